@@ -1,0 +1,140 @@
+// Package route holds the pure part of path selection: candidates, host
+// normalization, destination rules, the per-host cache, cooldowns and the
+// ordering function. Nothing here opens a socket; the clock is injected.
+package route
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Candidate is one path to an origin: either an upstream HTTP proxy (a
+// "gateway") or a direct connection. The zero value is not useful; use
+// Direct or ParseGateway. Candidates are compared by Key.
+type Candidate struct {
+	// Direct is true for the direct path; Addr and credentials are empty then.
+	Direct bool
+	// Addr is the gateway's normalized "host:port" (IPv6 bracketed, host
+	// lowercased); it is the candidate's identity (SPEC GW-2).
+	Addr string
+	// User and Password are the percent-decoded Basic credentials from the
+	// gateway URL (SPEC GW-4); HasAuth tells an empty user from none.
+	User, Password string
+	HasAuth        bool
+	// Source names where the candidate came from ("upstream-url",
+	// "gateway", "env:HTTPS_PROXY", "direct"), for --print-config and logs.
+	Source string
+}
+
+// Direct is the direct candidate; it is always last in the default order
+// (SPEC GW-1).
+var Direct = Candidate{Direct: true, Source: "direct"}
+
+// Key is the identity used by the cache, cooldowns and health preference:
+// "direct" or the gateway's "host:port".
+func (c Candidate) Key() string {
+	if c.Direct {
+		return "direct"
+	}
+	return c.Addr
+}
+
+// String is the redacted display form: "direct", "http://host:port" or
+// "http://user:***@host:port". It never contains the password.
+func (c Candidate) String() string {
+	if c.Direct {
+		return "direct"
+	}
+	if c.HasAuth {
+		return "http://" + url.User(c.User).String() + ":***@" + c.Addr
+	}
+	return "http://" + c.Addr
+}
+
+// ProxyAuthorization is the value of the Proxy-Authorization header to send
+// to this gateway ("Basic base64(user:pass)", RFC 7617), or "" when the
+// candidate has no credentials or is direct (SPEC GW-4).
+func (c Candidate) ProxyAuthorization() string {
+	if c.Direct || !c.HasAuth {
+		return ""
+	}
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(c.User+":"+c.Password))
+}
+
+// ErrUnsupportedScheme is returned (wrapped) by ParseGateway for https://,
+// socks*:// and other non-http schemes (SPEC GW-3; GW-6 will lift https).
+var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (only http:// is supported)")
+
+// ParseGateway parses a gateway given as "http://[user:pass@]host:port[/]"
+// or bare "host:port". A missing port defaults to 80 for http URLs. User and
+// password are percent-decoded; a malformed escape is an error (SPEC GW-4).
+// Errors never contain the password. source is copied to Candidate.Source.
+func ParseGateway(raw, source string) (Candidate, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return Candidate{}, errors.New("empty proxy address")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	scheme, rest, _ := strings.Cut(s, "://")
+	scheme = strings.ToLower(scheme)
+	if scheme != "http" {
+		return Candidate{}, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
+	}
+	// Split userinfo by hand so a bad escape in the password is reported
+	// without echoing it (url.Parse errors quote the whole input).
+	hostport := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		if tail := rest[i:]; tail != "/" && tail != "" {
+			return Candidate{}, errors.New("proxy URL must not have a path, query or fragment")
+		}
+		hostport = rest[:i]
+	}
+	var c Candidate
+	c.Source = source
+	if at := strings.LastIndex(hostport, "@"); at >= 0 {
+		userinfo := hostport[:at]
+		hostport = hostport[at+1:]
+		u, p, _ := strings.Cut(userinfo, ":")
+		var err error
+		if c.User, err = url.PathUnescape(u); err != nil {
+			return Candidate{}, errors.New("malformed percent-escape in proxy user name")
+		}
+		if c.Password, err = url.PathUnescape(p); err != nil {
+			return Candidate{}, errors.New("malformed percent-escape in proxy password")
+		}
+		c.HasAuth = true
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		// No port: "host" or "[::1]".
+		if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
+			host, port = hostport[1:len(hostport)-1], "80"
+		} else if !strings.Contains(hostport, ":") {
+			host, port = hostport, "80"
+		} else {
+			return Candidate{}, fmt.Errorf("bad proxy address %q", hostport)
+		}
+	}
+	if host == "" {
+		return Candidate{}, errors.New("proxy URL has no host")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return Candidate{}, fmt.Errorf("bad proxy port %q", port)
+	}
+	if strings.ContainsAny(host, " \t\r\n/\\") {
+		return Candidate{}, fmt.Errorf("bad proxy host %q", host)
+	}
+	if i := strings.IndexByte(host, '%'); i >= 0 && strings.Contains(host, ":") {
+		host = host[:i] // IPv6 zone ids do not identify a gateway
+	}
+	c.Addr = net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), strconv.Itoa(n))
+	return c, nil
+}

@@ -1,0 +1,16 @@
+package route
+
+// Phase names the step of opening or using a path in which a failure
+// happened (SPEC CD-3). It appears in errors, logs, status and tests, and it
+// decides the cooldown tier (SPEC CD-1; see Phase.GatewayWide).
+type Phase string
+
+// The phases of SPEC CD-3, in the order a request meets them.
+const (
+	PhaseGatewayConnect  Phase = "gateway-connect"  // TCP to the gateway failed
+	PhaseConnectResponse Phase = "connect-response" // the gateway's answer to CONNECT/HTTP
+	PhaseTLSProbe        Phase = "tls-probe"        // TLS handshake probe over the path
+	PhaseOriginConnect   Phase = "origin-connect"   // direct TCP to the origin failed
+	PhaseResponseHeader  Phase = "response-header"  // no/bad response header in time
+	PhaseStream          Phase = "stream"           // after the response body started
+)
