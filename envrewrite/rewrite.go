@@ -1,0 +1,164 @@
+package envrewrite
+
+import (
+	"strings"
+)
+
+// LoopbackNoProxy are the entries Rewrite adds to NO_PROXY/no_proxy so the
+// child reaches loopback services (the pool, local origins) without the
+// proxy (SPEC ENV-1). "::1" and "[::1]" are both listed because NO_PROXY
+// parsers disagree on brackets.
+var LoopbackNoProxy = []string{"localhost", "127.0.0.1", "::1", "[::1]"}
+
+// NodeUseEnvProxy makes Node ≥ 24's built-in fetch honour the proxy
+// variables (SPEC ENV-1).
+const NodeUseEnvProxy = "NODE_USE_ENV_PROXY"
+
+// Rewrite returns the child's environment for a proxy listening at proxyURL
+// (normally "http://127.0.0.1:PORT", the bound port), per SPEC ENV-1:
+//
+//   - the six ProxyVars are set to proxyURL with any credentials removed
+//     (the child's proxy URL never carries credentials);
+//   - NO_PROXY and no_proxy are both set to the same value: the parent's
+//     entries (NoProxyEntries) followed by LoopbackNoProxy, deduplicated
+//     case-insensitively, so a stale lowercase variable can never win;
+//   - NODE_USE_ENV_PROXY=1;
+//   - every other entry, duplicates and entries without "=" included, is
+//     kept unchanged and in order (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN…).
+//
+// Each variable Rewrite sets occurs exactly once in out, appended after the
+// kept entries. env is not modified.
+//
+// notes holds short human lines for the launcher's log: one line when a
+// parent proxy variable used a socks*:// URL (replaced; dual-proxy speaks
+// HTTP to its gateways, SPEC GW-3), and one when proxyURL carried
+// credentials. Notes never contain passwords: user info is shown as "***".
+// Read ParentProxies before calling Rewrite (SPEC ENV-2).
+func Rewrite(env []string, proxyURL string) (out []string, notes []string) {
+	clean := StripCredentials(proxyURL)
+	if clean != proxyURL {
+		notes = append(notes, "credentials removed from the child's proxy URL "+clean)
+	}
+	var socks []string
+	for _, name := range ProxyVars {
+		v, _ := Get(env, name)
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "socks") {
+			socks = append(socks, name+"="+Redact(strings.TrimSpace(v)))
+		}
+	}
+	if len(socks) > 0 {
+		notes = append(notes, "replaced SOCKS proxy "+strings.Join(socks, ", ")+
+			" with "+clean+" for the child (SOCKS gateways are not supported)")
+	}
+	noProxy := strings.Join(mergeEntries(NoProxyEntries(env), strings.Join(LoopbackNoProxy, ",")), ",")
+
+	set := make(map[string]string, len(ProxyVars)+3)
+	order := make([]string, 0, len(ProxyVars)+3)
+	for _, name := range ProxyVars {
+		set[name] = clean
+		order = append(order, name)
+	}
+	set["NO_PROXY"], set["no_proxy"], set[NodeUseEnvProxy] = noProxy, noProxy, "1"
+	order = append(order, "NO_PROXY", "no_proxy", NodeUseEnvProxy)
+	return setAll(env, set, order), notes
+}
+
+// setAll drops every occurrence of the keys in set from env and appends
+// "key=value" for each key in order.
+func setAll(env []string, set map[string]string, order []string) []string {
+	out := make([]string, 0, len(env)+len(order))
+	for _, kv := range env {
+		if k, ok := splitKey(kv); ok {
+			if _, mine := set[k]; mine {
+				continue
+			}
+		}
+		out = append(out, kv)
+	}
+	for _, k := range order {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// Pool API flavours accepted by RewritePool (SPEC POOL-1).
+const (
+	APIAnthropic = "anthropic"
+	APIOpenAI    = "openai"
+)
+
+// RewritePool returns env prepared for launcher pool mode (SPEC POOL-20).
+// baseURL is the pool endpoint ("http://127.0.0.1:PORT/pool/NAME") and token
+// the per-launch local token the pool requires.
+//
+// For api "anthropic": ANTHROPIC_BASE_URL=baseURL, ANTHROPIC_AUTH_TOKEN=token
+// and ANTHROPIC_API_KEY removed. Claude Code and the Anthropic SDKs send
+// ANTHROPIC_AUTH_TOKEN as "Authorization: Bearer" and ANTHROPIC_API_KEY as
+// "x-api-key"; with both set Claude Code warns of an auth conflict and may
+// send the user's real key instead of the token, which the pool rejects
+// (401) — and the real key has no business leaving the launcher when the
+// pool holds the member keys.
+//
+// For api "openai": OPENAI_BASE_URL=baseURL and OPENAI_API_KEY=token.
+//
+// In both cases the LoopbackNoProxy entries are ensured in NO_PROXY and
+// no_proxy (already true after Rewrite), so the child reaches the pool on
+// 127.0.0.1 directly. Any other api value returns an unchanged copy of env;
+// the caller validates the pool's api when loading the configuration.
+func RewritePool(env []string, api, baseURL, token string) []string {
+	out := append([]string(nil), env...)
+	switch api {
+	case APIAnthropic:
+		out = Unset(out, "ANTHROPIC_API_KEY")
+		out = Set(out, "ANTHROPIC_BASE_URL", baseURL)
+		out = Set(out, "ANTHROPIC_AUTH_TOKEN", token)
+	case APIOpenAI:
+		out = Set(out, "OPENAI_BASE_URL", baseURL)
+		out = Set(out, "OPENAI_API_KEY", token)
+	default:
+		return out
+	}
+	noProxy := strings.Join(mergeEntries(NoProxyEntries(out), strings.Join(LoopbackNoProxy, ",")), ",")
+	return setAll(out, map[string]string{"NO_PROXY": noProxy, "no_proxy": noProxy}, []string{"NO_PROXY", "no_proxy"})
+}
+
+// authority locates the user info of a URL-ish string: it returns the index
+// where the authority starts and the index of the last "@" inside it, or
+// at < 0 when there is none. Works on strings url.Parse rejects, and on
+// bare "user:pass@host:port".
+func authority(raw string) (start, at int) {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + 3
+	}
+	end := len(raw)
+	if i := strings.IndexAny(raw[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at = strings.LastIndexByte(raw[start:end], '@')
+	if at >= 0 {
+		at += start
+	}
+	return start, at
+}
+
+// Redact returns raw with its user info replaced by "***"
+// ("socks5h://u:p@host:1080" → "socks5h://***@host:1080"); raw without
+// user info is returned unchanged. It never fails, even on unparsable input.
+func Redact(raw string) string {
+	start, at := authority(raw)
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + "***" + raw[at:]
+}
+
+// StripCredentials returns raw without its user info
+// ("http://u:p@127.0.0.1:7896" → "http://127.0.0.1:7896"); raw without user
+// info is returned unchanged.
+func StripCredentials(raw string) string {
+	start, at := authority(raw)
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + raw[at+1:]
+}
