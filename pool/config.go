@@ -1,0 +1,331 @@
+// Package pool is the model pool (SPEC §10, POOL-*): a local LLM endpoint
+// that presents several real model channels as one virtual provider, with
+// session-sticky assignment, silent failover before the first visible output,
+// class-based cooldowns, merged capabilities and a status document.
+//
+// Request flow (one call):
+//
+//	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
+//	       (model, stream, session hints, capability demands)
+//	       ──► assigner.acquire (POOL-4/5/6: binding, or least bound, shared
+//	           by concurrent first calls) ──► order (hot first, fail-open by
+//	           earliest recovery, POOL-11)
+//	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport
+//	           non-2xx / connect error / event: error / early EOF / silence
+//	           before the commit point ─► classify, cooldown, next member
+//	           (POOL-7/10); first visible event ─► commit: headers, held
+//	           preamble, then every event flushed as it arrives
+//	       ──► all failed ─► one aggregated error (POOL-11)
+//
+// Configuration is YAML (see ParseConfig). Keys come only from api_key_env or
+// api_key and never appear in logs, errors, status or Redacted (POOL-15).
+package pool
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Strategy names (SPEC POOL-4).
+const (
+	StrategySticky     = "sticky"
+	StrategyRoundRobin = "round-robin"
+	StrategyFailover   = "failover"
+)
+
+// API flavour names (SPEC POOL-1).
+const (
+	APIAnthropic = "anthropic"
+	APIOpenAI    = "openai"
+)
+
+// Defaults (SPEC POOL-4, POOL-7).
+const (
+	DefaultSessionTTL         = 3600000 * time.Millisecond
+	DefaultFirstOutputTimeout = 90000 * time.Millisecond
+	// DefaultResponseTimeout bounds the wait for response headers of a
+	// non-streaming call (the whole generation happens before them); it
+	// matches the Anthropic SDK's 10 minute default.
+	DefaultResponseTimeout = 600000 * time.Millisecond
+	// DefaultStreamIdleTimeout bounds the silence between two upstream events
+	// after the commit point, so our own pings cannot mask a dead upstream.
+	DefaultStreamIdleTimeout = 300000 * time.Millisecond
+)
+
+// Config is the validated pool configuration: the real channels and the
+// virtual pools built from them. Build it with ParseConfig or LoadConfig; the
+// zero value is an empty configuration (no pools).
+type Config struct {
+	// Channels in file order.
+	Channels []*Channel
+	// Pools in file order.
+	Pools []*PoolConfig
+}
+
+// Channel is one real model endpoint (SPEC §10 "channels").
+type Channel struct {
+	ID string
+	// API is APIAnthropic or APIOpenAI.
+	API string
+	// BaseURL is the endpoint root without the "/v1/..." suffix, e.g.
+	// "https://api.anthropic.com" (the pool appends "/v1/messages").
+	BaseURL string
+	// APIKeyEnv names the environment variable the key was read from ("" when
+	// the key is given inline as api_key).
+	APIKeyEnv string
+	// AuthHeader is how the key is sent: "x-api-key" (Anthropic default) or
+	// "bearer" (Authorization: Bearer, the OpenAI default).
+	AuthHeader string
+	// Models are the capabilities the channel declares per model id
+	// (SPEC POOL-12); a model not listed has unknown capabilities.
+	Models []ModelSpec
+
+	// key is behind a pointer so fmt's %v/%+v of a Channel prints an address,
+	// never the secret (POOL-15).
+	key *secret
+}
+
+// ModelSpec is what a channel declares about one of its model ids.
+// Zero/empty fields are unknown.
+type ModelSpec struct {
+	ID            string
+	ContextWindow int // tokens
+	MaxTokens     int // tokens
+	Input         []string
+	Efforts       []string
+}
+
+// PoolConfig is one virtual provider (SPEC §10 "pools").
+type PoolConfig struct {
+	ID          string
+	DisplayName string
+	// Strategy is StrategySticky (default), StrategyRoundRobin or StrategyFailover.
+	Strategy string
+	// Members are channel ids, in the configured order (the failover and
+	// rotation order).
+	Members []string
+	// API is the flavour shared by all members (POOL-1).
+	API string
+	// Models are the unified models; empty means every model id is accepted
+	// and sent unchanged to every member.
+	Models []UnifiedModel
+	// Cooldown holds the per-class base cooldowns (POOL-10), defaults filled in.
+	Cooldown CooldownConfig
+	// SessionTTL: a binding unused this long expires (POOL-4).
+	SessionTTL time.Duration
+	// FirstOutputTimeout: an attempt with no visible output after this long
+	// fails with class "timeout" (POOL-7).
+	FirstOutputTimeout time.Duration
+	// ResponseTimeout: wait for response headers of non-streaming calls.
+	ResponseTimeout time.Duration
+	// StreamIdleTimeout: silence allowed between events after the commit
+	// point; 0 disables.
+	StreamIdleTimeout time.Duration
+}
+
+// UnifiedModel is one model id a pool offers, mapped to a target id per
+// member (SPEC POOL-2, POOL-12). Zero/empty capability fields mean "merge
+// from the members".
+type UnifiedModel struct {
+	ID            string
+	Name          string
+	Targets       map[string]string // member → target model id (default: ID)
+	ContextWindow int
+	MaxTokens     int
+	Input         []string
+	Efforts       []string
+	DefaultEffort string
+	// EffortMap maps member → unified effort → that member's effort.
+	EffortMap map[string]map[string]string
+}
+
+// CooldownConfig holds base cooldown lengths per failure class (SPEC
+// POOL-10). YAML keys: auth_ms, quota_ms, rate_limit_ms, server_ms,
+// timeout_ms, empty_ms, network_ms, model_not_found_ms.
+type CooldownConfig struct {
+	Auth, Quota, RateLimit, Server, Timeout, Empty, Network, ModelNotFound time.Duration
+}
+
+// DefaultCooldown is SPEC POOL-10's table. RateLimit is used only when the
+// upstream sends no Retry-After style header; Network (connect failure) and
+// ModelNotFound (one member misconfigured) are our additions.
+var DefaultCooldown = CooldownConfig{
+	Auth: 600 * time.Second, Quota: 600 * time.Second, RateLimit: 60 * time.Second,
+	Server: 30 * time.Second, Timeout: 30 * time.Second, Empty: 30 * time.Second,
+	Network: 30 * time.Second, ModelNotFound: 600 * time.Second,
+}
+
+// ConfigError is a configuration error at a YAML path such as
+// "pools.ustc-pool.members[2]" (SPEC POOL-3). Its message never contains a key.
+type ConfigError struct {
+	Path string
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// LoadConfig reads and validates the YAML file at path (see ParseConfig).
+// getenv resolves api_key_env; the package never reads the environment
+// itself. Errors: the file cannot be read, or a *ConfigError.
+func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pool config: %w", err)
+	}
+	return ParseConfig(data, getenv)
+}
+
+// Channel returns the channel with that id, or nil.
+func (c *Config) Channel(id string) *Channel {
+	for _, ch := range c.Channels {
+		if ch.ID == id {
+			return ch
+		}
+	}
+	return nil
+}
+
+// Pool returns the pool with that id, or nil.
+func (c *Config) Pool(id string) *PoolConfig {
+	for _, p := range c.Pools {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// Model returns the channel's declared spec for model id, or nil.
+func (ch *Channel) Model(id string) *ModelSpec {
+	for i := range ch.Models {
+		if ch.Models[i].ID == id {
+			return &ch.Models[i]
+		}
+	}
+	return nil
+}
+
+// Model returns the pool's unified model with that id, or nil.
+func (p *PoolConfig) Model(id string) *UnifiedModel {
+	for i := range p.Models {
+		if p.Models[i].ID == id {
+			return &p.Models[i]
+		}
+	}
+	return nil
+}
+
+// Target is the member's model id for unified model m (POOL-2; default m).
+func (p *PoolConfig) Target(m *UnifiedModel, model, member string) string {
+	if m != nil {
+		if t, ok := m.Targets[member]; ok && t != "" {
+			return t
+		}
+	}
+	return model
+}
+
+// validate checks the cross references (SPEC POOL-3) after decoding.
+func (c *Config) validate() error {
+	chans := map[string]*Channel{}
+	for _, ch := range c.Channels {
+		chans[ch.ID] = ch
+	}
+	pools := map[string]bool{}
+	for _, p := range c.Pools {
+		pools[p.ID] = true
+	}
+	for _, p := range c.Pools {
+		pp := "pools." + p.ID
+		if _, dup := chans[p.ID]; dup {
+			return &ConfigError{pp, fmt.Sprintf("pool id %q equals a channel id; pick another name", p.ID)}
+		}
+		if len(p.Members) == 0 {
+			return &ConfigError{pp + ".members", "a pool needs at least one member"}
+		}
+		seen := map[string]bool{}
+		flavours := map[string][]string{}
+		for i, m := range p.Members {
+			mp := fmt.Sprintf("%s.members[%d]", pp, i)
+			if pools[m] {
+				return &ConfigError{mp, fmt.Sprintf("%q is a pool; a pool cannot contain a pool", m)}
+			}
+			ch := chans[m]
+			if ch == nil {
+				return &ConfigError{mp, fmt.Sprintf("unknown channel %q", m)}
+			}
+			if seen[m] {
+				return &ConfigError{mp, fmt.Sprintf("channel %q listed twice", m)}
+			}
+			seen[m] = true
+			flavours[ch.API] = append(flavours[ch.API], m)
+		}
+		if len(flavours) > 1 {
+			return &ConfigError{pp + ".members", fmt.Sprintf("pool %q mixes API flavours (anthropic: %s; openai: %s); one pool serves one flavour",
+				p.ID, strings.Join(flavours[APIAnthropic], ","), strings.Join(flavours[APIOpenAI], ","))}
+		}
+		p.API = chans[p.Members[0]].API
+		ids := map[string]bool{}
+		for i := range p.Models {
+			m := &p.Models[i]
+			mp := fmt.Sprintf("%s.models[%d]", pp, i)
+			if ids[m.ID] {
+				return &ConfigError{mp + ".id", fmt.Sprintf("model %q defined twice", m.ID)}
+			}
+			ids[m.ID] = true
+			for mem := range m.Targets {
+				if !seen[mem] {
+					return &ConfigError{mp + ".targets." + mem, "not a member of this pool"}
+				}
+			}
+			for mem, em := range m.EffortMap {
+				if !seen[mem] {
+					return &ConfigError{mp + ".effort_map." + mem, "not a member of this pool"}
+				}
+				for from, to := range em {
+					if !validEffort(from) || !validEffort(to) {
+						return &ConfigError{mp + ".effort_map." + mem + "." + from, fmt.Sprintf("unknown effort %q→%q (known: %s)", from, to, strings.Join(effortScale, ", "))}
+					}
+				}
+			}
+			if m.DefaultEffort != "" && len(m.Efforts) > 0 && !contains(m.Efforts, m.DefaultEffort) {
+				return &ConfigError{mp + ".default_effort", fmt.Sprintf("%q is not in efforts", m.DefaultEffort)}
+			}
+		}
+	}
+	return nil
+}
+
+func validateBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("base_url must be an absolute http:// or https:// URL")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("base_url must not have a query or fragment")
+	}
+	return nil
+}
+
+// effortScale is the one ordered reasoning-effort scale both APIs map onto
+// (POOL-NOTES "Reasoning effort"); "off" is accepted as an alias of "none".
+var effortScale = []string{"off", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+func validEffort(e string) bool { return contains(effortScale, e) }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

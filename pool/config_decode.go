@@ -1,0 +1,389 @@
+package pool
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ParseConfig decodes and validates YAML of this shape (SPEC §10):
+//
+//	channels:
+//	  ID: {api: anthropic|openai, base_url: URL, api_key_env: VAR | api_key: KEY,
+//	       auth: x-api-key|bearer, models: [{id, context_window, max_tokens, input, efforts}]}
+//	pools:
+//	  ID: {display_name, strategy: sticky|round-robin|failover, members: [ID…],
+//	       models: [{id, name, targets: {member: id}, context_window, max_tokens,
+//	                 input, efforts, default_effort, effort_map: {member: {from: to}}}],
+//	       cooldown: {auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms,
+//	                  empty_ms, network_ms, model_not_found_ms},
+//	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
+//	       stream_idle_timeout_ms}
+//
+// The document is walked as a yaml.Node tree so every error is a
+// *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
+// unknown channel "x"` (POOL-3). Unknown keys inside channels and pools are
+// errors; other top-level keys are ignored (the file may hold other sections).
+// api_key_env is resolved with getenv and wins over api_key; a channel with
+// neither a non-empty variable nor api_key is an error. Error messages name
+// the variable, never its value (POOL-15).
+func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &ConfigError{"", "yaml: " + err.Error()}
+	}
+	cfg := &Config{}
+	if len(doc.Content) == 0 {
+		return cfg, nil
+	}
+	err := eachKey(doc.Content[0], "", func(k string, v *yaml.Node, p string) error {
+		switch k {
+		case "channels":
+			return eachKey(v, p, func(id string, cv *yaml.Node, cp string) error {
+				ch, err := decodeChannel(id, cv, cp, getenv)
+				cfg.Channels = append(cfg.Channels, ch)
+				return err
+			})
+		case "pools":
+			return eachKey(v, p, func(id string, pv *yaml.Node, pp string) error {
+				pc, err := decodePool(id, pv, pp)
+				cfg.Pools = append(cfg.Pools, pc)
+				return err
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string) (*Channel, error) {
+	ch := &Channel{ID: id}
+	var inline string
+	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		var err error
+		switch k {
+		case "api":
+			ch.API, err = scalar(v, kp)
+			if err == nil && ch.API != APIAnthropic && ch.API != APIOpenAI {
+				err = &ConfigError{kp, fmt.Sprintf("unknown api %q (anthropic or openai)", ch.API)}
+			}
+		case "base_url":
+			ch.BaseURL, err = scalar(v, kp)
+			if err == nil {
+				if e := validateBaseURL(ch.BaseURL); e != nil {
+					err = &ConfigError{kp, e.Error()}
+				}
+			}
+		case "api_key_env":
+			ch.APIKeyEnv, err = scalar(v, kp)
+		case "api_key":
+			inline, err = scalar(v, kp)
+		case "auth":
+			ch.AuthHeader, err = scalar(v, kp)
+			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" {
+				err = &ConfigError{kp, fmt.Sprintf("unknown auth %q (x-api-key or bearer)", ch.AuthHeader)}
+			}
+		case "models":
+			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
+				ms, err := decodeModelSpec(v, ip)
+				ch.Models = append(ch.Models, ms)
+				return err
+			})
+		default:
+			err = &ConfigError{kp, "unknown key"}
+		}
+		return err
+	})
+	if err != nil {
+		return ch, err
+	}
+	if ch.API == "" {
+		return ch, &ConfigError{p + ".api", "missing (anthropic or openai)"}
+	}
+	if ch.BaseURL == "" {
+		return ch, &ConfigError{p + ".base_url", "missing"}
+	}
+	if ch.AuthHeader == "" {
+		ch.AuthHeader = "x-api-key"
+		if ch.API == APIOpenAI {
+			ch.AuthHeader = "bearer"
+		}
+	}
+	key := ""
+	if ch.APIKeyEnv != "" {
+		key = getenv(ch.APIKeyEnv)
+	}
+	if key == "" {
+		key = inline
+	}
+	if key == "" {
+		if ch.APIKeyEnv != "" {
+			return ch, &ConfigError{p + ".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)}
+		}
+		return ch, &ConfigError{p, "no key: set api_key_env (preferred) or api_key"}
+	}
+	ch.key = &secret{v: key, inline: inline != ""}
+	return ch, nil
+}
+
+func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
+	var m ModelSpec
+	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		var err error
+		switch k {
+		case "id":
+			m.ID, err = scalar(v, kp)
+		case "context_window":
+			m.ContextWindow, err = posInt(v, kp)
+		case "max_tokens":
+			m.MaxTokens, err = posInt(v, kp)
+		case "input":
+			m.Input, err = inputList(v, kp)
+		case "efforts":
+			m.Efforts, err = effortList(v, kp)
+		default:
+			err = &ConfigError{kp, "unknown key"}
+		}
+		return err
+	})
+	if err == nil && m.ID == "" {
+		err = &ConfigError{p + ".id", "missing"}
+	}
+	return m, err
+}
+
+func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
+	pc := &PoolConfig{ID: id, Strategy: StrategySticky, Cooldown: DefaultCooldown,
+		SessionTTL: DefaultSessionTTL, FirstOutputTimeout: DefaultFirstOutputTimeout,
+		ResponseTimeout: DefaultResponseTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout}
+	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		var err error
+		switch k {
+		case "display_name":
+			pc.DisplayName, err = scalar(v, kp)
+		case "strategy":
+			pc.Strategy, err = scalar(v, kp)
+			if err == nil && pc.Strategy != StrategySticky && pc.Strategy != StrategyRoundRobin && pc.Strategy != StrategyFailover {
+				err = &ConfigError{kp, fmt.Sprintf("unknown strategy %q (sticky, round-robin or failover)", pc.Strategy)}
+			}
+		case "members":
+			pc.Members, err = stringList(v, kp)
+		case "models":
+			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
+				m, err := decodeUnified(v, ip)
+				pc.Models = append(pc.Models, m)
+				return err
+			})
+		case "cooldown":
+			err = decodeCooldown(v, kp, &pc.Cooldown)
+		case "session_ttl_ms":
+			pc.SessionTTL, err = millis(v, kp, false)
+		case "first_output_timeout_ms":
+			pc.FirstOutputTimeout, err = millis(v, kp, false)
+		case "response_timeout_ms":
+			pc.ResponseTimeout, err = millis(v, kp, false)
+		case "stream_idle_timeout_ms":
+			pc.StreamIdleTimeout, err = millis(v, kp, true)
+		default:
+			err = &ConfigError{kp, "unknown key"}
+		}
+		return err
+	})
+	if pc.DisplayName == "" {
+		pc.DisplayName = id
+	}
+	return pc, err
+}
+
+func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
+	var m UnifiedModel
+	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		var err error
+		switch k {
+		case "id":
+			m.ID, err = scalar(v, kp)
+		case "name":
+			m.Name, err = scalar(v, kp)
+		case "targets":
+			m.Targets = map[string]string{}
+			err = eachKey(v, kp, func(mem string, tv *yaml.Node, tp string) error {
+				t, err := scalar(tv, tp)
+				m.Targets[mem] = t
+				return err
+			})
+		case "context_window":
+			m.ContextWindow, err = posInt(v, kp)
+		case "max_tokens":
+			m.MaxTokens, err = posInt(v, kp)
+		case "input":
+			m.Input, err = inputList(v, kp)
+		case "efforts":
+			m.Efforts, err = effortList(v, kp)
+		case "default_effort":
+			m.DefaultEffort, err = scalar(v, kp)
+		case "effort_map":
+			m.EffortMap = map[string]map[string]string{}
+			err = eachKey(v, kp, func(mem string, mv *yaml.Node, mp string) error {
+				em := map[string]string{}
+				m.EffortMap[mem] = em
+				return eachKey(mv, mp, func(from string, tv *yaml.Node, tp string) error {
+					to, err := scalar(tv, tp)
+					em[from] = to
+					return err
+				})
+			})
+		default:
+			err = &ConfigError{kp, "unknown key"}
+		}
+		return err
+	})
+	if err == nil && m.ID == "" {
+		err = &ConfigError{p + ".id", "missing"}
+	}
+	if m.Name == "" {
+		m.Name = m.ID
+	}
+	return m, err
+}
+
+func decodeCooldown(n *yaml.Node, p string, c *CooldownConfig) error {
+	fields := map[string]*time.Duration{
+		"auth_ms": &c.Auth, "quota_ms": &c.Quota, "rate_limit_ms": &c.RateLimit,
+		"server_ms": &c.Server, "timeout_ms": &c.Timeout, "empty_ms": &c.Empty,
+		"network_ms": &c.Network, "model_not_found_ms": &c.ModelNotFound,
+	}
+	return eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		f, ok := fields[k]
+		if !ok {
+			return &ConfigError{kp, "unknown cooldown class (auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms, empty_ms, network_ms, model_not_found_ms)"}
+		}
+		d, err := millis(v, kp, true)
+		*f = d
+		return err
+	})
+}
+
+// eachKey walks a mapping node in order; fn gets the key, the value and the
+// value's path. Duplicate keys are errors.
+func eachKey(n *yaml.Node, p string, fn func(k string, v *yaml.Node, kp string) error) error {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		return &ConfigError{p, "expected a mapping"}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		kp := k
+		if p != "" {
+			kp = p + "." + k
+		}
+		if seen[k] {
+			return &ConfigError{kp, "duplicate key"}
+		}
+		seen[k] = true
+		if err := fn(k, n.Content[i+1], kp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachItem(n *yaml.Node, p string, fn func(v *yaml.Node, ip string) error) error {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		return &ConfigError{p, "expected a list"}
+	}
+	for i, v := range n.Content {
+		if err := fn(v, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func scalar(n *yaml.Node, p string) (string, error) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", &ConfigError{p, "expected a string"}
+	}
+	return strings.TrimSpace(n.Value), nil
+}
+
+func posInt(n *yaml.Node, p string) (int, error) {
+	s, err := scalar(n, p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v <= 0 {
+		return 0, &ConfigError{p, fmt.Sprintf("expected a positive integer, got %q", s)}
+	}
+	return v, nil
+}
+
+func millis(n *yaml.Node, p string, zeroOK bool) (time.Duration, error) {
+	s, err := scalar(n, p)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 || (v == 0 && !zeroOK) || v > 1<<40 {
+		return 0, &ConfigError{p, fmt.Sprintf("expected milliseconds (integer > 0), got %q", s)}
+	}
+	return time.Duration(v) * time.Millisecond, nil
+}
+
+func stringList(n *yaml.Node, p string) ([]string, error) {
+	var out []string
+	err := eachItem(n, p, func(v *yaml.Node, ip string) error {
+		s, err := scalar(v, ip)
+		if err == nil && s == "" {
+			err = &ConfigError{ip, "empty"}
+		}
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+func inputList(n *yaml.Node, p string) ([]string, error) {
+	out, err := stringList(n, p)
+	for i, s := range out {
+		if err == nil && s != "text" && s != "image" && s != "pdf" {
+			err = &ConfigError{fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("unknown input %q (text, image, pdf)", s)}
+		}
+	}
+	return out, err
+}
+
+func effortList(n *yaml.Node, p string) ([]string, error) {
+	out, err := stringList(n, p)
+	for i, s := range out {
+		if err == nil && !validEffort(s) {
+			err = &ConfigError{fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("unknown effort %q (known: %s)", s, strings.Join(effortScale, ", "))}
+		}
+	}
+	return out, err
+}

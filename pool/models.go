@@ -1,0 +1,160 @@
+package pool
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Capabilities are the limits of a unified model (SPEC POOL-12). Zero/empty
+// fields are unknown (no member declared them and no override was given).
+type Capabilities struct {
+	ContextWindow int      `json:"context_window,omitempty"` // tokens
+	MaxTokens     int      `json:"max_tokens,omitempty"`     // tokens
+	Input         []string `json:"input,omitempty"`          // "text", "image", "pdf"
+	Efforts       []string `json:"efforts,omitempty"`        // unified effort names
+	DefaultEffort string   `json:"default_effort,omitempty"`
+}
+
+// mergeCaps merges a unified model's capabilities over the pool's members
+// (SPEC POOL-12): context_window and max_tokens are the minimum over members
+// that declare them, input the union (image if any member takes images),
+// efforts the intersection over members that declare efforts (a member's
+// efforts are seen through its effort_map). Explicit values on the unified
+// model override.
+func mergeCaps(cfg *Config, p *PoolConfig, m *UnifiedModel) Capabilities {
+	var c Capabilities
+	inputs := map[string]bool{}
+	var efforts map[string]bool
+	for _, mem := range p.Members {
+		ch := cfg.Channel(mem)
+		if ch == nil {
+			continue
+		}
+		spec := ch.Model(p.Target(m, m.ID, mem))
+		if spec == nil {
+			continue
+		}
+		if spec.ContextWindow > 0 && (c.ContextWindow == 0 || spec.ContextWindow < c.ContextWindow) {
+			c.ContextWindow = spec.ContextWindow
+		}
+		if spec.MaxTokens > 0 && (c.MaxTokens == 0 || spec.MaxTokens < c.MaxTokens) {
+			c.MaxTokens = spec.MaxTokens
+		}
+		for _, in := range spec.Input {
+			inputs[in] = true
+		}
+		if len(spec.Efforts) > 0 {
+			served := map[string]bool{}
+			for _, e := range effortScale {
+				if contains(spec.Efforts, mapEffort(m, mem, e)) {
+					served[e] = true
+				}
+			}
+			if efforts == nil {
+				efforts = served
+			} else {
+				for e := range efforts {
+					if !served[e] {
+						delete(efforts, e)
+					}
+				}
+			}
+		}
+	}
+	for _, in := range []string{"text", "image", "pdf"} {
+		if inputs[in] {
+			c.Input = append(c.Input, in)
+		}
+	}
+	for _, e := range effortScale {
+		if efforts[e] {
+			c.Efforts = append(c.Efforts, e)
+		}
+	}
+	if m.ContextWindow > 0 {
+		c.ContextWindow = m.ContextWindow
+	}
+	if m.MaxTokens > 0 {
+		c.MaxTokens = m.MaxTokens
+	}
+	if len(m.Input) > 0 {
+		c.Input = m.Input
+	}
+	if len(m.Efforts) > 0 {
+		c.Efforts = m.Efforts
+	}
+	c.DefaultEffort = m.DefaultEffort
+	return c
+}
+
+// mapEffort is the member's effort for unified effort e (effort_map, else e).
+func mapEffort(m *UnifiedModel, member, e string) string {
+	if m != nil {
+		if to, ok := m.EffortMap[member][e]; ok {
+			return to
+		}
+	}
+	return e
+}
+
+// demands are what one request needs from a member (SPEC POOL-12).
+type demands struct {
+	HasImage  bool
+	Effort    string // unified effort requested, "" if none
+	MaxTokens int    // requested output limit, 0 if none
+}
+
+// cannotServe says why member cannot serve the request, or "" if it can (or
+// its capabilities are unknown). Checked: image input, effort after
+// effort_map, max_tokens above the member's limit (SPEC POOL-12).
+func cannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string, d demands) string {
+	ch := cfg.Channel(member)
+	if ch == nil {
+		return "channel removed"
+	}
+	spec := ch.Model(p.Target(m, model, member))
+	if spec == nil {
+		return ""
+	}
+	if d.HasImage && len(spec.Input) > 0 && !contains(spec.Input, "image") {
+		return "no image input"
+	}
+	if d.Effort != "" && len(spec.Efforts) > 0 {
+		if me := mapEffort(m, member, d.Effort); !contains(spec.Efforts, me) {
+			return fmt.Sprintf("effort %q not supported", me)
+		}
+	}
+	if d.MaxTokens > 0 && spec.MaxTokens > 0 && d.MaxTokens > spec.MaxTokens {
+		return fmt.Sprintf("max_tokens %d above its limit %d", d.MaxTokens, spec.MaxTokens)
+	}
+	return ""
+}
+
+// ModelInfo is one entry of GET /pool/{pool}/v1/models: the unified id, its
+// display name and merged capabilities (SPEC POOL-1, POOL-12).
+type ModelInfo struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	Capabilities
+}
+
+// modelList is the pool's unified models with merged capabilities, sorted as
+// configured.
+func modelList(cfg *Config, p *PoolConfig) []ModelInfo {
+	out := make([]ModelInfo, 0, len(p.Models))
+	for i := range p.Models {
+		m := &p.Models[i]
+		out = append(out, ModelInfo{ID: m.ID, DisplayName: m.Name, Capabilities: mergeCaps(cfg, p, m)})
+	}
+	return out
+}
+
+// sortedKeys returns a map's keys in order (stable status output).
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

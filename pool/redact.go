@@ -1,0 +1,182 @@
+package pool
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// secret holds a channel key. Every formatting path prints "***"
+// (SPEC POOL-15); only (*secret).reveal returns the value, for the one header
+// that carries it upstream.
+type secret struct {
+	v      string
+	inline bool // the config had api_key (shown as "***")
+}
+
+func (s *secret) String() string               { return "***" }
+func (s *secret) GoString() string             { return "***" }
+func (s *secret) LogValue() slog.Value         { return slog.StringValue("***") }
+func (s *secret) MarshalJSON() ([]byte, error) { return []byte(`"***"`), nil }
+func (s *secret) MarshalYAML() (any, error)    { return "***", nil }
+func (s *secret) Format(f fmt.State, _ rune)   { _, _ = f.Write([]byte("***")) }
+
+func (s *secret) reveal() string {
+	if s == nil {
+		return ""
+	}
+	return s.v
+}
+
+// Key is unexported on purpose: callers that need to know whether a channel
+// has a key ask HasKey.
+func (ch *Channel) HasKey() bool { return ch.key != nil && ch.key.v != "" }
+
+// scrubber replaces every configured key in a text with "***"; used on
+// upstream error messages before they reach logs, status or clients.
+type scrubber []string
+
+func newScrubber(cfg *Config) scrubber {
+	var s scrubber
+	for _, ch := range cfg.Channels {
+		if k := ch.key.reveal(); len(k) >= 4 {
+			s = append(s, k)
+		}
+	}
+	return s
+}
+
+func (s scrubber) scrub(text string) string {
+	for _, k := range s {
+		text = strings.ReplaceAll(text, k, "***")
+	}
+	return text
+}
+
+// redactURL hides userinfo in a base URL.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// Redacted renders the effective configuration as YAML for --print-config
+// (SPEC LIS-4, POOL-15): channels (api, base URL with userinfo redacted, key
+// source, key shown as "***"), pools with members, strategy, timeouts,
+// cooldowns and each unified model with its targets and merged capabilities
+// (POOL-12). It never contains a key.
+func (c *Config) Redacted() string {
+	root := mapNode()
+	chans := mapNode()
+	for _, ch := range c.Channels {
+		n := mapNode("api", ch.API, "base_url", redactURL(ch.BaseURL), "auth", ch.AuthHeader)
+		if ch.APIKeyEnv != "" {
+			add(n, "api_key_env", ch.APIKeyEnv)
+		}
+		if ch.key != nil && ch.key.inline {
+			add(n, "api_key", "***")
+		}
+		add(n, "key", map[bool]string{true: "***", false: "(none)"}[ch.HasKey()])
+		if len(ch.Models) > 0 {
+			ms := &yaml.Node{Kind: yaml.SequenceNode, Style: 0}
+			for _, m := range ch.Models {
+				ms.Content = append(ms.Content, capsNode(mapNode("id", m.ID), Capabilities{ContextWindow: m.ContextWindow, MaxTokens: m.MaxTokens, Input: m.Input, Efforts: m.Efforts}))
+			}
+			add(n, "models", ms)
+		}
+		add(chans, ch.ID, n)
+	}
+	add(root, "channels", chans)
+	pools := mapNode()
+	for _, p := range c.Pools {
+		n := mapNode("display_name", p.DisplayName, "api", p.API, "strategy", p.Strategy,
+			"members", strList(p.Members),
+			"session_ttl_ms", p.SessionTTL.Milliseconds(), "first_output_timeout_ms", p.FirstOutputTimeout.Milliseconds(),
+			"response_timeout_ms", p.ResponseTimeout.Milliseconds(), "stream_idle_timeout_ms", p.StreamIdleTimeout.Milliseconds())
+		cd := p.Cooldown
+		add(n, "cooldown", mapNode("auth_ms", cd.Auth.Milliseconds(), "quota_ms", cd.Quota.Milliseconds(),
+			"rate_limit_ms", cd.RateLimit.Milliseconds(), "server_ms", cd.Server.Milliseconds(),
+			"timeout_ms", cd.Timeout.Milliseconds(), "empty_ms", cd.Empty.Milliseconds(),
+			"network_ms", cd.Network.Milliseconds(), "model_not_found_ms", cd.ModelNotFound.Milliseconds()))
+		ms := &yaml.Node{Kind: yaml.SequenceNode}
+		for i := range p.Models {
+			m := &p.Models[i]
+			targets := mapNode()
+			for _, mem := range p.Members {
+				add(targets, mem, p.Target(m, m.ID, mem))
+			}
+			mn := mapNode("id", m.ID, "name", m.Name, "targets", targets)
+			ms.Content = append(ms.Content, capsNode(mn, mergeCaps(c, p, m)))
+		}
+		if len(ms.Content) == 0 {
+			add(n, "models", "(any model id, sent unchanged)")
+		} else {
+			add(n, "models", ms)
+		}
+		add(pools, p.ID, n)
+	}
+	add(root, "pools", pools)
+	out, err := yaml.Marshal(root)
+	if err != nil {
+		return "# cannot render: " + err.Error() + "\n"
+	}
+	return string(out)
+}
+
+func capsNode(n *yaml.Node, c Capabilities) *yaml.Node {
+	if c.ContextWindow > 0 {
+		add(n, "context_window", c.ContextWindow)
+	}
+	if c.MaxTokens > 0 {
+		add(n, "max_tokens", c.MaxTokens)
+	}
+	if len(c.Input) > 0 {
+		add(n, "input", strList(c.Input))
+	}
+	if len(c.Efforts) > 0 {
+		add(n, "efforts", strList(c.Efforts))
+	}
+	if c.DefaultEffort != "" {
+		add(n, "default_effort", c.DefaultEffort)
+	}
+	return n
+}
+
+func mapNode(kv ...any) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(kv); i += 2 {
+		add(n, kv[i].(string), kv[i+1])
+	}
+	return n
+}
+
+func strList(s []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, v := range s {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: v})
+	}
+	return n
+}
+
+func add(n *yaml.Node, k string, v any) {
+	var vn *yaml.Node
+	switch x := v.(type) {
+	case *yaml.Node:
+		vn = x
+	case string:
+		vn = &yaml.Node{Kind: yaml.ScalarNode, Value: x}
+	case int:
+		vn = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(x)}
+	case int64:
+		vn = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(x, 10)}
+	default:
+		vn = &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(x)}
+	}
+	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, vn)
+}
