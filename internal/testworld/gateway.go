@@ -252,7 +252,8 @@ func (g *Gateway) acceptLoop() {
 	}
 }
 
-// go runs f as a goroutine Close waits for.
+// goTracked runs f as a goroutine Close waits for; call it only from a
+// goroutine Close already waits for, so the WaitGroup never restarts from 0.
 func (g *Gateway) goTracked(f func()) {
 	g.wg.Add(1)
 	go func() {
