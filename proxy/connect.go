@@ -1,0 +1,129 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/proxy/dial"
+)
+
+// connectEstablished is the exact CONNECT success answer (SPEC CON-2): no
+// Content-Length, no Transfer-Encoding (RFC 9110 §9.3.6).
+const connectEstablished = "HTTP/1.1 200 Connection established\r\n\r\n"
+
+// handleConnect serves "CONNECT host:port" (SPEC CON-1..CON-3): open a path
+// through the first working candidate, answer 200, relay bytes both ways.
+func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *requestHead) {
+	host, port, err := splitConnectTarget(head.target)
+	if err != nil {
+		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
+		return
+	}
+	target := net.JoinHostPort(host, port)
+	up, _, err := s.engine.openTunnel(s.baseCtx, host, target)
+	if err != nil {
+		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
+		return
+	}
+	if !s.trackUpstream(up, true) {
+		up.Close()
+		return
+	}
+	defer s.trackUpstream(up, false)
+	if _, err := io.WriteString(c, connectEstablished); err != nil {
+		up.Close()
+		return
+	}
+	// Bytes the client sent right after its CONNECT head (SPEC CON-2).
+	if n := br.Buffered(); n > 0 {
+		early, _ := br.Peek(n)
+		if _, err := up.Write(early); err != nil {
+			up.Close()
+			return
+		}
+		br.Discard(n)
+	}
+	relay(c, up)
+}
+
+// splitConnectTarget validates an authority-form target "host:port"
+// (RFC 9112 §3.2.3), IPv6 literals bracketed, and returns the normalized
+// host (lowercase, no brackets, no trailing dot) and port.
+func splitConnectTarget(t string) (host, port string, err error) {
+	host, port, err = net.SplitHostPort(t)
+	if err != nil {
+		return "", "", errors.New("want host:port")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", "", errors.New("bad port")
+	}
+	host, err = normalizeHost(host)
+	if err != nil {
+		return "", "", err
+	}
+	return host, strconv.Itoa(n), nil
+}
+
+// normalizeHost lowercases host and strips a trailing dot; it rejects empty
+// hosts and bytes that cannot appear in a host name or IP literal.
+func normalizeHost(h string) (string, error) {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" {
+		return "", errors.New("empty host")
+	}
+	if strings.ContainsAny(h, " \t\r\n/\\@?#") {
+		return "", errors.New("bad host")
+	}
+	return h, nil
+}
+
+// relay copies bytes both ways until both directions finish. EOF in one
+// direction is propagated as a half-close (CloseWrite), not a full close
+// (SPEC CON-2); any other error closes both connections.
+func relay(client, up net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pipe(up, client)
+	}()
+	pipe(client, up)
+	<-done
+	client.Close()
+	up.Close()
+}
+
+// pipe copies src to dst, then half-closes dst on a clean EOF or closes both
+// on error. Between two *net.TCPConn io.Copy uses splice(2) on Linux.
+func pipe(dst, src net.Conn) {
+	if pc, ok := src.(*dial.PrefixConn); ok {
+		if len(pc.Prefix) > 0 {
+			if _, err := dst.Write(pc.Prefix); err != nil {
+				dst.Close()
+				src.Close()
+				return
+			}
+			pc.Prefix = nil
+		}
+		src = pc.Conn
+	}
+	if pc, ok := dst.(*dial.PrefixConn); ok {
+		dst = pc.Conn
+	}
+	_, err := io.Copy(dst, src)
+	if err != nil {
+		dst.Close()
+		src.Close()
+		return
+	}
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		if cw.CloseWrite() == nil {
+			return
+		}
+	}
+	dst.Close()
+}

@@ -1,0 +1,153 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
+
+func TestConnect(t *testing.T) {
+	t.Run("CON-2/exact-reply-and-payload-in-one-write", func(t *testing.T) {
+		got := make(chan []byte, 1)
+		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			b := make([]byte, 11)
+			io.ReadFull(c, b)
+			got <- b
+			c.Write([]byte("pong"))
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		// CONNECT head and the first payload bytes in one write.
+		if _, err := c.Write([]byte("CONNECT " + dst + " HTTP/1.1\r\nHost: " + dst + "\r\n\r\nhello world")); err != nil {
+			t.Fatal(err)
+		}
+		want := "HTTP/1.1 200 Connection established\r\n\r\n"
+		buf := make([]byte, len(want))
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+		if string(buf) != want {
+			t.Fatalf("reply %q, want exactly %q", buf, want)
+		}
+		select {
+		case b := <-got:
+			if string(b) != "hello world" {
+				t.Fatalf("destination got %q", b)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("payload never reached the destination")
+		}
+		pong := make([]byte, 4)
+		if _, err := io.ReadFull(c, pong); err != nil || string(pong) != "pong" {
+			t.Fatalf("pong: %q %v", pong, err)
+		}
+	})
+
+	t.Run("CON-2/half-close-still-gets-1MiB-reply", func(t *testing.T) {
+		big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			io.Copy(io.Discard, c) // until the client's FIN
+			c.Write(big)
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
+		if st, body := readConnectReply(t, br); st != 200 {
+			t.Fatalf("status %d %s", st, body)
+		}
+		io.WriteString(c, "request bytes")
+		c.(*net.TCPConn).CloseWrite()
+		got, err := io.ReadAll(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, big) {
+			t.Fatalf("got %d bytes, want %d", len(got), len(big))
+		}
+	})
+
+	t.Run("CON-1/ipv6-literal", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "[::1]:0")
+		if err != nil {
+			t.Fatalf("IPv6 loopback unavailable: %v", err)
+		}
+		ln.Close()
+		dst := tcpServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
+		if !strings.HasPrefix(dst, "[::1]:") {
+			t.Fatalf("dst %s", dst)
+		}
+		if st, body := readConnectReply(t, br); st != 200 {
+			t.Fatalf("status %d %s", st, body)
+		}
+		b := make([]byte, 3)
+		if _, err := io.ReadFull(br, b); err != nil || string(b) != "six" {
+			t.Fatalf("got %q %v", b, err)
+		}
+	})
+
+	t.Run("CON-1/dead-first-gateway-fails-over-to-second", func(t *testing.T) {
+		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hi")) })
+		good := testworld.NewGateway(t)
+		addr, srv := startProxy(t, Config{Candidates: gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
+		if st, body := readConnectReply(t, br); st != 200 {
+			t.Fatalf("status %d %s", st, body)
+		}
+		b := make([]byte, 2)
+		if _, err := io.ReadFull(br, b); err != nil || string(b) != "hi" {
+			t.Fatalf("got %q %v", b, err)
+		}
+		if good.Connects() != 1 {
+			t.Fatalf("good gateway saw %d CONNECTs", good.Connects())
+		}
+		d := srv.Engine().Decisions()
+		if len(d) != 1 || d[0].Candidate != "http://"+good.Addr || len(d[0].Failed) != 1 || d[0].Failed[0].Phase != "gateway-connect" {
+			t.Fatalf("decisions %+v", d)
+		}
+	})
+
+	t.Run("CON-3/all-dead-502-within-connect-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		start := time.Now()
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		st, body := readConnectReply(t, br)
+		if st != 502 {
+			t.Fatalf("status %d", st)
+		}
+		mustContain(t, body, "gateway-connect")
+		if el := time.Since(start); el > 4*time.Second {
+			t.Fatalf("took %v", el)
+		}
+	})
+
+	t.Run("CON-3/blackholed-gateway-bounded-by-connect-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.Blackhole(t)), ConnectTimeout: 300 * time.Millisecond})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		start := time.Now()
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		st, body := readConnectReply(t, br)
+		if st != 502 {
+			t.Fatalf("status %d", st)
+		}
+		mustContain(t, body, "connect-response")
+		if el := time.Since(start); el > 3*time.Second {
+			t.Fatalf("took %v", el)
+		}
+	})
+}

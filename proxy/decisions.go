@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// maxDecisions is how many recent decisions the engine keeps (SPEC OPS-2).
+const maxDecisions = 200
+
+// Failure is one failed attempt inside a Decision: redacted candidate,
+// phase and reason. It never holds paths, headers or credentials.
+type Failure struct {
+	Candidate string `json:"candidate"`
+	Phase     string `json:"phase"`
+	Tier      string `json:"tier"`
+	Status    int    `json:"status,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// Decision records how one request or tunnel was routed (SPEC OPS-2): the
+// destination host (never the path), the candidate that served it ("" when
+// all failed), the attempts that failed first, and the latency to an open
+// path or response header in ms.
+type Decision struct {
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"` // "connect" or "http"
+	Host      string    `json:"host"`
+	Candidate string    `json:"candidate,omitempty"`
+	Failed    []Failure `json:"failed,omitempty"`
+	LatencyMS float64   `json:"latency_ms"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// decisionLog is a fixed-size ring of recent decisions.
+type decisionLog struct {
+	mu   sync.Mutex
+	ring [maxDecisions]Decision
+	next int
+	n    int
+	subs []func(Decision)
+}
+
+func (l *decisionLog) add(d Decision) {
+	l.mu.Lock()
+	l.ring[l.next] = d
+	l.next = (l.next + 1) % maxDecisions
+	if l.n < maxDecisions {
+		l.n++
+	}
+	subs := l.subs
+	l.mu.Unlock()
+	for _, f := range subs {
+		f(d)
+	}
+}
+
+// snapshot returns the decisions, oldest first.
+func (l *decisionLog) snapshot() []Decision {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Decision, 0, l.n)
+	start := (l.next - l.n + maxDecisions) % maxDecisions
+	for i := 0; i < l.n; i++ {
+		out = append(out, l.ring[(start+i)%maxDecisions])
+	}
+	return out
+}
+
+// failures converts attempt errors into Failure records.
+func failures(errs []error) []Failure {
+	var out []Failure
+	for _, err := range errs {
+		var pe *route.PathError
+		if errors.As(err, &pe) {
+			out = append(out, Failure{Candidate: pe.Candidate.String(), Phase: string(pe.Phase), Tier: pe.Tier.String(), Status: pe.Status, Reason: pe.Err.Error()})
+			continue
+		}
+		out = append(out, Failure{Reason: err.Error()})
+	}
+	return out
+}
+
+// Decisions returns the last (at most 200) routing decisions, oldest first.
+func (e *Engine) Decisions() []Decision { return e.decisions.snapshot() }
+
+// OnDecision registers f to be called after every decision (from the
+// request's goroutine; f must not block). Used by the demo and tests.
+func (e *Engine) OnDecision(f func(Decision)) {
+	e.decisions.mu.Lock()
+	defer e.decisions.mu.Unlock()
+	e.decisions.subs = append(append([]func(Decision){}, e.decisions.subs...), f)
+}

@@ -1,0 +1,200 @@
+// Package dial opens paths to a destination through one candidate: a direct
+// TCP connection, or a TCP connection to a gateway followed by CONNECT
+// (RFC 9110 §9.3.6) with optional Basic credentials (SPEC GW-4). Every
+// failure is a *route.PathError carrying the phase and the cooldown tier.
+package dial
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// maxConnectResponse bounds the gateway's CONNECT answer head (bytes).
+const maxConnectResponse = 16 << 10
+
+// Dialer opens paths through candidates. The zero value dials with the
+// system defaults and no timeout beyond the context's.
+type Dialer struct {
+	// Net is the TCP dialer; its Timeout is ignored (use the context).
+	Net net.Dialer
+}
+
+// Open returns a connection that reaches target ("host:port", IPv6
+// bracketed) through c. For the direct candidate it dials target; for a
+// gateway it dials the gateway, sends CONNECT target with c's credentials and
+// reads the answer: 2xx opens the tunnel, anything else fails. Bytes the
+// gateway sent after its answer are returned first by the Conn's Read (SPEC
+// CON-2). The context bounds the whole open (connect timeout, SPEC ORD-5).
+//
+// Errors are *route.PathError: PhaseOriginConnect (direct dial, TierHost),
+// PhaseGatewayConnect (gateway dial, TierGateway), PhaseConnectResponse
+// (garbage/close/407/401: TierGateway; other non-2xx: TierHost, Status set).
+func (d *Dialer) Open(ctx context.Context, c route.Candidate, target string) (net.Conn, error) {
+	if c.Direct {
+		conn, err := d.Net.DialContext(ctx, "tcp", target)
+		if err != nil {
+			return nil, &route.PathError{Candidate: c, Phase: route.PhaseOriginConnect, Tier: route.TierHost, Err: err}
+		}
+		return conn, nil
+	}
+	conn, err := d.DialGateway(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := Connect(ctx, conn, c, target)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// DialGateway opens a TCP connection to gateway c (not direct). Errors are
+// *route.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1).
+func (d *Dialer) DialGateway(ctx context.Context, c route.Candidate) (net.Conn, error) {
+	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
+	if err != nil {
+		return nil, &route.PathError{Candidate: c, Phase: route.PhaseGatewayConnect, Tier: route.TierGateway, Err: err}
+	}
+	return conn, nil
+}
+
+// Connect sends "CONNECT target" over conn (already connected to gateway c)
+// and reads the answer within ctx. On 2xx it returns conn itself, or a
+// wrapper that first returns bytes the gateway sent after its answer. It does
+// not close conn on error. Errors as documented on Open.
+func Connect(ctx context.Context, conn net.Conn, c route.Candidate, target string) (net.Conn, error) {
+	fail := func(tier route.Tier, status int, err error) error {
+		return &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString("CONNECT ")
+	b.WriteString(target)
+	b.WriteString(" HTTP/1.1\r\nHost: ")
+	b.WriteString(target)
+	b.WriteString("\r\n")
+	if auth := c.ProxyAuthorization(); auth != "" {
+		b.WriteString("Proxy-Authorization: ")
+		b.WriteString(auth)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("\r\n")
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		return nil, fail(route.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
+	}
+	br := bufio.NewReaderSize(conn, 4096)
+	status, err := readConnectAnswer(br)
+	if err != nil {
+		return nil, fail(route.TierGateway, 0, ctxErr(ctx, err))
+	}
+	if status < 200 || status > 299 {
+		tier := route.TierHost
+		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized {
+			tier = route.TierGateway // SPEC CD-1: 407, and tinyproxy's 401
+		}
+		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
+	}
+	conn.SetDeadline(time.Time{})
+	if n := br.Buffered(); n > 0 {
+		early, _ := br.Peek(n)
+		return &PrefixConn{Conn: conn, Prefix: append([]byte(nil), early...)}, nil
+	}
+	return conn, nil
+}
+
+// readConnectAnswer reads a response head and returns its status. The
+// answer to CONNECT has no body on 2xx (RFC 9110 §9.3.6); on other statuses
+// the body is not read, since the connection is discarded.
+func readConnectAnswer(br *bufio.Reader) (int, error) {
+	total := 0
+	status := 0
+	first := true
+	for {
+		line, err := br.ReadSlice('\n')
+		total += len(line)
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) || total > maxConnectResponse {
+				return 0, errors.New("CONNECT answer head too large")
+			}
+			if errors.Is(err, io.EOF) {
+				return 0, errors.New("gateway closed the connection before answering CONNECT")
+			}
+			return 0, err
+		}
+		if total > maxConnectResponse {
+			return 0, errors.New("CONNECT answer head too large")
+		}
+		s := strings.TrimRight(string(line), "\r\n")
+		if first {
+			// "HTTP/1.1 200 Connection established"
+			proto, rest, ok := strings.Cut(s, " ")
+			if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
+				return 0, errors.New("malformed CONNECT answer")
+			}
+			code := rest[:3]
+			if code[0] < '1' || code[0] > '5' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
+				return 0, errors.New("malformed CONNECT answer status")
+			}
+			status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
+			first = false
+			continue
+		}
+		if s == "" {
+			if status >= 100 && status < 200 {
+				first = true // skip interim answers, read the final one
+				continue
+			}
+			return status, nil
+		}
+	}
+}
+
+// ctxErr prefers the context's error (deadline, cancel) over the I/O error
+// the forced deadline produced.
+func ctxErr(ctx context.Context, err error) error {
+	if ce := ctx.Err(); ce != nil {
+		return fmt.Errorf("%w (%v)", ce, err)
+	}
+	return err
+}
+
+// PrefixConn is a net.Conn whose Read first returns Prefix (bytes already
+// read from Conn by a buffered reader), then reads Conn.
+type PrefixConn struct {
+	net.Conn
+	Prefix []byte
+}
+
+// Read drains Prefix before reading the underlying connection.
+func (p *PrefixConn) Read(b []byte) (int, error) {
+	if len(p.Prefix) > 0 {
+		n := copy(b, p.Prefix)
+		p.Prefix = p.Prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// CloseWrite half-closes the underlying connection when it supports it.
+func (p *PrefixConn) CloseWrite() error {
+	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+)
+
+// writeResponse writes resp to the client: status line, end-to-end headers
+// (hop-by-hop removed, SPEC HTTP-5), and the body with a flush after every
+// read so event streams are not buffered (SPEC HTTP-4). It reports whether
+// the response was framed and fully delivered, so the connection may be
+// reused.
+func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) bool {
+	h := resp.Header
+	removeHopByHop(h)
+	bodyless := head.method == http.MethodHead || resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200
+	cl := h.Get("Content-Length")
+	h.Del("Content-Length")
+	chunked, closeDelimited := false, false
+	switch {
+	case bodyless:
+		if cl != "" && head.method == http.MethodHead {
+			h.Set("Content-Length", cl)
+		}
+	case resp.ContentLength >= 0:
+		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	case head.minor >= 1:
+		chunked = true
+	default:
+		closeDelimited = true
+	}
+
+	bw.WriteString("HTTP/1.1 ")
+	bw.WriteString(strconv.Itoa(resp.StatusCode))
+	bw.WriteByte(' ')
+	text := http.StatusText(resp.StatusCode)
+	if len(resp.Status) > 4 {
+		text = resp.Status[4:]
+	}
+	bw.WriteString(text)
+	bw.WriteString("\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	if chunked {
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	if closeDelimited || !head.keepAlive {
+		bw.WriteString("Connection: close\r\n")
+	}
+	bw.WriteString("\r\n")
+	if bodyless {
+		return bw.Flush() == nil
+	}
+	if err := bw.Flush(); err != nil {
+		return false
+	}
+	w := bw
+	var cw interface {
+		Write([]byte) (int, error)
+		Close() error
+	}
+	if chunked {
+		cw = httputil.NewChunkedWriter(bw)
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			var werr error
+			if cw != nil {
+				_, werr = cw.Write(buf[:n])
+			} else {
+				_, werr = w.Write(buf[:n])
+			}
+			if werr == nil {
+				werr = w.Flush()
+			}
+			if werr != nil {
+				return false
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				// SPEC CD-1: a failure after the body started records no
+				// cooldown; the client sees a truncated body and a close.
+				return false
+			}
+			break
+		}
+	}
+	if cw != nil {
+		cw.Close()
+		w.WriteString("\r\n") // end of the (empty) trailer section
+	}
+	return w.Flush() == nil && !closeDelimited
+}

@@ -1,0 +1,343 @@
+// Package proxy is dual-proxy's local HTTP/1.1 forwarding proxy.
+//
+// Request flow on one client connection (serveConn):
+//
+//	read head (raw, head.go) ──► framing checks (SPEC HTTP-5) ──► 400/501, close
+//	   │
+//	   ├─ CONNECT host:port ──► Engine orders candidates ──► open path (dial.Open)
+//	   │                        ──► "200 Connection established" ──► relay (connect.go)
+//	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate RoundTrip
+//	   │                        (replay rules, forward.go) ──► stream answer, flush per read
+//	   └─ GET /…  (origin-form) ──► handed to Config.Handler via net/http (status, pool)
+//
+// Shutdown (SPEC LIS-3) stops accepting, lets in-flight work finish for a
+// grace period, then closes every socket, hijacked tunnels included.
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// idleTimeout closes a client connection that sends no new request for this
+// long between requests.
+const idleTimeout = 5 * time.Minute
+
+// Server is the forwarding proxy. Create it with New; serve with Serve; stop
+// with Shutdown. It is safe for concurrent use.
+type Server struct {
+	cfg    Config
+	engine *Engine
+	log    *slog.Logger
+
+	handoff *chanListener // origin-form connections for the internal http.Server
+	httpSrv *http.Server
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]bool // value: idle between requests
+	upstreams map[net.Conn]struct{}
+	closing   bool
+	wg        sync.WaitGroup // connection goroutines and Serve loops
+	done      chan struct{}  // closed by Shutdown
+	baseCtx   context.Context // cancelled by Shutdown; parent of upstream work
+	cancel    context.CancelFunc
+}
+
+// New validates cfg and returns a Server. Errors name the offending field.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	eng, err := NewEngine(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return newServer(cfg, eng), nil
+}
+
+// NewWithEngine returns a Server that routes through an existing engine
+// (shared with a Dialer or RoundTripper, SPEC OPS-4).
+func NewWithEngine(e *Engine) *Server { return newServer(e.cfg, e) }
+
+func newServer(cfg Config, eng *Engine) *Server {
+	s := &Server{
+		cfg:       cfg,
+		engine:    eng,
+		log:       cfg.Logger,
+		handoff:   newChanListener(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]bool{},
+		upstreams: map[net.Conn]struct{}{},
+		done:      make(chan struct{}),
+	}
+	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	h := cfg.Handler
+	if h == nil {
+		h = http.NotFoundHandler()
+	}
+	s.httpSrv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.httpSrv.Serve(s.handoff)
+	}()
+	return s
+}
+
+// Engine returns the server's selection engine.
+func (s *Server) Engine() *Engine { return s.engine }
+
+// Serve accepts connections on ln until Shutdown; it returns nil after
+// Shutdown and the accept error otherwise. ln is closed on return.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.listeners[ln] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	defer ln.Close()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; backing off", "reason", err, "backoff_ms", backoff.Milliseconds())
+				select {
+				case <-time.After(backoff):
+				case <-s.done:
+					return nil
+				}
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if !s.track(c) {
+			c.Close()
+			return nil
+		}
+		go s.serveConn(c)
+	}
+}
+
+// track registers c; it reports false when the server is shutting down.
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = false
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// setIdle marks c idle (waiting for a request head) or busy. An idle
+// connection is closed at once by Shutdown. It reports false when the server
+// is closing and c should be dropped.
+func (s *Server) setIdle(c net.Conn, idle bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; ok {
+		s.conns[c] = idle
+	}
+	return !s.closing
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Shutdown stops accepting, closes idle client connections, waits for
+// in-flight requests and tunnels until ctx ends, then force-closes every
+// connection and waits for all goroutines (SPEC LIS-3: callers pass a 1.5 s
+// deadline). It returns ctx.Err() when the grace period ran out, else nil.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closing {
+		s.closing = true
+		close(s.done)
+		s.cancel()
+		for ln := range s.listeners {
+			ln.Close()
+		}
+		for c, idle := range s.conns {
+			if idle {
+				c.Close()
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.handoff.Close()
+
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- s.httpSrv.Shutdown(ctx) }()
+
+	all := make(chan struct{})
+	go func() {
+		s.waitConns(ctx)
+		close(all)
+	}()
+	var err error
+	select {
+	case <-all:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	for c := range s.upstreams {
+		c.Close()
+	}
+	s.mu.Unlock()
+	<-all
+	if herr := <-httpDone; herr != nil {
+		s.httpSrv.Close()
+	}
+	s.engine.closeIdle()
+	s.wg.Wait()
+	return err
+}
+
+// waitConns returns when no client connection is left or ctx ends.
+func (s *Server) waitConns(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// serveConn runs the request loop of one client connection.
+func (s *Server) serveConn(c net.Conn) {
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			c.Close()
+		}
+		s.untrack(c)
+	}()
+	br := bufio.NewReaderSize(c, 4096)
+	bw := bufio.NewWriterSize(c, 4096)
+	for {
+		if !s.setIdle(c, true) {
+			return
+		}
+		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		head, err := readRequestHead(br)
+		c.SetReadDeadline(time.Time{})
+		if !s.setIdle(c, false) {
+			return
+		}
+		if err != nil {
+			var se *statusError
+			if errors.As(err, &se) {
+				s.log.Info("request refused", "status", se.status, "reason", se.msg)
+				writeSimple(bw, se.status, se.msg+"\n", nil)
+			}
+			return
+		}
+		switch {
+		case head.method == http.MethodConnect:
+			s.handleConnect(c, br, bw, head)
+			return
+		case len(head.target) > 0 && head.target[0] == '/':
+			// Origin-form: the proxy's own endpoints (SPEC HTTP-1).
+			rest := make([]byte, br.Buffered())
+			br.Read(rest)
+			pc := &prefixedConn{Conn: c, prefix: append(head.raw, rest...)}
+			if s.handoff.deliver(pc) {
+				handedOff = true
+			}
+			return
+		default:
+			if !s.forward(c, br, bw, head) {
+				return
+			}
+		}
+	}
+}
+
+// writeSimple writes a short plain-text answer with Connection: close.
+func writeSimple(bw *bufio.Writer, status int, body string, extra http.Header) {
+	bw.WriteString("HTTP/1.1 ")
+	bw.WriteString(itoa(status))
+	bw.WriteString(" ")
+	bw.WriteString(http.StatusText(status))
+	bw.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ")
+	bw.WriteString(itoa(len(body)))
+	bw.WriteString("\r\nConnection: close\r\n")
+	for k, vs := range extra {
+		for _, v := range vs {
+			bw.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	bw.WriteString("\r\n")
+	bw.WriteString(body)
+	bw.Flush()
+}
+
+func isClosed(err error) bool {
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// trackUpstream registers (add) or forgets an upstream tunnel connection so
+// Shutdown can force-close it. It reports false when the server is closing.
+func (s *Server) trackUpstream(c net.Conn, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !add {
+		delete(s.upstreams, c)
+		return true
+	}
+	if s.closing {
+		return false
+	}
+	s.upstreams[c] = struct{}{}
+	return true
+}
