@@ -2,8 +2,8 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"

@@ -46,8 +46,8 @@ type Server struct {
 	conns     map[net.Conn]bool // value: idle between requests
 	upstreams map[net.Conn]struct{}
 	closing   bool
-	wg        sync.WaitGroup // connection goroutines and Serve loops
-	done      chan struct{}  // closed by Shutdown
+	wg        sync.WaitGroup  // connection goroutines and Serve loops
+	done      chan struct{}   // closed by Shutdown
 	baseCtx   context.Context // cancelled by Shutdown; parent of upstream work
 	cancel    context.CancelFunc
 }

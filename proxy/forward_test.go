@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
+
+func TestForward(t *testing.T) {
+	t.Run("HTTP-5/hop-by-hop-stripped-both-directions", func(t *testing.T) {
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Connection", "X-Resp-Hop")
+			w.Header().Set("X-Resp-Hop", "secret")
+			w.Header().Set("Keep-Alive", "timeout=5")
+			w.Header().Set("X-End-To-End", "kept")
+			io.WriteString(w, "ok")
+		}))
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET %s/p?q=1 HTTP/1.1\r\nHost: %s\r\nConnection:\r\nConnection: X-Foo, X-Bar\r\nX-Foo: 1\r\nX-Bar: 2\r\nKeep-Alive: 300\r\nProxy-Connection: keep-alive\r\nProxy-Authorization: Basic Y2xpZW50OnNlY3JldA==\r\nTE: trailers\r\nUpgrade: websocket\r\nX-Kept: yes\r\n\r\n", origin.URL, origin.Addr)
+		resp, body := readResponse(t, br, "GET")
+		if resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("status %d body %q", resp.StatusCode, body)
+		}
+		if resp.Header.Get("X-Resp-Hop") != "" || resp.Header.Get("Keep-Alive") != "" {
+			t.Fatalf("response hop-by-hop leaked: %v", resp.Header)
+		}
+		if resp.Header.Get("X-End-To-End") != "kept" {
+			t.Fatalf("end-to-end header lost: %v", resp.Header)
+		}
+		seen := origin.Requests()
+		if len(seen) != 1 {
+			t.Fatalf("origin saw %d requests", len(seen))
+		}
+		for _, h := range []string{"X-Foo", "X-Bar", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "Te", "Upgrade"} {
+			if v := seen[0].Header.Get(h); v != "" {
+				t.Errorf("origin saw hop-by-hop %s: %q", h, v)
+			}
+		}
+		if seen[0].Header.Get("X-Kept") != "yes" {
+			t.Fatalf("end-to-end request header lost")
+		}
+		if seen[0].Host != origin.Addr {
+			t.Fatalf("Host %q", seen[0].Host)
+		}
+	})
+
+	t.Run("HTTP-5b/keep-alive-routes-per-request", func(t *testing.T) {
+		a := testworld.NewNamedOrigin(t, "A")
+		b := testworld.NewNamedOrigin(t, "B")
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		for _, o := range []*testworld.Origin{a, b, a} {
+			fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", o.URL, o.Addr)
+			resp, body := readResponse(t, br, "GET")
+			if resp.StatusCode != 200 || body != o.Greeting() {
+				t.Fatalf("got %d %q, want %q", resp.StatusCode, body, o.Greeting())
+			}
+		}
+		if a.Count() != 2 || b.Count() != 1 {
+			t.Fatalf("A saw %d, B saw %d", a.Count(), b.Count())
+		}
+	})
+
+	t.Run("HTTP-6/all-dead-502-within-connect-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		start := time.Now()
+		io.WriteString(c, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n")
+		resp, body := readResponse(t, br, "GET")
+		if resp.StatusCode != 502 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		mustContain(t, body, "all candidates failed")
+		if el := time.Since(start); el > 4*time.Second {
+			t.Fatalf("took %v", el)
+		}
+	})
+
+	t.Run("GW-1/dead-first-gateway-then-working-gateway", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		good := testworld.NewGateway(t)
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "POST %s/x HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\nhello", origin.URL, origin.Addr)
+		resp, body := readResponse(t, br, "POST")
+		if resp.StatusCode != 200 || body != origin.Greeting() {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+		if good.Requests() != 1 || origin.Count() != 1 || string(origin.Requests()[0].Body) != "hello" {
+			t.Fatalf("gateway %d origin %d", good.Requests(), origin.Count())
+		}
+	})
+
+	t.Run("GW-5/loopback-goes-direct-never-to-a-gateway", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		gw := testworld.NewGateway(t)
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, true, gw.Addr), LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
+		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if gw.Accepted() != 0 {
+			t.Fatalf("gateway was used for a loopback destination")
+		}
+	})
+
+	t.Run("HTTP-1/origin-form-goes-to-own-handler", func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.Path) })
+		addr, _ := startProxy(t, Config{Handler: h})
+		resp, err := http.Get("http://" + addr + "/_dual-proxy/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "own:/_dual-proxy/status" {
+			t.Fatalf("got %q", b)
+		}
+		http.DefaultClient.CloseIdleConnections()
+	})
+}
+
+func TestSmuggling(t *testing.T) {
+	cases := []struct {
+		name, head string
+		status     int
+	}{
+		{"HTTP-5/cl-and-te-chunked", "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", 400},
+		{"HTTP-5/cl-and-te-chunked-comma", "Content-Length: 4\r\nTransfer-Encoding: chunked,\r\n", 400},
+		{"HTTP-5/cl-and-te-chunked-space", "Transfer-Encoding: chunked \r\nContent-Length: 4\r\n", 400},
+		{"HTTP-5/cl-and-te-gzip-chunked", "Content-Length: 4\r\nTransfer-Encoding: gzip, chunked\r\n", 400},
+		{"HTTP-5/conflicting-content-length", "Content-Length: 4\r\nContent-Length: 5\r\n", 400},
+		{"HTTP-5/content-length-list-conflict", "Content-Length: 4, 5\r\n", 400},
+		{"HTTP-5/unknown-coding-501", "Transfer-Encoding: gzip\r\n", 501},
+		{"HTTP-5/obs-fold", "X-A: 1\r\n continued\r\n", 400},
+		{"HTTP-5/space-before-colon", "Content-Length : 4\r\n", 400},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			origin := testworld.NewOrigin(t)
+			addr, _ := startProxy(t, Config{LoopbackDirect: true})
+			c := dialProxy(t, addr)
+			br := bufio.NewReader(c)
+			fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\n%s\r\n0\r\n\r\n", origin.URL, origin.Addr, tc.head)
+			resp, _ := readResponse(t, br, "POST")
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if !resp.Close {
+				t.Fatalf("connection not closed")
+			}
+			if _, err := br.ReadByte(); err == nil {
+				t.Fatal("connection still open after refusal")
+			}
+			if origin.Count() != 0 {
+				t.Fatalf("origin received %d requests", origin.Count())
+			}
+		})
+	}
+	_ = strings.TrimSpace
+}
