@@ -1,0 +1,125 @@
+package signals
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// procStat is the part of /proc/PID/stat (proc(5)) the reaper needs.
+type procStat struct {
+	pid     int
+	state   byte // 'R', 'S', 'Z' (zombie), …
+	ppid    int
+	pgrp    int
+	session int
+}
+
+// parseProcStat parses the content of /proc/PID/stat: "pid (comm) state ppid pgrp session …".
+// comm may itself contain spaces and parentheses, so the fields after it are located from the
+// last ')'. ok is false for anything malformed.
+func parseProcStat(b []byte) (st procStat, ok bool) {
+	open := bytes.IndexByte(b, '(')
+	closing := bytes.LastIndexByte(b, ')')
+	if open <= 0 || closing < open {
+		return procStat{}, false
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil || pid <= 0 {
+		return procStat{}, false
+	}
+	fields := bytes.Fields(b[closing+1:])
+	if len(fields) < 4 || len(fields[0]) != 1 {
+		return procStat{}, false
+	}
+	st = procStat{pid: pid, state: fields[0][0]}
+	for i, dst := range []*int{&st.ppid, &st.pgrp, &st.session} {
+		v, err := strconv.Atoi(string(fields[i+1]))
+		if err != nil {
+			return procStat{}, false
+		}
+		*dst = v
+	}
+	return st, true
+}
+
+// listProcs returns the parsed /proc/PID/stat of every process visible in /proc for which keep
+// returns true. Processes that vanish while being read are skipped.
+func listProcs(keep func(procStat) bool) []procStat {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procStat
+	for _, e := range entries {
+		name := e.Name()
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue
+		}
+		if st, ok := parseProcStat(b); ok && keep(st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// subreaper makes the calling process a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), so
+// that descendants orphaned by the child are reparented to us instead of to PID 1 (which, in
+// some containers, never reaps them) and can be reaped by [reapDescendants]. The returned
+// function restores the previous setting. ok is false when the kernel refused.
+func subreaper() (restore func(), ok bool) {
+	var prev int32
+	// PR_GET_CHILD_SUBREAPER stores an int at the address in arg2.
+	if _, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&prev)), 0); errno != 0 {
+		return func() {}, false
+	}
+	if prev != 0 {
+		return func() {}, true
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return func() {}, false
+	}
+	return func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) }, true
+}
+
+// reapDescendants reaps (wait4 WNOHANG) every zombie child of this process that belongs to the
+// child's process group (pgid) or, when inSession is true, to its session (sid == pgid, PTY
+// mode), except the child itself (skipPID), which exec.Cmd.Wait reaps. Zombies of other
+// process groups are left alone so that other exec.Cmd values in the same program keep their
+// exit statuses. It returns the number of processes reaped.
+func reapDescendants(pgid, skipPID int, inSession bool) int {
+	self := os.Getpid()
+	zombies := listProcs(func(st procStat) bool {
+		return st.ppid == self && st.state == 'Z' && st.pid != skipPID &&
+			(st.pgrp == pgid || (inSession && st.session == pgid))
+	})
+	n := 0
+	for _, z := range zombies {
+		var ws unix.WaitStatus
+		for range 3 {
+			pid, err := unix.Wait4(z.pid, &ws, unix.WNOHANG, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if pid == z.pid {
+				n++
+			}
+			break
+		}
+	}
+	return n
+}
+
+// groupAlive reports whether any process (including an unreaped zombie) is left in process
+// group pgid: kill(-pgid, 0) fails with ESRCH only for an empty group.
+func groupAlive(pgid int) bool {
+	return !errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
+}

@@ -1,0 +1,78 @@
+package signals
+
+import (
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// startPlain starts cmd with inherited stdio in its own process group (SPEC SIG-1 "not a
+// terminal", SIG-2). With NoPTY on a terminal of which we are the foreground process group, the
+// child's group becomes the foreground group (SysProcAttr.Foreground) so that it can read the
+// terminal without SIGTTIN; [foreground.restore] takes the terminal back.
+func (s *supervisor) startPlain() error {
+	cmd, o := s.cmd, s.opts
+	if cmd.Stdin == nil && o.Stdin != nil {
+		cmd.Stdin = o.Stdin
+	}
+	if cmd.Stdout == nil && o.Stdout != nil {
+		cmd.Stdout = o.Stdout
+	}
+	if cmd.Stderr == nil && o.Stderr != nil {
+		cmd.Stderr = o.Stderr
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pgid = 0
+
+	var fg *foreground
+	if o.Stdin != nil && term.IsTerminal(int(o.Stdin.Fd())) {
+		fd := int(o.Stdin.Fd())
+		if pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err == nil && pgrp == unix.Getpgrp() {
+			cmd.SysProcAttr.Foreground = true
+			cmd.SysProcAttr.Ctty = fd // a descriptor of the parent for Foreground
+			fg = &foreground{fd: fd, pgrp: pgrp}
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.fg = fg
+	return nil
+}
+
+// foreground remembers which process group owned the terminal before the child took it.
+type foreground struct {
+	fd   int
+	pgrp int
+	done bool
+}
+
+// restore makes our process group the terminal's foreground group again. We are a background
+// process then, so tcsetpgrp would raise SIGTTOU: it is blocked on this thread for the call
+// (tcsetpgrp(3) proceeds when the caller blocks SIGTTOU).
+func (f *foreground) restore() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	sigaddset(&set, unix.SIGTTOU)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return err
+	}
+	defer func() { _ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }()
+	return unix.IoctlSetPointerInt(f.fd, unix.TIOCSPGRP, f.pgrp)
+}
+
+// sigaddset adds sig to set (sigsetops(3)).
+func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
+	n := uint(sig - 1)
+	set.Val[n/64] |= 1 << (n % 64)
+}

@@ -1,0 +1,346 @@
+package signals
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// DefaultKillAfter is the stop timeout used when Options.KillAfter is 0 (SPEC SIG-2,
+// --kill-after-ms default 5000).
+const DefaultKillAfter = 5 * time.Second
+
+// LeftoverGrace is how long processes left in the child's process group after the child exited
+// get between SIGTERM and SIGKILL (SPEC SIG-2).
+const LeftoverGrace = time.Second
+
+// Options configures [Run]. The zero value is usable: no stdio (exec.Cmd defaults), 5 s stop
+// timeout, no logging, PTY mode off (Stdin nil is not a terminal).
+type Options struct {
+	// KillAfter is the stop timeout: if the child's process group is still alive KillAfter after
+	// a forwarded SIGTERM or SIGHUP (or ctx cancellation), it gets SIGKILL (SPEC SIG-2).
+	// 0 means DefaultKillAfter (5 s).
+	KillAfter time.Duration
+	// Stdin is the launcher's standard input, usually os.Stdin. When it is a terminal
+	// (term.IsTerminal) and NoPTY is false, Run uses PTY mode (SPEC SIG-1). In plain mode it
+	// becomes cmd.Stdin unless cmd.Stdin is already set.
+	Stdin *os.File
+	// Stdout and Stderr are the launcher's output, usually os.Stdout and os.Stderr. PTY mode
+	// copies the child's terminal output to Stdout (Stderr is unused there: the PTY merges both
+	// streams); plain mode hands them to the child unless cmd.Stdout / cmd.Stderr are set.
+	Stdout, Stderr *os.File
+	// Logger receives debug/info records about forwarded signals, stop timeouts and leftover
+	// processes (never command lines or environment). It must not write to the child's
+	// terminal. nil discards.
+	Logger *slog.Logger
+	// NoPTY forces plain inherited stdio even when Stdin is a terminal. On a terminal the child's
+	// process group is then made the terminal's foreground group for the run (like a job-control
+	// shell does), so it can read the terminal and gets typed Ctrl-C directly.
+	NoPTY bool
+	// NoSubreaper turns off PR_SET_CHILD_SUBREAPER. Leave it false in the launcher: without it,
+	// grandchildren orphaned by the child are reparented to PID 1, which in some containers never
+	// reaps them (zombies). Set it when the program runs other child processes concurrently and
+	// does not want Run to be their subreaper.
+	NoSubreaper bool
+}
+
+// forwardedSignals are forwarded to the child's process group exactly once each (SPEC SIG-2).
+var forwardedSignals = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
+}
+
+// controlSignals are handled by Run itself: window size, job control, reaping, and SIGPIPE (so a
+// closed stdout turns into write errors instead of killing the launcher with a raw terminal).
+var controlSignals = []os.Signal{
+	syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT, syscall.SIGCHLD, syscall.SIGPIPE,
+}
+
+// Run starts cmd, forwards signals to it, waits for it, cleans up its process group and returns
+// the exit status per SPEC RUN-3: the child's exit code; 128+N when it was killed by signal N;
+// 127 when the command is not found; 126 when it cannot be executed (see [ExitStatus]).
+//
+// The child runs in its own process group (SPEC SIG-2). When opts.Stdin is a terminal (and
+// opts.NoPTY is false) it runs in its own session on a new PTY whose window size follows the
+// terminal's, and the launcher's terminal is in raw mode until Run returns (SPEC SIG-1);
+// otherwise it inherits opts.Stdin/Stdout/Stderr. cmd must not have been started; its
+// SysProcAttr is amended (Setpgid, or Setsid+Setctty), and in PTY mode cmd.Stdin is always the
+// PTY (cmd.Stdout/cmd.Stderr too, unless set).
+//
+// While Run runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to this process are
+// forwarded once each to the child's group (signals that were ignored when the program started,
+// as under nohup, are left ignored and so stay ignored in the child). A SIGTERM or SIGHUP, or
+// ctx being done, starts the stop timeout (opts.KillAfter); a further SIGTERM, SIGINT or ctx
+// cancellation during it sends SIGKILL at once. After the child exits, processes left in its group
+// get SIGTERM and, LeftoverGrace later, SIGKILL; every descendant that is reparented to us
+// is reaped. On return the signal handlers are removed (default handling again).
+//
+// err is non-nil only for launcher-side failures: the command could not be started (status 127,
+// 126 or 1 as above, with the cause), or the PTY/terminal could not be set up or restored (the
+// status is then still the child's, when it ran).
+func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err error) {
+	return run(ctx, cmd, opts, unix.Kill)
+}
+
+// killFunc is kill(2); tests wrap it to count what was sent.
+type killFunc func(pid int, sig unix.Signal) error
+
+func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (status int, err error) {
+	if opts.KillAfter <= 0 {
+		opts.KillAfter = DefaultKillAfter
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &supervisor{opts: opts, log: log, kill: kill, cmd: cmd, sigCh: make(chan os.Signal, 64)}
+
+	var watched []os.Signal
+	for _, sig := range append(append([]os.Signal{}, forwardedSignals...), controlSignals...) {
+		if sig != syscall.SIGCHLD && sig != syscall.SIGWINCH && signal.Ignored(sig) {
+			continue // nohup and friends: keep ignoring, the child inherits SIG_IGN
+		}
+		watched = append(watched, sig)
+	}
+	// Before Start: a signal arriving during startup is queued and forwarded, not fatal.
+	signal.Notify(s.sigCh, watched...)
+	defer signal.Stop(s.sigCh)
+
+	if !opts.NoSubreaper {
+		restore, ok := subreaper()
+		s.subreaper = ok
+		defer restore()
+	}
+
+	usePTY := !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd()))
+	if usePTY {
+		s.pty, err = startPTY(cmd, opts.Stdin, opts.Stdout)
+	} else {
+		err = s.startPlain()
+	}
+	if err != nil {
+		return ExitStatus(err), err
+	}
+	// From here on the terminal is raw (PTY mode) or handed to the child (foreground plain
+	// mode): put it back on every path, including a panic in this goroutine.
+	defer func() {
+		if r := recover(); r != nil {
+			if !s.reaped {
+				_ = s.kill(-s.pgid, unix.SIGKILL) // no orphan survives a crashing launcher
+			}
+			s.restoreTerminal(true)
+			panic(r)
+		}
+	}()
+	s.pgid = cmd.Process.Pid
+	log.Debug("child started", "pid", s.pgid, "pty", usePTY, "subreaper", s.subreaper)
+
+	s.waitCh = make(chan error, 1)
+	go func() { s.waitCh <- cmd.Wait() }()
+
+	waitErr := s.supervise(ctx)
+	s.reaped = true
+	s.cleanupGroup()
+	status = ExitStatus(waitErr)
+	var ws syscall.WaitStatus
+	if cmd.ProcessState != nil {
+		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	}
+	if rerr := s.restoreTerminal(ws.Signaled()); rerr != nil {
+		err = rerr
+	}
+	log.Debug("child done", "pid", s.pgid, "status", status)
+	return status, err
+}
+
+// supervisor is the state of one Run: the child's group, the stop timeout and the terminal.
+type supervisor struct {
+	opts      Options
+	log       *slog.Logger
+	kill      killFunc
+	cmd       *exec.Cmd
+	sigCh     chan os.Signal
+	waitCh    chan error
+	pgid      int         // the child's process group (== its pid)
+	subreaper bool        // PR_SET_CHILD_SUBREAPER is in effect
+	reaped    bool        // cmd.Wait returned
+	pty       *ptySession // nil in plain mode
+	fg        *foreground // non-nil when plain mode gave the terminal to the child
+
+	stopPending bool
+	killTimer   *time.Timer
+	killC       <-chan time.Time // killTimer.C until it fired
+}
+
+// supervise forwards signals until the child exits and returns cmd.Wait's error.
+func (s *supervisor) supervise(ctx context.Context) error {
+	defer func() {
+		if s.killTimer != nil {
+			s.killTimer.Stop()
+		}
+	}()
+	done := ctx.Done()
+	for {
+		select {
+		case err := <-s.waitCh:
+			return err
+		case sig := <-s.sigCh:
+			s.handle(sig.(syscall.Signal))
+		case <-done:
+			done = nil
+			s.log.Info("context done: stopping child", "pgid", s.pgid)
+			s.stop(unix.SIGTERM)
+		case <-s.killC:
+			s.killC = nil
+			s.log.Info("stop timeout: killing child's process group", "pgid", s.pgid, "after", s.opts.KillAfter)
+			s.signalGroup(unix.SIGKILL)
+		}
+	}
+}
+
+// handle reacts to one signal received by the launcher while the child runs.
+func (s *supervisor) handle(sig syscall.Signal) {
+	switch sig {
+	case unix.SIGTERM, unix.SIGHUP, unix.SIGINT:
+		s.stop(sig)
+	case unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2:
+		s.signalGroup(sig)
+	case unix.SIGCHLD:
+		if s.subreaper {
+			reapDescendants(s.pgid, s.pgid, s.pty != nil)
+		}
+	case unix.SIGWINCH:
+		switch {
+		case s.pty != nil:
+			s.pty.resize()
+		case s.fg == nil:
+			// The child's background group gets no SIGWINCH from the terminal.
+			s.signalGroup(sig)
+		}
+	case unix.SIGTSTP:
+		s.suspend()
+	case unix.SIGCONT:
+		s.resume()
+	case unix.SIGPIPE:
+		// Ignored: writes to a closed stdout fail with EPIPE instead.
+	}
+}
+
+// stop forwards a SIGTERM, SIGHUP or SIGINT and runs the SIG-2 stop timeout: SIGTERM/SIGHUP start
+// it; a SIGTERM or SIGINT while it runs kills the group at once (like `docker stop`).
+func (s *supervisor) stop(sig syscall.Signal) {
+	if s.stopPending && (sig == unix.SIGTERM || sig == unix.SIGINT) {
+		s.log.Info("second stop signal: killing child's process group", "signal", sig.String(), "pgid", s.pgid)
+		s.signalGroup(unix.SIGKILL)
+		return
+	}
+	s.signalGroup(sig)
+	if !s.stopPending && (sig == unix.SIGTERM || sig == unix.SIGHUP) {
+		s.stopPending = true
+		s.killTimer = time.NewTimer(s.opts.KillAfter)
+		s.killC = s.killTimer.C
+	}
+}
+
+// signalGroup sends sig to the child's process group.
+func (s *supervisor) signalGroup(sig syscall.Signal) {
+	err := s.kill(-s.pgid, sig)
+	if err != nil && !errors.Is(err, unix.ESRCH) {
+		s.log.Warn("signal to child's process group failed", "signal", sig.String(), "pgid", s.pgid, "err", err)
+		return
+	}
+	s.log.Debug("signal forwarded", "signal", sig.String(), "pgid", s.pgid)
+}
+
+// cleanupGroup runs after the child was reaped: SIGTERM to what is left in its group, SIGKILL
+// LeftoverGrace later, and reaping of reparented descendants; bounded by 2×LeftoverGrace.
+// Signals received meanwhile are not forwarded; a SIGTERM or SIGINT skips the grace period.
+func (s *supervisor) cleanupGroup() {
+	reap := func() {
+		if s.subreaper {
+			reapDescendants(s.pgid, 0, s.pty != nil)
+		}
+	}
+	reap()
+	if !groupAlive(s.pgid) {
+		return
+	}
+	s.log.Info("processes left in child's process group: terminating", "pgid", s.pgid)
+	s.signalGroup(unix.SIGTERM)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	grace := time.NewTimer(LeftoverGrace)
+	defer grace.Stop()
+	deadline := time.NewTimer(2 * LeftoverGrace)
+	defer deadline.Stop()
+	killed := false
+	killNow := func() {
+		if !killed {
+			killed = true
+			s.log.Info("processes left in child's process group: killing", "pgid", s.pgid)
+			s.signalGroup(unix.SIGKILL)
+		}
+	}
+	for {
+		select {
+		case <-tick.C:
+		case sig := <-s.sigCh:
+			if sig == unix.SIGTERM || sig == unix.SIGINT {
+				killNow()
+			}
+		case <-grace.C:
+			killNow()
+		case <-deadline.C:
+			s.log.Warn("processes left in child's process group did not go away", "pgid", s.pgid)
+			return
+		}
+		reap()
+		if !groupAlive(s.pgid) {
+			return
+		}
+	}
+}
+
+// suspend handles SIGTSTP sent to the launcher (typed Ctrl-Z reaches the child through the PTY
+// as a byte and never comes here in PTY mode): the terminal is restored (PTY mode) or the
+// SIGTSTP is forwarded to the child's group (plain mode), then the launcher stops itself with
+// SIGSTOP. resume undoes it on SIGCONT.
+func (s *supervisor) suspend() {
+	if s.pty != nil {
+		s.pty.cooked()
+	} else {
+		s.signalGroup(unix.SIGTSTP)
+	}
+	s.log.Debug("suspending on SIGTSTP")
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+}
+
+// resume handles SIGCONT: re-apply raw mode and the window size (PTY mode; the shell may have
+// changed both while we were stopped) or continue the child's group (plain mode).
+func (s *supervisor) resume() {
+	if s.pty != nil {
+		s.pty.rawAgain()
+		s.pty.resize()
+		return
+	}
+	s.signalGroup(unix.SIGCONT)
+}
+
+// restoreTerminal undoes what the mode did to the launcher's terminal. Safe to call twice.
+func (s *supervisor) restoreTerminal(childSignaled bool) error {
+	switch {
+	case s.pty != nil:
+		return s.pty.close(childSignaled)
+	case s.fg != nil:
+		return s.fg.restore()
+	}
+	return nil
+}
