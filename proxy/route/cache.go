@@ -1,0 +1,136 @@
+package route
+
+import (
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// Cache is the per-host preference cache (SPEC ORD-4): after a success
+// through candidate C for host H, H → C.Key() is kept for a TTL in an LRU
+// of bounded size. Safe for concurrent use.
+//
+// It is built on golang-lru's simplelru with the expiry checked here, not
+// on golang-lru/v2/expirable: expirable (v2.0.7) starts a janitor goroutine
+// that can never be stopped, which would outlive proxy shutdown (SPEC
+// LIS-3) and trip goleak, and it reads the wall clock, which tests cannot
+// drive. Expired entries are dropped when met (Get, Snapshot) or pushed out
+// by LRU order; memory is bounded by size either way.
+type Cache struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu  sync.Mutex
+	lru *simplelru.LRU[string, cacheValue] // nil when disabled
+}
+
+type cacheValue struct {
+	key     string
+	expires time.Time
+}
+
+// CacheEntry is one cache entry for the status page (SPEC OPS-2).
+type CacheEntry struct {
+	Host    string    `json:"host"`
+	Key     string    `json:"candidate"`
+	Expires time.Time `json:"expires"`
+}
+
+// NewCache returns a cache of at most size hosts (the caller passes 1000,
+// SPEC ORD-4) whose entries live ttl (--pref-ttl-ms). size <= 0 or
+// ttl <= 0 disables the cache: Put does nothing and Get always misses.
+func NewCache(size int, ttl time.Duration) *Cache {
+	return NewCacheClock(size, ttl, time.Now)
+}
+
+// NewCacheClock is NewCache with an injected clock (time.Now when nil).
+func NewCacheClock(size int, ttl time.Duration, now func() time.Time) *Cache {
+	if now == nil {
+		now = time.Now
+	}
+	c := &Cache{ttl: ttl, now: now}
+	if size > 0 && ttl > 0 {
+		c.lru, _ = simplelru.NewLRU[string, cacheValue](size, nil) // size > 0: no error
+	}
+	return c
+}
+
+// Get returns the candidate key cached for host and marks the entry most
+// recently used. An expired entry is removed and reported as a miss.
+func (c *Cache) Get(host string) (key string, ok bool) {
+	if c.lru == nil {
+		return "", false
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.lru.Get(host)
+	if !ok {
+		return "", false
+	}
+	if !now.Before(v.expires) {
+		c.lru.Remove(host)
+		return "", false
+	}
+	return v.key, true
+}
+
+// Put caches host → key for the TTL, replacing any entry for host and
+// evicting the least recently used host when the cache is full.
+func (c *Cache) Put(host, key string) {
+	if c.lru == nil {
+		return
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Add(host, cacheValue{key: key, expires: now.Add(c.ttl)})
+}
+
+// Remove drops the entry for host, if any.
+func (c *Cache) Remove(host string) {
+	if c.lru == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Remove(host)
+}
+
+// RemoveIf drops the entry for host only if it still maps to key, so a
+// failure of the old cached candidate does not erase a newer success
+// through another one (SPEC ORD-4). It reports whether it removed one.
+func (c *Cache) RemoveIf(host, key string) bool {
+	if c.lru == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.lru.Peek(host); ok && v.key == key {
+		return c.lru.Remove(host)
+	}
+	return false
+}
+
+// Snapshot returns the live entries, most recently used first, and drops
+// the expired ones. The result is a copy.
+func (c *Cache) Snapshot() []CacheEntry {
+	if c.lru == nil {
+		return nil
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hosts := c.lru.Keys() // oldest first
+	out := make([]CacheEntry, 0, len(hosts))
+	for i := len(hosts) - 1; i >= 0; i-- {
+		v, _ := c.lru.Peek(hosts[i])
+		if !now.Before(v.expires) {
+			c.lru.Remove(hosts[i])
+			continue
+		}
+		out = append(out, CacheEntry{Host: hosts[i], Key: v.key, Expires: v.expires})
+	}
+	return out
+}
