@@ -1,0 +1,404 @@
+package pool
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// anthropicFlavour is the Anthropic Messages API (SPEC POOL-1):
+// POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models.
+type anthropicFlavour struct{}
+
+func (anthropicFlavour) Name() string { return APIAnthropic }
+
+func (anthropicFlavour) Endpoint(method, path string) (endpoint, bool) {
+	switch {
+	case method == http.MethodPost && path == "/v1/messages":
+		return endpoint{Kind: epGenerate, Upstream: path}, true
+	case method == http.MethodPost && path == "/v1/messages/count_tokens":
+		return endpoint{Kind: epCountTokens, Upstream: path}, true
+	case method == http.MethodGet && path == "/v1/models":
+		return endpoint{Kind: epModels}, true
+	}
+	return endpoint{}, false
+}
+
+// anthropicRequest is the part of a Messages request the pool reads.
+type anthropicRequest struct {
+	Model     *string `json:"model"`
+	Stream    bool    `json:"stream"`
+	MaxTokens int     `json:"max_tokens"`
+	Metadata  struct {
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
+	OutputConfig struct {
+		Effort string `json:"effort"`
+	} `json:"output_config"`
+	System   json.RawMessage `json:"system"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+func (anthropicFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
+	var req anthropicRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, errors.New("request body is not a valid JSON object")
+	}
+	if req.Model == nil || *req.Model == "" {
+		return nil, errors.New("model: field required")
+	}
+	ci := &callInfo{Model: *req.Model, Stream: req.Stream && ep.Kind == epGenerate, raw: body}
+	ci.MaxTokens = req.MaxTokens
+	ci.Effort = req.OutputConfig.Effort
+	ci.MetadataSession = claudeSessionFromUserID(req.Metadata.UserID)
+	for _, m := range req.Messages {
+		if hasImage(m.Content, 0) {
+			ci.HasImage = true
+		}
+	}
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			ci.ContentHash = contentHash(req.System, m.Content)
+			break
+		}
+	}
+	return ci, nil
+}
+
+// claudeSessionFromUserID finds the session id in Claude Code's
+// metadata.user_id: a JSON string {"session_id": …}, or the legacy
+// "user_<hash>_account_<uuid>_session_<uuid>" (POOL-NOTES, SPEC POOL-5).
+func claudeSessionFromUserID(uid string) string {
+	if uid == "" {
+		return ""
+	}
+	if strings.HasPrefix(uid, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(uid), &v) == nil {
+			return v.SessionID
+		}
+		return ""
+	}
+	if i := strings.LastIndex(uid, "_session_"); i >= 0 {
+		return uid[i+len("_session_"):]
+	}
+	return ""
+}
+
+// hasImage reports an image block in message content, including images
+// nested in tool_result content.
+func hasImage(content json.RawMessage, depth int) bool {
+	if depth > 3 || len(content) == 0 || content[0] != '[' {
+		return false
+	}
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type == "image" || hasImage(b.Content, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// contentHash is the fallback session identity (SPEC POOL-5): a hash of the
+// system prompt and the whole first user message, with cache_control markers
+// removed (clients move those between turns) and keys sorted.
+func contentHash(system, firstUser json.RawMessage) string {
+	h := sha256.New()
+	for _, part := range []json.RawMessage{system, firstUser} {
+		var v any
+		if len(part) > 0 && json.Unmarshal(part, &v) == nil {
+			b, _ := json.Marshal(stripKey(v, "cache_control"))
+			h.Write(b)
+		}
+		h.Write([]byte{0})
+	}
+	return "content:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func stripKey(v any, key string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, key)
+		for k, e := range x {
+			x[k] = stripKey(e, key)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = stripKey(e, key)
+		}
+	}
+	return v
+}
+
+func (anthropicFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte, error) {
+	mv, _ := json.Marshal(target)
+	out, ok := spliceTopLevel(ci.raw, "model", mv)
+	if !ok {
+		return nil, errors.New("model: field required")
+	}
+	if effort != "" && effort != ci.Effort {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(out, &top); err != nil {
+			return nil, err
+		}
+		var oc map[string]json.RawMessage
+		_ = json.Unmarshal(top["output_config"], &oc)
+		if oc == nil {
+			oc = map[string]json.RawMessage{}
+		}
+		oc["effort"], _ = json.Marshal(effort)
+		ocb, _ := json.Marshal(oc)
+		if out, ok = spliceTopLevel(out, "output_config", ocb); !ok {
+			return nil, errors.New("output_config missing")
+		}
+	}
+	return out, nil
+}
+
+func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, bool) {
+	if ep.Kind != epGenerate {
+		return usage{}, false
+	}
+	var v struct {
+		Type    string            `json:"type"`
+		Content []json.RawMessage `json:"content"`
+		Usage   anthropicUsage    `json:"usage"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return usage{}, false
+	}
+	return v.Usage.toUsage(), v.Type == "message" && len(v.Content) == 0
+}
+
+type anthropicUsage struct {
+	Input         *int64 `json:"input_tokens"`
+	Output        *int64 `json:"output_tokens"`
+	CacheRead     *int64 `json:"cache_read_input_tokens"`
+	CacheCreation *int64 `json:"cache_creation_input_tokens"`
+}
+
+func (a anthropicUsage) toUsage() usage {
+	var u usage
+	a.mergeInto(&u)
+	return u
+}
+
+// mergeInto overwrites the fields the event carries (message_delta usage is
+// cumulative, so the last value wins).
+func (a anthropicUsage) mergeInto(u *usage) {
+	for _, f := range []struct {
+		src *int64
+		dst *int64
+	}{{a.Input, &u.Input}, {a.Output, &u.Output}, {a.CacheRead, &u.CacheRead}, {a.CacheCreation, &u.CacheCreation}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+}
+
+func (anthropicFlavour) ParseError(body []byte) (string, string) {
+	var v struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return "", ""
+	}
+	if v.Error.Message == "" {
+		v.Error.Message = v.Message
+	}
+	return v.Error.Type, v.Error.Message
+}
+
+// anthropicErrorType is the Anthropic error type for an HTTP status
+// (docs.anthropic.com "Errors").
+func anthropicErrorType(status int) string {
+	switch status {
+	case 400, 422:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 402:
+		return "billing_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 504:
+		return "timeout_error"
+	case 503, 529:
+		return "overloaded_error"
+	}
+	return "api_error"
+}
+
+// anthropicStatus maps an error type from an error event back to a status.
+func anthropicStatus(typ string) int {
+	switch typ {
+	case "invalid_request_error":
+		return 400
+	case "authentication_error":
+		return 401
+	case "billing_error":
+		return 402
+	case "permission_error":
+		return 403
+	case "not_found_error":
+		return 404
+	case "request_too_large":
+		return 413
+	case "rate_limit_error":
+		return 429
+	case "overloaded_error":
+		return 529
+	case "timeout_error":
+		return 504
+	}
+	return 500
+}
+
+func (anthropicFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
+	type errObj struct {
+		Type     string    `json:"type"`
+		Message  string    `json:"message"`
+		Attempts []Attempt `json:"attempts,omitempty"`
+	}
+	b, _ := json.Marshal(struct {
+		Type  string `json:"type"`
+		Error errObj `json:"error"`
+	}{"error", errObj{anthropicErrorType(status), msg, attempts}})
+	return b
+}
+
+func (anthropicFlavour) ErrorEvent(status int, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}})
+	return []byte(fmt.Sprintf("event: error\ndata: %s\n\n", b))
+}
+
+var anthropicPing = []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
+
+func (anthropicFlavour) PingEvent() []byte { return anthropicPing }
+
+func (anthropicFlavour) NewWatcher() streamWatcher { return &anthropicWatcher{} }
+
+// anthropicWatcher finds the commit point of a Messages stream (POOL-NOTES
+// "Streams and the commit point"): a delta with non-empty text, thinking,
+// partial JSON or citation, or a content_block_start of anything but an
+// empty text/thinking block (tool_use, server_tool_use, redacted_thinking…).
+// message_start, ping, empty block starts, signature deltas and block stops
+// are preamble.
+type anthropicWatcher struct {
+	u usage
+}
+
+func (w *anthropicWatcher) Usage() usage { return w.u }
+
+func (w *anthropicWatcher) Observe(ev *sseEvent, committed bool) observation {
+	if ev.Comment {
+		return observation{Verdict: vPreamble}
+	}
+	name := ev.Name
+	if name == "" {
+		var t struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(ev.Data, &t)
+		name = t.Type
+	}
+	switch name {
+	case "message_start":
+		var v struct {
+			Message struct {
+				Usage anthropicUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(ev.Data, &v) == nil {
+			v.Message.Usage.mergeInto(&w.u)
+		}
+	case "message_delta":
+		var v struct {
+			Usage anthropicUsage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &v) == nil {
+			v.Usage.mergeInto(&w.u)
+		}
+	case "message_stop":
+		return observation{Verdict: vEnd}
+	case "error":
+		typ, msg := anthropicFlavour{}.ParseError(ev.Data)
+		return observation{Verdict: vError, ErrStatus: anthropicStatus(typ), ErrType: typ, ErrMsg: msg}
+	case "content_block_start":
+		if !committed && blockStartVisible(ev.Data) {
+			return observation{Verdict: vVisible}
+		}
+	case "content_block_delta":
+		if !committed && deltaVisible(ev.Data) {
+			return observation{Verdict: vVisible}
+		}
+	}
+	return observation{Verdict: vPreamble}
+}
+
+func blockStartVisible(data []byte) bool {
+	var v struct {
+		Block struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+		} `json:"content_block"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	switch v.Block.Type {
+	case "text":
+		return v.Block.Text != ""
+	case "thinking":
+		return v.Block.Thinking != ""
+	case "":
+		return false
+	}
+	return true
+}
+
+func deltaVisible(data []byte) bool {
+	var v struct {
+		Delta struct {
+			Type        string          `json:"type"`
+			Text        string          `json:"text"`
+			Thinking    string          `json:"thinking"`
+			PartialJSON string          `json:"partial_json"`
+			Citation    json.RawMessage `json:"citation"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	d := v.Delta
+	return d.Text != "" || d.Thinking != "" || d.PartialJSON != "" ||
+		(d.Type == "citations_delta" && len(bytes.TrimSpace(d.Citation)) > 0)
+}

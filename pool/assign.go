@@ -1,0 +1,262 @@
+package pool
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// bindKey is the assignment key of SPEC POOL-4: (session, pool, unified model).
+type bindKey struct {
+	pool, session, model string
+}
+
+// binding is a recorded sticky assignment.
+type binding struct {
+	member   string
+	lastUsed time.Time
+}
+
+// flight is the shared first pick of a new key while its first calls run
+// (SPEC POOL-5 "concurrent first calls of one new session share one
+// assignment"): no binding exists yet (it is recorded only on success), but
+// every call that arrives meanwhile starts on the same member.
+type flight struct {
+	member string
+	refs   int
+}
+
+// assigner owns sticky bindings, in-flight first picks and the per-pool
+// rotation cursors. All methods are safe for concurrent use; time is passed
+// in (tests inject the clock).
+type assigner struct {
+	mu       sync.Mutex
+	bindings map[bindKey]*binding
+	flights  map[bindKey]*flight
+	cursor   map[string]int
+}
+
+func newAssigner() *assigner {
+	return &assigner{bindings: map[bindKey]*binding{}, flights: map[bindKey]*flight{}, cursor: map[string]int{}}
+}
+
+// acquire picks the member a call starts on (SPEC POOL-4, POOL-6).
+// eligible are the pool members that can serve this request, in configured
+// order; hot tells whether a member is out of cooldown. For sticky pools:
+// a live binding whose member is eligible is reused (and touched); else a
+// running first pick of the same key is joined; else the session's member
+// for another unified model is preferred when eligible and hot, else the hot
+// eligible member with the fewest bound sessions (bindings plus first picks
+// in flight), ties rotating. round-robin rotates per call; failover takes the
+// first hot member. Every acquire must be paired with release, passing
+// inFlight back.
+func (a *assigner) acquire(p *PoolConfig, key bindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pickFrom := hotOnly(eligible, hot)
+	switch p.Strategy {
+	case StrategyRoundRobin:
+		i := a.cursor[p.ID] % len(pickFrom)
+		a.cursor[p.ID] = i + 1
+		return pickFrom[i], false
+	case StrategyFailover:
+		return pickFrom[0], false
+	}
+	if key.session != "" {
+		if b := a.bindings[key]; b != nil {
+			if now.Sub(b.lastUsed) < p.SessionTTL && contains(eligible, b.member) {
+				b.lastUsed = now
+				return b.member, false
+			}
+			if now.Sub(b.lastUsed) >= p.SessionTTL {
+				delete(a.bindings, key) // expired: balance again (POOL-4)
+			}
+		}
+		if f := a.flights[key]; f != nil && contains(eligible, f.member) {
+			f.refs++
+			return f.member, true
+		}
+	}
+	if key.session != "" {
+		// POOL-6: stay on the session's member when it serves this model too.
+		for k, b := range a.bindings {
+			if k.pool == key.pool && k.session == key.session && now.Sub(b.lastUsed) < p.SessionTTL && contains(pickFrom, b.member) {
+				member = b.member
+				break
+			}
+		}
+	}
+	if member == "" {
+		member = a.leastBound(p, pickFrom, now)
+	}
+	if key.session == "" {
+		return member, false
+	}
+	if f := a.flights[key]; f != nil {
+		f.member, f.refs = member, f.refs+1
+	} else {
+		a.flights[key] = &flight{member: member, refs: 1}
+	}
+	return member, true
+}
+
+// leastBound returns the member of candidates with the fewest live bindings
+// plus first picks in flight; among equals the first at or after the pool's
+// cursor (ties rotate). Expired bindings are swept. Caller holds a.mu.
+func (a *assigner) leastBound(p *PoolConfig, candidates []string, now time.Time) string {
+	load := map[string]int{}
+	for k, b := range a.bindings {
+		if k.pool != p.ID {
+			continue
+		}
+		if now.Sub(b.lastUsed) >= p.SessionTTL {
+			delete(a.bindings, k)
+			continue
+		}
+		load[b.member]++
+	}
+	for k, f := range a.flights {
+		if k.pool == p.ID {
+			load[f.member]++
+		}
+	}
+	idx := map[string]int{}
+	for i, m := range p.Members {
+		idx[m] = i
+	}
+	best, bestDist := "", 0
+	n := len(p.Members)
+	start := a.cursor[p.ID] % n
+	for _, m := range candidates {
+		dist := (idx[m] - start + n) % n
+		if best == "" || load[m] < load[best] || (load[m] == load[best] && dist < bestDist) {
+			best, bestDist = m, dist
+		}
+	}
+	a.cursor[p.ID] = (idx[best] + 1) % n
+	return best
+}
+
+// release ends a call begun with acquire. success is the member that served
+// the call ("" when none did); it becomes the key's binding (SPEC POOL-5
+// "recorded only when a call succeeds", POOL-8 "moves to the member that
+// succeeded").
+func (a *assigner) release(p *PoolConfig, key bindKey, inFlight bool, success string, now time.Time) {
+	if p.Strategy != StrategySticky || key.session == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if success != "" {
+		a.bindings[key] = &binding{member: success, lastUsed: now}
+		if f := a.flights[key]; f != nil {
+			f.member = success // later joiners follow the member that worked
+		}
+	}
+	if f := a.flights[key]; f != nil && inFlight {
+		if f.refs--; f.refs <= 0 {
+			delete(a.flights, key)
+		}
+	}
+}
+
+// bind records a binding immediately (used at a stream's commit point, so
+// joiners of the same first pick see it before the stream ends).
+func (a *assigner) bind(p *PoolConfig, key bindKey, member string, now time.Time) {
+	if p.Strategy != StrategySticky || key.session == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.bindings[key] = &binding{member: member, lastUsed: now}
+	if f := a.flights[key]; f != nil {
+		f.member = member
+	}
+}
+
+// retain drops bindings whose pool or member no longer exists (SPEC POOL-16).
+func (a *assigner) retain(cfg *Config) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, b := range a.bindings {
+		p := cfg.Pool(k.pool)
+		if p == nil || !contains(p.Members, b.member) {
+			delete(a.bindings, k)
+		}
+	}
+}
+
+// bindingView is one live binding for status.
+type bindingView struct {
+	key      bindKey
+	member   string
+	lastUsed time.Time
+}
+
+// snapshot lists live bindings, sorted by pool, session, model.
+func (a *assigner) snapshot(cfg *Config, now time.Time) []bindingView {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []bindingView
+	for k, b := range a.bindings {
+		if p := cfg.Pool(k.pool); p != nil && now.Sub(b.lastUsed) < p.SessionTTL {
+			out = append(out, bindingView{k, b.member, b.lastUsed})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i].key, out[j].key
+		if x.pool != y.pool {
+			return x.pool < y.pool
+		}
+		if x.session != y.session {
+			return x.session < y.session
+		}
+		return x.model < y.model
+	})
+	return out
+}
+
+// hotOnly returns the hot members of eligible, or all of eligible when none
+// is hot (fail-open picks among cooling members, SPEC POOL-11).
+func hotOnly(eligible []string, hot func(string) bool) []string {
+	var out []string
+	for _, m := range eligible {
+		if hot(m) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return eligible
+	}
+	return out
+}
+
+// attemptOrder is the order members are tried in for one call (SPEC POOL-7,
+// POOL-11): the hot members, starting at primary and continuing cyclically in
+// configured order; when no member is hot, every eligible member ordered by
+// earliest recovery (fail-open). until reports a member's cooldown deadline
+// and whether it is cooling.
+func attemptOrder(eligible []string, primary string, until func(string) (time.Time, bool)) []string {
+	var hot []string
+	for _, m := range eligible {
+		if _, cooling := until(m); !cooling {
+			hot = append(hot, m)
+		}
+	}
+	if len(hot) == 0 {
+		out := append([]string(nil), eligible...)
+		sort.SliceStable(out, func(i, j int) bool {
+			a, _ := until(out[i])
+			b, _ := until(out[j])
+			return a.Before(b)
+		})
+		return out
+	}
+	start := 0
+	for i, m := range hot {
+		if m == primary {
+			start = i
+		}
+	}
+	return append(append([]string(nil), hot[start:]...), hot[:start]...)
+}

@@ -1,0 +1,334 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// call is one client request being served by a pool.
+type call struct {
+	p     *Pool
+	cfg   *Config
+	scrub scrubber
+	pc    *PoolConfig
+	fl    flavour
+	ep    endpoint
+	ci    *callInfo
+	um    *UnifiedModel
+	w     http.ResponseWriter
+	r     *http.Request
+
+	start      time.Time // monotonic, for latencies
+	startClock time.Time // injected clock, for records
+	session    string    // short hash
+	attempts   []Attempt
+	ttfb       time.Duration
+}
+
+// outcome is how one attempt ended.
+type outcome struct {
+	// done: a response was written (success, pass-through, or a failure
+	// after the commit point); no further member is tried.
+	done bool
+	// served: the member answered (commit point reached or a complete
+	// non-streamed answer); it becomes the binding (POOL-5, POOL-8).
+	served bool
+	// canceled: the client went away (POOL-9): no failure, no failover.
+	canceled bool
+	// fail describes a failure (before or after the commit point).
+	fail     *Attempt
+	explicit time.Duration // server-given wait for rate_limit
+	u        usage
+}
+
+// hopHeaders are removed in both directions (RFC 9110 §7.6.1), plus the
+// client's credentials (replaced by the member's key, SPEC POOL-2), the
+// client's Accept-Encoding (the pool must read the stream; Transport asks
+// for gzip and decodes it) and cookies.
+var dropRequestHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate", "Host", "Content-Length",
+	"X-Api-Key", "Authorization", "Accept-Encoding", "Cookie"}
+
+var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length", "Set-Cookie"}
+
+func (c *call) run() {
+	sessionID, _ := sessionIdentity(c.r.Header, c.ci)
+	c.session = sessionHash(sessionID)
+	key := bindKey{pool: c.pc.ID, session: sessionID, model: c.ci.Model}
+	var eligible []string
+	var skipped []string
+	for _, m := range c.pc.Members {
+		if why := cannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.demands); why != "" {
+			skipped = append(skipped, m+": "+why)
+			continue
+		}
+		eligible = append(eligible, m)
+	}
+	if len(eligible) == 0 {
+		c.headers(c.w.Header(), "none")
+		writeError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
+		c.record("", ClassBadRequest, http.StatusBadRequest)
+		return
+	}
+	now := c.p.opts.Now()
+	until := func(m string) (time.Time, bool) { return c.p.cooling(m, c.target(m), now) }
+	hot := func(m string) bool { _, cooling := until(m); return !cooling }
+	primary, inFlight := c.p.assign.acquire(c.pc, key, eligible, hot, now)
+	served := ""
+	defer func() { c.p.assign.release(c.pc, key, inFlight, served, c.p.opts.Now()) }()
+	for _, m := range attemptOrder(eligible, primary, until) {
+		var o outcome
+		if c.ci.Stream {
+			o = c.streamAttempt(m, key)
+		} else {
+			o = c.plainAttempt(m)
+		}
+		if o.canceled {
+			c.p.log.Info("pool call canceled by client", "pool", c.pc.ID, "member", m, "session", c.session)
+			c.record(m, "canceled", 0)
+			return
+		}
+		if o.fail != nil {
+			c.failed(m, o)
+		}
+		if o.served && c.ep.Kind == epGenerate {
+			served = m
+			if o.fail == nil {
+				c.p.cd.succeed(m)
+			}
+			c.p.stats.usage(c.pc.ID, c.session, m, o.u)
+		}
+		if o.done {
+			class, status := "", 200
+			if o.fail != nil {
+				class, status = o.fail.Class, o.fail.Status
+			}
+			c.record(m, class, status)
+			return
+		}
+	}
+	c.aggregate()
+}
+
+// target is the member's model id for this call.
+func (c *call) target(member string) string { return c.pc.Target(c.um, c.ci.Model, member) }
+
+// failed records a member failure: counters, cooldown, log (SPEC POOL-10).
+func (c *call) failed(m string, o outcome) {
+	a := o.fail
+	c.attempts = append(c.attempts, *a)
+	if a.Class == ClassBadRequest {
+		return
+	}
+	key := m
+	if a.Class == ClassModelNotFound {
+		key = m + "\x00" + c.target(m)
+	}
+	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.base(a.Class), o.explicit, c.p.opts.Now())
+	c.p.log.Warn("pool member failed", "pool", c.pc.ID, "member", m, "class", a.Class, "status", a.Status,
+		"cooldown_until", until.Format(time.RFC3339), "session", c.session)
+}
+
+// aggregate answers when every member failed before the commit point
+// (SPEC POOL-11): one error listing each attempt; the status of the most
+// transient failure (429 > 529/503 > 5xx > others).
+func (c *call) aggregate() {
+	status, best := 502, 0
+	var parts []string
+	for _, a := range c.attempts {
+		st := a.Status
+		if st == 0 {
+			st = classStatus(a.Class)
+		}
+		if t := transience(st); t > best {
+			status, best = st, t
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (%d)", a.Member, a.Class, a.Status))
+	}
+	c.headers(c.w.Header(), "none")
+	msg := fmt.Sprintf("pool %s: all %d attempted members failed: %s", c.pc.ID, len(c.attempts), strings.Join(parts, "; "))
+	writeError(c.w, c.fl, status, msg, c.attempts)
+	last := ""
+	if len(c.attempts) > 0 {
+		last = c.attempts[len(c.attempts)-1].Class
+	}
+	c.record("", last, status)
+}
+
+// headers sets the pool's response headers (SPEC POOL-13b).
+func (c *call) headers(h http.Header, member string) {
+	h.Set("X-Pool-Member", member)
+	h.Set("X-Pool-Attempts", strconv.Itoa(len(c.attempts)+boolToInt(member != "none")))
+	if c.session != "" {
+		h.Set("X-Pool-Session", c.session)
+	}
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *call) record(member, class string, status int) {
+	c.p.stats.add(CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
+		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
+		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status})
+}
+
+// upstreamRequest builds the request to member ch: the model rewritten
+// (POOL-2), the effort mapped (POOL-12), the client's headers minus
+// hop-by-hop and credentials, the member's key, the client's query kept.
+func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request, error) {
+	effort := ""
+	if c.ci.Effort != "" {
+		effort = mapEffort(c.um, ch.ID, c.ci.Effort)
+	}
+	body, err := c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimRight(ch.BaseURL, "/") + c.ep.Upstream
+	if c.r.URL.RawQuery != "" {
+		u += "?" + c.r.URL.RawQuery
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.r.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for _, f := range c.r.Header.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			req.Header.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range dropRequestHeaders {
+		req.Header.Del(k)
+	}
+	if ch.AuthHeader == "bearer" {
+		req.Header.Set("Authorization", "Bearer "+ch.key.reveal())
+	} else {
+		req.Header.Set("X-Api-Key", ch.key.reveal())
+	}
+	req.ContentLength = int64(len(body))
+	return req, nil
+}
+
+// copyResponseHeaders copies an upstream's end-to-end headers.
+func copyResponseHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, f := range src.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			dst.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range dropResponseHeaders {
+		dst.Del(k)
+	}
+}
+
+// transportFailure classifies a RoundTrip or body-read error. The client's
+// own cancel is not a member failure (POOL-9).
+func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
+	if c.r.Context().Err() != nil {
+		return outcome{canceled: true}
+	}
+	class := ClassNetwork
+	if timedOut || errors.Is(err, context.DeadlineExceeded) {
+		class = ClassTimeout
+	}
+	return outcome{fail: &Attempt{Member: m, Class: class, Message: c.scrub.scrub(shortErr(err))}}
+}
+
+// errorAnswer classifies a non-2xx upstream answer. bad_request is passed
+// through as is, once, without cooldown or failover (SPEC POOL-10).
+func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
+	typ, msg := c.fl.ParseError(body)
+	class := classifyStatus(resp.StatusCode, typ, msg)
+	a := &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}
+	if class == ClassBadRequest {
+		c.writeAnswer(m, resp, body)
+		return outcome{done: true, fail: a}
+	}
+	o := outcome{fail: a}
+	if class == ClassRateLimit {
+		o.explicit = retryAfter(resp.Header, c.p.opts.Now())
+	}
+	return o
+}
+
+// writeAnswer writes a complete upstream answer to the client.
+func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
+	h := c.w.Header()
+	copyResponseHeaders(h, resp.Header)
+	h.Del("Content-Encoding") // Transport decoded it, or the upstream sent none
+	c.headers(h, m)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.ttfb = time.Since(c.start)
+	c.w.WriteHeader(resp.StatusCode)
+	_, _ = c.w.Write(body)
+}
+
+// plainAttempt runs one non-streamed attempt (SPEC POOL-7 "non-streaming
+// calls fail over on the same classes"); the wait for the whole answer is
+// bounded by the pool's response_timeout_ms.
+func (c *call) plainAttempt(m string) outcome {
+	ch := c.cfg.Channel(m)
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.pc.ResponseTimeout)
+	defer cancel()
+	req, err := c.upstreamRequest(ctx, ch)
+	if err != nil {
+		return outcome{fail: &Attempt{Member: m, Class: ClassBadRequest, Message: err.Error()}, done: true}
+	}
+	resp, err := c.p.opts.Transport.RoundTrip(req)
+	if err != nil {
+		return c.transportFailure(m, err, false)
+	}
+	defer drain(resp.Body)
+	body, err := readBody(resp.Body, MaxRequestBody)
+	if err != nil {
+		return c.transportFailure(m, err, false)
+	}
+	if resp.StatusCode/100 != 2 {
+		return c.errorAnswer(m, resp, body)
+	}
+	return c.completeAnswer(m, resp, body)
+}
+
+// completeAnswer checks a complete 2xx answer for content, then writes it.
+func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
+	u, empty := c.fl.InspectBody(c.ep, body)
+	if empty {
+		return outcome{fail: &Attempt{Member: m, Class: ClassEmpty, Status: resp.StatusCode, Message: "answer has no content"}}
+	}
+	c.writeAnswer(m, resp, body)
+	return outcome{done: true, served: true, u: u}
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	// url.Error quotes the URL; keep only the cause (no paths in errors).
+	if i := strings.LastIndex(s, "\": "); i >= 0 {
+		s = s[i+3:]
+	}
+	return clip(s)
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}

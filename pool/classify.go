@@ -1,0 +1,131 @@
+package pool
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRetryAfter caps a server-given wait so a bogus header cannot park a
+// member for days.
+const maxRetryAfter = time.Hour
+
+// classifyStatus maps an upstream HTTP error answer to a failure class
+// (SPEC POOL-10, Bifrost-style classification in POOL-NOTES): 401/403 auth;
+// 402, or 429/403 whose message speaks of quota, billing or balance, quota;
+// 429 rate_limit; 408 timeout; 5xx and 529 server; 400/404/413/422 and other
+// 4xx bad_request, except a "model not found" answer, which is that member's
+// misconfiguration (model_not_found).
+func classifyStatus(status int, errType, msg string) string {
+	lower := strings.ToLower(errType + " " + msg)
+	quota := strings.Contains(lower, "quota") || strings.Contains(lower, "billing") ||
+		strings.Contains(lower, "insufficient") || strings.Contains(lower, "balance") ||
+		strings.Contains(lower, "credit")
+	switch {
+	case status == 402:
+		return ClassQuota
+	case status == 429 || status == 403:
+		if quota {
+			return ClassQuota
+		}
+		if status == 403 {
+			return ClassAuth
+		}
+		return ClassRateLimit
+	case status == 401:
+		return ClassAuth
+	case status == 408:
+		return ClassTimeout
+	case status >= 500:
+		return ClassServer
+	case status >= 400:
+		if modelNotFound(status, errType, lower) {
+			return ClassModelNotFound
+		}
+		return ClassBadRequest
+	}
+	return ClassServer
+}
+
+// modelNotFound recognises "the model id does not exist here" answers.
+func modelNotFound(status int, errType, lower string) bool {
+	if !strings.Contains(lower, "model") {
+		return false
+	}
+	if errType == "model_not_found" || strings.Contains(lower, "model_not_found") {
+		return true
+	}
+	if status == 404 {
+		return true
+	}
+	for _, s := range []string{"not found", "does not exist", "not exist", "unknown model", "invalid model", "no such model", "not supported"} {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter reads the server's requested wait (SPEC POOL-10): retry-after-ms
+// (milliseconds), Retry-After (seconds or HTTP-date, RFC 9110 §10.2.3), else
+// the latest anthropic-ratelimit-*-reset (RFC 3339). 0 when absent or in the
+// past; capped at one hour.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	d := time.Duration(0)
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms > 0 {
+			d = time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil {
+			if s > 0 {
+				d = time.Duration(s * float64(time.Second))
+			}
+		} else if t, err := http.ParseTime(v); err == nil {
+			d = t.Sub(now)
+		}
+	}
+	if d == 0 {
+		for k, vs := range h {
+			lk := strings.ToLower(k)
+			if !strings.HasPrefix(lk, "anthropic-ratelimit-") || !strings.HasSuffix(lk, "-reset") || len(vs) == 0 {
+				continue
+			}
+			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(vs[0])); err == nil {
+				d = max(d, t.Sub(now))
+			}
+		}
+	}
+	if d < 0 {
+		return 0
+	}
+	return min(d, maxRetryAfter)
+}
+
+// transience ranks a failure's HTTP status for the aggregated error
+// (SPEC POOL-11): 429 > 529/503 > other 5xx > everything else.
+func transience(status int) int {
+	switch {
+	case status == 429:
+		return 4
+	case status == 529 || status == 503:
+		return 3
+	case status >= 500:
+		return 2
+	}
+	return 1
+}
+
+// classStatus is the HTTP status reported for a failure that had none
+// (connect error, timeout, empty answer).
+func classStatus(class string) int {
+	switch class {
+	case ClassTimeout:
+		return 504
+	case ClassRateLimit:
+		return 429
+	}
+	return 502
+}

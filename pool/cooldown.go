@@ -1,0 +1,160 @@
+package pool
+
+import (
+	"sync"
+	"time"
+)
+
+// Failure classes (SPEC POOL-10). ClassNetwork (connect/reset/early close)
+// and ClassModelNotFound (one member misconfigured) refine "server" and
+// "bad_request" so logs and status say what happened.
+const (
+	ClassAuth          = "auth"
+	ClassQuota         = "quota"
+	ClassRateLimit     = "rate_limit"
+	ClassServer        = "server"
+	ClassTimeout       = "timeout"
+	ClassEmpty         = "empty"
+	ClassNetwork       = "network"
+	ClassBadRequest    = "bad_request"
+	ClassModelNotFound = "model_not_found"
+)
+
+// maxGrowth caps cooldown growth at 10× the class base (SPEC POOL-10,
+// Envoy outlier detection style).
+const maxGrowth = 10
+
+// base is the configured cooldown of a class; 0 for bad_request and unknown
+// classes (no cooldown).
+func (c CooldownConfig) base(class string) time.Duration {
+	switch class {
+	case ClassAuth:
+		return c.Auth
+	case ClassQuota:
+		return c.Quota
+	case ClassRateLimit:
+		return c.RateLimit
+	case ClassServer:
+		return c.Server
+	case ClassTimeout:
+		return c.Timeout
+	case ClassEmpty:
+		return c.Empty
+	case ClassNetwork:
+		return c.Network
+	case ClassModelNotFound:
+		return c.ModelNotFound
+	}
+	return 0
+}
+
+// cooldownState is one member's passive health.
+type cooldownState struct {
+	until     time.Time
+	class     string
+	last      time.Duration // length of the most recent cooldown
+	failures  int64
+	successes int64
+}
+
+// cooldowns tracks cooldowns per key (a channel id, or channel id + "\x00" +
+// target model for model_not_found). A channel shared by two pools shares
+// its cooldown: auth, quota and rate limits belong to the channel's key.
+type cooldowns struct {
+	mu sync.Mutex
+	m  map[string]*cooldownState
+}
+
+func newCooldowns() *cooldowns { return &cooldowns{m: map[string]*cooldownState{}} }
+
+func (c *cooldowns) state(key string) *cooldownState {
+	st := c.m[key]
+	if st == nil {
+		st = &cooldownState{}
+		c.m[key] = st
+	}
+	return st
+}
+
+// fail records a failure of class at now and returns the cooldown deadline
+// (zero when the class has no cooldown). base is the class's configured
+// length; explicit is a server-given wait (Retry-After and friends), used as
+// is. Rules (SPEC POOL-10): a failure within a running cooldown extends it
+// when its deadline is later (the longest deadline wins); a failure soon
+// after a cooldown ended (within that cooldown's length) doubles the previous
+// length, capped at 10× base; otherwise the cooldown is base.
+func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.failures++
+	wasCooling := now.Before(st.until)
+	var d time.Duration
+	switch {
+	case explicit > 0:
+		d = explicit
+	case base <= 0:
+		return time.Time{}
+	case st.last > 0 && !wasCooling && now.Sub(st.until) <= max(st.last, base):
+		d = min(max(st.last*2, base), base*maxGrowth)
+	default:
+		d = base
+	}
+	if deadline := now.Add(d); deadline.After(st.until) {
+		st.until, st.class = deadline, class
+	}
+	if wasCooling {
+		st.last = max(st.last, d)
+	} else {
+		st.last = d
+	}
+	return st.until
+}
+
+// succeed records a success: the cooldown and its growth reset (POOL-10).
+func (c *cooldowns) succeed(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.state(key)
+	st.successes++
+	st.until, st.class, st.last = time.Time{}, "", 0
+}
+
+// until reports the cooldown deadline of key and whether it is cooling at now.
+func (c *cooldowns) until(key string, now time.Time) (time.Time, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.m[key]
+	if st == nil || !now.Before(st.until) {
+		return time.Time{}, "", false
+	}
+	return st.until, st.class, true
+}
+
+// counts returns successes and failures of key.
+func (c *cooldowns) counts(key string) (succ, fail int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.m[key]; st != nil {
+		return st.successes, st.failures
+	}
+	return 0, 0
+}
+
+// retain drops state of channels that no longer exist (SPEC POOL-16).
+func (c *cooldowns) retain(cfg *Config) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		id := k
+		for i := 0; i < len(k); i++ {
+			if k[i] == 0 {
+				id = k[:i]
+				break
+			}
+		}
+		if cfg.Channel(id) == nil {
+			delete(c.m, k)
+		}
+	}
+}

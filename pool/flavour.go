@@ -1,0 +1,171 @@
+package pool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+)
+
+// flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
+// (call.go, stream.go) is flavour-neutral; everything that depends on the
+// wire format sits behind this interface: which paths exist, what a request
+// says (model, stream, session hints, capability demands), how to rewrite it
+// for a member, where the commit point of a stream is, and the error shapes.
+// anthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
+// Responses implement the same interface next to it.
+type flavour interface {
+	// Name is APIAnthropic or APIOpenAI.
+	Name() string
+	// Endpoint maps method and the path after "/pool/{pool}" (e.g.
+	// "/v1/messages") to an endpoint; false means 404.
+	Endpoint(method, path string) (endpoint, bool)
+	// ParseRequest reads the client's JSON body. An error is the client's
+	// fault and is answered 400 in ErrorBody's shape.
+	ParseRequest(ep endpoint, body []byte) (*callInfo, error)
+	// RewriteBody returns the body for one member: model set to target and,
+	// when effort is not "", the effort field set to it (SPEC POOL-2, POOL-12).
+	RewriteBody(ci *callInfo, target, effort string) ([]byte, error)
+	// NewWatcher returns the commit-point detector for one streamed attempt.
+	NewWatcher() streamWatcher
+	// InspectBody reads a non-streamed 2xx answer: its usage, and whether it
+	// carries no content (class "empty", SPEC POOL-7).
+	InspectBody(ep endpoint, body []byte) (u usage, empty bool)
+	// ParseError extracts the error type and message of an upstream error
+	// body (JSON error document or error event data).
+	ParseError(body []byte) (typ, msg string)
+	// ErrorBody renders a pool error document with HTTP status status.
+	ErrorBody(status int, msg string, attempts []Attempt) []byte
+	// ErrorEvent renders the protocol's in-stream error event, sent when an
+	// upstream fails after the commit point (SPEC POOL-7).
+	ErrorEvent(status int, msg string) []byte
+	// PingEvent is the keepalive event the pool sends on a quiet stream.
+	PingEvent() []byte
+}
+
+// endpointKind tells the call engine how to treat a request.
+type endpointKind int
+
+const (
+	epGenerate    endpointKind = iota // a model call: failover, binding, commit point
+	epCountTokens                     // passthrough with failover, no binding recorded
+	epModels                          // answered by the pool from its configuration
+)
+
+// endpoint is one route of a flavour.
+type endpoint struct {
+	Kind endpointKind
+	// Upstream is the path appended to the channel's base_url.
+	Upstream string
+}
+
+// callInfo is what the pool reads from one request body.
+type callInfo struct {
+	Model  string
+	Stream bool
+	demands
+	// Session hints found in the body (SPEC POOL-5), in the order of that
+	// rule: MetadataSession (Claude Code's metadata.user_id), PromptCacheKey
+	// (Codex), ContentHash (system prompt + whole first user message).
+	MetadataSession string
+	PromptCacheKey  string
+	ContentHash     string
+
+	raw []byte // the client's body
+}
+
+// usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
+// stickiness matters"): Input counts uncached input tokens, CacheRead the
+// tokens served from the cache, CacheCreation the tokens written to it.
+type usage struct {
+	Input, CacheRead, CacheCreation, Output int64
+}
+
+// verdict is what an upstream event means for the commit point.
+type verdict int
+
+const (
+	vPreamble verdict = iota // no visible output: hold it before the commit point
+	vVisible                 // visible output: the commit point (SPEC POOL-7)
+	vEnd                     // the protocol's clean end (message_stop, [DONE], response.completed)
+	vError                   // the protocol's error event
+)
+
+// observation is a watcher's reading of one event.
+type observation struct {
+	Verdict verdict
+	// For vError: the HTTP status equivalent to the error type, the type and
+	// the upstream message.
+	ErrStatus int
+	ErrType   string
+	ErrMsg    string
+}
+
+// streamWatcher follows one streamed attempt.
+type streamWatcher interface {
+	// Observe classifies ev. committed tells whether the commit point was
+	// already passed (a watcher may then skip the visibility check).
+	Observe(ev *sseEvent, committed bool) observation
+	// Usage is the accumulated usage so far.
+	Usage() usage
+}
+
+// Attempt is one member tried during a call, as listed in an aggregated error
+// (SPEC POOL-11) and counted in status. Message is the upstream's error
+// message with keys scrubbed, at most 300 bytes; never a body or a prompt.
+type Attempt struct {
+	Member  string `json:"member"`
+	Class   string `json:"class"`
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads at most limit bytes of r.
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return b, nil
+}
+
+// spliceTopLevel replaces the value of key in the top-level JSON object body
+// with val, leaving every other byte as the client sent it (so the upstream
+// sees the same prompt bytes). ok is false when body is not an object or has
+// no such key.
+func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		k, _ := t.(string)
+		afterKey := dec.InputOffset()
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		end := dec.InputOffset()
+		if k != key {
+			continue
+		}
+		start := int(afterKey)
+		for start < int(end) && (body[start] == ':' || body[start] == ' ' || body[start] == '\t' || body[start] == '\n' || body[start] == '\r') {
+			start++
+		}
+		out = make([]byte, 0, len(body)+len(val))
+		out = append(out, body[:start]...)
+		out = append(out, val...)
+		return append(out, body[end:]...), true
+	}
+	return nil, false
+}

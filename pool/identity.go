@@ -1,0 +1,51 @@
+package pool
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+)
+
+// sessionIdentity returns the session id of a request and where it came
+// from, first found wins (SPEC POOL-5; agents per POOL-NOTES):
+//
+//  1. X-Session-Id (any client that wants to say it)
+//  2. X-Claude-Code-Session-Id, else the session in metadata.user_id (Claude Code)
+//  3. session_id / session-id header, else body prompt_cache_key (Codex)
+//  4. x-session-affinity, x-opencode-session (OpenCode), X-Amp-Thread-Id (Amp),
+//     X-Qwen-Code-Session-Id (Qwen Code)
+//  5. a hash of the system prompt plus the whole first user message
+//
+// It returns "", "" when nothing identifies the request (no messages).
+func sessionIdentity(h http.Header, ci *callInfo) (id, source string) {
+	type hint struct{ value, source string }
+	hints := []hint{
+		{h.Get("X-Session-Id"), "x-session-id"},
+		{h.Get("X-Claude-Code-Session-Id"), "claude-code-header"},
+		{ci.MetadataSession, "claude-code-metadata"},
+		{h.Get("Session_id"), "codex-header"},
+		{h.Get("Session-Id"), "codex-header"},
+		{ci.PromptCacheKey, "prompt-cache-key"},
+		{h.Get("X-Session-Affinity"), "x-session-affinity"},
+		{h.Get("X-Opencode-Session"), "opencode"},
+		{h.Get("X-Amp-Thread-Id"), "amp"},
+		{h.Get("X-Qwen-Code-Session-Id"), "qwen-code"},
+		{ci.ContentHash, "content-hash"},
+	}
+	for _, x := range hints {
+		if x.value != "" {
+			return x.value, x.source
+		}
+	}
+	return "", ""
+}
+
+// sessionHash is the short form of a session id used in headers, logs and
+// status (SPEC POOL-13b): 12 hex digits of SHA-256, never the raw id.
+func sessionHash(id string) string {
+	if id == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("dual-proxy-session\x00" + id))
+	return hex.EncodeToString(sum[:6])
+}

@@ -1,0 +1,238 @@
+package pool
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultPingInterval is how long a committed stream may stay quiet before
+// the pool sends its own keepalive event (SPEC POOL-7: at least every 30 s).
+const DefaultPingInterval = 15 * time.Second
+
+// MaxRequestBody is the largest client request body the pool accepts
+// (bytes); larger bodies are answered 413.
+const MaxRequestBody = 32 << 20
+
+// Options are the pool's collaborators. The zero value works: upstream calls
+// use http.DefaultTransport, time.Now, slog.Default and no token.
+type Options struct {
+	// Transport carries every upstream call (the proxy's selection engine,
+	// SPEC OPS-4); nil → http.DefaultTransport. Redirects are not followed.
+	Transport http.RoundTripper
+	// Now is the clock (bindings, cooldowns, records); nil → time.Now.
+	// Timeouts (first output, pings) use real timers regardless.
+	Now func() time.Time
+	// Logger receives pool, member, class, status and phase — never paths,
+	// headers, bodies, prompts or keys. nil → slog.Default().
+	Logger *slog.Logger
+	// Token, when non-empty, must be presented as x-api-key or
+	// Authorization: Bearer on every /pool/{pool}/… request, else 401
+	// (SPEC POOL-20). /pool/status stays open: it holds no secrets.
+	Token string
+	// PingInterval: a committed stream quiet this long gets our own ping
+	// event; 0 → DefaultPingInterval.
+	PingInterval time.Duration
+}
+
+// flavours are the wire APIs the pool serves, by Channel.API.
+var flavours = map[string]flavour{APIAnthropic: anthropicFlavour{}}
+
+// Pool serves the model pools of one configuration (SPEC §10). Create it
+// with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
+// and /pool/status. Safe for concurrent use.
+type Pool struct {
+	opts   Options
+	log    *slog.Logger
+	assign *assigner
+	cd     *cooldowns
+	stats  *stats
+
+	mu    sync.RWMutex
+	cfg   *Config
+	scrub scrubber
+}
+
+// New returns a pool serving cfg. State (bindings, cooldowns, recent calls)
+// starts empty and lives in memory (SPEC POOL-16).
+func New(cfg *Config, opts Options) *Pool {
+	if opts.Transport == nil {
+		opts.Transport = http.DefaultTransport
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = DefaultPingInterval
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), assign: newAssigner(),
+		cd: newCooldowns(), stats: newStats(), cfg: cfg, scrub: newScrubber(cfg)}
+}
+
+// Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
+// member still exist are kept; cooldowns of channels that still exist are
+// kept; calls in flight finish on the configuration they started with.
+func (p *Pool) Reload(cfg *Config) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	p.mu.Lock()
+	p.cfg, p.scrub = cfg, newScrubber(cfg)
+	p.mu.Unlock()
+	p.assign.retain(cfg)
+	p.cd.retain(cfg)
+	p.log.Info("pool config reloaded", "pools", len(cfg.Pools), "channels", len(cfg.Channels))
+}
+
+func (p *Pool) config() (*Config, scrubber) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.cfg, p.scrub
+}
+
+// API returns the flavour a pool serves ("anthropic" or "openai") and
+// whether the pool exists; the launcher picks ANTHROPIC_BASE_URL or
+// OPENAI_BASE_URL from it (SPEC POOL-20).
+func (p *Pool) API(pool string) (string, bool) {
+	cfg, _ := p.config()
+	pc := cfg.Pool(pool)
+	if pc == nil {
+		return "", false
+	}
+	return pc.API, true
+}
+
+// ServeHTTP answers GET /pool/status (the StatusJSON document) and
+// /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown pools and paths
+// get 404, a missing or wrong token 401 (POOL-20), both in the Anthropic
+// error shape unless the pool's flavour says otherwise.
+func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/pool/status" || r.URL.Path == "/pool/status/" {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeError(w, anthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(p.Status())
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
+	if !ok {
+		writeError(w, anthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
+		return
+	}
+	if p.opts.Token != "" && !tokenOK(r.Header, p.opts.Token) {
+		writeError(w, anthropicFlavour{}, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+		return
+	}
+	poolID, sub, _ := strings.Cut(rest, "/")
+	cfg, scrub := p.config()
+	pc := cfg.Pool(poolID)
+	if pc == nil {
+		writeError(w, anthropicFlavour{}, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
+		return
+	}
+	fl := flavours[pc.API]
+	if fl == nil {
+		writeError(w, anthropicFlavour{}, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
+		return
+	}
+	ep, ok := fl.Endpoint(r.Method, "/"+sub)
+	if !ok {
+		writeError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
+		return
+	}
+	if ep.Kind == epModels {
+		p.serveModels(w, cfg, pc)
+		return
+	}
+	body, err := readBody(r.Body, MaxRequestBody)
+	if err == errBodyTooLarge {
+		writeError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
+		return
+	}
+	if err != nil {
+		return // client went away while sending
+	}
+	ci, err := fl.ParseRequest(ep, body)
+	if err != nil {
+		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
+	var um *UnifiedModel
+	if len(pc.Models) > 0 {
+		if um = pc.Model(ci.Model); um == nil {
+			writeError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, poolID), nil)
+			return
+		}
+	}
+	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, w: w, r: r, start: time.Now(), startClock: p.opts.Now()}
+	c.run()
+}
+
+// tokenOK checks the pool token in x-api-key or Authorization: Bearer, in
+// constant time (SPEC POOL-20).
+func tokenOK(h http.Header, token string) bool {
+	for _, v := range []string{h.Get("X-Api-Key"), strings.TrimSpace(strings.TrimPrefix(h.Get("Authorization"), "Bearer "))} {
+		if v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(token)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// serveModels answers GET /pool/{pool}/v1/models with the unified models
+// and their merged capabilities (SPEC POOL-1, POOL-12), in the Anthropic
+// list shape (data, has_more, first_id, last_id) plus the capability fields.
+func (p *Pool) serveModels(w http.ResponseWriter, cfg *Config, pc *PoolConfig) {
+	type entry struct {
+		Type string `json:"type"`
+		ModelInfo
+		CreatedAt string `json:"created_at"`
+	}
+	list := modelList(cfg, pc)
+	doc := struct {
+		Data    []entry `json:"data"`
+		HasMore bool    `json:"has_more"`
+		FirstID string  `json:"first_id,omitempty"`
+		LastID  string  `json:"last_id,omitempty"`
+	}{Data: []entry{}}
+	for _, m := range list {
+		doc.Data = append(doc.Data, entry{Type: "model", ModelInfo: m, CreatedAt: "1970-01-01T00:00:00Z"})
+	}
+	if len(list) > 0 {
+		doc.FirstID, doc.LastID = list[0].ID, list[len(list)-1].ID
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// writeError writes a pool-generated error document.
+func writeError(w http.ResponseWriter, fl flavour, status int, msg string, attempts []Attempt) {
+	b := fl.ErrorBody(status, msg, attempts)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// drain discards up to 64 KiB so the connection can be reused.
+func drain(rc io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, rc, 64<<10)
+	_ = rc.Close()
+}

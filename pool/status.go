@@ -1,0 +1,202 @@
+package pool
+
+import (
+	"sync"
+	"time"
+)
+
+// recentCalls is how many calls the status keeps (SPEC POOL-13).
+const recentCalls = 200
+
+// CallRecord is one finished call in the status document (SPEC POOL-13):
+// no prompt, no key, no raw session id.
+type CallRecord struct {
+	Time    time.Time `json:"time"`
+	Pool    string    `json:"pool"`
+	Session string    `json:"session,omitempty"` // short hash (POOL-13b)
+	Model   string    `json:"model"`             // unified model id
+	Member  string    `json:"member,omitempty"`  // member that answered, "" if none
+	// Failovers counts members that failed before the one that answered.
+	Failovers int `json:"failovers"`
+	// TTFBMs is the time from request to the first byte sent to the client (ms).
+	TTFBMs int64 `json:"ttfb_ms"`
+	// Class is "" on success, else the failure class (or "canceled").
+	Class  string `json:"class,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
+
+// CacheStats are prompt-cache token totals from usage fields (POOL-NOTES):
+// HitRatio = cache_read / (input + cache_read + cache_creation).
+type CacheStats struct {
+	InputTokens         int64   `json:"input_tokens"`
+	CacheReadTokens     int64   `json:"cache_read_tokens"`
+	CacheCreationTokens int64   `json:"cache_creation_tokens"`
+	HitRatio            float64 `json:"hit_ratio"`
+}
+
+func (s *CacheStats) add(u usage) {
+	s.InputTokens += u.Input
+	s.CacheReadTokens += u.CacheRead
+	s.CacheCreationTokens += u.CacheCreation
+	if total := s.InputTokens + s.CacheReadTokens + s.CacheCreationTokens; total > 0 {
+		s.HitRatio = float64(s.CacheReadTokens) / float64(total)
+	}
+}
+
+// StatusJSON is the /pool/status document (SPEC POOL-13).
+type StatusJSON struct {
+	Pools    []PoolStatus    `json:"pools"`
+	Sessions []SessionStatus `json:"sessions"`
+	// Recent holds the last 200 calls, oldest first.
+	Recent []CallRecord `json:"recent"`
+}
+
+// PoolStatus is one pool with its members and merged models.
+type PoolStatus struct {
+	ID          string         `json:"id"`
+	DisplayName string         `json:"display_name"`
+	API         string         `json:"api"`
+	Strategy    string         `json:"strategy"`
+	Members     []MemberStatus `json:"members"`
+	Models      []ModelInfo    `json:"models"`
+}
+
+// MemberStatus is one member's health and load within a pool.
+type MemberStatus struct {
+	ID string `json:"id"`
+	// State is "ready" or "cooling".
+	State         string     `json:"state"`
+	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
+	CooldownClass string     `json:"cooldown_class,omitempty"`
+	Successes     int64      `json:"successes"`
+	Failures      int64      `json:"failures"`
+	BoundSessions int        `json:"bound_sessions"`
+	Cache         CacheStats `json:"cache"`
+}
+
+// SessionStatus is one session's bindings in one pool: unified model →
+// member (SPEC POOL-13), and its prompt-cache hit ratio (POOL-13b).
+type SessionStatus struct {
+	Session  string            `json:"session"` // short hash
+	Pool     string            `json:"pool"`
+	Bindings map[string]string `json:"bindings"`
+	LastUsed time.Time         `json:"last_used"`
+	Cache    CacheStats        `json:"cache"`
+}
+
+// stats holds recent calls and cache totals.
+type stats struct {
+	mu       sync.Mutex
+	recent   []CallRecord // ring, next write at head
+	head     int
+	full     bool
+	sessions map[[2]string]*CacheStats // (pool, session hash)
+	members  map[[2]string]*CacheStats // (pool, member)
+}
+
+func newStats() *stats {
+	return &stats{recent: make([]CallRecord, recentCalls), sessions: map[[2]string]*CacheStats{}, members: map[[2]string]*CacheStats{}}
+}
+
+func (s *stats) add(r CallRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recent[s.head] = r
+	s.head = (s.head + 1) % len(s.recent)
+	if s.head == 0 {
+		s.full = true
+	}
+}
+
+func (s *stats) usage(pool, session, member string, u usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	get := func(m map[[2]string]*CacheStats, k [2]string) *CacheStats {
+		if m[k] == nil {
+			m[k] = &CacheStats{}
+		}
+		return m[k]
+	}
+	if session != "" {
+		get(s.sessions, [2]string{pool, session}).add(u)
+	}
+	get(s.members, [2]string{pool, member}).add(u)
+}
+
+func (s *stats) list() []CallRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.full {
+		return append([]CallRecord{}, s.recent[:s.head]...)
+	}
+	return append(append([]CallRecord{}, s.recent[s.head:]...), s.recent[:s.head]...)
+}
+
+// cooling reports whether member (or its target model, for model_not_found)
+// is cooling at now, and the later deadline.
+func (p *Pool) cooling(member, target string, now time.Time) (time.Time, bool) {
+	u1, _, c1 := p.cd.until(member, now)
+	u2, _, c2 := p.cd.until(member+"\x00"+target, now)
+	if u2.After(u1) {
+		u1 = u2
+	}
+	return u1, c1 || c2
+}
+
+// Status returns the current status document (SPEC POOL-13): pools and
+// members (state, cooldown deadline and class, successes/failures, bound
+// sessions, cache hits), sessions (binding per unified model, cache hits)
+// and the last 200 calls. It contains no prompt, key or raw session id.
+func (p *Pool) Status() StatusJSON {
+	cfg, _ := p.config()
+	now := p.opts.Now()
+	binds := p.assign.snapshot(cfg, now)
+	st := StatusJSON{Pools: []PoolStatus{}, Sessions: []SessionStatus{}, Recent: p.stats.list()}
+	bound := map[[2]string]map[string]bool{}
+	sessions := map[[2]string]*SessionStatus{}
+	var order [][2]string
+	for _, b := range binds {
+		h := sessionHash(b.key.session)
+		mk := [2]string{b.key.pool, b.member}
+		if bound[mk] == nil {
+			bound[mk] = map[string]bool{}
+		}
+		bound[mk][h] = true
+		sk := [2]string{b.key.pool, h}
+		ss := sessions[sk]
+		if ss == nil {
+			ss = &SessionStatus{Session: h, Pool: b.key.pool, Bindings: map[string]string{}}
+			sessions[sk] = ss
+			order = append(order, sk)
+		}
+		ss.Bindings[b.key.model] = b.member
+		if b.lastUsed.After(ss.LastUsed) {
+			ss.LastUsed = b.lastUsed
+		}
+	}
+	p.stats.mu.Lock()
+	for _, sk := range order {
+		ss := sessions[sk]
+		if cs := p.stats.sessions[sk]; cs != nil {
+			ss.Cache = *cs
+		}
+		st.Sessions = append(st.Sessions, *ss)
+	}
+	for _, pc := range cfg.Pools {
+		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: modelList(cfg, pc)}
+		for _, m := range pc.Members {
+			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
+			if until, class, cooling := p.cd.until(m, now); cooling {
+				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &until, class
+			}
+			ms.Successes, ms.Failures = p.cd.counts(m)
+			if cs := p.stats.members[[2]string{pc.ID, m}]; cs != nil {
+				ms.Cache = *cs
+			}
+			ps.Members = append(ps.Members, ms)
+		}
+		st.Pools = append(st.Pools, ps)
+	}
+	p.stats.mu.Unlock()
+	return st
+}

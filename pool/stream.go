@@ -1,0 +1,229 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// maxPreamble caps the events held before the commit point (SPEC POOL-7).
+// A preamble that grows past it is committed as is: the client gets its
+// bytes, and the attempt can no longer fail over.
+const maxPreamble = 256 << 10
+
+// sseResult is one read from the upstream stream.
+type sseResult struct {
+	ev  sseEvent
+	err error
+}
+
+// streamAttempt runs one streamed attempt (SPEC POOL-7):
+//
+//   - before the commit point nothing reaches the client: preamble events
+//     are held; an HTTP error, connect failure, `event: error`, early EOF,
+//     clean end with no content, or no visible event within
+//     first_output_timeout_ms is a failure and the caller tries the next
+//     member;
+//   - at the first visible event the response head, the held preamble and
+//     the event are written and flushed (the commit point); the binding is
+//     recorded now (POOL-5, POOL-8);
+//   - after it every event is written and flushed as it arrives; a quiet
+//     stream gets our ping; an upstream failure becomes the protocol's error
+//     event and the stream ends — never a fake clean end, never a second
+//     member's output.
+func (c *call) streamAttempt(m string, key bindKey) outcome {
+	ch := c.cfg.Channel(m)
+	actx, cancel := context.WithCancel(c.r.Context())
+	defer cancel()
+	var timedOut atomic.Bool
+	firstOutput := time.AfterFunc(c.pc.FirstOutputTimeout, func() { timedOut.Store(true); cancel() })
+	defer firstOutput.Stop()
+
+	req, err := c.upstreamRequest(actx, ch)
+	if err != nil {
+		return outcome{fail: &Attempt{Member: m, Class: ClassBadRequest, Message: err.Error()}, done: true}
+	}
+	resp, err := c.p.opts.Transport.RoundTrip(req)
+	if err != nil {
+		return c.transportFailure(m, err, timedOut.Load())
+	}
+	if resp.StatusCode/100 != 2 || !isEventStream(resp.Header) {
+		defer drain(resp.Body)
+		body, err := readBody(resp.Body, MaxRequestBody)
+		if err != nil {
+			return c.transportFailure(m, err, timedOut.Load())
+		}
+		if resp.StatusCode/100 != 2 {
+			return c.errorAnswer(m, resp, body)
+		}
+		return c.completeAnswer(m, resp, body) // a 2xx JSON answer to a stream request
+	}
+
+	events := make(chan sseResult)
+	go func() {
+		defer close(events)
+		rd := newSSEReader(resp.Body)
+		for {
+			ev, err := rd.Next()
+			select {
+			case events <- sseResult{ev, err}:
+			case <-actx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		_ = resp.Body.Close()
+		for range events { //nolint:revive // drain until the reader exits
+		}
+	}()
+
+	w := c.fl.NewWatcher()
+	var held bytes.Buffer
+	for {
+		res, ok := <-events
+		if !ok {
+			return c.transportFailure(m, errors.New("stream reader stopped"), timedOut.Load())
+		}
+		if res.err != nil {
+			if res.err == io.EOF || res.err == io.ErrUnexpectedEOF {
+				if c.r.Context().Err() != nil {
+					return outcome{canceled: true}
+				}
+				return outcome{fail: &Attempt{Member: m, Class: ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
+			}
+			return c.transportFailure(m, res.err, timedOut.Load())
+		}
+		obs := w.Observe(&res.ev, false)
+		switch obs.Verdict {
+		case vPreamble:
+			held.Write(res.ev.Raw)
+			if held.Len() <= maxPreamble {
+				continue
+			}
+		case vEnd:
+			return outcome{fail: &Attempt{Member: m, Class: ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
+		case vError:
+			class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+			a := &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.scrub(clip(obs.ErrMsg))}
+			if class != ClassBadRequest {
+				return outcome{fail: a}
+			}
+			// The request is wrong: pass the stream's answer through as is.
+			held.Write(res.ev.Raw)
+			if !firstOutput.Stop() {
+				return c.transportFailure(m, context.DeadlineExceeded, true)
+			}
+			if err := c.commit(m, resp, held.Bytes()); err != nil {
+				return outcome{canceled: true}
+			}
+			return outcome{done: true, fail: a}
+		}
+		// Commit point: a visible event (or a preamble past its cap).
+		if !firstOutput.Stop() {
+			return c.transportFailure(m, context.DeadlineExceeded, true)
+		}
+		if res.ev.Raw != nil && obs.Verdict == vVisible {
+			held.Write(res.ev.Raw)
+		}
+		c.p.assign.bind(c.pc, key, m, c.p.opts.Now())
+		if err := c.commit(m, resp, held.Bytes()); err != nil {
+			return outcome{canceled: true, served: true}
+		}
+		return c.relay(m, events, w)
+	}
+}
+
+// commit writes the response head and the held bytes, and flushes.
+func (c *call) commit(m string, resp *http.Response, held []byte) error {
+	h := c.w.Header()
+	copyResponseHeaders(h, resp.Header)
+	h.Del("Content-Encoding")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.headers(h, m)
+	c.ttfb = time.Since(c.start)
+	c.w.WriteHeader(resp.StatusCode)
+	return c.write(held)
+}
+
+func (c *call) write(b []byte) error {
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	return http.NewResponseController(c.w).Flush()
+}
+
+// relay forwards the rest of a committed stream (SPEC POOL-7).
+func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome {
+	ping := time.NewTimer(c.p.opts.PingInterval)
+	defer ping.Stop()
+	var idle <-chan time.Time
+	var idleT *time.Timer
+	if c.pc.StreamIdleTimeout > 0 {
+		idleT = time.NewTimer(c.pc.StreamIdleTimeout)
+		defer idleT.Stop()
+		idle = idleT.C
+	}
+	fail := func(class string, status int, msg string) outcome {
+		_ = c.write(c.fl.ErrorEvent(status, msg))
+		return outcome{done: true, served: true, u: w.Usage(), fail: &Attempt{Member: m, Class: class, Status: status, Message: msg}}
+	}
+	for {
+		select {
+		case res, ok := <-events:
+			if !ok || res.err != nil {
+				if c.r.Context().Err() != nil {
+					return outcome{canceled: true, served: true}
+				}
+				msg := "upstream stream ended before its end event"
+				if ok && res.err != io.EOF && res.err != io.ErrUnexpectedEOF {
+					msg = "upstream stream failed: " + shortErr(res.err)
+				}
+				return fail(ClassNetwork, http.StatusBadGateway, c.scrub.scrub(msg))
+			}
+			obs := w.Observe(&res.ev, true)
+			if err := c.write(res.ev.Raw); err != nil {
+				return outcome{canceled: true, served: true}
+			}
+			ping.Reset(c.p.opts.PingInterval)
+			if idleT != nil {
+				idleT.Reset(c.pc.StreamIdleTimeout)
+			}
+			switch obs.Verdict {
+			case vEnd:
+				return outcome{done: true, served: true, u: w.Usage()}
+			case vError:
+				class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+				return outcome{done: true, served: true, u: w.Usage(),
+					fail: &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.scrub(clip(obs.ErrMsg))}}
+			}
+		case <-ping.C:
+			if err := c.write(c.fl.PingEvent()); err != nil {
+				return outcome{canceled: true, served: true}
+			}
+			ping.Reset(c.p.opts.PingInterval)
+		case <-idle:
+			return fail(ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
+		case <-c.r.Context().Done():
+			return outcome{canceled: true, served: true}
+		}
+	}
+}
+
+// isEventStream tells an SSE answer from a JSON one.
+func isEventStream(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
