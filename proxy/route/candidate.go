@@ -129,12 +129,13 @@ func ParseGateway(raw, source string) (Candidate, error) {
 	if err != nil || n < 1 || n > 65535 {
 		return Candidate{}, fmt.Errorf("bad proxy port %q", port)
 	}
-	if strings.ContainsAny(host, " \t\r\n/\\") {
-		return Candidate{}, fmt.Errorf("bad proxy host %q", host)
+	// The host is normalized like every destination (SPEC GW-2 dedupes by
+	// normalized host:port): lower case, IDN to punycode, canonical IP, no
+	// trailing dot, no IPv6 zone id. Garbage is refused here, not at dial.
+	h, err := NormalizeHost(host)
+	if err != nil {
+		return Candidate{}, fmt.Errorf("bad proxy host: %w", err)
 	}
-	if i := strings.IndexByte(host, '%'); i >= 0 && strings.Contains(host, ":") {
-		host = host[:i] // IPv6 zone ids do not identify a gateway
-	}
-	c.Addr = net.JoinHostPort(strings.ToLower(strings.TrimSuffix(host, ".")), strconv.Itoa(n))
+	c.Addr = net.JoinHostPort(h, strconv.Itoa(n))
 	return c, nil
 }

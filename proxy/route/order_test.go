@@ -2,6 +2,7 @@ package route
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,7 +106,10 @@ func TestOrderEdgeCases(t *testing.T) {
 	// More than 64 candidates: the slow path must agree with the rules.
 	var many []Candidate
 	for i := range 70 {
-		c, _ := ParseGateway("h"+strings.Repeat("x", i)+":1", "gateway")
+		c, err := ParseGateway("h"+strconv.Itoa(i)+":1", "gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
 		many = append(many, c)
 	}
 	many = append(many, Direct)

@@ -1,0 +1,191 @@
+package route
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// EnvProxy is one proxy variable from the startup environment
+// (HTTPS_PROXY, https_proxy, HTTP_PROXY, http_proxy, ALL_PROXY, all_proxy;
+// SPEC GW-1, ENV-2). Var names the variable, Value is its raw value.
+type EnvProxy struct{ Var, Value string }
+
+// CandidateSpec is the configuration BuildCandidates turns into the
+// candidate list. Defaults are applied by the caller (cmd/).
+type CandidateSpec struct {
+	// UpstreamURL is --upstream-url; when set it is the first gateway and
+	// UpstreamHost/UpstreamPort are ignored.
+	UpstreamURL string
+	// UpstreamHost and UpstreamPort are --upstream-host and --upstream-port
+	// (default 127.0.0.1:7897). An empty UpstreamHost with no UpstreamURL
+	// means no first gateway.
+	UpstreamHost string
+	UpstreamPort int
+	// Gateways are the --gateway / GATEWAY values, in order.
+	Gateways []string
+	// EnvProxies are the startup environment's proxies, in the order of
+	// SPEC GW-1.
+	EnvProxies []EnvProxy
+	// ListenHost and ListenPort are the proxy's own listener, for self-loop
+	// protection (SPEC GW-2). Pass the port actually bound (LIS-1 may fall
+	// back to a later one); ListenPort 0 disables the check.
+	ListenHost string
+	ListenPort int
+	// LocalAddrs optionally lists this machine's interface addresses; when
+	// ListenHost is unspecified (0.0.0.0 or ::) a gateway at one of them on
+	// ListenPort is ourselves too. Nil is fine.
+	LocalAddrs []netip.Addr
+}
+
+// BuildCandidates returns the candidates in default order (SPEC GW-1): the
+// first gateway (UpstreamURL, else UpstreamHost:UpstreamPort), then
+// Gateways in order, then EnvProxies in order, then Direct, always last.
+//
+// Rules applied:
+//   - GW-3: only http:// gateways. A first gateway that is https://,
+//     socks*:// or unparsable is an error (the CLI exits 2); the error
+//     never contains a password. An extra gateway that is so is skipped
+//     with one warning per distinct value, credentials redacted.
+//   - GW-2: candidates are deduplicated by normalized host:port; the first
+//     occurrence wins and keeps its credentials. A candidate pointing at
+//     our own listener is dropped with a warning, the first gateway too:
+//     same port and a loopback address (127.0.0.0/8, ::1), "localhost" or
+//     a name under ".localhost", an unspecified address (0.0.0.0, ::), the
+//     listen host itself, or — when the listen host is unspecified — one
+//     of LocalAddrs.
+//   - GW-4: user and password are percent-decoded (ParseGateway).
+//
+// Warnings are one-line, human-readable and redacted; the caller logs them.
+func BuildCandidates(s CandidateSpec) (cands []Candidate, warnings []string, err error) {
+	seen := make(map[string]bool)
+	warned := make(map[string]bool)
+	warn := func(raw, source, why string) {
+		if warned[raw] {
+			return
+		}
+		warned[raw] = true
+		warnings = append(warnings, fmt.Sprintf("skipping gateway %s (%s): %s", RedactURL(raw), source, why))
+	}
+	self := newSelfCheck(s)
+	add := func(c Candidate, raw string) {
+		if seen[c.Addr] {
+			return
+		}
+		seen[c.Addr] = true
+		if self.is(c.Addr) {
+			warn(raw, c.Source, "points at this proxy's own listener")
+			return
+		}
+		cands = append(cands, c)
+	}
+
+	switch {
+	case s.UpstreamURL != "":
+		c, err := ParseGateway(s.UpstreamURL, "upstream-url")
+		if err != nil {
+			return nil, nil, fmt.Errorf("upstream URL %s: %w", RedactURL(s.UpstreamURL), err)
+		}
+		add(c, s.UpstreamURL)
+	case s.UpstreamHost != "":
+		raw := net.JoinHostPort(strings.Trim(s.UpstreamHost, "[]"), strconv.Itoa(s.UpstreamPort))
+		c, err := ParseGateway(raw, "upstream")
+		if err != nil {
+			return nil, nil, fmt.Errorf("upstream %s: %w", raw, err)
+		}
+		add(c, raw)
+	}
+	extra := func(raw, source string) {
+		if strings.TrimSpace(raw) == "" {
+			return
+		}
+		c, err := ParseGateway(raw, source)
+		if err != nil {
+			warn(raw, source, err.Error())
+			return
+		}
+		add(c, raw)
+	}
+	for _, g := range s.Gateways {
+		extra(g, "gateway")
+	}
+	for _, e := range s.EnvProxies {
+		extra(e.Value, "env:"+e.Var)
+	}
+	return append(cands, Direct), warnings, nil
+}
+
+// selfCheck recognizes addresses of our own listener (SPEC GW-2).
+type selfCheck struct {
+	port        string
+	listenHost  string
+	unspecified bool
+	local       []netip.Addr
+}
+
+func newSelfCheck(s CandidateSpec) selfCheck {
+	if s.ListenPort == 0 {
+		return selfCheck{}
+	}
+	sc := selfCheck{port: strconv.Itoa(s.ListenPort), local: s.LocalAddrs}
+	if h, err := NormalizeHost(s.ListenHost); err == nil {
+		sc.listenHost = h
+		if a, err := netip.ParseAddr(h); err == nil && a.IsUnspecified() {
+			sc.unspecified = true
+		}
+	} else if s.ListenHost == "" {
+		sc.unspecified = true // Go's net.Listen("", port) listens everywhere
+	}
+	return sc
+}
+
+func (sc selfCheck) is(addr string) bool {
+	if sc.port == "" {
+		return false
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != sc.port {
+		return false
+	}
+	if host == sc.listenHost || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	if sc.unspecified {
+		for _, l := range sc.local {
+			if l.Unmap() == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RedactURL returns raw with the password of its userinfo replaced by
+// "***" ("http://u:***@h:1"); the user name stays. It works on values that
+// do not parse as URLs too, so warnings about bad proxy values never show a
+// password (SPEC GW-3, LIS-4). Values without userinfo are returned as is.
+func RedactURL(raw string) string {
+	rest, prefix := raw, ""
+	if i := strings.Index(raw, "://"); i >= 0 {
+		prefix, rest = raw[:i+3], raw[i+3:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	userinfo, tail := rest[:at], rest[at:]
+	if user, _, ok := strings.Cut(userinfo, ":"); ok {
+		return prefix + user + ":***" + tail
+	}
+	return raw // user name only: nothing secret to hide
+}

@@ -1,0 +1,203 @@
+package route
+
+import (
+	"encoding/base64"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func candKeys(cs []Candidate) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Key()
+	}
+	return out
+}
+
+func TestBuildCandidates(t *testing.T) {
+	t.Run("GW-1/default-order", func(t *testing.T) {
+		cs, warns, err := BuildCandidates(CandidateSpec{
+			UpstreamHost: "127.0.0.1", UpstreamPort: 7897,
+			Gateways: []string{"gw1.example:3128", "http://gw2.example:8080/"},
+			EnvProxies: []EnvProxy{{"HTTPS_PROXY", "http://env1.example:1"}, {"http_proxy", ""},
+				{"ALL_PROXY", "env2.example:2"}},
+			ListenHost: "127.0.0.1", ListenPort: 7898,
+		})
+		want := []string{"127.0.0.1:7897", "gw1.example:3128", "gw2.example:8080", "env1.example:1", "env2.example:2", "direct"}
+		if err != nil || len(warns) != 0 || !slices.Equal(candKeys(cs), want) {
+			t.Fatalf("got %v %q %v, want %v", candKeys(cs), warns, err, want)
+		}
+		if cs[0].Source != "upstream" || cs[1].Source != "gateway" || cs[3].Source != "env:HTTPS_PROXY" || !cs[5].Direct {
+			t.Errorf("sources: %+v", cs)
+		}
+	})
+	t.Run("GW-1/upstream-url-wins-over-host", func(t *testing.T) {
+		cs, _, err := BuildCandidates(CandidateSpec{UpstreamURL: "http://u:p@up.example:9", UpstreamHost: "127.0.0.1", UpstreamPort: 7897})
+		if err != nil || !slices.Equal(candKeys(cs), []string{"up.example:9", "direct"}) || cs[0].Source != "upstream-url" {
+			t.Fatalf("got %v %v", candKeys(cs), err)
+		}
+	})
+	t.Run("GW-1/no-upstream", func(t *testing.T) {
+		cs, _, err := BuildCandidates(CandidateSpec{})
+		if err != nil || !slices.Equal(candKeys(cs), []string{"direct"}) {
+			t.Fatalf("got %v %v", candKeys(cs), err)
+		}
+	})
+	t.Run("GW-2/dedupe-first-wins-with-credentials", func(t *testing.T) {
+		cs, warns, err := BuildCandidates(CandidateSpec{
+			UpstreamURL: "http://alice:secret@GW.example.:3128",
+			Gateways:    []string{"gw.example:3128", "http://bob:other@gw.example:3128", "[::1]:9", "[0::1]:9"},
+			EnvProxies:  []EnvProxy{{"HTTPS_PROXY", "http://gw.example:3128"}, {"HTTP_PROXY", "http://gw.example:3128"}},
+		})
+		if err != nil || len(warns) != 0 || !slices.Equal(candKeys(cs), []string{"gw.example:3128", "[::1]:9", "direct"}) {
+			t.Fatalf("got %v %q %v", candKeys(cs), warns, err)
+		}
+		if cs[0].User != "alice" || cs[0].Password != "secret" {
+			t.Errorf("first occurrence's credentials not kept: %+v", cs[0])
+		}
+	})
+	t.Run("GW-2/self-loop", func(t *testing.T) {
+		for _, c := range []struct {
+			listen string
+			gw     string
+			self   bool
+		}{
+			{"127.0.0.1", "127.0.0.1:7898", true},
+			{"127.0.0.1", "127.0.0.2:7898", true},
+			{"127.0.0.1", "localhost:7898", true},
+			{"127.0.0.1", "LOCALHOST.:7898", true},
+			{"127.0.0.1", "[::1]:7898", true},
+			{"127.0.0.1", "0.0.0.0:7898", true},
+			{"127.0.0.1", "[::ffff:127.0.0.1]:7898", true},
+			{"127.0.0.1", "127.0.0.1:7899", false},
+			{"127.0.0.1", "10.0.0.5:7898", false},
+			{"192.168.1.5", "192.168.1.5:7898", true},
+			{"myhost.lan", "MyHost.lan:7898", true},
+			{"0.0.0.0", "10.0.0.5:7898", true}, // one of LocalAddrs
+			{"::", "10.0.0.6:7898", false},
+			{"::", "[::1]:7898", true},
+		} {
+			cs, warns, err := BuildCandidates(CandidateSpec{
+				Gateways: []string{c.gw}, ListenHost: c.listen, ListenPort: 7898,
+				LocalAddrs: []netip.Addr{netip.MustParseAddr("10.0.0.5")},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotSelf := len(cs) == 1; gotSelf != c.self {
+				t.Errorf("listen %s gateway %s: excluded=%v, want %v", c.listen, c.gw, gotSelf, c.self)
+			}
+			if c.self && (len(warns) != 1 || !strings.Contains(warns[0], "own listener")) {
+				t.Errorf("listen %s gateway %s: warnings %q", c.listen, c.gw, warns)
+			}
+		}
+	})
+	t.Run("GW-2/first-gateway-pointing-at-ourselves-excluded", func(t *testing.T) {
+		cs, warns, err := BuildCandidates(CandidateSpec{UpstreamHost: "127.0.0.1", UpstreamPort: 7896,
+			Gateways: []string{"gw.example:1"}, ListenHost: "127.0.0.1", ListenPort: 7896})
+		if err != nil || !slices.Equal(candKeys(cs), []string{"gw.example:1", "direct"}) || len(warns) != 1 {
+			t.Fatalf("got %v %q %v", candKeys(cs), warns, err)
+		}
+	})
+	t.Run("GW-3/bad-upstream-url-is-error", func(t *testing.T) {
+		for _, u := range []string{"https://u:hunter2@gw.example:443", "socks5://u:hunter2@gw.example:1080",
+			"http://u:hunter2@gw.example:99999", "http://u:hun%zzter2@gw.example:1", "http://u:hunter2@:1", "http://u:hunter2@gw.example:1/path"} {
+			_, _, err := BuildCandidates(CandidateSpec{UpstreamURL: u})
+			if err == nil {
+				t.Errorf("%s accepted", u)
+				continue
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "hun%zzter2") {
+				t.Errorf("error leaks the password: %v", err)
+			}
+		}
+	})
+	t.Run("GW-3/bad-extras-skipped-with-one-redacted-warning-each", func(t *testing.T) {
+		cs, warns, err := BuildCandidates(CandidateSpec{
+			Gateways: []string{"https://u:hunter2@a.example:443", "ok.example:1", "socks5h://b.example:1080"},
+			EnvProxies: []EnvProxy{{"HTTPS_PROXY", "https://u:hunter2@a.example:443"}, {"https_proxy", "https://u:hunter2@a.example:443"},
+				{"ALL_PROXY", "socks5://u:hunter2@c.example:1"}, {"all_proxy", "http://u:hun%zzter2@d.example:1"}, {"HTTP_PROXY", "not a url"}},
+		})
+		if err != nil || !slices.Equal(candKeys(cs), []string{"ok.example:1", "direct"}) {
+			t.Fatalf("got %v %v", candKeys(cs), err)
+		}
+		if len(warns) != 5 {
+			t.Errorf("want one warning per distinct bad value (5), got %d: %q", len(warns), warns)
+		}
+		for _, w := range warns {
+			if strings.Contains(w, "hunter2") || strings.Contains(w, "zzter2") {
+				t.Errorf("warning leaks a password: %s", w)
+			}
+		}
+	})
+}
+
+func TestParseGateway(t *testing.T) {
+	t.Run("GW-4/percent-decoding", func(t *testing.T) {
+		c, err := ParseGateway("http://user%20name:p%40ss@h:1", "gateway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Basic " + base64.StdEncoding.EncodeToString([]byte("user name:p@ss"))
+		if got := c.ProxyAuthorization(); got != want {
+			t.Fatalf("ProxyAuthorization = %q, want %q", got, want)
+		}
+		if s := c.String(); strings.Contains(s, "p@ss") || strings.Contains(s, "p%40ss") {
+			t.Fatalf("String leaks the password: %s", s)
+		}
+	})
+	t.Run("GW-4/malformed-escape-is-error-without-password", func(t *testing.T) {
+		for _, u := range []string{"http://us%zzer:secretpw@h:1", "http://user:secret%zpw@h:1", "http://user:secretpw%@h:1"} {
+			_, err := ParseGateway(u, "gateway")
+			if err == nil || strings.Contains(err.Error(), "secret") {
+				t.Errorf("%s: err = %v", u, err)
+			}
+		}
+	})
+	t.Run("GW-2/normalized-address", func(t *testing.T) {
+		for in, want := range map[string]string{
+			"http://GW.Example.:3128":     "gw.example:3128",
+			"gw.example":                  "gw.example:80",
+			"http://[0:0::1]:8080":        "[::1]:8080",
+			"http://[fe80::1%25eth0]:1":   "[fe80::1]:1",
+			"[::1]":                       "[::1]:80",
+			"http://bücher.example:1":     "xn--bcher-kva.example:1",
+			"HTTP://127.0.0.1.:1/":        "127.0.0.1:1",
+			"http://u@gw.example:1":       "gw.example:1",
+			"http://u:@gw.example:1":      "gw.example:1",
+			"http://a:b:c@gw.example:010": "gw.example:10",
+		} {
+			c, err := ParseGateway(in, "gateway")
+			if err != nil || c.Addr != want {
+				t.Errorf("ParseGateway(%q) = %q, %v; want %q", in, c.Addr, err, want)
+			}
+		}
+	})
+	t.Run("GW-3/rejects", func(t *testing.T) {
+		for _, in := range []string{"", "  ", "https://h:1", "socks5://h:1", "socks5h://h:1", "ftp://h:1", "://h:1",
+			"http://h:0", "http://h:65536", "http://h:x", "http://h:1/path", "http://h:1?q", "http://:1",
+			"http://exa mple:1", "http://a_b..c:1", "http://[::1:1", "http://::1:80", "http://127.1:80", "http://h*:1"} {
+			if c, err := ParseGateway(in, "gateway"); err == nil {
+				t.Errorf("ParseGateway(%q) = %+v, want error", in, c)
+			}
+		}
+	})
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:secret@h:1":          "http://u:***@h:1",
+		"socks5://u:p@ss@h:1":          "socks5://u:***@h:1",
+		"u:secret@h:1":                 "u:***@h:1",
+		"http://h:1":                   "http://h:1",
+		"http://user@h:1":              "http://user@h:1",
+		"not a url":                    "not a url",
+		"http://u:se%zzcret@h:1/x?y=z": "http://u:***@h:1/x?y=z",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
