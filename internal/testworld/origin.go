@@ -11,6 +11,7 @@ package testworld
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,6 +43,8 @@ type Origin struct {
 	// otherwise). The certificate is valid for 127.0.0.1, ::1 and
 	// example.com.
 	CertPool *x509.CertPool
+	// CertPEM is the same certificate PEM-encoded, for curl --cacert.
+	CertPEM []byte
 	// Server is the underlying test server.
 	Server *httptest.Server
 
@@ -91,6 +94,7 @@ func newOrigin(t testing.TB, name string, h http.Handler, tls bool) *Origin {
 		srv.StartTLS()
 		o.CertPool = x509.NewCertPool()
 		o.CertPool.AddCert(srv.Certificate())
+		o.CertPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	} else {
 		srv.Start()
 	}

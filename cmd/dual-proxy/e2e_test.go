@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
+
+// bin is the dual-proxy binary built once for these end-to-end tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dual-proxy-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "dual-proxy")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// launch runs the binary with args and a clean, proxy-free environment
+// whose HOME and state dir are temporary. It returns combined stdout,
+// stderr and the exit status.
+func launch(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	home := t.TempDir()
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		status := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), status
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v timed out; stdout %q stderr %q", args, stdout.String(), stderr.String())
+	}
+	return "", "", -1
+}
+
+func needCurl(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is required for the end-to-end tests (.ci/run installs it)")
+	}
+	return p
+}
+
+func TestLauncherEndToEnd(t *testing.T) {
+	curl := needCurl(t)
+	t.Run("RUN-1/dead-gateway-then-working-gateway-http-and-https", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		tlsOrigin := testworld.NewTLSOrigin(t)
+		good := testworld.NewGateway(t)
+		dead := testworld.RefusedAddr(t)
+		_, deadPort, _ := net.SplitHostPort(dead)
+		cert := filepath.Join(t.TempDir(), "cert.pem")
+		if err := os.WriteFile(cert, tlsOrigin.CertPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range []string{origin.URL + "/hello", tlsOrigin.URL + "/hello"} {
+			out, errOut, status := launch(t, nil, "run", "--listen-port", "0", "--upstream-port", deadPort, "--gateway", good.Addr,
+				"--loopback-direct=false", "--health-url", "", "--", curl, "-sS", "-f", "--noproxy", "", "--cacert", cert, u)
+			if status != 0 {
+				t.Fatalf("%s: status %d; stdout %q stderr %q", u, status, out, errOut)
+			}
+			if !strings.HasPrefix(out, "origin ") {
+				t.Fatalf("%s: child printed %q", u, out)
+			}
+			if i == 0 && good.Requests() != 1 {
+				t.Fatalf("working gateway saw %d plain requests", good.Requests())
+			}
+			if i == 1 && good.Connects() != 1 {
+				t.Fatalf("working gateway saw %d CONNECTs", good.Connects())
+			}
+		}
+	})
+
+	t.Run("RUN-3/exit-statuses", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			cmd  []string
+			want int
+		}{
+			{"exit-42", []string{"sh", "-c", "exit 42"}, 42},
+			{"killed-by-sigterm-143", []string{"sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM)},
+			{"unknown-command-127", []string{"no-such-command-dual-proxy-test"}, 127},
+			{"success-0", []string{"true"}, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append([]string{"run", "--listen-port", "0", "--health-url", "", "--"}, tc.cmd...)
+				_, errOut, status := launch(t, nil, args...)
+				if status != tc.want {
+					t.Fatalf("status %d, want %d (stderr %q)", status, tc.want, errOut)
+				}
+			})
+		}
+	})
+
+	t.Run("LIS-1/port-fallback-child-sees-bound-port", func(t *testing.T) {
+		// Hold two consecutive ports? Hold P; the launcher must bind P+1
+		// (retry with another P if P+1 happens to be taken).
+		for attempt := 0; attempt < 5; attempt++ {
+			held, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := held.Addr().(*net.TCPAddr).Port
+			probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
+			if err != nil {
+				held.Close()
+				continue
+			}
+			probe.Close()
+			out, errOut, status := launch(t, []string{"https_proxy=http://stale.invalid:1"}, "run", "--listen-port", strconv.Itoa(p), "--health-url", "",
+				"--", "sh", "-c", `printf '%s %s %s' "$HTTPS_PROXY" "$https_proxy" "$NO_PROXY"`)
+			held.Close()
+			if status != 0 {
+				t.Fatalf("status %d stderr %q", status, errOut)
+			}
+			want := fmt.Sprintf("http://127.0.0.1:%d http://127.0.0.1:%d ", p+1, p+1)
+			if !strings.HasPrefix(out, want) {
+				t.Fatalf("child saw %q, want prefix %q", out, want)
+			}
+			mustContain(t, out, "localhost,127.0.0.1,::1,[::1]")
+			return
+		}
+		t.Fatal("could not find two free consecutive ports")
+	})
+
+	t.Run("RUN-2/busy-ports-child-not-started", func(t *testing.T) {
+		held, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		p := held.Addr().(*net.TCPAddr).Port
+		marker := filepath.Join(t.TempDir(), "ran")
+		_, errOut, status := launch(t, nil, "run", "--listen-port", strconv.Itoa(p), "--port-fallback", "0", "--health-url", "", "--", "touch", marker)
+		if status == 0 {
+			t.Fatal("launcher exited 0 without a listener")
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("child started although the proxy could not")
+		}
+		mustContain(t, errOut, "ss -tan")
+	})
+}
+
+func TestConfig(t *testing.T) {
+	t.Run("GW-2/own-listener-excluded-from-candidates", func(t *testing.T) {
+		out, errOut, status := launch(t, []string{"HTTPS_PROXY=http://127.0.0.1:7898", "http_proxy=http://localhost:7898"}, "--print-config", "--gateway", "127.0.0.1:7898", "--gateway", "10.0.0.1:3128")
+		if status != 0 {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+		cands, _, _ := strings.Cut(out[strings.Index(out, "candidates"):], "warnings:")
+		if strings.Contains(cands, ":7898") {
+			t.Fatalf("self-loop candidate listed:\n%s", out)
+		}
+		mustContain(t, out, "http://10.0.0.1:3128")
+		mustContain(t, out, "direct")
+	})
+	t.Run("LIS-4/print-config-redacts-credentials", func(t *testing.T) {
+		out, _, status := launch(t, nil, "--print-config", "--upstream-url", "http://alice:s3cr3t-pw@127.0.0.1:3128")
+		if status != 0 || strings.Contains(out, "s3cr3t-pw") {
+			t.Fatalf("status %d, output:\n%s", status, out)
+		}
+		mustContain(t, out, "alice:***@127.0.0.1:3128")
+	})
+	t.Run("LIS-5/bad-values-exit-2-one-line", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"--listen-port", "70000"},
+			{"--listen-port", "abc"},
+			{"--upstream-url", "https://127.0.0.1:3128"},
+			{"--upstream-url", "socks5://127.0.0.1:1080"},
+			{"--timeout-ms", "0"},
+			{"--log-format", "xml"},
+			{"--no-such-flag"},
+		} {
+			_, errOut, status := launch(t, nil, append(args, "--print-config")...)
+			if status != 2 {
+				t.Errorf("%v: status %d, want 2 (stderr %q)", args, status, errOut)
+				continue
+			}
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines != 0 {
+				t.Errorf("%v: error is %d lines: %q", args, lines+1, errOut)
+			}
+			flag := strings.TrimPrefix(args[0], "--")
+			if !strings.Contains(errOut, flag) {
+				t.Errorf("%v: error %q does not name the flag", args, errOut)
+			}
+		}
+	})
+}
+
+func TestDemo(t *testing.T) {
+	t.Run("RUN-1/demo-with-curl", func(t *testing.T) {
+		needCurl(t)
+		out, errOut, status := launch(t, nil, "demo")
+		if status != 0 {
+			t.Fatalf("status %d\n%s\n%s", status, out, errOut)
+		}
+		mustContain(t, out, "hello from the loopback origin over http\n")
+		mustContain(t, out, "hello from the loopback origin over https\n")
+		if strings.Count(out, "  failed over ") != 2 {
+			t.Fatalf("demo output lacks the failovers:\n%s", out)
+		}
+	})
+	t.Run("RUN-1/demo-with-built-in-client", func(t *testing.T) {
+		out, errOut, status := launch(t, nil, "demo", "--no-curl")
+		if status != 0 {
+			t.Fatalf("status %d\n%s\n%s", status, out, errOut)
+		}
+		mustContain(t, out, "hello from the loopback origin over https\n")
+	})
+}
+
+func mustContain(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+}

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/launcher"
+	"github.com/dual-proxy/dual-proxy/proxy"
+)
+
+// IO is the process's standard streams and environment, passed in so the
+// commands never read globals (and tests can run them in-process).
+type IO struct {
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+	Environ        []string
+}
+
+// DualProxy runs the dual-proxy command line (args without argv[0]) and
+// returns the process exit status.
+func DualProxy(args []string, sio IO) int {
+	app := &cli.App{
+		Name:                   "dual-proxy",
+		Usage:                  "local forwarding proxy that picks a working path per host among gateways and direct",
+		UsageText:              "dual-proxy [flags]                 run the proxy\n   dual-proxy run [flags] -- CMD ARGS   run a command behind it\n   dual-proxy demo                      offline demonstration",
+		Flags:                  proxyFlags(modeServe),
+		Action:                 func(c *cli.Context) error { return serve(c, sio) },
+		Writer:                 sio.Stdout,
+		ErrWriter:              sio.Stderr,
+		UseShortOptionHandling: false,
+		Commands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "run a command behind an in-process proxy",
+				UsageText: "dual-proxy run [flags] -- CMD [ARGS...]",
+				Flags:     proxyFlags(modeRun),
+				Action:    func(c *cli.Context) error { return run(c, modeRun, sio) },
+			},
+			{
+				Name:   "demo",
+				Usage:  "offline demonstration: a real child fetches through a dead and a working loopback gateway",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "no-curl", Usage: "use the built-in client even when curl is installed"}},
+				Action: func(c *cli.Context) error { return runDemo(c, sio) },
+			},
+			{
+				Name:      "fetch",
+				Usage:     "minimal HTTP client honouring HTTP(S)_PROXY even for loopback (used by the demo without curl)",
+				UsageText: "dual-proxy fetch [--insecure] URL",
+				Hidden:    true,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "insecure", Usage: "skip certificate verification"},
+					&cli.StringFlag{Name: "cacert", Usage: "PEM file of trusted certificates"},
+				},
+				Action:    func(c *cli.Context) error { return fetch(c, sio) },
+			},
+		},
+	}
+	return runApp(app, append([]string{"dual-proxy"}, args...), sio)
+}
+
+// Claude runs the claude-dual-proxy command line: `claude-dual-proxy
+// [flags] -- [ARGS...]` runs claude behind the proxy (SPEC RUN-1).
+func Claude(args []string, sio IO) int {
+	app := &cli.App{
+		Name:      "claude-dual-proxy",
+		Usage:     "run Claude Code behind dual-proxy",
+		UsageText: "claude-dual-proxy [flags] -- [claude args...]",
+		Flags:     proxyFlags(modeClaude),
+		Action:    func(c *cli.Context) error { return run(c, modeClaude, sio) },
+		Writer:    sio.Stdout,
+		ErrWriter: sio.Stderr,
+	}
+	return runApp(app, append([]string{"claude-dual-proxy"}, args...), sio)
+}
+
+// runApp runs app and maps errors to exit statuses: usage errors 2 with
+// one line (SPEC LIS-5), cli.Exit codes as given.
+func runApp(app *cli.App, args []string, sio IO) int {
+	app.HideHelpCommand = true
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		return cli.Exit(app.Name+": "+oneLine(err.Error()), 2)
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = app.OnUsageError
+	}
+	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(sio.Stderr, msg)
+		}
+		return ec.ExitCode()
+	}
+	msg := oneLine(err.Error())
+	if !strings.HasPrefix(msg, app.Name) {
+		msg = app.Name + ": " + msg
+	}
+	fmt.Fprintln(sio.Stderr, msg)
+	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
+		return 2
+	}
+	return 1
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// newLogger builds the slog logger of the settings writing to w.
+func newLogger(s *Settings, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: s.LogLevel}
+	if s.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the standalone proxy until SIGINT/SIGTERM (SPEC LIS-3).
+func serve(c *cli.Context, sio IO) error {
+	if c.Args().Len() > 0 {
+		return cli.Exit(fmt.Sprintf("dual-proxy: unexpected argument %q (did you mean `dual-proxy run -- %s`?)", c.Args().First(), c.Args().First()), 2)
+	}
+	s, err := resolve(c, modeServe, sio.Environ)
+	if err != nil {
+		return err
+	}
+	if c.Bool(fPrintConfig) {
+		return s.Print(sio.Stdout)
+	}
+	log := newLogger(s, sio.Stderr)
+	warnOpenProxy(s.ListenHost, log)
+	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback)
+	if err != nil {
+		return cli.Exit("dual-proxy: "+err.Error(), 1)
+	}
+	pcfg, warnings, err := s.ProxyConfig(port, log)
+	if err != nil {
+		ln.Close()
+		return cli.Exit("dual-proxy: "+err.Error(), 2)
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	srv, err := proxy.New(pcfg)
+	if err != nil {
+		ln.Close()
+		return cli.Exit("dual-proxy: "+err.Error(), 1)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), launcher.ShutdownGrace)
+	defer cancel()
+	srv.Shutdown(sctx)
+	<-done
+	return nil
+}
+
+// warnOpenProxy logs SPEC LIS-2's warning for a non-loopback listener.
+func warnOpenProxy(host string, log *slog.Logger) {
+	if host == "localhost" {
+		return
+	}
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && a.IsLoopback() {
+		return
+	}
+	log.Warn("listening on a non-loopback address: this is an unauthenticated open proxy reachable by others", "listen_host", host)
+}
+
+// run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3).
+func run(c *cli.Context, m mode, sio IO) error {
+	s, err := resolve(c, m, sio.Environ)
+	if err != nil {
+		return err
+	}
+	if c.Bool(fPrintConfig) {
+		return s.Print(sio.Stdout)
+	}
+	logw, err := openLogFile(s.LogFile)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("%s: log file: %v", c.App.Name, err), 1)
+	}
+	defer logw.Close()
+	log := newLogger(s, logw)
+	warnOpenProxy(s.ListenHost, log)
+	status, err := launcher.Run(context.Background(), launcher.Config{
+		ListenHost:   s.ListenHost,
+		ListenPort:   s.ListenPort,
+		PortFallback: s.PortFallback,
+		Proxy:        func(port int) (proxy.Config, []string, error) { return s.ProxyConfig(port, log) },
+		Command:      s.Command,
+		Env:          s.Env,
+		KillAfter:    s.KillAfter,
+		Stdin:        sio.Stdin,
+		Stdout:       sio.Stdout,
+		Stderr:       sio.Stderr,
+		Logger:       log,
+	})
+	if err != nil && status == 1 {
+		// The proxy could not start: the child never ran (SPEC RUN-2).
+		return cli.Exit(fmt.Sprintf("%s: %s", c.App.Name, oneLine(err.Error())), 1)
+	}
+	if status != 0 {
+		return cli.Exit("", status)
+	}
+	return nil
+}
+
+// openLogFile opens the launcher's log file for appending, creating its
+// directory (0700) and the file (0600).
+func openLogFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}

@@ -1,0 +1,80 @@
+// Package cli builds the command lines of dual-proxy and
+// claude-dual-proxy: flags (each also read from its environment variable,
+// SPEC §7-§8), parsed and validated in one place into a Settings value
+// (SPEC LIS-5: invalid values exit 2 with one line naming the flag).
+package cli
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+// Flag names shared by the serve, run and claude commands.
+const (
+	fListenHost       = "listen-host"
+	fListenPort       = "listen-port"
+	fPortFallback     = "port-fallback"
+	fUpstreamURL      = "upstream-url"
+	fUpstreamHost     = "upstream-host"
+	fUpstreamPort     = "upstream-port"
+	fGateway          = "gateway"
+	fLoopbackDirect   = "loopback-direct"
+	fTimeoutMS        = "timeout-ms"
+	fResponseTimeout  = "response-timeout-ms"
+	fHealthURL        = "health-url"
+	fRetryAfterSend   = "retry-non-idempotent-after-send"
+	fRetryWithKey     = "retry-non-idempotent-with-idempotency-key"
+	fLogLevel         = "log-level"
+	fLogFormat        = "log-format"
+	fLogFile          = "log-file"
+	fPrintConfig      = "print-config"
+	fKillAfterMS      = "kill-after-ms"
+	fCommand          = "command"
+	defaultHealthURL  = "https://api.deepseek.com"
+	defaultClaudeBase = "https://api.anthropic.com"
+)
+
+// mode selects per-command defaults (SPEC LIS-1: 7898 and no fallback for
+// the standalone proxy, 7896 and 10 fallback ports for the launchers).
+type mode int
+
+const (
+	modeServe mode = iota
+	modeRun
+	modeClaude
+)
+
+// proxyFlags are the flags of every command that runs a proxy.
+func proxyFlags(m mode) []cli.Flag {
+	port, fallback := 7898, 0
+	if m != modeServe {
+		port, fallback = 7896, 10
+	}
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: fListenHost, Value: "127.0.0.1", EnvVars: []string{"LISTEN_HOST"}, Usage: "address to listen on (non-loopback logs a warning: open proxy)"},
+		&cli.IntFlag{Name: fListenPort, Value: port, EnvVars: []string{"LISTEN_PORT"}, Usage: "port to listen on"},
+		&cli.IntFlag{Name: fPortFallback, Value: fallback, EnvVars: []string{"PORT_FALLBACK"}, Usage: "when the port is busy, try this many following ports"},
+		&cli.StringFlag{Name: fUpstreamURL, EnvVars: []string{"UPSTREAM_URL"}, Usage: "first gateway as http://[user:pass@]host:port (overrides --upstream-host/--upstream-port)"},
+		&cli.StringFlag{Name: fUpstreamHost, Value: "127.0.0.1", EnvVars: []string{"UPSTREAM_HOST"}, Usage: "first gateway host"},
+		&cli.IntFlag{Name: fUpstreamPort, Value: 7897, EnvVars: []string{"UPSTREAM_PORT"}, Usage: "first gateway port"},
+		&cli.StringSliceFlag{Name: fGateway, EnvVars: []string{"GATEWAY"}, Usage: "extra gateway host:port or http:// URL (repeatable; env comma-separated)"},
+		&cli.BoolFlag{Name: fLoopbackDirect, Value: true, EnvVars: []string{"LOOPBACK_DIRECT"}, Usage: "dial loopback destinations direct, never through a gateway"},
+		&cli.IntFlag{Name: fTimeoutMS, Value: 5000, EnvVars: []string{"TIMEOUT_MS"}, Usage: "connect timeout per candidate (ms)"},
+		&cli.IntFlag{Name: fResponseTimeout, Value: 60000, EnvVars: []string{"RESPONSE_TIMEOUT_MS"}, Usage: "wait for response headers (ms)"},
+		&cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: "health check URL ('' = off)"},
+		&cli.BoolFlag{Name: fRetryAfterSend, EnvVars: []string{"RETRY_NON_IDEMPOTENT_AFTER_SEND"}, Usage: "replay POST/PATCH even after they may have reached the origin"},
+		&cli.BoolFlag{Name: fRetryWithKey, EnvVars: []string{"RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY"}, Usage: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
+		&cli.StringFlag{Name: fLogLevel, Value: "info", EnvVars: []string{"LOG_LEVEL"}, Usage: "debug | info | warn | error"},
+		&cli.StringFlag{Name: fLogFormat, Value: "text", EnvVars: []string{"LOG_FORMAT"}, Usage: "text | json"},
+		&cli.BoolFlag{Name: fPrintConfig, Aliases: []string{"dry-run"}, Usage: "print the resolved configuration (credentials redacted) and exit"},
+	}
+	if m != modeServe {
+		fs = append(fs,
+			&cli.StringFlag{Name: fLogFile, EnvVars: []string{"DUAL_PROXY_LOG_FILE"}, Usage: "launcher log file (default $XDG_STATE_HOME/dual-proxy/launcher.log)"},
+			&cli.IntFlag{Name: fKillAfterMS, Value: 5000, EnvVars: []string{"KILL_AFTER_MS"}, Usage: "SIGKILL the child this long after a forwarded SIGTERM/SIGHUP (ms)"},
+		)
+	}
+	if m == modeClaude {
+		fs = append(fs, &cli.StringFlag{Name: fCommand, Value: "claude", EnvVars: []string{"CLAUDE_COMMAND"}, Usage: "the Claude Code executable"})
+	}
+	return fs
+}

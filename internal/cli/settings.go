@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// Settings is the resolved configuration of one command: flags, their
+// environment variables and defaults applied, validated.
+type Settings struct {
+	Mode         mode
+	ListenHost   string
+	ListenPort   int
+	PortFallback int
+
+	Spec route.CandidateSpec // ListenPort is re-set to the bound port
+
+	LoopbackDirect  bool
+	ConnectTimeout  time.Duration
+	ResponseTimeout time.Duration
+	HealthURL       string
+	RetryAfterSend  bool
+	RetryWithKey    bool
+
+	LogLevel  slog.Level
+	LogFormat string
+	LogFile   string // launchers only
+
+	KillAfter time.Duration
+	Command   []string // launchers: the child's argv
+	Env       []string // the parent environment the child starts from
+}
+
+// usageError is a bad flag or value: exit 2, one line (SPEC LIS-5).
+func usageError(flag, format string, a ...any) error {
+	return cli.Exit(fmt.Sprintf("dual-proxy: --%s: %s", flag, fmt.Sprintf(format, a...)), 2)
+}
+
+// resolve reads and validates the flags of c.
+func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
+	s := &Settings{
+		Mode:            m,
+		ListenHost:      c.String(fListenHost),
+		ListenPort:      c.Int(fListenPort),
+		PortFallback:    c.Int(fPortFallback),
+		LoopbackDirect:  c.Bool(fLoopbackDirect),
+		ConnectTimeout:  time.Duration(c.Int(fTimeoutMS)) * time.Millisecond,
+		ResponseTimeout: time.Duration(c.Int(fResponseTimeout)) * time.Millisecond,
+		HealthURL:       c.String(fHealthURL),
+		RetryAfterSend:  c.Bool(fRetryAfterSend),
+		RetryWithKey:    c.Bool(fRetryWithKey),
+		LogFormat:       c.String(fLogFormat),
+		Env:             environ,
+	}
+	if s.ListenHost == "" {
+		return nil, usageError(fListenHost, "must not be empty")
+	}
+	if s.ListenPort < 0 || s.ListenPort > 65535 {
+		return nil, usageError(fListenPort, "must be 0-65535 (0: any free port), got %d", s.ListenPort)
+	}
+	if s.PortFallback < 0 || s.PortFallback > 1000 {
+		return nil, usageError(fPortFallback, "must be 0-1000, got %d", s.PortFallback)
+	}
+	if c.Int(fTimeoutMS) < 1 {
+		return nil, usageError(fTimeoutMS, "must be > 0")
+	}
+	if c.Int(fResponseTimeout) < 1 {
+		return nil, usageError(fResponseTimeout, "must be > 0")
+	}
+	if err := s.LogLevel.UnmarshalText([]byte(c.String(fLogLevel))); err != nil {
+		return nil, usageError(fLogLevel, "want debug, info, warn or error")
+	}
+	if s.LogFormat != "text" && s.LogFormat != "json" {
+		return nil, usageError(fLogFormat, "want text or json")
+	}
+	if s.HealthURL != "" {
+		u, err := url.Parse(s.HealthURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageError(fHealthURL, "want an http:// or https:// URL, or '' to turn it off")
+		}
+	}
+	up := c.Int(fUpstreamPort)
+	if up < 1 || up > 65535 {
+		return nil, usageError(fUpstreamPort, "must be 1-65535, got %d", up)
+	}
+	var gws []string
+	for _, g := range c.StringSlice(fGateway) {
+		for _, part := range strings.Split(g, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				gws = append(gws, part)
+			}
+		}
+	}
+	var envProxies []route.EnvProxy
+	for _, p := range envrewrite.ParentProxies(environ) {
+		envProxies = append(envProxies, route.EnvProxy{Var: p.Var, Value: p.Value})
+	}
+	s.Spec = route.CandidateSpec{
+		UpstreamURL:  c.String(fUpstreamURL),
+		UpstreamHost: c.String(fUpstreamHost),
+		UpstreamPort: up,
+		Gateways:     gws,
+		EnvProxies:   envProxies,
+		ListenHost:   s.ListenHost,
+		ListenPort:   s.ListenPort,
+	}
+	if _, _, err := route.BuildCandidates(s.Spec); err != nil {
+		flag := fUpstreamURL
+		if s.Spec.UpstreamURL == "" {
+			flag = fUpstreamHost
+		}
+		return nil, usageError(flag, "%v", err)
+	}
+	if m != modeServe {
+		s.LogFile = c.String(fLogFile)
+		if s.LogFile == "" {
+			s.LogFile = defaultLogFile(environ)
+		}
+		ka := c.Int(fKillAfterMS)
+		if ka < 1 {
+			return nil, usageError(fKillAfterMS, "must be > 0")
+		}
+		s.KillAfter = time.Duration(ka) * time.Millisecond
+		s.Command = c.Args().Slice()
+		if m == modeClaude {
+			cmd := c.String(fCommand)
+			if cmd == "" {
+				return nil, usageError(fCommand, "must not be empty")
+			}
+			s.Command = append([]string{cmd}, s.Command...)
+			// SPEC RUN-1b: prove the path the agent really uses.
+			if !c.IsSet(fHealthURL) {
+				s.HealthURL = defaultClaudeBase
+				if base, ok := envrewrite.Get(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
+					if u, err := url.Parse(base); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
+						s.HealthURL = u.Scheme + "://" + u.Host
+					}
+				}
+			}
+		} else if len(s.Command) == 0 && !c.Bool(fPrintConfig) {
+			return nil, cli.Exit("dual-proxy run: missing command; usage: dual-proxy run [flags] -- CMD [ARGS...]", 2)
+		}
+	}
+	return s, nil
+}
+
+// defaultLogFile is $XDG_STATE_HOME/dual-proxy/launcher.log, else
+// ~/.local/state/dual-proxy/launcher.log (SPEC OPS-1).
+func defaultLogFile(env []string) string {
+	if d, ok := envrewrite.Get(env, "XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
+		return filepath.Join(d, "dual-proxy", "launcher.log")
+	}
+	home, ok := envrewrite.Get(env, "HOME")
+	if !ok || home == "" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "state", "dual-proxy", "launcher.log")
+}
+
+// ProxyConfig is the proxy.Config these settings describe, with the
+// candidates built for the given bound port (SPEC GW-2 self-loop).
+func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, []string, error) {
+	spec := s.Spec
+	spec.ListenPort = boundPort
+	cands, warnings, err := route.BuildCandidates(spec)
+	if err != nil {
+		return proxy.Config{}, nil, err
+	}
+	return proxy.Config{
+		Candidates:                  cands,
+		ConnectTimeout:              s.ConnectTimeout,
+		ResponseTimeout:             s.ResponseTimeout,
+		LoopbackDirect:              s.LoopbackDirect,
+		RetryNonIdempotentAfterSend: s.RetryAfterSend,
+		RetryWithIdempotencyKey:     s.RetryWithKey,
+		Logger:                      log,
+	}, warnings, nil
+}
+
+// Print writes the resolved configuration as aligned "key: value" lines,
+// credentials redacted (SPEC LIS-4).
+func (s *Settings) Print(w io.Writer) error {
+	cands, warnings, err := route.BuildCandidates(s.Spec)
+	if err != nil {
+		return err
+	}
+	kv := [][2]string{
+		{"listen", fmt.Sprintf("%s:%d", s.ListenHost, s.ListenPort)},
+		{"port-fallback", fmt.Sprint(s.PortFallback)},
+		{"loopback-direct", fmt.Sprint(s.LoopbackDirect)},
+		{"timeout-ms", fmt.Sprint(s.ConnectTimeout.Milliseconds())},
+		{"response-timeout-ms", fmt.Sprint(s.ResponseTimeout.Milliseconds())},
+		{"health-url", orNone(s.HealthURL)},
+		{"retry-non-idempotent-after-send", fmt.Sprint(s.RetryAfterSend)},
+		{"retry-non-idempotent-with-idempotency-key", fmt.Sprint(s.RetryWithKey)},
+		{"log-level", strings.ToLower(s.LogLevel.String())},
+		{"log-format", s.LogFormat},
+	}
+	if s.Mode != modeServe {
+		kv = append(kv, [2]string{"log-file", s.LogFile}, [2]string{"kill-after-ms", fmt.Sprint(s.KillAfter.Milliseconds())})
+		kv = append(kv, [2]string{"command", orNone(strings.Join(s.Command, " "))})
+	}
+	width := 0
+	for _, p := range kv {
+		width = max(width, len(p[0]))
+	}
+	for _, p := range kv {
+		fmt.Fprintf(w, "%-*s  %s\n", width+1, p[0]+":", p[1])
+	}
+	fmt.Fprintln(w, "candidates (default order):")
+	for i, c := range cands {
+		fmt.Fprintf(w, "  %d. %-40s (%s)\n", i+1, c.String(), c.Source)
+	}
+	if len(warnings) > 0 {
+		sort.Strings(warnings)
+		fmt.Fprintln(w, "warnings:")
+		for _, wn := range warnings {
+			fmt.Fprintf(w, "  - %s\n", wn)
+		}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(off)"
+	}
+	return s
+}
