@@ -62,7 +62,7 @@ func DualProxy(args []string, sio IO) int {
 					&cli.BoolFlag{Name: "insecure", Usage: "skip certificate verification"},
 					&cli.StringFlag{Name: "cacert", Usage: "PEM file of trusted certificates"},
 				},
-				Action:    func(c *cli.Context) error { return fetch(c, sio) },
+				Action: func(c *cli.Context) error { return fetch(c, sio) },
 			},
 		},
 	}

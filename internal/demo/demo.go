@@ -252,7 +252,6 @@ func selfSigned() ([]byte, tls.Certificate, error) {
 	return certPEM, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-
 // shellJoin quotes args for display the way a shell user would type them.
 func shellJoin(args []string) string {
 	q := make([]string, len(args))
