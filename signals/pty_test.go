@@ -219,6 +219,34 @@ while :; do sleep 0.05; done`)
 		}
 	})
 
+	t.Run("SIG-1/nopty-on-terminal-child-reads-and-gets-ctrl-c", func(t *testing.T) {
+		p := startPane(t, `trap 'echo int >> "$D/int"; exit 3' INT
+echo ready > "$D/ready"
+IFS= read -r line; echo "got:$line" > "$D/got"
+while :; do sleep 0.05; done`, "SIGNALS_TEST_NOPTY=1")
+		p.waitFile("ready")
+		p.tmux("send-keys", "-t", "t", "-l", "typed-text")
+		p.tmux("send-keys", "-t", "t", "Enter")
+		waitFor(t, 10*time.Second, "child read the terminal", func() bool { return readFile(p.file("got")) == "got:typed-text" })
+		p.tmux("send-keys", "-t", "t", "C-c")
+		if rc := p.status(); rc != 3 {
+			t.Fatalf("rc %d, want 3 (child's SIGINT trap)", rc)
+		}
+		if n := lineCount(p.file("int")); n != 1 {
+			t.Fatalf("child saw SIGINT %d times, want 1", n)
+		}
+		// The pane's shell owns the terminal again (tcsetpgrp restored).
+		pid, _ := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "-t", "t", "#{pane_pid}")))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if pgrp, tpgid := f[2], f[5]; pgrp != tpgid {
+			t.Fatalf("terminal foreground group %s, want the pane shell's %s", tpgid, pgrp)
+		}
+	})
+
 	t.Run("SIG-1/sigtstp-restores-and-sigcont-reraws", func(t *testing.T) {
 		p := startPane(t, `echo ready > "$D/ready"
 while [ ! -e "$D/stop" ]; do sleep 0.02; done`)

@@ -129,6 +129,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	if err != nil {
 		return ExitStatus(err), err
 	}
+	s.pgid = cmd.Process.Pid
 	// From here on the terminal is raw (PTY mode) or handed to the child (foreground plain
 	// mode): put it back on every path, including a panic in this goroutine.
 	defer func() {
@@ -136,11 +137,10 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 			if !s.reaped {
 				_ = s.kill(-s.pgid, unix.SIGKILL) // no orphan survives a crashing launcher
 			}
-			s.restoreTerminal(true)
+			_ = s.restoreTerminal(true)
 			panic(r)
 		}
 	}()
-	s.pgid = cmd.Process.Pid
 	log.Debug("child started", "pid", s.pgid, "pty", usePTY, "subreaper", s.subreaper)
 
 	s.waitCh = make(chan error, 1)
@@ -252,6 +252,9 @@ func (s *supervisor) stop(sig syscall.Signal) {
 
 // signalGroup sends sig to the child's process group.
 func (s *supervisor) signalGroup(sig syscall.Signal) {
+	if s.pgid <= 0 {
+		return // kill(0) or kill(1) would hit our own group or every process
+	}
 	err := s.kill(-s.pgid, sig)
 	if err != nil && !errors.Is(err, unix.ESRCH) {
 		s.log.Warn("signal to child's process group failed", "signal", sig.String(), "pgid", s.pgid, "err", err)
@@ -261,8 +264,9 @@ func (s *supervisor) signalGroup(sig syscall.Signal) {
 }
 
 // cleanupGroup runs after the child was reaped: SIGTERM to what is left in its group, SIGKILL
-// LeftoverGrace later, and reaping of reparented descendants; bounded by 2×LeftoverGrace.
-// Signals received meanwhile are not forwarded; a SIGTERM or SIGINT skips the grace period.
+// LeftoverGrace later, reaping of reparented descendants throughout; it gives up LeftoverGrace
+// after the SIGKILL. Signals received meanwhile are not forwarded; a SIGTERM or SIGINT skips the
+// grace period.
 func (s *supervisor) cleanupGroup() {
 	reap := func() {
 		if s.subreaper {
@@ -277,16 +281,15 @@ func (s *supervisor) cleanupGroup() {
 	s.signalGroup(unix.SIGTERM)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	grace := time.NewTimer(LeftoverGrace)
-	defer grace.Stop()
-	deadline := time.NewTimer(2 * LeftoverGrace)
-	defer deadline.Stop()
+	phase := time.NewTimer(LeftoverGrace) // grace, then the wait after SIGKILL
+	defer phase.Stop()
 	killed := false
 	killNow := func() {
 		if !killed {
 			killed = true
 			s.log.Info("processes left in child's process group: killing", "pgid", s.pgid)
 			s.signalGroup(unix.SIGKILL)
+			phase.Reset(LeftoverGrace)
 		}
 	}
 	for {
@@ -296,11 +299,15 @@ func (s *supervisor) cleanupGroup() {
 			if sig == unix.SIGTERM || sig == unix.SIGINT {
 				killNow()
 			}
-		case <-grace.C:
+		case <-phase.C:
+			if killed {
+				reap()
+				if groupAlive(s.pgid) {
+					s.log.Warn("processes left in child's process group did not go away", "pgid", s.pgid)
+				}
+				return
+			}
 			killNow()
-		case <-deadline.C:
-			s.log.Warn("processes left in child's process group did not go away", "pgid", s.pgid)
-			return
 		}
 		reap()
 		if !groupAlive(s.pgid) {
