@@ -201,3 +201,32 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseGateway(f *testing.F) {
+	for _, s := range []string{"http://user%20name:p%40ss@h:1", "[::1]:80", "https://u:p@h", "gw.example", "http://u:p%zz@h:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		c, err := ParseGateway(raw, "gateway")
+		// The text between the userinfo's first ':' and its last '@' is the
+		// password; an error must never echo it (unless it also appears
+		// after the '@', where the error may quote the host).
+		if at := strings.LastIndex(raw, "@"); err != nil && at > 0 {
+			ui := raw[:at]
+			if i := strings.Index(ui, "://"); i >= 0 {
+				ui = ui[i+3:]
+			}
+			if _, p, ok := strings.Cut(ui, ":"); ok && len(p) >= 4 &&
+				strings.Contains(err.Error(), p) && !strings.Contains(raw[at+1:], p) {
+				t.Fatalf("error %q leaks password %q", err, p)
+			}
+		}
+		if err != nil {
+			return
+		}
+		again, err := ParseGateway(c.Addr, "gateway")
+		if err != nil || again.Addr != c.Addr {
+			t.Fatalf("Addr %q does not round-trip: %q, %v", c.Addr, again.Addr, err)
+		}
+	})
+}
