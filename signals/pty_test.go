@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pane is one tmux server (private socket) whose single pane runs a shell script that records
+// pane is one tmux server (private socket, tmux -S) whose single pane runs a shell script that records
 // `stty -g` of the pane's terminal, runs the test launcher on $D/child.sh, records the launcher's
 // status in $D/rc and `stty -g` again. PTY mode is exercised for real: the launcher's stdin is
 // the pane's terminal.
@@ -39,7 +39,8 @@ func startPaneWith(t *testing.T, child, suffix string, env ...string) *pane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pane{t: t, dir: t.TempDir(), sock: fmt.Sprintf("sigtest-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)}
+	p := &pane{t: t, dir: t.TempDir()}
+	p.sock = filepath.Join(p.dir, "tmux.sock") // private server, removed with the directory
 	if err := os.WriteFile(filepath.Join(p.dir, "child.sh"), []byte(child), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ exec sleep 60
 	if err := os.WriteFile(filepath.Join(p.dir, "pane.sh"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.sock, "kill-server").Run() })
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sh "+filepath.Join(p.dir, "pane.sh"))
 	return p
 }
@@ -62,7 +63,7 @@ exec sleep 60
 // tmux runs a tmux command on the pane's server and returns its output.
 func (p *pane) tmux(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...).CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("tmux %v: %v: %s", args, err, out)
 	}
