@@ -1,33 +1,70 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // Config is the proxy's resolved configuration. cmd/ builds it from flags,
-// environment and defaults and validates it; New fills zero durations with
-// the SPEC defaults.
+// environment and defaults and validates it. The zero value of each field
+// is documented; New fills the SPEC defaults where it says so.
 type Config struct {
 	// Candidates in default order, direct last (SPEC GW-1), as built by
-	// route.BuildCandidates.
+	// route.BuildCandidates. Empty means direct only.
 	Candidates []route.Candidate
+	// Rules are the destination rules (SPEC ORD-3, ORD-3b); nil: none.
+	Rules *route.Rules
 
-	// ConnectTimeout bounds opening one path (TCP, CONNECT answer); SPEC
-	// HTTP-4 --timeout-ms, default 5 s.
+	// ConnectTimeout bounds opening one path (TCP, CONNECT answer, TLS
+	// probe); SPEC HTTP-4 --timeout-ms. Zero: 5 s.
 	ConnectTimeout time.Duration
+	// FastFail is the connect timeout of the first attempt when it comes
+	// from the per-host cache or the health preference (SPEC ORD-5,
+	// --fast-fail-ms). Zero: 2 s.
+	FastFail time.Duration
 	// ResponseTimeout bounds the wait for response headers after the request
-	// was sent; SPEC HTTP-4 --response-timeout-ms, default 60 s.
+	// was sent; SPEC HTTP-4 --response-timeout-ms. Zero: 60 s.
 	ResponseTimeout time.Duration
+	// RaceDelay starts the next hot candidate in parallel when the path
+	// being opened is not open after this long (SPEC ORD-6,
+	// --race-delay-ms). Zero: racing off.
+	RaceDelay time.Duration
+	// TLSProbe runs a TLS handshake probe before opening a tunnel to port
+	// 443 on a cache miss (SPEC CON-1, --verify-tls).
+	TLSProbe bool
+
+	// Cooldown is how long a failed candidate moves to the cold zone (SPEC
+	// CD-2, --cooldown-ms). Zero disables cooldowns.
+	Cooldown time.Duration
+	// PrefTTL is the life of a per-host cache entry (SPEC ORD-4,
+	// --pref-ttl-ms). Zero: 60 s; negative disables the cache.
+	PrefTTL time.Duration
+	// CacheSize bounds the per-host cache (hosts). Zero: 1000.
+	CacheSize int
+
+	// HealthURL is checked through every candidate (SPEC HC-1); nil: off.
+	HealthURL *url.URL
+	// HealthInterval is the period of health checks (--health-interval-ms).
+	// Zero: no periodic checks (failures still kick one when HealthURL is
+	// set, SPEC HC-2).
+	HealthInterval time.Duration
+	// HealthRecoverCount is the number of consecutive passing checks a
+	// failed candidate needs to become the preference again (SPEC HC-4).
+	// Zero: 2.
+	HealthRecoverCount int
+	// HealthTLS configures TLS to an https:// health URL (RootCAs for
+	// tests); nil: system roots. ServerName is set per check.
+	HealthTLS *tls.Config
+
 	// LoopbackDirect dials loopback destinations direct, never through a
 	// gateway (SPEC GW-5, --loopback-direct, default on in cmd/).
 	LoopbackDirect bool
-
 	// RetryNonIdempotentAfterSend replays POST, PATCH … even after the
 	// request may have reached the origin (SPEC HTTP-3,
 	// --retry-non-idempotent-after-send).
@@ -43,26 +80,50 @@ type Config struct {
 	// Logger receives structured logs (host, candidate, phase, reason);
 	// nil discards them.
 	Logger *slog.Logger
+	// Now is the clock for cooldowns, cache and health; nil: time.Now.
+	Now func() time.Time
 }
 
-// Defaults from SPEC HTTP-4.
+// Defaults from the SPEC.
 const (
-	DefaultConnectTimeout  = 5 * time.Second
-	DefaultResponseTimeout = 60 * time.Second
+	DefaultConnectTimeout  = 5 * time.Second  // HTTP-4
+	DefaultFastFail        = 2 * time.Second  // ORD-5
+	DefaultResponseTimeout = 60 * time.Second // HTTP-4
+	DefaultPrefTTL         = 60 * time.Second // ORD-4
+	DefaultCacheSize       = 1000             // ORD-4
+	DefaultRecoverCount    = 2                // HC-4
 )
 
 func (c *Config) setDefaults() error {
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
+	if c.FastFail == 0 {
+		c.FastFail = DefaultFastFail
+	}
 	if c.ResponseTimeout == 0 {
 		c.ResponseTimeout = DefaultResponseTimeout
 	}
-	if c.ConnectTimeout < 0 || c.ResponseTimeout < 0 {
-		return errors.New("proxy: negative timeout")
+	if c.PrefTTL == 0 {
+		c.PrefTTL = DefaultPrefTTL
+	}
+	if c.CacheSize == 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	if c.HealthRecoverCount == 0 {
+		c.HealthRecoverCount = DefaultRecoverCount
+	}
+	if c.ConnectTimeout < 0 || c.ResponseTimeout < 0 || c.FastFail < 0 || c.RaceDelay < 0 || c.Cooldown < 0 || c.HealthInterval < 0 {
+		return errors.New("proxy: negative duration in Config")
+	}
+	if c.HealthURL != nil && c.HealthURL.Scheme != "http" && c.HealthURL.Scheme != "https" {
+		return errors.New("proxy: HealthURL must be http:// or https://")
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if len(c.Candidates) == 0 {
 		c.Candidates = []route.Candidate{route.Direct}

@@ -6,9 +6,9 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"strings"
 
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // connectEstablished is the exact CONNECT success answer (SPEC CON-2): no
@@ -23,8 +23,7 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return
 	}
-	target := net.JoinHostPort(host, port)
-	up, _, err := s.engine.openTunnel(s.baseCtx, host, target)
+	up, _, err := s.engine.openTunnel(s.baseCtx, host, port)
 	if err != nil {
 		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return
@@ -53,34 +52,22 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 // splitConnectTarget validates an authority-form target "host:port"
 // (RFC 9112 §3.2.3), IPv6 literals bracketed, and returns the normalized
 // host (lowercase, no brackets, no trailing dot) and port.
-func splitConnectTarget(t string) (host, port string, err error) {
-	host, port, err = net.SplitHostPort(t)
+func splitConnectTarget(t string) (host string, port int, err error) {
+	host, p, err := net.SplitHostPort(t)
 	if err != nil {
-		return "", "", errors.New("want host:port")
+		return "", 0, errors.New("want host:port")
 	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return "", "", errors.New("bad port")
+	port, err = strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, errors.New("bad port")
 	}
-	host, err = normalizeHost(host)
+	host, err = route.NormalizeHost(host)
 	if err != nil {
-		return "", "", err
+		return "", 0, err
 	}
-	return host, strconv.Itoa(n), nil
+	return host, port, nil
 }
 
-// normalizeHost lowercases host and strips a trailing dot; it rejects empty
-// hosts and bytes that cannot appear in a host name or IP literal.
-func normalizeHost(h string) (string, error) {
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	if h == "" {
-		return "", errors.New("empty host")
-	}
-	if strings.ContainsAny(h, " \t\r\n/\\@?#") {
-		return "", errors.New("bad host")
-	}
-	return h, nil
-}
 
 // relay copies bytes both ways until both directions finish. EOF in one
 // direction is propagated as a half-close (CloseWrite), not a full close

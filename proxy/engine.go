@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
@@ -17,33 +18,132 @@ import (
 )
 
 // Engine is the candidate selection state shared by the server, the Dialer
-// and the RoundTripper (SPEC OPS-4): candidate order, and per candidate an
-// HTTP transport for plain requests. Create it with NewEngine.
+// and the RoundTripper (SPEC OPS-4): destination rules, per-host cache,
+// cooldowns, health preference and recent decisions, plus an HTTP transport
+// per candidate for plain requests. Create it with NewEngine; stop its
+// health loop with Close.
 type Engine struct {
 	cfg    Config
 	dialer dial.Dialer
 
+	cache     *route.Cache
+	cooldowns *route.Cooldowns
+	health    *route.Health
+	checker   *healthChecker // nil when health checks are off
 	decisions decisionLog
+
+	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 
 	mu         sync.Mutex
 	transports map[string]*http.Transport // by Candidate.Key()
+	closed     bool
 }
 
-// NewEngine validates cfg (see Config) and returns an engine.
+// NewEngine validates cfg (see Config), applies its defaults and returns an
+// engine; its health loop runs until Close when cfg.HealthURL is set.
 func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, transports: map[string]*http.Transport{}}, nil
+	e := &Engine{
+		cfg:        cfg,
+		cache:      route.NewCacheClock(cfg.CacheSize, cfg.PrefTTL, cfg.Now),
+		cooldowns:  route.NewCooldowns(cfg.Cooldown, cfg.Now),
+		health:     route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
+		transports: map[string]*http.Transport{},
+	}
+	if cfg.HealthURL != nil {
+		e.checker = newHealthChecker(e)
+	}
+	return e, nil
 }
 
-// order returns the candidates to try for host (normalized, no brackets), in
-// order. Loopback destinations go direct only (SPEC GW-5).
-func (e *Engine) order(host string) []route.Candidate {
-	if e.cfg.LoopbackDirect && isLoopback(host) {
-		return []route.Candidate{route.Direct}
+// Close stops the health loop and closes idle upstream connections. It
+// does not close tunnels or requests in flight (Server.Shutdown does).
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
 	}
-	return e.cfg.Candidates
+	e.closed = true
+	e.mu.Unlock()
+	if e.checker != nil {
+		e.checker.stop()
+	}
+	e.closeIdle()
+}
+
+// attempt is one candidate to try and its connect timeout.
+type attempt struct {
+	cand    route.Candidate
+	timeout time.Duration
+}
+
+// plan returns the attempts for host (normalized) and port in order (SPEC
+// ORD-1, ORD-2): rule > cache > health preference > default order, cooling
+// candidates last. The first attempt gets the fast-fail timeout when it
+// comes from the cache or the preference (ORD-5). cacheHit reports a cache
+// entry for host that leads the order (it skips the TLS probe, ORD-4).
+// Loopback destinations go direct only (GW-5).
+func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
+	if e.cfg.LoopbackDirect && isLoopback(host) {
+		return []attempt{{cand: route.Direct, timeout: e.cfg.ConnectTimeout}}, false
+	}
+	cached, _ := e.cache.Get(host)
+	preferred := e.health.Preferred()
+	rule := e.cfg.Rules.Match(host, port)
+	cands := route.Order(e.cfg.Candidates, rule, cached, preferred, func(key string) bool {
+		return e.cooldowns.Cooling(key, host)
+	})
+	atts = make([]attempt, len(cands))
+	for i, c := range cands {
+		atts[i] = attempt{cand: c, timeout: e.cfg.ConnectTimeout}
+	}
+	if len(atts) > 0 {
+		k := atts[0].cand.Key()
+		cacheHit = k == cached
+		if cacheHit || k == preferred {
+			atts[0].timeout = min(e.cfg.FastFail, e.cfg.ConnectTimeout)
+		}
+	}
+	return atts, cacheHit
+}
+
+// fail records a path failure of pe.Candidate for host: cooldown by tier
+// (CD-1), the cache entry dropped when it named that candidate (ORD-4), a
+// gateway-wide failure marked in the health state (HC-4), and a health
+// check kicked (HC-2).
+func (e *Engine) fail(host string, pe *route.PathError) {
+	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
+	e.cooldowns.Fail(pe, host)
+	if pe.Tier == route.TierNone {
+		return
+	}
+	e.cache.RemoveIf(host, pe.Candidate.Key())
+	if pe.Tier == route.TierGateway {
+		e.health.MarkFailed(pe.Candidate.Key())
+	}
+	e.kickHealth()
+}
+
+// allFailed is called when no candidate is left for host (HC-4: counts as
+// a failure and kicks a health check).
+func (e *Engine) allFailed(host string) {
+	e.cfg.Logger.Warn("no candidate left", "host", host)
+	e.kickHealth()
+}
+
+// succeed records that c served host (ORD-4 cache, OPS-2 counters).
+func (e *Engine) succeed(host string, c route.Candidate) {
+	e.cache.Put(host, c.Key())
+	e.cooldowns.Success(c.Key())
+}
+
+func (e *Engine) kickHealth() {
+	if e.checker != nil {
+		e.checker.kick()
+	}
 }
 
 // isLoopback reports whether host is localhost, 127.0.0.0/8 or ::1.
@@ -55,16 +155,9 @@ func isLoopback(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// attemptTimeout is the connect timeout for one attempt.
-func (e *Engine) attemptTimeout() time.Duration { return e.cfg.ConnectTimeout }
-
-// openPath opens a tunnel to target through candidate c within the connect
-// timeout.
-func (e *Engine) openPath(ctx context.Context, c route.Candidate, target string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.attemptTimeout())
-	defer cancel()
-	return e.dialer.Open(ctx, c, target)
-}
+// connectTimeoutKey carries the attempt's connect timeout to the
+// transports' DialContext.
+type connectTimeoutKey struct{}
 
 // transport returns the HTTP transport for plain requests through c: direct
 // to origins, or absolute-form to the gateway with its credentials (SPEC
@@ -96,9 +189,13 @@ func (e *Engine) transport(c route.Candidate) *http.Transport {
 }
 
 // dialContext dials for the transports, bounded by the attempt's connect
-// timeout.
+// timeout (ORD-5 fast fail or --timeout-ms).
 func (e *Engine) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.attemptTimeout())
+	d := e.cfg.ConnectTimeout
+	if v, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok {
+		d = v
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return e.dialer.Net.DialContext(ctx, network, addr)
 }
@@ -111,34 +208,6 @@ func (e *Engine) closeIdle() {
 		t.CloseIdleConnections()
 	}
 }
-
-// openTunnel opens a path to target for a CONNECT tunnel, trying the
-// candidates for host in order; a failure moves to the next (SPEC CON-1).
-// It returns the open connection and the candidate that served it, or an
-// *AllFailedError.
-func (e *Engine) openTunnel(ctx context.Context, host, target string) (net.Conn, route.Candidate, error) {
-	var fails []error
-	start := time.Now()
-	for _, c := range e.order(host) {
-		conn, err := e.openPath(ctx, c, target)
-		if err == nil {
-			e.cfg.Logger.Debug("tunnel open", "host", host, "candidate", c.String())
-			e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Candidate: c.String(), Failed: failures(fails), LatencyMS: ms(time.Since(start))})
-			return conn, c, nil
-		}
-		e.cfg.Logger.Info("path failed", logAttrs(host, err)...)
-		fails = append(fails, err)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	err := &AllFailedError{Host: host, Errs: fails}
-	e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
-	return nil, route.Candidate{}, err
-}
-
-// ms is d in milliseconds with microsecond resolution.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // AllFailedError is returned when no candidate could serve host (SPEC
 // HTTP-6, CON-3). Its message lists each attempt with phase and redacted
@@ -172,3 +241,6 @@ func logAttrs(host string, err error) []any {
 	}
 	return []any{"host", host, "reason", err.Error()}
 }
+
+// ms is d in milliseconds with microsecond resolution.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -40,13 +40,14 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		return false
 	}
 	u.Scheme = "http"
-	host, err := normalizeHost(u.Hostname())
+	host, err := route.NormalizeHost(u.Hostname())
 	if err != nil {
 		writeSimple(bw, 400, "bad host\n", nil)
 		return false
 	}
+	port := 80
 	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
 			writeSimple(bw, 400, "bad port\n", nil)
 			return false
 		}
@@ -68,6 +69,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		method:     head.method,
 		url:        u,
 		host:       host,
+		port:       port,
 		header:     hdr,
 		body:       body,
 		replayable: replayable,
@@ -192,6 +194,7 @@ type request struct {
 	method     string
 	url        *url.URL
 	host       string // normalized host for routing
+	port       int
 	header     http.Header
 	body       *body
 	replayable bool  // body fully buffered
@@ -232,21 +235,23 @@ func (e *Engine) canReplay(r *request) bool {
 	return false
 }
 
-// roundTrip sends r through the candidates in order and returns the first
-// usable response (SPEC HTTP-3, HTTP-5c). The response body streams; the
-// caller closes it.
+// roundTrip sends r through the candidates in plan order and returns the
+// first usable response (SPEC HTTP-3, HTTP-5c). Plain requests are never
+// raced (ORD-6). The response body streams; the caller closes it.
 func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
 	var fails []error
 	start := time.Now()
 	decide := func(c string, errText string) {
 		e.decisions.add(Decision{Time: start, Kind: "http", Host: r.host, Candidate: c, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
 	}
-	cands := e.order(r.host)
-	for i, c := range cands {
-		last := i == len(cands)-1
+	atts, _ := e.plan(r.host, r.port)
+	for i, a := range atts {
+		c := a.cand
+		last := i == len(atts)-1
 		var connected bool
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected = true }}
-		actx, cancel := context.WithCancel(httptrace.WithClientTrace(ctx, trace))
+		actx := context.WithValue(httptrace.WithClientTrace(ctx, trace), connectTimeoutKey{}, a.timeout)
+		actx, cancel := context.WithCancel(actx)
 		req := &http.Request{
 			Method:        r.method,
 			URL:           r.url,
@@ -260,9 +265,6 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		if r.length != 0 {
 			req.Body = io.NopCloser(r.body.reader())
 		}
-		if r.length < 0 {
-			req.ContentLength = -1
-		}
 		req = req.WithContext(actx)
 		resp, err := e.transport(c).RoundTrip(req)
 		if err == nil && !c.Direct && isGatewayFailure(resp.StatusCode) {
@@ -273,38 +275,40 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			}
 			pe := &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: tier, Status: resp.StatusCode, Sent: true,
 				Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
+			e.fail(r.host, pe)
+			fails = append(fails, pe)
 			delivered := resp.StatusCode != http.StatusProxyAuthRequired
 			if last || (delivered && !e.canReplay(r)) || (!delivered && !r.replayable) {
-				e.cfg.Logger.Info("path failed; returning the gateway's answer", logAttrs(r.host, pe)...)
+				// No replay: the gateway's answer is the truthful one.
 				resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-				fails = append(fails, pe)
 				decide("", "gateway answer returned: "+strconv.Itoa(resp.StatusCode))
 				return resp, nil
 			}
-			e.cfg.Logger.Info("path failed", logAttrs(r.host, pe)...)
 			resp.Body.Close()
 			cancel()
-			fails = append(fails, pe)
 			continue
 		}
 		if err != nil {
 			cancel()
 			pe := classifyRoundTrip(c, connected, err)
-			e.cfg.Logger.Info("path failed", logAttrs(r.host, pe)...)
-			fails = append(fails, pe)
 			if ctx.Err() != nil {
+				fails = append(fails, pe)
 				break
 			}
+			e.fail(r.host, pe)
+			fails = append(fails, pe)
 			if connected && !e.canReplay(r) {
 				decide("", "not replayed")
 				return nil, &notReplayedError{err: pe}
 			}
 			continue
 		}
+		e.succeed(r.host, c)
 		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 		decide(c.String(), "")
 		return resp, nil
 	}
+	e.allFailed(r.host)
 	decide("", "all candidates failed")
 	return nil, &AllFailedError{Host: r.host, Errs: fails}
 }

@@ -29,6 +29,16 @@ const (
 	fPrintConfig      = "print-config"
 	fKillAfterMS      = "kill-after-ms"
 	fCommand          = "command"
+	fPreferDirect     = "prefer-direct"
+	fPreferProxy      = "prefer-proxy"
+	fFastFailMS       = "fast-fail-ms"
+	fPrefTTLMS        = "pref-ttl-ms"
+	fCooldownMS       = "cooldown-ms"
+	fVerifyTLS        = "verify-tls"
+	fNoVerifyTLS      = "no-verify-tls"
+	fHealthInterval   = "health-interval-ms"
+	fHealthRecover    = "health-recover-count"
+	fRaceDelayMS      = "race-delay-ms"
 	defaultHealthURL  = "https://api.deepseek.com"
 	defaultClaudeBase = "https://api.anthropic.com"
 )
@@ -60,7 +70,17 @@ func proxyFlags(m mode) []cli.Flag {
 		&cli.BoolFlag{Name: fLoopbackDirect, Value: true, EnvVars: []string{"LOOPBACK_DIRECT"}, Usage: "dial loopback destinations direct, never through a gateway"},
 		&cli.IntFlag{Name: fTimeoutMS, Value: 5000, EnvVars: []string{"TIMEOUT_MS"}, Usage: "connect timeout per candidate (ms)"},
 		&cli.IntFlag{Name: fResponseTimeout, Value: 60000, EnvVars: []string{"RESPONSE_TIMEOUT_MS"}, Usage: "wait for response headers (ms)"},
+		&cli.IntFlag{Name: fFastFailMS, Value: 2000, EnvVars: []string{"FAST_FAIL_MS"}, Usage: "connect timeout when the first candidate comes from the cache or the health preference (ms)"},
+		&cli.IntFlag{Name: fRaceDelayMS, Value: 250, EnvVars: []string{"RACE_DELAY_MS"}, Usage: "start the next candidate in parallel when a path is not open after this long (ms, 0 = off)"},
+		&cli.BoolFlag{Name: fVerifyTLS, Value: true, EnvVars: []string{"VERIFY_TLS"}, Usage: "TLS-probe port 443 paths before opening a tunnel on a cache miss"},
+		&cli.BoolFlag{Name: fNoVerifyTLS, Usage: "same as --verify-tls=false"},
+		&cli.StringSliceFlag{Name: fPreferDirect, EnvVars: []string{"PREFER_DIRECT"}, Usage: "host patterns that try direct first (*.example.com, comma-separated)"},
+		&cli.StringSliceFlag{Name: fPreferProxy, EnvVars: []string{"PREFER_PROXY"}, Usage: "host patterns that try direct last"},
+		&cli.IntFlag{Name: fPrefTTLMS, Value: 60000, EnvVars: []string{"PREF_TTL_MS"}, Usage: "how long a host remembers the candidate that served it (ms)"},
+		&cli.IntFlag{Name: fCooldownMS, Value: 30000, EnvVars: []string{"COOLDOWN_MS"}, Usage: "how long a failed candidate is tried last (ms, 0 = off)"},
 		&cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: "health check URL ('' = off)"},
+		&cli.IntFlag{Name: fHealthInterval, Value: 60000, EnvVars: []string{"HEALTH_INTERVAL_MS"}, Usage: "health check period (ms, 0 = only after failures)"},
+		&cli.IntFlag{Name: fHealthRecover, Value: 2, EnvVars: []string{"HEALTH_RECOVER_COUNT"}, Usage: "passing checks a failed candidate needs to be preferred again"},
 		&cli.BoolFlag{Name: fRetryAfterSend, EnvVars: []string{"RETRY_NON_IDEMPOTENT_AFTER_SEND"}, Usage: "replay POST/PATCH even after they may have reached the origin"},
 		&cli.BoolFlag{Name: fRetryWithKey, EnvVars: []string{"RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY"}, Usage: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", EnvVars: []string{"LOG_LEVEL"}, Usage: "debug | info | warn | error"},

@@ -32,6 +32,16 @@ type Settings struct {
 	ConnectTimeout  time.Duration
 	ResponseTimeout time.Duration
 	HealthURL       string
+	HealthInterval  time.Duration
+	HealthRecover   int
+	FastFail        time.Duration
+	RaceDelay       time.Duration
+	PrefTTL         time.Duration
+	Cooldown        time.Duration
+	VerifyTLS       bool
+	PreferDirect    []string
+	PreferProxy     []string
+	Rules           *route.Rules
 	RetryAfterSend  bool
 	RetryWithKey    bool
 
@@ -92,18 +102,49 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 			return nil, usageError(fHealthURL, "want an http:// or https:// URL, or '' to turn it off")
 		}
 	}
+	ms := func(flag string, min int) (time.Duration, error) {
+		v := c.Int(flag)
+		if v < min {
+			return 0, usageError(flag, "must be >= %d, got %d", min, v)
+		}
+		return time.Duration(v) * time.Millisecond, nil
+	}
+	var err error
+	if s.FastFail, err = ms(fFastFailMS, 1); err != nil {
+		return nil, err
+	}
+	if s.RaceDelay, err = ms(fRaceDelayMS, 0); err != nil {
+		return nil, err
+	}
+	if s.PrefTTL, err = ms(fPrefTTLMS, 0); err != nil {
+		return nil, err
+	}
+	if s.Cooldown, err = ms(fCooldownMS, 0); err != nil {
+		return nil, err
+	}
+	if s.HealthInterval, err = ms(fHealthInterval, 0); err != nil {
+		return nil, err
+	}
+	if s.HealthRecover = c.Int(fHealthRecover); s.HealthRecover < 1 {
+		return nil, usageError(fHealthRecover, "must be >= 1")
+	}
+	s.VerifyTLS = c.Bool(fVerifyTLS) && !c.Bool(fNoVerifyTLS)
+	s.PreferDirect = splitList(c.StringSlice(fPreferDirect))
+	s.PreferProxy = splitList(c.StringSlice(fPreferProxy))
+	rules, err := route.ParseRules(s.PreferDirect, s.PreferProxy, envrewrite.NoProxy(environ))
+	if err != nil {
+		flag := fPreferDirect
+		if _, e2 := route.ParseRules(s.PreferDirect, nil, ""); e2 == nil {
+			flag = fPreferProxy
+		}
+		return nil, usageError(flag, "%v", err)
+	}
+	s.Rules = rules
 	up := c.Int(fUpstreamPort)
 	if up < 1 || up > 65535 {
 		return nil, usageError(fUpstreamPort, "must be 1-65535, got %d", up)
 	}
-	var gws []string
-	for _, g := range c.StringSlice(fGateway) {
-		for _, part := range strings.Split(g, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				gws = append(gws, part)
-			}
-		}
-	}
+	gws := splitList(c.StringSlice(fGateway))
 	var envProxies []route.EnvProxy
 	for _, p := range envrewrite.ParentProxies(environ) {
 		envProxies = append(envProxies, route.EnvProxy{Var: p.Var, Value: p.Value})
@@ -157,6 +198,19 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	return s, nil
 }
 
+// splitList splits every value on commas, trims spaces, drops empties.
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
 // defaultLogFile is $XDG_STATE_HOME/dual-proxy/launcher.log, else
 // ~/.local/state/dual-proxy/launcher.log (SPEC OPS-1).
 func defaultLogFile(env []string) string {
@@ -179,10 +233,30 @@ func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, [
 	if err != nil {
 		return proxy.Config{}, nil, err
 	}
+	var hu *url.URL
+	if s.HealthURL != "" {
+		hu, _ = url.Parse(s.HealthURL) // validated in resolve
+	}
+	prefTTL := s.PrefTTL
+	if prefTTL == 0 {
+		prefTTL = -1 // 0 on the command line: no cache
+	}
+	if len(s.Rules.Ignored()) > 0 {
+		warnings = append(warnings, "NO_PROXY entries ignored: "+strings.Join(s.Rules.Ignored(), ","))
+	}
 	return proxy.Config{
 		Candidates:                  cands,
+		Rules:                       s.Rules,
 		ConnectTimeout:              s.ConnectTimeout,
+		FastFail:                    s.FastFail,
 		ResponseTimeout:             s.ResponseTimeout,
+		RaceDelay:                   s.RaceDelay,
+		TLSProbe:                    s.VerifyTLS,
+		Cooldown:                    s.Cooldown,
+		PrefTTL:                     prefTTL,
+		HealthURL:                   hu,
+		HealthInterval:              s.HealthInterval,
+		HealthRecoverCount:          s.HealthRecover,
 		LoopbackDirect:              s.LoopbackDirect,
 		RetryNonIdempotentAfterSend: s.RetryAfterSend,
 		RetryWithIdempotencyKey:     s.RetryWithKey,
@@ -203,7 +277,17 @@ func (s *Settings) Print(w io.Writer) error {
 		{"loopback-direct", fmt.Sprint(s.LoopbackDirect)},
 		{"timeout-ms", fmt.Sprint(s.ConnectTimeout.Milliseconds())},
 		{"response-timeout-ms", fmt.Sprint(s.ResponseTimeout.Milliseconds())},
+		{"fast-fail-ms", fmt.Sprint(s.FastFail.Milliseconds())},
+		{"race-delay-ms", fmt.Sprint(s.RaceDelay.Milliseconds())},
+		{"verify-tls", fmt.Sprint(s.VerifyTLS)},
+		{"pref-ttl-ms", fmt.Sprint(s.PrefTTL.Milliseconds())},
+		{"cooldown-ms", fmt.Sprint(s.Cooldown.Milliseconds())},
+		{"prefer-direct", orNone(strings.Join(s.PreferDirect, ","))},
+		{"prefer-proxy", orNone(strings.Join(s.PreferProxy, ","))},
+		{"no-proxy (prefer-direct)", orNone(envrewrite.NoProxy(s.Env))},
 		{"health-url", orNone(s.HealthURL)},
+		{"health-interval-ms", fmt.Sprint(s.HealthInterval.Milliseconds())},
+		{"health-recover-count", fmt.Sprint(s.HealthRecover)},
 		{"retry-non-idempotent-after-send", fmt.Sprint(s.RetryAfterSend)},
 		{"retry-non-idempotent-with-idempotency-key", fmt.Sprint(s.RetryWithKey)},
 		{"log-level", strings.ToLower(s.LogLevel.String())},

@@ -1,0 +1,225 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// minKickGap is the least time between two kicked health checks (SPEC
+// HC-2: at most once per second).
+const minKickGap = time.Second
+
+// healthResponseTimeout bounds the wait for the health URL's status line
+// once the path is open.
+const healthResponseTimeout = 10 * time.Second
+
+// healthChecker runs health checks (SPEC HC-1, HC-2) on one goroutine:
+// every HealthInterval, and when kicked by a path failure, at most once per
+// second. One run at a time; kicks during a run are coalesced into one.
+type healthChecker struct {
+	e       *Engine
+	kickC   chan struct{} // capacity 1: pending kick
+	done    chan struct{}
+	stopped sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu   sync.Mutex
+	runs int
+}
+
+func newHealthChecker(e *Engine) *healthChecker {
+	h := &healthChecker{e: e, kickC: make(chan struct{}, 1), done: make(chan struct{})}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.stopped.Add(1)
+	go h.loop()
+	return h
+}
+
+// kick asks for a check soon; it never blocks.
+func (h *healthChecker) kick() {
+	select {
+	case h.kickC <- struct{}{}:
+	default:
+	}
+}
+
+func (h *healthChecker) stop() {
+	h.cancel()
+	close(h.done)
+	h.stopped.Wait()
+}
+
+func (h *healthChecker) loop() {
+	defer h.stopped.Done()
+	var tick <-chan time.Time
+	if iv := h.e.cfg.HealthInterval; iv > 0 {
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		tick = t.C
+		h.run() // a first check at start
+	}
+	var lastRun time.Time
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-tick:
+		case <-h.kickC:
+			if wait := minKickGap - time.Since(lastRun); !lastRun.IsZero() && wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-h.done:
+					t.Stop()
+					return
+				}
+			}
+		}
+		lastRun = time.Now()
+		h.run()
+		// A kick that arrived during the run is served by the next loop
+		// iteration, after the one-second gap.
+	}
+}
+
+// run checks candidates in default order until the health state has its
+// preference (SPEC HC-1), clearing the gateway cooldown of every candidate
+// proved alive (SPEC CD-2).
+func (h *healthChecker) run() {
+	h.mu.Lock()
+	h.runs++
+	h.mu.Unlock()
+	var results []route.HealthResult
+	for _, c := range h.e.cfg.Candidates {
+		if h.ctx.Err() != nil {
+			return
+		}
+		r := h.e.checkHealth(h.ctx, c)
+		results = append(results, r)
+		if r.Alive {
+			h.e.cooldowns.ClearGateway(c.Key())
+		}
+		h.e.cfg.Logger.Debug("health check", "candidate", c.String(), "alive", r.Alive, "reason", r.Reason)
+		if !h.e.health.WantsMore(results) {
+			break
+		}
+	}
+	h.e.health.Record(results)
+	h.e.cfg.Logger.Info("health check done", "preferred", h.e.health.Preferred())
+}
+
+// HealthRuns returns how many health checks have started (tests, status).
+func (e *Engine) HealthRuns() int {
+	if e.checker == nil {
+		return 0
+	}
+	e.checker.mu.Lock()
+	defer e.checker.mu.Unlock()
+	return e.checker.runs
+}
+
+// checkHealth sends GET HealthURL through c and reports whether an origin
+// answered with a status below 500 (SPEC HC-1). Answers a gateway makes
+// itself never count: 407, a non-2xx answer to CONNECT, and its own 5xx
+// pages (which fail the < 500 test anyway). No origin credentials are sent.
+func (e *Engine) checkHealth(ctx context.Context, c route.Candidate) route.HealthResult {
+	u := e.cfg.HealthURL
+	res := route.HealthResult{Key: c.Key()}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout+healthResponseTimeout)
+	defer cancel()
+	host := u.Hostname()
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	target := net.JoinHostPort(host, port)
+	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
+	if err != nil {
+		res.Reason = err.Error()
+		return res
+	}
+	req.Header.Set("User-Agent", "dual-proxy-health/1")
+	req.Close = true
+
+	var conn net.Conn
+	absolute := false
+	openCtx, openCancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout)
+	switch {
+	case u.Scheme == "https":
+		conn, err = e.dialer.Open(openCtx, c, target)
+		if err == nil {
+			tc := tls.Client(conn, e.healthTLS(host))
+			if herr := tc.HandshakeContext(openCtx); herr != nil {
+				conn.Close()
+				err = fmt.Errorf("tls: %w", herr)
+			} else {
+				conn = tc
+			}
+		}
+	case c.Direct:
+		conn, err = e.dialer.Open(openCtx, c, target)
+	default:
+		conn, err = e.dialer.DialGateway(openCtx, c)
+		absolute = true
+		if auth := c.ProxyAuthorization(); auth != "" {
+			req.Header.Set("Proxy-Authorization", auth)
+		}
+	}
+	openCancel()
+	if err != nil {
+		res.Reason = err.Error()
+		return res
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if absolute {
+		err = req.WriteProxy(conn)
+	} else {
+		err = req.Write(conn)
+	}
+	if err != nil {
+		res.Reason = "write: " + err.Error()
+		return res
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		res.Reason = "response: " + err.Error()
+		return res
+	}
+	resp.Body.Close()
+	switch {
+	case absolute && resp.StatusCode == http.StatusProxyAuthRequired:
+		res.Reason = "gateway answered 407"
+	case resp.StatusCode >= 500:
+		res.Reason = "status " + strconv.Itoa(resp.StatusCode)
+	default:
+		res.Alive = true
+	}
+	return res
+}
+
+// healthTLS is the TLS configuration for an https:// health URL.
+func (e *Engine) healthTLS(host string) *tls.Config {
+	var c *tls.Config
+	if e.cfg.HealthTLS != nil {
+		c = e.cfg.HealthTLS.Clone()
+	} else {
+		c = &tls.Config{}
+	}
+	c.ServerName = host
+	return c
+}

@@ -1,0 +1,148 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// result is the outcome of one attempt to open a path.
+type result struct {
+	att  attempt
+	conn net.Conn
+	err  error
+}
+
+// openTunnel opens a path to host:port for a CONNECT tunnel (SPEC CON-1,
+// ORD-6). Attempts start in plan order; when the path being opened is not
+// open after RaceDelay, the next one starts in parallel, and a failed
+// attempt starts the next at once (RFC 8305 style). "Open" means connected,
+// the gateway's CONNECT answered 2xx, and on port 443 (cache miss, TLSProbe)
+// a TLS handshake probe passed over a separate path. The first open path
+// wins; the others are cancelled and closed before openTunnel returns.
+// It returns the connection and its candidate, or an *AllFailedError.
+func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, route.Candidate, error) {
+	start := time.Now()
+	target := net.JoinHostPort(host, strconv.Itoa(port))
+	atts, cacheHit := e.plan(host, port)
+	probe := e.cfg.TLSProbe && port == 443 && !cacheHit
+
+	raceCtx, cancelRace := context.WithCancel(ctx)
+	defer cancelRace()
+	results := make(chan result, len(atts))
+	next, running := 0, 0
+	launch := func() {
+		a := atts[next]
+		next++
+		running++
+		go func() {
+			conn, err := e.openVerified(raceCtx, a, host, target, probe)
+			results <- result{att: a, conn: conn, err: err}
+		}()
+	}
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	armTimer := func() {
+		if e.cfg.RaceDelay <= 0 || next >= len(atts) {
+			timerC = nil
+			return
+		}
+		if timer == nil {
+			timer = time.NewTimer(e.cfg.RaceDelay)
+		} else {
+			timer.Reset(e.cfg.RaceDelay)
+		}
+		timerC = timer.C
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+
+	var fails []error
+	var won *result
+	launch()
+	armTimer()
+	for running > 0 {
+		select {
+		case r := <-results:
+			running--
+			if r.err == nil {
+				if won == nil {
+					won = &r
+					cancelRace() // losers stop; drained below
+				} else {
+					r.conn.Close()
+				}
+				continue
+			}
+			if won != nil {
+				continue // a loser we cancelled: no cooldown
+			}
+			fails = append(fails, r.err)
+			var pe *route.PathError
+			if errors.As(r.err, &pe) && ctx.Err() == nil {
+				e.fail(host, pe)
+			}
+			if next < len(atts) && ctx.Err() == nil {
+				launch()
+				armTimer()
+			}
+		case <-timerC:
+			launch()
+			armTimer()
+		}
+	}
+	if won != nil {
+		e.succeed(host, won.att.cand)
+		e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: failures(fails), LatencyMS: ms(time.Since(start))})
+		return won.conn, won.att.cand, nil
+	}
+	e.allFailed(host)
+	e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
+	return nil, route.Candidate{}, &AllFailedError{Host: host, Errs: fails}
+}
+
+// openVerified opens the path of one attempt within its connect timeout;
+// with probe, it first runs the TLS handshake probe over a separate path
+// (SPEC CON-1: SNI = host, certificate not verified) and closes it.
+func (e *Engine) openVerified(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	if probe {
+		if err := e.tlsProbe(ctx, a.cand, host, target); err != nil {
+			return nil, err
+		}
+	}
+	return e.dialer.Open(ctx, a.cand, target)
+}
+
+// tlsProbe checks that a TLS server answers at target through c. Failure
+// of the handshake is PhaseTLSProbe, TierHost (SPEC CD-1); failures to open
+// the path keep their own phase.
+func (e *Engine) tlsProbe(ctx context.Context, c route.Candidate, host, target string) error {
+	e.tlsProbes.Add(1)
+	conn, err := e.dialer.Open(ctx, c, target)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	sni := host
+	if ip := net.ParseIP(host); ip != nil {
+		sni = "" // RFC 6066 §3: no IP literals in SNI
+	}
+	tc := tls.Client(conn, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return &route.PathError{Candidate: c, Phase: route.PhaseTLSProbe, Tier: route.TierHost, Err: err}
+	}
+	return nil
+}
+
+// TLSProbes returns how many TLS probes the engine has started.
+func (e *Engine) TLSProbes() int64 { return e.tlsProbes.Load() }
