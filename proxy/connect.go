@@ -68,7 +68,6 @@ func splitConnectTarget(t string) (host string, port int, err error) {
 	return host, port, nil
 }
 
-
 // relay copies bytes both ways until both directions finish. EOF in one
 // direction is propagated as a half-close (CloseWrite), not a full close
 // (SPEC CON-2); any other error closes both connections.
