@@ -275,8 +275,9 @@ func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 	copyResponseHeaders(h, resp.Header)
 	h.Del("Content-Encoding") // Transport decoded it, or the upstream sent none
 	c.headers(h, m)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.ttfb = time.Since(c.start)
+	body = c.scrub.scrubBytes(body)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.w.WriteHeader(resp.StatusCode)
 	_, _ = c.w.Write(body)
 }

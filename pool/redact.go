@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -55,6 +56,18 @@ func (s scrubber) scrub(text string) string {
 		text = strings.ReplaceAll(text, k, "***")
 	}
 	return text
+}
+
+// scrubBytes is scrub for bodies and events passed through to the client
+// (an upstream that echoes the key in an error must not hand it to a local
+// client, POOL-15/POOL-20). It returns b itself when no key occurs.
+func (s scrubber) scrubBytes(b []byte) []byte {
+	for _, k := range s {
+		if bytes.Contains(b, []byte(k)) {
+			b = bytes.ReplaceAll(b, []byte(k), []byte("***"))
+		}
+	}
+	return b
 }
 
 // redactURL hides userinfo in a base URL.

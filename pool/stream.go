@@ -120,7 +120,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 				return outcome{fail: a}
 			}
 			// The request is wrong: pass the stream's answer through as is.
-			held.Write(res.ev.Raw)
+			held.Write(c.scrub.scrubBytes(res.ev.Raw))
 			if !firstOutput.Stop() {
 				return c.transportFailure(m, context.DeadlineExceeded, true)
 			}
@@ -194,7 +194,11 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				return fail(ClassNetwork, http.StatusBadGateway, c.scrub.scrub(msg))
 			}
 			obs := w.Observe(&res.ev, true)
-			if err := c.write(res.ev.Raw); err != nil {
+			raw := res.ev.Raw
+			if obs.Verdict == vError {
+				raw = c.scrub.scrubBytes(raw)
+			}
+			if err := c.write(raw); err != nil {
 				return outcome{canceled: true, served: true}
 			}
 			ping.Reset(c.p.opts.PingInterval)

@@ -1,0 +1,84 @@
+package pool
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestKeysNeverLeak(t *testing.T) {
+	t.Run("POOL-15/key-absent-from-logs-status-errors-redacted", func(t *testing.T) {
+		echo401 := func(w http.ResponseWriter, r *http.Request, _ int) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(401)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key %s"}}`, r.Header.Get("X-Api-Key"))
+		}
+		echoEvent := func(w http.ResponseWriter, r *http.Request, _ int) {
+			sseHead(w)
+			messageStart(w, "b", nil)
+			sseWrite(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "key " + r.Header.Get("X-Api-Key") + " overloaded"}})
+		}
+		w := newWorld(t, []string{"a", "b"}, []behaviour{echo401, echoEvent}, "", Options{})
+		var seen strings.Builder
+		for i := 0; i < 3; i++ {
+			resp, body := w.call(fmt.Sprintf("leak%d", i), i != 1)
+			fmt.Fprintf(&seen, "%v\n%s\n", resp.Header, body)
+		}
+		// A post-commit failure echoing the key.
+		w.mocks["a"].set(func(rw http.ResponseWriter, r *http.Request, _ int) {
+			sseHead(rw)
+			messageStart(rw, "a", nil)
+			textDelta(rw, "x")
+			sseWrite(rw, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "oops " + r.Header.Get("X-Api-Key")}})
+		})
+		w.pool.cd.succeed("a")
+		w.pool.cd.succeed("b")
+		_, body := w.call("leak-post", true)
+		seen.WriteString(body)
+		st, _ := json.Marshal(w.pool.Status())
+		cfg, _ := w.pool.config()
+		all := seen.String() + "\n" + w.logs.String() + "\n" + string(st) + "\n" + cfg.Redacted()
+		if !strings.Contains(w.logs.String(), "pool member failed") {
+			t.Fatalf("no failure logs captured: %s", w.logs.String())
+		}
+		if strings.Contains(all, "SECRET") {
+			t.Fatalf("key leaked:\n%s", all)
+		}
+		// The message is kept, with the key scrubbed.
+		if !strings.Contains(seen.String(), "invalid x-api-key ***") {
+			t.Fatalf("scrubbed message missing:\n%s", seen.String())
+		}
+	})
+}
+
+func TestCacheStats(t *testing.T) {
+	t.Run("POOL-13b/cache-hit-ratio-per-session-and-member", func(t *testing.T) {
+		w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})
+		w.call("cs", true)  // input 10, cache_read 30
+		w.call("cs", false) // input 5, cache_read 15
+		st := w.pool.Status()
+		want := 45.0 / 60.0
+		if len(st.Sessions) != 1 || math.Abs(st.Sessions[0].Cache.HitRatio-want) > 1e-9 {
+			t.Fatalf("sessions %+v", st.Sessions)
+		}
+		if m := st.Pools[0].Members[0]; math.Abs(m.Cache.HitRatio-want) > 1e-9 || m.Successes != 2 || m.BoundSessions != 1 {
+			t.Fatalf("member %+v", m)
+		}
+		if len(st.Recent) != 2 || st.Recent[0].Session != sessionHash("cs") || st.Recent[0].Member != "a" || st.Recent[0].Model != "m" {
+			t.Fatalf("recent %+v", st.Recent)
+		}
+	})
+	t.Run("POOL-13/recent-keeps-last-200", func(t *testing.T) {
+		s := newStats()
+		for i := 0; i < 250; i++ {
+			s.add(CallRecord{Failovers: i})
+		}
+		l := s.list()
+		if len(l) != 200 || l[0].Failovers != 50 || l[199].Failovers != 249 {
+			t.Fatalf("%d %d %d", len(l), l[0].Failovers, l[199].Failovers)
+		}
+	})
+}
