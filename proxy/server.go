@@ -80,6 +80,16 @@ func newServer(cfg Config, eng *Engine) *Server {
 		done:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	eng.OnDecision(func(d Decision) {
+		// One line per routing decision: host, candidate, kind, latency and
+		// failovers — never paths or headers (SPEC OPS-1).
+		level := slog.LevelDebug
+		if len(d.Failed) > 0 || d.Candidate == "" {
+			level = slog.LevelInfo
+		}
+		cfg.Logger.Log(context.Background(), level, "routed", "host", d.Host, "kind", d.Kind, "candidate", d.Candidate,
+			"latency_ms", d.LatencyMS, "failovers", len(d.Failed), "error", d.Error)
+	})
 	h := cfg.Handler
 	if h == nil {
 		h = http.NotFoundHandler()
