@@ -103,7 +103,7 @@ func (c *call) run() {
 			if o.fail == nil {
 				c.p.cd.succeed(m)
 			}
-			c.p.stats.usage(c.pc.ID, c.session, m, o.u)
+			c.p.stats.usage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
 		}
 		if o.done {
 			class, status := "", 200
@@ -130,6 +130,7 @@ func (c *call) failed(m string, o outcome) {
 	key := m
 	if a.Class == ClassModelNotFound {
 		key = m + "\x00" + c.target(m)
+		c.p.cd.count(m) // the member's failure counter shows it too
 	}
 	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.base(a.Class), o.explicit, c.p.opts.Now())
 	c.p.log.Warn("pool member failed", "pool", c.pc.ID, "member", m, "class", a.Class, "status", a.Status,

@@ -111,6 +111,13 @@ func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now ti
 	return st.until
 }
 
+// count adds a failure to key's counter without touching its cooldown.
+func (c *cooldowns) count(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state(key).failures++
+}
+
 // succeed records a success: the cooldown and its growth reset (POOL-10).
 func (c *cooldowns) succeed(key string) {
 	c.mu.Lock()

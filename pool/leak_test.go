@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKeysNeverLeak(t *testing.T) {
@@ -79,6 +80,37 @@ func TestCacheStats(t *testing.T) {
 		l := s.list()
 		if len(l) != 200 || l[0].Failovers != 50 || l[199].Failovers != 249 {
 			t.Fatalf("%d %d %d", len(l), l[0].Failovers, l[199].Failovers)
+		}
+	})
+}
+
+func TestSessionStatsBounded(t *testing.T) {
+	t.Run("POOL-13b/session-cache-stats-bounded", func(t *testing.T) {
+		s := newStats()
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i < maxSessionStats+10; i++ {
+			s.usage("p", fmt.Sprint(i), "a", usage{Input: 1}, t0.Add(time.Duration(i)*time.Second))
+		}
+		if n := len(s.sessions); n > maxSessionStats || n < maxSessionStats/2-10 {
+			t.Fatalf("%d session stats kept", n)
+		}
+		if s.sessions[[2]string{"p", fmt.Sprint(maxSessionStats + 9)}] == nil {
+			t.Fatal("newest session dropped")
+		}
+	})
+}
+
+func TestPoolCooldownOverride(t *testing.T) {
+	t.Run("POOL-10/per-pool-cooldown-override", func(t *testing.T) {
+		w := newWorld(t, []string{"a", "b"}, []behaviour{statusAnswer(500, nil, `{}`), okAnswer("b")}, "    cooldown: {server_ms: 5000}\n", Options{})
+		w.call("o", true)
+		a := w.member("a")
+		if a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(5*time.Second)) || a.CooldownClass != ClassServer {
+			t.Fatalf("a = %+v", a)
+		}
+		w.now.Add(5 * time.Second)
+		if a := w.member("a"); a.State != "ready" {
+			t.Fatalf("a after override = %+v", a)
 		}
 	})
 }

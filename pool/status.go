@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"sort"
 	"sync"
 	"time"
 )
@@ -32,6 +33,8 @@ type CacheStats struct {
 	CacheReadTokens     int64   `json:"cache_read_tokens"`
 	CacheCreationTokens int64   `json:"cache_creation_tokens"`
 	HitRatio            float64 `json:"hit_ratio"`
+
+	seen time.Time // last update, for pruning
 }
 
 func (s *CacheStats) add(u usage) {
@@ -108,9 +111,32 @@ func (s *stats) add(r CallRecord) {
 	}
 }
 
-func (s *stats) usage(pool, session, member string, u usage) {
+// maxSessionStats bounds the per-session cache totals kept in memory.
+const maxSessionStats = 10000
+
+func (s *stats) usage(pool, session, member string, u usage, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if session != "" && len(s.sessions) >= maxSessionStats && s.sessions[[2]string{pool, session}] == nil {
+		// Drop sessions idle for a day, else the idlest half.
+		var seen []time.Time
+		for k, cs := range s.sessions {
+			if now.Sub(cs.seen) > 24*time.Hour {
+				delete(s.sessions, k)
+			} else {
+				seen = append(seen, cs.seen)
+			}
+		}
+		if len(s.sessions) >= maxSessionStats {
+			sort.Slice(seen, func(i, j int) bool { return seen[i].Before(seen[j]) })
+			cut := seen[len(seen)/2]
+			for k, cs := range s.sessions {
+				if !cs.seen.After(cut) {
+					delete(s.sessions, k)
+				}
+			}
+		}
+	}
 	get := func(m map[[2]string]*CacheStats, k [2]string) *CacheStats {
 		if m[k] == nil {
 			m[k] = &CacheStats{}
@@ -118,7 +144,9 @@ func (s *stats) usage(pool, session, member string, u usage) {
 		return m[k]
 	}
 	if session != "" {
-		get(s.sessions, [2]string{pool, session}).add(u)
+		cs := get(s.sessions, [2]string{pool, session})
+		cs.add(u)
+		cs.seen = now
 	}
 	get(s.members, [2]string{pool, member}).add(u)
 }
