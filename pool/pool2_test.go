@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -352,5 +353,34 @@ func TestStrategies(t *testing.T) {
 		if strings.Join(got, "") != "bbb" || w.mocks["a"].calls() != 1 {
 			t.Fatalf("order %v, a calls %d", got, w.mocks["a"].calls())
 		}
+	})
+}
+
+func TestPreambleCap(t *testing.T) {
+	t.Run("POOL-7/preamble-over-256KiB-commits", func(t *testing.T) {
+		var w *world
+		chatty := func(rw http.ResponseWriter, r *http.Request, _ int) {
+			sseHead(rw)
+			messageStart(rw, "a", nil)
+			pad := strings.Repeat("x", 1024)
+			for i := 0; i < 300; i++ {
+				fmt.Fprintf(rw, ": %s\n\n", pad)
+			}
+			rw.(http.Flusher).Flush()
+			w.mocks["a"].waitCtx(r)
+		}
+		w = newWorld(t, []string{"a", "b"}, []behaviour{chatty, okAnswer("b")}, "", Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		resp := w.do(ctx, "/pool/p/v1/messages", map[string]string{"X-Session-Id": "cap"}, msgBody("m", true))
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "a" {
+			t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+		}
+		n, _ := io.CopyN(io.Discard, resp.Body, 256<<10)
+		if n != 256<<10 {
+			t.Fatalf("read %d", n)
+		}
+		cancel()
 	})
 }

@@ -3,6 +3,7 @@ package pool
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -331,6 +332,54 @@ func FuzzSplice(f *testing.F) {
 			if k != "model" && !bytes.Equal(before[k], after[k]) && bytes.Count(in, []byte(`"model"`)) == 1 {
 				t.Fatalf("key %q changed", k)
 			}
+		}
+	})
+}
+
+func TestOverrideBinding(t *testing.T) {
+	t.Run("POOL-6/model-the-bound-member-cannot-serve-gets-own-binding", func(t *testing.T) {
+		p := &PoolConfig{ID: "p", Strategy: StrategySticky, Members: []string{"a", "b", "c"}, SessionTTL: time.Hour}
+		as := newAssigner()
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		hot := func(string) bool { return true }
+		all := p.Members
+		// Other sessions load a and b so that least-bound would pick c.
+		for i, m := range []string{"a", "b"} {
+			k := bindKey{"p", fmt.Sprint("other", i), "m1"}
+			got, f := as.acquire(p, k, []string{m}, hot, now)
+			as.release(p, k, f, got, now)
+		}
+		k1 := bindKey{"p", "s", "m1"}
+		m, f := as.acquire(p, k1, []string{"a"}, hot, now) // only a serves m1
+		as.release(p, k1, f, m, now)
+		// m2: a cannot serve it → its own (override) binding, balanced: c.
+		k2 := bindKey{"p", "s", "m2"}
+		m2, f := as.acquire(p, k2, []string{"b", "c"}, hot, now)
+		as.release(p, k2, f, m2, now)
+		if m != "a" || m2 != "c" {
+			t.Fatalf("m1 → %s, m2 → %s", m, m2)
+		}
+		// m3 served by everyone: the session stays on its member rather than
+		// being balanced elsewhere.
+		k3 := bindKey{"p", "s", "m3"}
+		m3, f := as.acquire(p, k3, all, hot, now)
+		as.release(p, k3, f, m3, now)
+		if m3 != "a" && m3 != "c" {
+			t.Fatalf("m3 → %s, want the session's member", m3)
+		}
+		if got, _ := as.acquire(p, k1, all, hot, now); got != "a" {
+			t.Fatalf("m1 binding lost: %s", got)
+		}
+	})
+	t.Run("POOL-6/removed-member-reassigned", func(t *testing.T) {
+		p := &PoolConfig{ID: "p", Strategy: StrategySticky, Members: []string{"a", "b"}, SessionTTL: time.Hour}
+		as := newAssigner()
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		k := bindKey{"p", "s", "m"}
+		as.release(p, k, false, "a", now)
+		as.retain(&Config{Pools: []*PoolConfig{{ID: "p", Members: []string{"b"}}}})
+		if got, _ := as.acquire(p, k, []string{"b"}, func(string) bool { return true }, now); got != "b" {
+			t.Fatal(got)
 		}
 	})
 }
