@@ -111,6 +111,8 @@ func (c *call) run() {
 				class, status = o.fail.Class, o.fail.Status
 			}
 			c.record(m, class, status)
+			c.p.log.Debug("pool call done", "pool", c.pc.ID, "member", m, "attempts", len(c.attempts)+boolToInt(o.fail == nil),
+				"ttfb_ms", c.ttfb.Milliseconds(), "class", class, "session", c.session)
 			return
 		}
 	}
@@ -133,8 +135,12 @@ func (c *call) failed(m string, o outcome) {
 		c.p.cd.count(m) // the member's failure counter shows it too
 	}
 	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.base(a.Class), o.explicit, c.p.opts.Now())
+	phase := "before-commit" // silent failover follows
+	if o.served {
+		phase = "after-commit" // the client got an error event
+	}
 	c.p.log.Warn("pool member failed", "pool", c.pc.ID, "member", m, "class", a.Class, "status", a.Status,
-		"cooldown_until", until.Format(time.RFC3339), "session", c.session)
+		"phase", phase, "cooldown_until", until.Format(time.RFC3339), "session", c.session)
 }
 
 // aggregate answers when every member failed before the commit point
