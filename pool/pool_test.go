@@ -204,6 +204,9 @@ func TestFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Attempts") != "2" {
 			t.Fatalf("attempts header %q", resp.Header.Get("X-Pool-Attempts"))
 		}
+		if st := w.pool.Status(); len(st.Sessions) != 0 { // POOL-5: no binding without success
+			t.Fatalf("binding recorded for a failed call: %+v", st.Sessions)
+		}
 	})
 	t.Run("POOL-11/status-rank-429-beats-5xx", func(t *testing.T) {
 		w := newWorld(t, []string{"a", "b"}, []behaviour{
