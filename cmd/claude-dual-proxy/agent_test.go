@@ -1,0 +1,305 @@
+//go:build agents
+
+// Real-agent tests (GitHub issue 7, "launcher of record"): the real Claude
+// Code CLI (npm @anthropic-ai/claude-code) runs as claude-dual-proxy's
+// child inside a loopback-only network namespace the test creates, and
+// talks to the mock Anthropic server (testdata/agents/mock_llm.py) through
+// the launcher's proxy.
+//
+//	go test -race -tags agents -count=1 ./cmd/claude-dual-proxy/
+//
+// Needs root (ip netns), iproute2, python3, and either
+// DUAL_PROXY_AGENTS_DIR (an `npm install --prefix DIR
+// @anthropic-ai/claude-code` tree; .ci/run prepares one) or npm, with
+// which the test installs the package into a temporary directory.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// agentsDirEnv names the npm prefix that holds @anthropic-ai/claude-code.
+const agentsDirEnv = "DUAL_PROXY_AGENTS_DIR"
+
+// Fixed ports inside the test's own namespace: nothing else listens there.
+const (
+	mockPort    = "18080" // mock_llm.py
+	gatewayPort = "18888" // log_proxy.py, the working gateway
+	deadPort    = "7897"  // the default first gateway; nothing listens on it in the namespace
+	apiKey      = "sk-test"
+)
+
+func TestAgents(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first: runs after the servers are stopped
+	claude := claudePath(t)
+	bin := buildLauncher(t)
+	scripts, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("agents tests need python3 for testdata/agents/mock_llm.py")
+	}
+	l := newLab(t)
+	logs := t.TempDir()
+	mockLog := filepath.Join(logs, "mock.jsonl")
+	gwLog := filepath.Join(logs, "gateway.jsonl")
+	l.startServer(t, "mock_llm listening", "python3", filepath.Join(scripts, "mock_llm.py"), "--port", mockPort, "--log", mockLog)
+	l.startServer(t, "log_proxy on", "python3", filepath.Join(scripts, "log_proxy.py"), "--port", gatewayPort, "--log", gwLog)
+
+	t.Run("RUN-1/claude-version-through-launcher", func(t *testing.T) {
+		h := newHome(t)
+		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--version"), 60*time.Second)
+		if r.status != 0 {
+			t.Fatalf("status %d, want 0 (RUN-3)\nstdout: %s\nstderr: %s", r.status, r.stdout, r.stderr)
+		}
+		if !regexp.MustCompile(`^\d+\.\d+\.\d+ \(Claude Code\)\n$`).MatchString(r.stdout) {
+			t.Fatalf("stdout %q, want `X.Y.Z (Claude Code)`", r.stdout)
+		}
+		t.Logf("%s in %v", strings.TrimSpace(r.stdout), r.elapsed)
+	})
+
+	t.Run("RUN-3/claude-error-status-and-stderr-pass-through", func(t *testing.T) {
+		h := newHome(t)
+		direct := run(t, h.command(l, claude, "--no-such-option-dual-proxy"), 60*time.Second)
+		if direct.status == 0 {
+			t.Fatalf("claude accepted an unknown option; stderr %q", direct.stderr)
+		}
+		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--no-such-option-dual-proxy"), 60*time.Second)
+		if r.status != direct.status {
+			t.Fatalf("launcher status %d, claude alone %d", r.status, direct.status)
+		}
+		if !strings.Contains(r.stderr, "no-such-option-dual-proxy") {
+			t.Fatalf("claude's error did not reach stderr: %q", r.stderr)
+		}
+	})
+
+	// The dead first gateway refuses, the working gateway (log_proxy.py)
+	// carries the request to mock.test; claude only knows the launcher's
+	// proxy (ENV-1), so the gateway's record proves the request crossed it.
+	t.Run("RUN-1/claude-p-dead-gateway-then-working-gateway", func(t *testing.T) {
+		h := newHome(t)
+		mockBefore, gwBefore := countLines(t, mockLog), countLines(t, gwLog)
+		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
+			"--upstream-port", deadPort, "--gateway", "127.0.0.1:"+gatewayPort, "--command", claude, "--", "-p", "say ok"), 90*time.Second)
+		checkOK(t, r, h)
+		t.Logf("claude -p through the working gateway: %v", r.elapsed)
+		gw := readJSONL(t, gwLog)[gwBefore:]
+		if len(gw) != 1 || gw[0]["kind"] != "HTTP" || gw[0]["method"] != "POST" ||
+			!strings.HasPrefix(str(gw[0]["target"]), "http://mock.test:"+mockPort+"/v1/messages") ||
+			!strings.HasPrefix(str(gw[0]["user_agent"]), "claude-cli/") {
+			t.Fatalf("working gateway saw %v, want one absolute-form POST to mock.test /v1/messages from claude-cli", gw)
+		}
+		checkMock(t, mockLog, mockBefore)
+		recs := readJSONL(t, h.logFile)
+		checkRouted(t, recs, "http://127.0.0.1:"+gatewayPort)
+		if !hasRecord(recs, func(r map[string]any) bool {
+			return r["host"] == "mock.test" && r["candidate"] == "http://127.0.0.1:"+deadPort && r["phase"] == "gateway-connect"
+		}) {
+			t.Fatalf("launcher log has no gateway-connect failure of the dead gateway for mock.test (CD-3):\n%s", dump(recs))
+		}
+	})
+
+	// No gateway answers: the dead first gateway fails and direct serves;
+	// the proxy itself resolves mock.test (namespace hosts file).
+	t.Run("RUN-1/claude-p-dead-gateway-then-direct", func(t *testing.T) {
+		h := newHome(t)
+		mockBefore, gwBefore := countLines(t, mockLog), countLines(t, gwLog)
+		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
+			"--upstream-port", deadPort, "--command", claude, "--", "-p", "say ok"), 90*time.Second)
+		checkOK(t, r, h)
+		t.Logf("claude -p direct: %v", r.elapsed)
+		if n := countLines(t, gwLog) - gwBefore; n != 0 {
+			t.Fatalf("log_proxy saw %d requests though it is no candidate", n)
+		}
+		checkMock(t, mockLog, mockBefore)
+		checkRouted(t, readJSONL(t, h.logFile), "direct")
+	})
+}
+
+// home is a fresh HOME with the pre-seeded ~/.claude.json (equipment
+// README §3) that skips onboarding and trusts the working directory.
+type home struct {
+	dir, cwd, logFile string
+}
+
+func newHome(t *testing.T) *home {
+	t.Helper()
+	h := &home{dir: t.TempDir(), cwd: t.TempDir()}
+	h.logFile = filepath.Join(t.TempDir(), "launcher.log")
+	seed := map[string]any{
+		"hasCompletedOnboarding": true,
+		"theme":                  "dark",
+		"customApiKeyResponses":  map[string]any{"approved": []string{apiKey[max(0, len(apiKey)-20):]}, "rejected": []string{}},
+		"projects":               map[string]any{h.cwd: map[string]any{"hasTrustDialogAccepted": true}},
+	}
+	b, err := json.Marshal(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, ".claude.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// env is the child's whole environment: no proxy variables from the
+// machine, telemetry and non-essential traffic off, the mock as base URL.
+func (h *home) env() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + h.dir,
+		"LANG=C.UTF-8",
+		"DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"ANTHROPIC_BASE_URL=http://mock.test:" + mockPort,
+		"ANTHROPIC_API_KEY=" + apiKey,
+	}
+}
+
+// command runs argv inside l with h's environment, in h's trusted
+// working directory.
+func (h *home) command(l *lab, argv ...string) *exec.Cmd {
+	cmd := l.command(h.env(), argv...)
+	cmd.Dir = h.cwd
+	return cmd
+}
+
+// checkOK asserts claude printed the mock's reply and exited 0.
+func checkOK(t *testing.T, r result, h *home) {
+	t.Helper()
+	if r.status != 0 || strings.TrimSpace(r.stdout) != "ok" {
+		log, _ := os.ReadFile(h.logFile)
+		t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.status, r.stdout, r.stderr, log)
+	}
+}
+
+// checkMock asserts the mock got exactly one new request, claude's POST
+// /v1/messages (the pre-warm HEAD / is absent when a proxy is set).
+func checkMock(t *testing.T, mockLog string, before int) {
+	t.Helper()
+	got := readJSONL(t, mockLog)[before:]
+	if len(got) != 1 || got[0]["method"] != "POST" || !strings.HasPrefix(str(got[0]["path"]), "/v1/messages") {
+		var lines []string
+		for _, e := range got {
+			lines = append(lines, str(e["method"])+" "+str(e["path"]))
+		}
+		t.Fatalf("mock saw %v, want one POST /v1/messages", lines)
+	}
+}
+
+// checkRouted asserts the launcher's log (OPS-1) records the request to
+// mock.test as served by want, and no decision for any other host (no
+// telemetry or update traffic reached the proxy).
+func checkRouted(t *testing.T, recs []map[string]any, want string) {
+	t.Helper()
+	if !hasRecord(recs, func(r map[string]any) bool {
+		return r["msg"] == "routed" && r["host"] == "mock.test" && r["candidate"] == want
+	}) {
+		t.Fatalf("launcher log has no `routed` record for host mock.test with candidate %s:\n%s", want, dump(recs))
+	}
+	for _, r := range recs {
+		if r["msg"] == "routed" && r["host"] != "mock.test" {
+			t.Fatalf("the proxy routed a request to %v, want only mock.test:\n%s", r["host"], dump(recs))
+		}
+	}
+}
+
+func hasRecord(recs []map[string]any, f func(map[string]any) bool) bool {
+	for _, r := range recs {
+		if f(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func dump(recs []map[string]any) string {
+	var b strings.Builder
+	for _, r := range recs {
+		j, _ := json.Marshal(r)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// readJSONL reads a JSON-lines file; a missing file is empty.
+func readJSONL(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20) // claude's request bodies are ~85 KB
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v in %q", path, err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
+}
+
+func countLines(t *testing.T, path string) int { return len(readJSONL(t, path)) }
+
+// claudePath is the claude executable: from $DUAL_PROXY_AGENTS_DIR, else
+// installed with npm into a temporary prefix (~10 s; a native binary).
+func claudePath(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(agentsDirEnv)
+	if dir == "" {
+		if _, err := exec.LookPath("npm"); err != nil {
+			t.Fatalf("set %s to an npm prefix holding @anthropic-ai/claude-code, or install npm", agentsDirEnv)
+		}
+		dir = t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		out, err := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "@anthropic-ai/claude-code").CombinedOutput()
+		if err != nil {
+			t.Fatalf("npm install @anthropic-ai/claude-code: %v\n%s", err, out)
+		}
+		t.Logf("npm install @anthropic-ai/claude-code: %v", time.Since(start))
+	}
+	p := filepath.Join(dir, "node_modules", ".bin", "claude")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: no claude executable: %v", agentsDirEnv, err)
+	}
+	return p
+}
+
+// buildLauncher builds claude-dual-proxy into a temporary directory.
+func buildLauncher(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "claude-dual-proxy")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
