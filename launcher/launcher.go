@@ -47,8 +47,12 @@ type Config struct {
 	// child's terminal (SPEC OPS-1). nil discards.
 	Logger *slog.Logger
 	// Ready, when set, is called with the running server and the bound
-	// port before the child starts (the demo and tests use it).
+	// port before the child starts (the demo, pool mode and tests use it).
 	Ready func(s *proxy.Server, port int)
+	// Prepare, when set, rewrites the child's environment (already
+	// rewritten per ENV-1) and argv once the port is bound (pool mode,
+	// SPEC POOL-20).
+	Prepare func(port int, env, argv []string) ([]string, []string)
 }
 
 // Run launches cfg.Command behind the proxy and returns the exit status the
@@ -98,7 +102,11 @@ func Run(ctx context.Context, cfg Config) (status int, err error) {
 	for _, n := range notes {
 		log.Info(n)
 	}
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	argv := cfg.Command
+	if cfg.Prepare != nil {
+		env, argv = cfg.Prepare(port, env, append([]string(nil), argv...))
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	status, err = signals.Run(ctx, cmd, signals.Options{
 		KillAfter: cfg.KillAfter,

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/launcher"
+	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
 )
 
@@ -157,20 +158,36 @@ func serve(c *cli.Context, sio IO) error {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
+	root := &rootHandler{}
+	pcfg.Handler = root
 	srv, err := proxy.New(pcfg)
 	if err != nil {
 		ln.Close()
 		return cli.Exit("dual-proxy: "+err.Error(), 1)
 	}
+	mountStatus(root, srv)
+	if s.Pool != nil {
+		root.pool.Store(pool.New(s.Pool, pool.Options{Transport: poolTransport(srv, port), Logger: log, Token: s.PoolToken}))
+		log.Info("model pool loaded", "config", s.ConfigPath)
+	}
 	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err := <-done:
-		return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-hup:
+			reloadPool(s, root, log)
+		case err := <-done:
+			return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
+		}
 	}
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), launcher.ShutdownGrace)
@@ -207,18 +224,39 @@ func run(c *cli.Context, m mode, sio IO) error {
 	defer logw.Close()
 	log := newLogger(s, logw)
 	warnOpenProxy(s.ListenHost, log)
+	root := &rootHandler{}
+	token := ""
+	if s.PoolName != "" {
+		token = newToken()
+	}
 	status, err := launcher.Run(context.Background(), launcher.Config{
 		ListenHost:   s.ListenHost,
 		ListenPort:   s.ListenPort,
 		PortFallback: s.PortFallback,
-		Proxy:        func(port int) (proxy.Config, []string, error) { return s.ProxyConfig(port, log) },
-		Command:      s.Command,
-		Env:          s.Env,
-		KillAfter:    s.KillAfter,
-		Stdin:        sio.Stdin,
-		Stdout:       sio.Stdout,
-		Stderr:       sio.Stderr,
-		Logger:       log,
+		Proxy: func(port int) (proxy.Config, []string, error) {
+			pc, w, err := s.ProxyConfig(port, log)
+			pc.Handler = root
+			return pc, w, err
+		},
+		Ready: func(srv *proxy.Server, port int) {
+			mountStatus(root, srv)
+			if s.Pool != nil {
+				root.pool.Store(pool.New(s.Pool, pool.Options{Transport: poolTransport(srv, port), Logger: log, Token: token}))
+			}
+		},
+		Prepare: func(port int, env, argv []string) ([]string, []string) {
+			if s.PoolName == "" {
+				return env, argv
+			}
+			return poolChild(s, s.PoolAPI, token, port, env, argv)
+		},
+		Command:   s.Command,
+		Env:       s.Env,
+		KillAfter: s.KillAfter,
+		Stdin:     sio.Stdin,
+		Stdout:    sio.Stdout,
+		Stderr:    sio.Stderr,
+		Logger:    log,
 	})
 	if err != nil && status == 1 {
 		// The proxy could not start: the child never ran (SPEC RUN-2).

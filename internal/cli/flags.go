@@ -93,6 +93,7 @@ func proxyFlags(m mode) []cli.Flag {
 			&cli.IntFlag{Name: fKillAfterMS, Value: 5000, EnvVars: []string{"KILL_AFTER_MS"}, Usage: "SIGKILL the child this long after a forwarded SIGTERM/SIGHUP (ms)"},
 		)
 	}
+	fs = append(fs, poolFlags(m)...)
 	if m == modeClaude {
 		fs = append(fs, &cli.StringFlag{Name: fCommand, Value: "claude", EnvVars: []string{"CLAUDE_COMMAND"}, Usage: "the Claude Code executable"})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -48,6 +49,15 @@ type Settings struct {
 	LogLevel  slog.Level
 	LogFormat string
 	LogFile   string // launchers only
+
+	// Model pool (SPEC §10): the loaded config (nil: none), its path, and
+	// for launchers the pool the child uses (POOL-20).
+	Pool         *pool.Config
+	ConfigPath   string
+	PoolName     string
+	PoolAPI      string
+	AgentPresets bool
+	PoolToken    string // serve: required on /pool/ endpoints when set
 
 	KillAfter time.Duration
 	Command   []string // launchers: the child's argv
@@ -195,6 +205,9 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 			return nil, cli.Exit("dual-proxy run: missing command; usage: dual-proxy run [flags] -- CMD [ARGS...]", 2)
 		}
 	}
+	if err := resolvePool(c, s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -308,6 +321,7 @@ func (s *Settings) Print(w io.Writer) error {
 	for i, c := range cands {
 		fmt.Fprintf(w, "  %d. %-40s (%s)\n", i+1, c.String(), c.Source)
 	}
+	printPool(s, w)
 	if len(warnings) > 0 {
 		sort.Strings(warnings)
 		fmt.Fprintln(w, "warnings:")

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
+
+// TestPoolLaunch runs a child in pool mode against a mock Anthropic channel
+// on loopback.
+func TestPoolLaunch(t *testing.T) {
+	curl := needCurl(t)
+	const secret = "sk-channel-secret-123"
+	var sawKey, sawModel string
+	channel := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawKey = r.Header.Get("X-Api-Key")
+		var body struct{ Model string }
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &body)
+		sawModel = body.Model
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m-real","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
+	}))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	yaml := "channels:\n  mock: {api: anthropic, base_url: " + channel.URL + ", api_key_env: MOCK_KEY}\n" +
+		"pools:\n  p1:\n    members: [mock]\n    models:\n      - id: unified\n        targets: {mock: m-real}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `printf '%s\n' "$ANTHROPIC_BASE_URL"
+curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
+curl -s -H "Authorization: Bearer $ANTHROPIC_AUTH_TOKEN" -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
+printf '\n%s\n' "${ANTHROPIC_API_KEY:-unset}"`
+	t.Run("POOL-20/run-pool-sets-base-url-and-token", func(t *testing.T) {
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "ANTHROPIC_API_KEY=sk-user-own"}, "run", "--listen-port", "0", "--health-url", "",
+			"--config", cfg, "--pool", "p1", "--", "sh", "-c", strings.ReplaceAll(script, "curl ", curl+" "))
+		if status != 0 {
+			t.Fatalf("status %d stderr %q out %q", status, errOut, out)
+		}
+		lines := strings.Split(out, "\n")
+		if len(lines) < 4 || !strings.HasPrefix(lines[0], "http://127.0.0.1:") || !strings.HasSuffix(lines[0], "/pool/p1") {
+			t.Fatalf("output %q", out)
+		}
+		if lines[1] != "401" {
+			t.Fatalf("request without the launch token got %s, want 401", lines[1])
+		}
+		mustContain(t, lines[2], `"text":"ok"`)
+		if lines[3] != "unset" {
+			t.Fatalf("ANTHROPIC_API_KEY leaked to the child: %q", lines[3])
+		}
+		if sawKey != secret || sawModel != "m-real" {
+			t.Fatalf("channel saw key %q model %q", sawKey, sawModel)
+		}
+		if strings.Contains(out+errOut, secret) {
+			t.Fatal("channel key printed")
+		}
+	})
+	t.Run("POOL-15/print-config-redacts-keys", func(t *testing.T) {
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret}, "--print-config", "--config", cfg)
+		if status != 0 {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+		mustContain(t, out, "p1")
+		if strings.Contains(out, secret) {
+			t.Fatal("key printed")
+		}
+	})
+	t.Run("POOL-3/bad-config-exit-2-names-path", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.yaml")
+		os.WriteFile(bad, []byte("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key: k}\npools:\n  p: {members: [a, nope]}\n"), 0o600)
+		_, errOut, status := launch(t, nil, "--print-config", "--config", bad)
+		if status != 2 || !strings.Contains(errOut, "pools.p.members[1]") {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+	})
+}

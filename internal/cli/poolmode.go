@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"github.com/dual-proxy/dual-proxy/proxy"
+	"io"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/pool"
+)
+
+// Pool flag names (SPEC §10, POOL-20).
+const (
+	fConfig          = "config"
+	fPool            = "pool"
+	fNoAgentPresets  = "no-agent-presets"
+	fPoolToken       = "pool-token"
+	codexProviderKey = "dual-pool"
+)
+
+// poolFlags are the model-pool flags of a command.
+func poolFlags(m mode) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: fConfig, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default $XDG_CONFIG_HOME/dual-proxy/config.yaml when it exists)"},
+	}
+	if m == modeServe {
+		return append(fs, &cli.StringFlag{Name: fPoolToken, EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "require this token (x-api-key or Bearer) on /pool/ endpoints"})
+	}
+	return append(fs,
+		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL or OPENAI_BASE_URL and a per-launch token)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific arguments (Codex -c provider overrides) in pool mode"},
+	)
+}
+
+// resolvePool loads the pool configuration named by --config (an explicit
+// path must exist) or the default path (used only when present). It returns
+// nil when there is none. Errors name the flag or the YAML path (POOL-3).
+func resolvePool(c *cli.Context, s *Settings) error {
+	path := c.String(fConfig)
+	explicit := path != ""
+	if !explicit {
+		path = defaultConfigFile(s.Env)
+	}
+	s.ConfigPath = path
+	getenv := func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
+	cfg, err := pool.LoadConfig(path, getenv)
+	switch {
+	case err == nil:
+		s.Pool = cfg
+	case !explicit && errors.Is(err, fs.ErrNotExist):
+		s.ConfigPath = ""
+	default:
+		return usageError(fConfig, "%s: %v", path, err)
+	}
+	if c.Command != nil && s.Mode != modeServe {
+		s.PoolName = c.String(fPool)
+		s.AgentPresets = !c.Bool(fNoAgentPresets)
+	}
+	if s.Mode == modeServe {
+		s.PoolToken = c.String(fPoolToken)
+	}
+	if s.PoolName != "" {
+		if s.Pool == nil {
+			return usageError(fPool, "no pool configuration (write %s or pass --config)", path)
+		}
+		pc := s.Pool.Pool(s.PoolName)
+		if pc == nil {
+			return usageError(fPool, "no pool %q in %s", s.PoolName, path)
+		}
+		s.PoolAPI = pc.API
+	}
+	return nil
+}
+
+// defaultConfigFile is $XDG_CONFIG_HOME/dual-proxy/config.yaml, else
+// ~/.config/dual-proxy/config.yaml.
+func defaultConfigFile(env []string) string {
+	if d, ok := envrewrite.Get(env, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(d) {
+		return filepath.Join(d, "dual-proxy", "config.yaml")
+	}
+	home, _ := envrewrite.Get(env, "HOME")
+	return filepath.Join(home, ".config", "dual-proxy", "config.yaml")
+}
+
+// newToken returns a random per-launch pool token (POOL-20).
+func newToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return "dpx-" + hex.EncodeToString(b)
+}
+
+// poolChild rewrites the child's environment and argv for pool mode
+// (POOL-20): the base URL and token for the pool's API flavour, and for
+// Codex, which takes its base URL only from config, -c overrides for a
+// provider named dual-pool.
+func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]string, []string) {
+	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, s.PoolName)
+	if api == pool.APIOpenAI {
+		base += "/v1" // OpenAI SDKs append /chat/completions, /responses to a base ending in /v1
+	}
+	env = envrewrite.RewritePool(env, api, base, token)
+	if s.AgentPresets && len(argv) > 0 && filepath.Base(argv[0]) == "codex" && api == pool.APIOpenAI {
+		pre := []string{
+			"-c", `model_provider="` + codexProviderKey + `"`,
+			"-c", `model_providers.` + codexProviderKey + `.name="dual-proxy pool ` + s.PoolName + `"`,
+			"-c", `model_providers.` + codexProviderKey + `.base_url="` + base + `"`,
+			"-c", `model_providers.` + codexProviderKey + `.env_key="OPENAI_API_KEY"`,
+			"-c", `model_providers.` + codexProviderKey + `.wire_api="responses"`,
+		}
+		argv = append(append([]string{argv[0]}, pre...), argv[1:]...)
+	}
+	return env, argv
+}
+
+// rootHandler serves the proxy listener's own (origin-form) endpoints:
+// /pool/… (model pool) and /_dual-proxy/… (status). Parts are set once the
+// proxy engine exists.
+type rootHandler struct {
+	pool   atomic.Pointer[pool.Pool]
+	status atomic.Pointer[http.Handler]
+}
+
+func (h *rootHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/pool/"):
+		if p := h.pool.Load(); p != nil {
+			p.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "dual-proxy: no model pool configured (--config)", http.StatusNotFound)
+	case r.URL.Path == "/_dual-proxy" || strings.HasPrefix(r.URL.Path, "/_dual-proxy/"):
+		if sh := h.status.Load(); sh != nil {
+			(*sh).ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	default:
+		http.Error(w, "dual-proxy: this is a forward proxy; status at /_dual-proxy/, model pools at /pool/", http.StatusNotFound)
+	}
+}
+
+// printPool writes the pool section of --print-config (keys redacted,
+// POOL-15).
+func printPool(s *Settings, w io.Writer) {
+	if s.Pool == nil {
+		fmt.Fprintln(w, "pools: (none)")
+		return
+	}
+	fmt.Fprintf(w, "pool config: %s\n", s.ConfigPath)
+	fmt.Fprint(w, s.Pool.Redacted())
+}
+
+// poolTransport is the pool's upstream transport: every model call goes
+// through the proxy's own path selection (SPEC POOL-1, OPS-4) by using the
+// proxy listener as its HTTP proxy.
+func poolTransport(srv *proxy.Server, port int) http.RoundTripper {
+	_ = srv
+	u := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	return &http.Transport{
+		Proxy:                 http.ProxyURL(u),
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
+// bindings whose member still exists are kept. A bad file keeps the old
+// configuration.
+func reloadPool(s *Settings, root *rootHandler, log *slog.Logger) {
+	p := root.pool.Load()
+	if s.ConfigPath == "" || p == nil {
+		log.Info("SIGHUP: no pool configuration to reload")
+		return
+	}
+	getenv := func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
+	cfg, err := pool.LoadConfig(s.ConfigPath, getenv)
+	if err != nil {
+		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
+		return
+	}
+	p.Reload(cfg)
+	log.Info("SIGHUP: pool configuration reloaded", "config", s.ConfigPath)
+}
+
+// mountStatus mounts the status endpoints of srv on root (SPEC OPS-2).
+func mountStatus(root *rootHandler, srv *proxy.Server) {
+	h := srv.StatusHandler()
+	root.status.Store(&h)
+}
