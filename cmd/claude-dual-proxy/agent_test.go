@@ -126,6 +126,8 @@ func TestAgents(t *testing.T) {
 		checkMock(t, mockLog, mockBefore)
 		checkRouted(t, readJSONL(t, h.logFile), "direct")
 	})
+
+	t.Run("SIG-1/claude-interactive-tui-on-pty", func(t *testing.T) { testInteractive(t, l, bin, claude) })
 }
 
 // home is a fresh HOME with the pre-seeded ~/.claude.json (equipment
