@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runClaude runs the claude-dual-proxy command line in-process with env and
+// returns stdout, stderr and the status.
+func runCmd(t *testing.T, f func([]string, IO) int, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	out, _ := os.Create(filepath.Join(dir, "out"))
+	errf, _ := os.Create(filepath.Join(dir, "err"))
+	defer out.Close()
+	defer errf.Close()
+	env = append([]string{"HOME=" + dir}, env...)
+	status := f(args, IO{Stdout: out, Stderr: errf, Environ: env})
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return string(o), string(e), status
+}
+
+func TestClaudeDefaults(t *testing.T) {
+	t.Run("RUN-1b/health-url-from-ANTHROPIC_BASE_URL", func(t *testing.T) {
+		out, errOut, status := runCmd(t, Claude, []string{"ANTHROPIC_BASE_URL=https://llm.example.test:8443/anthropic/v1"}, "--print-config")
+		if status != 0 {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+		if !strings.Contains(out, "health-url:") || !strings.Contains(out, "https://llm.example.test:8443\n") {
+			t.Fatalf("health URL is not the origin of ANTHROPIC_BASE_URL:\n%s", out)
+		}
+	})
+	t.Run("RUN-1b/health-url-default-anthropic", func(t *testing.T) {
+		out, _, status := runCmd(t, Claude, nil, "--print-config")
+		if status != 0 || !strings.Contains(out, "https://api.anthropic.com\n") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+	t.Run("RUN-1b/explicit-health-url-wins", func(t *testing.T) {
+		out, _, status := runCmd(t, Claude, []string{"ANTHROPIC_BASE_URL=https://llm.example.test"}, "--health-url", "", "--print-config")
+		if status != 0 || strings.Contains(out, "llm.example.test") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+	t.Run("RUN-1/command-override", func(t *testing.T) {
+		out, _, status := runCmd(t, Claude, nil, "--command", "/opt/claude/bin/claude", "--print-config", "--", "-p", "hi")
+		if status != 0 || !strings.Contains(out, "/opt/claude/bin/claude -p hi") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+	t.Run("OPS-1/launcher-log-file-under-state-dir", func(t *testing.T) {
+		out, _, _ := runCmd(t, Claude, []string{"XDG_STATE_HOME=/var/tmp/st"}, "--print-config")
+		if !strings.Contains(out, "/var/tmp/st/dual-proxy/launcher.log") {
+			t.Fatalf("log file not shown:\n%s", out)
+		}
+	})
+}
+
+func TestOpenProxyWarning(t *testing.T) {
+	for _, tc := range []struct {
+		host string
+		warn bool
+	}{{"127.0.0.1", false}, {"::1", false}, {"localhost", false}, {"0.0.0.0", true}, {"192.168.1.5", true}, {"::", true}} {
+		t.Run("LIS-2/"+tc.host, func(t *testing.T) {
+			var buf bytes.Buffer
+			warnOpenProxy(tc.host, slog.New(slog.NewTextHandler(&buf, nil)))
+			if got := strings.Contains(buf.String(), "open proxy"); got != tc.warn {
+				t.Fatalf("warning %v, want %v: %q", got, tc.warn, buf.String())
+			}
+		})
+	}
+}
