@@ -78,6 +78,10 @@ func (e *Engine) Close() {
 type attempt struct {
 	cand    route.Candidate
 	timeout time.Duration
+	// cached is true for the first attempt when it is host's per-host
+	// cache entry: it skips the TLS probe (SPEC ORD-4). The attempts after
+	// it are cache misses and are probed as usual (CON-1).
+	cached bool
 }
 
 // plan returns the attempts for host (normalized) and port in order (SPEC
@@ -103,6 +107,7 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	if len(atts) > 0 {
 		k := atts[0].cand.Key()
 		cacheHit = k == cached
+		atts[0].cached = cacheHit
 		if cacheHit || k == preferred {
 			atts[0].timeout = min(e.cfg.FastFail, e.cfg.ConnectTimeout)
 		}

@@ -33,6 +33,8 @@ type healthChecker struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
+	runMu sync.Mutex // held for a whole run: one check at a time (HC-2)
+
 	mu   sync.Mutex
 	runs int
 }
@@ -62,13 +64,14 @@ func (h *healthChecker) stop() {
 func (h *healthChecker) loop() {
 	defer h.stopped.Done()
 	var tick <-chan time.Time
+	var lastRun time.Time
 	if iv := h.e.cfg.HealthInterval; iv > 0 {
 		t := time.NewTicker(iv)
 		defer t.Stop()
 		tick = t.C
-		h.run() // a first check at start
+		lastRun = time.Now()
+		h.run() // a first check at start; kicks wait minKickGap after it
 	}
-	var lastRun time.Time
 	for {
 		select {
 		case <-h.done:
@@ -94,8 +97,15 @@ func (h *healthChecker) loop() {
 
 // run checks candidates in default order until the health state has its
 // preference (SPEC HC-1), clearing the gateway cooldown of every candidate
-// proved alive (SPEC CD-2).
+// proved alive (SPEC CD-2). Runs never overlap (runMu); tests may call it
+// directly while the loop is running. A run cut short by stop records
+// nothing.
 func (h *healthChecker) run() {
+	h.runMu.Lock()
+	defer h.runMu.Unlock()
+	if h.ctx.Err() != nil {
+		return
+	}
 	h.mu.Lock()
 	h.runs++
 	h.mu.Unlock()
@@ -113,6 +123,9 @@ func (h *healthChecker) run() {
 		if !h.e.health.WantsMore(results) {
 			break
 		}
+	}
+	if h.ctx.Err() != nil {
+		return // stopped mid-run: the last result may be the cancel's
 	}
 	h.e.health.Record(results)
 	h.e.cfg.Logger.Info("health check done", "preferred", h.e.health.Preferred())

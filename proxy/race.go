@@ -22,15 +22,19 @@ type result struct {
 // ORD-6). Attempts start in plan order; when the path being opened is not
 // open after RaceDelay, the next one starts in parallel, and a failed
 // attempt starts the next at once (RFC 8305 style). "Open" means connected,
-// the gateway's CONNECT answered 2xx, and on port 443 (cache miss, TLSProbe)
-// a TLS handshake probe passed over a separate path. The first open path
-// wins; the others are cancelled and closed before openTunnel returns.
+// the gateway's CONNECT answered 2xx, and on port 443 with TLSProbe a TLS
+// handshake probe passed over a separate path, except for the attempt that
+// is the host's cache hit (ORD-4). The first open path wins; no attempt
+// starts after it; the others are cancelled, and a loser whose path opened
+// anyway is closed, before openTunnel returns (no leak). Failures of losers
+// cancelled by the win, and failures caused by ctx ending (client gone,
+// Server.Shutdown), record no cooldown.
 // It returns the connection and its candidate, or an *AllFailedError.
 func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, route.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
-	atts, cacheHit := e.plan(host, port)
-	probe := e.cfg.TLSProbe && port == 443 && !cacheHit
+	atts, _ := e.plan(host, port)
+	probe := e.cfg.TLSProbe && port == 443
 
 	raceCtx, cancelRace := context.WithCancel(ctx)
 	defer cancelRace()
@@ -41,7 +45,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		next++
 		running++
 		go func() {
-			conn, err := e.openVerified(raceCtx, a, host, target, probe)
+			conn, err := e.openVerified(raceCtx, a, host, target, probe && !a.cached)
 			results <- result{att: a, conn: conn, err: err}
 		}()
 	}
@@ -76,6 +80,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 			if r.err == nil {
 				if won == nil {
 					won = &r
+					timerC = nil // no attempt starts after the win
 					cancelRace() // losers stop; drained below
 				} else {
 					r.conn.Close()
@@ -104,7 +109,9 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: failures(fails), LatencyMS: ms(time.Since(start))})
 		return won.conn, won.att.cand, nil
 	}
-	e.allFailed(host)
+	if ctx.Err() == nil {
+		e.allFailed(host) // not when the client left or the server stops
+	}
 	e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
 	return nil, route.Candidate{}, &AllFailedError{Host: host, Errs: fails}
 }

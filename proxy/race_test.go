@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// TestRace covers staggered racing (SPEC ORD-6): a silent first gateway
+// costs about RaceDelay, the first open path wins, losers are closed.
+func TestRace(t *testing.T) {
+	t.Run("ORD-6/silent-first-gateway-loses-to-second-well-under-a-second", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		silent := newSilentGateway(t)
+		gw2 := testworld.NewGateway(t)
+		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
+		addr, e := selProxy(t, Config{Candidates: []route.Candidate{cs, c2},
+			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond, Cooldown: time.Minute})
+		start := time.Now()
+		status, c, br := selConnect(t, addr, origin.Addr, "")
+		took := time.Since(start)
+		if status != 200 {
+			t.Fatalf("CONNECT: %d", status)
+		}
+		if took >= time.Second {
+			t.Fatalf("took %v with a 250 ms race delay", took)
+		}
+		c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+		if _, body := readResponse(t, br, "GET"); body != origin.Greeting() {
+			t.Fatalf("body %q", body)
+		}
+		if silent.accepted.Load() != 1 {
+			t.Fatalf("silent gateway accepted %d connections, want 1", silent.accepted.Load())
+		}
+		waitUntil(t, 2*time.Second, "the losing connection to be closed", func() bool { return silent.Open() == 0 })
+		d := selLastDecision(t, e)
+		if d.Candidate != c2.String() || len(d.Failed) != 0 {
+			t.Fatalf("decision %+v: want gw2, and no failure recorded for the cancelled loser", d)
+		}
+		if e.cooldowns.Cooling(cs.Key(), "127.0.0.1") {
+			t.Fatal("a loser cancelled by the win was put in cooldown")
+		}
+	})
+
+	t.Run("ORD-6/race-with-tls-probe-closes-every-loser", func(t *testing.T) {
+		origin := testworld.NewTLSOrigin(t)
+		silent := newSilentGateway(t)
+		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
+		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
+		addr, e := selProxy(t, Config{Candidates: []route.Candidate{cs, c2}, TLSProbe: true,
+			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond})
+		start := time.Now()
+		status, c, _ := selConnect(t, addr, "a.test:443", "")
+		if took := time.Since(start); status != 200 || took >= time.Second {
+			t.Fatalf("CONNECT: %d after %v", status, took)
+		}
+		if body := selTLSGet(t, c, origin.CertPool); body != origin.Greeting() {
+			t.Fatalf("body %q", body)
+		}
+		waitUntil(t, 2*time.Second, "the silent gateway's connections to be closed", func() bool { return silent.Open() == 0 })
+		if e.TLSProbes() != 2 {
+			t.Fatalf("TLS probes %d, want 2 (one per raced candidate)", e.TLSProbes())
+		}
+		if got := e.cache.Snapshot(); len(got) != 1 || got[0].Key != c2.Key() {
+			t.Fatalf("cache %+v", got)
+		}
+	})
+
+	t.Run("ORD-6/failure-starts-next-at-once-and-nothing-starts-after-win", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		gw1, gw2, gw3 := testworld.NewGateway(t), testworld.NewGateway(t), testworld.NewGateway(t)
+		gw1.SetMode(testworld.ModeStatus(403))
+		c1, c2, c3 := selCand(t, gw1.URL), selCand(t, gw2.URL), selCand(t, gw3.URL)
+		// A long race delay: the second attempt must start on the first's
+		// failure, not on the timer.
+		addr, e := selProxy(t, Config{Candidates: []route.Candidate{c1, c2, c3}, RaceDelay: 3 * time.Second})
+		start := time.Now()
+		status, _, _ := selConnect(t, addr, origin.Addr, "")
+		if took := time.Since(start); status != 200 || took >= 2*time.Second {
+			t.Fatalf("CONNECT: %d after %v", status, took)
+		}
+		if d := selLastDecision(t, e); d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " connect-response"}) {
+			t.Fatalf("decision %+v", d)
+		}
+		if gw3.Accepted() != 0 {
+			t.Fatalf("gw3 was started after the win (%d connections)", gw3.Accepted())
+		}
+	})
+
+	t.Run("ORD-6/all-silent-fails-after-connect-timeout-and-closes-all", func(t *testing.T) {
+		s1, s2 := newSilentGateway(t), newSilentGateway(t)
+		addr, e := selProxy(t, Config{
+			Candidates:     []route.Candidate{selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)},
+			ConnectTimeout: 400 * time.Millisecond, RaceDelay: 100 * time.Millisecond})
+		status, _, _ := selConnect(t, addr, "127.0.0.1:9", "")
+		if status != 502 {
+			t.Fatalf("CONNECT: %d, want 502", status)
+		}
+		if d := selLastDecision(t, e); len(d.Failed) != 2 || d.Candidate != "" {
+			t.Fatalf("decision %+v", d)
+		}
+		waitUntil(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
+	})
+
+	t.Run("ORD-6/cancel-ends-every-attempt-without-cooldown", func(t *testing.T) {
+		s1, s2 := newSilentGateway(t), newSilentGateway(t)
+		c1, c2 := selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)
+		e, err := NewEngine(Config{Candidates: []route.Candidate{c1, c2},
+			ConnectTimeout: 5 * time.Second, RaceDelay: 50 * time.Millisecond, Cooldown: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := e.openTunnel(ctx, "x.test", 80)
+			done <- err
+		}()
+		waitUntil(t, 2*time.Second, "both attempts started", func() bool { return s1.accepted.Load() == 1 && s2.accepted.Load() == 1 })
+		cancel() // the client left, or Server.Shutdown
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("openTunnel succeeded through silent gateways")
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("openTunnel did not return after cancel")
+		}
+		if e.cooldowns.Cooling(c1.Key(), "x.test") || e.cooldowns.Cooling(c2.Key(), "x.test") {
+			t.Fatal("a cancelled attempt was put in cooldown")
+		}
+		waitUntil(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
+	})
+}
