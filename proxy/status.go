@@ -1,0 +1,235 @@
+package proxy
+
+import (
+	"slices"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// Candidate states in Status (SPEC OPS-2, ORD-2).
+const (
+	// StateHot: no gateway-wide cooldown; the candidate is in the hot zone
+	// for every host without a host-scoped cooldown.
+	StateHot = "hot"
+	// StateCooling: a gateway-wide cooldown is running; the candidate is in
+	// the cold zone for every host until CandidateStatus.Until.
+	StateCooling = "cooling"
+)
+
+// Status is the proxy's state as served by GET /_dual-proxy/status (SPEC
+// OPS-2). It holds host names, redacted candidates (Candidate.String: never
+// a password), phases and reasons — never request paths, query strings,
+// headers, bodies or credentials. Times are absolute (RFC 3339 in JSON);
+// every *RemainingMS is counted from Now, in ms.
+type Status struct {
+	// Listeners are the addresses the server accepts on ("127.0.0.1:7898");
+	// empty when the status comes from Engine.Status.
+	Listeners []string `json:"listeners"`
+	// Now is the engine's clock (Config.Now) when the status was taken.
+	Now      time.Time      `json:"now"`
+	Settings StatusSettings `json:"settings"`
+	// Candidates in default order (SPEC GW-1), direct last.
+	Candidates []CandidateStatus `json:"candidates"`
+	Health     HealthStatus      `json:"health"`
+	// Cache holds the live per-host cache entries, most recently used
+	// first (SPEC ORD-4).
+	Cache []CacheStatus `json:"cache"`
+	// Decisions are the last (at most 200) routing decisions, oldest first.
+	Decisions []Decision `json:"decisions"`
+	// TLSProbes counts TLS handshake probes started (SPEC CON-1).
+	TLSProbes int64 `json:"tls_probes"`
+	// HealthRuns counts health checks started (SPEC HC-1, HC-2).
+	HealthRuns int `json:"health_runs"`
+}
+
+// StatusSettings are the selection settings in effect, in ms (SPEC OPS-2).
+type StatusSettings struct {
+	ConnectTimeoutMS  int64 `json:"connect_timeout_ms"`
+	FastFailMS        int64 `json:"fast_fail_ms"`
+	ResponseTimeoutMS int64 `json:"response_timeout_ms"`
+	RaceDelayMS       int64 `json:"race_delay_ms"`
+	CooldownMS        int64 `json:"cooldown_ms"`
+	// PrefTTLMS is the per-host cache TTL; negative: cache off.
+	PrefTTLMS      int64 `json:"pref_ttl_ms"`
+	TLSProbe       bool  `json:"tls_probe"`
+	LoopbackDirect bool  `json:"loopback_direct"`
+}
+
+// CandidateStatus is one candidate's state (SPEC OPS-2, CD-1..CD-3).
+type CandidateStatus struct {
+	// Candidate is the redacted display form ("http://user:***@host:port").
+	Candidate string `json:"candidate"`
+	// Key is the identity used by cache, cooldowns and health ("direct" or
+	// "host:port"); it never holds credentials.
+	Key    string `json:"key"`
+	Source string `json:"source"`
+	// State is StateHot or StateCooling (gateway-wide cooldown).
+	State string `json:"state"`
+	// Until is the end of the gateway-wide cooldown; zero when hot.
+	Until       time.Time `json:"until,omitzero"`
+	RemainingMS int64     `json:"remaining_ms,omitempty"`
+	// HostCooldowns are the running host-scoped cooldowns, by host.
+	HostCooldowns []HostCooldownStatus `json:"host_cooldowns,omitempty"`
+	// LastFailure is the latest failure of this candidate; nil when none.
+	LastFailure *FailureStatus `json:"last_failure,omitempty"`
+	Successes   uint64         `json:"successes"`
+	Failures    uint64         `json:"failures"`
+	// Preferred marks the health-preferred candidate (SPEC HC-1).
+	Preferred bool `json:"preferred"`
+}
+
+// HostCooldownStatus is one host-scoped cooldown (SPEC CD-1).
+type HostCooldownStatus struct {
+	Host        string    `json:"host"`
+	Until       time.Time `json:"until"`
+	RemainingMS int64     `json:"remaining_ms"`
+	Phase       string    `json:"phase"`
+	Reason      string    `json:"reason,omitempty"`
+}
+
+// FailureStatus describes a candidate's last failure (SPEC CD-3).
+type FailureStatus struct {
+	Time   time.Time `json:"time"`
+	Phase  string    `json:"phase"`
+	Tier   string    `json:"tier"` // "gateway", "host" or "none"
+	Reason string    `json:"reason"`
+}
+
+// HealthStatus is the health check state (SPEC HC-1, HC-4).
+type HealthStatus struct {
+	// Enabled reports whether a health URL is configured.
+	Enabled bool `json:"enabled"`
+	// Origin is the health URL's scheme://host[:port]; its path and query
+	// are not shown.
+	Origin     string `json:"origin,omitempty"`
+	IntervalMS int64  `json:"interval_ms"`
+	// Preferred is the redacted health-preferred candidate; "" for none.
+	Preferred string    `json:"preferred"`
+	LastRun   time.Time `json:"last_run,omitzero"`
+	// Results are the last run's results, in the order checked.
+	Results []HealthResultStatus `json:"results"`
+}
+
+// HealthResultStatus is one candidate's result in the last health run,
+// with its hysteresis state (SPEC HC-4).
+type HealthResultStatus struct {
+	Candidate string `json:"candidate"`
+	Alive     bool   `json:"alive"`
+	Reason    string `json:"reason,omitempty"`
+	Streak    int    `json:"streak"`
+	Eligible  bool   `json:"eligible"`
+}
+
+// CacheStatus is one per-host cache entry (SPEC ORD-4).
+type CacheStatus struct {
+	Host        string    `json:"host"`
+	Candidate   string    `json:"candidate"`
+	Expires     time.Time `json:"expires"`
+	RemainingMS int64     `json:"remaining_ms"`
+}
+
+// Status assembles the engine's state (SPEC OPS-2): candidates in default
+// order with cooldowns and counters, the health state, the per-host cache,
+// recent decisions and counters. Listeners is empty (see Server.Status).
+// Safe for concurrent use; the result is a copy.
+func (e *Engine) Status() Status {
+	now := e.cfg.Now()
+	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
+	display := make(map[string]string, len(e.cfg.Candidates))
+	for _, c := range e.cfg.Candidates {
+		display[c.Key()] = c.String()
+	}
+	show := func(key string) string {
+		if d, ok := display[key]; ok {
+			return d
+		}
+		return key // a key holds no credentials
+	}
+
+	hs := e.health.Snapshot()
+	st := Status{
+		Listeners: []string{},
+		Now:       now,
+		Settings: StatusSettings{
+			ConnectTimeoutMS:  e.cfg.ConnectTimeout.Milliseconds(),
+			FastFailMS:        e.cfg.FastFail.Milliseconds(),
+			ResponseTimeoutMS: e.cfg.ResponseTimeout.Milliseconds(),
+			RaceDelayMS:       e.cfg.RaceDelay.Milliseconds(),
+			CooldownMS:        e.cfg.Cooldown.Milliseconds(),
+			PrefTTLMS:         e.cfg.PrefTTL.Milliseconds(),
+			TLSProbe:          e.cfg.TLSProbe,
+			LoopbackDirect:    e.cfg.LoopbackDirect,
+		},
+		Candidates: make([]CandidateStatus, 0, len(e.cfg.Candidates)),
+		Health: HealthStatus{
+			Enabled:    e.cfg.HealthURL != nil,
+			IntervalMS: e.cfg.HealthInterval.Milliseconds(),
+			LastRun:    hs.LastRun,
+			Results:    []HealthResultStatus{},
+		},
+		Cache:      []CacheStatus{},
+		Decisions:  e.Decisions(),
+		TLSProbes:  e.TLSProbes(),
+		HealthRuns: e.HealthRuns(),
+	}
+	if u := e.cfg.HealthURL; u != nil {
+		st.Health.Origin = u.Scheme + "://" + u.Host
+	}
+	if hs.Preferred != "" {
+		st.Health.Preferred = show(hs.Preferred)
+	}
+	marks := make(map[string]route.HealthMark, len(hs.Marks))
+	for _, m := range hs.Marks {
+		marks[m.Key] = m
+	}
+	for _, r := range hs.Results {
+		m, seen := marks[r.Key]
+		st.Health.Results = append(st.Health.Results, HealthResultStatus{
+			Candidate: show(r.Key), Alive: r.Alive, Reason: r.Reason,
+			Streak: m.Streak, Eligible: !seen || m.Eligible,
+		})
+	}
+
+	cds := e.cooldowns.Snapshot()
+	for _, c := range e.cfg.Candidates {
+		cs := CandidateStatus{Candidate: c.String(), Key: c.Key(), Source: c.Source, State: StateHot,
+			Preferred: c.Key() == hs.Preferred}
+		i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
+		if i >= 0 {
+			s := cds[i]
+			cs.Successes, cs.Failures = s.Successes, s.Failures
+			if s.Until.After(now) {
+				cs.State, cs.Until, cs.RemainingMS = StateCooling, s.Until, remaining(s.Until)
+			}
+			if !s.LastFailure.IsZero() {
+				cs.LastFailure = &FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
+			}
+			for _, h := range s.Hosts {
+				cs.HostCooldowns = append(cs.HostCooldowns, HostCooldownStatus{Host: h.Host, Until: h.Until,
+					RemainingMS: remaining(h.Until), Phase: string(h.Phase), Reason: h.Reason})
+			}
+		}
+		st.Candidates = append(st.Candidates, cs)
+	}
+	for _, ce := range e.cache.Snapshot() {
+		st.Cache = append(st.Cache, CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
+	}
+	if st.Decisions == nil {
+		st.Decisions = []Decision{}
+	}
+	return st
+}
+
+// Status is Engine.Status with the addresses the server accepts on (SPEC
+// OPS-2), sorted.
+func (s *Server) Status() Status {
+	st := s.engine.Status()
+	s.mu.Lock()
+	for ln := range s.listeners {
+		st.Listeners = append(st.Listeners, ln.Addr().String())
+	}
+	s.mu.Unlock()
+	slices.Sort(st.Listeners)
+	return st
+}

@@ -1,0 +1,155 @@
+package proxy
+
+import (
+	_ "embed"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+)
+
+// Paths of the proxy's own status endpoints (origin-form on the proxy
+// listener, SPEC HTTP-1, OPS-2).
+const (
+	StatusPath = "/_dual-proxy/status" // JSON document (Status)
+	PagePath   = "/_dual-proxy/"       // self-contained HTML page
+)
+
+// statusPage is the status page: one HTML file with inline CSS and script,
+// no external assets and no build step. Its script fetches StatusPath every
+// 2 s and renders it.
+//
+//go:embed status.html
+var statusPage []byte
+
+// pageCSP forbids every external load: the page may only run its own inline
+// script and style and fetch from the proxy itself.
+const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// StatusHandler serves the status endpoints of s (SPEC OPS-2):
+//
+//	GET  /_dual-proxy/status  200 application/json, the Status document
+//	GET  /_dual-proxy/        200 text/html, the status page
+//	GET  /_dual-proxy         308 to /_dual-proxy/
+//
+// HEAD is answered like GET without a body; other methods get 405. Other
+// paths get 404. The Host header must be an IP literal, "localhost" or a
+// name under ".localhost" (else 421): a web page that points its own DNS
+// name at 127.0.0.1 (DNS rebinding) cannot read the host names this
+// proxy visited.
+func (s *Server) StatusHandler() http.Handler {
+	return &statusHandler{status: s.Status}
+}
+
+type statusHandler struct {
+	status func() Status
+}
+
+func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !localHost(r.Host) {
+		http.Error(w, "status pages answer only to an IP address or localhost in the Host header", http.StatusMisdirectedRequest)
+		return
+	}
+	var serve func()
+	switch r.URL.Path {
+	case "/_dual-proxy":
+		serve = func() { http.Redirect(w, r, PagePath, http.StatusPermanentRedirect) }
+	case PagePath:
+		serve = func() {
+			hd := w.Header()
+			hd.Set("Content-Type", "text/html; charset=utf-8")
+			hd.Set("Content-Security-Policy", pageCSP)
+			hd.Set("X-Content-Type-Options", "nosniff")
+			hd.Set("Cache-Control", "no-store")
+			hd.Set("Referrer-Policy", "no-referrer")
+			w.Write(statusPage)
+		}
+	case StatusPath, StatusPath + "/":
+		serve = func() {
+			b, err := json.MarshalIndent(h.status(), "", "  ")
+			if err != nil {
+				http.Error(w, "status: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			hd := w.Header()
+			hd.Set("Content-Type", "application/json")
+			hd.Set("X-Content-Type-Options", "nosniff")
+			hd.Set("Cache-Control", "no-store")
+			w.Write(append(b, '\n'))
+		}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	serve()
+}
+
+// localHost reports whether the Host header value names an IP literal,
+// localhost or a name under .localhost (RFC 6761 §6.3), with or without a
+// port.
+func localHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// Mux is the http.Handler for the proxy's own origin-form endpoints (SPEC
+// HTTP-1): the status endpoints of an attached Server (see StatusHandler)
+// plus whatever is mounted with Handle (the model pool under "/pool/").
+// Because Config.Handler is fixed when the server is created, the Mux is
+// created first and the server attached after New:
+//
+//	mux := proxy.NewMux()
+//	mux.Handle("/pool/", pool) // optional
+//	cfg.Handler = mux
+//	srv, err := proxy.New(cfg)
+//	mux.Attach(srv)
+//
+// Until a server is attached the status endpoints answer 503. Safe for
+// concurrent use; Handle and Attach may be called while serving.
+type Mux struct {
+	mux *http.ServeMux
+	srv atomic.Pointer[Server]
+}
+
+// NewMux returns a Mux serving the status endpoints.
+func NewMux() *Mux {
+	m := &Mux{mux: http.NewServeMux()}
+	status := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := m.srv.Load()
+		if s == nil {
+			http.Error(w, "status not available yet", http.StatusServiceUnavailable)
+			return
+		}
+		s.StatusHandler().ServeHTTP(w, r)
+	})
+	m.mux.Handle("/_dual-proxy/", status)
+	m.mux.Handle("/_dual-proxy", status)
+	return m
+}
+
+// Attach makes the status endpoints report s. A later call replaces the
+// server.
+func (m *Mux) Attach(s *Server) { m.srv.Store(s) }
+
+// Handle mounts h for pattern (http.ServeMux syntax, e.g. "/pool/"). It
+// panics, like http.ServeMux.Handle, when pattern conflicts with one
+// already registered, including "/_dual-proxy/".
+func (m *Mux) Handle(pattern string, h http.Handler) { m.mux.Handle(pattern, h) }
+
+// ServeHTTP dispatches r by path; unknown paths get 404.
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
