@@ -40,6 +40,10 @@ type anthropicRequest struct {
 	OutputConfig struct {
 		Effort string `json:"effort"`
 	} `json:"output_config"`
+	Thinking struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 	System   json.RawMessage `json:"system"`
 	Messages []struct {
 		Role    string          `json:"role"`
@@ -58,6 +62,9 @@ func (anthropicFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error
 	ci := &callInfo{Model: *req.Model, Stream: req.Stream && ep.Kind == epGenerate, raw: body}
 	ci.MaxTokens = req.MaxTokens
 	ci.Effort = req.OutputConfig.Effort
+	if ci.Effort == "" && req.Thinking.Type == "enabled" && req.Thinking.BudgetTokens > 0 {
+		ci.Effort, ci.budget = budgetEffort(req.Thinking.BudgetTokens), true
+	}
 	ci.MetadataSession = claudeSessionFromUserID(req.Metadata.UserID)
 	for _, m := range req.Messages {
 		if hasImage(m.Content, 0) {
@@ -152,6 +159,13 @@ func (anthropicFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte
 	out, ok := spliceTopLevel(ci.raw, "model", mv)
 	if !ok {
 		return nil, errors.New("model: field required")
+	}
+	if effort != "" && effort != ci.Effort && ci.budget {
+		tb, _ := json.Marshal(thinkingFor(effort, ci.MaxTokens))
+		if out, ok = spliceTopLevel(out, "thinking", tb); !ok {
+			return nil, errors.New("thinking missing")
+		}
+		return out, nil
 	}
 	if effort != "" && effort != ci.Effort {
 		var top map[string]json.RawMessage
@@ -401,4 +415,38 @@ func deltaVisible(data []byte) bool {
 	d := v.Delta
 	return d.Text != "" || d.Thinking != "" || d.PartialJSON != "" ||
 		(d.Type == "citations_delta" && len(bytes.TrimSpace(d.Citation)) > 0)
+}
+
+// Thinking budgets per unified effort (tokens), for requests that set
+// thinking.budget_tokens instead of output_config.effort (SPEC POOL-12
+// "Anthropic output_config.effort or the thinking budget"). 1024 is the
+// API's minimum budget.
+var effortBudgets = map[string]int{"minimal": 1024, "low": 4096, "medium": 16384, "high": 32768, "xhigh": 49152, "max": 64000}
+
+// budgetEffort places a thinking budget on Anthropic's effort scale: below
+// 8192 tokens low, below 24576 medium, below 49152 high, else max.
+func budgetEffort(budget int) string {
+	switch {
+	case budget < 8192:
+		return "low"
+	case budget < 24576:
+		return "medium"
+	case budget < 49152:
+		return "high"
+	}
+	return "max"
+}
+
+// thinkingFor is the thinking object for a member's effort: disabled for
+// off/none, else enabled with that effort's budget, kept below max_tokens
+// (the API requires budget_tokens < max_tokens) but not under 1024.
+func thinkingFor(effort string, maxTokens int) map[string]any {
+	b, ok := effortBudgets[effort]
+	if !ok {
+		return map[string]any{"type": "disabled"}
+	}
+	if maxTokens > 1024 && b >= maxTokens {
+		b = max(1024, maxTokens-1)
+	}
+	return map[string]any{"type": "enabled", "budget_tokens": b}
 }

@@ -29,6 +29,7 @@ type call struct {
 	session    string    // short hash
 	attempts   []Attempt
 	ttfb       time.Duration
+	probe      *probe // set for POOL-14 test calls (test.go)
 }
 
 // outcome is how one attempt ended.
@@ -61,6 +62,11 @@ var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive
 func (c *call) run() {
 	sessionID, _ := sessionIdentity(c.r.Header, c.ci)
 	c.session = sessionHash(sessionID)
+	if c.probe != nil {
+		// A test call (POOL-14) is balanced like a new session but records
+		// no binding, so it does not skew the bound-session counts.
+		sessionID, c.session = "", testSession
+	}
 	key := bindKey{pool: c.pc.ID, session: sessionID, model: c.ci.Model}
 	var eligible []string
 	var skipped []string
@@ -186,9 +192,40 @@ func boolToInt(b bool) int {
 }
 
 func (c *call) record(member, class string, status int) {
-	c.p.stats.add(CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
+	rec := CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
-		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status})
+		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status}
+	c.p.stats.add(rec)
+	if c.probe != nil {
+		c.probe.set(rec, c.attempts)
+	}
+}
+
+// upstreamURL joins a channel's base_url and an endpoint path such as
+// "/v1/chat/completions". A base_url that already ends in a version segment
+// ("https://api.openai.com/v1", "…/api/paas/v4"), as OpenAI-style base URLs
+// usually do, replaces the path's leading "/v1".
+func upstreamURL(base, path string) string {
+	base = strings.TrimRight(base, "/")
+	if i := strings.LastIndexByte(base, '/'); i >= 0 && isVersion(base[i+1:]) {
+		if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+			return base + "/" + rest
+		}
+	}
+	return base + path
+}
+
+// isVersion matches "v" followed by one or more digits.
+func isVersion(seg string) bool {
+	if len(seg) < 2 || seg[0] != 'v' {
+		return false
+	}
+	for _, r := range seg[1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // upstreamRequest builds the request to member ch: the model rewritten
@@ -203,7 +240,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 	if err != nil {
 		return nil, err
 	}
-	u := strings.TrimRight(ch.BaseURL, "/") + c.ep.Upstream
+	u := upstreamURL(ch.BaseURL, c.ep.Upstream)
 	if c.r.URL.RawQuery != "" {
 		u += "?" + c.r.URL.RawQuery
 	}

@@ -57,6 +57,9 @@ type endpoint struct {
 	Kind endpointKind
 	// Upstream is the path appended to the channel's base_url.
 	Upstream string
+	// fl, when set, is the flavour that handles this endpoint instead of the
+	// pool's (an "openai" pool serves Chat Completions and Responses).
+	fl flavour
 }
 
 // callInfo is what the pool reads from one request body.
@@ -70,6 +73,9 @@ type callInfo struct {
 	MetadataSession string
 	PromptCacheKey  string
 	ContentHash     string
+	// budget: the effort was derived from Anthropic thinking.budget_tokens
+	// (no output_config.effort), so a mapped effort rewrites the budget.
+	budget bool
 
 	raw []byte // the client's body
 }
@@ -108,6 +114,20 @@ type streamWatcher interface {
 	Observe(ev *sseEvent, committed bool) observation
 	// Usage is the accumulated usage so far.
 	Usage() usage
+}
+
+// errorEventer is implemented by watchers whose error event depends on the
+// stream so far (Responses: sequence_number and response id); the engine
+// prefers it to flavour.ErrorEvent after the commit point.
+type errorEventer interface {
+	ErrorEvent(status int, msg string) []byte
+}
+
+// cleanEnder is implemented by watchers of protocols whose end event is
+// optional in practice (Chat Completions "[DONE]"): EndedCleanly tells that
+// an EOF now is a normal end, not a failure.
+type cleanEnder interface {
+	EndedCleanly() bool
 }
 
 // Attempt is one member tried during a call, as listed in an aggregated error

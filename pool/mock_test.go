@@ -208,6 +208,12 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // newWorld builds mocks for names (in member order) and a pool "p" over
 // them; poolExtra is YAML added under the pool (indented 4 spaces).
 func newWorld(t *testing.T, names []string, behaviours []behaviour, poolExtra string, opts Options) *world {
+	return newWorldAPI(t, APIAnthropic, names, behaviours, nil, poolExtra, opts)
+}
+
+// newWorldAPI is newWorld for channels of flavour api; chanExtra adds YAML
+// flow-mapping entries to a channel (e.g. "models: [{id: m, input: [text]}]").
+func newWorldAPI(t *testing.T, api string, names []string, behaviours []behaviour, chanExtra map[string]string, poolExtra string, opts Options) *world {
 	w := &world{t: t, mocks: map[string]*mockChannel{}, logs: &syncBuffer{},
 		now: &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
 	var y strings.Builder
@@ -215,7 +221,15 @@ func newWorld(t *testing.T, names []string, behaviours []behaviour, poolExtra st
 	for i, n := range names {
 		m := newMock(t, n, behaviours[i])
 		w.mocks[n] = m
-		fmt.Fprintf(&y, "  %s: {api: anthropic, base_url: %q, api_key_env: KEY_%s}\n", n, m.srv.URL, strings.ToUpper(n))
+		extra := ""
+		if chanExtra[n] != "" {
+			extra = ", " + chanExtra[n]
+		}
+		base := m.srv.URL
+		if api == APIOpenAI {
+			base += "/v1" // the usual OpenAI-style base URL (upstreamURL)
+		}
+		fmt.Fprintf(&y, "  %s: {api: %s, base_url: %q, api_key_env: KEY_%s%s}\n", n, api, base, strings.ToUpper(n), extra)
 	}
 	fmt.Fprintf(&y, "pools:\n  p:\n    members: [%s]\n%s", strings.Join(names, ", "), poolExtra)
 	cfg, err := ParseConfig([]byte(y.String()), func(k string) string { return secretFor(strings.ToLower(strings.TrimPrefix(k, "KEY_"))) })

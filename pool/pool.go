@@ -42,7 +42,7 @@ type Options struct {
 }
 
 // flavours are the wire APIs the pool serves, by Channel.API.
-var flavours = map[string]flavour{APIAnthropic: anthropicFlavour{}}
+var flavours = map[string]flavour{APIAnthropic: anthropicFlavour{}, APIOpenAI: chatFlavour{}}
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it
 // with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
@@ -114,12 +114,15 @@ func (p *Pool) API(pool string) (string, bool) {
 	return pc.API, true
 }
 
-// ServeHTTP answers GET /pool/status (the StatusJSON document) and
-// /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown pools and paths
-// get 404, a missing or wrong token 401 (POOL-20), both in the Anthropic
-// error shape unless the pool's flavour says otherwise.
+// ServeHTTP answers GET /pool/status (the StatusJSON document), GET /pool/
+// (the status page, page.go), POST /pool/{pool}/test?model=M (POOL-14,
+// test.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
+// pools get 404; a missing or wrong token 401 (POOL-20) on every
+// /pool/{pool}/… path; errors are in the pool's API shape (Anthropic or
+// OpenAI), the Anthropic shape when no pool is named.
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/pool/status" || r.URL.Path == "/pool/status/" {
+	switch r.URL.Path {
+	case "/pool/status", "/pool/status/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			writeError(w, anthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 			return
@@ -130,32 +133,45 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(p.Status())
 		return
+	case "/pool", "/pool/":
+		servePage(w, r)
+		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
 	if !ok {
 		writeError(w, anthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
 		return
 	}
-	if p.opts.Token != "" && !tokenOK(r.Header, p.opts.Token) {
-		writeError(w, anthropicFlavour{}, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
-		return
-	}
 	poolID, sub, _ := strings.Cut(rest, "/")
 	cfg, scrub := p.config()
 	pc := cfg.Pool(poolID)
-	if pc == nil {
-		writeError(w, anthropicFlavour{}, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
+	var fl flavour = anthropicFlavour{}
+	if pc != nil && flavours[pc.API] != nil {
+		fl = flavours[pc.API]
+	}
+	if p.opts.Token != "" && !tokenOK(r.Header, p.opts.Token) {
+		writeError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
 		return
 	}
-	fl := flavours[pc.API]
-	if fl == nil {
-		writeError(w, anthropicFlavour{}, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
+	if pc == nil {
+		writeError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
+		return
+	}
+	if flavours[pc.API] == nil {
+		writeError(w, fl, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
+		return
+	}
+	if sub == "test" {
+		p.serveTest(w, r, fl, poolID)
 		return
 	}
 	ep, ok := fl.Endpoint(r.Method, "/"+sub)
 	if !ok {
 		writeError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
 		return
+	}
+	if ep.fl != nil {
+		fl = ep.fl
 	}
 	if ep.Kind == epModels {
 		p.serveModels(w, cfg, pc)
@@ -182,6 +198,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, w: w, r: r, start: time.Now(), startClock: p.opts.Now()}
+	c.probe, _ = r.Context().Value(probeKey{}).(*probe)
 	c.run()
 }
 
@@ -197,15 +214,36 @@ func tokenOK(h http.Header, token string) bool {
 }
 
 // serveModels answers GET /pool/{pool}/v1/models with the unified models
-// and their merged capabilities (SPEC POOL-1, POOL-12), in the Anthropic
-// list shape (data, has_more, first_id, last_id) plus the capability fields.
+// and their merged capabilities (SPEC POOL-1, POOL-12): for Anthropic pools
+// in the Anthropic list shape (data, has_more, first_id, last_id), for
+// OpenAI pools in the OpenAI list shape (object "list", data of object
+// "model" with created and owned_by = the pool id); both entries carry the
+// ModelInfo fields (context_window, max_tokens, input, efforts).
 func (p *Pool) serveModels(w http.ResponseWriter, cfg *Config, pc *PoolConfig) {
+	list := modelList(cfg, pc)
+	w.Header().Set("Content-Type", "application/json")
+	if pc.API == APIOpenAI {
+		type entry struct {
+			Object string `json:"object"`
+			ModelInfo
+			Created int64  `json:"created"`
+			OwnedBy string `json:"owned_by"`
+		}
+		doc := struct {
+			Object string  `json:"object"`
+			Data   []entry `json:"data"`
+		}{Object: "list", Data: []entry{}}
+		for _, m := range list {
+			doc.Data = append(doc.Data, entry{Object: "model", ModelInfo: m, OwnedBy: pc.ID})
+		}
+		_ = json.NewEncoder(w).Encode(doc)
+		return
+	}
 	type entry struct {
 		Type string `json:"type"`
 		ModelInfo
 		CreatedAt string `json:"created_at"`
 	}
-	list := modelList(cfg, pc)
 	doc := struct {
 		Data    []entry `json:"data"`
 		HasMore bool    `json:"has_more"`
@@ -218,7 +256,6 @@ func (p *Pool) serveModels(w http.ResponseWriter, cfg *Config, pc *PoolConfig) {
 	if len(list) > 0 {
 		doc.FirstID, doc.LastID = list[0].ID, list[len(list)-1].ID
 	}
-	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(doc)
 }
 

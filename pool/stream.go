@@ -177,7 +177,11 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 		idle = idleT.C
 	}
 	fail := func(class string, status int, msg string) outcome {
-		_ = c.write(c.fl.ErrorEvent(status, msg))
+		ev := c.fl.ErrorEvent(status, msg)
+		if ee, ok := w.(errorEventer); ok {
+			ev = ee.ErrorEvent(status, msg)
+		}
+		_ = c.write(ev)
 		return outcome{done: true, served: true, u: w.Usage(), fail: &Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
 	for {
@@ -186,6 +190,9 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 			if !ok || res.err != nil {
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true, served: true}
+				}
+				if ce, clean := w.(cleanEnder); clean && ce.EndedCleanly() && (!ok || res.err == io.EOF) {
+					return outcome{done: true, served: true, u: w.Usage()}
 				}
 				msg := "upstream stream ended before its end event"
 				if ok && res.err != io.EOF && res.err != io.ErrUnexpectedEOF {

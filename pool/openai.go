@@ -1,0 +1,451 @@
+package pool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// chatFlavour is the OpenAI Chat Completions API (SPEC POOL-1):
+// POST /v1/chat/completions and GET /v1/models. It also routes
+// POST /v1/responses to responsesFlavour, so one "openai" pool serves both
+// (the endpoint carries the flavour that handles it).
+type chatFlavour struct{}
+
+func (chatFlavour) Name() string { return APIOpenAI }
+
+func (chatFlavour) Endpoint(method, path string) (endpoint, bool) {
+	switch {
+	case method == http.MethodPost && path == "/v1/chat/completions":
+		return endpoint{Kind: epGenerate, Upstream: path}, true
+	case method == http.MethodPost && path == "/v1/responses":
+		return endpoint{Kind: epGenerate, Upstream: path, fl: responsesFlavour{}}, true
+	case method == http.MethodGet && path == "/v1/models":
+		return endpoint{Kind: epModels}, true
+	}
+	return endpoint{}, false
+}
+
+// chatMessage is one entry of a Chat Completions request's messages.
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// chatRequest is the part of a Chat Completions request the pool reads.
+type chatRequest struct {
+	Model               *string       `json:"model"`
+	Stream              bool          `json:"stream"`
+	MaxTokens           int           `json:"max_tokens"`
+	MaxCompletionTokens int           `json:"max_completion_tokens"`
+	ReasoningEffort     string        `json:"reasoning_effort"`
+	PromptCacheKey      string        `json:"prompt_cache_key"`
+	Messages            []chatMessage `json:"messages"`
+}
+
+func (chatFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, errors.New("request body is not a valid JSON object of the Chat Completions shape")
+	}
+	if req.Model == nil || *req.Model == "" {
+		return nil, errors.New("model: field required")
+	}
+	ci := &callInfo{Model: *req.Model, Stream: req.Stream, raw: body}
+	ci.MaxTokens = max(req.MaxTokens, req.MaxCompletionTokens)
+	ci.Effort = req.ReasoningEffort
+	ci.PromptCacheKey = req.PromptCacheKey
+	var system []json.RawMessage
+	for _, m := range req.Messages {
+		if hasTypedPart(m.Content, openaiImageTypes) {
+			ci.HasImage = true
+		}
+		switch {
+		case ci.ContentHash != "":
+		case m.Role == "system" || m.Role == "developer":
+			system = append(system, m.Content)
+		case m.Role == "user":
+			sys, _ := json.Marshal(system)
+			ci.ContentHash = contentHash(sys, m.Content)
+		}
+	}
+	return ci, nil
+}
+
+// openaiImageTypes are the content part types that carry an image: Chat
+// Completions "image_url", Responses "input_image".
+var openaiImageTypes = map[string]bool{"image_url": true, "input_image": true}
+
+// hasTypedPart reports whether raw JSON contains, at any depth up to 6, an
+// object whose "type" is in types (image parts nested in tool results
+// included).
+func hasTypedPart(raw json.RawMessage, types map[string]bool) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || (raw[0] != '[' && raw[0] != '{') {
+		return false
+	}
+	found := false
+	for typ := range types {
+		if bytes.Contains(raw, []byte(typ)) {
+			found = true
+		}
+	}
+	if !found {
+		return false // cheap pre-check: no part type name anywhere
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	return walkTyped(v, types, 0)
+}
+
+func walkTyped(v any, types map[string]bool, depth int) bool {
+	if depth > 6 {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t, ok := x["type"].(string); ok && types[t] {
+			return true
+		}
+		for _, e := range x {
+			if walkTyped(e, types, depth+1) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if walkTyped(e, types, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openaiEffort is the OpenAI spelling of a unified effort ("off" → "none").
+func openaiEffort(e string) string {
+	if e == "off" {
+		return "none"
+	}
+	return e
+}
+
+func (chatFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte, error) {
+	mv, _ := json.Marshal(target)
+	out, ok := spliceTopLevel(ci.raw, "model", mv)
+	if !ok {
+		return nil, errors.New("model: field required")
+	}
+	if effort != "" && effort != ci.Effort {
+		ev, _ := json.Marshal(openaiEffort(effort))
+		if out, ok = spliceTopLevel(out, "reasoning_effort", ev); !ok {
+			return nil, errors.New("reasoning_effort missing")
+		}
+	}
+	return out, nil
+}
+
+// openaiUsage is the usage object of Chat Completions, with DeepSeek's
+// prompt_cache_hit/miss fields (POOL-NOTES "Why stickiness matters").
+type openaiUsage struct {
+	PromptTokens     *int64 `json:"prompt_tokens"`
+	CompletionTokens *int64 `json:"completion_tokens"`
+	Details          struct {
+		Cached *int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CacheHit  *int64 `json:"prompt_cache_hit_tokens"`
+	CacheMiss *int64 `json:"prompt_cache_miss_tokens"`
+}
+
+// toUsage converts to the pool's accounting: Input = uncached prompt tokens,
+// CacheRead = cached ones (so HitRatio = cached / prompt).
+func (o *openaiUsage) toUsage() usage {
+	var u usage
+	if o == nil {
+		return u
+	}
+	if o.CompletionTokens != nil {
+		u.Output = *o.CompletionTokens
+	}
+	if o.CacheHit != nil || o.CacheMiss != nil {
+		if o.CacheHit != nil {
+			u.CacheRead = *o.CacheHit
+		}
+		if o.CacheMiss != nil {
+			u.Input = *o.CacheMiss
+		}
+		return u
+	}
+	if o.PromptTokens != nil {
+		u.Input = *o.PromptTokens
+	}
+	if o.Details.Cached != nil {
+		u.CacheRead = *o.Details.Cached
+		u.Input = max(0, u.Input-u.CacheRead)
+	}
+	return u
+}
+
+// chatDelta is the part of a choice's delta (stream) or message (non-stream)
+// that decides whether there is visible output.
+type chatDelta struct {
+	Content          *string         `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	Refusal          *string         `json:"refusal"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+	FunctionCall     json.RawMessage `json:"function_call"`
+}
+
+// visible: non-empty content, reasoning_content (or "reasoning"), refusal,
+// or any tool call (POOL-NOTES commit point for OpenAI chat).
+func (d *chatDelta) visible() bool {
+	for _, s := range []*string{d.Content, d.ReasoningContent, d.Reasoning, d.Refusal} {
+		if s != nil && *s != "" {
+			return true
+		}
+	}
+	return nonEmptyJSON(d.ToolCalls) || nonEmptyJSON(d.FunctionCall)
+}
+
+// nonEmptyJSON is false for absent, null, [] and {}.
+func nonEmptyJSON(raw json.RawMessage) bool {
+	s := string(bytes.TrimSpace(raw))
+	return s != "" && s != "null" && s != "[]" && s != "{}"
+}
+
+func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, bool) {
+	var v struct {
+		Choices []struct {
+			Message chatDelta `json:"message"`
+		} `json:"choices"`
+		Usage *openaiUsage `json:"usage"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return usage{}, false
+	}
+	for i := range v.Choices {
+		if v.Choices[i].Message.visible() {
+			return v.Usage.toUsage(), false
+		}
+	}
+	return v.Usage.toUsage(), true
+}
+
+// openaiError is the error document of the OpenAI APIs:
+// {"error": {"message", "type", "param", "code"}}; code may be a string or
+// (some compatible servers) a number.
+type openaiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// typeAndCode joins type and string code ("invalid_request_error
+// model_not_found") so classification sees both.
+func (e openaiError) typeAndCode() (string, int) {
+	code := strings.Trim(string(bytes.TrimSpace(e.Code)), `"`)
+	if code == "null" {
+		code = ""
+	}
+	if n, err := strconv.Atoi(code); err == nil {
+		return e.Type, n
+	}
+	return strings.TrimSpace(e.Type + " " + code), 0
+}
+
+func (chatFlavour) ParseError(body []byte) (string, string) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return "", ""
+	}
+	var e openaiError
+	if json.Unmarshal(v.Error, &e) != nil {
+		_ = json.Unmarshal(v.Error, &e.Message) // {"error": "text"}
+	}
+	if e.Message == "" {
+		e.Message = v.Message
+	}
+	typ, _ := e.typeAndCode()
+	return typ, e.Message
+}
+
+// openaiStatus maps an in-stream error (type and code, or a numeric code) to
+// the HTTP status it stands for, so it is classified like an HTTP answer
+// (SPEC POOL-10).
+func openaiStatus(typ string, numeric int) int {
+	if numeric >= 400 && numeric <= 599 {
+		return numeric
+	}
+	t := strings.ToLower(typ)
+	switch {
+	case strings.Contains(t, "insufficient_quota"), strings.Contains(t, "rate_limit"):
+		return 429
+	case strings.Contains(t, "authentication"), strings.Contains(t, "invalid_api_key"):
+		return 401
+	case strings.Contains(t, "permission"):
+		return 403
+	case strings.Contains(t, "model_not_found"), strings.Contains(t, "not_found"):
+		return 404
+	case strings.Contains(t, "overloaded"):
+		return 529
+	case strings.Contains(t, "timeout"):
+		return 504
+	case strings.Contains(t, "invalid"), strings.Contains(t, "context_length"), strings.Contains(t, "bad_request"):
+		return 400
+	}
+	return 500
+}
+
+// openaiErrorType is the error type and code the pool puts in its own OpenAI
+// error documents for an HTTP status.
+func openaiErrorType(status int) (typ, code string) {
+	switch status {
+	case 400, 413, 422:
+		return "invalid_request_error", "invalid_request"
+	case 401:
+		return "authentication_error", "invalid_api_key"
+	case 402:
+		return "insufficient_quota", "insufficient_quota"
+	case 403:
+		return "permission_error", "permission_denied"
+	case 404:
+		return "invalid_request_error", "not_found"
+	case 405:
+		return "invalid_request_error", "method_not_allowed"
+	case 429:
+		return "rate_limit_error", "rate_limit_exceeded"
+	case 501:
+		return "server_error", "not_implemented"
+	case 503, 529:
+		return "server_error", "overloaded"
+	case 504:
+		return "server_error", "timeout"
+	}
+	return "server_error", "server_error"
+}
+
+func (chatFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
+	typ, code := openaiErrorType(status)
+	type errObj struct {
+		Message  string    `json:"message"`
+		Type     string    `json:"type"`
+		Param    *string   `json:"param"`
+		Code     string    `json:"code"`
+		Attempts []Attempt `json:"attempts,omitempty"`
+	}
+	b, _ := json.Marshal(struct {
+		Error errObj `json:"error"`
+	}{errObj{Message: msg, Type: typ, Code: code, Attempts: attempts}})
+	return b
+}
+
+// ErrorEvent is the error chunk OpenAI's SDKs raise on: a data line holding
+// an error document (POOL-NOTES: chat mid-stream errors), and no [DONE].
+func (f chatFlavour) ErrorEvent(status int, msg string) []byte {
+	typ, code := openaiErrorType(status)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
+	return []byte(fmt.Sprintf("data: %s\n\n", b))
+}
+
+// openaiPing is an SSE comment: ignored by every client, never output.
+var openaiPing = []byte(": ping\n\n")
+
+func (chatFlavour) PingEvent() []byte { return openaiPing }
+
+func (chatFlavour) NewWatcher() streamWatcher { return &chatWatcher{} }
+
+// chatWatcher finds the commit point of a Chat Completions stream
+// (POOL-NOTES): a chunk with non-empty content, reasoning_content or any
+// tool_calls. Role-only chunks, empty deltas, usage-only chunks and comments
+// are preamble; "data: [DONE]" is the end; a chunk carrying "error" (or an
+// "event: error") is an error.
+type chatWatcher struct {
+	u        usage
+	finished bool // a finish_reason was seen
+}
+
+func (w *chatWatcher) Usage() usage { return w.u }
+
+// EndedCleanly: a stream that sent its finish_reason and then closed
+// without "data: [DONE]" ended normally (some compatible servers omit it).
+func (w *chatWatcher) EndedCleanly() bool { return w.finished }
+
+var doneData = []byte("[DONE]")
+
+func (w *chatWatcher) Observe(ev *sseEvent, committed bool) observation {
+	if ev.Comment {
+		return observation{Verdict: vPreamble}
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if bytes.Equal(data, doneData) {
+		return observation{Verdict: vEnd}
+	}
+	isErr := ev.Name == "error"
+	if committed && !isErr && !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"error"`)) &&
+		!finishSet(data) {
+		return observation{Verdict: vPreamble} // fast path: nothing to account
+	}
+	var v struct {
+		Choices []struct {
+			Delta        chatDelta `json:"delta"`
+			FinishReason *string   `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openaiUsage    `json:"usage"`
+		Error *openaiError    `json:"error"`
+		Msg   string          `json:"message"`
+		Type  string          `json:"type"`
+		Code  json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return observation{Verdict: vPreamble}
+	}
+	if isErr && v.Error == nil {
+		v.Error = &openaiError{Message: v.Msg, Type: v.Type, Code: v.Code}
+	}
+	if v.Error != nil {
+		typ, n := v.Error.typeAndCode()
+		return observation{Verdict: vError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: v.Error.Message}
+	}
+	if v.Usage != nil {
+		w.u = v.Usage.toUsage()
+	}
+	visible := false
+	for i := range v.Choices {
+		if v.Choices[i].FinishReason != nil && *v.Choices[i].FinishReason != "" {
+			w.finished = true
+		}
+		if v.Choices[i].Delta.visible() {
+			visible = true
+		}
+	}
+	if visible && !committed {
+		return observation{Verdict: vVisible}
+	}
+	return observation{Verdict: vPreamble}
+}
+
+// finishSet reports a "finish_reason" key whose value is not null, without
+// decoding the chunk (the fast path after the commit point).
+func finishSet(data []byte) bool {
+	key := []byte(`"finish_reason"`)
+	for {
+		i := bytes.Index(data, key)
+		if i < 0 {
+			return false
+		}
+		data = bytes.TrimLeft(data[i+len(key):], " \t\r\n:")
+		if len(data) > 0 && data[0] != 'n' {
+			return true
+		}
+	}
+}
