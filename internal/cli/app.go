@@ -65,6 +65,7 @@ func DualProxy(args []string, sio IO) int {
 				},
 				Action: func(c *cli.Context) error { return fetch(c, sio) },
 			},
+			statusCommand(),
 		},
 	}
 	return runApp(app, append([]string{"dual-proxy"}, args...), sio)

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
+
+// startServe runs `dual-proxy [args]` in the background with a clean
+// environment and returns the address it logged as listening, a function
+// returning its stderr so far, and a stop function that sends SIGTERM and
+// returns the exit status (SPEC LIS-3).
+func startServe(t *testing.T, args ...string) (addr string, logs func() string, stop func() int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	home := t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var buf strings.Builder
+	addrC := make(chan string, 1)
+	readDone := make(chan struct{})
+	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			buf.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrC <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	logs = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+	exited := make(chan int, 1)
+	var once sync.Once
+	stop = func() int {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			go func() {
+				<-readDone
+				cmd.Wait()
+				exited <- cmd.ProcessState.ExitCode()
+			}()
+		})
+		select {
+		case code := <-exited:
+			exited <- code
+			return code
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("dual-proxy did not exit after SIGTERM; logs:\n%s", logs())
+		}
+		return -1
+	}
+	t.Cleanup(func() { stop() })
+	select {
+	case addr = <-addrC:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("dual-proxy did not log its address; logs:\n%s", logs())
+	}
+	return addr, logs, stop
+}
+
+func TestStatusEndToEnd(t *testing.T) {
+	t.Run("OPS-2/status-against-running-instance", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		dead := testworld.RefusedAddr(t)
+		addr, logs, stop := startServe(t, "--listen-port", "0", "--health-url", "", "--loopback-direct=false",
+			"--upstream-url", "http://e2e:E2E-PASSWORD@"+dead, "--log-level", "debug")
+
+		// One plain request whose path and query must stay private.
+		proxyURL, _ := url.Parse("http://" + addr)
+		tr := &http.Transport{Proxy: http.ProxyURL(proxyURL)}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr, Timeout: 20 * time.Second}).Get(origin.URL + "/e2e-private?key=E2E-QUERY")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != origin.Greeting() {
+			t.Fatalf("through the proxy: %d %q", resp.StatusCode, body)
+		}
+
+		out, errOut, status := launch(t, nil, "status", "--addr", addr)
+		if status != 0 {
+			t.Fatalf("status exited %d: %q", status, errOut)
+		}
+		for _, want := range []string{"CANDIDATES (default order)", "http://e2e:***@" + dead, "cooling", "gateway-connect", "direct",
+			"PER-HOST CACHE", "RECENT DECISIONS", "127.0.0.1"} {
+			mustContain(t, out, want)
+		}
+		// The page is served on the same listener.
+		pr, err := (&http.Transport{Proxy: nil}).RoundTrip(mustRequest(t, "http://"+addr+"/_dual-proxy/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Body.Close()
+		if pr.StatusCode != 200 || !strings.HasPrefix(pr.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("page: %d %q", pr.StatusCode, pr.Header.Get("Content-Type"))
+		}
+
+		if code := stop(); code != 0 {
+			t.Fatalf("dual-proxy exited %d after SIGTERM", code)
+		}
+		all := out + logs()
+		for _, secret := range []string{"E2E-PASSWORD", "E2E-QUERY", "/e2e-private"} {
+			if strings.Contains(all, secret) {
+				t.Errorf("OPS-1: %q in status output or logs:\n%s", secret, all)
+			}
+		}
+		mustContain(t, logs(), "phase=gateway-connect")
+	})
+
+	t.Run("OPS-2/status-against-closed-port-exits-1", func(t *testing.T) {
+		closed := testworld.RefusedAddr(t)
+		out, errOut, status := launch(t, nil, "status", "--addr", closed)
+		if status != 1 || out != "" || strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("status %d stdout %q stderr %q", status, out, errOut)
+		}
+		mustContain(t, errOut, "dual-proxy status: cannot reach a proxy at "+closed)
+	})
+}
+
+func mustRequest(t *testing.T, u string) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// statusWorld runs an in-process proxy (refused gateway, direct) with its
+// status endpoints mounted, sends one plain request through it, and returns
+// its address and the refused gateway's key.
+func statusWorld(t *testing.T) (addr, deadKey string) {
+	t.Helper()
+	origin := testworld.NewOrigin(t)
+	dead, err := route.ParseGateway("http://u:pw-NOT-SHOWN@"+testworld.RefusedAddr(t), "upstream-url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := proxy.NewMux()
+	srv, err := proxy.New(proxy.Config{Candidates: []route.Candidate{dead, route.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Attach(srv)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { srv.Serve(ln); close(done) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET "+origin.URL+"/p?q=1 HTTP/1.1\r\nHost: "+origin.Addr+"\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("request through the proxy: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	return ln.Addr().String(), dead.Key()
+}
+
+func TestStatusCommand(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
+	addr, deadKey := statusWorld(t)
+
+	t.Run("OPS-2/status-prints-aligned-tables", func(t *testing.T) {
+		out, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", addr)
+		if status != 0 {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+		for _, want := range []string{"listening", addr, "CANDIDATES (default order)", "http://u:***@" + deadKey, "direct",
+			"PER-HOST CACHE", "RECENT DECISIONS", "gateway-connect", "30.0 s", "127.0.0.1"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "pw-NOT-SHOWN") || strings.Contains(out, "/p?q=1") {
+			t.Fatalf("output shows a secret or a path:\n%s", out)
+		}
+		// The STATE column lines up: "cooling" and "hot" start where the
+		// header's STATE starts.
+		lines := strings.Split(out, "\n")
+		var header int = -1
+		for i, l := range lines {
+			if strings.HasPrefix(l, "#") && strings.Contains(l, "STATE") {
+				header = i
+				break
+			}
+		}
+		if header < 0 || header+2 >= len(lines) {
+			t.Fatalf("no candidate table:\n%s", out)
+		}
+		col := strings.Index(lines[header], "STATE")
+		if got := lines[header+1][col:]; !strings.HasPrefix(got, "cooling") {
+			t.Errorf("row 1 at STATE column: %q\n%s", got, out)
+		}
+		if got := lines[header+2][col:]; !strings.HasPrefix(got, "hot") {
+			t.Errorf("row 2 at STATE column: %q\n%s", got, out)
+		}
+	})
+	t.Run("OPS-2/status-json", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "status", "--addr", addr, "--json")
+		var st proxy.Status
+		if status != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Candidates) != 2 || st.Candidates[0].State != proxy.StateCooling {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+	t.Run("OPS-2/closed-port-exits-1-with-one-line", func(t *testing.T) {
+		closed := testworld.RefusedAddr(t)
+		out, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", closed)
+		if status != 1 || out != "" {
+			t.Fatalf("status %d stdout %q", status, out)
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "dual-proxy status: cannot reach a proxy at "+closed) || !strings.Contains(errOut, "refused") {
+			t.Fatalf("stderr %q", errOut)
+		}
+	})
+	t.Run("OPS-2/not-a-dual-proxy-exits-1", func(t *testing.T) {
+		other := httptest.NewServer(http.NotFoundHandler())
+		defer other.Close()
+		_, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", other.Listener.Addr().String())
+		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "404") {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+	})
+	t.Run("LIS-5/bad-addr-exits-2-naming-the-flag", func(t *testing.T) {
+		for _, a := range []string{"nonsense", "127.0.0.1:99999", "0"} {
+			_, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", a)
+			if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--addr") {
+				t.Errorf("--addr %q: status %d stderr %q", a, status, errOut)
+			}
+		}
+	})
+}
+
+func TestStatusFormatting(t *testing.T) {
+	for _, tc := range []struct {
+		ms   int64
+		want string
+	}{{0, "0 ms"}, {999, "999 ms"}, {1000, "1.0 s"}, {29900, "29.9 s"}, {60000, "1 m 0 s"}, {250000, "4 m 10 s"}} {
+		if got := msText(tc.ms); got != tc.want {
+			t.Errorf("OPS-2/msText(%d) = %q, want %q", tc.ms, got, tc.want)
+		}
+	}
+	if got := clip("a\tb\nc", 10); got != "a b c" {
+		t.Errorf("OPS-2/clip removes tabs and newlines: %q", got)
+	}
+	if got := clip("héllo wörld", 2); got != "h…" {
+		t.Errorf("OPS-2/clip on a rune boundary: %q", got)
+	}
+}
