@@ -147,6 +147,18 @@ func TestSmuggling(t *testing.T) {
 		{"HTTP-5/unknown-coding-501", "Transfer-Encoding: gzip\r\n", 501},
 		{"HTTP-5/obs-fold", "X-A: 1\r\n continued\r\n", 400},
 		{"HTTP-5/space-before-colon", "Content-Length : 4\r\n", 400},
+		{"HTTP-5/lowercase-names-cl-and-te", "content-length: 4\r\ntransfer-encoding: chunked\r\n", 400},
+		{"HTTP-5/te-uppercase-value-and-cl", "Content-Length: 4\r\nTransfer-Encoding: CHUNKED\r\n", 400},
+		{"HTTP-5/te-twice-chunked-not-final", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 400},
+		{"HTTP-5/te-chunked-then-gzip", "Transfer-Encoding: chunked, gzip\r\n", 400},
+		{"HTTP-5/te-empty", "Transfer-Encoding: \r\n", 400},
+		{"HTTP-5/te-identity-501", "Transfer-Encoding: identity\r\n", 501},
+		{"HTTP-5/content-length-plus-sign", "Content-Length: +4\r\n", 400},
+		{"HTTP-5/content-length-negative", "Content-Length: -1\r\n", 400},
+		{"HTTP-5/content-length-hex", "Content-Length: 0x4\r\n", 400},
+		{"HTTP-5/cr-in-field-value", "X-A: a\rContent-Length: 4\r\n", 400},
+		{"HTTP-5/nul-in-field-value", "X-A: a\x00b\r\n", 400},
+		{"HTTP-5/non-token-field-name", "X(A): 1\r\n", 400},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,7 +90,11 @@ func readRequestHead(br *bufio.Reader) (*requestHead, error) {
 		if !ok || len(name) == 0 || !isToken(name) {
 			return nil, badRequest("malformed header field") // RFC 9112 §5.1: no space before ':'
 		}
-		h.fields = append(h.fields, field{string(name), string(bytes.Trim(value, " \t"))})
+		value = bytes.Trim(value, " \t")
+		if !validFieldValue(value) {
+			return nil, badRequest("invalid header field value") // RFC 9110 §5.5: CR, LF, NUL, CTLs
+		}
+		h.fields = append(h.fields, field{string(name), string(value)})
 	}
 	return h, h.checkFraming()
 }
@@ -192,6 +196,18 @@ func (h *requestHead) get(name string) string {
 		}
 	}
 	return ""
+}
+
+// validFieldValue reports whether v holds only field-vchars, SP, HTAB and
+// obs-text (RFC 9110 §5.5): no control characters, so nothing the proxy
+// forwards can split or end a header line.
+func validFieldValue(v []byte) bool {
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // isToken reports whether b is a non-empty RFC 9110 §5.6.2 token.

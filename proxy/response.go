@@ -56,6 +56,8 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	}
 	if closeDelimited || !head.keepAlive {
 		bw.WriteString("Connection: close\r\n")
+	} else if head.minor == 0 {
+		bw.WriteString("Connection: keep-alive\r\n") // RFC 9112 §9.3: HTTP/1.0 persistence is opt-in
 	}
 	bw.WriteString("\r\n")
 	if bodyless {

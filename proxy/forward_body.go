@@ -1,0 +1,263 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http/httputil"
+	"sync"
+)
+
+// MaxReplayBody is the largest request body (bytes) buffered so it can be
+// replayed on another candidate (SPEC HTTP-2). Larger bodies, and chunked
+// bodies that grow past it, are streamed once: the first MaxReplayBody
+// bytes of a chunked body are buffered, the remainder is read from the
+// client while it is sent. A streamed body can still move to the next
+// candidate as long as none of its unbuffered bytes were read (a failure to
+// connect), never after.
+const MaxReplayBody = 8 << 20
+
+// maxTrailerLines bounds the trailer section of a chunked request body.
+const maxTrailerLines = 128
+
+// errBodyDetached is returned to an attempt that is no longer the owner of
+// a streamed body (its request was abandoned).
+var errBodyDetached = errors.New("request body belongs to another attempt")
+
+// body is a request body read from the client connection (SPEC HTTP-2).
+// buf holds the buffered bytes: the whole body when rest is nil, else a
+// prefix. rest, when set, is the remainder, read once from the client by
+// the attempt that owns it. The zero value is an empty body.
+type body struct {
+	buf      []byte
+	rest     io.Reader     // nil: fully buffered (replayable)
+	trailers *bufio.Reader // chunked: the trailer section follows rest's EOF
+	chunked  bool          // the client framed it chunked
+
+	mu        sync.Mutex
+	owner     *attemptBody
+	started   bool  // a read of rest began: the body cannot be sent again
+	done      bool  // rest read to its end, trailers included
+	clientErr error // reading from the client failed
+}
+
+// readBody reads the request body framing of head from br. A body of at
+// most MaxReplayBody bytes is read completely; a larger one (or a chunked
+// one that grows past it) is returned with rest set. It answers
+// "Expect: 100-continue" itself before reading, so a client waiting for
+// that answer never deadlocks (RFC 9110 §10.1.1; not to HTTP/1.0 clients).
+// Errors: a *statusError (400) for a malformed chunked body; the read error
+// when the client failed or left (no answer is due then).
+func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead) (*body, error) {
+	var r io.Reader
+	switch {
+	case head.chunked:
+		r = httputil.NewChunkedReader(br)
+	case head.contentLength > 0:
+		r = &lengthReader{r: br, n: head.contentLength}
+	default:
+		return &body{}, nil
+	}
+	if head.expect100 && head.minor >= 1 {
+		bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+		if err := bw.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	b := &body{chunked: head.chunked}
+	if !head.chunked && head.contentLength > MaxReplayBody {
+		b.rest = r
+		return b, nil
+	}
+	buf, err := io.ReadAll(io.LimitReader(r, MaxReplayBody+1))
+	if err != nil {
+		return nil, clientReadError(err)
+	}
+	b.buf = buf
+	if len(buf) > MaxReplayBody {
+		b.rest, b.trailers = r, br
+		return b, nil
+	}
+	if head.chunked {
+		if err := skipTrailers(br); err != nil {
+			return nil, clientReadError(err)
+		}
+	}
+	return b, nil
+}
+
+// clientReadError maps a body read error: the client's I/O failure is
+// returned as is (nothing is answered); anything else is a malformed body
+// (400).
+func clientReadError(err error) error {
+	var ne net.Error
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) || isClosed(err) {
+		return err
+	}
+	return badRequest("malformed request body: " + err.Error())
+}
+
+// skipTrailers consumes the trailer section after a chunked body (RFC 9112
+// §7.1.2); trailer fields are not forwarded (RFC 9110 §6.5.1 lets a
+// recipient drop them).
+func skipTrailers(br *bufio.Reader) error {
+	for range maxTrailerLines {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return nil
+		}
+	}
+	return errors.New("too many trailer fields")
+}
+
+// length is the Content-Length to send upstream: the buffered size, the
+// client's Content-Length for a streamed body, or -1 (chunked upstream) for
+// a chunked body that is streamed.
+func (b *body) length(head *requestHead) int64 {
+	switch {
+	case b.rest == nil:
+		return int64(len(b.buf))
+	case head.chunked:
+		return -1
+	}
+	return head.contentLength
+}
+
+// open returns a reader over the whole body for one attempt and makes that
+// attempt the owner of rest; it returns nil for an empty body. Call it only
+// when rewindable reports true.
+func (b *body) open() *attemptBody {
+	if b.rest == nil && len(b.buf) == 0 {
+		return nil
+	}
+	a := &attemptBody{b: b}
+	b.mu.Lock()
+	b.owner = a
+	b.mu.Unlock()
+	return a
+}
+
+// rewindable reports whether the whole body can still be sent (again): it
+// is buffered, or none of its unbuffered bytes were read yet.
+func (b *body) rewindable() bool {
+	if b.rest == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.started
+}
+
+// finished reports whether the body was read to its end, so the client
+// connection is positioned at the next request and no attempt reads it
+// any more.
+func (b *body) finished() bool {
+	if b.rest == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.done
+}
+
+// clientFailed returns the error of a failed read from the client (the
+// client left or sent a malformed body), or nil.
+func (b *body) clientFailed() error {
+	if b.rest == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.clientErr
+}
+
+// attemptBody is the body as one attempt's transport reads it: buf, then
+// rest while the attempt owns it. Close does not touch the client
+// connection.
+type attemptBody struct {
+	b   *body
+	off int
+}
+
+func (a *attemptBody) Read(p []byte) (int, error) {
+	b := a.b
+	if a.off < len(b.buf) {
+		n := copy(p, b.buf[a.off:])
+		a.off += n
+		return n, nil
+	}
+	if b.rest == nil {
+		return 0, io.EOF
+	}
+	b.mu.Lock()
+	switch {
+	case b.owner != a:
+		b.mu.Unlock()
+		return 0, errBodyDetached
+	case b.clientErr != nil:
+		b.mu.Unlock()
+		return 0, b.clientErr
+	case b.done:
+		b.mu.Unlock()
+		return 0, io.EOF
+	}
+	b.started = true
+	b.mu.Unlock()
+	// Only the owner reads rest, and ownership moves only while !started,
+	// so this read never runs concurrently with another.
+	n, err := b.rest.Read(p)
+	if err == nil {
+		return n, nil
+	}
+	if err == io.EOF && b.chunked {
+		if terr := skipTrailers(b.trailers); terr != nil {
+			err = terr
+		}
+	}
+	b.mu.Lock()
+	if err == io.EOF {
+		b.done = true
+	} else {
+		b.clientErr = err
+	}
+	b.mu.Unlock()
+	return n, err
+}
+
+// Close is a no-op: the transport closes request bodies, but the client
+// connection outlives the attempt.
+func (a *attemptBody) Close() error { return nil }
+
+// lengthReader reads exactly n bytes of a Content-Length body; an early
+// EOF is io.ErrUnexpectedEOF (the client left mid-body), so a truncated
+// body is never forwarded as complete.
+type lengthReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *lengthReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if err == io.EOF && l.n > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == nil && l.n == 0 {
+		err = io.EOF
+	}
+	return n, err
+}

@@ -1,0 +1,330 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// NonIdempotentBody is the exact body of the 502 answered when a
+// non-idempotent request may have reached the origin and is not replayed
+// (SPEC HTTP-3).
+const NonIdempotentBody = "non-idempotent request may have been delivered; not replayed"
+
+// request is one plain HTTP request being forwarded.
+type request struct {
+	method string
+	// target is the request-target; when nil, roundTrip derives it from
+	// url (callers holding a parsed *url.URL, e.g. Transport).
+	target *target
+	url    *url.URL
+	host   string // normalized host for routing
+	port   int
+	header http.Header // end-to-end fields only (outgoingHeader)
+	body   *body
+	length int64 // Content-Length to send; -1: chunked
+	// replayable is informational: roundTrip decides from body (a body
+	// without rest is buffered and replayable).
+	replayable bool
+}
+
+// targetFromURL builds the request-target of an http:// URL that was
+// already parsed (its path re-encoded by net/url).
+func targetFromURL(u *url.URL, host string, port int) *target {
+	origin := u.RequestURI()
+	return &target{authority: u.Host, host: host, port: port, origin: origin, absolute: "http://" + u.Host + origin, url: u}
+}
+
+// idempotent reports whether method is idempotent (RFC 9110 §9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// canReplay is the replay policy once a connection was established (SPEC
+// HTTP-3): only a buffered body can be sent again, and only for an
+// idempotent method, or with --retry-non-idempotent-after-send, or with
+// --retry-non-idempotent-with-idempotency-key and a non-empty
+// Idempotency-Key or X-Idempotency-Key.
+func (e *Engine) canReplay(r *request) bool {
+	if r.body.rest != nil {
+		return false
+	}
+	switch {
+	case idempotent(r.method), e.cfg.RetryNonIdempotentAfterSend:
+		return true
+	case e.cfg.RetryWithIdempotencyKey:
+		return r.header.Get("Idempotency-Key") != "" || r.header.Get("X-Idempotency-Key") != ""
+	}
+	return false
+}
+
+// notReplayedError stops the candidate loop: the request may have reached
+// the origin, or its answer had started, and it is not sent again (SPEC
+// HTTP-3). The client gets 502 with body().
+type notReplayedError struct {
+	reason string // "" for the SPEC's non-idempotent case
+	err    error
+}
+
+func (e *notReplayedError) Error() string {
+	if e.reason == "" {
+		return NonIdempotentBody + ": " + e.err.Error()
+	}
+	return e.reason + ": " + e.err.Error()
+}
+
+func (e *notReplayedError) Unwrap() error { return e.err }
+
+// body is the 502 body: exactly NonIdempotentBody for a non-idempotent
+// request (SPEC HTTP-3), else a short reason.
+func (e *notReplayedError) body() string {
+	if e.reason == "" {
+		return NonIdempotentBody
+	}
+	return "dual-proxy: " + e.reason + "; not replayed\n"
+}
+
+// tripResult is the outcome of one attempt.
+type tripResult struct {
+	resp      *http.Response
+	err       error
+	connected bool // a TCP connection to the gateway/origin was established
+	answered  bool // a response byte arrived
+	// local is true when the transport refused the request before asking
+	// for a connection (an invalid request): not a failure of the path.
+	local bool
+}
+
+// roundTrip sends r through the candidates in plan order and returns the
+// first usable response (SPEC HTTP-3, HTTP-5c, CD-1). Plain requests are
+// never raced (ORD-6). The response body streams; the caller closes it.
+//
+// Per attempt: a failure before the connection is established moves on for
+// any method; after it, only when canReplay allows; never once a response
+// byte arrived. A gateway's 500/502/503/504 is that path's failure and
+// moves on under the same rules; with no candidate left (or no replay
+// allowed) it is returned as is. A gateway's 407 moves on whenever the body
+// can be sent again; it is never passed to the client. Errors:
+// *notReplayedError, *AllFailedError, or errClientGone (the client left;
+// no cooldown recorded).
+func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
+	var fails []error
+	start := time.Now()
+	decide := func(cand, errText string) {
+		e.decisions.add(Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
+	}
+	if r.target == nil {
+		r.target = targetFromURL(r.url, r.host, r.port)
+	}
+	replay := e.canReplay(r)
+	atts, _ := e.plan(r.host, r.port)
+	for i, a := range atts {
+		if i > 0 && !r.body.rewindable() {
+			decide("", "streamed body not replayed")
+			return nil, &notReplayedError{reason: "request body was streamed", err: fails[len(fails)-1]}
+		}
+		last := i == len(atts)-1
+		c := a.cand
+		res := e.tripOnce(ctx, a, r, replay)
+		if cerr := r.body.clientFailed(); cerr != nil || context.Cause(ctx) == errClientGone {
+			closeResp(res.resp)
+			decide("", "client gone")
+			return nil, errClientGone
+		}
+		if res.err != nil && ctx.Err() != nil {
+			// Shutdown: not the path's fault.
+			fails = append(fails, res.err)
+			break
+		}
+		if res.err != nil && res.local {
+			decide("", "request refused by the transport")
+			return nil, &notReplayedError{reason: "request cannot be sent", err: res.err}
+		}
+		if res.err != nil {
+			pe := classifyRoundTrip(c, res, res.err)
+			e.fail(r.host, pe)
+			fails = append(fails, pe)
+			switch {
+			case res.answered:
+				decide("", "response started; not replayed")
+				return nil, &notReplayedError{reason: "response failed after it started", err: pe}
+			case res.connected && !replay:
+				decide("", "not replayed")
+				if idempotent(r.method) {
+					return nil, &notReplayedError{reason: "request body was streamed", err: pe}
+				}
+				return nil, &notReplayedError{err: pe}
+			}
+			continue
+		}
+		resp := res.resp
+		if c.Direct || !isGatewayFailure(resp.StatusCode) {
+			e.succeed(r.host, c)
+			decide(c.String(), "")
+			return resp, nil
+		}
+		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
+		pe := &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: route.TierHost, Status: resp.StatusCode, Sent: true,
+			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
+		if resp.StatusCode == http.StatusProxyAuthRequired {
+			pe.Tier, pe.Sent = route.TierGateway, false
+		}
+		e.fail(r.host, pe)
+		fails = append(fails, pe)
+		if pe.Sent && (last || !replay) {
+			// No replay: the gateway's answer is the truthful one.
+			decide("", "gateway answer returned: "+strconv.Itoa(resp.StatusCode))
+			return resp, nil
+		}
+		closeResp(resp)
+	}
+	e.allFailed(r.host)
+	decide("", "all candidates failed")
+	return nil, &AllFailedError{Host: r.host, Errs: fails}
+}
+
+// tripOnce sends r through one candidate. A request that may be replayed
+// after send uses the candidate's pooled transport (whose own retries on a
+// reused connection are then allowed too); any other request gets a fresh
+// connection that is not reused, so net/http never re-sends it on its own
+// and a stale pooled connection never turns into a refused replay.
+func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, replay bool) tripResult {
+	var getConn, connected, answered atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GetConn:              func(string) { getConn.Store(true) },
+		GotConn:              func(httptrace.GotConnInfo) { connected.Store(true) },
+		GotFirstResponseByte: func() { answered.Store(true) },
+	}
+	actx := context.WithValue(httptrace.WithClientTrace(ctx, trace), connectTimeoutKey{}, a.timeout)
+	actx, cancel := context.WithCancel(actx)
+
+	u := &url.URL{Scheme: "http", Host: r.target.authority, Opaque: r.target.origin}
+	if !a.cand.Direct {
+		u.Opaque = r.target.absolute[len("http:"):] // "//host/path": absolute-form to the gateway
+	}
+	req := &http.Request{
+		Method:        r.method,
+		URL:           u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        r.header,
+		Host:          r.target.authority,
+		ContentLength: r.length,
+	}
+	if ab := r.body.open(); ab != nil {
+		req.Body = ab
+		if replay {
+			req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		}
+	}
+	req = req.WithContext(actx)
+
+	var t *http.Transport
+	if replay {
+		t = e.transport(a.cand)
+	} else {
+		t = e.plainTransport(a.cand, false)
+	}
+	resp, err := t.RoundTrip(req)
+	res := tripResult{resp: resp, err: err, connected: connected.Load(), answered: answered.Load(), local: err != nil && !getConn.Load()}
+	if err != nil {
+		cancel()
+		if !replay {
+			t.CloseIdleConnections()
+		}
+		return res
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return res
+}
+
+// plainTransport returns a transport for plain requests through c: direct
+// to origins, or absolute-form to the gateway with its credentials (SPEC
+// GW-4), bounded by the attempt's connect timeout (ORD-5) and the response
+// header timeout (HTTP-4). keepAlive pools connections.
+func (e *Engine) plainTransport(c route.Candidate, keepAlive bool) *http.Transport {
+	t := &http.Transport{
+		DialContext:           e.dialContext,
+		DisableCompression:    true, // pass bodies through untouched
+		DisableKeepAlives:     !keepAlive,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: e.cfg.ResponseTimeout,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+	if !c.Direct {
+		u := &url.URL{Scheme: "http", Host: c.Addr}
+		if c.HasAuth {
+			u.User = url.UserPassword(c.User, c.Password)
+		}
+		t.Proxy = http.ProxyURL(u)
+	}
+	return t
+}
+
+// isGatewayFailure reports statuses by which a gateway says it could not
+// serve the request (SPEC HTTP-5c, GW-4).
+func isGatewayFailure(status int) bool {
+	switch status {
+	case 500, 502, 503, 504, http.StatusProxyAuthRequired:
+		return true
+	}
+	return false
+}
+
+// classifyRoundTrip turns a transport error into a PathError (SPEC CD-1,
+// CD-3): no connection → gateway-connect (gateway tier) or origin-connect
+// (host tier); connected, then a timeout or a reset before the response →
+// response-header, host tier; a gateway that closed or answered garbage
+// before its response → connect-response, gateway tier.
+func classifyRoundTrip(c route.Candidate, res tripResult, err error) *route.PathError {
+	pe := &route.PathError{Candidate: c, Sent: res.connected, Err: err}
+	var ne net.Error
+	switch {
+	case !res.connected && c.Direct:
+		pe.Phase, pe.Tier = route.PhaseOriginConnect, route.TierHost
+	case !res.connected:
+		pe.Phase, pe.Tier = route.PhaseGatewayConnect, route.TierGateway
+	case c.Direct, errors.Is(err, syscall.ECONNRESET), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		pe.Phase, pe.Tier = route.PhaseResponseHeader, route.TierHost
+	default:
+		pe.Phase, pe.Tier = route.PhaseConnectResponse, route.TierGateway
+	}
+	return pe
+}
+
+// closeResp discards a response that is not passed on.
+func closeResp(resp *http.Response) {
+	if resp != nil {
+		resp.Body.Close()
+	}
+}
+
+// cancelBody releases the attempt's context when the body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
