@@ -150,6 +150,49 @@ func TestStatusEndToEnd(t *testing.T) {
 	})
 }
 
+// TestSystemdUnit checks contrib/dual-proxy.service (SPEC OPS-3): its
+// ExecStart flags are accepted by this binary, it restarts on failure and
+// installs into the user's default.target. .ci/run also runs
+// `systemd-analyze verify` on it.
+func TestSystemdUnit(t *testing.T) {
+	raw, err := os.ReadFile("../../contrib/dual-proxy.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := string(raw)
+	var exec []string
+	for _, line := range strings.Split(unit, "\n") {
+		if v, ok := strings.CutPrefix(line, "ExecStart="); ok {
+			exec = strings.Fields(v)
+		}
+	}
+	t.Run("OPS-3/execstart-flags-valid", func(t *testing.T) {
+		if len(exec) < 2 || exec[0] != "%h/go/bin/dual-proxy" {
+			t.Fatalf("ExecStart %q", exec)
+		}
+		out, errOut, status := launch(t, nil, append(exec[1:], "--print-config")...)
+		if status != 0 {
+			t.Fatalf("unit flags rejected: status %d %q", status, errOut)
+		}
+		mustContain(t, out, "127.0.0.1:7898")
+		mustContain(t, out, "log-format:")
+	})
+	t.Run("OPS-3/restart-and-install", func(t *testing.T) {
+		for _, want := range []string{"\nRestart=on-failure\n", "\nWantedBy=default.target\n", "\nNoNewPrivileges=yes\n", "\nKillSignal=SIGTERM\n"} {
+			if !strings.Contains(unit, want) {
+				t.Errorf("unit lacks %q", strings.TrimSpace(want))
+			}
+		}
+		// Options that need mount namespaces fail in user units without
+		// PrivateUsers; the unit must not use them.
+		for _, bad := range []string{"ProtectSystem=", "ProtectHome=", "PrivateTmp=", "User=", "CapabilityBoundingSet="} {
+			if strings.Contains(unit, "\n"+bad) {
+				t.Errorf("unit uses %q, which does not work in a user unit", bad)
+			}
+		}
+	})
+}
+
 func mustRequest(t *testing.T, u string) *http.Request {
 	t.Helper()
 	r, err := http.NewRequest("GET", u, nil)
