@@ -34,6 +34,10 @@ type Engine struct {
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 
+	// openAttempt replaces openVerified in tests (a path that opens
+	// whatever the context says); nil in production.
+	openAttempt func(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error)
+
 	mu         sync.Mutex
 	transports map[string]*http.Transport // by Candidate.Key()
 	closed     bool

@@ -38,6 +38,10 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 
 	raceCtx, cancelRace := context.WithCancel(ctx)
 	defer cancelRace()
+	open := e.openVerified
+	if e.openAttempt != nil {
+		open = e.openAttempt
+	}
 	results := make(chan result, len(atts))
 	next, running := 0, 0
 	launch := func() {
@@ -45,7 +49,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		next++
 		running++
 		go func() {
-			conn, err := e.openVerified(raceCtx, a, host, target, probe && !a.cached)
+			conn, err := open(raceCtx, a, host, target, probe && !a.cached)
 			results <- result{att: a, conn: conn, err: err}
 		}()
 	}

@@ -2,7 +2,11 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +71,90 @@ func TestRace(t *testing.T) {
 		}
 		if got := e.cache.Snapshot(); len(got) != 1 || got[0].Key != c2.Key() {
 			t.Fatalf("cache %+v", got)
+		}
+	})
+
+	t.Run("ORD-6/loser-whose-path-opens-after-the-win-is-closed", func(t *testing.T) {
+		c1, c2 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2")
+		e, err := NewEngine(Config{Candidates: []route.Candidate{c1, c2}, RaceDelay: 10 * time.Millisecond, Cooldown: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		late1, late2 := net.Pipe()
+		win1, win2 := net.Pipe()
+		defer late2.Close()
+		defer win2.Close()
+		e.openAttempt = func(ctx context.Context, a attempt, _, _ string, _ bool) (net.Conn, error) {
+			if a.cand.Key() == c1.Key() {
+				<-ctx.Done() // cancelled by the win; the path "opens" anyway
+				return late1, nil
+			}
+			return win1, nil
+		}
+		conn, cand, err := e.openTunnel(context.Background(), "x.test", 80)
+		if err != nil || cand.Key() != c2.Key() || conn != win1 {
+			t.Fatalf("openTunnel: %v %v, want the second candidate's path", cand, err)
+		}
+		// The late loser was closed before openTunnel returned: its peer
+		// reads EOF at once.
+		late2.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := late2.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("late loser's path still open: read %v", err)
+		}
+		if d := selLastDecision(t, e); len(d.Failed) != 0 || d.Candidate != c2.String() {
+			t.Fatalf("decision %+v", d)
+		}
+	})
+
+	t.Run("ORD-6/no-attempt-starts-while-losers-drain", func(t *testing.T) {
+		c1, c2, c3 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2"), selCand(t, "http://127.0.0.1:3")
+		e, err := NewEngine(Config{Candidates: []route.Candidate{c1, c2, c3}, RaceDelay: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		win1, win2 := net.Pipe()
+		defer win2.Close()
+		var third atomic.Bool
+		e.openAttempt = func(ctx context.Context, a attempt, _, _ string, _ bool) (net.Conn, error) {
+			switch a.cand.Key() {
+			case c1.Key():
+				<-ctx.Done()
+				// A slow loser: the race timer (10 ms) fires many times
+				// while openTunnel drains it.
+				<-time.After(200 * time.Millisecond)
+				return nil, ctx.Err()
+			case c2.Key():
+				return win1, nil
+			}
+			third.Store(true)
+			return nil, errors.New("third attempt started after the win")
+		}
+		if _, cand, err := e.openTunnel(context.Background(), "x.test", 80); err != nil || cand.Key() != c2.Key() {
+			t.Fatalf("openTunnel: %v %v", cand, err)
+		}
+		if third.Load() {
+			t.Fatal("an attempt started after the win")
+		}
+	})
+
+	t.Run("ORD-6/close-answers-leave-exactly-one-path-open", func(t *testing.T) {
+		// gw1 answers at 250 ms, just when gw2 starts and answers at once:
+		// either may win; the other must be cancelled, or closed when its
+		// path opened after the win.
+		for i := 0; i < 5; i++ {
+			g1 := newAnsweringGateway(t, 250*time.Millisecond)
+			g2 := newAnsweringGateway(t, 0)
+			addr, _ := selProxy(t, Config{Candidates: []route.Candidate{selCand(t, "http://"+g1.Addr), selCand(t, "http://"+g2.Addr)},
+				RaceDelay: 250 * time.Millisecond})
+			status, c, _ := selConnect(t, addr, "x.test:80", "")
+			if status != 200 {
+				t.Fatalf("round %d: CONNECT %d", i, status)
+			}
+			waitUntil(t, 2*time.Second, "one open path (the tunnel)", func() bool { return g1.Open()+g2.Open() == 1 })
+			c.Close()
+			waitUntil(t, 2*time.Second, "no open path after the client left", func() bool { return g1.Open()+g2.Open() == 0 })
 		}
 	})
 

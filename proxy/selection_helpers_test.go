@@ -177,20 +177,29 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // silentGateway accepts TCP and never answers (a dead-but-silent gateway,
 // SPEC ORD-6); it reads until the peer closes and counts the connections
-// still open, so tests can prove the proxy closed its losers.
+// still open, so tests can prove the proxy closed its losers. Built by
+// newAnsweringGateway it answers every CONNECT with 200 after a delay (and
+// relays nothing).
 type silentGateway struct {
 	Addr     string
 	open     atomic.Int64
 	accepted atomic.Int64
+	answer   time.Duration // < 0: never
 }
 
-func newSilentGateway(t *testing.T) *silentGateway {
+func newSilentGateway(t *testing.T) *silentGateway { return newFakeGateway(t, -1) }
+
+// newAnsweringGateway answers each CONNECT head with "200 Connection
+// established" after d, then discards what it reads.
+func newAnsweringGateway(t *testing.T, d time.Duration) *silentGateway { return newFakeGateway(t, d) }
+
+func newFakeGateway(t *testing.T, answer time.Duration) *silentGateway {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &silentGateway{Addr: ln.Addr().String()}
+	g := &silentGateway{Addr: ln.Addr().String(), answer: answer}
 	var (
 		wg         sync.WaitGroup // connection readers
 		mu         sync.Mutex
@@ -213,6 +222,24 @@ func newSilentGateway(t *testing.T) *silentGateway {
 			go func() {
 				defer wg.Done()
 				defer g.open.Add(-1)
+				defer c.Close()
+				if g.answer >= 0 {
+					br := bufio.NewReader(c)
+					for {
+						line, err := br.ReadString('\n')
+						if err != nil {
+							return
+						}
+						if line == "\r\n" {
+							break
+						}
+					}
+					timer := time.NewTimer(g.answer)
+					<-timer.C // bounded by the delay; a write to a closed peer just fails
+					io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+					io.Copy(io.Discard, br)
+					return
+				}
 				io.Copy(io.Discard, c) // until the proxy closes its side
 			}()
 		}
