@@ -22,11 +22,11 @@ import (
 // environment and returns the address it logged as listening, a function
 // returning its stderr so far, and a stop function that sends SIGTERM and
 // returns the exit status (SPEC LIS-3).
-func startServe(t *testing.T, args ...string) (addr string, logs func() string, stop func() int) {
+func startServe(t *testing.T, env []string, args ...string) (addr string, logs func() string, stop func() int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	home := t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestStatusEndToEnd(t *testing.T) {
 	t.Run("OPS-2/status-against-running-instance", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		dead := testworld.RefusedAddr(t)
-		addr, logs, stop := startServe(t, "--listen-port", "0", "--health-url", "", "--loopback-direct=false",
+		addr, logs, stop := startServe(t, nil, "--listen-port", "0", "--health-url", "", "--loopback-direct=false",
 			"--upstream-url", "http://e2e:E2E-PASSWORD@"+dead, "--log-level", "debug")
 
 		// One plain request whose path and query must stay private.
@@ -138,6 +138,25 @@ func TestStatusEndToEnd(t *testing.T) {
 			}
 		}
 		mustContain(t, logs(), "phase=gateway-connect")
+	})
+
+	t.Run("OPS-1/unsupported-proxy-warning-once-redacted", func(t *testing.T) {
+		socks := "socks5://sockuser:SOCKS-PW@127.0.0.1:1080"
+		_, logs, stop := startServe(t, []string{"ALL_PROXY=" + socks, "all_proxy=" + socks, "HTTPS_PROXY=https://h:HTTPS-PW@127.0.0.1:8443"},
+			"--listen-port", "0", "--health-url", "")
+		if code := stop(); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		out := logs()
+		if n := strings.Count(out, "socks5://sockuser:***@127.0.0.1:1080"); n != 1 {
+			t.Errorf("socks warning logged %d times, want once:\n%s", n, out)
+		}
+		if n := strings.Count(out, "https://h:***@127.0.0.1:8443"); n != 1 {
+			t.Errorf("https warning logged %d times, want once:\n%s", n, out)
+		}
+		if strings.Contains(out, "SOCKS-PW") || strings.Contains(out, "HTTPS-PW") {
+			t.Errorf("password in logs:\n%s", out)
+		}
 	})
 
 	t.Run("OPS-2/status-against-closed-port-exits-1", func(t *testing.T) {
