@@ -3,11 +3,15 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"net/url"
 	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
@@ -148,6 +152,41 @@ func TestConnect(t *testing.T) {
 		mustContain(t, body, "connect-response")
 		if el := time.Since(start); el > 3*time.Second {
 			t.Fatalf("took %v", el)
+		}
+	})
+}
+
+func TestShutdownStopsHealthLoop(t *testing.T) {
+	t.Run("LIS-3/shutdown-stops-health-loop", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		hu, _ := url.Parse(origin.URL + "/health")
+		srv, err := New(Config{LoopbackDirect: true, HealthURL: hu, HealthInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { srv.Serve(ln); close(done) }()
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.Engine().HealthRuns() < 2 {
+			if time.Now().After(deadline) {
+				t.Fatal("health loop never ran twice")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+		if err := goleak.Find(goleak.IgnoreTopFunction("testing.(*T).Run"), goleak.IgnoreTopFunction("testing.tRunner.func1"), goleak.IgnoreTopFunction("testing.(*T).Parallel")); err != nil {
+			for _, s := range []string{"healthChecker"} {
+				if strings.Contains(err.Error(), s) {
+					t.Fatalf("health loop survived shutdown: %v", err)
+				}
+			}
 		}
 	})
 }

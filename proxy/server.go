@@ -34,9 +34,10 @@ const idleTimeout = 5 * time.Minute
 // Server is the forwarding proxy. Create it with New; serve with Serve; stop
 // with Shutdown. It is safe for concurrent use.
 type Server struct {
-	cfg    Config
-	engine *Engine
-	log    *slog.Logger
+	cfg        Config
+	engine     *Engine
+	ownsEngine bool // New made the engine: Shutdown closes it
+	log        *slog.Logger
 
 	handoff *chanListener // origin-form connections for the internal http.Server
 	httpSrv *http.Server
@@ -61,11 +62,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newServer(cfg, eng), nil
+	s := newServer(cfg, eng)
+	s.ownsEngine = true
+	return s, nil
 }
 
 // NewWithEngine returns a Server that routes through an existing engine
-// (shared with a Dialer or RoundTripper, SPEC OPS-4).
+// (shared with a Dialer or RoundTripper, SPEC OPS-4). Shutdown does not
+// close e; its owner does (Engine.Close).
 func NewWithEngine(e *Engine) *Server { return newServer(e.cfg, e) }
 
 func newServer(cfg Config, eng *Engine) *Server {
@@ -239,7 +243,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if herr := <-httpDone; herr != nil {
 		s.httpSrv.Close()
 	}
-	s.engine.closeIdle()
+	if s.ownsEngine {
+		s.engine.Close() // stops the health loop too (LIS-3)
+	} else {
+		s.engine.closeIdle()
+	}
 	s.wg.Wait()
 	return err
 }
