@@ -1,0 +1,221 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// DialContext opens a TCP path to addr ("host:port", IPv6 bracketed)
+// through the engine's candidate selection, exactly like a CONNECT tunnel
+// (SPEC OPS-4, CON-1, ORD-1..ORD-6): candidates in plan order, staggered
+// racing, the TLS probe on port 443 without a cache hit, cooldowns and the
+// per-host cache updated. The returned connection carries raw bytes to the
+// destination (run TLS over it for https). It has the signature of
+// net.Dialer.DialContext, so it fits http.Transport.DialContext.
+//
+// network must be "tcp", "tcp4" or "tcp6" (the family is decided by the
+// path, not by network). Errors: *net.OpError for a bad network or
+// address, *AllFailedError when no candidate opened a path, or the
+// context's error when ctx ended first.
+func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("dual-proxy dials TCP only")}
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	host, err := route.NormalizeHost(h)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("bad port " + strconv.Quote(p))}
+	}
+	conn, _, err := e.openTunnel(ctx, host, port)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// Transport is an http.RoundTripper that sends requests through an
+// Engine's candidate selection (SPEC OPS-4), sharing its per-host cache,
+// cooldowns and health state with the proxy server using the same engine.
+//
+//   - https:// URLs: an http.Transport whose DialContext is
+//     Engine.DialContext; TLS runs end to end to the origin over the
+//     selected path (a CONNECT tunnel through a gateway, or direct).
+//     HTTP/2 is negotiated when the origin offers it.
+//   - http:// URLs: the proxy's own plain-HTTP path (SPEC HTTP-2..HTTP-5c):
+//     a body of at most MaxReplayBody (8 MiB) is buffered so the replay
+//     rules apply (HTTP-3); a larger body is streamed once through the first
+//     candidate. Hop-by-hop fields (RFC 9110 §7.6.1) are removed and Host is
+//     set to the URL's host (Request.Host overrides are not used).
+//
+// Other schemes are an error. Create it with Engine.RoundTripper or as
+// &Transport{Engine: e}; fields must not change after the first request.
+// Safe for concurrent use. Reuse one Transport: its https connections are
+// pooled (close them with CloseIdleConnections).
+type Transport struct {
+	// Engine selects the path; required.
+	Engine *Engine
+	// TLSClientConfig configures TLS to https:// origins (RootCAs for
+	// tests); nil: system roots. It is cloned.
+	TLSClientConfig *tls.Config
+
+	once sync.Once
+	tls  *http.Transport
+}
+
+// RoundTripper returns a new Transport routing through e (SPEC OPS-4).
+func (e *Engine) RoundTripper() *Transport { return &Transport{Engine: e} }
+
+// https returns the transport for https:// URLs.
+func (t *Transport) https() *http.Transport {
+	t.once.Do(func() {
+		t.tls = &http.Transport{
+			Proxy:                 nil, // the engine is the proxy; never the environment's
+			DialContext:           t.Engine.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   t.Engine.cfg.ConnectTimeout,
+			ResponseHeaderTimeout: t.Engine.cfg.ResponseTimeout,
+		}
+		if t.TLSClientConfig != nil {
+			t.tls.TLSClientConfig = t.TLSClientConfig.Clone()
+		}
+	})
+	return t.tls
+}
+
+// RoundTrip sends req (see Transport). The request body is always closed.
+// Errors: *AllFailedError when no candidate served the request; for a
+// non-idempotent request that may have reached the origin, an error whose
+// text starts with "non-idempotent request may have been delivered; not
+// replayed" (SPEC HTTP-3); the context's error when it ended.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeReqBody(req)
+		return nil, errors.New("proxy: request has no URL")
+	}
+	switch req.URL.Scheme {
+	case "https":
+		return t.https().RoundTrip(req)
+	case "http":
+		return t.roundTripPlain(req)
+	}
+	closeReqBody(req)
+	return nil, errors.New("proxy: unsupported scheme " + strconv.Quote(req.URL.Scheme))
+}
+
+// CloseIdleConnections closes idle https connections of this Transport
+// and idle plain-HTTP upstream connections of its engine.
+func (t *Transport) CloseIdleConnections() {
+	if t.tls != nil {
+		t.tls.CloseIdleConnections()
+	}
+	t.Engine.closeIdle()
+}
+
+func closeReqBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// roundTripPlain sends an http:// request through Engine.roundTrip.
+func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
+	u := *req.URL
+	u.User = nil // the client has turned userinfo into Authorization already
+	host, err := route.NormalizeHost(u.Hostname())
+	if err != nil {
+		closeReqBody(req)
+		return nil, errors.New("proxy: bad host: " + err.Error())
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			closeReqBody(req)
+			return nil, errors.New("proxy: bad port " + strconv.Quote(p))
+		}
+	}
+	hdr := req.Header.Clone()
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	removeHopByHop(hdr)
+	hdr.Del("Content-Length")
+	hdr.Del("Host")
+
+	r := &request{method: req.Method, url: &u, host: host, port: port, header: hdr, body: &body{}}
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	streamed := false
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.ContentLength > MaxReplayBody {
+			r.body, r.length, streamed = &body{rest: req.Body}, req.ContentLength, true
+		} else {
+			buf, err := io.ReadAll(io.LimitReader(req.Body, MaxReplayBody+1))
+			if err != nil {
+				req.Body.Close()
+				return nil, err
+			}
+			if len(buf) > MaxReplayBody {
+				// Unknown length that grew past the limit: the rest is
+				// streamed once, chunked upstream.
+				r.body, r.length, streamed = &body{buf: buf, rest: req.Body}, -1, true
+			} else {
+				req.Body.Close()
+				r.body.buf, r.length = buf, int64(len(buf))
+			}
+		}
+	}
+	r.replayable = !streamed
+	resp, err := t.Engine.roundTrip(req.Context(), r)
+	if err != nil {
+		if streamed {
+			req.Body.Close()
+		}
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, err
+	}
+	resp.Request = req
+	if streamed {
+		resp.Body = &closeBoth{ReadCloser: resp.Body, also: req.Body}
+	}
+	return resp, nil
+}
+
+// closeBoth closes the request body along with the response body, so a
+// streamed request body is closed only once the exchange is over.
+type closeBoth struct {
+	io.ReadCloser
+	also io.Closer
+}
+
+func (c *closeBoth) Close() error {
+	err := c.ReadCloser.Close()
+	c.also.Close()
+	return err
+}
