@@ -114,7 +114,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	p.ServeHTTP(rec, req)
 	total := time.Since(rec.start)
 
-	res.TotalMs = total.Milliseconds()
+	res.TotalMs = max(1, total.Milliseconds())
 	res.Status = rec.status
 	if res.Status == 0 {
 		res.Status = http.StatusOK

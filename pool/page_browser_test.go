@@ -1,0 +1,138 @@
+//go:build browser
+
+package pool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chromium runs headless Chromium with args plus url and returns stdout.
+// Every host name resolves to nothing (--host-resolver-rules), so the
+// browser cannot query DNS or reach anything but the loopback IP literal.
+func chromium(t *testing.T, extra []string, url string) string {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-extensions", "--no-default-browser-check", "--metrics-recording-only",
+		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--user-data-dir=" + t.TempDir()}, extra...)
+	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // helpers left behind, if any
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", extra, err, stderr.String())
+	}
+	return string(out)
+}
+
+// attr finds elements by a regexp over the dumped DOM.
+func has(dom, pattern string) bool { return regexp.MustCompile(pattern).MatchString(dom) }
+
+func TestPoolPageInChromium(t *testing.T) {
+	auth := statusAnswer(401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+	w := newWorld(t, []string{"a", "b", "c"}, []behaviour{okAnswer("a"), okAnswer("b"), auth}, "    models: [{id: m}]\n",
+		Options{Token: "tok", Now: time.Now})
+	// Scripted traffic: s0 → a, s1 → b, s2 → c (401: auth cooldown) → fails over.
+	for i := 0; i < 3; i++ {
+		h := map[string]string{"Authorization": "Bearer tok", "X-Session-Id": fmt.Sprint("page-s", i)}
+		resp, body := w.callAPI("/pool/p/v1/messages", h, msgBody("m", true))
+		if resp.StatusCode != 200 {
+			t.Fatalf("traffic %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	if c := w.member("c"); c.State != "cooling" || c.CooldownClass != ClassAuth {
+		t.Fatalf("setup: c = %+v", c)
+	}
+	page := w.srv.URL + "/pool/"
+
+	t.Run("POOL-13/page-shows-bindings-and-cooldowns", func(t *testing.T) {
+		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		if !has(dom, `data-rendered="3"`) {
+			t.Fatalf("page did not render the status:\n%s", dom)
+		}
+		for _, want := range []string{
+			`<tr data-member="c" data-state="cooling">`, `<td class="class">auth</td>`,
+			`<tr data-member="a" data-state="ready">`, `<tr data-member="b" data-state="ready">`,
+		} {
+			if !strings.Contains(dom, want) {
+				t.Errorf("missing %s", want)
+			}
+		}
+		for i := 0; i < 3; i++ {
+			h := sessionHash(fmt.Sprint("page-s", i))
+			if !has(dom, `<tr data-session="`+h+`" data-pool="p">`) {
+				t.Errorf("session %d (%s) has no binding row", i, h)
+			}
+			if strings.Contains(dom, fmt.Sprint("page-s", i)) {
+				t.Errorf("raw session id %d on the page", i)
+			}
+		}
+		if !strings.Contains(dom, "m → a") || !strings.Contains(dom, "m → b") {
+			t.Error("bindings model → member missing")
+		}
+		// The failover call: member a after c failed, one failover.
+		h2 := sessionHash("page-s2")
+		if !has(dom, `<tr data-session="`+h2+`" data-member="a" data-class=""><td>[^<]*</td><td>p</td><td><code>`+h2+`</code></td><td>m</td><td>a</td><td class="num">1</td>`) {
+			t.Errorf("recent calls lack the failover of page-s2:\n%s", dom)
+		}
+		if strings.Contains(dom, "SECRET") {
+			t.Error("secret on the page")
+		}
+	})
+
+	t.Run("POOL-14/test-button-adds-a-call", func(t *testing.T) {
+		before := len(w.pool.Status().Recent)
+		dir := t.TempDir()
+		url := page + "?autotest=m#token=tok"
+		dom := chromium(t, []string{"--virtual-time-budget=8000", "--dump-dom"}, url)
+		if !has(dom, `data-autotest="done"`) || !has(dom, `<div id="testresult" aria-live="polite" data-result="ok">`) {
+			t.Fatalf("autotest did not finish ok:\n%s", dom)
+		}
+		if !has(dom, `<tr data-session="test" data-member="[ab]" data-class="">`) {
+			t.Fatalf("recent calls lack the test call:\n%s", dom)
+		}
+		if !has(dom, `test p / m: ok · member [ab] · time to first token \d+ ms`) {
+			t.Fatalf("no test result line:\n%s", dom)
+		}
+		st := w.pool.Status()
+		if len(st.Recent) != before+1 || st.Recent[len(st.Recent)-1].Session != testSession {
+			t.Fatalf("server saw no test call: %+v", st.Recent)
+		}
+		// Without the token the page's test gets the pool's 401.
+		dom = chromium(t, []string{"--virtual-time-budget=8000", "--dump-dom"}, page+"?autotest=m")
+		if !has(dom, `data-result="failed"`) || !strings.Contains(dom, "401") {
+			t.Fatalf("test without token:\n%s", dom)
+		}
+		// Screenshot as an artifact.
+		shot := filepath.Join(dir, "pool-page.png")
+		chromium(t, []string{"--virtual-time-budget=8000", "--hide-scrollbars", "--window-size=1280,1400", "--screenshot=" + shot}, url)
+		fi, err := os.Stat(shot)
+		if err != nil || fi.Size() < 10000 {
+			t.Fatalf("screenshot: %v", err)
+		}
+		t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+		if keep := os.Getenv("POOL_TEST_ARTIFACTS"); keep != "" { // optional: keep it past the test
+			if b, err := os.ReadFile(shot); err == nil && os.WriteFile(filepath.Join(keep, "pool-page.png"), b, 0o644) == nil {
+				t.Logf("copied to %s", filepath.Join(keep, "pool-page.png"))
+			}
+		}
+	})
+}
