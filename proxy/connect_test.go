@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net/http"
 	"net/url"
 	"io"
 	"net"
@@ -188,5 +189,43 @@ func TestShutdownStopsHealthLoop(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+func TestShutdownGrace(t *testing.T) {
+	t.Run("LIS-3/in-flight-plain-request-finishes-within-grace", func(t *testing.T) {
+		release := make(chan struct{})
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(release)
+			time.Sleep(300 * time.Millisecond) // a slow origin: answers during the grace period
+			io.WriteString(w, "late but fine")
+		}))
+		srv, err := New(Config{LoopbackDirect: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { srv.Serve(ln); close(done) }()
+		c := dialProxy(t, ln.Addr().String())
+		br := bufio.NewReader(c)
+		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		<-release
+		shut := make(chan struct{})
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+			defer cancel()
+			srv.Shutdown(ctx)
+			close(shut)
+		}()
+		resp, body := readResponse(t, br, "GET")
+		if resp.StatusCode != 200 || body != "late but fine" {
+			t.Fatalf("in-flight request cut by shutdown: %d %q", resp.StatusCode, body)
+		}
+		<-shut
+		<-done
 	})
 }

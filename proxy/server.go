@@ -204,7 +204,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing {
 		s.closing = true
 		close(s.done)
-		s.cancel()
 		for ln := range s.listeners {
 			ln.Close()
 		}
@@ -231,6 +230,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	s.cancel() // grace is over: abort upstream work still in flight
 	s.mu.Lock()
 	for c := range s.conns {
 		c.Close()

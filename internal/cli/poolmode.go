@@ -2,10 +2,6 @@ package cli
 
 import (
 	"log/slog"
-	"net"
-	"net/url"
-	"strconv"
-	"time"
 
 	"crypto/rand"
 	"encoding/hex"
@@ -169,19 +165,10 @@ func printPool(s *Settings, w io.Writer) {
 }
 
 // poolTransport is the pool's upstream transport: every model call goes
-// through the proxy's own path selection (SPEC POOL-1, OPS-4) by using the
-// proxy listener as its HTTP proxy.
-func poolTransport(srv *proxy.Server, port int) http.RoundTripper {
-	_ = srv
-	u := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	return &http.Transport{
-		Proxy:                 http.ProxyURL(u),
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   15 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+// through the proxy engine's path selection, sharing its cache, cooldowns
+// and health state (SPEC POOL-1, OPS-4).
+func poolTransport(srv *proxy.Server, _ int) http.RoundTripper {
+	return srv.Engine().RoundTripper()
 }
 
 // reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
