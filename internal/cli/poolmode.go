@@ -192,9 +192,6 @@ func reloadPool(s *Settings, root *rootHandler, log *slog.Logger) {
 
 // mountStatus mounts the status endpoints of srv on root (SPEC OPS-2).
 func mountStatus(root *rootHandler, srv *proxy.Server) {
-	// The status handler lands with the operations work; mount it when present.
-	if sh, ok := any(srv).(interface{ StatusHandler() http.Handler }); ok {
-		h := sh.StatusHandler()
-		root.status.Store(&h)
-	}
+	h := srv.StatusHandler()
+	root.status.Store(&h)
 }
