@@ -159,16 +159,18 @@ func serve(c *cli.Context, sio IO) error {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
-	root := &rootHandler{}
-	pcfg.Handler = root
+	mux := proxy.NewMux()
+	pcfg.Handler = mux
 	srv, err := proxy.New(pcfg)
 	if err != nil {
 		ln.Close()
 		return cli.Exit("dual-proxy: "+err.Error(), 1)
 	}
-	mountStatus(root, srv)
+	mux.Attach(srv)
+	var p *pool.Pool
 	if s.Pool != nil {
-		root.pool.Store(pool.New(s.Pool, pool.Options{Transport: poolTransport(srv, port), Logger: log, Token: s.PoolToken}))
+		p = pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: s.PoolToken})
+		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
@@ -185,7 +187,7 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case <-hup:
-			reloadPool(s, root, log)
+			reloadPool(s, p, log)
 		case err := <-done:
 			return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
 		}
@@ -225,7 +227,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 	defer logw.Close()
 	log := newLogger(s, logw)
 	warnOpenProxy(s.ListenHost, log)
-	root := &rootHandler{}
+	mux := proxy.NewMux()
 	token := ""
 	if s.PoolName != "" {
 		token = newToken()
@@ -236,13 +238,13 @@ func run(c *cli.Context, m mode, sio IO) error {
 		PortFallback: s.PortFallback,
 		Proxy: func(port int) (proxy.Config, []string, error) {
 			pc, w, err := s.ProxyConfig(port, log)
-			pc.Handler = root
+			pc.Handler = mux
 			return pc, w, err
 		},
 		Ready: func(srv *proxy.Server, port int) {
-			mountStatus(root, srv)
+			mux.Attach(srv)
 			if s.Pool != nil {
-				root.pool.Store(pool.New(s.Pool, pool.Options{Transport: poolTransport(srv, port), Logger: log, Token: token}))
+				mux.Handle("/pool/", pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: token}))
 			}
 		},
 		Prepare: func(port int, env, argv []string) ([]string, []string) {

@@ -12,8 +12,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -126,33 +124,6 @@ func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]
 	return env, argv
 }
 
-// rootHandler serves the proxy listener's own (origin-form) endpoints:
-// /pool/… (model pool) and /_dual-proxy/… (status). Parts are set once the
-// proxy engine exists.
-type rootHandler struct {
-	pool   atomic.Pointer[pool.Pool]
-	status atomic.Pointer[http.Handler]
-}
-
-func (h *rootHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case strings.HasPrefix(r.URL.Path, "/pool/"):
-		if p := h.pool.Load(); p != nil {
-			p.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "dual-proxy: no model pool configured (--config)", http.StatusNotFound)
-	case r.URL.Path == "/_dual-proxy" || strings.HasPrefix(r.URL.Path, "/_dual-proxy/"):
-		if sh := h.status.Load(); sh != nil {
-			(*sh).ServeHTTP(w, r)
-			return
-		}
-		http.NotFound(w, r)
-	default:
-		http.Error(w, "dual-proxy: this is a forward proxy; status at /_dual-proxy/, model pools at /pool/", http.StatusNotFound)
-	}
-}
-
 // printPool writes the pool section of --print-config (keys redacted,
 // POOL-15).
 func printPool(s *Settings, w io.Writer) {
@@ -174,8 +145,7 @@ func poolTransport(srv *proxy.Server, _ int) http.RoundTripper {
 // reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
 // bindings whose member still exists are kept. A bad file keeps the old
 // configuration.
-func reloadPool(s *Settings, root *rootHandler, log *slog.Logger) {
-	p := root.pool.Load()
+func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
 	if s.ConfigPath == "" || p == nil {
 		log.Info("SIGHUP: no pool configuration to reload")
 		return
@@ -188,10 +158,4 @@ func reloadPool(s *Settings, root *rootHandler, log *slog.Logger) {
 	}
 	p.Reload(cfg)
 	log.Info("SIGHUP: pool configuration reloaded", "config", s.ConfigPath)
-}
-
-// mountStatus mounts the status endpoints of srv on root (SPEC OPS-2).
-func mountStatus(root *rootHandler, srv *proxy.Server) {
-	h := srv.StatusHandler()
-	root.status.Store(&h)
 }
