@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/dual-proxy/dual-proxy/proxy"
 	"io"
 	"io/fs"
-	"net/http"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -133,13 +131,6 @@ func printPool(s *Settings, w io.Writer) {
 	}
 	fmt.Fprintf(w, "pool config: %s\n", s.ConfigPath)
 	fmt.Fprint(w, s.Pool.Redacted())
-}
-
-// poolTransport is the pool's upstream transport: every model call goes
-// through the proxy engine's path selection, sharing its cache, cooldowns
-// and health state (SPEC POOL-1, OPS-4).
-func poolTransport(srv *proxy.Server, _ int) http.RoundTripper {
-	return srv.Engine().RoundTripper()
 }
 
 // reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
