@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/pool"
+)
+
+// poolTestTimeout bounds `dual-proxy pool test`: the pool's own bound on a
+// test call plus time for the answer to travel.
+const poolTestTimeout = pool.MaxTestDuration + 10*time.Second
+
+// poolCommand is `dual-proxy pool test POOL MODEL [--addr HOST:PORT]
+// [--token T] [--json]` (SPEC POOL-14): ask a running instance to send one
+// real streaming call through POOL for MODEL (POST /pool/POOL/test?model=
+// MODEL) and print the member hit, the time to first token, the attempts
+// and the result. Flags may come before or after POOL and MODEL. The token
+// is the pool token (--pool-token / DUAL_PROXY_POOL_TOKEN of the instance),
+// sent as Authorization: Bearer. Exit 0 when the call succeeded, 1 when it
+// failed or the instance cannot be reached, 2 for usage errors (LIS-5).
+func poolCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pool",
+		Usage:     "model pool tools (see `dual-proxy pool test --help`)",
+		UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]",
+		Subcommands: []*cli.Command{{
+			Name:      "test",
+			Usage:     "send one real streaming call through a pool of a running instance; print member, time to first token, result",
+			UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7898", EnvVars: []string{"DUAL_PROXY_ADDR"}, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+				&cli.StringFlag{Name: "token", EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "the pool token (sent as Authorization: Bearer)"},
+				&cli.BoolFlag{Name: "json", Usage: "print the raw JSON result"},
+			},
+			Action: poolTest,
+		}},
+	}
+}
+
+func poolTest(c *cli.Context) error {
+	const name = "dual-proxy pool test"
+	args, err := trailingFlags(c, c.Args().Slice())
+	if err != nil {
+		return cli.Exit(name+": "+err.Error(), 2)
+	}
+	if len(args) != 2 || args[0] == "" || args[1] == "" {
+		return cli.Exit(name+": want POOL MODEL", 2)
+	}
+	addr, err := statusAddr(c.String("addr"))
+	if err != nil {
+		return cli.Exit(name+": --addr: "+err.Error(), 2)
+	}
+	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], c.String("token"))
+	if err != nil {
+		return cli.Exit(name+": "+oneLine(err.Error()), 1)
+	}
+	var res pool.TestResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return cli.Exit(name+": "+addr+" did not answer a pool test result", 1)
+	}
+	if c.Bool("json") {
+		if _, err := c.App.Writer.Write(raw); err != nil {
+			return err
+		}
+	} else {
+		printPoolTest(c.App.Writer, &res)
+	}
+	if res.Result != "ok" {
+		return cli.Exit("", 1)
+	}
+	return nil
+}
+
+// trailingFlags applies --addr, --token and --json given after the
+// positional arguments (urfave/cli stops at the first one) and returns the
+// positional arguments.
+func trailingFlags(c *cli.Context, args []string) ([]string, error) {
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flagName, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch flagName {
+		case "json":
+			if !hasValue {
+				value = "true"
+			}
+		case "addr", "token":
+			if !hasValue {
+				if i+1 >= len(args) {
+					return nil, fmt.Errorf("flag needs an argument: %s", a)
+				}
+				i++
+				value = args[i]
+			}
+		default:
+			return nil, fmt.Errorf("flag provided but not defined: %s", a)
+		}
+		if err := c.Set(flagName, value); err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag %s", value, a)
+		}
+	}
+	return pos, nil
+}
+
+// requestPoolTest POSTs /pool/{pool}/test?model=M to the instance at addr,
+// directly (never through the environment's HTTP_PROXY), and returns the
+// JSON result. A non-200 answer is an error carrying the pool's message.
+func requestPoolTest(ctx context.Context, addr, poolID, model, token string) ([]byte, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, poolTestTimeout)
+	defer cancel()
+	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	u := "http://" + addr + "/pool/" + url.PathEscape(poolID) + "/test?model=" + url.QueryEscape(model)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("cannot reach an instance at %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer from %s: %v", addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var doc struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		msg := resp.Status
+		if json.Unmarshal(body, &doc) == nil && doc.Error.Message != "" {
+			msg = fmt.Sprintf("%d %s", resp.StatusCode, doc.Error.Message)
+		}
+		return nil, fmt.Errorf("%s: %s", addr, msg)
+	}
+	return body, nil
+}
+
+// printPoolTest writes a TestResult as aligned lines: result, member, time
+// to first token, total time, attempts, and each failed member.
+func printPoolTest(w io.Writer, r *pool.TestResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	result := r.Result
+	if r.Class != "" {
+		result += " (" + r.Class + ")"
+	}
+	fmt.Fprintf(tw, "pool\t%s\nmodel\t%s\nresult\t%s\n", r.Pool, r.Model, result)
+	fmt.Fprintf(tw, "member\t%s\n", orDash(r.Member))
+	if r.TTFTMs > 0 {
+		fmt.Fprintf(tw, "ttft\t%d ms\n", r.TTFTMs)
+	} else {
+		fmt.Fprintf(tw, "ttft\t-\n")
+	}
+	fmt.Fprintf(tw, "total\t%d ms\nattempts\t%d\nstatus\t%d\n", r.TotalMs, r.Attempts, r.Status)
+	if r.Error != "" {
+		fmt.Fprintf(tw, "error\t%s\n", oneLine(r.Error))
+	}
+	for _, a := range r.Failed {
+		line := a.Member + ": " + a.Class
+		if a.Status != 0 {
+			line += fmt.Sprintf(" %d", a.Status)
+		}
+		if a.Message != "" {
+			line += " " + oneLine(a.Message)
+		}
+		fmt.Fprintf(tw, "failed\t%s\n", line)
+	}
+	tw.Flush()
+}
