@@ -274,6 +274,38 @@ func TestGatewayFailureStatus(t *testing.T) {
 	})
 }
 
+func TestTinyproxy401(t *testing.T) {
+	// tinyproxy 1.11 answers wrong proxy credentials with 401 and its own
+	// Server header, on plain requests as on CONNECT (SPEC CD-1, GW-4).
+	fake := func(server string) string {
+		return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			http.ReadRequest(bufio.NewReader(c))
+			io.WriteString(c, "HTTP/1.0 401 Unauthorized\r\nServer: "+server+"\r\nWWW-Authenticate: Basic realm=\"Tinyproxy\"\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope")
+		})
+	}
+	origin := testworld.NewOrigin(t)
+	t.Run("GW-4/tinyproxy-401-is-the-gateways-failure", func(t *testing.T) {
+		good := testworld.NewGateway(t, testworld.WithName("good"))
+		tp := fake("tinyproxy/1.11.1")
+		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://u:bad@"+tp, good.Addr), Cooldown: time.Minute})
+		resp, _ := fwSend(t, addr, fwPost("POST", origin, "", "x"))
+		if resp.StatusCode != 200 || resp.Header.Get("X-Testworld-Gateway") != "good" {
+			t.Fatalf("got %d", resp.StatusCode)
+		}
+		if !srv.Engine().cooldowns.Cooling(tp, "elsewhere.example") {
+			t.Fatal("CD-1: gateway-wide cooldown expected")
+		}
+	})
+	t.Run("HTTP-5c/origin-401-through-gateway-passes", func(t *testing.T) {
+		good := testworld.NewGateway(t)
+		o401 := fake("origin/1")
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://u:p@"+o401, good.Addr)})
+		if resp, body := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 401 || body != "nope" || good.Requests() != 0 {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+	})
+}
+
 func TestTimeouts(t *testing.T) {
 	for _, tc := range []struct {
 		method string

@@ -10,6 +10,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -173,7 +174,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			continue
 		}
 		resp := res.resp
-		if c.Direct || !isGatewayFailure(resp.StatusCode) {
+		if c.Direct || !isGatewayFailure(c, resp) {
 			e.succeed(r.host, c)
 			decide(c.String(), "")
 			return resp, nil
@@ -181,8 +182,8 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
 		pe := &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: route.TierHost, Status: resp.StatusCode, Sent: true,
 			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
-		if resp.StatusCode == http.StatusProxyAuthRequired {
-			pe.Tier, pe.Sent = route.TierGateway, false
+		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized {
+			pe.Tier, pe.Sent = route.TierGateway, false // GW-4: refused by the gateway, not delivered
 		}
 		e.fail(r.host, pe)
 		fails = append(fails, pe)
@@ -279,12 +280,17 @@ func (e *Engine) plainTransport(c route.Candidate, keepAlive bool) *http.Transpo
 	return t
 }
 
-// isGatewayFailure reports statuses by which a gateway says it could not
-// serve the request (SPEC HTTP-5c, GW-4).
-func isGatewayFailure(status int) bool {
-	switch status {
+// isGatewayFailure reports answers by which a gateway says it could not
+// serve the request (SPEC HTTP-5c, GW-4): 500, 502, 503, 504, 407, and the
+// 401 tinyproxy 1.11 sends for wrong proxy credentials (it answers plain
+// requests like CONNECT, SPEC CD-1; recognised by its own Server header, so
+// an origin's 401 relayed by the gateway still passes through).
+func isGatewayFailure(c route.Candidate, resp *http.Response) bool {
+	switch resp.StatusCode {
 	case 500, 502, 503, 504, http.StatusProxyAuthRequired:
 		return true
+	case http.StatusUnauthorized:
+		return c.HasAuth && strings.HasPrefix(strings.ToLower(resp.Header.Get("Server")), "tinyproxy/")
 	}
 	return false
 }
