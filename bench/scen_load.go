@@ -1,0 +1,291 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// target ratios and bounds stated by issue 6.
+const (
+	targetPlainVsSquid   = 1.5                    // dual-proxy direct path vs squid, req/s at c=32
+	targetAddedP50       = 100 * time.Microsecond // dual-proxy direct path vs direct, p50 at c=1
+	targetReusedTunnel   = 0.65                   // requests inside open tunnels vs direct TLS keep-alive
+	targetNewTunnel      = 0.75                   // new tunnel + TLS per request, per-host cache warm
+	targetBulk           = 0.95                   // one tunnel bulk MB/s vs direct
+	targetIdleRSSKiB     = 15 * 1024              // idle dual-proxy RSS
+	targetPerTunnelKiB   = 48                     // RSS per idle tunnel
+	targetRefusedExtra   = 10 * time.Millisecond  // first gateway refuses
+	targetBlackholeRaced = 400 * time.Millisecond // first gateway silent, racing on
+	targetLauncher       = 30 * time.Millisecond  // dual-proxy run -- true vs true
+)
+
+// named is one path in a comparison.
+type named struct {
+	name string
+	p    path
+}
+
+// group measures paths at conc with the rounds interleaved (round 1 of
+// every path, then round 2 …), so that drift in background load on the
+// machine hits every path alike. Each round has its own warm-up. Failed
+// requests are noted.
+func (w *world) group(sec string, paths []named, conc int, newConn bool) []loadResult {
+	samples := make([][]sample, len(paths))
+	errs := make([]error, len(paths))
+	one := phases{warm: w.ph.warm, round: w.ph.round, rounds: 1}
+	for r := 0; r < w.ph.rounds; r++ {
+		for i, n := range paths {
+			s, err := load{p: n.p, conc: conc, newConn: newConn, target: "/"}.run(one)
+			samples[i] = append(samples[i], s...)
+			if err != nil {
+				errs[i] = err
+			}
+		}
+	}
+	res := make([]loadResult, len(paths))
+	for i, n := range paths {
+		r := summarize(samples[i])
+		if r.errs > 0 {
+			w.note("%s, %s, c=%d: %d failed requests (last: %v).", sec, n.name, conc, r.errs, errs[i])
+		}
+		fmt.Printf("  %-50s c=%-3d %9.0f req/s  p50 %-8s p99 %-8s ±%.0f%%\n", n.name, conc, r.rps, fmtDur(r.p50), fmtDur(r.p99), r.spread)
+		res[i] = r
+	}
+	return res
+}
+
+// plainHTTP is scenario 1: plain HTTP keep-alive, small answer, c=1 and
+// c=32, direct vs dual-proxy (direct path) vs each real gateway vs
+// dual-proxy with squid as its gateway.
+func (w *world) plainHTTP() error {
+	const sec = "1 plain HTTP"
+	fmt.Println("scenario 1: plain HTTP keep-alive")
+	org := w.origin.plainAddr()
+	dp, err := w.startDualProxy("dp-direct", "--upstream-host", "")
+	if err != nil {
+		return err
+	}
+	defer dp.stop()
+	paths := []named{
+		{"direct", path{origin: org}},
+		{"dual-proxy (direct path)", path{proxy: dp.addr, origin: org}},
+	}
+	for _, g := range realGateways {
+		if p := w.gw[g.name]; p != nil {
+			paths = append(paths, named{g.name, path{proxy: p.addr, origin: org}})
+		}
+	}
+	if sq := w.gw["squid"]; sq != nil {
+		dps, err := w.startDualProxy("dp-squid", "--upstream-url", "http://"+sq.addr, "--loopback-direct=false")
+		if err != nil {
+			return err
+		}
+		defer dps.stop()
+		paths = append(paths, named{"dual-proxy → squid", path{proxy: dps.addr, origin: org}})
+	}
+	for _, conc := range []int{1, 32} {
+		res := map[string]loadResult{}
+		for i, r := range w.group(sec, paths, conc, false) {
+			res[paths[i].name] = r
+		}
+		dir, sq := res["direct"], res["squid"]
+		for _, n := range paths {
+			r := res[n.name]
+			rw := row{sec: sec, path: n.name, conc: fmt.Sprint(conc), result: fmtRate(r.rps), spread: fmt.Sprintf("±%.0f%%", r.spread),
+				p50: fmtDur(r.p50), p99: fmtDur(r.p99)}
+			if n.name != "direct" {
+				rw.vsDir = ratio(r.rps, dir.rps)
+				rw.p50 += fmt.Sprintf(" (+%d)", (r.p50 - dir.p50).Microseconds())
+			}
+			if _, ok := res["squid"]; ok && n.name != "squid" {
+				rw.vsSquid = ratio(r.rps, sq.rps)
+			}
+			if n.name == "dual-proxy (direct path)" {
+				if conc == 32 && sq.rps > 0 {
+					rw.target = fmt.Sprintf("≥ %.1f× squid req/s", targetPlainVsSquid)
+					rw.verdict = verdict(r.rps >= targetPlainVsSquid*sq.rps)
+				}
+				if conc == 1 {
+					rw.target = fmt.Sprintf("≤ +%d µs p50", targetAddedP50.Microseconds())
+					rw.verdict = verdict(r.p50-dir.p50 <= targetAddedP50)
+				}
+			}
+			w.add(rw)
+		}
+	}
+	w.note("Scenario 1: p50 cells show the added latency against direct in µs in parentheses. tinyproxy closes the client connection after every plain request, so its rows include a new TCP connection per request.")
+	return nil
+}
+
+// connect is scenario 2: requests inside reused tunnels, a new tunnel + TLS
+// handshake per request (TLS probe on/off, cache warm), and one-tunnel bulk
+// throughput.
+func (w *world) connect() error {
+	fmt.Println("scenario 2: CONNECT")
+	org := w.origin.tlsAddr()
+	start := func(name string, args ...string) (*proc, error) {
+		return w.startDualProxy(name, append([]string{"--upstream-host", ""}, args...)...)
+	}
+	dpLoop, err := start("dp-loopback")
+	if err != nil {
+		return err
+	}
+	defer dpLoop.stop()
+	dpCache, err := start("dp-cache", "--loopback-direct=false")
+	if err != nil {
+		return err
+	}
+	defer dpCache.stop()
+	dpNoProbe, err := start("dp-noprobe", "--no-verify-tls")
+	if err != nil {
+		return err
+	}
+	defer dpNoProbe.stop()
+	tlsPath := func(proxy string) path { return path{proxy: proxy, origin: org, tls: true, tlsCfg: w.tlsCfg} }
+	var squid, dpSquid *proc
+	if squid = w.gw["squid"]; squid != nil {
+		if dpSquid, err = w.startDualProxy("dp-squid", "--upstream-url", "http://"+squid.addr, "--loopback-direct=false"); err != nil {
+			return err
+		}
+		defer dpSquid.stop()
+	}
+
+	// Reference relays: the least any CONNECT relay in Go can cost here.
+	refSplice, err := newGoGateway("127.0.0.1:0", false)
+	if err != nil {
+		return err
+	}
+	defer refSplice.kill()
+	refBuf, err := newGoGateway("127.0.0.1:0", false)
+	if err != nil {
+		return err
+	}
+	refBuf.copyBuf = true
+	defer refBuf.kill()
+	refs := []named{{refSpliceName, path{proxy: refSplice.addr}}, {refBufName, path{proxy: refBuf.addr}}}
+
+	// 2a: keep-alive HTTPS inside tunnels that stay open.
+	sec := "2 reused tunnel (HTTPS keep-alive)"
+	reused := []named{{"direct TLS", tlsPath("")}, {"dual-proxy (direct path)", tlsPath(dpLoop.addr)}}
+	if squid != nil {
+		reused = append(reused, named{"squid", tlsPath(squid.addr)}, named{"dual-proxy → squid", tlsPath(dpSquid.addr)})
+	}
+	for _, r := range refs {
+		reused = append(reused, named{r.name, tlsPath(r.p.proxy)})
+	}
+	w.compare(sec, reused, 32, false, "dual-proxy (direct path)", targetReusedTunnel)
+
+	// 2b: a new tunnel + TLS handshake + one request per operation.
+	sec = "2 new tunnel + TLS per request"
+	fresh := []named{
+		{"direct TLS", tlsPath("")},
+		{"dual-proxy, cache warm (probe skipped)", tlsPath(dpCache.addr)},
+		{"dual-proxy, --no-verify-tls", tlsPath(dpNoProbe.addr)},
+		{"dual-proxy, loopback default (probe every tunnel)", tlsPath(dpLoop.addr)},
+	}
+	if squid != nil {
+		fresh = append(fresh, named{"squid", tlsPath(squid.addr)}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr)})
+	}
+	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr)})
+	w.compare(sec, fresh, w.newConc, true, "dual-proxy, cache warm (probe skipped)", targetNewTunnel)
+	w.note("Scenario 2: a new tunnel costs client→proxy TCP, CONNECT, proxy→origin TCP, the client's TLS handshake and one request; with the probe, dual-proxy also opens a second path and runs a full TLS handshake of its own first. Loopback destinations are dialled direct without consulting the per-host cache (SPEC GW-5), so with default flags every CONNECT to 127.0.0.1:443 is probed; --loopback-direct=false (only candidate: direct) shows the cache-warm case, where ORD-4 skips the probe.")
+
+	// 2c: bulk bytes through one tunnel.
+	w.note("Reference rows: a minimal Go CONNECT relay written in the bench (parse CONNECT, dial, answer 200, copy both ways; no selection, no probe) once with io.Copy between the two TCP connections (splice(2), as dual-proxy does) and once with a 32 KiB Read/Write loop. They show what any Go relay costs on this machine.")
+	return w.bulkRows(squid, dpLoop, refs)
+}
+
+const (
+	refSpliceName = "reference: minimal Go relay, io.Copy (splice)"
+	refBufName    = "reference: minimal Go relay, 32 KiB read/write"
+)
+
+// compare measures each path at conc and adds rows with ratios against the
+// first path (direct) and squid; the row named tgt gets the ratio target.
+func (w *world) compare(sec string, paths []named, conc int, newConn bool, tgt string, want float64) {
+	res := w.group(sec, paths, conc, newConn)
+	var sq *loadResult
+	for i, n := range paths {
+		if n.name == "squid" {
+			sq = &res[i]
+		}
+	}
+	dir := res[0]
+	for i, n := range paths {
+		r := res[i]
+		rw := row{sec: sec, path: n.name, conc: fmt.Sprint(conc), result: fmtRate(r.rps), spread: fmt.Sprintf("±%.0f%%", r.spread),
+			p50: fmtDur(r.p50), p99: fmtDur(r.p99)}
+		if i > 0 {
+			rw.vsDir = ratio(r.rps, dir.rps)
+		}
+		if sq != nil && n.name != "squid" {
+			rw.vsSquid = ratio(r.rps, sq.rps)
+		}
+		if n.name == tgt {
+			rw.target = fmt.Sprintf("≥ %.2f× direct", want)
+			rw.verdict = verdict(r.rps >= want*dir.rps)
+		}
+		w.add(rw)
+	}
+}
+
+// bulkRows measures MB/s of one long GET /bulk: cleartext inside a tunnel
+// and TLS inside a tunnel, direct vs dual-proxy vs squid.
+func (w *world) bulkRows(squid, dp *proc, refs []named) error {
+	for _, useTLS := range []bool{false, true} {
+		sec, org := "2 one-tunnel bulk, cleartext", w.origin.plainAddr()
+		if useTLS {
+			sec, org = "2 one-tunnel bulk, TLS", w.origin.tlsAddr()
+		}
+		mk := func(proxy string) path {
+			return path{proxy: proxy, origin: org, tls: useTLS, tunnel: proxy != "", tlsCfg: w.tlsCfg}
+		}
+		paths := []named{{"direct", mk("")}, {"dual-proxy (direct path)", mk(dp.addr)}}
+		if squid != nil {
+			paths = append(paths, named{"squid", mk(squid.addr)})
+		}
+		for _, r := range refs {
+			paths = append(paths, named{r.name, mk(r.p.proxy)})
+		}
+		var dirRate, sqRate float64
+		rates := make([]float64, len(paths))
+		spreads := make([]float64, len(paths))
+		all := make([][]float64, len(paths))
+		one := phases{warm: w.bulkPh.warm, round: w.bulkPh.round, rounds: 1}
+		for r := 0; r < w.bulkPh.rounds; r++ { // interleaved, like group
+			for i, n := range paths {
+				x, err := bulk(n.p, one)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", sec, n.name, err)
+				}
+				all[i] = append(all[i], x...)
+			}
+		}
+		for i, n := range paths {
+			rates[i], spreads[i] = median(all[i]), spreadPct(all[i])
+			fmt.Printf("  %-44s %9.0f MB/s ±%.0f%%\n", sec+" "+n.name, rates[i]/1e6, spreads[i])
+			switch n.name {
+			case "direct":
+				dirRate = rates[i]
+			case "squid":
+				sqRate = rates[i]
+			}
+		}
+		for i, n := range paths {
+			rw := row{sec: sec, path: n.name, conc: "1", result: fmt.Sprintf("%.0f MB/s", rates[i]/1e6), spread: fmt.Sprintf("±%.0f%%", spreads[i])}
+			if i > 0 {
+				rw.vsDir = ratio(rates[i], dirRate)
+			}
+			if sqRate > 0 && n.name != "squid" {
+				rw.vsSquid = ratio(rates[i], sqRate)
+			}
+			if n.name == "dual-proxy (direct path)" {
+				rw.target = fmt.Sprintf("≥ %.2f× direct", targetBulk)
+				rw.verdict = verdict(rates[i] >= targetBulk*dirRate)
+			}
+			w.add(rw)
+		}
+	}
+	w.note("Bulk: one connection per round reads an endless GET /bulk answer (64 KiB writes) for %v after %v warm-up, %d interleaved rounds; MB = 10^6 bytes.", w.bulkPh.round, w.bulkPh.warm, w.bulkPh.rounds)
+	return nil
+}

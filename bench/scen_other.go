@@ -1,0 +1,285 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+)
+
+// memory is scenario 3: RSS, threads, goroutines and file descriptors of
+// one dual-proxy process idle, with 1,000 and with w.tunnels idle tunnels.
+func (w *world) memory() error {
+	const sec = "3 memory"
+	fmt.Println("scenario 3: memory of idle tunnels")
+	// Goroutines of an idle process: SIGQUIT dump of a fresh one.
+	p0, err := w.startDualProxy("dp-mem0", "--upstream-host", "")
+	if err != nil {
+		return err
+	}
+	time.Sleep(300 * time.Millisecond) // let start-up goroutines settle before the dump
+	g0, err := p0.quitDump()
+	if err != nil {
+		return err
+	}
+
+	dp, err := w.startDualProxy("dp-mem", "--upstream-host", "")
+	if err != nil {
+		return err
+	}
+	defer dp.stop()
+	time.Sleep(300 * time.Millisecond) // settle before the idle reading
+	rss0, thr0, err := dp.status()
+	if err != nil {
+		return err
+	}
+	fd0 := countFDs(dp)
+	w.add(row{sec: sec, path: "dual-proxy idle (no tunnels)", result: fmt.Sprintf("%.1f MiB RSS, %d threads, %d goroutines, %d fds", float64(rss0)/1024, thr0, g0, fd0),
+		target: "≤ 15 MiB RSS", verdict: verdict(rss0 <= targetIdleRSSKiB)})
+
+	target := w.origin.plainAddr() // not 443: no TLS probe per tunnel
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	steps := []int{1000, w.tunnels}
+	if w.tunnels <= 1000 {
+		steps = []int{w.tunnels}
+	}
+	var last int
+	for _, n := range steps {
+		t0 := time.Now()
+		more, err := openIdle(dp.addr, target, n-len(conns), 64)
+		conns = append(conns, more...)
+		if err != nil {
+			return fmt.Errorf("opened %d of %d tunnels: %w", len(conns), n, err)
+		}
+		openRate := float64(len(more)) / time.Since(t0).Seconds()
+		time.Sleep(time.Second) // let the tunnels' goroutines park before reading RSS
+		rss, thr, err := dp.status()
+		if err != nil {
+			return err
+		}
+		fds := countFDs(dp)
+		per := float64(rss-rss0) / float64(n)
+		w.add(row{sec: sec, path: fmt.Sprintf("dual-proxy with %s idle tunnels", commas(int64(n))), conc: commas(int64(n)),
+			result: fmt.Sprintf("%.1f MiB RSS (%.1f KiB/tunnel), %d threads, %.1f fds/tunnel", float64(rss)/1024, per, thr, float64(fds-fd0)/float64(n)),
+			p50:    fmt.Sprintf("opened at %s/s", commas(int64(openRate))), target: fmt.Sprintf("≤ %d KiB/tunnel", targetPerTunnelKiB), verdict: verdict(per <= targetPerTunnelKiB)})
+		fmt.Printf("  %d tunnels: RSS %d KiB (%.1f KiB/tunnel), threads %d, fds %d\n", n, rss, per, thr, fds)
+		last = n
+	}
+	g, err := dp.quitDump()
+	if err != nil {
+		return err
+	}
+	w.add(row{sec: sec, path: fmt.Sprintf("goroutines with %s idle tunnels", commas(int64(last))), conc: commas(int64(last)),
+		result: fmt.Sprintf("%s goroutines (%.2f per tunnel)", commas(int64(g)), float64(g-g0)/float64(last))})
+	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process, since dual-proxy has no status endpoint yet; the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket, upstream socket, and the splice(2) pipes Go holds while io.Copy waits).")
+	return nil
+}
+
+func countFDs(p *proc) int {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+// failover is scenario 4: time to a successful HTTPS response through a
+// fresh dual-proxy process whose first gateway refuses, is silent
+// (blackhole; racing on and off), or was cached and died; against the same
+// request when the first gateway works.
+func (w *world) failover() error {
+	const sec = "4 failover"
+	fmt.Println("scenario 4: failover")
+	good, err := newGoGateway("127.0.0.1:0", false)
+	if err != nil {
+		return err
+	}
+	defer good.kill()
+	hole, err := newGoGateway("127.0.0.1:0", true)
+	if err != nil {
+		return err
+	}
+	defer hole.kill()
+	cached, err := newGoGateway("127.0.0.1:0", false)
+	if err != nil {
+		return err
+	}
+	defer func() { cached.kill() }()
+	refused, err := refusedAddr()
+	if err != nil {
+		return err
+	}
+	const trials = 5
+	org := w.origin.tlsAddr()
+	p := func(proxy string) path { return path{proxy: proxy, origin: org, tls: true, tlsCfg: w.tlsCfg} }
+
+	// trial starts a fresh dual-proxy (empty cache, no cooldowns) and times
+	// n requests; it returns the times of the requests selected by keep.
+	trial := func(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
+		var out []time.Duration
+		for i := 0; i < n; i++ {
+			dp, err := w.startDualProxy("dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
+			if err != nil {
+				return nil, err
+			}
+			if before != nil {
+				if err := before(dp.addr); err != nil {
+					dp.stop()
+					return nil, err
+				}
+			}
+			d, err := once(p(dp.addr))
+			dp.stop()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		}
+		return out, nil
+	}
+	med := func(ds []time.Duration) time.Duration {
+		xs := make([]float64, len(ds))
+		for i, d := range ds {
+			xs[i] = float64(d)
+		}
+		return time.Duration(median(xs))
+	}
+	spread := func(ds []time.Duration) string {
+		xs := make([]float64, len(ds))
+		for i, d := range ds {
+			xs[i] = float64(d)
+		}
+		return fmt.Sprintf("±%.0f%%", spreadPct(xs))
+	}
+	gw := func(first string, more ...string) []string {
+		a := []string{"--upstream-url", "http://" + first}
+		for _, m := range more {
+			a = append(a, "--gateway", m)
+		}
+		return a
+	}
+
+	base, err := trial(gw(good.addr), nil, trials)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	ref, err := trial(gw(refused, good.addr), nil, trials)
+	if err != nil {
+		return fmt.Errorf("refused: %w", err)
+	}
+	raced, err := trial(gw(hole.addr, good.addr), nil, trials)
+	if err != nil {
+		return fmt.Errorf("blackhole raced: %w", err)
+	}
+	unraced, err := trial(append(gw(hole.addr, good.addr), "--race-delay-ms", "0", "--timeout-ms", "1000"), nil, 2)
+	if err != nil {
+		return fmt.Errorf("blackhole not raced: %w", err)
+	}
+	// Cached gateway dies: warm the cache through it, time a warm request,
+	// kill it, time the next request; start it again for the next trial.
+	var warmT, diedT []time.Duration
+	for i := 0; i < trials; i++ {
+		var warmD time.Duration
+		addr := cached.addr
+		d, err := trial(gw(addr, good.addr), func(dpAddr string) error {
+			if _, err := once(p(dpAddr)); err != nil {
+				return err
+			}
+			var err error
+			if warmD, err = once(p(dpAddr)); err != nil {
+				return err
+			}
+			cached.kill()
+			return nil
+		}, 1)
+		if err != nil {
+			return fmt.Errorf("cached gateway dies: %w", err)
+		}
+		warmT, diedT = append(warmT, warmD), append(diedT, d[0])
+		if err := cached.listen(addr); err != nil {
+			return fmt.Errorf("restart cached gateway: %w", err)
+		}
+	}
+
+	mb := med(base)
+	add := func(name string, ds []time.Duration, ref time.Duration, tgt string, ok *bool) {
+		m := med(ds)
+		rw := row{sec: sec, path: name, conc: fmt.Sprint(len(ds)) + " trials", result: "time to response " + fmtDur(m), spread: spread(ds),
+			p50: fmt.Sprintf("extra %s", fmtSigned(m-ref)), p99: "max " + fmtDur(slices.Max(ds)), target: tgt}
+		if ok != nil {
+			rw.verdict = verdict(*ok)
+		}
+		fmt.Printf("  %-44s %s (extra %s)\n", name, fmtDur(m), fmtSigned(m-ref))
+		w.add(rw)
+	}
+	add("first gateway works (baseline, cold cache)", base, mb, "", nil)
+	okRef := med(ref)-mb <= targetRefusedExtra
+	add("first gateway refuses", ref, mb, "≤ +10 ms vs baseline", &okRef)
+	okRace := med(raced) <= targetBlackholeRaced
+	add("first gateway blackholed, racing on (250 ms)", raced, mb, "≤ 400 ms", &okRace)
+	add("first gateway blackholed, racing off, --timeout-ms 1000", unraced, mb, "", nil)
+	mw := med(warmT)
+	add("cached gateway alive (baseline, cache warm)", warmT, mw, "", nil)
+	add("cached gateway died (refuses now)", diedT, mw, "", nil)
+	w.note("Scenario 4: every trial is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
+	return nil
+}
+
+func fmtSigned(d time.Duration) string {
+	if d < 0 {
+		return "−" + fmtDur(-d)
+	}
+	if d == 0 {
+		return "0"
+	}
+	return "+" + fmtDur(d)
+}
+
+// launcher is scenario 5: wall time of `dual-proxy run --health-url ” --
+// true` against `true`.
+func (w *world) launcher() error {
+	const sec = "5 launcher"
+	fmt.Println("scenario 5: launcher overhead")
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	const runs = 15
+	timeIt := func(argv ...string) ([]float64, error) {
+		var out []float64
+		for i := 0; i < runs+1; i++ {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = childEnv(w.tmp)
+			t0 := time.Now()
+			if b, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("%v: %v %s", argv, err, b)
+			}
+			if i > 0 { // the first run warms the page cache
+				out = append(out, float64(time.Since(t0)))
+			}
+		}
+		return out, nil
+	}
+	tt, err := timeIt(truePath)
+	if err != nil {
+		return err
+	}
+	td, err := timeIt(w.dpBin, "run", "--listen-port", "0", "--health-url", "", "--", truePath)
+	if err != nil {
+		return err
+	}
+	mt, md := time.Duration(median(tt)), time.Duration(median(td))
+	w.add(row{sec: sec, path: "true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(mt), spread: fmt.Sprintf("±%.0f%%", spreadPct(tt))})
+	w.add(row{sec: sec, path: "dual-proxy run --health-url '' -- true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(md), spread: fmt.Sprintf("±%.0f%%", spreadPct(td)),
+		p50: "overhead " + fmtSigned(md-mt), target: "≤ 30 ms overhead", verdict: verdict(md-mt <= targetLauncher)})
+	fmt.Printf("  true %s, dual-proxy run -- true %s\n", fmtDur(mt), fmtDur(md))
+	w.note("Scenario 5: wall time from fork to exit, median of %d runs after one warm-up run; --listen-port 0 so parallel runs cannot collide on 7896.", runs)
+	return nil
+}
