@@ -66,6 +66,7 @@ func DualProxy(args []string, sio IO) int {
 				Action: func(c *cli.Context) error { return fetch(c, sio) },
 			},
 			statusCommand(),
+			poolCommand(),
 		},
 	}
 	return runApp(app, append([]string{"dual-proxy"}, args...), sio)
