@@ -36,6 +36,9 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		}
 		return false
 	}
+	if body.rest != nil {
+		body.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
+	}
 	req := &request{
 		method: head.method,
 		target: t,

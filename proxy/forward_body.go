@@ -35,6 +35,10 @@ type body struct {
 	rest     io.Reader     // nil: fully buffered (replayable)
 	trailers *bufio.Reader // chunked: the trailer section follows rest's EOF
 	chunked  bool          // the client framed it chunked
+	// touch, when set, is called before each read of rest (the server
+	// extends the client connection's read deadline: a client that stalls
+	// mid-upload is dropped after idleTimeout).
+	touch func()
 
 	mu        sync.Mutex
 	owner     *attemptBody
@@ -211,6 +215,9 @@ func (a *attemptBody) Read(p []byte) (int, error) {
 	}
 	b.started = true
 	b.mu.Unlock()
+	if b.touch != nil {
+		b.touch()
+	}
 	// Only the owner reads rest, and ownership moves only while !started,
 	// so this read never runs concurrently with another.
 	n, err := b.rest.Read(p)

@@ -100,6 +100,9 @@ func (e *notReplayedError) body() string {
 	return "dual-proxy: " + e.reason + "; not replayed\n"
 }
 
+// errShuttingDown ends a request the server's shutdown interrupted.
+var errShuttingDown = errors.New("proxy shutting down")
+
 // tripResult is the outcome of one attempt.
 type tripResult struct {
 	resp      *http.Response
@@ -121,8 +124,8 @@ type tripResult struct {
 // moves on under the same rules; with no candidate left (or no replay
 // allowed) it is returned as is. A gateway's 407 moves on whenever the body
 // can be sent again; it is never passed to the client. Errors:
-// *notReplayedError, *AllFailedError, or errClientGone (the client left;
-// no cooldown recorded).
+// *notReplayedError, *AllFailedError, errShuttingDown, or errClientGone
+// (the client left; no cooldown recorded).
 func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
 	var fails []error
 	start := time.Now()
@@ -148,9 +151,9 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			return nil, errClientGone
 		}
 		if res.err != nil && ctx.Err() != nil {
-			// Shutdown: not the path's fault.
-			fails = append(fails, res.err)
-			break
+			// Shutdown: not the path's fault; no cooldown, no health kick.
+			decide("", "shutting down")
+			return nil, errShuttingDown
 		}
 		if res.err != nil && res.local {
 			decide("", "request refused by the transport")
