@@ -136,28 +136,21 @@ func (b *body) length(head *requestHead) int64 {
 }
 
 // open returns a reader over the whole body for one attempt and makes that
-// attempt the owner of rest; it returns nil for an empty body. Call it only
-// when rewindable reports true.
-func (b *body) open() *attemptBody {
+// attempt the owner of rest, checking and switching under one lock: ok is
+// false when unbuffered bytes were already read (the body cannot be sent
+// again). The reader is nil for an empty body.
+func (b *body) open() (a *attemptBody, ok bool) {
 	if b.rest == nil && len(b.buf) == 0 {
-		return nil
-	}
-	a := &attemptBody{b: b}
-	b.mu.Lock()
-	b.owner = a
-	b.mu.Unlock()
-	return a
-}
-
-// rewindable reports whether the whole body can still be sent (again): it
-// is buffered, or none of its unbuffered bytes were read yet.
-func (b *body) rewindable() bool {
-	if b.rest == nil {
-		return true
+		return nil, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return !b.started
+	if b.started {
+		return nil, false
+	}
+	a = &attemptBody{b: b}
+	b.owner = a
+	return a, true
 }
 
 // finished reports whether the body was read to its end, so the client

@@ -58,13 +58,17 @@ func TestRequestBody(t *testing.T) {
 			go func() {
 				fmt.Fprintf(c, "POST %s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", origin.URL, origin.Addr, len(big))
 				c.Write(big)
+				fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
 			}()
 			resp, body := readResponse(t, br, "POST")
 			if resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("got %d %q", resp.StatusCode, body)
 			}
+			if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+				t.Fatalf("keep-alive after the streamed body: %d", resp.StatusCode)
+			}
 			seen := origin.Requests()
-			if len(seen) != 1 || sha256.Sum256(seen[0].Body) != bigSum {
+			if len(seen) != 2 || sha256.Sum256(seen[0].Body) != bigSum {
 				t.Fatalf("origin saw %d requests, body %d bytes (hash mismatch)", len(seen), len(seen[0].Body))
 			}
 		})

@@ -138,13 +138,14 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 	replay := e.canReplay(r)
 	atts, _ := e.plan(r.host, r.port)
 	for i, a := range atts {
-		if i > 0 && !r.body.rewindable() {
+		ab, ok := r.body.open()
+		if !ok {
 			decide("", "streamed body not replayed")
 			return nil, &notReplayedError{reason: "request body was streamed", err: fails[len(fails)-1]}
 		}
 		last := i == len(atts)-1
 		c := a.cand
-		res := e.tripOnce(ctx, a, r, replay)
+		res := e.tripOnce(ctx, a, r, ab, replay)
 		if cerr := r.body.clientFailed(); cerr != nil || context.Cause(ctx) == errClientGone {
 			closeResp(res.resp)
 			decide("", "client gone")
@@ -207,7 +208,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 // reused connection are then allowed too); any other request gets a fresh
 // connection that is not reused, so net/http never re-sends it on its own
 // and a stale pooled connection never turns into a refused replay.
-func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, replay bool) tripResult {
+func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemptBody, replay bool) tripResult {
 	var getConn, connected, answered atomic.Bool
 	trace := &httptrace.ClientTrace{
 		GetConn:              func(string) { getConn.Store(true) },
@@ -231,10 +232,10 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, replay boo
 		Host:          r.target.authority,
 		ContentLength: r.length,
 	}
-	if ab := r.body.open(); ab != nil {
+	if ab != nil {
 		req.Body = ab
-		if replay {
-			req.GetBody = func() (io.ReadCloser, error) { return r.body.open(), nil }
+		if replay { // buffered: every open succeeds
+			req.GetBody = func() (io.ReadCloser, error) { b, _ := r.body.open(); return b, nil }
 		}
 	}
 	req = req.WithContext(actx)
