@@ -278,7 +278,7 @@ func TestStatusHandler(t *testing.T) {
 		if body != string(statusPage) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
 			t.Error("page body is not the embedded page with its script")
 		}
-		for _, ext := range []string{"src=", "href=", "@import", "url(", "http://", "https://"} {
+		for _, ext := range []string{"src=", "<link", "@import", "url(", "http://", "https://"} {
 			if strings.Contains(body, ext) {
 				t.Errorf("page references an external asset: %q", ext)
 			}
