@@ -215,8 +215,8 @@ func (e *Engine) checkHealth(ctx context.Context, c route.Candidate) route.Healt
 	}
 	resp.Body.Close()
 	switch {
-	case absolute && resp.StatusCode == http.StatusProxyAuthRequired:
-		res.Reason = "gateway answered 407"
+	case absolute && isGatewayFailure(c, resp):
+		res.Reason = "gateway answered " + strconv.Itoa(resp.StatusCode)
 	case resp.StatusCode >= 500:
 		res.Reason = "status " + strconv.Itoa(resp.StatusCode)
 	default:
