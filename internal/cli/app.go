@@ -174,12 +174,14 @@ func serve(c *cli.Context, sio IO) error {
 		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
+	// Signal handling is in place before "listening" is logged, so a
+	// supervisor that signals as soon as it sees the line is handled.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 loop:
