@@ -2,12 +2,10 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,22 +175,7 @@ func (e *Engine) transport(c route.Candidate) *http.Transport {
 	if t, ok := e.transports[c.Key()]; ok {
 		return t
 	}
-	t := &http.Transport{
-		DialContext:           e.dialContext,
-		DisableCompression:    true, // pass bodies through untouched
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: e.cfg.ResponseTimeout,
-		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
-	}
-	if !c.Direct {
-		u := &url.URL{Scheme: "http", Host: c.Addr}
-		if c.HasAuth {
-			u.User = url.UserPassword(c.User, c.Password)
-		}
-		t.Proxy = http.ProxyURL(u)
-	}
+	t := e.plainTransport(c, true)
 	e.transports[c.Key()] = t
 	return t
 }
