@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"strings"
@@ -174,6 +175,42 @@ func tunnelBulk(tb testing.TB, n int, reset func()) {
 	}
 }
 
+// probeHandshakes runs n TLS handshakes like dual-proxy's TLS probe (SPEC
+// CON-1: certificate not verified, connection closed after the handshake)
+// against the origin, with the given key-exchange groups (nil: Go's
+// default, which puts the hybrid X25519MLKEM768 first).
+func probeHandshakes(tb testing.TB, n int, reset func(), curves []tls.CurveID) {
+	o, err := newOrigin("127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer o.close()
+	cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12, CurvePreferences: curves}
+	reset()
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("tcp", o.tlsAddr())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tc := tls.Client(c, cfg)
+		tc.SetDeadline(time.Now().Add(opTimeout))
+		if err := tc.Handshake(); err != nil {
+			tb.Fatal(err)
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkProbeHandshakeDefault and BenchmarkProbeHandshakeX25519 show
+// what the TLS probe costs (client and origin CPU, both in this process)
+// and what choosing plain X25519 for the probe would save: the probe only
+// checks that a TLS server answers, so post-quantum key exchange buys it
+// nothing.
+func BenchmarkProbeHandshakeDefault(b *testing.B) { probeHandshakes(b, b.N, b.ResetTimer, nil) }
+func BenchmarkProbeHandshakeX25519(b *testing.B) {
+	probeHandshakes(b, b.N, b.ResetTimer, []tls.CurveID{tls.X25519})
+}
+
 func BenchmarkPlainDirect(b *testing.B)      { plainDirect(b, b.N, b.ResetTimer) }
 func BenchmarkPlainProxy(b *testing.B)       { plainProxy(b, b.N, b.ResetTimer) }
 func BenchmarkPlainManyHeaders(b *testing.B) { plainManyHeaders(b, b.N, b.ResetTimer) }
@@ -219,6 +256,7 @@ func TestScenariosRun(t *testing.T) {
 	for name, f := range map[string]func(testing.TB, int, func()){
 		"PlainDirect": plainDirect, "PlainProxy": plainProxy, "PlainManyHeaders": plainManyHeaders,
 		"TunnelReused": tunnelReused, "TunnelNew": tunnelNew, "TunnelBulk": tunnelBulk,
+		"ProbeHandshake": func(tb testing.TB, n int, reset func()) { probeHandshakes(tb, n, reset, nil) },
 	} {
 		t.Run(name, func(t *testing.T) { f(t, 20, func() {}) })
 	}

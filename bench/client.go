@@ -231,6 +231,9 @@ type load struct {
 	conc    int
 	newConn bool // open (and TLS-handshake) a new connection per request
 	target  string
+	// mark, when set, is called as each measured round starts (round 1..n)
+	// and once more when the last one ends (n+1), e.g. to read CPU time.
+	mark func(round int)
 }
 
 // phases are warm-up (index 0) then the measured rounds.
@@ -329,10 +332,16 @@ func (l load) run(ph phases) ([]sample, error) {
 	for i := 1; i <= ph.rounds; i++ {
 		phase.Store(int32(i))
 		starts[i] = time.Now()
+		if l.mark != nil {
+			l.mark(i)
+		}
 		time.Sleep(ph.round)
 	}
 	phase.Store(int32(nph))
 	starts[nph] = time.Now()
+	if l.mark != nil {
+		l.mark(nph)
+	}
 	wg.Wait()
 
 	out := make([]sample, ph.rounds)

@@ -36,8 +36,9 @@ type world struct {
 	tunnels int // idle tunnels for scenario 3
 	newConc int // workers of the new-tunnel-per-request load
 
-	profDir string // CPU profiles of every dual-proxy instance; "" = none
-	started int    // dual-proxy instances started (profile file names)
+	profDir    string // CPU profiles of every dual-proxy instance; "" = none
+	started    int    // dual-proxy instances started (profile file names)
+	compareBin string // -compare: second binary for [B] rows; "" = none
 
 	gw     map[string]*proc // real gateways by name; missing = not installed
 	gwVers []string
@@ -60,19 +61,20 @@ func main() {
 		dpBin   = flag.String("dual-proxy", "", "prebuilt dual-proxy binary (default: go build ./cmd/dual-proxy)")
 		out     = flag.String("out", "", "output file (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
+		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1 and 2 add its rows (A/B a proxy change)")
 		newConc = flag.Int("new-conc", 8, "workers of the new-tunnel-per-request load (scenario 2)")
 	)
 	flag.Parse()
 	if *quick {
 		*round, *rounds, *warm, *tunnels = 300*time.Millisecond, 2, 200*time.Millisecond, 1000
 	}
-	if err := runAll(*only, *dpBin, *out, *noWrite, phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir); err != nil {
+	if err := runAll(*only, *dpBin, *out, *noWrite, phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc int, profDir string) error {
+func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc int, profDir, compare string) error {
 	began, loadBefore := time.Now(), loadAvg()
 	root, err := moduleRoot()
 	if err != nil {
@@ -108,7 +110,10 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 			return err
 		}
 	}
-	w.dpBin, w.profDir = dpBin, profDir
+	w.dpBin, w.profDir, w.compareBin = dpBin, profDir, compare
+	if compare != "" {
+		w.note("Rows marked [B] ran %s (-compare), the others the dual-proxy under test.", compare)
+	}
 
 	if w.origin, err = newOrigin("127.0.0.1:443"); err != nil {
 		return err

@@ -128,6 +128,30 @@ func (p *proc) status() (rssKiB, threads int, err error) {
 	return rssKiB, threads, nil
 }
 
+// cpuTime returns the user+system CPU time of the processes so far, from
+// utime and stime in /proc/PID/stat (clock ticks of 10 ms: USER_HZ 100).
+func cpuTime(ps ...*proc) time.Duration {
+	var ticks int64
+	for _, p := range ps {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state)
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64) // field 14 utime
+		s, _ := strconv.ParseInt(f[12], 10, 64) // field 15 stime
+		ticks += u + s
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
 // childEnv is the environment of every child: no proxy variables, a
 // private HOME, GOTRACEBACK=all for the goroutine dump.
 func childEnv(home string) []string {
@@ -139,8 +163,13 @@ var listenAddr = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // startDualProxy runs the dual-proxy binary with --listen-port 0 and
 // --health-url ” plus args, and waits (≤ 5 s) for its "listening" log line.
 func (w *world) startDualProxy(name string, args ...string) (*proc, error) {
+	return w.startDualProxyBin(w.dpBin, name, args...)
+}
+
+// startDualProxyBin is startDualProxy with another binary (-compare).
+func (w *world) startDualProxyBin(bin, name string, args ...string) (*proc, error) {
 	found := make(chan string, 1)
-	argv := append([]string{w.dpBin, "--listen-port", "0", "--health-url", "", "--log-level", "info"}, args...)
+	argv := append([]string{bin, "--listen-port", "0", "--health-url", "", "--log-level", "info"}, args...)
 	env := childEnv(w.tmp)
 	if w.profDir != "" {
 		w.started++

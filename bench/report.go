@@ -22,6 +22,7 @@ type row struct {
 	p99     string
 	vsDir   string // ratio against the direct row
 	vsSquid string // ratio against squid alone
+	cpu     string // CPU time of the proxy processes per operation
 	target  string
 	verdict string // PASS, MISS or "" (no target)
 }
@@ -40,6 +41,7 @@ type loadResult struct {
 	spread   float64 // (max-min)/median of req/s, in percent
 	p50, p99 time.Duration
 	errs     int
+	cpuPerOp time.Duration // CPU time of the proxy processes per request; 0 = not measured
 }
 
 // summarize reduces the rounds of one load to medians.
@@ -142,12 +144,12 @@ func cell(s string) string {
 // table renders rows as one markdown table.
 func table(rows []row) string {
 	var b strings.Builder
-	b.WriteString("| scenario | path | c | result (median) | spread | p50 | p99 | vs direct | vs squid | target | verdict |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("| scenario | path | c | result (median) | spread | p50 | p99 | vs direct | vs squid | proxy CPU | target | verdict |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			cell(r.sec), cell(r.path), cell(r.conc), cell(r.result), cell(r.spread), cell(r.p50), cell(r.p99),
-			cell(r.vsDir), cell(r.vsSquid), cell(r.target), cell(r.verdict))
+			cell(r.vsDir), cell(r.vsSquid), cell(r.cpu), cell(r.target), cell(r.verdict))
 	}
 	return b.String()
 }

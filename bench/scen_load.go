@@ -21,8 +21,9 @@ const (
 
 // named is one path in a comparison.
 type named struct {
-	name string
-	p    path
+	name  string
+	p     path
+	procs []*proc // proxy processes whose CPU time is charged to this path
 }
 
 // group measures paths at conc with the rounds interleaved (round 1 of
@@ -33,9 +34,18 @@ func (w *world) group(sec string, paths []named, conc int, newConn bool) []loadR
 	samples := make([][]sample, len(paths))
 	errs := make([]error, len(paths))
 	one := phases{warm: w.ph.warm, round: w.ph.round, rounds: 1}
+	cpu := make([]time.Duration, len(paths))
 	for r := 0; r < w.ph.rounds; r++ {
 		for i, n := range paths {
-			s, err := load{p: n.p, conc: conc, newConn: newConn, target: "/"}.run(one)
+			var t0 time.Duration
+			mark := func(round int) {
+				if round == 1 {
+					t0 = cpuTime(n.procs...)
+				} else {
+					cpu[i] += cpuTime(n.procs...) - t0
+				}
+			}
+			s, err := load{p: n.p, conc: conc, newConn: newConn, target: "/", mark: mark}.run(one)
 			samples[i] = append(samples[i], s...)
 			if err != nil {
 				errs[i] = err
@@ -45,6 +55,9 @@ func (w *world) group(sec string, paths []named, conc int, newConn bool) []loadR
 	res := make([]loadResult, len(paths))
 	for i, n := range paths {
 		r := summarize(samples[i])
+		if ops := totalOps(samples[i]); ops > 0 && len(n.procs) > 0 {
+			r.cpuPerOp = cpu[i] / time.Duration(ops)
+		}
 		if r.errs > 0 {
 			w.note("%s, %s, c=%d: %d failed requests (last: %v).", sec, n.name, conc, r.errs, errs[i])
 		}
@@ -52,6 +65,22 @@ func (w *world) group(sec string, paths []named, conc int, newConn bool) []loadR
 		res[i] = r
 	}
 	return res
+}
+
+// fmtCPU prints CPU time per request; "" when not measured.
+func fmtCPU(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f µs/req", float64(d.Nanoseconds())/1000)
+}
+
+func totalOps(s []sample) int {
+	n := 0
+	for _, x := range s {
+		n += x.ops
+	}
+	return n
 }
 
 // plainHTTP is scenario 1: plain HTTP keep-alive, small answer, c=1 and
@@ -67,12 +96,12 @@ func (w *world) plainHTTP() error {
 	}
 	defer dp.stop()
 	paths := []named{
-		{"direct", path{origin: org}},
-		{"dual-proxy (direct path)", path{proxy: dp.addr, origin: org}},
+		{"direct", path{origin: org}, nil},
+		{"dual-proxy (direct path)", path{proxy: dp.addr, origin: org}, []*proc{dp}},
 	}
 	for _, g := range realGateways {
 		if p := w.gw[g.name]; p != nil {
-			paths = append(paths, named{g.name, path{proxy: p.addr, origin: org}})
+			paths = append(paths, named{g.name, path{proxy: p.addr, origin: org}, []*proc{p}})
 		}
 	}
 	if sq := w.gw["squid"]; sq != nil {
@@ -81,7 +110,15 @@ func (w *world) plainHTTP() error {
 			return err
 		}
 		defer dps.stop()
-		paths = append(paths, named{"dual-proxy → squid", path{proxy: dps.addr, origin: org}})
+		paths = append(paths, named{"dual-proxy → squid", path{proxy: dps.addr, origin: org}, []*proc{dps, sq}})
+	}
+	if w.compareBin != "" {
+		b, err := w.startDualProxyBin(w.compareBin, "dp-direct-B", "--upstream-host", "")
+		if err != nil {
+			return err
+		}
+		defer b.stop()
+		paths = append(paths, named{"[B] dual-proxy (direct path)", path{proxy: b.addr, origin: org}, []*proc{b}})
 	}
 	for _, conc := range []int{1, 32} {
 		res := map[string]loadResult{}
@@ -92,7 +129,7 @@ func (w *world) plainHTTP() error {
 		for _, n := range paths {
 			r := res[n.name]
 			rw := row{sec: sec, path: n.name, conc: fmt.Sprint(conc), result: fmtRate(r.rps), spread: fmt.Sprintf("±%.0f%%", r.spread),
-				p50: fmtDur(r.p50), p99: fmtDur(r.p99)}
+				p50: fmtDur(r.p50), p99: fmtDur(r.p99), cpu: fmtCPU(r.cpuPerOp)}
 			if n.name != "direct" {
 				rw.vsDir = ratio(r.rps, dir.rps)
 				rw.p50 += fmt.Sprintf(" (+%d)", (r.p50 - dir.p50).Microseconds())
@@ -162,31 +199,45 @@ func (w *world) connect() error {
 	}
 	refBuf.copyBuf = true
 	defer refBuf.kill()
-	refs := []named{{refSpliceName, path{proxy: refSplice.addr}}, {refBufName, path{proxy: refBuf.addr}}}
+	refs := []named{{refSpliceName, path{proxy: refSplice.addr}, nil}, {refBufName, path{proxy: refBuf.addr}, nil}}
+
+	var dpB *proc
+	if w.compareBin != "" {
+		if dpB, err = w.startDualProxyBin(w.compareBin, "dp-cache-B", "--upstream-host", "", "--loopback-direct=false"); err != nil {
+			return err
+		}
+		defer dpB.stop()
+	}
 
 	// 2a: keep-alive HTTPS inside tunnels that stay open.
 	sec := "2 reused tunnel (HTTPS keep-alive)"
-	reused := []named{{"direct TLS", tlsPath("")}, {"dual-proxy (direct path)", tlsPath(dpLoop.addr)}}
+	reused := []named{{"direct TLS", tlsPath(""), nil}, {"dual-proxy (direct path)", tlsPath(dpLoop.addr), []*proc{dpLoop}}}
 	if squid != nil {
-		reused = append(reused, named{"squid", tlsPath(squid.addr)}, named{"dual-proxy → squid", tlsPath(dpSquid.addr)})
+		reused = append(reused, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
 	for _, r := range refs {
-		reused = append(reused, named{r.name, tlsPath(r.p.proxy)})
+		reused = append(reused, named{r.name, tlsPath(r.p.proxy), nil})
+	}
+	if dpB != nil {
+		reused = append(reused, named{"[B] dual-proxy (direct path)", tlsPath(dpB.addr), []*proc{dpB}})
 	}
 	w.compare(sec, reused, 32, false, "dual-proxy (direct path)", targetReusedTunnel)
 
 	// 2b: a new tunnel + TLS handshake + one request per operation.
 	sec = "2 new tunnel + TLS per request"
 	fresh := []named{
-		{"direct TLS", tlsPath("")},
-		{"dual-proxy, cache warm (probe skipped)", tlsPath(dpCache.addr)},
-		{"dual-proxy, --no-verify-tls", tlsPath(dpNoProbe.addr)},
-		{"dual-proxy, loopback default (probe every tunnel)", tlsPath(dpLoop.addr)},
+		{"direct TLS", tlsPath(""), nil},
+		{"dual-proxy, cache warm (probe skipped)", tlsPath(dpCache.addr), []*proc{dpCache}},
+		{"dual-proxy, --no-verify-tls", tlsPath(dpNoProbe.addr), []*proc{dpNoProbe}},
+		{"dual-proxy, loopback default (probe every tunnel)", tlsPath(dpLoop.addr), []*proc{dpLoop}},
 	}
 	if squid != nil {
-		fresh = append(fresh, named{"squid", tlsPath(squid.addr)}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr)})
+		fresh = append(fresh, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
-	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr)})
+	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr), nil})
+	if dpB != nil {
+		fresh = append(fresh, named{"[B] dual-proxy, cache warm (probe skipped)", tlsPath(dpB.addr), []*proc{dpB}})
+	}
 	w.compare(sec, fresh, w.newConc, true, "dual-proxy, cache warm (probe skipped)", targetNewTunnel)
 	w.note("Scenario 2: a new tunnel costs client→proxy TCP, CONNECT, proxy→origin TCP, the client's TLS handshake and one request; with the probe, dual-proxy also opens a second path and runs a full TLS handshake of its own first. Loopback destinations are dialled direct without consulting the per-host cache (SPEC GW-5), so with default flags every CONNECT to 127.0.0.1:443 is probed; --loopback-direct=false (only candidate: direct) shows the cache-warm case, where ORD-4 skips the probe.")
 
@@ -214,7 +265,7 @@ func (w *world) compare(sec string, paths []named, conc int, newConn bool, tgt s
 	for i, n := range paths {
 		r := res[i]
 		rw := row{sec: sec, path: n.name, conc: fmt.Sprint(conc), result: fmtRate(r.rps), spread: fmt.Sprintf("±%.0f%%", r.spread),
-			p50: fmtDur(r.p50), p99: fmtDur(r.p99)}
+			p50: fmtDur(r.p50), p99: fmtDur(r.p99), cpu: fmtCPU(r.cpuPerOp)}
 		if i > 0 {
 			rw.vsDir = ratio(r.rps, dir.rps)
 		}
@@ -240,24 +291,28 @@ func (w *world) bulkRows(squid, dp *proc, refs []named) error {
 		mk := func(proxy string) path {
 			return path{proxy: proxy, origin: org, tls: useTLS, tunnel: proxy != "", tlsCfg: w.tlsCfg}
 		}
-		paths := []named{{"direct", mk("")}, {"dual-proxy (direct path)", mk(dp.addr)}}
+		paths := []named{{"direct", mk(""), nil}, {"dual-proxy (direct path)", mk(dp.addr), []*proc{dp}}}
 		if squid != nil {
-			paths = append(paths, named{"squid", mk(squid.addr)})
+			paths = append(paths, named{"squid", mk(squid.addr), []*proc{squid}})
 		}
 		for _, r := range refs {
-			paths = append(paths, named{r.name, mk(r.p.proxy)})
+			paths = append(paths, named{r.name, mk(r.p.proxy), nil})
 		}
 		var dirRate, sqRate float64
 		rates := make([]float64, len(paths))
 		spreads := make([]float64, len(paths))
 		all := make([][]float64, len(paths))
+		cpu, wall := make([]time.Duration, len(paths)), make([]time.Duration, len(paths))
 		one := phases{warm: w.bulkPh.warm, round: w.bulkPh.round, rounds: 1}
 		for r := 0; r < w.bulkPh.rounds; r++ { // interleaved, like group
 			for i, n := range paths {
+				c0, t0 := cpuTime(n.procs...), time.Now()
 				x, err := bulk(n.p, one)
 				if err != nil {
 					return fmt.Errorf("%s %s: %w", sec, n.name, err)
 				}
+				cpu[i] += cpuTime(n.procs...) - c0
+				wall[i] += time.Since(t0)
 				all[i] = append(all[i], x...)
 			}
 		}
@@ -273,6 +328,9 @@ func (w *world) bulkRows(squid, dp *proc, refs []named) error {
 		}
 		for i, n := range paths {
 			rw := row{sec: sec, path: n.name, conc: "1", result: fmt.Sprintf("%.0f MB/s", rates[i]/1e6), spread: fmt.Sprintf("±%.0f%%", spreads[i])}
+			if len(n.procs) > 0 {
+				rw.cpu = fmt.Sprintf("%.0f%% of a core", 100*cpu[i].Seconds()/wall[i].Seconds())
+			}
 			if i > 0 {
 				rw.vsDir = ratio(rates[i], dirRate)
 			}
