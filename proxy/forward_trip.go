@@ -108,7 +108,6 @@ type tripResult struct {
 	resp      *http.Response
 	err       error
 	connected bool // a TCP connection to the gateway/origin was established
-	answered  bool // a response byte arrived
 	// local is true when the transport refused the request before asking
 	// for a connection (an invalid request): not a failure of the path.
 	local bool
@@ -164,10 +163,11 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			pe := classifyRoundTrip(c, res, res.err)
 			e.fail(r.host, pe)
 			fails = append(fails, pe)
+			// No complete response head reached us, so the client has seen
+			// nothing: an idempotent (or explicitly replayable) request goes
+			// on to the next candidate even when garbage or half a head
+			// arrived (RFC 9110 §9.2.2); others stop here (SPEC HTTP-3).
 			switch {
-			case res.answered:
-				decide("", "response started; not replayed")
-				return nil, &notReplayedError{reason: "response failed after it started", err: pe}
 			case res.connected && !replay:
 				decide("", "not replayed")
 				if idempotent(r.method) {
@@ -209,11 +209,10 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 // connection that is not reused, so net/http never re-sends it on its own
 // and a stale pooled connection never turns into a refused replay.
 func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemptBody, replay bool) tripResult {
-	var getConn, connected, answered atomic.Bool
+	var getConn, connected atomic.Bool
 	trace := &httptrace.ClientTrace{
-		GetConn:              func(string) { getConn.Store(true) },
-		GotConn:              func(httptrace.GotConnInfo) { connected.Store(true) },
-		GotFirstResponseByte: func() { answered.Store(true) },
+		GetConn: func(string) { getConn.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
 	}
 	actx := context.WithValue(httptrace.WithClientTrace(ctx, trace), connectTimeoutKey{}, a.timeout)
 	actx, cancel := context.WithCancel(actx)
@@ -247,7 +246,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		t = e.plainTransport(a.cand, false)
 	}
 	resp, err := t.RoundTrip(req)
-	res := tripResult{resp: resp, err: err, connected: connected.Load(), answered: answered.Load(), local: err != nil && !getConn.Load()}
+	res := tripResult{resp: resp, err: err, connected: connected.Load(), local: err != nil && !getConn.Load()}
 	if err != nil {
 		cancel()
 		if !replay {
