@@ -170,6 +170,10 @@ func watchClient(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) (
 			if errors.As(err, &ne) && ne.Timeout() {
 				return // stopped
 			}
+			// EOF: the client closed (an agent's cancel). A half-close
+			// after the request looks the same and is treated the same,
+			// like net/http's server does: cancelling upstream work the
+			// client abandoned matters more than half-close clients.
 			cancel(errClientGone)
 		}
 	}()

@@ -98,6 +98,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 	if h == nil {
 		h = http.NotFoundHandler()
 	}
+	h = closeAfter(h)
 	s.httpSrv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -358,4 +359,15 @@ func (s *Server) trackUpstream(c net.Conn, add bool) bool {
 	}
 	s.upstreams[c] = struct{}{}
 	return true
+}
+
+// closeAfter answers every origin-form request with Connection: close, so
+// the client opens a new connection for its next request, which may be a
+// proxy request again (SPEC HTTP-5b): net/http keeps a connection it was
+// handed for good.
+func closeAfter(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		h.ServeHTTP(w, r)
+	})
 }
