@@ -3,9 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 )
 
 // goGateway is a minimal CONNECT-only gateway on loopback for the failover
@@ -136,6 +140,23 @@ func (g *goGateway) kill() {
 	}
 	g.mu.Unlock()
 	g.wg.Wait()
+}
+
+// serveRelay runs a reference CONNECT relay on 127.0.0.1:0 until SIGTERM
+// or SIGINT; it logs "msg=listening addr=…" like dual-proxy so the bench
+// finds the port. It runs in its own process, like dual-proxy, so that
+// the reference rows pay the same cross-process scheduling.
+func serveRelay(copyBuf bool) error {
+	g := &goGateway{copyBuf: copyBuf}
+	if err := g.listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	fmt.Fprintf(os.Stderr, "msg=listening addr=%s\n", g.addr)
+	<-sig
+	g.kill()
+	return nil
 }
 
 // refusedAddr returns a loopback address where nothing listens (bound and

@@ -39,6 +39,7 @@ type world struct {
 	profDir    string // CPU profiles of every dual-proxy instance; "" = none
 	started    int    // dual-proxy instances started (profile file names)
 	compareBin string // -compare: second binary for [B] rows; "" = none
+	built      string // which source the dual-proxy binary came from
 
 	gw     map[string]*proc // real gateways by name; missing = not installed
 	gwVers []string
@@ -54,17 +55,26 @@ func main() {
 		quick   = flag.Bool("quick", false, "short rounds and 1,000 tunnels (smoke test)")
 		noWrite = flag.Bool("no-write", false, "print the table only; do not write docs/BENCHMARKS.md")
 		only    = flag.String("only", "1,2,3,4,5", "comma-separated scenarios to run")
-		round   = flag.Duration("round", time.Second, "length of one measured round")
-		rounds  = flag.Int("rounds", 3, "measured rounds per configuration")
+		round   = flag.Duration("round", 900*time.Millisecond, "length of one measured round")
+		rounds  = flag.Int("rounds", 4, "measured rounds per configuration")
 		warm    = flag.Duration("warm", 300*time.Millisecond, "warm-up before each round")
 		tunnels = flag.Int("tunnels", 10000, "idle tunnels for the memory scenario (also measured at 1,000)")
 		dpBin   = flag.String("dual-proxy", "", "prebuilt dual-proxy binary (default: go build ./cmd/dual-proxy)")
 		out     = flag.String("out", "", "output file (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
 		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1 and 2 add its rows (A/B a proxy change)")
+		relay   = flag.Bool("relay-serve", false, "internal: serve the reference CONNECT relay (a child process of the bench)")
+		relayCB = flag.Bool("relay-copybuf", false, "internal: with -relay-serve, relay through a 32 KiB Read/Write loop")
 		newConc = flag.Int("new-conc", 8, "workers of the new-tunnel-per-request load (scenario 2)")
 	)
 	flag.Parse()
+	if *relay {
+		if err := serveRelay(*relayCB); err != nil {
+			fmt.Fprintln(os.Stderr, "bench relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *quick {
 		*round, *rounds, *warm, *tunnels = 300*time.Millisecond, 2, 200*time.Millisecond, 1000
 	}
@@ -178,6 +188,9 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 		return err
 	}
 	facts := []string{fmt.Sprintf("Load average (1 min) before the run %s, after %s: other jobs on the machine share the cores, which is what the spread column shows.", loadBefore, loadAvg())}
+	if w.built != "" {
+		facts = append(facts, w.built)
+	}
 	if len(w.gwVers) > 0 {
 		facts = append(facts, "Gateways: "+strings.Join(w.gwVers, "; "))
 	}
@@ -198,6 +211,12 @@ func (w *world) build(root, pkg string) (string, error) {
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err == nil {
+		rev, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+		dirty, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--", "proxy", "cmd", "internal", "launcher").Output()
+		w.built = "dual-proxy built from the working tree at commit " + strings.TrimSpace(string(rev))
+		if n := strings.Count(string(dirty), "\n"); n > 0 {
+			w.built += fmt.Sprintf(" with %d uncommitted file(s) under proxy/, cmd/, internal/, launcher/", n)
+		}
 		return bin, nil
 	}
 	src := filepath.Join(w.tmp, "head")
@@ -215,6 +234,7 @@ func (w *world) build(root, pkg string) (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s\n(HEAD: %s)", pkg, err, out, b)
 	}
 	rev, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	w.built = "dual-proxy built from the last commit " + strings.TrimSpace(string(rev)) + " (the working tree did not compile)"
 	w.note("The working tree did not compile (%s), so dual-proxy was built from the last commit %s.", firstLine(string(out)), strings.TrimSpace(string(rev)))
 	return bin, nil
 }

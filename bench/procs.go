@@ -168,10 +168,25 @@ func (w *world) startDualProxy(name string, args ...string) (*proc, error) {
 
 // startDualProxyBin is startDualProxy with another binary (-compare).
 func (w *world) startDualProxyBin(bin, name string, args ...string) (*proc, error) {
+	return w.startListening(name, append([]string{bin, "--listen-port", "0", "--health-url", "", "--log-level", "info"}, args...)...)
+}
+
+// startRelay runs the bench's own binary as a reference CONNECT relay
+// (-relay-serve) in a separate process.
+func (w *world) startRelay(name string, copyBuf bool) (*proc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return w.startListening(name, exe, "-relay-serve", fmt.Sprintf("-relay-copybuf=%v", copyBuf))
+}
+
+// startListening runs argv and waits (≤ 5 s) for its "listening addr="
+// log line.
+func (w *world) startListening(name string, argv ...string) (*proc, error) {
 	found := make(chan string, 1)
-	argv := append([]string{bin, "--listen-port", "0", "--health-url", "", "--log-level", "info"}, args...)
 	env := childEnv(w.tmp)
-	if w.profDir != "" {
+	if w.profDir != "" && argv[0] == w.dpBin {
 		w.started++
 		env = append(env, "DUAL_PROXY_CPUPROFILE="+filepath.Join(w.profDir, fmt.Sprintf("%s-%d.pprof", name, w.started)))
 	}

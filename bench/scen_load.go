@@ -188,18 +188,17 @@ func (w *world) connect() error {
 	}
 
 	// Reference relays: the least any CONNECT relay in Go can cost here.
-	refSplice, err := newGoGateway("127.0.0.1:0", false)
+	refSplice, err := w.startRelay("relay-splice", false)
 	if err != nil {
 		return err
 	}
-	defer refSplice.kill()
-	refBuf, err := newGoGateway("127.0.0.1:0", false)
+	defer refSplice.stop()
+	refBuf, err := w.startRelay("relay-copybuf", true)
 	if err != nil {
 		return err
 	}
-	refBuf.copyBuf = true
-	defer refBuf.kill()
-	refs := []named{{refSpliceName, path{proxy: refSplice.addr}, nil}, {refBufName, path{proxy: refBuf.addr}, nil}}
+	defer refBuf.stop()
+	refs := []named{{refSpliceName, path{proxy: refSplice.addr}, []*proc{refSplice}}, {refBufName, path{proxy: refBuf.addr}, []*proc{refBuf}}}
 
 	var dpB *proc
 	if w.compareBin != "" {
@@ -216,7 +215,7 @@ func (w *world) connect() error {
 		reused = append(reused, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
 	for _, r := range refs {
-		reused = append(reused, named{r.name, tlsPath(r.p.proxy), nil})
+		reused = append(reused, named{r.name, tlsPath(r.p.proxy), r.procs})
 	}
 	if dpB != nil {
 		reused = append(reused, named{"[B] dual-proxy (direct path)", tlsPath(dpB.addr), []*proc{dpB}})
@@ -234,7 +233,7 @@ func (w *world) connect() error {
 	if squid != nil {
 		fresh = append(fresh, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
-	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr), nil})
+	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr), []*proc{refSplice}})
 	if dpB != nil {
 		fresh = append(fresh, named{"[B] dual-proxy, cache warm (probe skipped)", tlsPath(dpB.addr), []*proc{dpB}})
 	}
@@ -242,7 +241,7 @@ func (w *world) connect() error {
 	w.note("Scenario 2: a new tunnel costs client→proxy TCP, CONNECT, proxy→origin TCP, the client's TLS handshake and one request; with the probe, dual-proxy also opens a second path and runs a full TLS handshake of its own first. Loopback destinations are dialled direct without consulting the per-host cache (SPEC GW-5), so with default flags every CONNECT to 127.0.0.1:443 is probed; --loopback-direct=false (only candidate: direct) shows the cache-warm case, where ORD-4 skips the probe.")
 
 	// 2c: bulk bytes through one tunnel.
-	w.note("Reference rows: a minimal Go CONNECT relay written in the bench (parse CONNECT, dial, answer 200, copy both ways; no selection, no probe) once with io.Copy between the two TCP connections (splice(2), as dual-proxy does) and once with a 32 KiB Read/Write loop. They show what any Go relay costs on this machine.")
+	w.note("Reference rows: a minimal Go CONNECT relay written in the bench (parse CONNECT, dial, answer 200, copy both ways; no selection, no probe, no tracking), run as its own process (the bench binary with -relay-serve), once with io.Copy between the two TCP connections (splice(2), as dual-proxy does) and once with a 32 KiB Read/Write loop. They show what any Go relay costs on this machine.")
 	return w.bulkRows(squid, dpLoop, refs)
 }
 
@@ -296,7 +295,7 @@ func (w *world) bulkRows(squid, dp *proc, refs []named) error {
 			paths = append(paths, named{"squid", mk(squid.addr), []*proc{squid}})
 		}
 		for _, r := range refs {
-			paths = append(paths, named{r.name, mk(r.p.proxy), nil})
+			paths = append(paths, named{r.name, mk(r.p.proxy), r.procs})
 		}
 		var dirRate, sqRate float64
 		rates := make([]float64, len(paths))
