@@ -127,8 +127,8 @@ func (w *world) failover() error {
 	org := w.origin.tlsAddr()
 	p := func(proxy string) path { return path{proxy: proxy, origin: org, tls: true, tlsCfg: w.tlsCfg} }
 
-	// trial starts a fresh dual-proxy (empty cache, no cooldowns) and times
-	// n requests; it returns the times of the requests selected by keep.
+	// trial runs n trials; each starts a fresh dual-proxy with args (empty
+	// cache, no cooldowns), runs before when set, and times one request.
 	trial := func(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
 		var out []time.Duration
 		for i := 0; i < n; i++ {
