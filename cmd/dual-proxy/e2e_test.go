@@ -136,12 +136,15 @@ func TestLauncherEndToEnd(t *testing.T) {
 	t.Run("LIS-1/port-fallback-child-sees-bound-port", func(t *testing.T) {
 		// Hold two consecutive ports? Hold P; the launcher must bind P+1
 		// (retry with another P if P+1 happens to be taken).
-		for attempt := 0; attempt < 5; attempt++ {
-			held, err := net.Listen("tcp", "127.0.0.1:0")
+		// Ports below the ephemeral range (32768+), so no outgoing
+		// connection of a parallel test takes P+1 between probe and launch.
+		base := 21000 + int(time.Now().UnixNano()%9000)
+		for attempt := 0; attempt < 50; attempt++ {
+			p := base + attempt*7
+			held, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 			if err != nil {
-				t.Fatal(err)
+				continue
 			}
-			p := held.Addr().(*net.TCPAddr).Port
 			probe, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
 			if err != nil {
 				held.Close()

@@ -264,9 +264,10 @@ func run(c *cli.Context, m mode, sio IO) error {
 		Stderr:    sio.Stderr,
 		Logger:    log,
 	})
-	if err != nil && status == 1 {
-		// The proxy could not start: the child never ran (SPEC RUN-2).
-		return cli.Exit(fmt.Sprintf("%s: %s", c.App.Name, oneLine(err.Error())), 1)
+	if err != nil && (status == 1 || status == 126 || status == 127) {
+		// The proxy could not start (RUN-2), or the command could not be
+		// found or executed (RUN-3): one line, like a shell.
+		return cli.Exit(fmt.Sprintf("%s: %s", c.App.Name, oneLine(err.Error())), status)
 	}
 	if status != 0 {
 		return cli.Exit("", status)

@@ -75,3 +75,35 @@ func TestOpenProxyWarning(t *testing.T) {
 		})
 	}
 }
+
+func TestHardening(t *testing.T) {
+	t.Run("LIS-4/health-url-credentials-and-query-redacted", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "--print-config", "--health-url", "https://user:hunter2@127.0.0.1:9/x?token=abc")
+		if status != 0 || strings.Contains(out, "hunter2") || strings.Contains(out, "token=abc") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+	t.Run("GW-3/typo-password-never-echoed", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, nil, "--print-config", "--upstream-url", "http://user:hunter2:127.0.0.1:1")
+		if status != 2 || strings.Contains(errOut, "hunter2") {
+			t.Fatalf("status %d: %q", status, errOut)
+		}
+		out, _, _ := runCmd(t, DualProxy, []string{"HTTPS_PROXY=http://user:hunter2:127.0.0.1:1"}, "--print-config")
+		if strings.Contains(out, "hunter2") {
+			t.Fatalf("warning echoes the password:\n%s", out)
+		}
+	})
+	t.Run("LIS-5/huge-durations-and-bad-listen-host-exit-2", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"--timeout-ms", "9999999999999"},
+			{"--cooldown-ms", "9300000000000"},
+			{"--listen-host", "999.1.1.1"},
+			{"--listen-host", "example.com"},
+		} {
+			_, errOut, status := runCmd(t, DualProxy, nil, append(args, "--print-config")...)
+			if status != 2 || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {
+				t.Errorf("%v: status %d %q", args, status, errOut)
+			}
+		}
+	})
+}

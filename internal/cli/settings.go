@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,6 +65,10 @@ type Settings struct {
 	Env       []string // the parent environment the child starts from
 }
 
+// maxMS bounds every millisecond flag (one week), far below the
+// time.Duration overflow.
+const maxMS = 7 * 24 * 3600 * 1000
+
 // usageError is a bad flag or value: exit 2, one line (SPEC LIS-5).
 func usageError(flag, format string, a ...any) error {
 	return cli.Exit(fmt.Sprintf("dual-proxy: --%s: %s", flag, fmt.Sprintf(format, a...)), 2)
@@ -94,11 +99,16 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	if s.PortFallback < 0 || s.PortFallback > 1000 {
 		return nil, usageError(fPortFallback, "must be 0-1000, got %d", s.PortFallback)
 	}
-	if c.Int(fTimeoutMS) < 1 {
-		return nil, usageError(fTimeoutMS, "must be > 0")
+	if v := c.Int(fTimeoutMS); v < 1 || v > maxMS {
+		return nil, usageError(fTimeoutMS, "must be 1-%d, got %d", maxMS, v)
 	}
-	if c.Int(fResponseTimeout) < 1 {
-		return nil, usageError(fResponseTimeout, "must be > 0")
+	if v := c.Int(fResponseTimeout); v < 1 || v > maxMS {
+		return nil, usageError(fResponseTimeout, "must be 1-%d, got %d", maxMS, v)
+	}
+	if h := strings.Trim(s.ListenHost, "[]"); h != "localhost" {
+		if _, err := netip.ParseAddr(h); err != nil {
+			return nil, usageError(fListenHost, "want an IP address or localhost, got %q", s.ListenHost)
+		}
 	}
 	if err := s.LogLevel.UnmarshalText([]byte(c.String(fLogLevel))); err != nil {
 		return nil, usageError(fLogLevel, "want debug, info, warn or error")
@@ -114,8 +124,8 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	}
 	ms := func(flag string, min int) (time.Duration, error) {
 		v := c.Int(flag)
-		if v < min {
-			return 0, usageError(flag, "must be >= %d, got %d", min, v)
+		if v < min || v > maxMS {
+			return 0, usageError(flag, "must be %d-%d, got %d", min, maxMS, v)
 		}
 		return time.Duration(v) * time.Millisecond, nil
 	}
@@ -181,8 +191,8 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 			s.LogFile = defaultLogFile(environ)
 		}
 		ka := c.Int(fKillAfterMS)
-		if ka < 1 {
-			return nil, usageError(fKillAfterMS, "must be > 0")
+		if ka < 1 || ka > maxMS {
+			return nil, usageError(fKillAfterMS, "must be 1-%d, got %d", maxMS, ka)
 		}
 		s.KillAfter = time.Duration(ka) * time.Millisecond
 		s.Command = c.Args().Slice()
@@ -298,7 +308,7 @@ func (s *Settings) Print(w io.Writer) error {
 		{"prefer-direct", orNone(strings.Join(s.PreferDirect, ","))},
 		{"prefer-proxy", orNone(strings.Join(s.PreferProxy, ","))},
 		{"no-proxy (prefer-direct)", orNone(envrewrite.NoProxy(s.Env))},
-		{"health-url", orNone(s.HealthURL)},
+		{"health-url", orNone(route.RedactURL(redactQuery(s.HealthURL)))},
 		{"health-interval-ms", fmt.Sprint(s.HealthInterval.Milliseconds())},
 		{"health-recover-count", fmt.Sprint(s.HealthRecover)},
 		{"retry-non-idempotent-after-send", fmt.Sprint(s.RetryAfterSend)},
@@ -330,6 +340,14 @@ func (s *Settings) Print(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// redactQuery hides a URL's query string, which may carry tokens.
+func redactQuery(raw string) string {
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		return raw[:i] + "?***"
+	}
+	return raw
 }
 
 func orNone(s string) string {

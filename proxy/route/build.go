@@ -181,6 +181,10 @@ func RedactURL(raw string) string {
 	}
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
+		auth, _, _ := strings.Cut(rest, "/")
+		if !strings.HasPrefix(auth, "[") && strings.Count(auth, ":") > 1 {
+			return prefix + "***" // "user:pass:host" typo: cannot tell the password apart
+		}
 		return raw
 	}
 	userinfo, tail := rest[:at], rest[at:]

@@ -119,7 +119,7 @@ func ParseGateway(raw, source string) (Candidate, error) {
 		} else if !strings.Contains(hostport, ":") {
 			host, port = hostport, "80"
 		} else {
-			return Candidate{}, fmt.Errorf("bad proxy address %q", hostport)
+			return Candidate{}, errors.New("bad proxy address (want host:port)")
 		}
 	}
 	if host == "" {
