@@ -34,7 +34,9 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	atts, _ := e.plan(host, port)
-	probe := e.cfg.TLSProbe && port == 443
+	// With a single candidate (loopback direct, or one path configured) a
+	// probe cannot change the outcome, only cost a handshake.
+	probe := e.cfg.TLSProbe && port == 443 && len(atts) > 1
 
 	raceCtx, cancelRace := context.WithCancel(ctx)
 	defer cancelRace()
@@ -148,7 +150,10 @@ func (e *Engine) tlsProbe(ctx context.Context, c route.Candidate, host, target s
 	if ip := net.ParseIP(host); ip != nil {
 		sni = "" // RFC 6066 §3: no IP literals in SNI
 	}
-	tc := tls.Client(conn, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12})
+	tc := tls.Client(conn, &tls.Config{ServerName: sni, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12,
+		// One classic group: the probe proves a TLS server answers; a
+		// post-quantum key share only makes each probe dearer.
+		CurvePreferences: []tls.CurveID{tls.X25519}})
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return &route.PathError{Candidate: c, Phase: route.PhaseTLSProbe, Tier: route.TierHost, Err: err}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strconv"
+	"sync"
 )
 
 // writeResponse writes resp to the client: status line, end-to-end headers
@@ -63,6 +64,14 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	if bodyless {
 		return bw.Flush() == nil
 	}
+	// A small body of known length goes out with the head in
+	// one write, read straight into the bufio buffer (no allocation).
+	if !chunked && !closeDelimited && resp.ContentLength >= 0 && resp.ContentLength <= int64(bw.Available()) {
+		buf := bw.AvailableBuffer()[:resp.ContentLength]
+		n, err := io.ReadFull(resp.Body, buf)
+		bw.Write(buf[:n])
+		return bw.Flush() == nil && err == nil
+	}
 	if err := bw.Flush(); err != nil {
 		return false
 	}
@@ -74,7 +83,9 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	if chunked {
 		cw = httputil.NewChunkedWriter(bw)
 	}
-	buf := make([]byte, 32<<10)
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
@@ -106,3 +117,8 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	}
 	return w.Flush() == nil && !closeDelimited
 }
+
+// copyBufs holds the 32 KiB body copy buffers of writeResponse, so a
+// response does not allocate one (it was half of all bytes allocated per
+// plain request; see docs/BENCHMARKS.md).
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

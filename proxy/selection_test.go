@@ -373,7 +373,8 @@ func TestSelectionPhases(t *testing.T) {
 		{"tls-probe", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
 			gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", o.Addr))
-			return setup{cfg: Config{Candidates: []route.Candidate{selCand(t, gw.URL)}, TLSProbe: true}, connect: "a.test:443"}
+			// A second candidate: with a single one the probe is skipped.
+			return setup{cfg: Config{Candidates: []route.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true}, connect: "a.test:443"}
 		}},
 		{"origin-connect", func(t *testing.T) setup {
 			return setup{cfg: Config{LoopbackDirect: true}, connect: testworld.RefusedAddr(t)}
@@ -416,7 +417,8 @@ func TestSelectionHealthOff(t *testing.T) {
 	t.Run("HC-3/443-still-tls-probes", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
-		addr, e := selProxy(t, Config{Candidates: []route.Candidate{selCand(t, gw.URL)}, TLSProbe: true})
+		// A second candidate: with a single one the probe is skipped.
+		addr, e := selProxy(t, Config{Candidates: []route.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true})
 		if e.checker != nil {
 			t.Fatal("health checker running without a health URL")
 		}
@@ -429,6 +431,18 @@ func TestSelectionHealthOff(t *testing.T) {
 		}
 		if e.TLSProbes() != 1 || gw.Connects() != 2 {
 			t.Fatalf("probes %d, CONNECTs %d; want 1 probe and 2 CONNECTs", e.TLSProbes(), gw.Connects())
+		}
+	})
+
+	t.Run("CON-1/single-candidate-not-probed", func(t *testing.T) {
+		origin := testworld.NewTLSOrigin(t)
+		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
+		addr, e := selProxy(t, Config{Candidates: []route.Candidate{selCand(t, gw.URL)}, TLSProbe: true})
+		if status, _, _ := selConnect(t, addr, "a.test:443", ""); status != 200 {
+			t.Fatalf("CONNECT: %d", status)
+		}
+		if e.TLSProbes() != 0 || gw.Connects() != 1 {
+			t.Fatalf("probes %d, CONNECTs %d; want no probe with one candidate", e.TLSProbes(), gw.Connects())
 		}
 	})
 
