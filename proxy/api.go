@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"io"
 	"net"
 	"net/http"
@@ -44,7 +45,7 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil || port < 1 || port > 65535 {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("bad port " + strconv.Quote(p))}
 	}
-	conn, _, err := e.openTunnel(ctx, host, port)
+	conn, _, err := e.openTunnel(dial.WithVia(ctx, e.viaEntry()), host, port)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -162,6 +163,7 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 		hdr = http.Header{}
 	}
 	removeHopByHop(hdr)
+	hdr.Add("Via", t.Engine.viaEntry())
 	hdr.Del("Content-Length")
 	hdr.Del("Host")
 

@@ -23,7 +23,7 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return
 	}
-	up, _, err := s.engine.openTunnel(s.baseCtx, host, port)
+	up, _, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.vias())), host, port)
 	if err != nil {
 		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return

@@ -31,6 +31,7 @@ type Engine struct {
 	decisions decisionLog
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
+	via       string       // Via pseudonym for loop detection (loop.go)
 
 	// openAttempt replaces openVerified in tests (a path that opens
 	// whatever the context says); nil in production.
@@ -53,6 +54,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cooldowns:  route.NewCooldowns(cfg.Cooldown, cfg.Now),
 		health:     route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		transports: map[string]*http.Transport{},
+		via:        newViaToken(),
 	}
 	if cfg.HealthURL != nil {
 		e.checker = newHealthChecker(e)

@@ -44,7 +44,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		target: t,
 		host:   t.host,
 		port:   t.port,
-		header: outgoingHeader(head),
+		header: s.engine.outgoingHeader(head),
 		body:   body,
 		length: body.length(head),
 	}
@@ -140,7 +140,7 @@ func parseTarget(raw, method string) (*target, error) {
 // outgoingHeader is the client's header minus hop-by-hop fields (SPEC
 // HTTP-5, GW-4), Expect (answered by the proxy, HTTP-2) and framing fields
 // (set per attempt). Host is set from the target when sending.
-func outgoingHeader(head *requestHead) http.Header {
+func (e *Engine) outgoingHeader(head *requestHead) http.Header {
 	h := make(http.Header, len(head.fields))
 	for _, f := range head.fields {
 		h.Add(f.name, f.value)
@@ -149,6 +149,7 @@ func outgoingHeader(head *requestHead) http.Header {
 	h.Del("Expect")
 	h.Del("Content-Length")
 	h.Del("Host")
+	h.Add("Via", e.viaEntry()) // RFC 9110 §7.6.3; loop detection (loop.go)
 	if _, ok := h["User-Agent"]; !ok {
 		// An empty value keeps net/http from adding its own User-Agent:
 		// a proxy passes the client's header set, it does not invent one.

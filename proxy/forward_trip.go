@@ -186,8 +186,8 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
 		pe := &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: route.TierHost, Status: resp.StatusCode, Sent: true,
 			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
-		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized {
-			pe.Tier, pe.Sent = route.TierGateway, false // GW-4: refused by the gateway, not delivered
+		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
+			pe.Tier, pe.Sent = route.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
 		}
 		e.fail(r.host, pe)
 		fails = append(fails, pe)
@@ -290,7 +290,7 @@ func (e *Engine) plainTransport(c route.Candidate, keepAlive bool) *http.Transpo
 // an origin's 401 relayed by the gateway still passes through).
 func isGatewayFailure(c route.Candidate, resp *http.Response) bool {
 	switch resp.StatusCode {
-	case 500, 502, 503, 504, http.StatusProxyAuthRequired:
+	case 500, 502, 503, 504, http.StatusProxyAuthRequired, http.StatusLoopDetected:
 		return true
 	case http.StatusUnauthorized:
 		return c.HasAuth && strings.HasPrefix(strings.ToLower(resp.Header.Get("Server")), "tinyproxy/")

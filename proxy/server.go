@@ -301,6 +301,11 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		}
+		if s.engine.looped(head.vias()) {
+			s.log.Warn("request loop detected: a gateway leads back to this proxy", "phase", "connect-response")
+			writeSimple(bw, http.StatusLoopDetected, "dual-proxy: request loop detected (a gateway leads back to this proxy)\n", nil)
+			return
+		}
 		switch {
 		case head.method == http.MethodConnect:
 			s.handleConnect(c, br, bw, head)

@@ -94,6 +94,11 @@ func Connect(ctx context.Context, conn net.Conn, c route.Candidate, target strin
 		b.WriteString(auth)
 		b.WriteString("\r\n")
 	}
+	if via, _ := ctx.Value(viaKey{}).(string); via != "" {
+		b.WriteString("Via: ")
+		b.WriteString(via)
+		b.WriteString("\r\n")
+	}
 	b.WriteString("\r\n")
 	if _, err := io.WriteString(conn, b.String()); err != nil {
 		return nil, fail(route.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
@@ -105,8 +110,8 @@ func Connect(ctx context.Context, conn net.Conn, c route.Candidate, target strin
 	}
 	if status < 200 || status > 299 {
 		tier := route.TierHost
-		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized {
-			tier = route.TierGateway // SPEC CD-1: 407, and tinyproxy's 401
+		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized || status == http.StatusLoopDetected {
+			tier = route.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
 		}
 		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
 	}
@@ -197,4 +202,13 @@ func (p *PrefixConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// viaKey carries the Via value for CONNECT requests in a context.
+type viaKey struct{}
+
+// WithVia returns ctx carrying the Via field value ("1.1 name, …", RFC
+// 9110 §7.6.3) that Connect sends with CONNECT, for loop detection.
+func WithVia(ctx context.Context, via string) context.Context {
+	return context.WithValue(ctx, viaKey{}, via)
 }
