@@ -27,8 +27,11 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 	}
 
 	c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
-	body, err := readBody(br, bw, head)
+	body, err := readBody(br, bw, head, s.reserveBody)
 	c.SetReadDeadline(time.Time{})
+	if body != nil && body.reserved > 0 {
+		defer s.releaseBody(body.reserved)
+	}
 	if err != nil {
 		var se *statusError
 		if errors.As(err, &se) {

@@ -35,6 +35,7 @@ type body struct {
 	rest     io.Reader     // nil: fully buffered (replayable)
 	trailers *bufio.Reader // chunked: the trailer section follows rest's EOF
 	chunked  bool          // the client framed it chunked
+	reserved int64         // bytes taken from the server's buffering budget
 	// touch, when set, is called before each read of rest (the server
 	// extends the client connection's read deadline: a client that stalls
 	// mid-upload is dropped after idleTimeout).
@@ -52,9 +53,13 @@ type body struct {
 // one that grows past it) is returned with rest set. It answers
 // "Expect: 100-continue" itself before reading, so a client waiting for
 // that answer never deadlocks (RFC 9110 §10.1.1; not to HTTP/1.0 clients).
+// reserve (nil: unlimited) asks the server's buffering budget for n bytes;
+// when it says no, the body is streamed once instead of buffered, so many
+// large uploads at once cannot exhaust memory. body.reserved is what the
+// caller must give back.
 // Errors: a *statusError (400) for a malformed chunked body; the read error
 // when the client failed or left (no answer is due then).
-func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead) (*body, error) {
+func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead, reserve func(int64) bool) (*body, error) {
 	var r io.Reader
 	switch {
 	case head.chunked:
@@ -71,13 +76,25 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead) (*body, err
 		}
 	}
 	b := &body{chunked: head.chunked}
-	if !head.chunked && head.contentLength > MaxReplayBody {
-		b.rest = r
+	want := int64(MaxReplayBody + 1) // chunked: the most we may buffer
+	if !head.chunked {
+		want = head.contentLength
+	}
+	if (!head.chunked && want > MaxReplayBody) || (reserve != nil && !reserve(want)) {
+		b.rest, b.trailers = r, trailerReader(head, br)
 		return b, nil
 	}
-	buf, err := io.ReadAll(io.LimitReader(r, MaxReplayBody+1))
+	b.reserved = want
+	var buf []byte
+	var err error
+	if head.chunked {
+		buf, err = io.ReadAll(io.LimitReader(r, MaxReplayBody+1))
+	} else {
+		buf = make([]byte, head.contentLength) // exact size: no doubling
+		_, err = io.ReadFull(r, buf)
+	}
 	if err != nil {
-		return nil, clientReadError(err)
+		return b, clientReadError(err)
 	}
 	b.buf = buf
 	if len(buf) > MaxReplayBody {
@@ -260,4 +277,13 @@ func (l *lengthReader) Read(p []byte) (int, error) {
 		err = io.EOF
 	}
 	return n, err
+}
+
+// trailerReader is br when the body is chunked (its trailer section must be
+// consumed after the body), else nil.
+func trailerReader(head *requestHead, br *bufio.Reader) *bufio.Reader {
+	if head.chunked {
+		return br
+	}
+	return nil
 }

@@ -71,7 +71,7 @@ func FuzzReadBody(f *testing.F) {
 		}
 		br := bufio.NewReader(bytes.NewReader(in))
 		var out bytes.Buffer
-		b, err := readBody(br, bufio.NewWriter(&out), head)
+		b, err := readBody(br, bufio.NewWriter(&out), head, nil)
 		if err != nil {
 			return
 		}

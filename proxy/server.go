@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -46,6 +47,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]bool // value: idle between requests
 	upstreams map[net.Conn]struct{}
+	buffered  atomic.Int64 // request body bytes buffered right now (maxBuffered)
 	closing   bool
 	wg        sync.WaitGroup  // connection goroutines and Serve loops
 	done      chan struct{}   // closed by Shutdown
@@ -376,3 +378,21 @@ func closeAfter(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// maxBuffered bounds the request body bytes all connections may hold in
+// memory at once for replay (SPEC HTTP-2 buffers up to 8 MiB each); past
+// it, bodies are streamed once (not replayable) instead.
+const maxBuffered = 64 << 20
+
+// reserveBody takes n bytes from the buffering budget; false when it is
+// exhausted.
+func (s *Server) reserveBody(n int64) bool {
+	if s.buffered.Add(n) > maxBuffered {
+		s.buffered.Add(-n)
+		return false
+	}
+	return true
+}
+
+// releaseBody gives n bytes back to the buffering budget.
+func (s *Server) releaseBody(n int64) { s.buffered.Add(-n) }
