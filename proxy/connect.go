@@ -58,7 +58,7 @@ func splitConnectTarget(t string) (host string, port int, err error) {
 		return "", 0, errors.New("want host:port")
 	}
 	port, err = strconv.Atoi(p)
-	if err != nil || port < 1 || port > 65535 {
+	if err != nil || port < 1 || port > 65535 || p[0] < '1' || p[0] > '9' { // digits only, no sign or leading zero
 		return "", 0, errors.New("bad port")
 	}
 	host, err = route.NormalizeHost(host)

@@ -229,3 +229,25 @@ func TestShutdownGrace(t *testing.T) {
 		<-done
 	})
 }
+
+func TestConnectTargets(t *testing.T) {
+	for _, bad := range []string{"127.0.0.1:+443", "127.0.0.1:0443", "127.0.0.1:0", "127.0.0.1:65536", "[::1", "host", "host:443:1"} {
+		t.Run("CON-1/bad-target/"+bad, func(t *testing.T) {
+			if _, _, err := splitConnectTarget(bad); err == nil {
+				t.Fatalf("%q accepted", bad)
+			}
+		})
+	}
+	t.Run("CON-1/gateway-status-2000-is-not-200", func(t *testing.T) {
+		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			bufio.NewReader(c).ReadString('\n')
+			io.WriteString(c, "HTTP/1.1 2000 OK\r\n\r\n")
+		})
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, gw), ConnectTimeout: 2 * time.Second})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:8443 HTTP/1.1\r\nHost: example.test:8443\r\n\r\n")
+		if st, _ := readConnectReply(t, bufio.NewReader(c)); st != 502 {
+			t.Fatalf("status %d", st)
+		}
+	})
+}

@@ -152,6 +152,9 @@ func readConnectAnswer(br *bufio.Reader) (int, error) {
 			if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
 				return 0, errors.New("malformed CONNECT answer")
 			}
+			if len(rest) > 3 && rest[3] != ' ' {
+				return 0, errors.New("malformed CONNECT answer status") // "2000" is not 200
+			}
 			code := rest[:3]
 			if code[0] < '1' || code[0] > '5' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
 				return 0, errors.New("malformed CONNECT answer status")
