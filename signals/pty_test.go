@@ -33,7 +33,7 @@ func startPane(t *testing.T, child string, env ...string) *pane {
 func startPaneWith(t *testing.T, child, suffix string, env ...string) *pane {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
+		t.Fatal("tmux is required for the PTY tests (.ci/run installs it)")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -267,6 +267,42 @@ while [ ! -e "$D/stop" ]; do sleep 0.02; done`)
 		}
 		if rc := p.status(); rc != 0 {
 			t.Fatalf("rc %d, want 0", rc)
+		}
+	})
+}
+
+// TestPTYBackground: a launcher started in the background of a job-control
+// shell (`cmd &`) must not take the terminal (the kernel would stop it with
+// SIGTTOU); it runs the child in plain mode and finishes.
+func TestPTYBackground(t *testing.T) {
+	t.Run("SIG-1/background-launcher-uses-plain-mode", func(t *testing.T) {
+		if _, err := exec.LookPath("tmux"); err != nil {
+			t.Fatal("tmux is required for the PTY tests (.ci/run installs it)")
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "tmux.sock")
+		script := fmt.Sprintf(`set -m
+D=%q
+env %s=1 GORACE=atexit_sleep_ms=0 %q -- sh -c 'echo bg-child-ran > "$0/out"' "$D" </dev/tty &
+wait $!
+echo "rc=$?" > "$D/rc.tmp"; mv "$D/rc.tmp" "$D/rc"
+exec sleep 60
+`, dir, launcherEnv, exe)
+		os.WriteFile(filepath.Join(dir, "pane.sh"), []byte(script), 0o644)
+		t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
+		if out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sh "+filepath.Join(dir, "pane.sh")).CombinedOutput(); err != nil {
+			t.Fatalf("tmux: %v %s", err, out)
+		}
+		waitFor(t, 10*time.Second, "rc", func() bool { return fileExists(filepath.Join(dir, "rc")) })
+		if rc := readFile(filepath.Join(dir, "rc")); rc != "rc=0" {
+			t.Fatalf("launcher in background: %s (148/150 = stopped by SIGTTIN/SIGTTOU)", rc)
+		}
+		if got := readFile(filepath.Join(dir, "out")); got != "bg-child-ran" {
+			t.Fatalf("child output %q", got)
 		}
 	})
 }

@@ -120,7 +120,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 		defer restore()
 	}
 
-	usePTY := !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd()))
+	usePTY := !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd())) && inForeground(opts.Stdin)
 	if usePTY {
 		s.pty, err = startPTY(cmd, opts.Stdin, opts.Stdout)
 	} else {
@@ -350,4 +350,13 @@ func (s *supervisor) restoreTerminal(childSignaled bool) error {
 		return s.fg.restore()
 	}
 	return nil
+}
+
+// inForeground reports whether our process group owns the terminal f. A
+// launcher started in the background of an interactive shell (`cmd &`)
+// must not take the terminal to raw mode: the kernel would stop it with
+// SIGTTOU; it runs the child in plain mode instead.
+func inForeground(f *os.File) bool {
+	pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
 }
