@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -122,4 +123,81 @@ func reapDescendants(pgid, skipPID int, inSession bool) int {
 // group pgid: kill(-pgid, 0) fails with ESRCH only for an empty group.
 func groupAlive(pgid int) bool {
 	return !errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
+}
+
+// ourChildren returns the pids of this process's current children.
+func ourChildren() map[int]bool {
+	self := os.Getpid()
+	m := map[int]bool{}
+	for _, st := range listProcs(func(st procStat) bool { return st.ppid == self }) {
+		m[st.pid] = true
+	}
+	return m
+}
+
+// cleanupOrphans ends descendants of the child that left its process
+// group and session (setsid daemons) and were reparented to us as the
+// subreaper after the child exited (SPEC SIG-2: no orphan survives the
+// launcher). Children in known (which existed before the child started)
+// and the child itself are left alone. Each orphan and its process group
+// get SIGTERM, then SIGKILL after LeftoverGrace; all are reaped. Their own
+// orphans are reparented to us in turn, so a few rounds are made.
+func (s *supervisor) cleanupOrphans(known map[int]bool, childPID int) {
+	self := os.Getpid()
+	find := func() []procStat {
+		return listProcs(func(st procStat) bool {
+			return st.ppid == self && !known[st.pid] && st.pid != childPID
+		})
+	}
+	reap := func(pid int) {
+		var ws unix.WaitStatus
+		for range 3 {
+			if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}
+	for round := 0; round < 4; round++ {
+		orphans := find()
+		if len(orphans) == 0 {
+			return
+		}
+		s.log.Info("orphaned descendants of the child left: terminating", "count", len(orphans))
+		for _, o := range orphans {
+			if o.state == 'Z' {
+				reap(o.pid)
+				continue
+			}
+			if o.pgrp > 1 && o.pgrp != unix.Getpgrp() {
+				_ = unix.Kill(-o.pgrp, unix.SIGTERM) // the orphan's whole group, if it leads one
+			}
+			_ = unix.Kill(o.pid, unix.SIGTERM)
+		}
+		deadline := time.Now().Add(LeftoverGrace)
+		for time.Now().Before(deadline) {
+			alive := 0
+			for _, o := range find() {
+				if o.state == 'Z' {
+					reap(o.pid)
+				} else {
+					alive++
+				}
+			}
+			if alive == 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, o := range find() {
+			if o.state != 'Z' {
+				_ = unix.Kill(o.pid, unix.SIGKILL)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		for _, o := range find() {
+			if o.state == 'Z' {
+				reap(o.pid)
+			}
+		}
+	}
 }

@@ -120,6 +120,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 		defer restore()
 	}
 
+	known := ourChildren() // children that exist before ours: never treated as orphans
 	usePTY := !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd())) && inForeground(opts.Stdin)
 	if usePTY {
 		s.pty, err = startPTY(cmd, opts.Stdin, opts.Stdout)
@@ -149,6 +150,9 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	waitErr := s.supervise(ctx)
 	s.reaped = true
 	s.cleanupGroup()
+	if s.subreaper {
+		s.cleanupOrphans(known, cmd.Process.Pid)
+	}
 	status = ExitStatus(waitErr)
 	var ws syscall.WaitStatus
 	if cmd.ProcessState != nil {

@@ -191,6 +191,9 @@ func TestLeftoverGroup(t *testing.T) {
 	}{
 		{"SIG-2/leftover-grandchild-terminated", `sleep 100 & echo $! > "$D/pid"; exit 0`, 0, 3 * time.Second},
 		{"SIG-2/leftover-ignoring-sigterm-killed", `trap '' TERM; sleep 100 & echo $! > "$D/pid"; exit 0`, 900 * time.Millisecond, 6 * time.Second},
+		// A daemon that left the group and the session (setsid) is reparented to the launcher
+		// (subreaper) when the child exits, and ended too.
+		{"SIG-2/setsid-orphan-terminated", `setsid sh -c 'echo $$ > "$D/pid.tmp"; mv "$D/pid.tmp" "$D/pid"; exec sleep 100' & while [ ! -s "$D/pid" ]; do sleep 0.01; done; exit 0`, 0, 4 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
