@@ -44,10 +44,14 @@ func badRequest(msg string) error { return &statusError{400, msg} }
 // errClientGone means the client closed the connection between requests.
 var errClientGone = errors.New("client closed connection")
 
-// readRequestHead reads and validates one request head from br.
+// readRequestHead reads and validates one request head from br. The head
+// is copied once into raw and converted to one string; the request line and
+// every field are substrings of it (few allocations on the hot path).
 func readRequestHead(br *bufio.Reader) (*requestHead, error) {
-	h := &requestHead{contentLength: -1}
-	first := true
+	h := &requestHead{contentLength: -1, raw: make([]byte, 0, 512)}
+	type span struct{ a, b int } // a line of raw, without CRLF
+	var lineBuf [32]span
+	lines := lineBuf[:0]
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(h.raw)+len(line) > maxHeadBytes {
@@ -58,7 +62,7 @@ func readRequestHead(br *bufio.Reader) (*requestHead, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
-			if first && len(h.raw) == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
+			if len(lines) == 0 && len(h.raw) == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
 				return nil, errClientGone
 			}
 			return nil, err
@@ -66,37 +70,55 @@ func readRequestHead(br *bufio.Reader) (*requestHead, error) {
 		// A line may have been read in several ReadSlice pieces; work on the
 		// last complete line of raw.
 		start := bytes.LastIndexByte(h.raw[:len(h.raw)-1], '\n') + 1
-		l := h.raw[start : len(h.raw)-1]
-		l = bytes.TrimSuffix(l, []byte{'\r'})
-		if first {
-			if len(l) == 0 && len(h.raw) <= 2 {
-				// RFC 9112 §2.2: ignore at least one empty line before the request line.
-				h.raw = h.raw[:0]
-				continue
-			}
-			if err := h.parseRequestLine(string(l)); err != nil {
-				return nil, err
-			}
-			first = false
+		end := len(h.raw) - 1
+		if end > start && h.raw[end-1] == '\r' {
+			end--
+		}
+		if len(lines) == 0 && end == start && len(h.raw) <= 2 {
+			// RFC 9112 §2.2: ignore at least one empty line before the request line.
+			h.raw = h.raw[:0]
 			continue
 		}
-		if len(l) == 0 {
+		if end == start && len(lines) > 0 {
 			break
 		}
+		lines = append(lines, span{start, end})
+	}
+	all := string(h.raw)
+	if err := h.parseRequestLine(all[lines[0].a:lines[0].b]); err != nil {
+		return nil, err
+	}
+	h.fields = make([]field, 0, len(lines)-1)
+	for _, sp := range lines[1:] {
+		l := all[sp.a:sp.b]
 		if l[0] == ' ' || l[0] == '\t' {
 			return nil, badRequest("obsolete line folding") // RFC 9112 §5.2
 		}
-		name, value, ok := bytes.Cut(l, []byte{':'})
-		if !ok || len(name) == 0 || !isToken(name) {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || len(name) == 0 || !isTokenString(name) {
 			return nil, badRequest("malformed header field") // RFC 9112 §5.1: no space before ':'
 		}
-		value = bytes.Trim(value, " \t")
+		value = strings.Trim(value, " \t")
 		if !validFieldValue(value) {
 			return nil, badRequest("invalid header field value") // RFC 9110 §5.5: CR, LF, NUL, CTLs
 		}
-		h.fields = append(h.fields, field{string(name), string(value)})
+		h.fields = append(h.fields, field{name, value})
 	}
 	return h, h.checkFraming()
+}
+
+// isTokenString is isToken for a string.
+func isTokenString(s string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *requestHead) parseRequestLine(l string) error {
@@ -201,9 +223,9 @@ func (h *requestHead) get(name string) string {
 // validFieldValue reports whether v holds only field-vchars, SP, HTAB and
 // obs-text (RFC 9110 §5.5): no control characters, so nothing the proxy
 // forwards can split or end a header line.
-func validFieldValue(v []byte) bool {
-	for _, c := range v {
-		if (c < ' ' && c != '\t') || c == 0x7f {
+func validFieldValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
 	}
