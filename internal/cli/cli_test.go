@@ -107,3 +107,24 @@ func TestHardening(t *testing.T) {
 		}
 	})
 }
+
+func TestRules(t *testing.T) {
+	for _, tc := range []struct{ flag, pattern string }{
+		{"--prefer-direct", "a.example.com/path"},
+		{"--prefer-direct", "a.example.com:443"},
+		{"--prefer-proxy", "api.(openai|anthropic).com"},
+	} {
+		t.Run("ORD-3/invalid-pattern-exit-2/"+tc.pattern, func(t *testing.T) {
+			_, errOut, status := runCmd(t, DualProxy, nil, tc.flag, tc.pattern, "--print-config")
+			if status != 2 || !strings.Contains(errOut, tc.pattern) || !strings.Contains(errOut, strings.TrimPrefix(tc.flag, "--")) {
+				t.Fatalf("status %d: %q", status, errOut)
+			}
+		})
+	}
+	t.Run("ORD-3b/no-proxy-and-patterns-shown", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, []string{"NO_PROXY=.local"}, "--prefer-direct", "*.corp.example,intranet", "--print-config")
+		if status != 0 || !strings.Contains(out, "*.corp.example,intranet") || !strings.Contains(out, ".local") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+}
