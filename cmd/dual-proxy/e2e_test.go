@@ -199,6 +199,24 @@ func TestConfig(t *testing.T) {
 		mustContain(t, out, "http://10.0.0.1:3128")
 		mustContain(t, out, "direct")
 	})
+	t.Run("LIS-4/flags-from-environment", func(t *testing.T) {
+		out, errOut, status := launch(t, []string{"LISTEN_PORT=18123", "GATEWAY=10.0.0.7:3128,10.0.0.8:8080", "PREFER_DIRECT=*.corp.example",
+			"TIMEOUT_MS=1234", "COOLDOWN_MS=0", "VERIFY_TLS=0", "HEALTH_URL="}, "--print-config")
+		if status != 0 {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+		for _, want := range []string{"127.0.0.1:18123", "http://10.0.0.7:3128", "http://10.0.0.8:8080", "*.corp.example", "timeout-ms:", "1234", "verify-tls:", "health-url:"} {
+			mustContain(t, out, want)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "verify-tls:") && !strings.HasSuffix(l, "false") {
+				t.Fatalf("VERIFY_TLS=0 not applied: %q", l)
+			}
+		}
+		// A flag on the command line wins over its variable.
+		out, _, _ = launch(t, []string{"LISTEN_PORT=18123"}, "--listen-port", "18124", "--print-config")
+		mustContain(t, out, "127.0.0.1:18124")
+	})
 	t.Run("LIS-4/print-config-redacts-credentials", func(t *testing.T) {
 		out, _, status := launch(t, nil, "--print-config", "--upstream-url", "http://alice:s3cr3t-pw@127.0.0.1:3128")
 		if status != 0 || strings.Contains(out, "s3cr3t-pw") {
