@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool"
+)
+
+// TestPoolReload: the standalone proxy re-reads its pool configuration on
+// SIGHUP; a broken file keeps the running configuration (SPEC POOL-16).
+func TestPoolReload(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(cfg+".tmp", []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Rename(cfg+".tmp", cfg)
+	}
+	write("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
+
+	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logs strings.Builder
+	logText := func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
+	addrC := make(chan string, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		re := regexp.MustCompile(`msg=listening addr=(\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addrC <- m[1]
+			}
+		}
+	}()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-readDone
+		cmd.Wait()
+	}()
+	var addr string
+	select {
+	case addr = <-addrC:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no listening line")
+	}
+	pools := func() []string {
+		resp, err := http.Get("http://" + addr + "/pool/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st pool.StatusJSON
+		json.NewDecoder(resp.Body).Decode(&st)
+		var ids []string
+		for _, p := range st.Pools {
+			ids = append(ids, p.ID)
+		}
+		return ids
+	}
+	waitPools := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for strings.Join(pools(), ",") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("pools %v, want %s", pools(), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	defer http.DefaultClient.CloseIdleConnections()
+
+	t.Run("POOL-16/sighup-reloads-config", func(t *testing.T) {
+		waitPools("p1")
+		write("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  b: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a, b]}\n  p2: {members: [b]}\n")
+		cmd.Process.Signal(syscall.SIGHUP)
+		waitPools("p1,p2")
+	})
+	t.Run("POOL-16/broken-config-keeps-running-one", func(t *testing.T) {
+		write("pools: [this is not a pool map\n")
+		cmd.Process.Signal(syscall.SIGHUP)
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logText(), "not reloaded") {
+			if time.Now().After(deadline) {
+				t.Fatal("no 'not reloaded' log line")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := strings.Join(pools(), ","); got != "p1,p2" {
+			t.Fatalf("pools %s after a broken reload", got)
+		}
+	})
+}
