@@ -5,16 +5,6 @@
 //
 //	go test -run '^$' -bench 'ReadRequestHead|RemoveHopByHop' -benchmem ./proxy
 
-package proxy owns these
-// unexported functions; the bench helper may not edit proxy/). Copy it
-// there, drop the .txt suffix, and run
-//
-//	go test -run '^$' -bench 'ReadRequestHead|RemoveHopByHop' -benchmem ./proxy
-//
-// It measures the raw request-head parser (SPEC HTTP-5: every field line is
-// seen, framing checked) and hop-by-hop filtering (RFC 9110 §7.6.1) on a
-// small head and on a realistic agent head with Connection-named fields.
-
 package proxy
 
 import (
