@@ -18,6 +18,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/dual-proxy/dual-proxy/internal/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,37 +52,37 @@ func TestAgents(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("agents tests need python3 for testdata/agents/mock_llm.py")
 	}
-	l := newLab(t)
+	l := agentlab.New(t)
 	logs := t.TempDir()
 	mockLog := filepath.Join(logs, "mock.jsonl")
 	gwLog := filepath.Join(logs, "gateway.jsonl")
-	l.startServer(t, "mock_llm listening", "python3", filepath.Join(scripts, "mock_llm.py"), "--port", mockPort, "--log", mockLog)
-	l.startServer(t, "log_proxy on", "python3", filepath.Join(scripts, "log_proxy.py"), "--port", gatewayPort, "--log", gwLog)
+	l.StartServer(t, "mock_llm listening", "python3", filepath.Join(scripts, "mock_llm.py"), "--port", mockPort, "--log", mockLog)
+	l.StartServer(t, "log_proxy on", "python3", filepath.Join(scripts, "log_proxy.py"), "--port", gatewayPort, "--log", gwLog)
 
 	t.Run("RUN-1/claude-version-through-launcher", func(t *testing.T) {
 		h := newHome(t)
-		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--version"), 60*time.Second)
-		if r.status != 0 {
-			t.Fatalf("status %d, want 0 (RUN-3)\nstdout: %s\nstderr: %s", r.status, r.stdout, r.stderr)
+		r := agentlab.Run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--version"), 60*time.Second)
+		if r.Status != 0 {
+			t.Fatalf("status %d, want 0 (RUN-3)\nstdout: %s\nstderr: %s", r.Status, r.Stdout, r.Stderr)
 		}
-		if !regexp.MustCompile(`^\d+\.\d+\.\d+ \(Claude Code\)\n$`).MatchString(r.stdout) {
-			t.Fatalf("stdout %q, want `X.Y.Z (Claude Code)`", r.stdout)
+		if !regexp.MustCompile(`^\d+\.\d+\.\d+ \(Claude Code\)\n$`).MatchString(r.Stdout) {
+			t.Fatalf("stdout %q, want `X.Y.Z (Claude Code)`", r.Stdout)
 		}
-		t.Logf("%s in %v", strings.TrimSpace(r.stdout), r.elapsed)
+		t.Logf("%s in %v", strings.TrimSpace(r.Stdout), r.Elapsed)
 	})
 
 	t.Run("RUN-3/claude-error-status-and-stderr-pass-through", func(t *testing.T) {
 		h := newHome(t)
-		direct := run(t, h.command(l, claude, "--no-such-option-dual-proxy"), 60*time.Second)
-		if direct.status == 0 {
-			t.Fatalf("claude accepted an unknown option; stderr %q", direct.stderr)
+		direct := agentlab.Run(t, h.command(l, claude, "--no-such-option-dual-proxy"), 60*time.Second)
+		if direct.Status == 0 {
+			t.Fatalf("claude accepted an unknown option; stderr %q", direct.Stderr)
 		}
-		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--no-such-option-dual-proxy"), 60*time.Second)
-		if r.status != direct.status {
-			t.Fatalf("launcher status %d, claude alone %d", r.status, direct.status)
+		r := agentlab.Run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--command", claude, "--", "--no-such-option-dual-proxy"), 60*time.Second)
+		if r.Status != direct.Status {
+			t.Fatalf("launcher status %d, claude alone %d", r.Status, direct.Status)
 		}
-		if !strings.Contains(r.stderr, "no-such-option-dual-proxy") {
-			t.Fatalf("claude's error did not reach stderr: %q", r.stderr)
+		if !strings.Contains(r.Stderr, "no-such-option-dual-proxy") {
+			t.Fatalf("claude's error did not reach stderr: %q", r.Stderr)
 		}
 	})
 
@@ -91,10 +92,10 @@ func TestAgents(t *testing.T) {
 	t.Run("RUN-1/claude-p-dead-gateway-then-working-gateway", func(t *testing.T) {
 		h := newHome(t)
 		mockBefore, gwBefore := countLines(t, mockLog), countLines(t, gwLog)
-		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
+		r := agentlab.Run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--upstream-port", deadPort, "--gateway", "127.0.0.1:"+gatewayPort, "--command", claude, "--", "-p", "say ok"), 90*time.Second)
 		checkOK(t, r, h)
-		t.Logf("claude -p through the working gateway: %v", r.elapsed)
+		t.Logf("claude -p through the working gateway: %v", r.Elapsed)
 		gw := readJSONL(t, gwLog)[gwBefore:]
 		if len(gw) != 1 || gw[0]["kind"] != "HTTP" || gw[0]["method"] != "POST" ||
 			!strings.HasPrefix(str(gw[0]["target"]), "http://mock.test:"+mockPort+"/v1/messages") ||
@@ -116,10 +117,10 @@ func TestAgents(t *testing.T) {
 	t.Run("RUN-1/claude-p-dead-gateway-then-direct", func(t *testing.T) {
 		h := newHome(t)
 		mockBefore, gwBefore := countLines(t, mockLog), countLines(t, gwLog)
-		r := run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
+		r := agentlab.Run(t, h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--upstream-port", deadPort, "--command", claude, "--", "-p", "say ok"), 90*time.Second)
 		checkOK(t, r, h)
-		t.Logf("claude -p direct: %v", r.elapsed)
+		t.Logf("claude -p direct: %v", r.Elapsed)
 		if n := countLines(t, gwLog) - gwBefore; n != 0 {
 			t.Fatalf("log_proxy saw %d requests though it is no candidate", n)
 		}
@@ -172,18 +173,18 @@ func (h *home) env() []string {
 
 // command runs argv inside l with h's environment, in h's trusted
 // working directory.
-func (h *home) command(l *lab, argv ...string) *exec.Cmd {
-	cmd := l.command(h.env(), argv...)
+func (h *home) command(l *agentlab.Lab, argv ...string) *exec.Cmd {
+	cmd := l.Command(h.env(), argv...)
 	cmd.Dir = h.cwd
 	return cmd
 }
 
 // checkOK asserts claude printed the mock's reply and exited 0.
-func checkOK(t *testing.T, r result, h *home) {
+func checkOK(t *testing.T, r agentlab.Result, h *home) {
 	t.Helper()
-	if r.status != 0 || strings.TrimSpace(r.stdout) != "ok" {
+	if r.Status != 0 || strings.TrimSpace(r.Stdout) != "ok" {
 		log, _ := os.ReadFile(h.logFile)
-		t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.status, r.stdout, r.stderr, log)
+		t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, r.Stderr, log)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/dual-proxy/dual-proxy/internal/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +87,7 @@ func TestPoolAgent(t *testing.T) {
 			t.Fatalf("the pool agents test needs %s (.ci/run installs it)", tool)
 		}
 	}
-	l := newLab(t)
+	l := agentlab.New(t)
 
 	// Every /v1/messages to member 1 is 529: the pool fails over to
 	// member 2 before the commit point, claude sees one clean stream.
@@ -96,8 +97,8 @@ func TestPoolAgent(t *testing.T) {
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.config, "--pool", "p", "--command", claude, "--", "-p", "say ok")
 		cmd.Env = append(cmd.Env, poolEnv()...)
-		r := run(t, cmd, 90*time.Second)
-		t.Logf("claude -p through the pool with failover: %v", r.elapsed)
+		r := agentlab.Run(t, cmd, 90*time.Second)
+		t.Logf("claude -p through the pool with failover: %v", r.Elapsed)
 		checkOK(t, r, h)
 		m1, m2 := readJSONL(t, ch.log1), readJSONL(t, ch.log2)
 		sid := checkChannelCalls(t, "member 1", m1, 1, 529, member1Key, "")
@@ -116,11 +117,11 @@ func TestPoolAgent(t *testing.T) {
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.config, "--pool", "p", "--command", "sh", "--", "-c", stickyScript)
 		cmd.Env = append(append(cmd.Env, poolEnv()...), "AGENT="+claude, "STATUS_FILE="+statusFile)
-		r := run(t, cmd, 120*time.Second)
-		t.Logf("two claude -p calls through the pool: %v", r.elapsed)
-		if want := "ok\ncall1 rc=0\nok\ncall2 rc=0\nstatus rc=0\n"; r.status != 0 || r.stdout != want {
+		r := agentlab.Run(t, cmd, 120*time.Second)
+		t.Logf("two claude -p calls through the pool: %v", r.Elapsed)
+		if want := "ok\ncall1 rc=0\nok\ncall2 rc=0\nstatus rc=0\n"; r.Status != 0 || r.Stdout != want {
 			log, _ := os.ReadFile(h.logFile)
-			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.status, r.stdout, want, r.stderr, log)
+			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, want, r.Stderr, log)
 		}
 		m1, m2 := readJSONL(t, ch.log1), readJSONL(t, ch.log2)
 		sid := checkChannelCalls(t, "member 1", m1, 1, 529, member1Key, "")
@@ -155,14 +156,14 @@ type channels struct {
 // startChannels starts member 1 (failing with 529: every call when
 // failFirst is "0", else its first failFirst calls; its reply is not "ok",
 // so claude printing "ok" proves member 2 answered) and member 2.
-func startChannels(t *testing.T, l *lab, scripts, port1, port2, failFirst string) channels {
+func startChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) channels {
 	t.Helper()
 	dir := t.TempDir()
 	ch := channels{config: filepath.Join(dir, "config.yaml"), log1: filepath.Join(dir, "member1.jsonl"), log2: filepath.Join(dir, "member2.jsonl")}
 	script := filepath.Join(scripts, "mock_channel.py")
-	l.startServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
+	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
 		"--fail-status", "529", "--fail-first", failFirst, "--log", ch.log1)
-	l.startServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
+	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
 	yaml := "channels:\n" +
 		"  m1: {api: anthropic, base_url: \"http://127.0.0.1:" + port1 + "\", api_key_env: DP_M1_KEY}\n" +
 		"  m2: {api: anthropic, base_url: \"http://127.0.0.1:" + port2 + "\", api_key_env: DP_M2_KEY}\n" +

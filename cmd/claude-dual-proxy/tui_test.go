@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/dual-proxy/dual-proxy/internal/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // (SPEC SIG-1) in a private tmux server: the prompt appears, "say ok" is
 // answered through the proxy, /exit ends it with status 0, and the pane's
 // terminal settings (stty -g) are the same afterwards.
-func testInteractive(t *testing.T, l *lab, bin, claude string) {
+func testInteractive(t *testing.T, l *agentlab.Lab, bin, claude string) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("the interactive agents test needs tmux (.ci/run installs it)")
 	}
@@ -33,7 +34,7 @@ ip netns exec %s env -i TERM=xterm-256color %s %s --health-url '' --log-file %s 
 echo "LAUNCHER-EXIT=$?"
 [ "$before" = "$(stty -g)" ] && echo STTY-SAME || echo STTY-CHANGED
 sleep 120
-`, shq(h.cwd), l.name, strings.Join(env, " "), shq(bin), shq(h.logFile), deadPort, shq(claude))
+`, shq(h.cwd), l.Name, strings.Join(env, " "), shq(bin), shq(h.logFile), deadPort, shq(claude))
 	if err := os.WriteFile(filepath.Join(dir, "pane.sh"), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/dual-proxy/dual-proxy/internal/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,18 +81,18 @@ func TestCodexAgent(t *testing.T) {
 			t.Fatalf("the Codex agents test needs %s (.ci/run installs it)", tool)
 		}
 	}
-	l := newAgentLab(t)
+	l := agentlab.New(t)
 
 	// Member 1 answers every /v1/responses with 429: the pool fails over
 	// before the commit point and codex prints member 2's reply.
 	t.Run("POOL-20/codex-exec-preset-first-member-429-fails-over", func(t *testing.T) {
 		ch := startCodexChannels(t, l, scripts, "18091", "18092", "0")
 		h := newCodexHome(t)
-		r := runInLab(t, h.command(l, nil, bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
+		r := agentlab.Run(t, h.command(l, nil, bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.config, "--pool", "po", "--", codex, "exec", "--skip-git-repo-check", "say ok"), 120*time.Second)
-		t.Logf("codex exec through the pool with failover: %v", r.elapsed)
-		if r.status != 0 || r.stdout != "ok\n" {
-			t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.status, r.stdout, r.stderr, readFile(h.logFile))
+		t.Logf("codex exec through the pool with failover: %v", r.Elapsed)
+		if r.Status != 0 || r.Stdout != "ok\n" {
+			t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, r.Stderr, readFile(h.logFile))
 		}
 		sid := checkCodexCalls(t, "member 1", readAgentLog(t, ch.log1), 1, 429, codexKey1, "")
 		checkCodexCalls(t, "member 2", readAgentLog(t, ch.log2), 1, 200, codexKey2, sid)
@@ -111,12 +112,12 @@ func TestCodexAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 		presetFile, statusFile := filepath.Join(wrapDir, "preset"), filepath.Join(wrapDir, "status.json")
-		r := runInLab(t, h.command(l, []string{"REAL_CODEX=" + codex, "PRESET_FILE=" + presetFile, "STATUS_FILE=" + statusFile},
+		r := agentlab.Run(t, h.command(l, []string{"REAL_CODEX=" + codex, "PRESET_FILE=" + presetFile, "STATUS_FILE=" + statusFile},
 			bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.config, "--pool", "po", "--", wrapper, "exec", "--skip-git-repo-check", "say ok"), 180*time.Second)
-		t.Logf("codex exec + codex exec resume through the pool: %v", r.elapsed)
-		if want := "ok\ncall1 rc=0\nok\ncall2 rc=0\nstatus rc=0\n"; r.status != 0 || r.stdout != want {
-			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.status, r.stdout, want, r.stderr, readFile(h.logFile))
+		t.Logf("codex exec + codex exec resume through the pool: %v", r.Elapsed)
+		if want := "ok\ncall1 rc=0\nok\ncall2 rc=0\nstatus rc=0\n"; r.Status != 0 || r.Stdout != want {
+			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, want, r.Stderr, readFile(h.logFile))
 		}
 		if p := readFile(presetFile); !codexPreset.MatchString(p) {
 			t.Fatalf("the launcher's Codex preset:\n%s\nwant %s", p, codexPreset)
@@ -150,14 +151,14 @@ type codexChannels struct {
 // startCodexChannels starts member 1 (failing with 429: every call when
 // failFirst is "0", else its first failFirst calls; its reply is not
 // "ok", so codex printing "ok" proves member 2 answered) and member 2.
-func startCodexChannels(t *testing.T, l *agentLab, scripts, port1, port2, failFirst string) codexChannels {
+func startCodexChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) codexChannels {
 	t.Helper()
 	dir := t.TempDir()
 	ch := codexChannels{config: filepath.Join(dir, "config.yaml"), log1: filepath.Join(dir, "member1.jsonl"), log2: filepath.Join(dir, "member2.jsonl")}
 	script := filepath.Join(scripts, "mock_channel.py")
-	l.startServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
+	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
 		"--fail-status", "429", "--fail-first", failFirst, "--log", ch.log1)
-	l.startServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
+	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
 	yaml := "channels:\n" +
 		"  o1: {api: openai, base_url: \"http://127.0.0.1:" + port1 + "/v1\", api_key_env: DP_O1_KEY}\n" +
 		"  o2: {api: openai, base_url: \"http://127.0.0.1:" + port2 + "/v1\", api_key_env: DP_O2_KEY}\n" +
@@ -182,7 +183,7 @@ func newCodexHome(t *testing.T) *codexHome {
 // command runs argv inside l in h's working directory with h's
 // environment (the user's own OPENAI_API_KEY, which pool mode replaces;
 // the channel keys for the launcher) plus extra.
-func (h *codexHome) command(l *agentLab, extra []string, argv ...string) *exec.Cmd {
+func (h *codexHome) command(l *agentlab.Lab, extra []string, argv ...string) *exec.Cmd {
 	env := append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + h.dir,
@@ -191,7 +192,7 @@ func (h *codexHome) command(l *agentLab, extra []string, argv ...string) *exec.C
 		"DP_O1_KEY=" + codexKey1,
 		"DP_O2_KEY=" + codexKey2,
 	}, extra...)
-	cmd := l.command(env, argv...)
+	cmd := l.Command(env, argv...)
 	cmd.Dir = h.cwd
 	return cmd
 }

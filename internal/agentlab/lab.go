@@ -1,6 +1,9 @@
-//go:build agents
-
-package main
+// Package agentlab runs real agent CLIs in a loopback-only network
+// namespace made for one test (equipment README §0): only `lo`, so nothing
+// an agent tries can leave the machine, not even DNS. Used by the
+// real-agent tests (build tag agents) of cmd/claude-dual-proxy and
+// cmd/dual-proxy; it needs root and iproute2.
+package agentlab
 
 import (
 	"bytes"
@@ -17,22 +20,23 @@ import (
 	"time"
 )
 
-// lab is a loopback-only network namespace made for one test run
+// Lab is a loopback-only network namespace made for one test run
 // (equipment README §0): only `lo`, so nothing an agent tries can leave
 // the machine, not even DNS. `ip netns exec` bind-mounts
 // /etc/netns/NAME/hosts over /etc/hosts, which gives the test names
 // (mock.test) that resolve only inside the namespace.
-type lab struct {
-	name string
+type Lab struct {
+	// Name is the namespace name (ip netns exec NAME …).
+	Name string
 }
 
 // labHosts is the namespace's /etc/hosts.
 const labHosts = "127.0.0.1 localhost mock.test\n::1 localhost ip6-localhost\n"
 
-// newLab creates a namespace with a unique name and its hosts file, and
+// New creates a namespace with a unique name and its hosts file, and
 // deletes both when t ends. It fails t (never skips) when the namespace
 // cannot be created: these tests must not run an agent outside one.
-func newLab(t *testing.T) *lab {
+func New(t testing.TB) *Lab {
 	t.Helper()
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatal("agents tests need `ip` (iproute2) and root to create a network namespace; .ci/run installs iproute2")
@@ -41,14 +45,14 @@ func newLab(t *testing.T) *lab {
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	l := &lab{name: fmt.Sprintf("dpagents-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))}
-	if out, err := runBounded(10*time.Second, "ip", "netns", "add", l.name); err != nil {
-		t.Fatalf("cannot create network namespace %s (the agents tests need root and iproute2; they never run an agent outside a namespace): %v\n%s", l.name, err, out)
+	l := &Lab{Name: fmt.Sprintf("dpagents-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))}
+	if out, err := RunBounded(10*time.Second, "ip", "netns", "add", l.Name); err != nil {
+		t.Fatalf("cannot create network namespace %s (the agents tests need root and iproute2; they never run an agent outside a namespace): %v\n%s", l.Name, err, out)
 	}
-	hostsDir := filepath.Join("/etc/netns", l.name)
+	hostsDir := filepath.Join("/etc/netns", l.Name)
 	t.Cleanup(func() {
-		if out, err := runBounded(10*time.Second, "ip", "netns", "del", l.name); err != nil {
-			t.Errorf("ip netns del %s: %v\n%s", l.name, err, out)
+		if out, err := RunBounded(10*time.Second, "ip", "netns", "del", l.Name); err != nil {
+			t.Errorf("ip netns del %s: %v\n%s", l.Name, err, out)
 		}
 		os.RemoveAll(hostsDir)
 	})
@@ -58,45 +62,45 @@ func newLab(t *testing.T) *lab {
 	if err := os.WriteFile(filepath.Join(hostsDir, "hosts"), []byte(labHosts), 0o644); err != nil {
 		t.Fatalf("namespace hosts file: %v", err)
 	}
-	if out, err := runBounded(10*time.Second, "ip", "netns", "exec", l.name, "ip", "link", "set", "lo", "up"); err != nil {
-		t.Fatalf("bring up lo in %s: %v\n%s", l.name, err, out)
+	if out, err := RunBounded(10*time.Second, "ip", "netns", "exec", l.Name, "ip", "link", "set", "lo", "up"); err != nil {
+		t.Fatalf("bring up lo in %s: %v\n%s", l.Name, err, out)
 	}
 	// The namespace must really be cut off: only lo, and mock.test resolves to loopback.
-	out, err := runBounded(10*time.Second, "ip", "netns", "exec", l.name, "ip", "-o", "link")
+	out, err := RunBounded(10*time.Second, "ip", "netns", "exec", l.Name, "ip", "-o", "link")
 	if err != nil {
-		t.Fatalf("ip link in %s: %v\n%s", l.name, err, out)
+		t.Fatalf("ip link in %s: %v\n%s", l.Name, err, out)
 	}
 	if n := strings.Count(strings.TrimSpace(out), "\n") + 1; n != 1 || !strings.Contains(out, " lo:") {
-		t.Fatalf("namespace %s has links other than lo:\n%s", l.name, out)
+		t.Fatalf("namespace %s has links other than lo:\n%s", l.Name, out)
 	}
 	return l
 }
 
-// command returns argv run inside the namespace with exactly env.
-func (l *lab) command(env []string, argv ...string) *exec.Cmd {
-	cmd := exec.Command("ip", append([]string{"netns", "exec", l.name}, argv...)...)
+// Command returns argv run inside the namespace with exactly env.
+func (l *Lab) Command(env []string, argv ...string) *exec.Cmd {
+	cmd := exec.Command("ip", append([]string{"netns", "exec", l.Name}, argv...)...)
 	cmd.Env = env
 	return cmd
 }
 
-// server is a helper process (mock_llm.py, log_proxy.py) inside the lab.
-type server struct {
+// Server is a helper process (mock_llm.py, log_proxy.py) inside the lab.
+type Server struct {
 	cmd    *exec.Cmd
 	stderr string // file
 	done   chan struct{}
 }
 
-// startServer starts argv inside l, waits (up to 20 s) until its stderr
+// StartServer starts argv inside l, waits (up to 20 s) until its stderr
 // holds ready, and stops it when t ends.
-func (l *lab) startServer(t *testing.T, ready string, argv ...string) *server {
+func (l *Lab) StartServer(t testing.TB, ready string, argv ...string) *Server {
 	t.Helper()
-	s := &server{stderr: filepath.Join(t.TempDir(), filepath.Base(argv[len(argv)-1])+".stderr"), done: make(chan struct{})}
+	s := &Server{stderr: filepath.Join(t.TempDir(), filepath.Base(argv[len(argv)-1])+".stderr"), done: make(chan struct{})}
 	f, err := os.Create(s.stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s.cmd = l.command([]string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}, argv...)
+	s.cmd = l.Command([]string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}, argv...)
 	s.cmd.Stderr, s.cmd.Stdout = f, f
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start %v: %v", argv, err)
@@ -125,17 +129,17 @@ func (l *lab) startServer(t *testing.T, ready string, argv ...string) *server {
 	}
 }
 
-// result is one finished process.
-type result struct {
-	stdout, stderr string
-	status         int
-	elapsed        time.Duration
+// Result is one finished process.
+type Result struct {
+	Stdout, Stderr string
+	Status         int
+	Elapsed        time.Duration
 }
 
-// run runs cmd (stdin /dev/null) and waits at most limit; then the
+// Run runs cmd (stdin /dev/null) and waits at most limit; then the
 // process gets SIGTERM (the launcher forwards it to the child's group) and,
 // 10 s later, SIGKILL, and t fails.
-func run(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
+func Run(t testing.TB, cmd *exec.Cmd, limit time.Duration) Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -158,18 +162,18 @@ func run(t *testing.T, cmd *exec.Cmd, limit time.Duration) result {
 		}
 		t.Fatalf("%v did not finish within %v\nstdout: %s\nstderr: %s", cmd.Args, limit, stdout.String(), stderr.String())
 	}
-	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
 	if ee, ok := err.(*exec.ExitError); ok {
-		r.status = ee.ExitCode()
+		r.Status = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return r
 }
 
-// runBounded runs a short setup command with a time limit and returns its
+// RunBounded runs a short setup command with a time limit and returns its
 // combined output.
-func runBounded(limit time.Duration, name string, args ...string) (string, error) {
+func RunBounded(limit time.Duration, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
