@@ -31,6 +31,9 @@ type Config struct {
 	ListenHost   string
 	ListenPort   int
 	PortFallback int
+	// AvoidPorts are never taken as fallback ports (loopback gateways'
+	// ports, see proxy.Listen).
+	AvoidPorts []int
 	// Proxy builds the proxy configuration once the port is bound (the
 	// candidate list excludes the bound port, SPEC GW-2). It returns the
 	// config and warnings to log.
@@ -66,7 +69,7 @@ func Run(ctx context.Context, cfg Config) (status int, err error) {
 	if len(cfg.Command) == 0 {
 		return 2, errors.New("no command to run")
 	}
-	ln, port, err := proxy.Listen(cfg.ListenHost, cfg.ListenPort, cfg.PortFallback)
+	ln, port, err := proxy.Listen(cfg.ListenHost, cfg.ListenPort, cfg.PortFallback, cfg.AvoidPorts...)
 	if err != nil {
 		return 1, err
 	}

@@ -167,6 +167,43 @@ func TestLauncherEndToEnd(t *testing.T) {
 		t.Fatal("could not find two free consecutive ports")
 	})
 
+	t.Run("LIS-1/fallback-skips-a-loopback-gateway-port", func(t *testing.T) {
+		// Port P busy, P+1 is the (currently down) first gateway: the
+		// launcher must bind P+2, not lock the gateway out of its port.
+		base := 24000 + int(time.Now().UnixNano()%6000)
+		for attempt := 0; attempt < 50; attempt++ {
+			p := base + attempt*7
+			held, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				continue
+			}
+			free := true
+			for _, q := range []int{p + 1, p + 2} {
+				l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q))
+				if err != nil {
+					free = false
+					break
+				}
+				l.Close()
+			}
+			if !free {
+				held.Close()
+				continue
+			}
+			out, errOut, status := launch(t, nil, "run", "--listen-port", strconv.Itoa(p), "--upstream-port", strconv.Itoa(p+1), "--health-url", "",
+				"--", "sh", "-c", `printf '%s' "$HTTP_PROXY"`)
+			held.Close()
+			if status != 0 {
+				t.Fatalf("status %d stderr %q", status, errOut)
+			}
+			if want := fmt.Sprintf("http://127.0.0.1:%d", p+2); out != want {
+				t.Fatalf("child saw %q, want %q", out, want)
+			}
+			return
+		}
+		t.Fatal("could not find three free consecutive ports")
+	})
+
 	t.Run("RUN-2/busy-ports-child-not-started", func(t *testing.T) {
 		held, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -195,9 +195,12 @@ func TestSystemdUnit(t *testing.T) {
 		}
 		mustContain(t, out, "127.0.0.1:7898")
 		mustContain(t, out, "log-format:")
+		// The env file's settings must not be overridden by ExecStart flags.
+		out, _, _ = launch(t, []string{"LISTEN_PORT=17999", "LISTEN_HOST=::1"}, append(exec[1:], "--print-config")...)
+		mustContain(t, out, "[::1]:17999")
 	})
 	t.Run("OPS-3/restart-and-install", func(t *testing.T) {
-		for _, want := range []string{"\nRestart=on-failure\n", "\nWantedBy=default.target\n", "\nNoNewPrivileges=yes\n", "\nKillSignal=SIGTERM\n"} {
+		for _, want := range []string{"\nRestart=on-failure\n", "\nWantedBy=default.target\n", "\nNoNewPrivileges=yes\n", "\nKillSignal=SIGTERM\n", "\nExecReload=/bin/kill -HUP $MAINPID\n"} {
 			if !strings.Contains(unit, want) {
 				t.Errorf("unit lacks %q", strings.TrimSpace(want))
 			}

@@ -148,7 +148,7 @@ func serve(c *cli.Context, sio IO) error {
 	}
 	log := newLogger(s, sio.Stderr)
 	warnOpenProxy(s.ListenHost, log)
-	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback)
+	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback, s.AvoidPorts()...)
 	if err != nil {
 		return cli.Exit("dual-proxy: "+err.Error(), 1)
 	}
@@ -239,6 +239,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 		ListenHost:   s.ListenHost,
 		ListenPort:   s.ListenPort,
 		PortFallback: s.PortFallback,
+		AvoidPorts:   s.AvoidPorts(),
 		Proxy: func(port int) (proxy.Config, []string, error) {
 			pc, w, err := s.ProxyConfig(port, log)
 			pc.Handler = mux

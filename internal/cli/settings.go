@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -221,6 +223,31 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	return s, nil
 }
 
+// AvoidPorts are the ports of gateways on loopback or on the listen host:
+// the listener never falls back onto them (proxy.Listen).
+func (s *Settings) AvoidPorts() []int {
+	spec := s.Spec
+	spec.ListenPort = 0 // no self-loop exclusion: we want every gateway
+	cands, _, _ := route.BuildCandidates(spec)
+	var out []int
+	for _, c := range cands {
+		if c.Direct {
+			continue
+		}
+		host, port, err := net.SplitHostPort(c.Addr)
+		if err != nil {
+			continue
+		}
+		ip, ipErr := netip.ParseAddr(host)
+		if host == "localhost" || host == strings.Trim(s.ListenHost, "[]") || (ipErr == nil && ip.IsLoopback()) {
+			if n, err := strconv.Atoi(port); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // splitList splits every value on commas, trims spaces, drops empties.
 func splitList(vals []string) []string {
 	var out []string
@@ -295,7 +322,7 @@ func (s *Settings) Print(w io.Writer) error {
 		return err
 	}
 	kv := [][2]string{
-		{"listen", fmt.Sprintf("%s:%d", s.ListenHost, s.ListenPort)},
+		{"listen", net.JoinHostPort(strings.Trim(s.ListenHost, "[]"), strconv.Itoa(s.ListenPort))},
 		{"port-fallback", fmt.Sprint(s.PortFallback)},
 		{"loopback-direct", fmt.Sprint(s.LoopbackDirect)},
 		{"timeout-ms", fmt.Sprint(s.ConnectTimeout.Milliseconds())},
