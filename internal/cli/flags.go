@@ -78,7 +78,7 @@ func proxyFlags(m mode) []cli.Flag {
 		&cli.StringSliceFlag{Name: fPreferProxy, EnvVars: []string{"PREFER_PROXY"}, Usage: "host patterns that try direct last"},
 		&cli.IntFlag{Name: fPrefTTLMS, Value: 60000, EnvVars: []string{"PREF_TTL_MS"}, Usage: "how long a host remembers the candidate that served it (ms)"},
 		&cli.IntFlag{Name: fCooldownMS, Value: 30000, EnvVars: []string{"COOLDOWN_MS"}, Usage: "how long a failed candidate is tried last (ms, 0 = off)"},
-		&cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: "health check URL ('' = off)"},
+		healthFlag(m),
 		&cli.IntFlag{Name: fHealthInterval, Value: 60000, EnvVars: []string{"HEALTH_INTERVAL_MS"}, Usage: "health check period (ms, 0 = only after failures)"},
 		&cli.IntFlag{Name: fHealthRecover, Value: 2, EnvVars: []string{"HEALTH_RECOVER_COUNT"}, Usage: "passing checks a failed candidate needs to be preferred again"},
 		&cli.BoolFlag{Name: fRetryAfterSend, EnvVars: []string{"RETRY_NON_IDEMPOTENT_AFTER_SEND"}, Usage: "replay POST/PATCH even after they may have reached the origin"},
@@ -98,4 +98,15 @@ func proxyFlags(m mode) []cli.Flag {
 		fs = append(fs, &cli.StringFlag{Name: fCommand, Value: "claude", EnvVars: []string{"CLAUDE_COMMAND"}, Usage: "the Claude Code executable"})
 	}
 	return fs
+}
+
+// healthFlag is --health-url; claude-dual-proxy's default is the origin of
+// the agent's own endpoint (SPEC RUN-1b, resolved in resolve).
+func healthFlag(m mode) cli.Flag {
+	f := &cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: "health check URL ('' = off)"}
+	if m == modeClaude {
+		f.Value = defaultClaudeBase
+		f.DefaultText = "origin of $ANTHROPIC_BASE_URL, else " + defaultClaudeBase
+	}
+	return f
 }
