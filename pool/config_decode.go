@@ -36,7 +36,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ConfigError{"", "yaml: " + err.Error()}
+		return nil, &ConfigError{"", strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	cfg := &Config{}
 	if len(doc.Content) == 0 {
