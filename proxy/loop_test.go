@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,4 +88,17 @@ func TestLoopDetection(t *testing.T) {
 	if a.Engine().cooldowns.Snapshot()[0].Failures == 0 {
 		t.Fatal("the looping gateway recorded no failure")
 	}
+}
+
+func TestSelfTarget(t *testing.T) {
+	t.Run("HTTP-1/absolute-form-for-own-listener-served-not-looped", func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.RequestURI()) })
+		addr, _ := startProxy(t, Config{Handler: h, LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		fmt.Fprintf(c, "GET http://%s/pool/p/v1/models?x=1 HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
+		resp, body := readResponse(t, bufio.NewReader(c), "GET")
+		if resp.StatusCode != 200 || body != "own:/pool/p/v1/models?x=1" {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+	})
 }

@@ -16,12 +16,16 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -312,8 +316,11 @@ func (s *Server) serveConn(c net.Conn) {
 		case head.method == http.MethodConnect:
 			s.handleConnect(c, br, bw, head)
 			return
-		case len(head.target) > 0 && head.target[0] == '/':
-			// Origin-form: the proxy's own endpoints (SPEC HTTP-1).
+		case len(head.target) > 0 && head.target[0] == '/' || s.selfTarget(head):
+			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
+			// absolute-form request naming this listener (a child that
+			// ignores NO_PROXY and sends its pool call through the proxy)
+			// is served the same way instead of looping back (loop.go).
 			rest := make([]byte, br.Buffered())
 			br.Read(rest)
 			pc := &prefixedConn{Conn: c, prefix: append(head.raw, rest...)}
@@ -396,3 +403,40 @@ func (s *Server) reserveBody(n int64) bool {
 
 // releaseBody gives n bytes back to the buffering budget.
 func (s *Server) releaseBody(n int64) { s.buffered.Add(-n) }
+
+// selfTarget reports whether head is an absolute-form http:// request for
+// this server's own listener (loopback or listen address, same port); if
+// so it rewrites head.raw's request line to origin-form.
+func (s *Server) selfTarget(head *requestHead) bool {
+	u, err := url.Parse(head.target)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
+		return false
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return false
+	}
+	host := strings.Trim(u.Hostname(), "[]")
+	s.mu.Lock()
+	self := false
+	for ln := range s.listeners {
+		a, ok := ln.Addr().(*net.TCPAddr)
+		if !ok || a.Port != port {
+			continue
+		}
+		if isLoopback(host) || (a.IP != nil && a.IP.String() == host) {
+			self = true
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !self {
+		return false
+	}
+	path := u.RequestURI()
+	eol := bytes.IndexByte(head.raw, '\n')
+	line := head.method + " " + path + " " + head.proto + "\r\n"
+	head.raw = append([]byte(line), head.raw[eol+1:]...)
+	head.target = path
+	return true
+}
