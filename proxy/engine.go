@@ -211,6 +211,7 @@ type AllFailedError struct {
 	Errs []error
 }
 
+// Error lists every attempt: "all candidates failed for HOST: PHASE via C: cause; …".
 func (e *AllFailedError) Error() string {
 	var b strings.Builder
 	b.WriteString("all candidates failed for ")

@@ -18,6 +18,7 @@ const (
 	TierGateway
 )
 
+// String is "none", "host" or "gateway", as shown in logs and status.
 func (t Tier) String() string {
 	switch t {
 	case TierHost:
@@ -48,4 +49,5 @@ func (e *PathError) Error() string {
 	return fmt.Sprintf("%s via %s: %v", e.Phase, e.Candidate, e.Err)
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *PathError) Unwrap() error { return e.Err }
