@@ -259,6 +259,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 	for _, k := range dropRequestHeaders {
 		req.Header.Del(k)
 	}
+	dropBrowserHeaders(req.Header)
 	if ch.AuthHeader == "bearer" {
 		req.Header.Set("Authorization", "Bearer "+ch.key.reveal())
 	} else {

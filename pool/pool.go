@@ -114,13 +114,34 @@ func (p *Pool) API(pool string) (string, bool) {
 	return pc.API, true
 }
 
+// poolConfig returns the configuration of pool id, or nil.
+func (p *Pool) poolConfig(id string) *PoolConfig {
+	cfg, _ := p.config()
+	return cfg.Pool(id)
+}
+
 // ServeHTTP answers GET /pool/status (the StatusJSON document), GET /pool/
 // (the status page, page.go), POST /pool/{pool}/test?model=M (POOL-14,
 // test.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
 // pools get 404; a missing or wrong token 401 (POOL-20) on every
 // /pool/{pool}/… path; errors are in the pool's API shape (Anthropic or
-// OpenAI), the Anthropic shape when no pool is named.
+// OpenAI), the Anthropic shape when no pool is named. Browser requests are
+// refused with 403 before anything else (guard.go): a Host that is not an IP
+// literal or localhost on every path; a foreign Origin or a cross-site
+// Sec-Fetch-Site on /pool/{pool}/….
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	keyed := r.URL.Path != "/pool" && r.URL.Path != "/pool/" && r.URL.Path != "/pool/status" && r.URL.Path != "/pool/status/"
+	if why := browserRefusal(r, keyed); why != "" {
+		var fl flavour = anthropicFlavour{}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/pool/"); ok {
+			poolID, _, _ := strings.Cut(rest, "/")
+			if pc := p.poolConfig(poolID); pc != nil && flavours[pc.API] != nil {
+				fl = flavours[pc.API]
+			}
+		}
+		writeError(w, fl, http.StatusForbidden, why, nil)
+		return
+	}
 	switch r.URL.Path {
 	case "/pool/status", "/pool/status/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {

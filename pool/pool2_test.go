@@ -176,6 +176,7 @@ pools:
 		defer tr.CloseIdleConnections()
 		p := New(cfg, Options{Transport: tr, Token: "tok"})
 		req, _ := http.NewRequest(http.MethodGet, "/pool/p/v1/models", nil)
+		req.Host = "127.0.0.1:8080" // in process: ServeHTTP checks Host (POOL-20 DNS-rebinding guard)
 		req.Header.Set("Authorization", "Bearer tok")
 		rec := httptest.NewRecorder()
 		p.ServeHTTP(rec, req)

@@ -104,6 +104,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	if err != nil {
 		return res, err
 	}
+	req.Host = "localhost" // in process: passes the DNS-rebinding guard
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Anthropic-Version", "2023-06-01")

@@ -1,0 +1,103 @@
+package pool
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// rawDo sends one request to the pool with full control over Host and
+// headers (no defaults added) and returns status and body.
+func (w *world) rawDo(method, path, host string, hdr map[string]string, body string) (int, string) {
+	w.t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, w.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := w.tr.RoundTrip(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestBrowserGuard(t *testing.T) {
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})
+	body := msgBody("m", false)
+	refused := []struct {
+		name, method, path, host string
+		hdr                      map[string]string
+	}{
+		{"POOL-20/cross-site-text-plain-post", "POST", "/pool/p/v1/messages", "",
+			map[string]string{"Content-Type": "text/plain", "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}},
+		{"POOL-20/foreign-origin-alone", "POST", "/pool/p/v1/messages", "", map[string]string{"Origin": "http://evil.example:8080"}},
+		{"POOL-20/null-origin", "POST", "/pool/p/v1/messages", "", map[string]string{"Origin": "null"}},
+		{"POOL-20/localhost-lookalike-origin", "POST", "/pool/p/v1/messages", "", map[string]string{"Origin": "http://localhost.evil.example"}},
+		{"POOL-20/sec-fetch-site-cross-site", "POST", "/pool/p/v1/messages", "", map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{"POOL-20/sec-fetch-site-same-site", "POST", "/pool/p/v1/messages", "", map[string]string{"Sec-Fetch-Site": "same-site"}},
+		{"POOL-20/dns-rebinding-host", "POST", "/pool/p/v1/messages", "rebind.evil.example:8080", nil},
+		{"POOL-20/dns-rebinding-host-models", "GET", "/pool/p/v1/models", "rebind.evil.example", nil},
+		{"POOL-13/dns-rebinding-host-status", "GET", "/pool/status", "rebind.evil.example", nil},
+		{"POOL-13/dns-rebinding-host-page", "GET", "/pool/", "rebind.evil.example", nil},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			before := w.mocks["a"].calls()
+			st, b := w.rawDo(tc.method, tc.path, tc.host, tc.hdr, body)
+			if st != http.StatusForbidden || !strings.Contains(b, `"type":"error"`) {
+				t.Fatalf("status %d body %s, want 403 in the pool's error shape", st, b)
+			}
+			if n := w.mocks["a"].calls(); n != before {
+				t.Fatalf("upstream called %d times; a refused request must spend no key", n-before)
+			}
+		})
+	}
+	allowed := []struct {
+		name, host string
+		hdr        map[string]string
+	}{
+		{"POOL-20/agent-no-origin", "", nil},
+		{"POOL-20/localhost-origin-any-port", "", map[string]string{"Origin": "http://localhost:5173"}},
+		{"POOL-20/ipv6-loopback-origin", "", map[string]string{"Origin": "http://[::1]:9000"}},
+		{"POOL-20/loopback-origin-same-origin-fetch", "", map[string]string{"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-origin"}},
+		{"POOL-20/localhost-host", "localhost:8080", nil},
+		{"POOL-20/dot-localhost-host", "pool.localhost", nil},
+		{"POOL-20/user-typed-url", "", map[string]string{"Sec-Fetch-Site": "none"}},
+	}
+	for _, tc := range allowed {
+		t.Run(tc.name, func(t *testing.T) {
+			st, b := w.rawDo("POST", "/pool/p/v1/messages", tc.host, tc.hdr, body)
+			if st != 200 {
+				t.Fatalf("status %d body %s, want 200", st, b)
+			}
+		})
+	}
+	t.Run("POOL-13/status-from-loopback-host", func(t *testing.T) {
+		if st, b := w.rawDo("GET", "/pool/status", "", nil, ""); st != 200 {
+			t.Fatalf("status %d %s", st, b)
+		}
+	})
+	t.Run("POOL-2/browser-headers-not-forwarded", func(t *testing.T) {
+		st, b := w.rawDo("POST", "/pool/p/v1/messages", "", map[string]string{"Origin": "http://127.0.0.1:3000",
+			"Referer": "http://127.0.0.1:3000/x", "Cookie": "sid=1", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty", "Sec-Fetch-Site": "same-origin"}, body)
+		if st != 200 {
+			t.Fatalf("status %d %s", st, b)
+		}
+		h := w.mocks["a"].req(w.mocks["a"].calls() - 1).Header
+		for _, k := range []string{"Origin", "Referer", "Cookie", "Sec-Fetch-Mode", "Sec-Fetch-Dest", "Sec-Fetch-Site"} {
+			if v := h.Get(k); v != "" {
+				t.Errorf("upstream got %s: %q", k, v)
+			}
+		}
+	})
+}
