@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 )
 
 // flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
@@ -154,10 +156,49 @@ func readBody(r io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// guardedKeys are the top-level request keys the pool reads and rewrites.
+// encoding/json (ParseRequest) takes the last of several keys that match
+// case-insensitively, while a member's server may take the first: two such
+// keys would let the pool check one model id and send another, bypassing the
+// pool's model list. checkTopLevel refuses them.
+var guardedKeys = []string{"model", "stream", "thinking", "output_config", "reasoning_effort", "reasoning"}
+
+// checkTopLevel refuses (with the 400 message) a request body whose top-level
+// object holds more than one key equal to a guarded key under Unicode case
+// folding (strings.EqualFold, the rule encoding/json matches field names
+// by). A body that is not a JSON object passes; ParseRequest reports it.
+func checkTopLevel(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	seen := make([]int, len(guardedKeys))
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		k, _ := t.(string)
+		for i, g := range guardedKeys {
+			if strings.EqualFold(k, g) {
+				if seen[i]++; seen[i] > 1 {
+					return fmt.Errorf("%s: the request body has more than one %q key (keys are matched case-insensitively)", g, g)
+				}
+			}
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
 // spliceTopLevel replaces the value of key in the top-level JSON object body
 // with val, leaving every other byte as the client sent it (so the upstream
-// sees the same prompt bytes). ok is false when body is not an object or has
-// no such key.
+// sees the same prompt bytes). The key is matched like encoding/json matches
+// it (strings.EqualFold; checkTopLevel has refused duplicates). ok is false
+// when body is not an object or has no such key.
 func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -175,7 +216,7 @@ func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
 			return nil, false
 		}
 		end := dec.InputOffset()
-		if k != key {
+		if !strings.EqualFold(k, key) {
 			continue
 		}
 		start := int(afterKey)

@@ -206,6 +206,10 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // client went away while sending
 	}
+	if err := checkTopLevel(body); err != nil {
+		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
 	ci, err := fl.ParseRequest(ep, body)
 	if err != nil {
 		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)

@@ -101,3 +101,41 @@ func TestBrowserGuard(t *testing.T) {
 		}
 	})
 }
+
+func TestDuplicateKeys(t *testing.T) {
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "    models:\n      - {id: flash, targets: {a: real-flash}}\n", Options{})
+	msgs := `"max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]`
+	for _, tc := range []struct{ name, body string }{
+		{"POOL-2/duplicate-model-bypasses-allowlist", `{"model": "x", "model": "evil", "MODEL": "flash", ` + msgs + `}`},
+		{"POOL-2/model-and-Model", `{"model": "flash", "Model": "evil", ` + msgs + `}`},
+		{"POOL-7/duplicate-stream", `{"model": "flash", "stream": false, "Stream": true, ` + msgs + `}`},
+		{"POOL-7/unicode-fold-stream", `{"model": "flash", "stream": false, "\u017ftream": true, ` + msgs + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := w.mocks["a"].calls()
+			resp, b := w.callAPI("/pool/p/v1/messages", nil, tc.body)
+			if resp.StatusCode != 400 || !strings.Contains(b, "more than one") {
+				t.Fatalf("status %d body %s, want 400 naming the duplicate", resp.StatusCode, b)
+			}
+			if w.mocks["a"].calls() != before {
+				t.Fatal("a refused body reached the channel")
+			}
+		})
+	}
+	t.Run("POOL-2/single-key-any-case-is-rewritten", func(t *testing.T) {
+		resp, b := w.callAPI("/pool/p/v1/messages", nil, `{"MODEL": "flash", `+msgs+`}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d %s", resp.StatusCode, b)
+		}
+		got := w.mocks["a"].req(w.mocks["a"].calls() - 1).Body
+		if got["MODEL"] != "real-flash" || got["model"] != nil {
+			t.Fatalf("upstream body %v, want MODEL rewritten to the target", got)
+		}
+	})
+	t.Run("POOL-2/nested-model-keys-are-not-duplicates", func(t *testing.T) {
+		resp, b := w.callAPI("/pool/p/v1/messages", nil, `{"model": "flash", "metadata": {"model": "x", "MODEL": "y"}, `+msgs+`}`)
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d %s", resp.StatusCode, b)
+		}
+	})
+}
