@@ -269,8 +269,9 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 	return req, nil
 }
 
-// copyResponseHeaders copies an upstream's end-to-end headers.
-func copyResponseHeaders(dst, src http.Header) {
+// copyResponseHeaders copies an upstream's end-to-end headers, every
+// configured key scrubbed from their values (POOL-15).
+func copyResponseHeaders(dst, src http.Header, s scrubber) {
 	for k, vs := range src {
 		dst[k] = append([]string(nil), vs...)
 	}
@@ -282,6 +283,7 @@ func copyResponseHeaders(dst, src http.Header) {
 	for _, k := range dropResponseHeaders {
 		dst.Del(k)
 	}
+	s.scrubHeader(dst)
 }
 
 // transportFailure classifies a RoundTrip or body-read error. The client's
@@ -317,7 +319,7 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 // writeAnswer writes a complete upstream answer to the client.
 func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header)
+	copyResponseHeaders(h, resp.Header, c.scrub)
 	h.Del("Content-Encoding") // Transport decoded it, or the upstream sent none
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)

@@ -55,6 +55,51 @@ func TestKeysNeverLeak(t *testing.T) {
 	})
 }
 
+// TestEchoedKeysScrubbed: an upstream that echoes its key in a response
+// header, in a preamble event, in the visible event or in a later event must
+// not hand it to the client (SPEC POOL-15).
+func TestEchoedKeysScrubbed(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request, _ int) {
+		key := r.Header.Get("X-Api-Key")
+		w.Header().Set("X-Echo-Key", "got "+key)
+		w.Header().Add("X-Echo-Key", key)
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(recordedBody(r), &body)
+		if !body.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"type":"message","content":[{"type":"text","text":"k=%s"}]}`, key)
+			return
+		}
+		sseHead(w)
+		sseWrite(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": key, "usage": map[string]any{}}})
+		fmt.Fprintf(w, ": comment %s\n\n", key)
+		textDelta(w, "visible "+key)
+		textDelta(w, "later "+key)
+		messageEnd(w)
+	}
+	w := newWorld(t, []string{"a"}, []behaviour{echo}, "", Options{})
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("POOL-15/stream=%v", stream), func(t *testing.T) {
+			resp, body := w.call("echo", stream)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d %s", resp.StatusCode, body)
+			}
+			all := fmt.Sprintf("%v\n%s", resp.Header, body)
+			if strings.Contains(all, "SECRET") {
+				t.Fatalf("key leaked:\n%s", all)
+			}
+			if got := resp.Header.Values("X-Echo-Key"); len(got) != 2 || got[0] != "got ***" || got[1] != "***" {
+				t.Fatalf("X-Echo-Key %q, want scrubbed values kept", got)
+			}
+			if stream && (!strings.Contains(body, `"id":"***"`) || !strings.Contains(body, "later ***") || !strings.Contains(body, ": comment ***")) {
+				t.Fatalf("events not relayed with the key scrubbed:\n%s", body)
+			}
+		})
+	}
+}
+
 func TestCacheStats(t *testing.T) {
 	t.Run("POOL-13b/cache-hit-ratio-per-session-and-member", func(t *testing.T) {
 		w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})

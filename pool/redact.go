@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -38,36 +39,58 @@ func (s *secret) reveal() string {
 func (ch *Channel) HasKey() bool { return ch.key != nil && ch.key.v != "" }
 
 // scrubber replaces every configured key in a text with "***"; used on
-// upstream error messages before they reach logs, status or clients.
-type scrubber []string
+// upstream error messages before they reach logs, status or clients, and on
+// everything relayed from an upstream (header values, bodies, events). The
+// keys are kept as strings and as bytes so the per-event check allocates
+// nothing.
+type scrubber struct {
+	keys  []string
+	bkeys [][]byte
+}
 
 func newScrubber(cfg *Config) scrubber {
 	var s scrubber
 	for _, ch := range cfg.Channels {
 		if k := ch.key.reveal(); len(k) >= 4 {
-			s = append(s, k)
+			s.keys = append(s.keys, k)
+			s.bkeys = append(s.bkeys, []byte(k))
 		}
 	}
 	return s
 }
 
 func (s scrubber) scrub(text string) string {
-	for _, k := range s {
-		text = strings.ReplaceAll(text, k, "***")
+	for _, k := range s.keys {
+		if strings.Contains(text, k) {
+			text = strings.ReplaceAll(text, k, "***")
+		}
 	}
 	return text
 }
 
 // scrubBytes is scrub for bodies and events passed through to the client
-// (an upstream that echoes the key in an error must not hand it to a local
-// client, POOL-15/POOL-20). It returns b itself when no key occurs.
+// (an upstream that echoes the key must not hand it to a local client,
+// POOL-15/POOL-20). It returns b itself when no key occurs: one
+// bytes.Contains per key, no allocation.
 func (s scrubber) scrubBytes(b []byte) []byte {
-	for _, k := range s {
-		if bytes.Contains(b, []byte(k)) {
-			b = bytes.ReplaceAll(b, []byte(k), []byte("***"))
+	for _, k := range s.bkeys {
+		if bytes.Contains(b, k) {
+			b = bytes.ReplaceAll(b, k, []byte("***"))
 		}
 	}
 	return b
+}
+
+// scrubHeader scrubs every value of h in place.
+func (s scrubber) scrubHeader(h http.Header) {
+	if len(s.keys) == 0 {
+		return
+	}
+	for _, vs := range h {
+		for i, v := range vs {
+			vs[i] = s.scrub(v)
+		}
+	}
 }
 
 // redactURL hides userinfo in a base URL.

@@ -107,7 +107,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		obs := w.Observe(&res.ev, false)
 		switch obs.Verdict {
 		case vPreamble:
-			held.Write(res.ev.Raw)
+			held.Write(c.scrub.scrubBytes(res.ev.Raw))
 			if held.Len() <= maxPreamble {
 				continue
 			}
@@ -134,7 +134,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
 		if res.ev.Raw != nil && obs.Verdict == vVisible {
-			held.Write(res.ev.Raw)
+			held.Write(c.scrub.scrubBytes(res.ev.Raw))
 		}
 		c.p.assign.bind(c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
@@ -147,7 +147,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 // commit writes the response head and the held bytes, and flushes.
 func (c *call) commit(m string, resp *http.Response, held []byte) error {
 	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header)
+	copyResponseHeaders(h, resp.Header, c.scrub)
 	h.Del("Content-Encoding")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -201,10 +201,7 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				return fail(ClassNetwork, http.StatusBadGateway, c.scrub.scrub(msg))
 			}
 			obs := w.Observe(&res.ev, true)
-			raw := res.ev.Raw
-			if obs.Verdict == vError {
-				raw = c.scrub.scrubBytes(raw)
-			}
+			raw := c.scrub.scrubBytes(res.ev.Raw) // an upstream may echo its key anywhere (POOL-15)
 			if err := c.write(raw); err != nil {
 				return outcome{canceled: true, served: true}
 			}
