@@ -49,12 +49,28 @@ type outcome struct {
 }
 
 // hopHeaders are removed in both directions (RFC 9110 §7.6.1), plus the
-// client's credentials (replaced by the member's key, SPEC POOL-2), the
-// client's Accept-Encoding (the pool must read the stream; Transport asks
-// for gzip and decodes it) and cookies.
+// client's credentials in every header APIs take them in (x-api-key,
+// Authorization, Azure's api-key, Gemini's x-goog-api-key; replaced by the
+// member's key, SPEC POOL-2), the client's Accept-Encoding (the pool must
+// read the stream; Transport asks for gzip and decodes it) and cookies.
 var dropRequestHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate", "Host", "Content-Length",
-	"X-Api-Key", "Authorization", "Accept-Encoding", "Cookie"}
+	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
+
+// carriesToken reports whether a header value is the pool token, bare or
+// after an auth scheme ("Bearer T"), or — for tokens of 16 bytes and more,
+// too long to occur by chance — contains it (SPEC POOL-20: the token never
+// leaves the machine).
+func carriesToken(v, token string) bool {
+	v = strings.TrimSpace(v)
+	if v == token {
+		return true
+	}
+	if _, rest, ok := strings.Cut(v, " "); ok && strings.TrimSpace(rest) == token {
+		return true
+	}
+	return len(token) >= 16 && strings.Contains(v, token)
+}
 
 var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length", "Set-Cookie"}
@@ -260,6 +276,16 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 		req.Header.Del(k)
 	}
 	dropBrowserHeaders(req.Header)
+	if tok := c.p.opts.Token; tok != "" {
+		for k, vs := range req.Header {
+			for _, v := range vs {
+				if carriesToken(v, tok) {
+					delete(req.Header, k)
+					break
+				}
+			}
+		}
+	}
 	if ch.AuthHeader == "bearer" {
 		req.Header.Set("Authorization", "Bearer "+ch.key.reveal())
 	} else {

@@ -139,3 +139,33 @@ func TestDuplicateKeys(t *testing.T) {
 		}
 	})
 }
+
+func TestClientCredentialsDropped(t *testing.T) {
+	const token = "pool-token-0123456789abcdef"
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{Token: token})
+	t.Run("POOL-2/other-credential-headers-not-forwarded", func(t *testing.T) {
+		st, b := w.rawDo("POST", "/pool/p/v1/messages", "", map[string]string{
+			"X-Api-Key": token, "Content-Type": "application/json",
+			"Api-Key": "client-azure-key", "X-Goog-Api-Key": "client-gemini-key", "Proxy-Authorization": "Basic dXNlcjpwdw==",
+			"Cookie": "sid=1", "X-Custom-Auth": token, "X-Custom-Bearer": "Bearer " + token, "X-Embedded": "k=" + token + ";",
+			"X-Harmless": "kept",
+		}, msgBody("m", false))
+		if st != 200 {
+			t.Fatalf("status %d %s", st, b)
+		}
+		h := w.mocks["a"].req(0).Header
+		for _, k := range []string{"Api-Key", "X-Goog-Api-Key", "Proxy-Authorization", "Cookie", "X-Custom-Auth", "X-Custom-Bearer", "X-Embedded", "Authorization"} {
+			if v := h.Get(k); v != "" {
+				t.Errorf("upstream got %s: %q", k, v)
+			}
+		}
+		for k, vs := range h {
+			if strings.Contains(strings.Join(vs, " "), token) {
+				t.Errorf("pool token reached the channel in %s", k)
+			}
+		}
+		if h.Get("X-Api-Key") != secretFor("a") || h.Get("X-Harmless") != "kept" {
+			t.Fatalf("member key or end-to-end header missing: %v", h)
+		}
+	})
+}
