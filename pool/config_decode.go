@@ -77,7 +77,7 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 		case "api":
 			ch.API, err = scalar(v, kp)
 			if err == nil && ch.API != APIAnthropic && ch.API != APIOpenAI {
-				err = &ConfigError{kp, fmt.Sprintf("unknown api %q (anthropic or openai)", ch.API)}
+				err = &ConfigError{kp, fmt.Sprintf("unknown api %s (anthropic or openai)", quoteSafe(ch.API))}
 			}
 		case "base_url":
 			ch.BaseURL, err = scalar(v, kp)
@@ -88,12 +88,15 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 			}
 		case "api_key_env":
 			ch.APIKeyEnv, err = scalar(v, kp)
+			if err == nil && !envName(ch.APIKeyEnv) {
+				err = &ConfigError{kp, "is not a valid environment variable name (letters, digits, _; a key itself belongs in the environment or in api_key)"}
+			}
 		case "api_key":
 			inline, err = scalar(v, kp)
 		case "auth":
 			ch.AuthHeader, err = scalar(v, kp)
 			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" {
-				err = &ConfigError{kp, fmt.Sprintf("unknown auth %q (x-api-key or bearer)", ch.AuthHeader)}
+				err = &ConfigError{kp, fmt.Sprintf("unknown auth %s (x-api-key or bearer)", quoteSafe(ch.AuthHeader))}
 			}
 		case "models":
 			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
@@ -130,6 +133,9 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 	}
 	if key == "" {
 		if ch.APIKeyEnv != "" {
+			if looksSecret(ch.APIKeyEnv) {
+				return ch, &ConfigError{p + ".api_key_env", "the environment variable it names is empty or unset"}
+			}
 			return ch, &ConfigError{p + ".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)}
 		}
 		return ch, &ConfigError{p, "no key: set api_key_env (preferred) or api_key"}
@@ -386,4 +392,53 @@ func effortList(n *yaml.Node, p string) ([]string, error) {
 		}
 	}
 	return out, err
+}
+
+// envName reports whether s has the shape of an environment variable name
+// (POSIX.1-2017 §8.1 portable names: letters, digits, underscore, not
+// starting with a digit). A key pasted into api_key_env ("sk-…") fails it.
+func envName(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksSecret reports whether a config value may be a key typed into the
+// wrong field, so errors must not echo it (SPEC POOL-15): longer than 40
+// bytes, or not a conventional UPPER_CASE variable name.
+func looksSecret(s string) bool {
+	if len(s) > 40 {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteSafe quotes a value for an error message when it is short and made
+// of letters, digits, '-' and '.' (an enum typo such as
+// "antropic"); anything else — possibly a key typed into the wrong field —
+// is not echoed (SPEC POOL-15).
+func quoteSafe(s string) string {
+	if len(s) > 24 || strings.HasPrefix(strings.ToLower(s), "sk") {
+		return "(value not shown)"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_') {
+			return "(value not shown)"
+		}
+	}
+	return fmt.Sprintf("%q", s)
 }

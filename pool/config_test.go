@@ -131,6 +131,38 @@ func TestConfigErrorsNamePath(t *testing.T) {
 	}
 }
 
+// TestConfigErrorsHideMisplacedKeys: a key typed into the wrong field is not
+// echoed by the error that field's validation gives (SPEC POOL-15).
+func TestConfigErrorsHideMisplacedKeys(t *testing.T) {
+	const key = "sk-ant-api03-MISPLACED0123456789abcdef"
+	const alnum = "MISPLACEDKEY0123456789ABCDEF0123456789XYZ0123"
+	cases := []struct{ name, yaml, want string }{
+		{"POOL-15/key-in-api_key_env", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: " + key + "}\n",
+			"channels.a.api_key_env: is not a valid environment variable name"},
+		{"POOL-15/key-in-api_key_env-with-inline-key", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: " + key + ", api_key: k}\n",
+			"channels.a.api_key_env: is not a valid environment variable name"},
+		{"POOL-15/alnum-key-in-api_key_env", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: " + alnum + "}\n",
+			"channels.a.api_key_env: the environment variable it names is empty or unset"},
+		{"POOL-15/key-in-auth", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, auth: " + key + "}\n",
+			"channels.a.auth: unknown auth (value not shown)"},
+		{"POOL-15/key-in-api", "channels:\n  a: {api: " + key + ", base_url: http://x, api_key: k}\n",
+			"channels.a.api: unknown api (value not shown)"},
+		{"POOL-3/typo-still-echoed", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, auth: Bearer}\n",
+			`channels.a.auth: unknown auth "Bearer"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(c.yaml), func(string) string { return "" })
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "MISPLACED") {
+				t.Fatalf("key echoed in error: %v", err)
+			}
+		})
+	}
+}
+
 func TestRedactedNeverShowsKeys(t *testing.T) {
 	cfg, err := ParseConfig([]byte(sampleYAML), sampleGetenv)
 	if err != nil {
