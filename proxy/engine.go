@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -37,9 +36,9 @@ type Engine struct {
 	// whatever the context says); nil in production.
 	openAttempt func(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error)
 
-	mu         sync.Mutex
-	transports map[string]*http.Transport // by Candidate.Key()
-	closed     bool
+	mu     sync.Mutex
+	conns  connPool // idle upstream connections of plain forwarding (client.go)
+	closed bool
 }
 
 // NewEngine validates cfg (see Config), applies its defaults and returns an
@@ -49,12 +48,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{
-		cfg:        cfg,
-		cache:      route.NewCacheClock(cfg.CacheSize, cfg.PrefTTL, cfg.Now),
-		cooldowns:  route.NewCooldowns(cfg.Cooldown, cfg.Now),
-		health:     route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
-		transports: map[string]*http.Transport{},
-		via:        newViaToken(),
+		cfg:       cfg,
+		cache:     route.NewCacheClock(cfg.CacheSize, cfg.PrefTTL, cfg.Now),
+		cooldowns: route.NewCooldowns(cfg.Cooldown, cfg.Now),
+		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
+		via:       newViaToken(),
 	}
 	if cfg.HealthURL != nil {
 		e.checker = newHealthChecker(e)
@@ -168,21 +166,7 @@ func isLoopback(host string) bool {
 // transports' DialContext.
 type connectTimeoutKey struct{}
 
-// transport returns the HTTP transport for plain requests through c: direct
-// to origins, or absolute-form to the gateway with its credentials (SPEC
-// GW-4). Connections are pooled per candidate.
-func (e *Engine) transport(c route.Candidate) *http.Transport {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if t, ok := e.transports[c.Key()]; ok {
-		return t
-	}
-	t := e.plainTransport(c, true)
-	e.transports[c.Key()] = t
-	return t
-}
-
-// dialContext dials for the transports, bounded by the attempt's connect
+// dialContext dials upstream for plain requests, bounded by the attempt's connect
 // timeout (ORD-5 fast fail or --timeout-ms).
 func (e *Engine) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := e.cfg.ConnectTimeout
@@ -194,14 +178,8 @@ func (e *Engine) dialContext(ctx context.Context, network, addr string) (net.Con
 	return e.dialer.Net.DialContext(ctx, network, addr)
 }
 
-// closeIdle closes the idle upstream connections of every transport.
-func (e *Engine) closeIdle() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, t := range e.transports {
-		t.CloseIdleConnections()
-	}
-}
+// closeIdle closes the idle upstream connections of plain forwarding.
+func (e *Engine) closeIdle() { e.conns.closeAll() }
 
 // AllFailedError is returned when no candidate could serve host (SPEC
 // HTTP-6, CON-3). Its message lists each attempt with phase and redacted

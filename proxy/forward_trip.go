@@ -2,16 +2,13 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -203,84 +200,11 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 	return nil, &AllFailedError{Host: r.host, Errs: fails}
 }
 
-// tripOnce sends r through one candidate. A request that may be replayed
-// after send uses the candidate's pooled transport (whose own retries on a
-// reused connection are then allowed too); any other request gets a fresh
-// connection that is not reused, so net/http never re-sends it on its own
-// and a stale pooled connection never turns into a refused replay.
+// tripOnce sends r through one candidate with the proxy's own upstream
+// client (client.go): requests that may be replayed use pooled
+// connections, others a fresh one, so nothing is ever re-sent silently.
 func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemptBody, replay bool) tripResult {
-	var getConn, connected atomic.Bool
-	trace := &httptrace.ClientTrace{
-		GetConn: func(string) { getConn.Store(true) },
-		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
-	}
-	actx := context.WithValue(httptrace.WithClientTrace(ctx, trace), connectTimeoutKey{}, a.timeout)
-	actx, cancel := context.WithCancel(actx)
-
-	u := &url.URL{Scheme: "http", Host: r.target.authority, Opaque: r.target.origin}
-	if !a.cand.Direct {
-		u.Opaque = r.target.absolute[len("http:"):] // "//host/path": absolute-form to the gateway
-	}
-	req := &http.Request{
-		Method:        r.method,
-		URL:           u,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        r.header,
-		Host:          r.target.authority,
-		ContentLength: r.length,
-	}
-	if ab != nil {
-		req.Body = ab
-		if replay { // buffered: every open succeeds
-			req.GetBody = func() (io.ReadCloser, error) { b, _ := r.body.open(); return b, nil }
-		}
-	}
-	req = req.WithContext(actx)
-
-	var t *http.Transport
-	if replay {
-		t = e.transport(a.cand)
-	} else {
-		t = e.plainTransport(a.cand, false)
-	}
-	resp, err := t.RoundTrip(req)
-	res := tripResult{resp: resp, err: err, connected: connected.Load(), local: err != nil && !getConn.Load()}
-	if err != nil {
-		cancel()
-		if !replay {
-			t.CloseIdleConnections()
-		}
-		return res
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-	return res
-}
-
-// plainTransport returns a transport for plain requests through c: direct
-// to origins, or absolute-form to the gateway with its credentials (SPEC
-// GW-4), bounded by the attempt's connect timeout (ORD-5) and the response
-// header timeout (HTTP-4). keepAlive pools connections.
-func (e *Engine) plainTransport(c route.Candidate, keepAlive bool) *http.Transport {
-	t := &http.Transport{
-		DialContext:           e.dialContext,
-		DisableCompression:    true, // pass bodies through untouched
-		DisableKeepAlives:     !keepAlive,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: e.cfg.ResponseTimeout,
-		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
-	}
-	if !c.Direct {
-		u := &url.URL{Scheme: "http", Host: c.Addr}
-		if c.HasAuth {
-			u.User = url.UserPassword(c.User, c.Password)
-		}
-		t.Proxy = http.ProxyURL(u)
-	}
-	return t
+	return e.send(ctx, a, r, ab, replay)
 }
 
 // isGatewayFailure reports answers by which a gateway says it could not
