@@ -186,19 +186,34 @@ func (anthropicFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte
 	return out, nil
 }
 
-func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, bool) {
-	if ep.Kind != epGenerate {
-		return usage{}, false
-	}
+// InspectBody accepts a Messages answer: an object of type "message" (or,
+// from gateways that drop "type", role "assistant") with a content list, and
+// no "error" object. A count_tokens answer only has to be a JSON object.
+func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
 	var v struct {
 		Type    string            `json:"type"`
+		Role    string            `json:"role"`
 		Content []json.RawMessage `json:"content"`
 		Usage   anthropicUsage    `json:"usage"`
+		Error   json.RawMessage   `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, false
+		return usage{}, ClassServer, "answer is not a JSON object"
 	}
-	return v.Usage.toUsage(), v.Type == "message" && len(v.Content) == 0
+	if nonEmptyJSON(v.Error) || v.Type == "error" {
+		_, msg := anthropicFlavour{}.ParseError(body)
+		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+	}
+	if ep.Kind != epGenerate {
+		return usage{}, "", ""
+	}
+	if v.Content == nil || (v.Type != "message" && !(v.Type == "" && v.Role == "assistant")) {
+		return usage{}, ClassServer, "answer is not a Messages response"
+	}
+	if len(v.Content) == 0 {
+		return v.Usage.toUsage(), ClassEmpty, "answer has no content"
+	}
+	return v.Usage.toUsage(), "", ""
 }
 
 type anthropicUsage struct {

@@ -383,9 +383,9 @@ func (c *call) plainAttempt(m string) outcome {
 
 // completeAnswer checks a complete 2xx answer for content, then writes it.
 func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
-	u, empty := c.fl.InspectBody(c.ep, body)
-	if empty {
-		return outcome{fail: &Attempt{Member: m, Class: ClassEmpty, Status: resp.StatusCode, Message: "answer has no content"}}
+	u, class, msg := c.fl.InspectBody(c.ep, body)
+	if class != "" {
+		return outcome{fail: &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}}
 	}
 	c.writeAnswer(m, resp, body)
 	return outcome{done: true, served: true, u: u}

@@ -30,9 +30,13 @@ type flavour interface {
 	RewriteBody(ci *callInfo, target, effort string) ([]byte, error)
 	// NewWatcher returns the commit-point detector for one streamed attempt.
 	NewWatcher() streamWatcher
-	// InspectBody reads a non-streamed 2xx answer: its usage, and whether it
-	// carries no content (class "empty", SPEC POOL-7).
-	InspectBody(ep endpoint, body []byte) (u usage, empty bool)
+	// InspectBody reads a non-streamed 2xx answer: its usage and, when it is
+	// not a usable answer, the failure class and a message (SPEC POOL-7):
+	// ClassEmpty for an answer of the API's success shape with no content,
+	// ClassServer for a body that is not JSON of that shape (a captive
+	// portal's HTML, a gateway's "{}") or that carries an "error" object.
+	// class "" means usable.
+	InspectBody(ep endpoint, body []byte) (u usage, class, msg string)
 	// ParseError extracts the error type and message of an upstream error
 	// body (JSON error document or error event data).
 	ParseError(body []byte) (typ, msg string)

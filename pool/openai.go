@@ -220,22 +220,32 @@ func nonEmptyJSON(raw json.RawMessage) bool {
 	return s != "" && s != "null" && s != "[]" && s != "{}"
 }
 
-func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, bool) {
+// InspectBody accepts a chat completion: an object with a "choices" list
+// and no "error" object; no choice with visible output is "empty".
+func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
 	var v struct {
 		Choices []struct {
 			Message chatDelta `json:"message"`
 		} `json:"choices"`
-		Usage *openaiUsage `json:"usage"`
+		Usage *openaiUsage    `json:"usage"`
+		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, false
+		return usage{}, ClassServer, "answer is not a JSON object"
+	}
+	if nonEmptyJSON(v.Error) {
+		_, msg := chatFlavour{}.ParseError(body)
+		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+	}
+	if v.Choices == nil {
+		return usage{}, ClassServer, "answer is not a chat completion (no choices)"
 	}
 	for i := range v.Choices {
 		if v.Choices[i].Message.visible() {
-			return v.Usage.toUsage(), false
+			return v.Usage.toUsage(), "", ""
 		}
 	}
-	return v.Usage.toUsage(), true
+	return v.Usage.toUsage(), ClassEmpty, "answer has no content"
 }
 
 // openaiError is the error document of the OpenAI APIs:

@@ -167,17 +167,34 @@ type responseObject struct {
 	Error     *openaiError    `json:"error"`
 }
 
-func (responsesFlavour) InspectBody(ep endpoint, body []byte) (usage, bool) {
+// InspectBody accepts a Response: an object with an "output" list or a
+// "status", not "failed", and no "error" object; no visible output item is
+// "empty".
+func (responsesFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
 	var r responseObject
-	if json.Unmarshal(body, &r) != nil {
-		return usage{}, false
+	var e struct {
+		Output json.RawMessage `json:"output"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &r) != nil || json.Unmarshal(body, &e) != nil {
+		return usage{}, ClassServer, "answer is not a JSON object"
+	}
+	if nonEmptyJSON(e.Error) || r.Status == "failed" {
+		_, msg := chatFlavour{}.ParseError(body)
+		if msg == "" && r.Error != nil {
+			msg = r.Error.Message
+		}
+		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+	}
+	if e.Output == nil && r.Status == "" {
+		return usage{}, ClassServer, "answer is not a Response (no output or status)"
 	}
 	for i := range r.Output {
 		if r.Output[i].visible() {
-			return r.Usage.toUsage(), false
+			return r.Usage.toUsage(), "", ""
 		}
 	}
-	return r.Usage.toUsage(), true
+	return r.Usage.toUsage(), ClassEmpty, "answer has no content"
 }
 
 // ErrorEvent without stream context (sequence numbers unknown): an "error"

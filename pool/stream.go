@@ -62,7 +62,14 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		if resp.StatusCode/100 != 2 {
 			return c.errorAnswer(m, resp, body)
 		}
-		return c.completeAnswer(m, resp, body) // a 2xx JSON answer to a stream request
+		// A 2xx that is no event stream (a captive portal's HTML, a JSON
+		// document) is not the answer a streaming client can read.
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
+			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.scrub(clip(ct)) + ")"}}
 	}
 
 	events := make(chan sseResult)

@@ -1,0 +1,83 @@
+package pool
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// bodyAnswer answers every request 200 with ctype and body.
+func bodyAnswer(ctype, body string) behaviour {
+	return func(w http.ResponseWriter, r *http.Request, _ int) {
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(200)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// TestUnusable200FailsOver: a 200 that is not a usable answer is a member
+// failure, like any other failure before the commit point (SPEC POOL-7).
+func TestUnusable200FailsOver(t *testing.T) {
+	const html = "<html><body>Login to the captive portal</body></html>"
+	const message = `{"type":"message","role":"assistant","content":[{"type":"text","text":"json, not a stream"}]}`
+	type tc struct {
+		name, api, path string
+		stream          bool
+		bad             behaviour
+		class           string
+	}
+	anth, chat, resp := "/pool/p/v1/messages", "/pool/p/v1/chat/completions", "/pool/p/v1/responses"
+	cases := []tc{
+		{"POOL-7/stream-answered-with-html", APIAnthropic, anth, true, bodyAnswer("text/html", html), ClassServer},
+		{"POOL-7/stream-answered-with-json", APIAnthropic, anth, true, bodyAnswer("application/json", message), ClassServer},
+		{"POOL-7/chat-stream-answered-with-html", APIOpenAI, chat, true, bodyAnswer("text/html; charset=utf-8", html), ClassServer},
+		{"POOL-7/plain-html", APIAnthropic, anth, false, bodyAnswer("text/html", html), ClassServer},
+		{"POOL-7/plain-error-object-in-200", APIAnthropic, anth, false, bodyAnswer("application/json", `{"error":{"type":"rate_limit_error","message":"busy"}}`), ClassServer},
+		{"POOL-7/plain-empty-object", APIAnthropic, anth, false, bodyAnswer("application/json", `{}`), ClassServer},
+		{"POOL-7/plain-empty-content", APIAnthropic, anth, false, bodyAnswer("application/json", `{"type":"message","content":[]}`), ClassEmpty},
+		{"POOL-7/chat-plain-error-object-in-200", APIOpenAI, chat, false, bodyAnswer("application/json", `{"error":{"message":"busy","type":"server_error"}}`), ClassServer},
+		{"POOL-7/chat-plain-empty-object", APIOpenAI, chat, false, bodyAnswer("application/json", `{}`), ClassServer},
+		{"POOL-7/chat-plain-html", APIOpenAI, chat, false, bodyAnswer("text/html", html), ClassServer},
+		{"POOL-7/responses-plain-failed", APIOpenAI, resp, false, bodyAnswer("application/json", `{"id":"r","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"x"}}`), ClassServer},
+		{"POOL-7/responses-plain-empty-object", APIOpenAI, resp, false, bodyAnswer("application/json", `{}`), ClassServer},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			good := okAnswer("b")
+			body := msgBody("m", c.stream)
+			switch c.path {
+			case chat:
+				good, body = chatOK("b"), chatBody("m", c.stream, "")
+			case resp:
+				good, body = chatOK("b"), respBody("m", c.stream, "")
+			}
+			w := newWorldAPI(t, c.api, []string{"a", "b"}, []behaviour{c.bad, good}, nil, "    strategy: failover\n", Options{})
+			r, b := w.callAPI(c.path, nil, body)
+			if r.StatusCode != 200 || r.Header.Get("X-Pool-Member") != "b" || !strings.Contains(b, "hi from b") {
+				t.Fatalf("status %d member %q body %s: want b's answer", r.StatusCode, r.Header.Get("X-Pool-Member"), b)
+			}
+			if a := w.member("a"); a.Failures != 1 || a.CooldownClass != c.class {
+				t.Fatalf("a = %+v, want one %s failure", a, c.class)
+			}
+		})
+	}
+	t.Run("POOL-7/usable-answers-still-pass", func(t *testing.T) {
+		for _, good := range []string{message, `{"id":"m","role":"assistant","content":[{"type":"text","text":"no type field"}]}`} {
+			w := newWorld(t, []string{"a"}, []behaviour{bodyAnswer("application/json", good)}, "", Options{})
+			r, b := w.call("s", false)
+			if r.StatusCode != 200 || b != good {
+				t.Fatalf("status %d body %s", r.StatusCode, b)
+			}
+		}
+	})
+	t.Run("POOL-7/count-tokens-error-object-fails-over", func(t *testing.T) {
+		w := newWorld(t, []string{"a", "b"}, []behaviour{bodyAnswer("application/json", `{"type":"error","error":{"type":"api_error","message":"x"}}`), okAnswer("b")}, "    strategy: failover\n", Options{})
+		r, b := w.callAPI("/pool/p/v1/messages/count_tokens", nil, msgBody("m", false))
+		if r.StatusCode != 200 || !strings.Contains(b, "input_tokens") {
+			t.Fatalf("status %d body %s", r.StatusCode, b)
+		}
+	})
+}
