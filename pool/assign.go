@@ -233,30 +233,29 @@ func hotOnly(eligible []string, hot func(string) bool) []string {
 
 // attemptOrder is the order members are tried in for one call (SPEC POOL-7,
 // POOL-11): the hot members, starting at primary and continuing cyclically in
-// configured order; when no member is hot, every eligible member ordered by
-// earliest recovery (fail-open). until reports a member's cooldown deadline
-// and whether it is cooling.
+// configured order; then the cooling ones by earliest recovery, so that when
+// every hot member has failed the call still fails open onto them instead of
+// giving up (and when no member is hot, that is the whole order). until
+// reports a member's cooldown deadline and whether it is cooling.
 func attemptOrder(eligible []string, primary string, until func(string) (time.Time, bool)) []string {
-	var hot []string
+	var hot, cooling []string
+	deadline := map[string]time.Time{}
 	for _, m := range eligible {
-		if _, cooling := until(m); !cooling {
+		if t, c := until(m); c {
+			cooling = append(cooling, m)
+			deadline[m] = t
+		} else {
 			hot = append(hot, m)
 		}
 	}
-	if len(hot) == 0 {
-		out := append([]string(nil), eligible...)
-		sort.SliceStable(out, func(i, j int) bool {
-			a, _ := until(out[i])
-			b, _ := until(out[j])
-			return a.Before(b)
-		})
-		return out
-	}
+	sort.SliceStable(cooling, func(i, j int) bool { return deadline[cooling[i]].Before(deadline[cooling[j]]) })
 	start := 0
 	for i, m := range hot {
 		if m == primary {
 			start = i
 		}
 	}
-	return append(append([]string(nil), hot[start:]...), hot[:start]...)
+	out := make([]string, 0, len(eligible))
+	out = append(append(out, hot[start:]...), hot[:start]...)
+	return append(out, cooling...)
 }

@@ -188,8 +188,8 @@ func TestAttemptOrder(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cool := map[string]time.Time{"b": t0.Add(20 * time.Second), "c": t0.Add(5 * time.Second)}
 	until := func(m string) (time.Time, bool) { u, ok := cool[m]; return u, ok }
-	t.Run("POOL-7/hot-first-from-primary", func(t *testing.T) {
-		if got := strings.Join(attemptOrder([]string{"a", "b", "c", "d"}, "d", until), ","); got != "d,a" {
+	t.Run("POOL-11/hot-first-from-primary-then-cooling-by-recovery", func(t *testing.T) {
+		if got := strings.Join(attemptOrder([]string{"a", "b", "c", "d"}, "d", until), ","); got != "d,a,c,b" {
 			t.Fatal(got)
 		}
 	})
