@@ -261,9 +261,13 @@ type upBody struct {
 }
 
 func (b *upBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
 		b.eof = true
+		b.Close() // release the connection before the client sees the end
 	}
 	return n, err
 }

@@ -69,6 +69,12 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	if !chunked && !closeDelimited && resp.ContentLength >= 0 && resp.ContentLength <= int64(bw.Available()) {
 		buf := bw.AvailableBuffer()[:resp.ContentLength]
 		n, err := io.ReadFull(resp.Body, buf)
+		if err == nil {
+			// The body is complete: release the upstream connection to the
+			// pool before the client, seeing the answer, sends its next
+			// request (client.go).
+			resp.Body.Close()
+		}
 		bw.Write(buf[:n])
 		return bw.Flush() == nil && err == nil
 	}
