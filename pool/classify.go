@@ -75,13 +75,13 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	d := time.Duration(0)
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms > 0 {
-			d = time.Duration(ms * float64(time.Millisecond))
+			d = clampWait(ms * float64(time.Millisecond))
 		}
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil {
 			if s > 0 {
-				d = time.Duration(s * float64(time.Second))
+				d = clampWait(s * float64(time.Second))
 			}
 		} else if t, err := http.ParseTime(v); err == nil {
 			d = t.Sub(now)
@@ -102,6 +102,16 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	return min(d, maxRetryAfter)
+}
+
+// clampWait converts a wait in nanoseconds (a float from a header) to a
+// Duration, capped at maxRetryAfter before the conversion so a huge value
+// ("99999999999", "1e20", "Inf") cannot overflow into a negative Duration.
+func clampWait(ns float64) time.Duration {
+	if ns >= float64(maxRetryAfter) {
+		return maxRetryAfter
+	}
+	return time.Duration(ns)
 }
 
 // transience ranks a failure's HTTP status for the aggregated error

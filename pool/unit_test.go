@@ -113,6 +113,11 @@ func TestRetryAfter(t *testing.T) {
 		{"POOL-10/absent", nil, 0},
 		{"POOL-10/garbage", map[string]string{"Retry-After": "soon"}, 0},
 		{"POOL-10/capped", map[string]string{"Retry-After": "999999"}, time.Hour},
+		{"POOL-10/huge-seconds-no-overflow", map[string]string{"Retry-After": "99999999999"}, time.Hour},
+		{"POOL-10/huge-ms-no-overflow", map[string]string{"retry-after-ms": "1e20"}, time.Hour},
+		{"POOL-10/inf-ms-capped", map[string]string{"retry-after-ms": "Inf"}, time.Hour},
+		{"POOL-10/nan-ms-ignored", map[string]string{"retry-after-ms": "NaN", "Retry-After": "2"}, 2 * time.Second},
+		{"POOL-10/far-http-date-capped", map[string]string{"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := http.Header{}
