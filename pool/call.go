@@ -345,8 +345,7 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 // writeAnswer writes a complete upstream answer to the client.
 func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header, c.scrub)
-	h.Del("Content-Encoding") // Transport decoded it, or the upstream sent none
+	copyResponseHeaders(h, resp.Header, c.scrub) // Content-Encoding only when still encoded (decodeResponse)
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
 	body = c.scrub.scrubBytes(body)
@@ -370,6 +369,7 @@ func (c *call) plainAttempt(m string) outcome {
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
+	decoded := decodeResponse(resp)
 	defer drain(resp.Body)
 	body, err := readBody(resp.Body, MaxRequestBody)
 	if err != nil {
@@ -377,6 +377,12 @@ func (c *call) plainAttempt(m string) outcome {
 	}
 	if resp.StatusCode/100 != 2 {
 		return c.errorAnswer(m, resp, body)
+	}
+	if !decoded {
+		// A coding the pool cannot read (br, zstd): passed on intact, with
+		// its Content-Encoding, uninspected.
+		c.writeAnswer(m, resp, body)
+		return outcome{done: true, served: true}
 	}
 	return c.completeAnswer(m, resp, body)
 }

@@ -53,6 +53,11 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 	if err != nil {
 		return c.transportFailure(m, err, timedOut.Load())
 	}
+	if !decodeResponse(resp) && resp.StatusCode/100 == 2 {
+		drain(resp.Body)
+		return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.scrub(clip(resp.Header.Get("Content-Encoding"))) + ")"}}
+	}
 	if resp.StatusCode/100 != 2 || !isEventStream(resp.Header) {
 		defer drain(resp.Body)
 		body, err := readBody(resp.Body, MaxRequestBody)
