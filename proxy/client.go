@@ -219,9 +219,6 @@ func writeHead(bw *bufio.Writer, c route.Candidate, r *request) error {
 	bw.WriteString("\r\n")
 	for k, vs := range r.header {
 		for _, v := range vs {
-			if k == "User-Agent" && v == "" {
-				continue // no User-Agent from the client: send none
-			}
 			bw.WriteString(k)
 			bw.WriteString(": ")
 			bw.WriteString(v)

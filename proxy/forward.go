@@ -153,11 +153,6 @@ func (e *Engine) outgoingHeader(head *requestHead) http.Header {
 	h.Del("Content-Length")
 	h.Del("Host")
 	h.Add("Via", e.viaEntry()) // RFC 9110 §7.6.3; loop detection (loop.go)
-	if _, ok := h["User-Agent"]; !ok {
-		// An empty value keeps net/http from adding its own User-Agent:
-		// a proxy passes the client's header set, it does not invent one.
-		h["User-Agent"] = []string{""}
-	}
 	return h
 }
 

@@ -6,8 +6,9 @@
 //	   │
 //	   ├─ CONNECT host:port ──► Engine orders candidates ──► open path (dial.Open)
 //	   │                        ──► "200 Connection established" ──► relay (connect.go)
-//	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate RoundTrip
-//	   │                        (replay rules, forward.go) ──► stream answer, flush per read
+//	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate: own HTTP/1.1
+//	   │                        client (client.go; replay rules, forward_trip.go)
+//	   │                        ──► stream answer, flush per read (response.go)
 //	   └─ GET /…  (origin-form) ──► handed to Config.Handler via net/http (status, pool)
 //
 // Shutdown (SPEC LIS-3) stops accepting, lets in-flight work finish for a
