@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // encodedAnswer answers like okAnswer("a"), but compressed with coding and
@@ -89,6 +91,96 @@ func TestUnrequestedContentEncoding(t *testing.T) {
 		resp, body := w.call("s", true)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "b" || w.member("a").CooldownClass != ClassServer {
 			t.Fatalf("status %d member %q body %q", resp.StatusCode, resp.Header.Get("X-Pool-Member"), body)
+		}
+	})
+}
+
+// TestEventStreamWithoutContentType: a streaming answer sent without the
+// text/event-stream Content-Type is still relayed as a stream, event by
+// event, not buffered whole or refused (SPEC POOL-7).
+func TestEventStreamWithoutContentType(t *testing.T) {
+	for _, ct := range []string{"", "text/plain; charset=utf-8", "application/octet-stream"} {
+		t.Run("POOL-7/content-type="+ct, func(t *testing.T) {
+			release := make(chan struct{})
+			noCT := func(w http.ResponseWriter, r *http.Request, _ int) {
+				if ct == "" {
+					w.Header()["Content-Type"] = nil // no Content-Type at all
+				} else {
+					w.Header().Set("Content-Type", ct)
+				}
+				w.WriteHeader(200)
+				_, _ = io.WriteString(w, "\n: keepalive\n\n")
+				w.(http.Flusher).Flush()
+				messageStartNoHead(w)
+				textDelta(w, "first words")
+				select { // hold the end until the client saw the first delta
+				case <-release:
+				case <-r.Context().Done():
+					return
+				case <-time.After(10 * time.Second):
+				}
+				messageEnd(w)
+			}
+			w := newWorld(t, []string{"a", "b"}, []behaviour{noCT, okAnswer("b")}, "    strategy: failover\n    first_output_timeout_ms: 5000\n", Options{})
+			resp := w.do(t.Context(), "/pool/p/v1/messages", nil, msgBody("m", true))
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "a" || resp.Header.Get("Content-Type") != "text/event-stream" {
+				close(release)
+				t.Fatalf("status %d member %q ct %q", resp.StatusCode, resp.Header.Get("X-Pool-Member"), resp.Header.Get("Content-Type"))
+			}
+			var got strings.Builder
+			buf := make([]byte, 4096)
+			for !strings.Contains(got.String(), "first words") {
+				n, err := resp.Body.Read(buf)
+				got.Write(buf[:n])
+				if err != nil {
+					close(release)
+					t.Fatalf("stream ended before the first delta: %v %q", err, got.String())
+				}
+			}
+			close(release) // the first delta arrived while the upstream still held the end
+			rest, _ := io.ReadAll(resp.Body)
+			got.Write(rest)
+			if count(events(got.String()), "message_stop") != 1 {
+				t.Fatalf("events %v", events(got.String()))
+			}
+		})
+	}
+}
+
+// messageStartNoHead writes message_start and an empty block start without
+// touching the response head.
+func messageStartNoHead(w http.ResponseWriter) {
+	sseWrite(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_a", "type": "message", "role": "assistant", "content": []any{}, "usage": map[string]any{"input_tokens": 1}}})
+	sseWrite(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		"content_block": map[string]any{"type": "text", "text": ""}})
+}
+
+// FuzzSniffEventStream checks sniffEventStream against a direct reading of
+// the rule (first non-empty line starts with "event:", "data:" or ":"; a
+// bare "data" line counts) and that it consumes nothing.
+func FuzzSniffEventStream(f *testing.F) {
+	for _, s := range []string{"", "\n", "data: x\n\n", "event: a\ndata: b\n\n", ": ping\n\n", "\r\n\r\ndata:x", "<html>",
+		"{\"type\":\"message\"}", "dat", "data", "data\n\n", "eventx", " data: x", "\n\n\nevent:"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		br := bufio.NewReaderSize(bytes.NewReader(in), 32<<10)
+		got, err := sniffEventStream(br)
+		if err != nil {
+			t.Fatalf("error on an in-memory body: %v", err)
+		}
+		rest := bytes.TrimLeft(in, "\r\n")
+		skipped := len(in) - len(rest)
+		want := skipped <= maxSniffBlank && (bytes.HasPrefix(rest, []byte(":")) || bytes.HasPrefix(rest, []byte("data:")) ||
+			bytes.HasPrefix(rest, []byte("event:")) || bytes.HasPrefix(rest, []byte("data\n")) || bytes.HasPrefix(rest, []byte("data\r")))
+		if got != want {
+			t.Fatalf("sniff(%q) = %v, want %v", in, got, want)
+		}
+		all, _ := io.ReadAll(br)
+		if !bytes.Equal(all, in) {
+			t.Fatal("sniff consumed bytes")
 		}
 	})
 }

@@ -100,3 +100,44 @@ func (r *sseReader) Next() (sseEvent, error) {
 		}
 	}
 }
+
+// maxSniffBlank bounds the blank lines skipped while sniffing (bytes).
+const maxSniffBlank = 4 << 10
+
+// sniffEventStream tells whether a body sent without the text/event-stream
+// Content-Type is an event stream anyway: its first non-empty line starts
+// with "event:", "data:" or ":" (WHATWG HTML §9.2.6). It only peeks, so
+// every byte is still read by the SSE reader; it blocks until enough bytes
+// arrive (bounded by the caller's first-output timeout). An empty body is
+// not a stream (false, nil); a read error is returned.
+func sniffEventStream(br *bufio.Reader) (bool, error) {
+	skip := 0
+	for skip <= maxSniffBlank {
+		b, err := br.Peek(skip + 1)
+		if len(b) <= skip {
+			if err == io.EOF {
+				return false, nil
+			}
+			return false, err
+		}
+		c := b[skip]
+		if c == '\r' || c == '\n' {
+			skip++
+			continue
+		}
+		if c == ':' {
+			return true, nil
+		}
+		for _, prefix := range []string{"data:", "event:", "data\n", "data\r"} {
+			b, err := br.Peek(skip + len(prefix))
+			if len(b) == skip+len(prefix) && string(b[skip:]) == prefix {
+				return true, nil
+			}
+			if err != nil && err != io.EOF {
+				return false, err
+			}
+		}
+		return false, nil
+	}
+	return false, nil
+}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -58,29 +59,39 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
 			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.scrub(clip(resp.Header.Get("Content-Encoding"))) + ")"}}
 	}
-	if resp.StatusCode/100 != 2 || !isEventStream(resp.Header) {
+	if resp.StatusCode/100 != 2 {
 		defer drain(resp.Body)
 		body, err := readBody(resp.Body, MaxRequestBody)
 		if err != nil {
 			return c.transportFailure(m, err, timedOut.Load())
 		}
-		if resp.StatusCode/100 != 2 {
-			return c.errorAnswer(m, resp, body)
+		return c.errorAnswer(m, resp, body)
+	}
+	var src io.Reader = resp.Body
+	if !isEventStream(resp.Header) {
+		// No (or another) Content-Type: an event stream is recognised by its
+		// first line; a captive portal's HTML or a JSON document is not the
+		// answer a streaming client can read.
+		br := bufio.NewReaderSize(resp.Body, 32<<10)
+		src = br
+		if ok, err := sniffEventStream(br); err != nil {
+			drain(resp.Body)
+			return c.transportFailure(m, err, timedOut.Load())
+		} else if !ok {
+			drain(resp.Body)
+			ct := resp.Header.Get("Content-Type")
+			if ct == "" {
+				ct = "none"
+			}
+			return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
+				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.scrub(clip(ct)) + ")"}}
 		}
-		// A 2xx that is no event stream (a captive portal's HTML, a JSON
-		// document) is not the answer a streaming client can read.
-		ct := resp.Header.Get("Content-Type")
-		if ct == "" {
-			ct = "none"
-		}
-		return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
-			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.scrub(clip(ct)) + ")"}}
 	}
 
 	events := make(chan sseResult)
 	go func() {
 		defer close(events)
-		rd := newSSEReader(resp.Body)
+		rd := newSSEReader(src)
 		for {
 			ev, err := rd.Next()
 			select {
