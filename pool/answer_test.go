@@ -81,3 +81,40 @@ func TestUnusable200FailsOver(t *testing.T) {
 		}
 	})
 }
+
+// TestMemberCountsPerPool: a channel in two pools shows each pool's own
+// successes and failures; the cooldown state stays the channel's (POOL-13).
+func TestMemberCountsPerPool(t *testing.T) {
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})
+	cfg, _ := w.pool.config()
+	a := cfg.Channel("a")
+	y := "channels:\n  a: {api: anthropic, base_url: " + a.BaseURL + ", api_key: k-aaaa}\npools:\n  p: {members: [a]}\n  q: {members: [a]}\n"
+	cfg2, err := ParseConfig([]byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.pool.Reload(cfg2)
+	for i := 0; i < 3; i++ {
+		if r, b := w.callAPI("/pool/p/v1/messages", nil, msgBody("m", false)); r.StatusCode != 200 {
+			t.Fatalf("p: %d %s", r.StatusCode, b)
+		}
+	}
+	w.mocks["a"].set(statusAnswer(500, nil, `{"type":"error","error":{"type":"api_error","message":"x"}}`))
+	if r, _ := w.callAPI("/pool/q/v1/messages", nil, msgBody("m", false)); r.StatusCode != 500 {
+		t.Fatalf("q: %d", r.StatusCode)
+	}
+	got := map[string]MemberStatus{}
+	for _, ps := range w.pool.Status().Pools {
+		got[ps.ID] = ps.Members[0]
+	}
+	t.Run("POOL-13/successes-failures-per-pool", func(t *testing.T) {
+		if p, q := got["p"], got["q"]; p.Successes != 3 || p.Failures != 0 || q.Successes != 0 || q.Failures != 1 {
+			t.Fatalf("p %+v q %+v", p, q)
+		}
+	})
+	t.Run("POOL-10/cooldown-stays-per-channel", func(t *testing.T) {
+		if p, q := got["p"], got["q"]; p.State != "cooling" || q.State != "cooling" {
+			t.Fatalf("p %+v q %+v", p, q)
+		}
+	})
+}

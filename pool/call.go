@@ -124,6 +124,7 @@ func (c *call) run() {
 			served = m
 			if o.fail == nil {
 				c.p.cd.succeed(m)
+				c.p.stats.outcome(c.pc.ID, m, true)
 			}
 			c.p.stats.usage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
 		}
@@ -151,10 +152,10 @@ func (c *call) failed(m string, o outcome) {
 	if a.Class == ClassBadRequest {
 		return
 	}
+	c.p.stats.outcome(c.pc.ID, m, false)
 	key := m
 	if a.Class == ClassModelNotFound {
 		key = m + "\x00" + c.target(m)
-		c.p.cd.count(m) // the member's failure counter shows it too
 	}
 	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.base(a.Class), o.explicit, c.p.opts.Now())
 	phase := "before-commit" // silent failover follows

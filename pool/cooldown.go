@@ -50,11 +50,9 @@ func (c CooldownConfig) base(class string) time.Duration {
 
 // cooldownState is one member's passive health.
 type cooldownState struct {
-	until     time.Time
-	class     string
-	last      time.Duration // length of the most recent cooldown
-	failures  int64
-	successes int64
+	until time.Time
+	class string
+	last  time.Duration // length of the most recent cooldown
 }
 
 // cooldowns tracks cooldowns per key (a channel id, or channel id + "\x00" +
@@ -87,7 +85,6 @@ func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now ti
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.state(key)
-	st.failures++
 	wasCooling := now.Before(st.until)
 	var d time.Duration
 	switch {
@@ -111,19 +108,11 @@ func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now ti
 	return st.until
 }
 
-// count adds a failure to key's counter without touching its cooldown.
-func (c *cooldowns) count(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.state(key).failures++
-}
-
 // succeed records a success: the cooldown and its growth reset (POOL-10).
 func (c *cooldowns) succeed(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.state(key)
-	st.successes++
 	st.until, st.class, st.last = time.Time{}, "", 0
 }
 
@@ -136,16 +125,6 @@ func (c *cooldowns) until(key string, now time.Time) (time.Time, string, bool) {
 		return time.Time{}, "", false
 	}
 	return st.until, st.class, true
-}
-
-// counts returns successes and failures of key.
-func (c *cooldowns) counts(key string) (succ, fail int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.m[key]; st != nil {
-		return st.successes, st.failures
-	}
-	return 0, 0
 }
 
 // retain drops state of channels that no longer exist (SPEC POOL-16).

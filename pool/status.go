@@ -71,6 +71,9 @@ type MemberStatus struct {
 	State         string     `json:"state"`
 	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
 	CooldownClass string     `json:"cooldown_class,omitempty"`
+	// Successes and Failures count this pool's calls to the member (a
+	// channel in two pools has two counts); State and the cooldown are the
+	// channel's, shared by every pool that uses it (POOL-10).
 	Successes     int64      `json:"successes"`
 	Failures      int64      `json:"failures"`
 	BoundSessions int        `json:"bound_sessions"`
@@ -95,10 +98,31 @@ type stats struct {
 	full     bool
 	sessions map[[2]string]*CacheStats // (pool, session hash)
 	members  map[[2]string]*CacheStats // (pool, member)
+	// outcomes counts successes [0] and failures [1] per (pool, member):
+	// the status shows them per pool, while cooldowns stay per channel.
+	outcomes map[[2]string]*[2]int64
 }
 
 func newStats() *stats {
-	return &stats{recent: make([]CallRecord, recentCalls), sessions: map[[2]string]*CacheStats{}, members: map[[2]string]*CacheStats{}}
+	return &stats{recent: make([]CallRecord, recentCalls), sessions: map[[2]string]*CacheStats{}, members: map[[2]string]*CacheStats{},
+		outcomes: map[[2]string]*[2]int64{}}
+}
+
+// outcome counts one success or failure of member in pool (SPEC POOL-13).
+func (s *stats) outcome(pool, member string, success bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := [2]string{pool, member}
+	c := s.outcomes[k]
+	if c == nil {
+		c = &[2]int64{}
+		s.outcomes[k] = c
+	}
+	if success {
+		c[0]++
+	} else {
+		c[1]++
+	}
 }
 
 func (s *stats) add(r CallRecord) {
@@ -217,7 +241,9 @@ func (p *Pool) Status() StatusJSON {
 			if until, class, cooling := p.cd.until(m, now); cooling {
 				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &until, class
 			}
-			ms.Successes, ms.Failures = p.cd.counts(m)
+			if c := p.stats.outcomes[[2]string{pc.ID, m}]; c != nil {
+				ms.Successes, ms.Failures = c[0], c[1]
+			}
 			if cs := p.stats.members[[2]string{pc.ID, m}]; cs != nil {
 				ms.Cache = *cs
 			}
