@@ -228,9 +228,14 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // tokenOK checks the pool token in x-api-key or Authorization: Bearer, in
-// constant time (SPEC POOL-20).
+// constant time (SPEC POOL-20). The auth scheme is case-insensitive
+// (RFC 9110 §11.1: "bearer", "BEARER").
 func tokenOK(h http.Header, token string) bool {
-	for _, v := range []string{h.Get("X-Api-Key"), strings.TrimSpace(strings.TrimPrefix(h.Get("Authorization"), "Bearer "))} {
+	bearer := ""
+	if scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		bearer = strings.TrimSpace(cred)
+	}
+	for _, v := range []string{h.Get("X-Api-Key"), bearer} {
 		if v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(token)) == 1 {
 			return true
 		}

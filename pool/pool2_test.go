@@ -243,6 +243,10 @@ func TestToken(t *testing.T) {
 		{"POOL-20/wrong-token-401", map[string]string{"x-api-key": "nope"}, 401},
 		{"POOL-20/x-api-key-ok", map[string]string{"x-api-key": "local-token"}, 200},
 		{"POOL-20/bearer-ok", map[string]string{"Authorization": "Bearer local-token"}, 200},
+		{"POOL-20/bearer-lower-case-scheme-ok", map[string]string{"Authorization": "bearer local-token"}, 200},
+		{"POOL-20/bearer-upper-case-scheme-ok", map[string]string{"Authorization": "BEARER  local-token"}, 200},
+		{"POOL-20/basic-scheme-401", map[string]string{"Authorization": "Basic local-token"}, 401},
+		{"POOL-20/scheme-only-401", map[string]string{"Authorization": "local-token"}, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := w.do(context.Background(), "/pool/p/v1/messages", tc.hdr, msgBody("m", false))
