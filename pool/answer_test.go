@@ -1,10 +1,12 @@
 package pool
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bodyAnswer answers every request 200 with ctype and body.
@@ -115,6 +117,59 @@ func TestMemberCountsPerPool(t *testing.T) {
 	t.Run("POOL-10/cooldown-stays-per-channel", func(t *testing.T) {
 		if p, q := got["p"], got["q"]; p.State != "cooling" || q.State != "cooling" {
 			t.Fatalf("p %+v q %+v", p, q)
+		}
+	})
+}
+
+// TestClearMessages: errors say what is wrong (SPEC POOL-7, POOL-10, POOL-11).
+func TestClearMessages(t *testing.T) {
+	stall := func(w http.ResponseWriter, r *http.Request, _ int) {
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.Unmarshal(recordedBody(r), &body)
+		if body.Stream {
+			sseHead(w)
+			messageStart(w, "a", nil)
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+	w := newWorld(t, []string{"a"}, []behaviour{stall}, "    first_output_timeout_ms: 300\n    response_timeout_ms: 300\n", Options{})
+	for _, tc := range []struct{ name, path, body, want string }{
+		{"POOL-2/model-number", "/pool/p/v1/messages", `{"model": 5, "max_tokens": 5, "messages": []}`, "model must be a string"},
+		{"POOL-2/model-object", "/pool/p/v1/messages", `{"model": {"id": "m"}, "messages": []}`, "model must be a string"},
+		{"POOL-7/stream-string", "/pool/p/v1/messages", `{"model": "m", "stream": "yes", "messages": []}`, "stream must be a boolean"},
+		{"POOL-7/stream-number", "/pool/p/v1/messages", `{"model": "m", "stream": 1, "messages": []}`, "stream must be a boolean"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, b := w.callAPI(tc.path, nil, tc.body)
+			if r.StatusCode != 400 || !strings.Contains(b, tc.want) {
+				t.Fatalf("status %d body %s, want 400 %q", r.StatusCode, b, tc.want)
+			}
+		})
+	}
+	t.Run("POOL-7/first-output-timeout-named", func(t *testing.T) {
+		r, b := w.call("s1", true)
+		if r.StatusCode != 504 || !strings.Contains(b, "no output within first_output_timeout_ms (300 ms)") || strings.Contains(b, "context canceled") {
+			t.Fatalf("status %d body %s", r.StatusCode, b)
+		}
+	})
+	t.Run("POOL-7/response-timeout-named", func(t *testing.T) {
+		w.pool.cd.succeed("a")
+		r, b := w.call("s2", false)
+		if r.StatusCode != 504 || !strings.Contains(b, "no answer within response_timeout_ms (300 ms)") || strings.Contains(b, "deadline exceeded") {
+			t.Fatalf("status %d body %s", r.StatusCode, b)
+		}
+	})
+	t.Run("POOL-11/529-status-text", func(t *testing.T) {
+		over := statusAnswer(529, nil, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+		w2 := newWorld(t, []string{"a", "b"}, []behaviour{over, over}, "", Options{})
+		r, b := w2.call("s", false)
+		if r.StatusCode != 529 || r.Status != "529 Overloaded" || !strings.Contains(b, "overloaded_error") || r.Header.Get("X-Pool-Attempts") != "2" {
+			t.Fatalf("status line %q headers %v body %s", r.Status, r.Header, b)
 		}
 	})
 }

@@ -314,16 +314,23 @@ func copyResponseHeaders(dst, src http.Header, s scrubber) {
 }
 
 // transportFailure classifies a RoundTrip or body-read error. The client's
-// own cancel is not a member failure (POOL-9).
+// own cancel is not a member failure (POOL-9). timedOut: the attempt was
+// stopped by first_output_timeout_ms; a deadline error of a non-streamed
+// call is response_timeout_ms. Both say so instead of "context canceled".
 func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 	if c.r.Context().Err() != nil {
 		return outcome{canceled: true}
 	}
-	class := ClassNetwork
-	if timedOut || errors.Is(err, context.DeadlineExceeded) {
+	class, msg := ClassNetwork, c.scrub.scrub(shortErr(err))
+	switch {
+	case timedOut:
+		class, msg = ClassTimeout, fmt.Sprintf("no output within first_output_timeout_ms (%d ms)", c.pc.FirstOutputTimeout.Milliseconds())
+	case errors.Is(err, context.DeadlineExceeded) && !c.ci.Stream:
+		class, msg = ClassTimeout, fmt.Sprintf("no answer within response_timeout_ms (%d ms)", c.pc.ResponseTimeout.Milliseconds())
+	case errors.Is(err, context.DeadlineExceeded):
 		class = ClassTimeout
 	}
-	return outcome{fail: &Attempt{Member: m, Class: class, Message: c.scrub.scrub(shortErr(err))}}
+	return outcome{fail: &Attempt{Member: m, Class: class, Message: msg}}
 }
 
 // errorAnswer classifies a non-2xx upstream answer. bad_request is passed

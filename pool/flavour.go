@@ -170,7 +170,9 @@ var guardedKeys = []string{"model", "stream", "thinking", "output_config", "reas
 // checkTopLevel refuses (with the 400 message) a request body whose top-level
 // object holds more than one key equal to a guarded key under Unicode case
 // folding (strings.EqualFold, the rule encoding/json matches field names
-// by). A body that is not a JSON object passes; ParseRequest reports it.
+// by), a "model" that is not a string ("model must be a string") or a
+// "stream" that is not a boolean ("stream must be a boolean"). A body that
+// is not a JSON object passes; ParseRequest reports it.
 func checkTopLevel(body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -193,6 +195,12 @@ func checkTopLevel(body []byte) error {
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return nil
+		}
+		switch {
+		case strings.EqualFold(k, "model") && (len(v) == 0 || v[0] != '"'):
+			return errors.New("model must be a string")
+		case strings.EqualFold(k, "stream") && string(v) != "true" && string(v) != "false" && string(v) != "null":
+			return errors.New("stream must be a boolean")
 		}
 	}
 	return nil
