@@ -159,3 +159,36 @@ func TestPoolCooldownOverride(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusSessionsCapped: /pool/status lists at most the 1000 most
+// recently used sessions and says how many there are (SPEC POOL-13).
+func TestStatusSessionsCapped(t *testing.T) {
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})
+	cfg, _ := w.pool.config()
+	pc := cfg.Pool("p")
+	t0 := w.now.Now()
+	const n = MaxStatusSessions + 5
+	for i := 0; i < n; i++ {
+		w.pool.assign.bind(pc, bindKey{pool: "p", session: fmt.Sprintf("s%04d", i), model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	w.now.Add(time.Second)
+	st := w.pool.Status()
+	t.Run("POOL-13/sessions-capped-with-total", func(t *testing.T) {
+		if len(st.Sessions) != MaxStatusSessions || st.SessionsTotal != n {
+			t.Fatalf("sessions %d total %d", len(st.Sessions), st.SessionsTotal)
+		}
+		listed := map[string]bool{}
+		for _, s := range st.Sessions {
+			listed[s.Session] = true
+		}
+		for i := 0; i < n; i++ {
+			if want := i >= 5; listed[sessionHash(fmt.Sprintf("s%04d", i))] != want {
+				t.Fatalf("session %d listed=%v, want the most recent %d", i, !want, MaxStatusSessions)
+			}
+		}
+		b, _ := json.Marshal(st)
+		if !strings.Contains(string(b), fmt.Sprintf(`"sessions_total":%d`, n)) {
+			t.Fatal("sessions_total missing from the JSON")
+		}
+	})
+}

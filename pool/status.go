@@ -9,6 +9,10 @@ import (
 // recentCalls is how many calls the status keeps (SPEC POOL-13).
 const recentCalls = 200
 
+// MaxStatusSessions bounds the sessions listed in the status document, so a
+// long-running pool with many sessions keeps /pool/status small.
+const MaxStatusSessions = 1000
+
 // CallRecord is one finished call in the status document (SPEC POOL-13):
 // no prompt, no key, no raw session id.
 type CallRecord struct {
@@ -48,8 +52,12 @@ func (s *CacheStats) add(u usage) {
 
 // StatusJSON is the /pool/status document (SPEC POOL-13).
 type StatusJSON struct {
-	Pools    []PoolStatus    `json:"pools"`
-	Sessions []SessionStatus `json:"sessions"`
+	Pools []PoolStatus `json:"pools"`
+	// Sessions are the live sessions per pool, sorted by pool and session;
+	// at most MaxStatusSessions, the most recently used (SessionsTotal
+	// counts them all).
+	Sessions      []SessionStatus `json:"sessions"`
+	SessionsTotal int             `json:"sessions_total"`
 	// Recent holds the last 200 calls, oldest first.
 	Recent []CallRecord `json:"recent"`
 }
@@ -227,6 +235,23 @@ func (p *Pool) Status() StatusJSON {
 		}
 	}
 	p.stats.mu.Lock()
+	st.SessionsTotal = len(order)
+	if len(order) > MaxStatusSessions {
+		// Keep the most recently used, in their (pool, session) order.
+		byRecent := append([][2]string(nil), order...)
+		sort.SliceStable(byRecent, func(i, j int) bool { return sessions[byRecent[i]].LastUsed.After(sessions[byRecent[j]].LastUsed) })
+		keep := map[[2]string]bool{}
+		for _, sk := range byRecent[:MaxStatusSessions] {
+			keep[sk] = true
+		}
+		kept := order[:0]
+		for _, sk := range order {
+			if keep[sk] {
+				kept = append(kept, sk)
+			}
+		}
+		order = kept
+	}
 	for _, sk := range order {
 		ss := sessions[sk]
 		if cs := p.stats.sessions[sk]; cs != nil {
