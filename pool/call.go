@@ -57,24 +57,6 @@ var dropRequestHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive"
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate", "Host", "Content-Length",
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
-// carriesToken reports whether a header value is the pool token, bare or
-// after an auth scheme ("Bearer T"), or — for tokens of 16 bytes and more,
-// too long to occur by chance — contains it (SPEC POOL-20: the token never
-// leaves the machine).
-func carriesToken(v, token string) bool {
-	v = strings.TrimSpace(v)
-	if v == token {
-		return true
-	}
-	if _, rest, ok := strings.Cut(v, " "); ok && strings.TrimSpace(rest) == token {
-		return true
-	}
-	return len(token) >= 16 && strings.Contains(v, token)
-}
-
-var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length", "Set-Cookie"}
-
 func (c *call) run() {
 	sessionID, _ := sessionIdentity(c.r.Header, c.ci)
 	c.session = sessionHash(sessionID)

@@ -92,3 +92,21 @@ func dropBrowserHeaders(h http.Header) {
 		}
 	}
 }
+
+// carriesToken reports whether a header value is the pool token, bare or
+// after an auth scheme ("Bearer T"), or — for tokens of 16 bytes and more,
+// too long to occur by chance — contains it (SPEC POOL-20: the token never
+// leaves the machine).
+func carriesToken(v, token string) bool {
+	v = strings.TrimSpace(v)
+	if v == token {
+		return true
+	}
+	if _, rest, ok := strings.Cut(v, " "); ok && strings.TrimSpace(rest) == token {
+		return true
+	}
+	return len(token) >= 16 && strings.Contains(v, token)
+}
+
+var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length", "Set-Cookie"}

@@ -216,3 +216,52 @@ func add(n *yaml.Node, k string, v any) {
 	}
 	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, vn)
 }
+
+// envName reports whether s has the shape of an environment variable name
+// (POSIX.1-2017 §8.1 portable names: letters, digits, underscore, not
+// starting with a digit). A key pasted into api_key_env ("sk-…") fails it.
+func envName(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksSecret reports whether a config value may be a key typed into the
+// wrong field, so errors must not echo it (SPEC POOL-15): longer than 40
+// bytes, or not a conventional UPPER_CASE variable name.
+func looksSecret(s string) bool {
+	if len(s) > 40 {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoteSafe quotes a value for an error message when it is short and made
+// of letters, digits, '-' and '.' (an enum typo such as
+// "antropic"); anything else — possibly a key typed into the wrong field —
+// is not echoed (SPEC POOL-15).
+func quoteSafe(s string) string {
+	if len(s) > 24 || strings.HasPrefix(strings.ToLower(s), "sk") {
+		return "(value not shown)"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_') {
+			return "(value not shown)"
+		}
+	}
+	return fmt.Sprintf("%q", s)
+}
