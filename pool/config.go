@@ -161,10 +161,11 @@ var DefaultCooldown = CooldownConfig{
 // ConfigError is a configuration error at a YAML path such as
 // "pools.ustc-pool.members[2]" (SPEC POOL-3). Its message never contains a key.
 type ConfigError struct {
-	Path string
+	Path string // YAML path, "" for a file-level error
 	Msg  string
 }
 
+// Error is "PATH: MSG", or MSG alone when Path is empty.
 func (e *ConfigError) Error() string {
 	if e.Path == "" {
 		return e.Msg
