@@ -287,7 +287,9 @@ func (b *upBody) Close() error {
 	}
 	err := b.ReadCloser.Close()
 	b.stop()
-	if b.eof && b.reusable && !b.cancelled() && err == nil {
+	// Bytes after the response (an origin that sent more than it framed)
+	// would be read as the next answer: such a connection is not reused.
+	if b.eof && b.reusable && !b.cancelled() && err == nil && b.uc.br.Buffered() == 0 {
 		b.uc.conn.SetDeadline(time.Time{})
 		b.pool.put(b.uc)
 		return nil

@@ -84,3 +84,30 @@ func TestUpstreamClient(t *testing.T) {
 		}
 	})
 }
+
+func TestUpstreamClientFraming(t *testing.T) {
+	t.Run("HTTP-5/extra-bytes-after-response-not-reused", func(t *testing.T) {
+		// An origin that sends more than Content-Length says: the surplus
+		// must never be read as the answer to the next request.
+		var conns atomic.Int64
+		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			conns.Add(1)
+			br := bufio.NewReader(c)
+			for {
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
+			}
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		for i := 0; i < 3; i++ {
+			c := dialProxy(t, addr)
+			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin, origin)
+			resp, b := readResponse(t, bufio.NewReader(c), "GET")
+			if resp.StatusCode != 200 || b != "ok" {
+				t.Fatalf("request %d: %d %q (surplus bytes answered a later request)", i, resp.StatusCode, b)
+			}
+		}
+	})
+}
