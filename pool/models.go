@@ -2,7 +2,6 @@ package pool
 
 import (
 	"fmt"
-	"sort"
 )
 
 // Capabilities are the limits of a unified model (SPEC POOL-12). Zero/empty
@@ -146,15 +145,5 @@ func modelList(cfg *Config, p *PoolConfig) []ModelInfo {
 		m := &p.Models[i]
 		out = append(out, ModelInfo{ID: m.ID, DisplayName: m.Name, Capabilities: mergeCaps(cfg, p, m)})
 	}
-	return out
-}
-
-// sortedKeys returns a map's keys in order (stable status output).
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -128,9 +128,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	pr.mu.Lock()
 	r, attempts := pr.rec, pr.attempts
 	pr.mu.Unlock()
-	for _, a := range attempts {
-		res.Failed = append(res.Failed, a)
-	}
+	res.Failed = append(res.Failed, attempts...)
 	switch {
 	case r == nil: // answered before a call began (unknown model, bad request…)
 		_, msg := flavours[pc.API].ParseError(rec.body.Bytes())

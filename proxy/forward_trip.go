@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -248,16 +247,4 @@ func closeResp(resp *http.Response) {
 	if resp != nil {
 		resp.Body.Close()
 	}
-}
-
-// cancelBody releases the attempt's context when the body is closed.
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }

@@ -210,16 +210,6 @@ func (h *requestHead) checkFraming() error {
 	return nil
 }
 
-// get returns the first value of the named field, case-insensitively.
-func (h *requestHead) get(name string) string {
-	for _, f := range h.fields {
-		if strings.EqualFold(f.name, name) {
-			return f.value
-		}
-	}
-	return ""
-}
-
 // validFieldValue reports whether v holds only field-vchars, SP, HTAB and
 // obs-text (RFC 9110 §5.5): no control characters, so nothing the proxy
 // forwards can split or end a header line.

@@ -42,8 +42,7 @@ type noProxyIP struct {
 }
 
 type noProxyPrefix struct {
-	prefix netip.Prefix
-	port   int
+	prefix netip.Prefix // CIDR entries take no :port (as in curl)
 }
 
 type noProxyDomain struct {
