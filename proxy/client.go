@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"syscall"
+
 	"bufio"
 	"context"
 	"errors"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"net/http"
@@ -37,18 +40,99 @@ const (
 // upConn is one upstream connection with its buffers.
 type upConn struct {
 	conn  net.Conn
+	lim   *headLimit // under br: bounds the response head
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	key   string
 	since time.Time // idle since
 }
 
+// newUpConn wraps a fresh connection; writes extend a write deadline of
+// writeIdle (a peer that stops reading our request fails instead of
+// hanging, SPEC HTTP-4).
+func newUpConn(conn net.Conn, key string, writeIdle time.Duration) *upConn {
+	uc := &upConn{conn: conn, key: key, lim: &headLimit{r: conn, n: -1}}
+	uc.br = bufio.NewReaderSize(uc.lim, 4096)
+	uc.bw = bufio.NewWriterSize(&deadlineWriter{c: conn, idle: writeIdle}, 4096)
+	return uc
+}
+
+// maxResponseHead bounds a response head (bytes), like net/http's
+// Transport (10 MB there; agents' answers have small heads).
+const maxResponseHead = 1 << 20
+
+// errHeadTooLarge is a response head over maxResponseHead.
+var errHeadTooLarge = errors.New("response head too large")
+
+// headLimit limits reads to n bytes while n >= 0 (reading a head).
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return l.r.Read(p)
+	}
+	if l.n == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// deadlineWriter sets a write deadline of idle before every write.
+type deadlineWriter struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.c.SetWriteDeadline(time.Now().Add(w.idle))
+	return w.c.Write(p)
+}
+
+// quiet reports whether an idle connection has nothing to read: no
+// buffered bytes, no unsolicited data and no EOF waiting in the socket (a
+// peek that never blocks). Anything else would be read as the answer to
+// the next request (response desync), so such a connection is dropped.
+func (uc *upConn) quiet() bool {
+	if uc.br.Buffered() > 0 {
+		return false
+	}
+	sc, ok := uc.conn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	quiet := false
+	var b [1]byte
+	rerr := rc.Read(func(fd uintptr) bool {
+		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		quiet = n < 0 && (err == unix.EAGAIN || err == unix.EWOULDBLOCK)
+		return true // never wait
+	})
+	return rerr == nil && quiet
+}
+
 // connPool holds idle upstream connections, newest last per key.
 type connPool struct {
-	mu   sync.Mutex
-	idle map[string][]*upConn
-	n    int
+	mu    sync.Mutex
+	idle  map[string][]*upConn
+	n     int
+	swept time.Time // last sweep (at most every sweepEvery, and when full)
 }
+
+// sweepEvery is how often put drops expired idle connections of all keys,
+// so connections to origins never asked again do not hold descriptors.
+const sweepEvery = 30 * time.Second
 
 // get returns an idle connection for key that is not too old, or nil.
 func (p *connPool) get(key string) *upConn {
@@ -62,11 +146,45 @@ func (p *connPool) get(key string) *upConn {
 		c := l[len(l)-1]
 		p.idle[key] = l[:len(l)-1]
 		p.n--
-		if time.Since(c.since) < idleConnTimeout {
+		if time.Since(c.since) < idleConnTimeout && c.quiet() {
 			return c
 		}
 		c.conn.Close()
 	}
+}
+
+// sweep closes idle connections older than idleConnTimeout (all keys);
+// when the pool is still full it drops the oldest one. Called with mu held.
+func (p *connPool) sweep() {
+	now := time.Now()
+	var oldestKey string
+	var oldest time.Time
+	for k, l := range p.idle {
+		kept := l[:0]
+		for _, c := range l {
+			if now.Sub(c.since) >= idleConnTimeout {
+				c.conn.Close()
+				p.n--
+				continue
+			}
+			kept = append(kept, c)
+		}
+		if len(kept) == 0 {
+			delete(p.idle, k)
+			continue
+		}
+		p.idle[k] = kept
+		if oldestKey == "" || kept[0].since.Before(oldest) {
+			oldestKey, oldest = k, kept[0].since
+		}
+	}
+	if p.n >= maxIdle && oldestKey != "" {
+		l := p.idle[oldestKey]
+		l[0].conn.Close()
+		p.idle[oldestKey] = l[1:]
+		p.n--
+	}
+	p.swept = now
 }
 
 // put returns c to the pool, or closes it when the pool is full.
@@ -75,6 +193,9 @@ func (p *connPool) put(c *upConn) {
 	defer p.mu.Unlock()
 	if p.idle == nil {
 		p.idle = map[string][]*upConn{}
+	}
+	if p.n >= maxIdle || time.Since(p.swept) > sweepEvery {
+		p.sweep()
 	}
 	if p.n >= maxIdle || len(p.idle[c.key]) >= maxIdlePerKey {
 		c.conn.Close()
@@ -127,9 +248,12 @@ func (e *Engine) send(ctx context.Context, a attempt, r *request, ab *attemptBod
 	if err != nil {
 		return tripResult{err: err}
 	}
-	uc := &upConn{conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096), key: key}
+	uc := newUpConn(conn, key, e.cfg.ResponseTimeout)
 	return e.exchange(ctx, a, r, ab, uc, false)
 }
+
+// maxInterim bounds the 1xx answers read before the final one.
+const maxInterim = 8
 
 // exchange writes r on uc and reads the response head.
 func (e *Engine) exchange(ctx context.Context, a attempt, r *request, ab *attemptBody, uc *upConn, reused bool) tripResult {
@@ -151,49 +275,34 @@ func (e *Engine) exchange(ctx context.Context, a attempt, r *request, ab *attemp
 		res.err = err
 		return res
 	}
-	if err := writeHead(uc.bw, a.cand, r); err != nil {
-		return fail(err)
+	werr := writeRequest(uc.bw, a.cand, r, ab)
+	if werr != nil && reused {
+		return fail(errStaleConn)
 	}
-	if r.length != 0 && ab != nil {
-		var err error
-		if r.length < 0 {
-			cw := httputil.NewChunkedWriter(uc.bw)
-			if _, err = io.Copy(cw, ab); err == nil {
-				cw.Close()
-				_, err = uc.bw.WriteString("\r\n")
-			}
-		} else {
-			_, err = io.Copy(uc.bw, io.LimitReader(ab, r.length))
+	if werr != nil {
+		// The origin may have answered early and stopped reading (413,
+		// 401 during a large upload): that answer is the truthful one.
+		uc.conn.SetReadDeadline(time.Now().Add(min(e.cfg.ResponseTimeout, 2*time.Second)))
+		if resp, err := readFinal(uc, r.method); err == nil {
+			uc.conn.SetReadDeadline(time.Time{})
+			resp.Close = true // the request was not fully sent: never reuse
+			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: &e.conns, stop: stop, cancelled: func() bool { return true }}
+			res.resp = resp
+			return res
 		}
-		if err != nil {
-			return fail(err)
-		}
-	}
-	if err := uc.bw.Flush(); err != nil {
-		if reused {
-			return fail(errStaleConn)
-		}
-		return fail(err)
+		return fail(werr)
 	}
 	uc.conn.SetReadDeadline(time.Now().Add(e.cfg.ResponseTimeout))
-	var resp *http.Response
-	for {
-		var err error
-		resp, err = http.ReadResponse(uc.br, &http.Request{Method: r.method})
-		if err != nil {
-			if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
-				return fail(errStaleConn)
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
-				err = errHeaderTimeout
-			}
-			return fail(err)
+	resp, err := readFinal(uc, r.method)
+	if err != nil {
+		if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
+			return fail(errStaleConn)
 		}
-		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != 101 {
-			continue // interim answers (we never send Expect upstream)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			err = errHeaderTimeout
 		}
-		break
+		return fail(err)
 	}
 	uc.conn.SetReadDeadline(time.Time{})
 	reusable := !resp.Close
@@ -201,6 +310,62 @@ func (e *Engine) exchange(ctx context.Context, a attempt, r *request, ab *attemp
 		cancelled: func() bool { mu.Lock(); defer mu.Unlock(); return cancelled }}
 	res.resp = resp
 	return res
+}
+
+// writeRequest writes r's head and body to bw and flushes.
+func writeRequest(bw *bufio.Writer, c route.Candidate, r *request, ab *attemptBody) error {
+	if err := writeHead(bw, c, r); err != nil {
+		return err
+	}
+	if r.length != 0 && ab != nil {
+		var err error
+		if r.length < 0 {
+			cw := httputil.NewChunkedWriter(bw)
+			if _, err = io.Copy(cw, ab); err == nil {
+				cw.Close()
+				_, err = bw.WriteString("\r\n")
+			}
+		} else {
+			_, err = io.Copy(bw, io.LimitReader(ab, r.length))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// readFinal reads the final response head from uc: interim 1xx answers
+// are skipped (at most maxInterim); a head over maxResponseHead, a status
+// outside 100-599, 101 (we never ask to switch protocols: Upgrade is
+// hop-by-hop and removed) and field names that are not tokens (RFC 9112
+// §5.1: "Name : value" is a smuggling shape) are errors.
+func readFinal(uc *upConn, method string) (*http.Response, error) {
+	uc.lim.n = maxResponseHead
+	defer func() { uc.lim.n = -1 }()
+	for i := 0; ; i++ {
+		resp, err := http.ReadResponse(uc.br, &http.Request{Method: method})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case resp.StatusCode < 100 || resp.StatusCode > 599:
+			return nil, errors.New("malformed response status " + strconv.Itoa(resp.StatusCode))
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return nil, errors.New("unexpected 101 Switching Protocols (the proxy does not forward Upgrade)")
+		case resp.StatusCode < 200:
+			if i >= maxInterim {
+				return nil, errors.New("too many interim responses")
+			}
+			continue
+		}
+		for k := range resp.Header {
+			if !isTokenString(k) {
+				return nil, errors.New("malformed response header field name")
+			}
+		}
+		return resp, nil
+	}
 }
 
 // writeHead writes the request line and header of r for candidate c:
@@ -268,6 +433,11 @@ func (b *upBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Buffered is how many response bytes are already read from the socket:
+// writeResponse sends a small body together with the head only when it is
+// all here (never waiting for a slow body before the head, HTTP-4).
+func (b *upBody) Buffered() int { return b.uc.br.Buffered() }
 
 // Close releases the connection: pooled after a complete body, else closed.
 func (b *upBody) Close() error {

@@ -6,8 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // rawOrigin answers every request on a connection with "ok" and counts
@@ -108,6 +110,135 @@ func TestUpstreamClientFraming(t *testing.T) {
 			if resp.StatusCode != 200 || b != "ok" {
 				t.Fatalf("request %d: %d %q (surplus bytes answered a later request)", i, resp.StatusCode, b)
 			}
+		}
+	})
+}
+
+// scriptedOrigin answers each request on a connection with the next
+// writer of script (called with the connection), then keeps it open.
+func scriptedOrigin(t *testing.T, script ...func(c net.Conn, br *bufio.Reader)) string {
+	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for _, step := range script {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			_ = req
+			step(c, br)
+		}
+		io.Copy(io.Discard, br)
+	})
+}
+
+func TestUpstreamClientHostileOrigins(t *testing.T) {
+	send := func(t *testing.T, addr, raw string) (*http.Response, string, time.Duration) {
+		c := dialProxy(t, addr)
+		start := time.Now()
+		io.WriteString(c, raw)
+		resp, b := readResponse(t, bufio.NewReader(c), strings.SplitN(raw, " ", 2)[0])
+		return resp, b, time.Since(start)
+	}
+	get := func(o string) string { return "GET http://" + o + "/ HTTP/1.1\r\nHost: " + o + "\r\n\r\n" }
+
+	t.Run("HTTP-5/late-unsolicited-bytes-never-answer-the-next-request", func(t *testing.T) {
+		var fresh atomic.Int64
+		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			br := bufio.NewReader(c)
+			if fresh.Add(1) == 1 {
+				http.ReadRequest(br)
+				io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
+				time.Sleep(100 * time.Millisecond) // a misbehaving origin, not synchronisation
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
+				io.Copy(io.Discard, br)
+				return
+			}
+			for {
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		if resp, _, _ := send(t, addr, get(origin)); resp.StatusCode != 204 {
+			t.Fatalf("first: %d", resp.StatusCode)
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) && fresh.Load() < 1 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // let the unsolicited bytes arrive on the idle connection
+		if resp, b, _ := send(t, addr, get(origin)); resp.StatusCode != 200 || b != "ok" {
+			t.Fatalf("second request got %d %q: the unsolicited bytes answered it", resp.StatusCode, b)
+		}
+	})
+	t.Run("HTTP-5/oversized-response-head-502", func(t *testing.T) {
+		origin := scriptedOrigin(t, func(c net.Conn, _ *bufio.Reader) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 2<<20)+"\r\nContent-Length: 2\r\n\r\nok")
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		if resp, _, _ := send(t, addr, get(origin)); resp.StatusCode != 502 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
+	for _, tc := range []struct{ name, answer string }{
+		{"HTTP-5/space-before-colon-in-response-502", "HTTP/1.1 200 OK\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n"},
+		{"HTTP-5/status-099-502", "HTTP/1.1 099 Weird\r\nContent-Length: 0\r\n\r\n"},
+		{"HTTP-5/unrequested-101-502", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x05hello"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			origin := scriptedOrigin(t, func(c net.Conn, _ *bufio.Reader) { io.WriteString(c, tc.answer) })
+			addr, _ := startProxy(t, Config{LoopbackDirect: true})
+			if resp, b, _ := send(t, addr, get(origin)); resp.StatusCode != 502 {
+				t.Fatalf("status %d %q", resp.StatusCode, b)
+			}
+		})
+	}
+	t.Run("HTTP-3/early-answer-during-upload-reaches-client", func(t *testing.T) {
+		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			br := bufio.NewReader(c)
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 8\r\n\r\ntoo big!")
+			c.(*net.TCPConn).CloseWrite()
+			time.Sleep(200 * time.Millisecond) // stop reading, then reset: the upload fails mid-way
+			c.(*net.TCPConn).SetLinger(0)
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		body := strings.Repeat("x", 6<<20)
+		c := dialProxy(t, addr)
+		go func() {
+			fmt.Fprintf(c, "POST http://%s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", origin, origin, len(body), body)
+		}()
+		resp, b := readResponse(t, bufio.NewReader(c), "POST")
+		if resp.StatusCode != 413 || b != "too big!" {
+			t.Fatalf("got %d %q, want the origin's early 413", resp.StatusCode, b)
+		}
+	})
+	t.Run("HTTP-4/slow-small-body-head-not-held-back", func(t *testing.T) {
+		origin := scriptedOrigin(t, func(c net.Conn, _ *bufio.Reader) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n")
+			for i := 0; i < 10; i++ {
+				time.Sleep(150 * time.Millisecond) // a slow origin
+				io.WriteString(c, "x")
+			}
+		})
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		start := time.Now()
+		io.WriteString(c, get(origin))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el > 1200*time.Millisecond {
+			t.Fatalf("head arrived after %v: held back until the slow body was complete (1.5 s)", el)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "xxxxxxxxxx" {
+			t.Fatalf("body %q", b)
 		}
 	})
 }

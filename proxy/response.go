@@ -66,7 +66,7 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	}
 	// A small body of known length goes out with the head in
 	// one write, read straight into the bufio buffer (no allocation).
-	if !chunked && !closeDelimited && resp.ContentLength >= 0 && resp.ContentLength <= int64(bw.Available()) {
+	if !chunked && !closeDelimited && resp.ContentLength >= 0 && resp.ContentLength <= int64(bw.Available()) && bodyHere(resp) {
 		buf := bw.AvailableBuffer()[:resp.ContentLength]
 		n, err := io.ReadFull(resp.Body, buf)
 		if err == nil {
@@ -128,3 +128,10 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 // response does not allocate one (it was half of all bytes allocated per
 // plain request; see docs/BENCHMARKS.md).
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// bodyHere reports whether resp's whole body is already buffered, so
+// reading it cannot delay the head (SPEC HTTP-4: stream as it arrives).
+func bodyHere(resp *http.Response) bool {
+	b, ok := resp.Body.(interface{ Buffered() int })
+	return ok && int64(b.Buffered()) >= resp.ContentLength
+}
