@@ -85,7 +85,7 @@ func (w *world) memory() error {
 	}
 	w.add(row{sec: sec, path: fmt.Sprintf("goroutines with %s idle tunnels", commas(int64(last))), conc: commas(int64(last)),
 		result: fmt.Sprintf("%s goroutines (%.2f per tunnel)", commas(int64(g)), float64(g-g0)/float64(last))})
-	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process, since dual-proxy has no status endpoint yet; the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket, upstream socket, and the splice(2) pipes Go holds while io.Copy waits).")
+	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process (the status endpoint does not report goroutines); the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket, upstream socket, and the splice(2) pipes Go holds while io.Copy waits).")
 	return nil
 }
 
