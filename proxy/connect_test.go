@@ -124,37 +124,37 @@ func TestConnect(t *testing.T) {
 		}
 	})
 
-	t.Run("CON-3/all-dead-502-within-connect-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
-		c := dialProxy(t, addr)
-		br := bufio.NewReader(c)
-		start := time.Now()
-		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		st, body := readConnectReply(t, br)
-		if st != 502 {
-			t.Fatalf("status %d", st)
-		}
-		mustContain(t, body, "gateway-connect")
-		if el := time.Since(start); el > 4*time.Second {
-			t.Fatalf("took %v", el)
-		}
-	})
-
-	t.Run("CON-3/blackholed-gateway-bounded-by-connect-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.Blackhole(t)), ConnectTimeout: 300 * time.Millisecond})
-		c := dialProxy(t, addr)
-		br := bufio.NewReader(c)
-		start := time.Now()
-		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		st, body := readConnectReply(t, br)
-		if st != 502 {
-			t.Fatalf("status %d", st)
-		}
-		mustContain(t, body, "connect-response")
-		if el := time.Since(start); el > 3*time.Second {
-			t.Fatalf("took %v", el)
-		}
-	})
+	for _, tc := range []struct {
+		name    string
+		gateway func(testing.TB) string
+		timeout time.Duration
+		phase   string
+		within  time.Duration
+		n       int // gateways
+	}{
+		{"CON-3/all-dead-502-within-connect-timeout", testworld.RefusedAddr, 2 * time.Second, "gateway-connect", 4 * time.Second, 2},
+		{"CON-3/blackholed-gateway-bounded-by-connect-timeout", testworld.Blackhole, 300 * time.Millisecond, "connect-response", 3 * time.Second, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gws []string
+			for range tc.n {
+				gws = append(gws, tc.gateway(t))
+			}
+			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, gws...), ConnectTimeout: tc.timeout})
+			c := dialProxy(t, addr)
+			br := bufio.NewReader(c)
+			start := time.Now()
+			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+			st, body := readConnectReply(t, br)
+			if st != 502 {
+				t.Fatalf("status %d", st)
+			}
+			mustContain(t, body, tc.phase)
+			if el := time.Since(start); el > tc.within {
+				t.Fatalf("took %v", el)
+			}
+		})
+	}
 }
 
 func TestShutdownStopsHealthLoop(t *testing.T) {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +26,6 @@ const (
 	headerSecret = "HEADER-SECRET-9"
 	tunnelSecret = "TUNNEL-BYTES-3"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // directClient talks to the proxy's own endpoints, never through a proxy.
 func directClient(t *testing.T) *http.Client {
@@ -83,7 +63,7 @@ type scriptedWorld struct {
 	addr       string
 	srv        *Server
 	now        time.Time
-	logs       *syncBuffer
+	logs       *logBuffer
 	dead, good route.Candidate
 	origin     *testworld.Origin
 	gw         *testworld.Gateway
@@ -91,7 +71,7 @@ type scriptedWorld struct {
 
 func newScriptedWorld(t *testing.T) *scriptedWorld {
 	t.Helper()
-	w := &scriptedWorld{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), logs: &syncBuffer{}}
+	w := &scriptedWorld{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), logs: &logBuffer{}}
 	w.origin = testworld.NewOrigin(t)
 	w.gw = testworld.NewGateway(t, testworld.WithAuth("alice", goodPassword))
 	var err error
