@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"github.com/dual-proxy/dual-proxy/internal/agentlab"
@@ -96,14 +95,14 @@ func TestAgents(t *testing.T) {
 			"--upstream-port", deadPort, "--gateway", "127.0.0.1:"+gatewayPort, "--command", claude, "--", "-p", "say ok"), 90*time.Second)
 		checkOK(t, r, h)
 		t.Logf("claude -p through the working gateway: %v", r.Elapsed)
-		gw := readJSONL(t, gwLog)[gwBefore:]
+		gw := agentlab.ReadJSONL(t, gwLog)[gwBefore:]
 		if len(gw) != 1 || gw[0]["kind"] != "HTTP" || gw[0]["method"] != "POST" ||
 			!strings.HasPrefix(str(gw[0]["target"]), "http://mock.test:"+mockPort+"/v1/messages") ||
 			!strings.HasPrefix(str(gw[0]["user_agent"]), "claude-cli/") {
 			t.Fatalf("working gateway saw %v, want one absolute-form POST to mock.test /v1/messages from claude-cli", gw)
 		}
 		checkMock(t, mockLog, mockBefore)
-		recs := readJSONL(t, h.logFile)
+		recs := agentlab.ReadJSONL(t, h.logFile)
 		checkRouted(t, recs, "http://127.0.0.1:"+gatewayPort)
 		if !hasRecord(recs, func(r map[string]any) bool {
 			return r["host"] == "mock.test" && r["candidate"] == "http://127.0.0.1:"+deadPort && r["phase"] == "gateway-connect"
@@ -125,7 +124,7 @@ func TestAgents(t *testing.T) {
 			t.Fatalf("log_proxy saw %d requests though it is no candidate", n)
 		}
 		checkMock(t, mockLog, mockBefore)
-		checkRouted(t, readJSONL(t, h.logFile), "direct")
+		checkRouted(t, agentlab.ReadJSONL(t, h.logFile), "direct")
 	})
 
 	t.Run("SIG-1/claude-interactive-tui-on-pty", func(t *testing.T) { testInteractive(t, l, bin, claude) })
@@ -192,7 +191,7 @@ func checkOK(t *testing.T, r agentlab.Result, h *home) {
 // /v1/messages (the pre-warm HEAD / is absent when a proxy is set).
 func checkMock(t *testing.T, mockLog string, before int) {
 	t.Helper()
-	got := readJSONL(t, mockLog)[before:]
+	got := agentlab.ReadJSONL(t, mockLog)[before:]
 	if len(got) != 1 || got[0]["method"] != "POST" || !strings.HasPrefix(str(got[0]["path"]), "/v1/messages") {
 		var lines []string
 		for _, e := range got {
@@ -240,34 +239,7 @@ func dump(recs []map[string]any) string {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// readJSONL reads a JSON-lines file; a missing file is empty.
-func readJSONL(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20) // claude's request bodies are ~85 KB
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v in %q", path, err, sc.Text())
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return out
-}
-
-func countLines(t *testing.T, path string) int { return len(readJSONL(t, path)) }
+func countLines(t *testing.T, path string) int { return len(agentlab.ReadJSONL(t, path)) }
 
 // claudePath is the claude executable: from $DUAL_PROXY_AGENTS_DIR, else
 // installed with npm into a temporary prefix (~10 s; a native binary).

@@ -95,12 +95,12 @@ func TestPoolAgent(t *testing.T) {
 		ch := startChannels(t, l, scripts, "18081", "18082", "0")
 		h := newHome(t)
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
-			"--config", ch.config, "--pool", "p", "--command", claude, "--", "-p", "say ok")
+			"--config", ch.Config, "--pool", "p", "--command", claude, "--", "-p", "say ok")
 		cmd.Env = append(cmd.Env, poolEnv()...)
 		r := agentlab.Run(t, cmd, 90*time.Second)
 		t.Logf("claude -p through the pool with failover: %v", r.Elapsed)
 		checkOK(t, r, h)
-		m1, m2 := readJSONL(t, ch.log1), readJSONL(t, ch.log2)
+		m1, m2 := agentlab.ReadJSONL(t, ch.Log1), agentlab.ReadJSONL(t, ch.Log2)
 		sid := checkChannelCalls(t, "member 1", m1, 1, 529, member1Key, "")
 		checkChannelCalls(t, "member 2", m2, 1, 200, member2Key, sid)
 		checkPoolLog(t, h.logFile, sid, 1)
@@ -115,7 +115,7 @@ func TestPoolAgent(t *testing.T) {
 		h := newHome(t)
 		statusFile := filepath.Join(t.TempDir(), "status.json")
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
-			"--config", ch.config, "--pool", "p", "--command", "sh", "--", "-c", stickyScript)
+			"--config", ch.Config, "--pool", "p", "--command", "sh", "--", "-c", stickyScript)
 		cmd.Env = append(append(cmd.Env, poolEnv()...), "AGENT="+claude, "STATUS_FILE="+statusFile)
 		r := agentlab.Run(t, cmd, 120*time.Second)
 		t.Logf("two claude -p calls through the pool: %v", r.Elapsed)
@@ -123,7 +123,7 @@ func TestPoolAgent(t *testing.T) {
 			log, _ := os.ReadFile(h.logFile)
 			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, want, r.Stderr, log)
 		}
-		m1, m2 := readJSONL(t, ch.log1), readJSONL(t, ch.log2)
+		m1, m2 := agentlab.ReadJSONL(t, ch.Log1), agentlab.ReadJSONL(t, ch.Log2)
 		sid := checkChannelCalls(t, "member 1", m1, 1, 529, member1Key, "")
 		checkChannelCalls(t, "member 2", m2, 2, 200, member2Key, sid)
 		if a, b := len(messages(m2[0])), len(messages(m2[1])); b <= a {
@@ -146,32 +146,15 @@ func TestPoolAgent(t *testing.T) {
 	})
 }
 
-// channels are two mock channels in the lab and a config of pool "p"
-// with them as members (server cooldown 1 ms, so only stickiness can keep
-// a session off a member that failed once).
-type channels struct {
-	config, log1, log2 string
-}
-
-// startChannels starts member 1 (failing with 529: every call when
-// failFirst is "0", else its first failFirst calls; its reply is not "ok",
-// so claude printing "ok" proves member 2 answered) and member 2.
-func startChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) channels {
-	t.Helper()
-	dir := t.TempDir()
-	ch := channels{config: filepath.Join(dir, "config.yaml"), log1: filepath.Join(dir, "member1.jsonl"), log2: filepath.Join(dir, "member2.jsonl")}
-	script := filepath.Join(scripts, "mock_channel.py")
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
-		"--fail-status", "529", "--fail-first", failFirst, "--log", ch.log1)
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
-	yaml := "channels:\n" +
-		"  m1: {api: anthropic, base_url: \"http://127.0.0.1:" + port1 + "\", api_key_env: DP_M1_KEY}\n" +
-		"  m2: {api: anthropic, base_url: \"http://127.0.0.1:" + port2 + "\", api_key_env: DP_M2_KEY}\n" +
-		"pools:\n  p:\n    members: [m1, m2]\n    cooldown: {server_ms: 1}\n"
-	if err := os.WriteFile(ch.config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return ch
+// startChannels starts the pair of mock Anthropic channels of pool "p":
+// member 1 answers 529 (every call when failFirst is "0", else its first
+// failFirst calls); server cooldown 1 ms, so only stickiness can keep a
+// session off a member that failed once.
+func startChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) agentlab.PoolChannels {
+	return l.StartPoolChannels(t, scripts, agentlab.ChannelSpec{
+		API: "anthropic", Pool: "p", Members: [2]string{"m1", "m2"}, KeyEnvs: [2]string{"DP_M1_KEY", "DP_M2_KEY"},
+		Ports: [2]string{port1, port2}, FailStatus: "529", FailFirst: failFirst, CooldownMillis: "server_ms: 1",
+	})
 }
 
 // poolEnv is added to a home's environment for pool launches.
@@ -216,7 +199,7 @@ func checkPoolLog(t *testing.T, logFile, sid string, served int) {
 			t.Fatalf("launcher log holds %q:\n%s", secret, raw)
 		}
 	}
-	recs := readJSONL(t, logFile)
+	recs := agentlab.ReadJSONL(t, logFile)
 	hash := sessionHash(sid)
 	if !hasRecord(recs, func(r map[string]any) bool {
 		return r["msg"] == "pool member failed" && r["member"] == "m1" && r["class"] == "server" && r["status"] == float64(529) && r["session"] == hash

@@ -84,7 +84,7 @@ sleep 120
 	if !strings.Contains(screen, "STTY-SAME") {
 		t.Fatalf("terminal settings changed by the run (SIG-1):\n%s", screen)
 	}
-	recs := readJSONL(t, h.logFile)
+	recs := agentlab.ReadJSONL(t, h.logFile)
 	if !hasRecord(recs, func(r map[string]any) bool { return r["msg"] == "child started" && r["pty"] == true }) {
 		t.Fatalf("the child did not run on a PTY:\n%s", dump(recs))
 	}

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -89,13 +88,13 @@ func TestCodexAgent(t *testing.T) {
 		ch := startCodexChannels(t, l, scripts, "18091", "18092", "0")
 		h := newCodexHome(t)
 		r := agentlab.Run(t, h.command(l, nil, bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
-			"--config", ch.config, "--pool", "po", "--", codex, "exec", "--skip-git-repo-check", "say ok"), 120*time.Second)
+			"--config", ch.Config, "--pool", "po", "--", codex, "exec", "--skip-git-repo-check", "say ok"), 120*time.Second)
 		t.Logf("codex exec through the pool with failover: %v", r.Elapsed)
 		if r.Status != 0 || r.Stdout != "ok\n" {
 			t.Fatalf("status %d stdout %q, want 0 and \"ok\"\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, r.Stderr, readFile(h.logFile))
 		}
-		sid := checkCodexCalls(t, "member 1", readAgentLog(t, ch.log1), 1, 429, codexKey1, "")
-		checkCodexCalls(t, "member 2", readAgentLog(t, ch.log2), 1, 200, codexKey2, sid)
+		sid := checkCodexCalls(t, "member 1", agentlab.ReadJSONL(t, ch.Log1), 1, 429, codexKey1, "")
+		checkCodexCalls(t, "member 2", agentlab.ReadJSONL(t, ch.Log2), 1, 200, codexKey2, sid)
 		checkCodexPoolLog(t, h.logFile, sid, 1)
 	})
 
@@ -114,7 +113,7 @@ func TestCodexAgent(t *testing.T) {
 		presetFile, statusFile := filepath.Join(wrapDir, "preset"), filepath.Join(wrapDir, "status.json")
 		r := agentlab.Run(t, h.command(l, []string{"REAL_CODEX=" + codex, "PRESET_FILE=" + presetFile, "STATUS_FILE=" + statusFile},
 			bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
-			"--config", ch.config, "--pool", "po", "--", wrapper, "exec", "--skip-git-repo-check", "say ok"), 180*time.Second)
+			"--config", ch.Config, "--pool", "po", "--", wrapper, "exec", "--skip-git-repo-check", "say ok"), 180*time.Second)
 		t.Logf("codex exec + codex exec resume through the pool: %v", r.Elapsed)
 		if want := "ok\ncall1 rc=0\nok\ncall2 rc=0\nstatus rc=0\n"; r.Status != 0 || r.Stdout != want {
 			t.Fatalf("status %d stdout %q, want 0 and %q\nstderr: %s\nlauncher log:\n%s", r.Status, r.Stdout, want, r.Stderr, readFile(h.logFile))
@@ -122,7 +121,7 @@ func TestCodexAgent(t *testing.T) {
 		if p := readFile(presetFile); !codexPreset.MatchString(p) {
 			t.Fatalf("the launcher's Codex preset:\n%s\nwant %s", p, codexPreset)
 		}
-		m1, m2 := readAgentLog(t, ch.log1), readAgentLog(t, ch.log2)
+		m1, m2 := agentlab.ReadJSONL(t, ch.Log1), agentlab.ReadJSONL(t, ch.Log2)
 		sid := checkCodexCalls(t, "member 1", m1, 1, 429, codexKey1, "")
 		checkCodexCalls(t, "member 2", m2, 2, 200, codexKey2, sid)
 		if a, b := len(codexInput(m2[0])), len(codexInput(m2[1])); b <= a {
@@ -141,32 +140,15 @@ func TestCodexAgent(t *testing.T) {
 	})
 }
 
-// codexChannels are two mock OpenAI channels in the lab and a config of
-// the openai pool "po" with them as members (cooldowns of 1 ms, so only
-// stickiness can keep a session off a member that failed once).
-type codexChannels struct {
-	config, log1, log2 string
-}
-
-// startCodexChannels starts member 1 (failing with 429: every call when
-// failFirst is "0", else its first failFirst calls; its reply is not
-// "ok", so codex printing "ok" proves member 2 answered) and member 2.
-func startCodexChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) codexChannels {
-	t.Helper()
-	dir := t.TempDir()
-	ch := codexChannels{config: filepath.Join(dir, "config.yaml"), log1: filepath.Join(dir, "member1.jsonl"), log2: filepath.Join(dir, "member2.jsonl")}
-	script := filepath.Join(scripts, "mock_channel.py")
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port1, "--reply", "from-member-1",
-		"--fail-status", "429", "--fail-first", failFirst, "--log", ch.log1)
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", port2, "--log", ch.log2)
-	yaml := "channels:\n" +
-		"  o1: {api: openai, base_url: \"http://127.0.0.1:" + port1 + "/v1\", api_key_env: DP_O1_KEY}\n" +
-		"  o2: {api: openai, base_url: \"http://127.0.0.1:" + port2 + "/v1\", api_key_env: DP_O2_KEY}\n" +
-		"pools:\n  po:\n    members: [o1, o2]\n    cooldown: {rate_limit_ms: 1, server_ms: 1}\n"
-	if err := os.WriteFile(ch.config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return ch
+// startCodexChannels starts the pair of mock OpenAI channels of pool
+// "po": member 1 answers 429 (every call when failFirst is "0", else its
+// first failFirst calls); cooldowns of 1 ms, so only stickiness can keep a
+// session off a member that failed once.
+func startCodexChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) agentlab.PoolChannels {
+	return l.StartPoolChannels(t, scripts, agentlab.ChannelSpec{
+		API: "openai", BasePath: "/v1", Pool: "po", Members: [2]string{"o1", "o2"}, KeyEnvs: [2]string{"DP_O1_KEY", "DP_O2_KEY"},
+		Ports: [2]string{port1, port2}, FailStatus: "429", FailFirst: failFirst, CooldownMillis: "rate_limit_ms: 1, server_ms: 1",
+	})
 }
 
 // codexHome is a fresh HOME (no ~/.codex/config.toml: the launcher's
@@ -240,7 +222,7 @@ func checkCodexPoolLog(t *testing.T, logFile, sid string, served int) {
 	}
 	hash := agentSessionHash(sid)
 	failed, done := 0, 0
-	for _, r := range readAgentLog(t, logFile) {
+	for _, r := range agentlab.ReadJSONL(t, logFile) {
 		switch r["msg"] {
 		case "pool member failed":
 			if r["member"] != "o1" || r["class"] != "rate_limit" || r["status"] != float64(429) || r["session"] != hash {
@@ -361,33 +343,6 @@ func agentSummary(got []map[string]any) string {
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
-}
-
-// readAgentLog reads a JSON-lines file; a missing file is empty.
-func readAgentLog(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20) // request bodies with tool schemas are tens of KB
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v in %q", path, err, sc.Text())
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return out
 }
 
 // codexPath is the codex executable: from $DUAL_PROXY_AGENTS_DIR, else
