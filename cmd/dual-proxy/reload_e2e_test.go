@@ -22,13 +22,20 @@ import (
 func TestPoolReload(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	write := func(s string) {
+	// write, pools and waitPools take the calling (sub)test's t, so a
+	// failure is reported under that subtest's name: the parent's t.Fatal
+	// called from a subtest's goroutine is misattributed and aborts the
+	// subtest as a "FailNow on a parent test" panic.
+	write := func(t *testing.T, s string) {
+		t.Helper()
 		if err := os.WriteFile(cfg+".tmp", []byte(s), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		os.Rename(cfg+".tmp", cfg)
+		if err := os.Rename(cfg+".tmp", cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
-	write("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
+	write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 
 	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
@@ -65,7 +72,8 @@ func TestPoolReload(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no listening line")
 	}
-	pools := func() []string {
+	pools := func(t *testing.T) []string {
+		t.Helper()
 		resp, err := http.Get("http://" + addr + "/pool/status")
 		if err != nil {
 			t.Fatal(err)
@@ -79,12 +87,12 @@ func TestPoolReload(t *testing.T) {
 		}
 		return ids
 	}
-	waitPools := func(want string) {
+	waitPools := func(t *testing.T, want string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for strings.Join(pools(), ",") != want {
+		for strings.Join(pools(t), ",") != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("pools %v, want %s", pools(), want)
+				t.Fatalf("pools %v, want %s", pools(t), want)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -92,13 +100,13 @@ func TestPoolReload(t *testing.T) {
 	defer http.DefaultClient.CloseIdleConnections()
 
 	t.Run("POOL-16/sighup-reloads-config", func(t *testing.T) {
-		waitPools("p1")
-		write("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  b: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a, b]}\n  p2: {members: [b]}\n")
+		waitPools(t, "p1")
+		write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  b: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a, b]}\n  p2: {members: [b]}\n")
 		cmd.Process.Signal(syscall.SIGHUP)
-		waitPools("p1,p2")
+		waitPools(t, "p1,p2")
 	})
 	t.Run("POOL-16/broken-config-keeps-running-one", func(t *testing.T) {
-		write("pools: [this is not a pool map\n")
+		write(t, "pools: [this is not a pool map\n")
 		cmd.Process.Signal(syscall.SIGHUP)
 		deadline := time.Now().Add(10 * time.Second)
 		for !strings.Contains(logText(), "not reloaded") {
@@ -107,7 +115,7 @@ func TestPoolReload(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if got := strings.Join(pools(), ","); got != "p1,p2" {
+		if got := strings.Join(pools(t), ","); got != "p1,p2" {
 			t.Fatalf("pools %s after a broken reload", got)
 		}
 	})
