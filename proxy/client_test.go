@@ -143,13 +143,21 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 
 	t.Run("HTTP-5/late-unsolicited-bytes-never-answer-the-next-request", func(t *testing.T) {
 		var fresh atomic.Int64
+		// The first connection answers, waits until the client has that
+		// answer (release), then sends a second, unsolicited response
+		// while the connection sits idle in the proxy's pool (written).
+		release, written := make(chan struct{}), make(chan struct{})
 		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			if fresh.Add(1) == 1 {
 				http.ReadRequest(br)
 				io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
-				time.Sleep(100 * time.Millisecond) // a misbehaving origin, not synchronisation
+				select {
+				case <-release:
+				case <-time.After(10 * time.Second):
+				}
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
+				close(written)
 				io.Copy(io.Discard, br)
 				return
 			}
@@ -164,11 +172,12 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 		if resp, _, _ := send(t, addr, get(origin)); resp.StatusCode != 204 {
 			t.Fatalf("first: %d", resp.StatusCode)
 		}
-		deadline := time.Now().Add(3 * time.Second)
-		for time.Now().Before(deadline) && fresh.Load() < 1 {
-			time.Sleep(10 * time.Millisecond)
+		close(release)
+		select {
+		case <-written:
+		case <-time.After(10 * time.Second):
+			t.Fatal("origin did not send its unsolicited response")
 		}
-		time.Sleep(300 * time.Millisecond) // let the unsolicited bytes arrive on the idle connection
 		if resp, b, _ := send(t, addr, get(origin)); resp.StatusCode != 200 || b != "ok" {
 			t.Fatalf("second request got %d %q: the unsolicited bytes answered it", resp.StatusCode, b)
 		}
