@@ -13,13 +13,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func directOnly(int) (proxy.Config, []string, error) {
-	return proxy.Config{Candidates: []route.Candidate{route.Direct}}, nil, nil
+	return proxy.Config{Candidates: []path.Candidate{path.Direct}}, nil, nil
 }
 
 func TestRun(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // The upstream HTTP/1.1 client of plain forwarding. It runs on the serving
@@ -313,7 +313,7 @@ func (e *Engine) exchange(ctx context.Context, a attempt, r *request, ab *attemp
 }
 
 // writeRequest writes r's head and body to bw and flushes.
-func writeRequest(bw *bufio.Writer, c route.Candidate, r *request, ab *attemptBody) error {
+func writeRequest(bw *bufio.Writer, c path.Candidate, r *request, ab *attemptBody) error {
 	if err := writeHead(bw, c, r); err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func readFinal(uc *upConn, method string) (*http.Response, error) {
 // writeHead writes the request line and header of r for candidate c:
 // origin-form to an origin, absolute-form with Proxy-Authorization to a
 // gateway (SPEC GW-4); framing from r.length.
-func writeHead(bw *bufio.Writer, c route.Candidate, r *request) error {
+func writeHead(bw *bufio.Writer, c path.Candidate, r *request) error {
 	bw.WriteString(r.method)
 	bw.WriteByte(' ')
 	if c.Direct {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -17,7 +18,7 @@ import (
 type Config struct {
 	// Candidates in default order, direct last (SPEC GW-1), as built by
 	// route.BuildCandidates. Empty means direct only.
-	Candidates []route.Candidate
+	Candidates []path.Candidate
 	// Rules are the destination rules (SPEC ORD-3, ORD-3b); nil: none.
 	Rules *route.Rules
 
@@ -126,7 +127,7 @@ func (c *Config) setDefaults() error {
 		c.Now = time.Now
 	}
 	if len(c.Candidates) == 0 {
-		c.Candidates = []route.Candidate{route.Direct}
+		c.Candidates = []path.Candidate{path.Direct}
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // maxDecisions is how many recent decisions the engine keeps (SPEC OPS-2).
@@ -74,7 +74,7 @@ func (l *decisionLog) snapshot() []Decision {
 func failures(errs []error) []Failure {
 	var out []Failure
 	for _, err := range errs {
-		var pe *route.PathError
+		var pe *path.PathError
 		if errors.As(err, &pe) {
 			out = append(out, Failure{Candidate: pe.Candidate.String(), Phase: string(pe.Phase), Tier: pe.Tier.String(), Status: pe.Status, Reason: pe.Err.Error()})
 			continue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -78,7 +79,7 @@ func (e *Engine) Close() {
 
 // attempt is one candidate to try and its connect timeout.
 type attempt struct {
-	cand    route.Candidate
+	cand    path.Candidate
 	timeout time.Duration
 	// cached is true for the first attempt when it is host's per-host
 	// cache entry: it skips the TLS probe (SPEC ORD-4). The attempts after
@@ -94,7 +95,7 @@ type attempt struct {
 // Loopback destinations go direct only (GW-5).
 func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	if e.cfg.LoopbackDirect && isLoopback(host) {
-		return []attempt{{cand: route.Direct, timeout: e.cfg.ConnectTimeout}}, false
+		return []attempt{{cand: path.Direct, timeout: e.cfg.ConnectTimeout}}, false
 	}
 	cached, _ := e.cache.Get(host)
 	preferred := e.health.Preferred()
@@ -121,14 +122,14 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 // (CD-1), the cache entry dropped when it named that candidate (ORD-4), a
 // gateway-wide failure marked in the health state (HC-4), and a health
 // check kicked (HC-2).
-func (e *Engine) fail(host string, pe *route.PathError) {
+func (e *Engine) fail(host string, pe *path.PathError) {
 	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
 	e.cooldowns.Fail(pe, host)
-	if pe.Tier == route.TierNone {
+	if pe.Tier == path.TierNone {
 		return
 	}
 	e.cache.RemoveIf(host, pe.Candidate.Key())
-	if pe.Tier == route.TierGateway {
+	if pe.Tier == path.TierGateway {
 		e.health.MarkFailed(pe.Candidate.Key())
 	}
 	e.kickHealth()
@@ -142,7 +143,7 @@ func (e *Engine) allFailed(host string) {
 }
 
 // succeed records that c served host (ORD-4 cache, OPS-2 counters).
-func (e *Engine) succeed(host string, c route.Candidate) {
+func (e *Engine) succeed(host string, c path.Candidate) {
 	e.cache.Put(host, c.Key())
 	e.cooldowns.Success(c.Key())
 }
@@ -208,7 +209,7 @@ func (e *AllFailedError) Error() string {
 // logAttrs are the slog attributes of a path failure: host, candidate,
 // phase, reason (never paths, headers or credentials; SPEC HTTP-6).
 func logAttrs(host string, err error) []any {
-	var pe *route.PathError
+	var pe *path.PathError
 	if errors.As(err, &pe) {
 		return []any{"host", host, "candidate", pe.Candidate.String(), "phase", string(pe.Phase), "tier", pe.Tier.String(), "reason", pe.Err.Error()}
 	}

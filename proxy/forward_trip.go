@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // NonIdempotentBody is the exact body of the 502 answered when a
@@ -180,10 +180,10 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			return resp, nil
 		}
 		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
-		pe := &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: route.TierHost, Status: resp.StatusCode, Sent: true,
+		pe := &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: path.TierHost, Status: resp.StatusCode, Sent: true,
 			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
 		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
-			pe.Tier, pe.Sent = route.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
+			pe.Tier, pe.Sent = path.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
 		}
 		e.fail(r.host, pe)
 		fails = append(fails, pe)
@@ -211,7 +211,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 // 401 tinyproxy 1.11 sends for wrong proxy credentials (it answers plain
 // requests like CONNECT, SPEC CD-1; recognised by its own Server header, so
 // an origin's 401 relayed by the gateway still passes through).
-func isGatewayFailure(c route.Candidate, resp *http.Response) bool {
+func isGatewayFailure(c path.Candidate, resp *http.Response) bool {
 	switch resp.StatusCode {
 	case 500, 502, 503, 504, http.StatusProxyAuthRequired, http.StatusLoopDetected:
 		return true
@@ -226,18 +226,18 @@ func isGatewayFailure(c route.Candidate, resp *http.Response) bool {
 // (host tier); connected, then a timeout or a reset before the response →
 // response-header, host tier; a gateway that closed or answered garbage
 // before its response → connect-response, gateway tier.
-func classifyRoundTrip(c route.Candidate, res tripResult, err error) *route.PathError {
-	pe := &route.PathError{Candidate: c, Sent: res.connected, Err: err}
+func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathError {
+	pe := &path.PathError{Candidate: c, Sent: res.connected, Err: err}
 	var ne net.Error
 	switch {
 	case !res.connected && c.Direct:
-		pe.Phase, pe.Tier = route.PhaseOriginConnect, route.TierHost
+		pe.Phase, pe.Tier = path.PhaseOriginConnect, path.TierHost
 	case !res.connected:
-		pe.Phase, pe.Tier = route.PhaseGatewayConnect, route.TierGateway
+		pe.Phase, pe.Tier = path.PhaseGatewayConnect, path.TierGateway
 	case c.Direct, errors.Is(err, syscall.ECONNRESET), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		pe.Phase, pe.Tier = route.PhaseResponseHeader, route.TierHost
+		pe.Phase, pe.Tier = path.PhaseResponseHeader, path.TierHost
 	default:
-		pe.Phase, pe.Tier = route.PhaseConnectResponse, route.TierGateway
+		pe.Phase, pe.Tier = path.PhaseConnectResponse, path.TierGateway
 	}
 	return pe
 }

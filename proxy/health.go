@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -145,7 +146,7 @@ func (e *Engine) HealthRuns() int {
 // answered with a status below 500 (SPEC HC-1). Answers a gateway makes
 // itself never count: 407, a non-2xx answer to CONNECT, and its own 5xx
 // pages (which fail the < 500 test anyway). No origin credentials are sent.
-func (e *Engine) checkHealth(ctx context.Context, c route.Candidate) route.HealthResult {
+func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.HealthResult {
 	u := e.cfg.HealthURL
 	res := route.HealthResult{Key: c.Key()}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout+healthResponseTimeout)

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -43,9 +44,9 @@ func startProxy(t *testing.T, cfg Config) (string, *Server) {
 
 // gateways parses gateway addresses into candidates, direct last when
 // withDirect.
-func gateways(t *testing.T, withDirect bool, addrs ...string) []route.Candidate {
+func gateways(t *testing.T, withDirect bool, addrs ...string) []path.Candidate {
 	t.Helper()
-	var cs []route.Candidate
+	var cs []path.Candidate
 	for _, a := range addrs {
 		c, err := route.ParseGateway(a, "gateway")
 		if err != nil {
@@ -54,7 +55,7 @@ func gateways(t *testing.T, withDirect bool, addrs ...string) []route.Candidate 
 		cs = append(cs, c)
 	}
 	if withDirect {
-		cs = append(cs, route.Direct)
+		cs = append(cs, path.Direct)
 	}
 	return cs
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // result is the outcome of one attempt to open a path.
@@ -30,7 +30,7 @@ type result struct {
 // cancelled by the win, and failures caused by ctx ending (client gone,
 // Server.Shutdown), record no cooldown.
 // It returns the connection and its candidate, or an *AllFailedError.
-func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, route.Candidate, error) {
+func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, path.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	atts, _ := e.plan(host, port)
@@ -97,7 +97,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 				continue // a loser we cancelled: no cooldown
 			}
 			fails = append(fails, r.err)
-			var pe *route.PathError
+			var pe *path.PathError
 			if errors.As(r.err, &pe) && ctx.Err() == nil {
 				e.fail(host, pe)
 			}
@@ -119,7 +119,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		e.allFailed(host) // not when the client left or the server stops
 	}
 	e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
-	return nil, route.Candidate{}, &AllFailedError{Host: host, Errs: fails}
+	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: fails}
 }
 
 // openVerified opens the path of one attempt within its connect timeout;
@@ -139,7 +139,7 @@ func (e *Engine) openVerified(ctx context.Context, a attempt, host, target strin
 // tlsProbe checks that a TLS server answers at target through c. Failure
 // of the handshake is PhaseTLSProbe, TierHost (SPEC CD-1); failures to open
 // the path keep their own phase.
-func (e *Engine) tlsProbe(ctx context.Context, c route.Candidate, host, target string) error {
+func (e *Engine) tlsProbe(ctx context.Context, c path.Candidate, host, target string) error {
 	e.tlsProbes.Add(1)
 	conn, err := e.dialer.Open(ctx, c, target)
 	if err != nil {
@@ -155,7 +155,7 @@ func (e *Engine) tlsProbe(ctx context.Context, c route.Candidate, host, target s
 		// post-quantum key share only makes each probe dearer.
 		CurvePreferences: []tls.CurveID{tls.X25519}})
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return &route.PathError{Candidate: c, Phase: route.PhaseTLSProbe, Tier: route.TierHost, Err: err}
+		return &path.PathError{Candidate: c, Phase: path.PhaseTLSProbe, Tier: path.TierHost, Err: err}
 	}
 	return nil
 }

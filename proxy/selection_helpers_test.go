@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -35,7 +36,7 @@ func selProxy(t *testing.T, cfg Config) (string, *Engine) {
 }
 
 // selCand parses one gateway URL into a candidate.
-func selCand(t *testing.T, raw string) route.Candidate {
+func selCand(t *testing.T, raw string) path.Candidate {
 	t.Helper()
 	c, err := route.ParseGateway(raw, "gateway")
 	if err != nil {

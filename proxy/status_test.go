@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -64,7 +65,7 @@ type scriptedWorld struct {
 	srv        *Server
 	now        time.Time
 	logs       *logBuffer
-	dead, good route.Candidate
+	dead, good path.Candidate
 	origin     *testworld.Origin
 	gw         *testworld.Gateway
 }
@@ -83,7 +84,7 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 	}
 	mux := NewMux()
 	cfg := Config{
-		Candidates: []route.Candidate{w.dead, w.good, route.Direct},
+		Candidates: []path.Candidate{w.dead, w.good, path.Direct},
 		Cooldown:   30 * time.Second,
 		PrefTTL:    time.Minute,
 		Handler:    mux,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -30,7 +31,7 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 		t.Fatal(err)
 	}
 	mux := proxy.NewMux()
-	srv, err := proxy.New(proxy.Config{Candidates: []route.Candidate{dead, route.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+	srv, err := proxy.New(proxy.Config{Candidates: []path.Candidate{dead, path.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 	if err != nil {
 		t.Fatal(err)
 	}

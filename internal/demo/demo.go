@@ -28,6 +28,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -102,7 +103,7 @@ func Run(opts Options) error {
 	if err != nil {
 		return err
 	}
-	gw, err := proxy.New(proxy.Config{Candidates: []route.Candidate{route.Direct}, LoopbackDirect: true})
+	gw, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
 	if err != nil {
 		gwLn.Close()
 		return err

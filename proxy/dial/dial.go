@@ -1,7 +1,7 @@
 // Package dial opens paths to a destination through one candidate: a direct
 // TCP connection, or a TCP connection to a gateway followed by CONNECT
 // (RFC 9110 §9.3.6) with optional Basic credentials (SPEC GW-4). Every
-// failure is a *route.PathError carrying the phase and the cooldown tier.
+// failure is a *path.PathError carrying the phase and the cooldown tier.
 package dial
 
 import (
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // maxConnectResponse bounds the gateway's CONNECT answer head (bytes).
@@ -35,14 +35,14 @@ type Dialer struct {
 // gateway sent after its answer are returned first by the Conn's Read (SPEC
 // CON-2). The context bounds the whole open (connect timeout, SPEC ORD-5).
 //
-// Errors are *route.PathError: PhaseOriginConnect (direct dial, TierHost),
+// Errors are *path.PathError: PhaseOriginConnect (direct dial, TierHost),
 // PhaseGatewayConnect (gateway dial, TierGateway), PhaseConnectResponse
 // (garbage/close/407/401: TierGateway; other non-2xx: TierHost, Status set).
-func (d *Dialer) Open(ctx context.Context, c route.Candidate, target string) (net.Conn, error) {
+func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
 	if c.Direct {
 		conn, err := d.Net.DialContext(ctx, "tcp", target)
 		if err != nil {
-			return nil, &route.PathError{Candidate: c, Phase: route.PhaseOriginConnect, Tier: route.TierHost, Err: err}
+			return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: err}
 		}
 		return conn, nil
 	}
@@ -59,11 +59,11 @@ func (d *Dialer) Open(ctx context.Context, c route.Candidate, target string) (ne
 }
 
 // DialGateway opens a TCP connection to gateway c (not direct). Errors are
-// *route.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1).
-func (d *Dialer) DialGateway(ctx context.Context, c route.Candidate) (net.Conn, error) {
+// *path.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1).
+func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, error) {
 	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
-		return nil, &route.PathError{Candidate: c, Phase: route.PhaseGatewayConnect, Tier: route.TierGateway, Err: err}
+		return nil, &path.PathError{Candidate: c, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: err}
 	}
 	return conn, nil
 }
@@ -72,9 +72,9 @@ func (d *Dialer) DialGateway(ctx context.Context, c route.Candidate) (net.Conn, 
 // and reads the answer within ctx. On 2xx it returns conn itself, or a
 // wrapper that first returns bytes the gateway sent after its answer. It does
 // not close conn on error. Errors as documented on Open.
-func Connect(ctx context.Context, conn net.Conn, c route.Candidate, target string) (net.Conn, error) {
-	fail := func(tier route.Tier, status int, err error) error {
-		return &route.PathError{Candidate: c, Phase: route.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
+func Connect(ctx context.Context, conn net.Conn, c path.Candidate, target string) (net.Conn, error) {
+	fail := func(tier path.Tier, status int, err error) error {
+		return &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
@@ -101,17 +101,17 @@ func Connect(ctx context.Context, conn net.Conn, c route.Candidate, target strin
 	}
 	b.WriteString("\r\n")
 	if _, err := io.WriteString(conn, b.String()); err != nil {
-		return nil, fail(route.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
+		return nil, fail(path.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
 	}
 	br := bufio.NewReaderSize(conn, 4096)
 	status, err := readConnectAnswer(br)
 	if err != nil {
-		return nil, fail(route.TierGateway, 0, ctxErr(ctx, err))
+		return nil, fail(path.TierGateway, 0, ctxErr(ctx, err))
 	}
 	if status < 200 || status > 299 {
-		tier := route.TierHost
+		tier := path.TierHost
 		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized || status == http.StatusLoopDetected {
-			tier = route.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
+			tier = path.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
 		}
 		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
 	}

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // EnvProxy is one proxy variable from the startup environment
@@ -59,7 +61,7 @@ type CandidateSpec struct {
 //   - GW-4: user and password are percent-decoded (ParseGateway).
 //
 // Warnings are one-line, human-readable and redacted; the caller logs them.
-func BuildCandidates(s CandidateSpec) (cands []Candidate, warnings []string, err error) {
+func BuildCandidates(s CandidateSpec) (cands []path.Candidate, warnings []string, err error) {
 	seen := make(map[string]bool)
 	warned := make(map[string]bool)
 	warn := func(raw, source, why string) {
@@ -70,7 +72,7 @@ func BuildCandidates(s CandidateSpec) (cands []Candidate, warnings []string, err
 		warnings = append(warnings, fmt.Sprintf("skipping gateway %s (%s): %s", RedactURL(raw), source, why))
 	}
 	self := newSelfCheck(s)
-	add := func(c Candidate, raw string) {
+	add := func(c path.Candidate, raw string) {
 		if seen[c.Addr] {
 			return
 		}
@@ -114,7 +116,7 @@ func BuildCandidates(s CandidateSpec) (cands []Candidate, warnings []string, err
 	for _, e := range s.EnvProxies {
 		extra(e.Value, "env:"+e.Var)
 	}
-	return append(cands, Direct), warnings, nil
+	return append(cands, path.Direct), warnings, nil
 }
 
 // selfCheck recognizes addresses of our own listener (SPEC GW-2).

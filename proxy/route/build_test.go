@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-func candKeys(cs []Candidate) []string {
+func candKeys(cs []path.Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Key()

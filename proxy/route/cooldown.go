@@ -4,6 +4,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // MaxHostCooldowns caps the number of host-scoped cooldown entries kept by
@@ -34,8 +36,8 @@ type Cooldowns struct {
 
 type candState struct {
 	until      time.Time // gateway-wide cooldown end
-	lastPhase  Phase
-	lastTier   Tier
+	lastPhase  path.Phase
+	lastTier   path.Tier
 	lastReason string
 	lastFail   time.Time
 	successes  uint64
@@ -46,7 +48,7 @@ type hostKey struct{ key, host string }
 
 type hostCooldown struct {
 	until  time.Time
-	phase  Phase
+	phase  path.Phase
 	reason string
 }
 
@@ -68,7 +70,7 @@ func NewCooldowns(d time.Duration, now func() time.Time) *Cooldowns {
 // candidate for all hosts, TierHost for (candidate, host) only, TierNone
 // cools nothing (SPEC CD-1). A cooldown ends d after the latest failure; a
 // later failure extends a running cooldown and never shortens it.
-func (c *Cooldowns) Fail(e *PathError, host string) {
+func (c *Cooldowns) Fail(e *path.PathError, host string) {
 	if e == nil {
 		return
 	}
@@ -85,15 +87,15 @@ func (c *Cooldowns) Fail(e *PathError, host string) {
 	}
 	until := now.Add(c.d)
 	tier := e.Tier
-	if tier == TierGateway && e.Candidate.Direct {
-		tier = TierHost
+	if tier == path.TierGateway && e.Candidate.Direct {
+		tier = path.TierHost
 	}
 	switch tier {
-	case TierGateway:
+	case path.TierGateway:
 		if until.After(s.until) {
 			s.until = until
 		}
-	case TierHost:
+	case path.TierHost:
 		k := hostKey{key, host}
 		h := c.hosts[k]
 		if h == nil {
@@ -130,7 +132,7 @@ func (c *Cooldowns) makeRoom(now time.Time) {
 	}
 }
 
-func failureReason(e *PathError) string {
+func failureReason(e *path.PathError) string {
 	r := ""
 	if e.Err != nil {
 		r = e.Err.Error()
@@ -205,22 +207,22 @@ type CandidateState struct {
 	Until time.Time `json:"until,omitzero"`
 	// LastFailure is when the last failure happened; LastPhase, LastTier
 	// and LastReason describe it (SPEC CD-3).
-	LastFailure time.Time `json:"last_failure,omitzero"`
-	LastPhase   Phase     `json:"last_phase,omitempty"`
-	LastTier    string    `json:"last_tier,omitempty"`
-	LastReason  string    `json:"last_reason,omitempty"`
-	Successes   uint64    `json:"successes"`
-	Failures    uint64    `json:"failures"`
+	LastFailure time.Time  `json:"last_failure,omitzero"`
+	LastPhase   path.Phase `json:"last_phase,omitempty"`
+	LastTier    string     `json:"last_tier,omitempty"`
+	LastReason  string     `json:"last_reason,omitempty"`
+	Successes   uint64     `json:"successes"`
+	Failures    uint64     `json:"failures"`
 	// Hosts are the running host-scoped cooldowns, sorted by host.
 	Hosts []HostCooldown `json:"hosts,omitempty"`
 }
 
 // HostCooldown is one running host-scoped cooldown (SPEC CD-1).
 type HostCooldown struct {
-	Host   string    `json:"host"`
-	Until  time.Time `json:"until"`
-	Phase  Phase     `json:"phase"`
-	Reason string    `json:"reason,omitempty"`
+	Host   string     `json:"host"`
+	Until  time.Time  `json:"until"`
+	Phase  path.Phase `json:"phase"`
+	Reason string     `json:"reason,omitempty"`
 }
 
 // Snapshot returns the state of every candidate that has been seen (failed,

@@ -7,9 +7,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-func gw(t testing.TB, addr string) Candidate {
+func gw(t testing.TB, addr string) path.Candidate {
 	t.Helper()
 	c, err := ParseGateway(addr, "gateway")
 	if err != nil {
@@ -18,8 +20,8 @@ func gw(t testing.TB, addr string) Candidate {
 	return c
 }
 
-func pathErr(c Candidate, p Phase, tier Tier) *PathError {
-	return &PathError{Candidate: c, Phase: p, Tier: tier, Err: errors.New("boom " + string(p))}
+func pathErr(c path.Candidate, p path.Phase, tier path.Tier) *path.PathError {
+	return &path.PathError{Candidate: c, Phase: p, Tier: tier, Err: errors.New("boom " + string(p))}
 }
 
 func TestCooldownTiers(t *testing.T) {
@@ -27,7 +29,7 @@ func TestCooldownTiers(t *testing.T) {
 	a := gw(t, "a:1")
 	t.Run("CD-1/gateway-tier-cools-all-hosts", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		for _, h := range []string{"x.com", "y.com"} {
 			if !cd.Cooling("a:1", h) {
 				t.Errorf("not cooling for %s", h)
@@ -39,45 +41,45 @@ func TestCooldownTiers(t *testing.T) {
 	})
 	t.Run("CD-1/host-tier-cools-one-host", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseConnectResponse, TierHost), "x.com")
+		cd.Fail(pathErr(a, path.PhaseConnectResponse, path.TierHost), "x.com")
 		if !cd.Cooling("a:1", "x.com") || cd.Cooling("a:1", "y.com") || cd.Cooling("b:1", "x.com") {
 			t.Error("host-scoped cooldown leaked or missing")
 		}
 	})
 	t.Run("CD-1/none-tier-records-only", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseStream, TierNone), "x.com")
+		cd.Fail(pathErr(a, path.PhaseStream, path.TierNone), "x.com")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("TierNone must not cool")
 		}
 		s := cd.Snapshot()
-		if len(s) != 1 || s[0].Failures != 1 || s[0].LastPhase != PhaseStream || s[0].LastTier != "none" {
+		if len(s) != 1 || s[0].Failures != 1 || s[0].LastPhase != path.PhaseStream || s[0].LastTier != "none" {
 			t.Errorf("snapshot %+v", s)
 		}
 	})
 	t.Run("CD-1/direct-never-cooled-for-all-hosts", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(Direct, PhaseOriginConnect, TierGateway), "x.com")
+		cd.Fail(pathErr(path.Direct, path.PhaseOriginConnect, path.TierGateway), "x.com")
 		if !cd.Cooling("direct", "x.com") || cd.Cooling("direct", "y.com") {
 			t.Error("direct failure must be host-scoped")
 		}
 	})
 	t.Run("CD-2/zero-disables", func(t *testing.T) {
 		cd := NewCooldowns(0, clk.Now)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
-		cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), "x.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "x.com")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("d=0 must never cool")
 		}
-		if s := cd.Snapshot(); len(s) != 1 || s[0].Failures != 2 || s[0].LastPhase != PhaseTLSProbe {
+		if s := cd.Snapshot(); len(s) != 1 || s[0].Failures != 2 || s[0].LastPhase != path.PhaseTLSProbe {
 			t.Errorf("failures not recorded: %+v", s)
 		}
 	})
 	t.Run("CD-2/expires", func(t *testing.T) {
 		clk := newFakeClock()
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
-		cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), "y.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "y.com")
 		clk.Advance(30 * time.Second)
 		if cd.Cooling("a:1", "x.com") || cd.Cooling("a:1", "y.com") || !cd.Until("a:1", "y.com").IsZero() {
 			t.Error("cooldown did not end after d")
@@ -86,24 +88,24 @@ func TestCooldownTiers(t *testing.T) {
 	t.Run("CD-2/later-failure-extends-never-shortens", func(t *testing.T) {
 		clk := newFakeClock()
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		first := cd.Until("a:1", "x.com")
 		clk.Advance(10 * time.Second)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		if got := cd.Until("a:1", "x.com"); !got.Equal(first.Add(10 * time.Second)) {
 			t.Errorf("not extended: %v", got)
 		}
 		// A clock that steps back must not shorten a running cooldown.
 		clk.Advance(-20 * time.Second)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		if got := cd.Until("a:1", "x.com"); !got.Equal(first.Add(10 * time.Second)) {
 			t.Errorf("shortened: %v", got)
 		}
 	})
 	t.Run("CD-2/health-check-clears-gateway-cooldown", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, PhaseGatewayConnect, TierGateway), "x.com")
-		cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), "y.com")
+		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "y.com")
 		cd.ClearGateway("a:1")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("gateway cooldown not cleared")
@@ -120,15 +122,15 @@ func TestCooldownSnapshot(t *testing.T) {
 	a, b := gw(t, "a:1"), gw(t, "b:1")
 	cd.Success("b:1")
 	cd.Success("b:1")
-	cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), "z.com")
-	cd.Fail(pathErr(a, PhaseConnectResponse, TierHost), "y.com")
-	cd.Fail(&PathError{Candidate: b, Phase: PhaseGatewayConnect, Tier: TierGateway, Err: errors.New(strings.Repeat("x", 500))}, "y.com")
+	cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "z.com")
+	cd.Fail(pathErr(a, path.PhaseConnectResponse, path.TierHost), "y.com")
+	cd.Fail(&path.PathError{Candidate: b, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: errors.New(strings.Repeat("x", 500))}, "y.com")
 	s := cd.Snapshot()
 	if len(s) != 2 || s[0].Key != "a:1" || s[1].Key != "b:1" {
 		t.Fatalf("OPS-2: snapshot keys %+v", s)
 	}
-	if len(s[0].Hosts) != 2 || s[0].Hosts[0].Host != "y.com" || s[0].Hosts[0].Phase != PhaseConnectResponse ||
-		s[0].Hosts[1].Host != "z.com" || s[0].Hosts[1].Phase != PhaseTLSProbe || !s[0].Until.IsZero() {
+	if len(s[0].Hosts) != 2 || s[0].Hosts[0].Host != "y.com" || s[0].Hosts[0].Phase != path.PhaseConnectResponse ||
+		s[0].Hosts[1].Host != "z.com" || s[0].Hosts[1].Phase != path.PhaseTLSProbe || !s[0].Until.IsZero() {
 		t.Errorf("CD-3: host cooldowns %+v", s[0])
 	}
 	if s[1].Successes != 2 || s[1].Failures != 1 || s[1].Until.IsZero() || s[1].LastTier != "gateway" ||
@@ -148,7 +150,7 @@ func TestCooldownBoundedMemory(t *testing.T) {
 	a := gw(t, "a:1")
 	for i := range MaxHostCooldowns + 100 {
 		clk.Advance(time.Millisecond)
-		cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), fmt.Sprintf("h%d.example", i))
+		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), fmt.Sprintf("h%d.example", i))
 	}
 	cd.mu.Lock()
 	n := len(cd.hosts)
@@ -164,7 +166,7 @@ func TestCooldownBoundedMemory(t *testing.T) {
 	}
 	// Expired entries go first when room is needed.
 	clk.Advance(time.Hour)
-	cd.Fail(pathErr(a, PhaseTLSProbe, TierHost), "new.example")
+	cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "new.example")
 	cd.mu.Lock()
 	n = len(cd.hosts)
 	cd.mu.Unlock()
@@ -183,7 +185,7 @@ func TestCooldownConcurrent(t *testing.T) {
 			defer wg.Done()
 			for j := range 200 {
 				h := fmt.Sprintf("h%d.example", j%7)
-				cd.Fail(pathErr(a, PhaseTLSProbe, Tier(i%3)), h)
+				cd.Fail(pathErr(a, path.PhaseTLSProbe, path.Tier(i%3)), h)
 				cd.Cooling("a:1", h)
 				cd.Success("a:1")
 				if j%50 == 0 {

@@ -1,5 +1,7 @@
 package route
 
+import "github.com/dual-proxy/dual-proxy/proxy/path"
+
 // Order returns the candidates to try for one request, first to last
 // (SPEC ORD-1, ORD-2, ORD-3). It is a pure function and safe for
 // concurrent use; cands is not modified and the result is a new slice.
@@ -34,9 +36,9 @@ package route
 // candidate is cooling, the result is the default order (fail open).
 //
 // Cost: one allocation (the result) for up to 64 candidates.
-func Order(cands []Candidate, rule Rule, cached, preferred string, cooling func(key string) bool) []Candidate {
+func Order(cands []path.Candidate, rule Rule, cached, preferred string, cooling func(key string) bool) []path.Candidate {
 	n := len(cands)
-	out := make([]Candidate, 0, n)
+	out := make([]path.Candidate, 0, n)
 	if n == 0 {
 		return out
 	}

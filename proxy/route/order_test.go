@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // testCands is the default order A, B, C, direct (SPEC GW-1).
-func testCands(t testing.TB) []Candidate {
+func testCands(t testing.TB) []path.Candidate {
 	t.Helper()
-	var cs []Candidate
+	var cs []path.Candidate
 	for _, a := range []string{"a:1", "b:1", "c:1"} {
 		c, err := ParseGateway(a, "gateway")
 		if err != nil {
@@ -18,10 +20,10 @@ func testCands(t testing.TB) []Candidate {
 		}
 		cs = append(cs, c)
 	}
-	return append(cs, Direct)
+	return append(cs, path.Direct)
 }
 
-func keys(cs []Candidate) string {
+func keys(cs []path.Candidate) string {
 	ks := make([]string, len(cs))
 	for i, c := range cs {
 		ks[i] = strings.TrimSuffix(c.Key(), ":1")
@@ -104,7 +106,7 @@ func TestOrderEdgeCases(t *testing.T) {
 		t.Errorf("cooling called for %d keys, want 4", len(calls))
 	}
 	// More than 64 candidates: the slow path must agree with the rules.
-	var many []Candidate
+	var many []path.Candidate
 	for i := range 70 {
 		c, err := ParseGateway("h"+strconv.Itoa(i)+":1", "gateway")
 		if err != nil {
@@ -112,7 +114,7 @@ func TestOrderEdgeCases(t *testing.T) {
 		}
 		many = append(many, c)
 	}
-	many = append(many, Direct)
+	many = append(many, path.Direct)
 	got := Order(many, RulePreferDirect, many[69].Key(), "", coolingSet(many[0].Key()))
 	if !got[0].Direct || got[1].Key() != many[69].Key() || got[len(got)-1].Key() != many[0].Key() || len(got) != 71 {
 		t.Fatalf("ORD-2/many: got first %v %v last %v len %d", got[0], got[1], got[len(got)-1], len(got))

@@ -1,4 +1,4 @@
-package route
+package path
 
 import "fmt"
 
