@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
 // opTimeout bounds every single load operation (dial, CONNECT, TLS, one
@@ -94,23 +96,9 @@ func connectThrough(c net.Conn, target string) (net.Conn, error) {
 	}
 	if n := br.Buffered(); n > 0 {
 		b, _ := br.Peek(n)
-		return &prefixConn{Conn: c, prefix: append([]byte(nil), b...)}, nil
+		return &netutil.PrefixConn{Conn: c, Prefix: append([]byte(nil), b...)}, nil
 	}
 	return c, nil
-}
-
-type prefixConn struct {
-	net.Conn
-	prefix []byte
-}
-
-func (p *prefixConn) Read(b []byte) (int, error) {
-	if len(p.prefix) > 0 {
-		n := copy(b, p.prefix)
-		p.prefix = p.prefix[n:]
-		return n, nil
-	}
-	return p.Conn.Read(b)
 }
 
 // framing is how a response body is delimited.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
@@ -295,7 +296,7 @@ func (e *Engine) exchange(ctx context.Context, a attempt, r *request, ab *attemp
 	uc.conn.SetReadDeadline(time.Now().Add(e.cfg.ResponseTimeout))
 	resp, err := readFinal(uc, r.method)
 	if err != nil {
-		if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
+		if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
 			return fail(errStaleConn)
 		}
 		var ne net.Error

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -86,7 +87,7 @@ func relay(client, up net.Conn) {
 // pipe copies src to dst, then half-closes dst on a clean EOF or closes both
 // on error. Between two *net.TCPConn io.Copy uses splice(2) on Linux.
 func pipe(dst, src net.Conn) {
-	if pc, ok := src.(*dial.PrefixConn); ok {
+	if pc, ok := src.(*netutil.PrefixConn); ok {
 		if len(pc.Prefix) > 0 {
 			if _, err := dst.Write(pc.Prefix); err != nil {
 				dst.Close()
@@ -97,7 +98,7 @@ func pipe(dst, src net.Conn) {
 		}
 		src = pc.Conn
 	}
-	if pc, ok := dst.(*dial.PrefixConn); ok {
+	if pc, ok := dst.(*netutil.PrefixConn); ok {
 		dst = pc.Conn
 	}
 	_, err := io.Copy(dst, src)

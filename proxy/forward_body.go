@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http/httputil"
 	"sync"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
 // MaxReplayBody is the largest request body (bytes) buffered so it can be
@@ -114,7 +116,7 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead, reserve fun
 // (400).
 func clientReadError(err error) error {
 	var ne net.Error
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) || isClosed(err) {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) || netutil.IsClosed(err) {
 		return err
 	}
 	return badRequest("malformed request body: " + err.Error())

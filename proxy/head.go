@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
 // maxHeadBytes bounds a request head (request line plus fields), like
@@ -62,7 +64,7 @@ func readRequestHead(br *bufio.Reader) (*requestHead, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
-			if len(lines) == 0 && len(h.raw) == 0 && (errors.Is(err, io.EOF) || isClosed(err)) {
+			if len(lines) == 0 && len(h.raw) == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
 				return nil, errClientGone
 			}
 			return nil, err

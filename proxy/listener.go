@@ -50,19 +50,4 @@ func (l *chanListener) Close() error {
 
 func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 
-// prefixedConn replays bytes already read from Conn before reading it.
-type prefixedConn struct {
-	net.Conn
-	prefix []byte
-}
-
-func (p *prefixedConn) Read(b []byte) (int, error) {
-	if len(p.prefix) > 0 {
-		n := copy(b, p.prefix)
-		p.prefix = p.prefix[n:]
-		return n, nil
-	}
-	return p.Conn.Read(b)
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }

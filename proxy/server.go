@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -31,6 +30,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
 // idleTimeout closes a client connection that sends no new request for this
@@ -324,7 +325,7 @@ func (s *Server) serveConn(c net.Conn) {
 			// is served the same way instead of looping back (loop.go).
 			rest := make([]byte, br.Buffered())
 			br.Read(rest)
-			pc := &prefixedConn{Conn: c, prefix: append(head.raw, rest...)}
+			pc := &netutil.PrefixConn{Conn: c, Prefix: append(head.raw, rest...)}
 			if s.handoff.deliver(pc) {
 				handedOff = true
 			}
@@ -354,10 +355,6 @@ func writeSimple(bw *bufio.Writer, status int, body string, extra http.Header) {
 	bw.WriteString("\r\n")
 	bw.WriteString(body)
 	bw.Flush()
-}
-
-func isClosed(err error) bool {
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // trackUpstream registers (add) or forgets an upstream tunnel connection so

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
@@ -118,7 +119,7 @@ func Connect(ctx context.Context, conn net.Conn, c path.Candidate, target string
 	conn.SetDeadline(time.Time{})
 	if n := br.Buffered(); n > 0 {
 		early, _ := br.Peek(n)
-		return &PrefixConn{Conn: conn, Prefix: append([]byte(nil), early...)}, nil
+		return &netutil.PrefixConn{Conn: conn, Prefix: append([]byte(nil), early...)}, nil
 	}
 	return conn, nil
 }
@@ -180,31 +181,6 @@ func ctxErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%v)", ce, err)
 	}
 	return err
-}
-
-// PrefixConn is a net.Conn whose Read first returns Prefix (bytes already
-// read from Conn by a buffered reader), then reads Conn.
-type PrefixConn struct {
-	net.Conn
-	Prefix []byte
-}
-
-// Read drains Prefix before reading the underlying connection.
-func (p *PrefixConn) Read(b []byte) (int, error) {
-	if len(p.Prefix) > 0 {
-		n := copy(b, p.Prefix)
-		p.Prefix = p.Prefix[n:]
-		return n, nil
-	}
-	return p.Conn.Read(b)
-}
-
-// CloseWrite half-closes the underlying connection when it supports it.
-func (p *PrefixConn) CloseWrite() error {
-	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
 }
 
 // viaKey carries the Via value for CONNECT requests in a context.
