@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"io"
 	"net"
@@ -162,7 +163,7 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 	if hdr == nil {
 		hdr = http.Header{}
 	}
-	removeHopByHop(hdr)
+	httpmsg.RemoveHopByHop(hdr)
 	hdr.Add("Via", t.Engine.viaEntry())
 	hdr.Del("Content-Length")
 	hdr.Del("Host")

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -361,7 +362,7 @@ func readFinal(uc *upConn, method string) (*http.Response, error) {
 			continue
 		}
 		for k := range resp.Header {
-			if !isTokenString(k) {
+			if !httpmsg.IsTokenString(k) {
 				return nil, errors.New("malformed response header field name")
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -18,13 +19,13 @@ const connectEstablished = "HTTP/1.1 200 Connection established\r\n\r\n"
 
 // handleConnect serves "CONNECT host:port" (SPEC CON-1..CON-3): open a path
 // through the first working candidate, answer 200, relay bytes both ways.
-func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *requestHead) {
-	host, port, err := splitConnectTarget(head.target)
+func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) {
+	host, port, err := splitConnectTarget(head.Target)
 	if err != nil {
 		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return
 	}
-	up, _, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.vias())), host, port)
+	up, _, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
 	if err != nil {
 		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -19,8 +20,8 @@ import (
 // it through the candidates (replay rules, HTTP-3; forward_trip.go), and
 // stream the answer with a flush per read (HTTP-4; response.go). It reports
 // whether the client connection can carry another request.
-func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *requestHead) bool {
-	t, err := parseTarget(head.target, head.method)
+func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) bool {
+	t, err := parseTarget(head.Target, head.Method)
 	if err != nil {
 		writeSimple(bw, 400, err.Error()+"\n", nil)
 		return false
@@ -33,9 +34,9 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		defer s.releaseBody(body.reserved)
 	}
 	if err != nil {
-		var se *statusError
+		var se *httpmsg.StatusError
 		if errors.As(err, &se) {
-			writeSimple(bw, se.status, se.msg+"\n", nil)
+			writeSimple(bw, se.Status, se.Msg+"\n", nil)
 		}
 		return false
 	}
@@ -43,7 +44,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 		body.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
 	}
 	req := &request{
-		method: head.method,
+		method: head.Method,
 		target: t,
 		host:   t.host,
 		port:   t.port,
@@ -80,7 +81,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *r
 	// Another request may follow only when this one was read to its end:
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.
-	return ok && head.keepAlive && body.finished() && context.Cause(ctx) == nil
+	return ok && head.KeepAlive && body.finished() && context.Cause(ctx) == nil
 }
 
 // target is the parsed absolute-form request target of a plain request.
@@ -143,12 +144,12 @@ func parseTarget(raw, method string) (*target, error) {
 // outgoingHeader is the client's header minus hop-by-hop fields (SPEC
 // HTTP-5, GW-4), Expect (answered by the proxy, HTTP-2) and framing fields
 // (set per attempt). Host is set from the target when sending.
-func (e *Engine) outgoingHeader(head *requestHead) http.Header {
-	h := make(http.Header, len(head.fields))
-	for _, f := range head.fields {
-		h.Add(f.name, f.value)
+func (e *Engine) outgoingHeader(head *httpmsg.RequestHead) http.Header {
+	h := make(http.Header, len(head.Fields))
+	for _, f := range head.Fields {
+		h.Add(f.Name, f.Value)
 	}
-	removeHopByHop(h)
+	httpmsg.RemoveHopByHop(h)
 	h.Del("Expect")
 	h.Del("Content-Length")
 	h.Del("Host")

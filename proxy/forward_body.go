@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"sync"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
@@ -59,40 +60,40 @@ type body struct {
 // when it says no, the body is streamed once instead of buffered, so many
 // large uploads at once cannot exhaust memory. body.reserved is what the
 // caller must give back.
-// Errors: a *statusError (400) for a malformed chunked body; the read error
+// Errors: a *httpmsg.StatusError (400) for a malformed chunked body; the read error
 // when the client failed or left (no answer is due then).
-func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead, reserve func(int64) bool) (*body, error) {
+func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, reserve func(int64) bool) (*body, error) {
 	var r io.Reader
 	switch {
-	case head.chunked:
+	case head.Chunked:
 		r = httputil.NewChunkedReader(br)
-	case head.contentLength > 0:
-		r = &lengthReader{r: br, n: head.contentLength}
+	case head.ContentLength > 0:
+		r = &lengthReader{r: br, n: head.ContentLength}
 	default:
 		return &body{}, nil
 	}
-	if head.expect100 && head.minor >= 1 {
+	if head.Expect100 && head.Minor >= 1 {
 		bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 		if err := bw.Flush(); err != nil {
 			return nil, err
 		}
 	}
-	b := &body{chunked: head.chunked}
+	b := &body{chunked: head.Chunked}
 	want := int64(MaxReplayBody + 1) // chunked: the most we may buffer
-	if !head.chunked {
-		want = head.contentLength
+	if !head.Chunked {
+		want = head.ContentLength
 	}
-	if (!head.chunked && want > MaxReplayBody) || (reserve != nil && !reserve(want)) {
+	if (!head.Chunked && want > MaxReplayBody) || (reserve != nil && !reserve(want)) {
 		b.rest, b.trailers = r, trailerReader(head, br)
 		return b, nil
 	}
 	b.reserved = want
 	var buf []byte
 	var err error
-	if head.chunked {
+	if head.Chunked {
 		buf, err = io.ReadAll(io.LimitReader(r, MaxReplayBody+1))
 	} else {
-		buf = make([]byte, head.contentLength) // exact size: no doubling
+		buf = make([]byte, head.ContentLength) // exact size: no doubling
 		_, err = io.ReadFull(r, buf)
 	}
 	if err != nil {
@@ -103,7 +104,7 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *requestHead, reserve fun
 		b.rest, b.trailers = r, br
 		return b, nil
 	}
-	if head.chunked {
+	if head.Chunked {
 		if err := skipTrailers(br); err != nil {
 			return nil, clientReadError(err)
 		}
@@ -119,7 +120,7 @@ func clientReadError(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne) || netutil.IsClosed(err) {
 		return err
 	}
-	return badRequest("malformed request body: " + err.Error())
+	return httpmsg.BadRequest("malformed request body: " + err.Error())
 }
 
 // skipTrailers consumes the trailer section after a chunked body (RFC 9112
@@ -144,14 +145,14 @@ func skipTrailers(br *bufio.Reader) error {
 // length is the Content-Length to send upstream: the buffered size, the
 // client's Content-Length for a streamed body, or -1 (chunked upstream) for
 // a chunked body that is streamed.
-func (b *body) length(head *requestHead) int64 {
+func (b *body) length(head *httpmsg.RequestHead) int64 {
 	switch {
 	case b.rest == nil:
 		return int64(len(b.buf))
-	case head.chunked:
+	case head.Chunked:
 		return -1
 	}
-	return head.contentLength
+	return head.ContentLength
 }
 
 // open returns a reader over the whole body for one attempt and makes that
@@ -283,8 +284,8 @@ func (l *lengthReader) Read(p []byte) (int, error) {
 
 // trailerReader is br when the body is chunked (its trailer section must be
 // consumed after the body), else nil.
-func trailerReader(head *requestHead, br *bufio.Reader) *bufio.Reader {
-	if head.chunked {
+func trailerReader(head *httpmsg.RequestHead, br *bufio.Reader) *bufio.Reader {
+	if head.Chunked {
 		return br
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -220,7 +221,7 @@ func TestBodyBudget(t *testing.T) {
 			t.Fatalf("%d bodies of 8 MiB reserved, budget %d", n, maxBuffered)
 		}
 		// Past the budget a body is streamed (not replayable), not refused.
-		head := &requestHead{contentLength: 5}
+		head := &httpmsg.RequestHead{ContentLength: 5}
 		b, err := readBody(bufio.NewReader(strings.NewReader("hello")), bufio.NewWriter(io.Discard), head, s.reserveBody)
 		if err != nil || b.rest == nil || b.reserved != 0 {
 			t.Fatalf("body %+v err %v: want streamed", b, err)

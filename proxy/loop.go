@@ -48,14 +48,3 @@ func (e *Engine) looped(vias []string) bool {
 	}
 	return false
 }
-
-// vias returns the values of every Via field line of head.
-func (h *requestHead) vias() []string {
-	var out []string
-	for _, f := range h.fields {
-		if strings.EqualFold(f.name, "Via") {
-			out = append(out, f.value)
-		}
-	}
-	return out
-}

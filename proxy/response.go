@@ -8,6 +8,8 @@ import (
 	"net/http/httputil"
 	"strconv"
 	"sync"
+
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
 
 // writeResponse writes resp to the client: status line, end-to-end headers
@@ -15,21 +17,21 @@ import (
 // read so event streams are not buffered (SPEC HTTP-4). It reports whether
 // the response was framed and fully delivered, so the connection may be
 // reused.
-func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) bool {
+func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestHead) bool {
 	h := resp.Header
-	removeHopByHop(h)
-	bodyless := head.method == http.MethodHead || resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200
+	httpmsg.RemoveHopByHop(h)
+	bodyless := head.Method == http.MethodHead || resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200
 	cl := h.Get("Content-Length")
 	h.Del("Content-Length")
 	chunked, closeDelimited := false, false
 	switch {
 	case bodyless:
-		if cl != "" && head.method == http.MethodHead {
+		if cl != "" && head.Method == http.MethodHead {
 			h.Set("Content-Length", cl)
 		}
 	case resp.ContentLength >= 0:
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	case head.minor >= 1:
+	case head.Minor >= 1:
 		chunked = true
 	default:
 		closeDelimited = true
@@ -55,9 +57,9 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *requestHead) boo
 	if chunked {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
-	if closeDelimited || !head.keepAlive {
+	if closeDelimited || !head.KeepAlive {
 		bw.WriteString("Connection: close\r\n")
-	} else if head.minor == 0 {
+	} else if head.Minor == 0 {
 		bw.WriteString("Connection: keep-alive\r\n") // RFC 9112 §9.3: HTTP/1.0 persistence is opt-in
 	}
 	bw.WriteString("\r\n")

@@ -31,8 +31,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
+
+// errClientGone means the client closed the connection between requests
+// or while its request was in flight (no answer is due, no cooldown).
+var errClientGone = httpmsg.ErrClientGone
 
 // idleTimeout closes a client connection that sends no new request for this
 // long between requests.
@@ -296,36 +301,36 @@ func (s *Server) serveConn(c net.Conn) {
 			return
 		}
 		c.SetReadDeadline(time.Now().Add(idleTimeout))
-		head, err := readRequestHead(br)
+		head, err := httpmsg.ReadRequestHead(br)
 		c.SetReadDeadline(time.Time{})
 		if !s.setIdle(c, false) {
 			return
 		}
 		if err != nil {
-			var se *statusError
+			var se *httpmsg.StatusError
 			if errors.As(err, &se) {
-				s.log.Info("request refused", "status", se.status, "reason", se.msg)
-				writeSimple(bw, se.status, se.msg+"\n", nil)
+				s.log.Info("request refused", "status", se.Status, "reason", se.Msg)
+				writeSimple(bw, se.Status, se.Msg+"\n", nil)
 			}
 			return
 		}
-		if s.engine.looped(head.vias()) {
+		if s.engine.looped(head.Vias()) {
 			s.log.Warn("request loop detected: a gateway leads back to this proxy", "phase", "connect-response")
 			writeSimple(bw, http.StatusLoopDetected, "dual-proxy: request loop detected (a gateway leads back to this proxy)\n", nil)
 			return
 		}
 		switch {
-		case head.method == http.MethodConnect:
+		case head.Method == http.MethodConnect:
 			s.handleConnect(c, br, bw, head)
 			return
-		case len(head.target) > 0 && head.target[0] == '/' || s.selfTarget(head):
+		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
 			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
 			// absolute-form request naming this listener (a child that
 			// ignores NO_PROXY and sends its pool call through the proxy)
 			// is served the same way instead of looping back (loop.go).
 			rest := make([]byte, br.Buffered())
 			br.Read(rest)
-			pc := &netutil.PrefixConn{Conn: c, Prefix: append(head.raw, rest...)}
+			pc := &netutil.PrefixConn{Conn: c, Prefix: append(head.Raw, rest...)}
 			if s.handoff.deliver(pc) {
 				handedOff = true
 			}
@@ -404,9 +409,9 @@ func (s *Server) releaseBody(n int64) { s.buffered.Add(-n) }
 
 // selfTarget reports whether head is an absolute-form http:// request for
 // this server's own listener (loopback or listen address, same port); if
-// so it rewrites head.raw's request line to origin-form.
-func (s *Server) selfTarget(head *requestHead) bool {
-	u, err := url.Parse(head.target)
+// so it rewrites head.Raw's request line to origin-form.
+func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
+	u, err := url.Parse(head.Target)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
 		return false
 	}
@@ -432,9 +437,9 @@ func (s *Server) selfTarget(head *requestHead) bool {
 		return false
 	}
 	path := u.RequestURI()
-	eol := bytes.IndexByte(head.raw, '\n')
-	line := head.method + " " + path + " " + head.proto + "\r\n"
-	head.raw = append([]byte(line), head.raw[eol+1:]...)
-	head.target = path
+	eol := bytes.IndexByte(head.Raw, '\n')
+	line := head.Method + " " + path + " " + head.Proto + "\r\n"
+	head.Raw = append([]byte(line), head.Raw[eol+1:]...)
+	head.Target = path
 	return true
 }

@@ -3,9 +3,9 @@
 // filtering (RFC 9110 §7.6.1), on a small head and on a realistic agent
 // head with Connection-named fields.
 //
-//	go test -run '^$' -bench 'ReadRequestHead|RemoveHopByHop' -benchmem ./proxy
+//	go test -run '^$' -bench 'ReadRequestHead|RemoveHopByHop' -benchmem ./internal/httpmsg
 
-package proxy
+package httpmsg
 
 import (
 	"bufio"
@@ -37,8 +37,8 @@ func BenchmarkReadRequestHead(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				r.Reset(src)
 				br.Reset(r)
-				h, err := readRequestHead(br)
-				if err != nil || h.method == "" {
+				h, err := ReadRequestHead(br)
+				if err != nil || h.Method == "" {
 					b.Fatal(err)
 				}
 			}
@@ -49,17 +49,17 @@ func BenchmarkReadRequestHead(b *testing.B) {
 func BenchmarkRemoveHopByHop(b *testing.B) {
 	for name, head := range benchHeads {
 		b.Run(name, func(b *testing.B) {
-			h, err := readRequestHead(bufio.NewReader(strings.NewReader(head)))
+			h, err := ReadRequestHead(bufio.NewReader(strings.NewReader(head)))
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				hdr := make(http.Header, len(h.fields))
-				for _, f := range h.fields {
-					hdr.Add(f.name, f.value)
+				hdr := make(http.Header, len(h.Fields))
+				for _, f := range h.Fields {
+					hdr.Add(f.Name, f.Value)
 				}
-				removeHopByHop(hdr)
+				RemoveHopByHop(hdr)
 				if _, ok := hdr["X-Hop-A"]; ok {
 					b.Fatal("Connection-named field kept")
 				}

@@ -1,0 +1,271 @@
+// Package httpmsg is HTTP/1.1 message syntax shared by the proxy, the pool
+// and the test world: the raw request-head parser with its framing checks
+// (RFC 9112, SPEC HTTP-5), token and field-value validity (RFC 9110 §5),
+// and the one hop-by-hop field table (RFC 9110 §7.6.1). It does no I/O
+// beyond reading a head from a bufio.Reader.
+package httpmsg
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
+)
+
+// MaxHeadBytes bounds a request head (request line plus fields), like
+// net/http's DefaultMaxHeaderBytes.
+const MaxHeadBytes = 64 << 10
+
+// Field is one header field line as received, name case preserved.
+type Field struct{ Name, Value string }
+
+// RequestHead is a parsed HTTP/1.x request head, read from the raw bytes so
+// that framing checks see every field line (SPEC HTTP-5: net/http drops
+// Content-Length when Transfer-Encoding is present, hiding smuggling).
+type RequestHead struct {
+	// Method, Target and Proto are the request line's three parts; Target
+	// is as received (absolute-form, authority-form or origin-form).
+	Method, Target, Proto string
+	// Minor is the HTTP/1.x minor version (0 or 1).
+	Minor int
+	// Fields are the field lines in order, names as received.
+	Fields []Field
+	// Raw is the head as received (request line, fields, the empty line),
+	// for handing the connection off to net/http.
+	Raw []byte
+
+	// ContentLength is the body length; -1 when absent (RFC 9112 §6.3).
+	ContentLength int64
+	// Chunked is true when Transfer-Encoding is exactly "chunked".
+	Chunked bool
+	// KeepAlive is true when the client allows another request on this
+	// connection (RFC 9112 §9.3: HTTP/1.1 unless "close"; HTTP/1.0 with
+	// "keep-alive").
+	KeepAlive bool
+	// Expect100 is true for "Expect: 100-continue" (RFC 9110 §10.1.1).
+	Expect100 bool
+}
+
+// StatusError is a request the proxy refuses before forwarding anything:
+// Status is the answer's code (400, 431, 501, 505), Msg a short reason
+// without request data.
+type StatusError struct {
+	Status int
+	Msg    string
+}
+
+// Error returns Msg.
+func (e *StatusError) Error() string { return e.Msg }
+
+// BadRequest is a *StatusError with status 400.
+func BadRequest(msg string) error { return &StatusError{400, msg} }
+
+// ErrClientGone means the client closed the connection between requests.
+var ErrClientGone = errors.New("client closed connection")
+
+// ReadRequestHead reads and validates one request head from br. The head
+// is copied once into raw and converted to one string; the request line and
+// every field are substrings of it (few allocations on the hot path).
+func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
+	h := &RequestHead{ContentLength: -1, Raw: make([]byte, 0, 512)}
+	type span struct{ a, b int } // a line of raw, without CRLF
+	var lineBuf [32]span
+	lines := lineBuf[:0]
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(h.Raw)+len(line) > MaxHeadBytes {
+			return nil, &StatusError{431, "request head too large"}
+		}
+		h.Raw = append(h.Raw, line...)
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(lines) == 0 && len(h.Raw) == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
+				return nil, ErrClientGone
+			}
+			return nil, err
+		}
+		// A line may have been read in several ReadSlice pieces; work on the
+		// last complete line of raw.
+		start := bytes.LastIndexByte(h.Raw[:len(h.Raw)-1], '\n') + 1
+		end := len(h.Raw) - 1
+		if end > start && h.Raw[end-1] == '\r' {
+			end--
+		}
+		if len(lines) == 0 && end == start && len(h.Raw) <= 2 {
+			// RFC 9112 §2.2: ignore at least one empty line before the request line.
+			h.Raw = h.Raw[:0]
+			continue
+		}
+		if end == start && len(lines) > 0 {
+			break
+		}
+		lines = append(lines, span{start, end})
+	}
+	all := string(h.Raw)
+	if err := h.parseRequestLine(all[lines[0].a:lines[0].b]); err != nil {
+		return nil, err
+	}
+	h.Fields = make([]Field, 0, len(lines)-1)
+	for _, sp := range lines[1:] {
+		l := all[sp.a:sp.b]
+		if l[0] == ' ' || l[0] == '\t' {
+			return nil, BadRequest("obsolete line folding") // RFC 9112 §5.2
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || len(name) == 0 || !IsTokenString(name) {
+			return nil, BadRequest("malformed header field") // RFC 9112 §5.1: no space before ':'
+		}
+		value = strings.Trim(value, " \t")
+		if !ValidFieldValue(value) {
+			return nil, BadRequest("invalid header field value") // RFC 9110 §5.5: CR, LF, NUL, CTLs
+		}
+		h.Fields = append(h.Fields, Field{name, value})
+	}
+	return h, h.checkFraming()
+}
+
+// IsTokenString is IsToken for a string.
+func IsTokenString(s string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *RequestHead) parseRequestLine(l string) error {
+	method, rest, ok1 := strings.Cut(l, " ")
+	target, proto, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || method == "" || target == "" || !IsToken([]byte(method)) || strings.ContainsAny(target, " \t") {
+		return BadRequest("malformed request line")
+	}
+	if len(proto) != 8 || !strings.HasPrefix(proto, "HTTP/1.") || proto[7] < '0' || proto[7] > '9' {
+		return &StatusError{505, "HTTP version not supported"}
+	}
+	h.Method, h.Target, h.Proto, h.Minor = method, target, proto, int(proto[7]-'0')
+	return nil
+}
+
+// checkFraming applies RFC 9112 §6 and SPEC HTTP-5: Content-Length together
+// with Transfer-Encoding, or conflicting Content-Lengths, is 400; a transfer
+// coding other than a final chunked is 501 (RFC 9112 §6.1).
+func (h *RequestHead) checkFraming() error {
+	var te []string
+	cl := ""
+	sawCL, sawTE := false, false
+	h.KeepAlive = h.Minor >= 1
+	for _, f := range h.Fields {
+		switch {
+		case strings.EqualFold(f.Name, "Content-Length"):
+			for _, v := range strings.Split(f.Value, ",") {
+				v = strings.TrimSpace(v)
+				if v == "" || strings.TrimLeft(v, "0123456789") != "" || len(v) > 18 {
+					return BadRequest("invalid Content-Length")
+				}
+				if sawCL && v != cl {
+					return BadRequest("conflicting Content-Length")
+				}
+				cl, sawCL = v, true
+			}
+		case strings.EqualFold(f.Name, "Transfer-Encoding"):
+			sawTE = true
+			for _, c := range strings.Split(f.Value, ",") {
+				if c = strings.ToLower(strings.TrimSpace(c)); c != "" {
+					te = append(te, c)
+				}
+			}
+		case strings.EqualFold(f.Name, "Connection"):
+			for _, t := range strings.Split(f.Value, ",") {
+				switch strings.ToLower(strings.TrimSpace(t)) {
+				case "close":
+					h.KeepAlive = false
+				case "keep-alive":
+					if h.Minor == 0 {
+						h.KeepAlive = true
+					}
+				}
+			}
+		case strings.EqualFold(f.Name, "Expect"):
+			if strings.EqualFold(f.Value, "100-continue") {
+				h.Expect100 = true
+			}
+		}
+	}
+	if sawTE && sawCL {
+		return BadRequest("both Content-Length and Transfer-Encoding")
+	}
+	if sawTE {
+		if h.Minor == 0 {
+			return BadRequest("Transfer-Encoding in HTTP/1.0")
+		}
+		if len(te) == 0 {
+			return BadRequest("empty Transfer-Encoding")
+		}
+		for i, c := range te {
+			if c == "chunked" && i != len(te)-1 {
+				return BadRequest("chunked is not the final transfer coding")
+			}
+		}
+		if len(te) != 1 || te[0] != "chunked" {
+			return &StatusError{501, "transfer coding not implemented"}
+		}
+		h.Chunked = true
+		return nil
+	}
+	if sawCL {
+		n, err := strconv.ParseInt(cl, 10, 64)
+		if err != nil {
+			return BadRequest("invalid Content-Length")
+		}
+		h.ContentLength = n
+	}
+	return nil
+}
+
+// ValidFieldValue reports whether v holds only field-vchars, SP, HTAB and
+// obs-text (RFC 9110 §5.5): no control characters, so nothing the proxy
+// forwards can split or end a header line.
+func ValidFieldValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// IsToken reports whether b is a non-empty RFC 9110 §5.6.2 token.
+func IsToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Vias returns the values of every Via field line (RFC 9110 §7.6.3), for
+// loop detection.
+func (h *RequestHead) Vias() []string {
+	var out []string
+	for _, f := range h.Fields {
+		if strings.EqualFold(f.Name, "Via") {
+			out = append(out, f.Value)
+		}
+	}
+	return out
+}

@@ -1,0 +1,53 @@
+package httpmsg
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzReadRequestHead checks the raw head parser (SPEC HTTP-5): it never
+// panics, and a head it accepts has unambiguous framing and only field
+// values that cannot split a header line when forwarded.
+func FuzzReadRequestHead(f *testing.F) {
+	for _, s := range []string{
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+		"POST http://a/ HTTP/1.1\r\nContent-Length: 4, 4\r\n\r\n",
+		"POST http://a/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"\r\nGET http://a/ HTTP/1.1\r\nX: a\rb\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nX: 1\r\n folded\r\n\r\n",
+		"CONNECT a:443 HTTP/1.1\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		h, err := ReadRequestHead(bufio.NewReader(bytes.NewReader(in)))
+		if err != nil {
+			return
+		}
+		var cl, te int
+		for _, fl := range h.Fields {
+			if !ValidFieldValue(fl.Value) || !IsToken([]byte(fl.Name)) {
+				t.Fatalf("accepted field %q: %q", fl.Name, fl.Value)
+			}
+			switch strings.ToLower(fl.Name) {
+			case "content-length":
+				cl++
+			case "transfer-encoding":
+				te++
+			}
+		}
+		if cl > 0 && te > 0 {
+			t.Fatal("accepted both Content-Length and Transfer-Encoding")
+		}
+		if h.Chunked && h.ContentLength != -1 || te > 0 && !h.Chunked {
+			t.Fatalf("framing: chunked=%v length=%d te=%d", h.Chunked, h.ContentLength, te)
+		}
+		if h.ContentLength < -1 {
+			t.Fatalf("length %d", h.ContentLength)
+		}
+	})
+}
