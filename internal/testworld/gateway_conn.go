@@ -15,28 +15,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/textproto"
 	"strings"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
-
-// hopByHop are the fields removed in both directions (RFC 9110 §7.6.1),
-// besides those named in Connection.
-var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "TE", "Trailer",
-	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate"}
-
-func removeHopByHop(h http.Header) {
-	for _, v := range h.Values("Connection") {
-		for _, f := range strings.Split(v, ",") {
-			if f = textproto.TrimString(f); f != "" {
-				h.Del(f)
-			}
-		}
-	}
-	for _, f := range hopByHop {
-		h.Del(f)
-	}
-}
 
 // serve handles one client connection until it closes or a mode ends it.
 func (g *Gateway) serve(c net.Conn) {
@@ -231,7 +214,7 @@ func (g *Gateway) forward(c net.Conn, req *http.Request, target string, m Mode) 
 		req.Header.Del("Expect")
 	}
 	clientClose := req.Close
-	removeHopByHop(req.Header)
+	httpmsg.RemoveHopByHop(req.Header)
 	req.Close = true // one origin connection per request
 	if err := req.Write(up); err != nil {
 		g.answer(c, nil, http.StatusBadGateway, "origin write failed")
@@ -252,7 +235,7 @@ func (g *Gateway) forward(c net.Conn, req *http.Request, target string, m Mode) 
 			return false
 		}
 	}
-	removeHopByHop(resp.Header)
+	httpmsg.RemoveHopByHop(resp.Header)
 	resp.Header.Set("X-Testworld-Gateway", g.Name)
 	resp.Close = false
 	// Without a length or chunking the body ends at close; Response.Write
