@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -246,25 +245,6 @@ func firstLine(s string) string {
 		}
 	}
 	return strings.TrimSpace(s)
-}
-
-// raiseNoFile raises RLIMIT_NOFILE (soft and, as root, hard) to want; the
-// children inherit it. It returns the soft limit in effect.
-func raiseNoFile(want uint64) uint64 {
-	var l syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) != nil {
-		return 1024
-	}
-	if l.Cur >= want {
-		return l.Cur
-	}
-	n := syscall.Rlimit{Cur: want, Max: max(l.Max, want)}
-	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &n) != nil {
-		n = syscall.Rlimit{Cur: l.Max, Max: l.Max}
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &n)
-	}
-	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l)
-	return l.Cur
 }
 
 // moduleRoot walks up from the working directory to the directory that

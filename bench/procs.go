@@ -39,7 +39,7 @@ var goroutineHeader = regexp.MustCompile(`^goroutine \d+ .*\[`)
 func start(name string, env []string, onLine func(string), argv ...string) (*proc, error) {
 	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
 	p.cmd.Env = env
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = ownGroup()
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (p *proc) stop() {
 	select {
 	case <-p.done:
 	case <-time.After(3 * time.Second):
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(p.cmd.Process)
 		<-p.done
 	}
 }
@@ -100,7 +100,7 @@ func (p *proc) quitDump() (int, error) {
 	select {
 	case <-p.done:
 	case <-time.After(10 * time.Second):
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(p.cmd.Process)
 		<-p.done
 		return 0, errors.New("no exit after SIGQUIT")
 	}

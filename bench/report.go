@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -156,9 +155,6 @@ func table(rows []row) string {
 
 // machine describes the host for the document header.
 func machine() string {
-	var u syscall.Utsname
-	syscall.Uname(&u)
-	kernel := charsToString(u.Release[:])
 	cpu := ""
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -169,8 +165,8 @@ func machine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d cores (GOMAXPROCS %d, %s), Linux %s, %s/%s, %s",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpu, kernel, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	return fmt.Sprintf("%d cores (GOMAXPROCS %d, %s), %s, %s/%s, %s",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpu, kernelName(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
 // loadAvg returns the 1-minute load average from /proc/loadavg.
@@ -184,17 +180,6 @@ func loadAvg() string {
 		return "?"
 	}
 	return f[0]
-}
-
-func charsToString(ca []int8) string {
-	b := make([]byte, 0, len(ca))
-	for _, c := range ca {
-		if c == 0 {
-			break
-		}
-		b = append(b, byte(c))
-	}
-	return string(b)
 }
 
 // keepMarker starts the hand-written part of docs/BENCHMARKS.md that a new

@@ -2,7 +2,23 @@
 // the agent, forwards the terminal and signals to it, waits for it, cleans up after it and turns
 // its fate into a shell-convention exit status.
 //
-// Flow of one [Run]:
+// What each OS guarantees (SPEC PLAT-1; the decisions are pure functions in platform.go, the
+// mechanisms in the per-OS files: *_unix.go for Linux and macOS, *_linux.go, *_darwin.go,
+// run_windows.go):
+//
+//	                      Linux                  macOS                    Windows
+//	terminal (SIG-1)      PTY, raw, SIGWINCH     PTY, raw, SIGWINCH       shared console, no PTY
+//	signals (SIG-2)       INT TERM HUP QUIT USR1 USR2 forwarded once      none: the console sends
+//	                      to the child's group; stop timeout; 2nd stop    Ctrl-C/Break/close to the
+//	                      kills                                           child; launcher holds them
+//	exit status (RUN-3)   code, 128+N, 127, 126  code, 128+N, 127, 126    child's 32-bit code, 127, 126
+//	orphans (SIG-2)       group + subreaper:     group + PTY session:     Job object, kill on close:
+//	                      setsid daemons too     setsid daemons escape    all descendants, except
+//	                                                                      one started in the µs before
+//	                                                                      the child joins the job
+//	zombies               reaped (subreaper)     launchd reaps orphans    none (no zombies)
+//
+// Flow of one [Run] on Unix (Linux; macOS has no subreaper step):
 //
 //	Notify(signals) → subreaper on → start child ─┬─ PTY mode: new session + controlling PTY,
 //	                                              │  our terminal raw, two copy loops, SIGWINCH → resize
@@ -37,6 +53,13 @@
 //     (like a job-control shell), so it can read the terminal; typed Ctrl-C then goes to the child
 //     directly (still exactly once). Known limit: a typed Ctrl-Z stops the child while the launcher
 //     keeps waiting; `kill -CONT` the child's group to continue.
+//   - macOS differs from Linux only where the kernel does: no subreaper (orphans go to launchd,
+//     which reaps them; after the child exits, its group and, in PTY mode, its session are
+//     ended), SIGTTOU is ignored instead of blocked around tcsetpgrp, termios via TIOCGETA.
+//   - Windows: the child shares the console and stdio; console control events reach it from
+//     the console, so the launcher only holds them and waits. The child is assigned to a
+//     kill-on-close Job object right after it starts; whatever is left in the job when the child
+//     exits is terminated at once (there is no polite stop for a process in our console).
 //   - Panics: Run's own goroutine recovers, SIGKILLs the child's group, restores the terminal and
 //     re-panics; the copy loops restore the terminal before re-panicking.
 package signals

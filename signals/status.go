@@ -26,9 +26,11 @@ const (
 // exit status (SPEC RUN-3):
 //
 //   - nil → 0;
-//   - *exec.ExitError of a child that exited → its exit code (0…255);
+//   - *exec.ExitError of a child that exited → its exit code (0…255 on Unix; on Windows the
+//     full 32-bit code, e.g. 0xC000013A after Ctrl-C, which os.Exit passes on unchanged);
 //   - *exec.ExitError of a child killed by signal N → 128+N (SIGTERM → 143, SIGKILL → 137);
-//   - exec.ErrNotFound, or ENOENT from execve → 127;
+//   - exec.ErrNotFound, or ENOENT from execve, or any fs.ErrNotExist (Windows: a path with
+//     no file under any PATHEXT extension, CreateProcess's ERROR_FILE_NOT_FOUND) → 127;
 //   - any other execve failure: EACCES/EPERM (permission denied, a directory), ENOEXEC
 //     (exec format error), exec.ErrDot and the rest → 126;
 //   - any other error → 1.
@@ -47,7 +49,7 @@ func ExitStatus(err error) int {
 		return StatusLauncherFailure
 	}
 	switch {
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, syscall.ENOENT):
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, syscall.ENOENT), errors.Is(err, fs.ErrNotExist):
 		return StatusNotFound
 	case errors.Is(err, exec.ErrDot), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC),
 		errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.ENOTDIR):

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package signals
 
 import (
@@ -15,47 +17,16 @@ import (
 	"golang.org/x/term"
 )
 
-// DefaultKillAfter is the stop timeout used when Options.KillAfter is 0 (SPEC SIG-2,
-// --kill-after-ms default 5000).
-const DefaultKillAfter = 5 * time.Second
-
-// LeftoverGrace is how long processes left in the child's process group after the child exited
-// get between SIGTERM and SIGKILL (SPEC SIG-2).
-const LeftoverGrace = time.Second
-
-// Options configures [Run]. The zero value is usable: no stdio (exec.Cmd defaults), 5 s stop
-// timeout, no logging, PTY mode off (Stdin nil is not a terminal).
-type Options struct {
-	// KillAfter is the stop timeout: if the child's process group is still alive KillAfter after
-	// a forwarded SIGTERM or SIGHUP (or ctx cancellation), it gets SIGKILL (SPEC SIG-2).
-	// 0 means DefaultKillAfter (5 s).
-	KillAfter time.Duration
-	// Stdin is the launcher's standard input, usually os.Stdin. When it is a terminal
-	// (term.IsTerminal) and NoPTY is false, Run uses PTY mode (SPEC SIG-1). In plain mode it
-	// becomes cmd.Stdin unless cmd.Stdin is already set.
-	Stdin *os.File
-	// Stdout and Stderr are the launcher's output, usually os.Stdout and os.Stderr. PTY mode
-	// copies the child's terminal output to Stdout (Stderr is unused there: the PTY merges both
-	// streams); plain mode hands them to the child unless cmd.Stdout / cmd.Stderr are set.
-	Stdout, Stderr *os.File
-	// Logger receives debug/info records about forwarded signals, stop timeouts and leftover
-	// processes (never command lines or environment). It must not write to the child's
-	// terminal. nil discards.
-	Logger *slog.Logger
-	// NoPTY forces plain inherited stdio even when Stdin is a terminal. On a terminal the child's
-	// process group is then made the terminal's foreground group for the run (like a job-control
-	// shell does), so it can read the terminal and gets typed Ctrl-C directly.
-	NoPTY bool
-	// NoSubreaper turns off PR_SET_CHILD_SUBREAPER. Leave it false in the launcher: without it,
-	// grandchildren orphaned by the child are reparented to PID 1, which in some containers never
-	// reaps them (zombies). Set it when the program runs other child processes concurrently and
-	// does not want Run to be their subreaper.
-	NoSubreaper bool
-}
-
 // forwardedSignals are forwarded to the child's process group exactly once each (SPEC SIG-2).
-var forwardedSignals = []os.Signal{
-	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2,
+var forwardedSignals = signalsNamed(forwardedSignalNames(host))
+
+// signalsNamed returns the signals with the given unix.SignalName names.
+func signalsNamed(names []string) []os.Signal {
+	out := make([]os.Signal, 0, len(names))
+	for _, n := range names {
+		out = append(out, unix.SignalNum(n))
+	}
+	return out
 }
 
 // controlSignals are handled by Run itself: window size, job control, reaping, and SIGPIPE (so a
@@ -64,29 +35,8 @@ var controlSignals = []os.Signal{
 	syscall.SIGWINCH, syscall.SIGTSTP, syscall.SIGCONT, syscall.SIGCHLD, syscall.SIGPIPE,
 }
 
-// Run starts cmd, forwards signals to it, waits for it, cleans up its process group and returns
-// the exit status per SPEC RUN-3: the child's exit code; 128+N when it was killed by signal N;
-// 127 when the command is not found; 126 when it cannot be executed (see [ExitStatus]).
-//
-// The child runs in its own process group (SPEC SIG-2). When opts.Stdin is a terminal (and
-// opts.NoPTY is false) it runs in its own session on a new PTY whose window size follows the
-// terminal's, and the launcher's terminal is in raw mode until Run returns (SPEC SIG-1);
-// otherwise it inherits opts.Stdin/Stdout/Stderr. cmd must not have been started; its
-// SysProcAttr is amended (Setpgid, or Setsid+Setctty), and in PTY mode cmd.Stdin is always the
-// PTY (cmd.Stdout/cmd.Stderr too, unless set).
-//
-// While Run runs, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to this process are
-// forwarded once each to the child's group (signals that were ignored when the program started,
-// as under nohup, are left ignored and so stay ignored in the child). A SIGTERM or SIGHUP, or
-// ctx being done, starts the stop timeout (opts.KillAfter); a further SIGTERM, SIGINT or ctx
-// cancellation during it sends SIGKILL at once. After the child exits, processes left in its group
-// get SIGTERM and, LeftoverGrace later, SIGKILL; every descendant that is reparented to us
-// is reaped. On return the signal handlers are removed (default handling again).
-//
-// err is non-nil only for launcher-side failures: the command could not be started (status 127,
-// 126 or 1 as above, with the cause), or the PTY/terminal could not be set up or restored (the
-// status is then still the child's, when it ran).
-func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err error) {
+// runOS is Run on Unix.
+func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (int, error) {
 	return run(ctx, cmd, opts, unix.Kill)
 }
 
@@ -121,7 +71,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	}
 
 	known := ourChildren() // children that exist before ours: never treated as orphans
-	usePTY := !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd())) && inForeground(opts.Stdin)
+	usePTY := usesPTY(host) && !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd())) && inForeground(opts.Stdin)
 	if usePTY {
 		s.pty, err = startPTY(cmd, opts.Stdin, opts.Stdout)
 	} else {
@@ -150,9 +100,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	waitErr := s.supervise(ctx)
 	s.reaped = true
 	s.cleanupGroup()
-	if s.subreaper {
-		s.cleanupOrphans(known, cmd.Process.Pid)
-	}
+	s.cleanupEscaped(known, cmd.Process.Pid)
 	status = ExitStatus(waitErr)
 	var ws syscall.WaitStatus
 	if cmd.ProcessState != nil {
@@ -161,7 +109,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	if rerr := s.restoreTerminal(ws.Signaled()); rerr != nil {
 		err = rerr
 	}
-	log.Debug("child done", "pid", s.pgid, "status", status)
+	log.Debug("child done", "pid", s.pgid, "status", status, "cleanup", treeCleanup(host))
 	return status, err
 }
 

@@ -119,12 +119,6 @@ func reapDescendants(pgid, skipPID int, inSession bool) int {
 	return n
 }
 
-// groupAlive reports whether any process (including an unreaped zombie) is left in process
-// group pgid: kill(-pgid, 0) fails with ESRCH only for an empty group.
-func groupAlive(pgid int) bool {
-	return !errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
-}
-
 // ourChildren returns the pids of this process's current children.
 func ourChildren() map[int]bool {
 	self := os.Getpid()
@@ -133,6 +127,14 @@ func ourChildren() map[int]bool {
 		m[st.pid] = true
 	}
 	return m
+}
+
+// cleanupEscaped ends, after the child's group was cleaned up, the descendants that left the
+// group: with the subreaper in effect, every one of them was reparented to us (SPEC SIG-2).
+func (s *supervisor) cleanupEscaped(known map[int]bool, childPID int) {
+	if s.subreaper {
+		s.cleanupOrphans(known, childPID)
+	}
 }
 
 // cleanupOrphans ends descendants of the child that left its process

@@ -1,7 +1,8 @@
+//go:build linux || darwin
+
 package signals
 
 import (
-	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -53,26 +54,12 @@ type foreground struct {
 }
 
 // restore makes our process group the terminal's foreground group again. We are a background
-// process then, so tcsetpgrp would raise SIGTTOU: it is blocked on this thread for the call
-// (tcsetpgrp(3) proceeds when the caller blocks SIGTTOU).
+// process then, so tcsetpgrp would raise SIGTTOU: withTTOUBlocked holds it off for the call
+// (tcsetpgrp(3) proceeds when the caller blocks or ignores SIGTTOU).
 func (f *foreground) restore() error {
 	if f.done {
 		return nil
 	}
 	f.done = true
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var set, old unix.Sigset_t
-	sigaddset(&set, unix.SIGTTOU)
-	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
-		return err
-	}
-	defer func() { _ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }()
-	return unix.IoctlSetPointerInt(f.fd, unix.TIOCSPGRP, f.pgrp)
-}
-
-// sigaddset adds sig to set (sigsetops(3)).
-func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
-	n := uint(sig - 1)
-	set.Val[n/64] |= 1 << (n % 64)
+	return withTTOUBlocked(func() error { return unix.IoctlSetPointerInt(f.fd, unix.TIOCSPGRP, f.pgrp) })
 }

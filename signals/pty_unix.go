@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package signals
 
 import (
@@ -88,13 +90,13 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 	}()
 
 	// The child's terminal starts with the user's settings (erase, intr, iutf8 …).
-	if t, err := unix.IoctlGetTermios(s.inFd, unix.TCGETS); err == nil {
-		_ = unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, t)
+	if t, err := unix.IoctlGetTermios(s.inFd, ioctlGetTermios); err == nil {
+		_ = unix.IoctlSetTermios(int(tty.Fd()), ioctlSetTermios, t)
 	}
 	s.resize()
 
 	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(&p); err != nil {
 		return nil, err
 	}
 	s.cancelR, s.cancelW = p[0], p[1]

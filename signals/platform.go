@@ -1,0 +1,45 @@
+package signals
+
+import "runtime"
+
+// The per-OS decisions of this package, as plain functions of the OS name (runtime.GOOS values)
+// so that every one of them is tested on every OS (SPEC PLAT-1). The per-OS files only carry
+// them out.
+
+// host is the OS this program was built for; the only place the package looks at it.
+var host = runtime.GOOS
+
+// forwardedSignalNames returns the names (as unix.SignalName spells them) of the signals Run
+// forwards once each to the child's process group on goos (SPEC SIG-2). On Windows there is
+// nothing to forward: the console itself delivers Ctrl-C, Ctrl-Break and close to every process
+// attached to it, the child included, so forwarding would deliver them twice.
+func forwardedSignalNames(goos string) []string {
+	if goos == "windows" {
+		return nil
+	}
+	return []string{"SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"}
+}
+
+// usesPTY reports whether Run starts the child on a new PTY when stdin is a terminal on goos
+// (SPEC SIG-1). Windows has no PTY in this sense; the child shares the console (SPEC PLAT-1).
+func usesPTY(goos string) bool { return goos != "windows" }
+
+// treeCleanup names how Run ends what the child leaves behind on goos (SPEC SIG-2):
+//
+//   - "subreaper": the child's process group, plus every descendant reparented to the launcher
+//     as PR_SET_CHILD_SUBREAPER (Linux): daemons that called setsid included;
+//   - "group+session": the child's process group, plus (PTY mode) every process still in the
+//     child's session (macOS, no subreaper): a descendant that called setsid, or in plain mode
+//     moved to another process group, escapes;
+//   - "job": a Job object with kill-on-close holding the child and everything it starts
+//     (Windows): only a grandchild started before the child was assigned to the job (a window
+//     of microseconds right after process creation) or with CREATE_BREAKAWAY_FROM_JOB escapes.
+func treeCleanup(goos string) string {
+	switch goos {
+	case "linux":
+		return "subreaper"
+	case "windows":
+		return "job"
+	}
+	return "group+session"
+}

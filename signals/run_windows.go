@@ -1,0 +1,159 @@
+package signals
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// heldConsoleEvents are the console control events Run holds while the child runs, as os/signal
+// reports them on Windows: os.Interrupt for Ctrl-C and Ctrl-Break, syscall.SIGTERM for console
+// close, logoff and shutdown. The console delivers each of them to every process attached to
+// it, the child included; holding them keeps the launcher alive to wait for the child.
+var heldConsoleEvents = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// runOS is Run on Windows: the child shares the console and stdio (no PTY, SPEC PLAT-1) and is
+// put in a kill-on-close Job object right after it started.
+func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	sigCh := make(chan os.Signal, 16)
+	signal.Notify(sigCh, heldConsoleEvents...)
+	defer signal.Stop(sigCh)
+
+	if cmd.Stdin == nil && opts.Stdin != nil {
+		cmd.Stdin = opts.Stdin
+	}
+	if cmd.Stdout == nil && opts.Stdout != nil {
+		cmd.Stdout = opts.Stdout
+	}
+	if cmd.Stderr == nil && opts.Stderr != nil {
+		cmd.Stderr = opts.Stderr
+	}
+	j, jerr := newJob()
+	if jerr != nil {
+		log.Warn("no job object: the child's descendants may outlive the launcher", "err", jerr)
+	}
+	defer j.close()
+	if err := cmd.Start(); err != nil {
+		return ExitStatus(err), err
+	}
+	// Accepted race: a grandchild the child starts before this assignment (microseconds after
+	// process creation, before the child ran any of its own code but the loader's) is not in
+	// the job. Starting the child suspended would close it, but exec.Cmd cannot resume a
+	// suspended process without its thread handle.
+	if err := j.assign(cmd.Process.Pid); err != nil {
+		log.Warn("child not in the job object: its descendants may outlive the launcher", "err", err)
+	}
+	log.Debug("child started", "pid", cmd.Process.Pid, "pty", false, "cleanup", treeCleanup(host))
+
+	waitCh := make(chan error, 1)
+	go func() { waitCh <- cmd.Wait() }()
+	done := ctx.Done()
+	var waitErr error
+	for waiting := true; waiting; {
+		select {
+		case waitErr = <-waitCh:
+			waiting = false
+		case sig := <-sigCh:
+			// The child got the same event from the console; it decides. On close, logoff and
+			// shutdown Windows ends the launcher a few seconds later, which closes the job.
+			log.Debug("console event: the child receives it itself; waiting", "signal", sig.String())
+		case <-done:
+			done = nil
+			log.Info("context done: ending the child's process tree", "pid", cmd.Process.Pid)
+			if !j.terminate() {
+				_ = cmd.Process.Kill()
+			}
+		}
+	}
+	// SIG-2: whatever the child left in the job ends with it. Windows has no polite stop for a
+	// process sharing our console, so there is no grace period.
+	if n := j.active(); n > 0 {
+		log.Info("processes left in the child's job: terminating", "count", n)
+	}
+	j.terminate()
+	status = ExitStatus(waitErr)
+	log.Debug("child done", "pid", cmd.Process.Pid, "status", status)
+	return status, nil
+}
+
+// job is a Job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: when its last handle closes (Run
+// returns, or the launcher dies in any way), every process in it is terminated. Processes a job
+// member creates are members too. A nil *job does nothing.
+type job struct{ h windows.Handle }
+
+// newJob creates the job; its handle is not inheritable, so the child cannot keep it open.
+func newJob() (*job, error) {
+	h, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
+		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{
+			LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+		},
+	}
+	if _, err := windows.SetInformationJobObject(h, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		_ = windows.CloseHandle(h)
+		return nil, err
+	}
+	return &job{h: h}, nil
+}
+
+// assign puts process pid into the job.
+func (j *job) assign(pid int) error {
+	if j == nil {
+		return windows.ERROR_INVALID_HANDLE
+	}
+	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		return err
+	}
+	defer windows.CloseHandle(p)
+	return windows.AssignProcessToJobObject(j.h, p)
+}
+
+// active returns the number of processes in the job (0 when unknown).
+func (j *job) active() int {
+	if j == nil {
+		return 0
+	}
+	var info jobAccounting
+	if err := windows.QueryInformationJobObject(j.h, windows.JobObjectBasicAccountingInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
+		return 0
+	}
+	return int(info.ActiveProcesses)
+}
+
+// jobAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION (winnt.h), which x/sys/windows lacks.
+type jobAccounting struct {
+	TotalUserTime, TotalKernelTime                       int64
+	ThisPeriodTotalUserTime, ThisPeriodTotalKernelTime   int64
+	TotalPageFaultCount, TotalProcesses, ActiveProcesses uint32
+	TotalTerminatedProcesses                             uint32
+}
+
+// terminate ends every process in the job with exit code 1 (as os.Process.Kill does) and
+// reports whether it could.
+func (j *job) terminate() bool {
+	return j != nil && windows.TerminateJobObject(j.h, 1) == nil
+}
+
+// close closes the job's handle, which terminates what is still in it (kill-on-close).
+func (j *job) close() {
+	if j != nil {
+		_ = windows.CloseHandle(j.h)
+	}
+}

@@ -1,0 +1,37 @@
+package signals
+
+import (
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// termios requests of tcgetattr/tcsetattr(TCSANOW) on Linux (ioctl_tty(2)).
+const (
+	ioctlGetTermios = unix.TCGETS
+	ioctlSetTermios = unix.TCSETS
+)
+
+// pipeCloexec creates a pipe whose both ends are close-on-exec (pipe2(2) O_CLOEXEC).
+func pipeCloexec(p *[2]int) error { return unix.Pipe2(p[:], unix.O_CLOEXEC) }
+
+// withTTOUBlocked runs fn with SIGTTOU blocked on the calling thread (pthread_sigmask(3)), so a
+// background process's tcsetpgrp is not stopped by the kernel.
+func withTTOUBlocked(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	sigaddset(&set, unix.SIGTTOU)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return err
+	}
+	defer func() { _ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil) }()
+	return fn()
+}
+
+// sigaddset adds sig to set (sigsetops(3)).
+func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
+	n := uint(sig - 1)
+	set.Val[n/64] |= 1 << (n % 64)
+}
