@@ -8,9 +8,9 @@ import (
 )
 
 // sseEvent is one Server-Sent Event as read from an upstream (WHATWG HTML
-// §9.2 "Server-sent events"): the "event" field, the "data" lines joined by
-// "\n", and the raw bytes as received, blank line included, so the event can
-// be forwarded byte for byte.
+// §9.2.6 "Interpreting an event stream"): the "event" field, the "data"
+// lines joined by "\n", and the raw bytes as received, blank line included,
+// so the event can be forwarded as sent.
 type sseEvent struct {
 	Name    string
 	Data    []byte
@@ -24,81 +24,144 @@ const maxEventBytes = 8 << 20
 
 var errEventTooLarge = errors.New("sse: event larger than 8 MiB")
 
-// sseReader splits a stream into events. Lines end with "\n" or "\r\n".
-// Next returns io.EOF at a clean end and io.ErrUnexpectedEOF when the stream
-// stops inside an event.
+// sseReader splits a stream into events per the SSE grammar (WHATWG HTML
+// §9.2.6, SPEC POOL-19): a line ends with CRLF, LF or a bare CR; a line
+// starting with ":" is a comment; "field:value" drops one space after the
+// colon ("data:x" and "data: x" are the same); a field name alone has the
+// empty value; several "data" lines join with "\n"; a blank line
+// dispatches the event. Unlike a browser, an event pending when the
+// stream ends (no blank line after the last event, or no line end at all)
+// is dispatched: servers close right after "data: [DONE]" or
+// "event: message_stop…" without the final blank line, and the SDKs read
+// it. Raw keeps the event's bytes, except that a bare CR line end is
+// written as LF and an event completed by EOF gets its missing line ends,
+// so the client always receives a well-framed event. Next returns io.EOF
+// after the last event.
 type sseReader struct {
-	br *bufio.Reader
+	br     *bufio.Reader
+	skipLF bool // the last line ended with CR: a following LF belongs to it
+	eof    bool
 }
 
 func newSSEReader(r io.Reader) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(r, 32<<10)}
 }
 
-// Next reads the next event. The returned slices are owned by the caller.
-func (r *sseReader) Next() (sseEvent, error) {
-	var ev sseEvent
-	var raw []byte
-	fields := 0
-	comments := 0
+// readLine appends the next line (without its end) to line and returns it,
+// the line end as forwarded ("\n", "\r\n"; nil at EOF), and the error.
+func (r *sseReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 	for {
-		line, err := r.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A long line: collect it whole.
-			long := append([]byte(nil), line...)
-			for err == bufio.ErrBufferFull && len(raw)+len(long) <= maxEventBytes {
-				line, err = r.br.ReadSlice('\n')
-				long = append(long, line...)
+		if r.skipLF {
+			b, err := r.br.Peek(1)
+			if err != nil {
+				return line, nil, err
 			}
-			if err == bufio.ErrBufferFull {
-				return sseEvent{}, errEventTooLarge
+			r.skipLF = false
+			if b[0] == '\n' {
+				_, _ = r.br.Discard(1)
 			}
-			line = long
 		}
-		if len(raw)+len(line) > maxEventBytes {
-			return sseEvent{}, errEventTooLarge
+		n := r.br.Buffered()
+		if n == 0 {
+			n = 1 // block for more input
+		}
+		buf, err := r.br.Peek(n)
+		if i := bytes.IndexAny(buf, "\r\n"); i >= 0 {
+			c := buf[i]
+			line = append(line, buf[:i]...)
+			_, _ = r.br.Discard(i + 1)
+			if c == '\n' {
+				return line, lf, nil
+			}
+			// CR: CRLF when the LF is already here; else decide on the next
+			// read, so a bare-CR stream is never held back for a byte.
+			if b, _ := r.br.Peek(min(1, r.br.Buffered())); len(b) == 1 && b[0] == '\n' {
+				_, _ = r.br.Discard(1)
+				return line, crlf, nil
+			}
+			if r.br.Buffered() == 0 {
+				r.skipLF = true
+			}
+			return line, lf, nil
+		}
+		line = append(line, buf...)
+		_, _ = r.br.Discard(len(buf))
+		if len(line) > budget {
+			return nil, nil, errEventTooLarge
 		}
 		if err != nil {
-			if err == io.EOF {
-				if len(bytes.TrimSpace(raw)) == 0 && len(bytes.TrimSpace(line)) == 0 {
-					return sseEvent{}, io.EOF
-				}
-				return sseEvent{}, io.ErrUnexpectedEOF
-			}
+			return line, nil, err
+		}
+	}
+}
+
+var lf, crlf = []byte("\n"), []byte("\r\n")
+
+// Next reads the next event. The returned slices are owned by the caller.
+func (r *sseReader) Next() (sseEvent, error) {
+	if r.eof {
+		return sseEvent{}, io.EOF
+	}
+	var ev sseEvent
+	var raw, line []byte
+	fields, comments := 0, 0
+	for {
+		var end []byte
+		var err error
+		line, end, err = r.readLine(line[:0], maxEventBytes-len(raw))
+		if err != nil && err != io.EOF {
 			return sseEvent{}, err
 		}
-		raw = append(raw, line...)
-		content := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-		if len(content) == 0 {
+		if len(raw)+len(line)+len(end) > maxEventBytes {
+			return sseEvent{}, errEventTooLarge
+		}
+		if err == io.EOF {
+			r.eof = true
+			if len(line) > 0 {
+				fields, comments = parseField(&ev, line, fields, comments)
+				raw = append(append(raw, line...), '\n')
+			}
+			if fields == 0 && comments == 0 {
+				return sseEvent{}, io.EOF
+			}
+			ev.Raw, ev.Comment = append(raw, '\n'), fields == 0
+			return ev, nil
+		}
+		if len(line) == 0 {
 			if fields == 0 && comments == 0 {
 				raw = raw[:0] // stray blank line between events
 				continue
 			}
-			ev.Raw = raw
-			ev.Comment = fields == 0
+			ev.Raw, ev.Comment = append(raw, end...), fields == 0
 			return ev, nil
 		}
-		if content[0] == ':' {
-			comments++
-			continue
-		}
-		fields++
-		name, value, found := bytes.Cut(content, []byte(":"))
-		if found && len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-		switch string(name) {
-		case "event":
-			ev.Name = string(value)
-		case "data":
-			if ev.Data != nil {
-				ev.Data = append(ev.Data, '\n')
-			} else {
-				ev.Data = []byte{}
-			}
-			ev.Data = append(ev.Data, value...)
-		}
+		raw = append(append(raw, line...), end...)
+		fields, comments = parseField(&ev, line, fields, comments)
 	}
+}
+
+// parseField applies one non-empty line to ev and returns the updated
+// counts of field and comment lines.
+func parseField(ev *sseEvent, line []byte, fields, comments int) (int, int) {
+	if line[0] == ':' {
+		return fields, comments + 1
+	}
+	name, value, found := bytes.Cut(line, []byte(":"))
+	if found && len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	switch string(name) {
+	case "event":
+		ev.Name = string(value)
+	case "data":
+		if ev.Data != nil {
+			ev.Data = append(ev.Data, '\n')
+		} else {
+			ev.Data = []byte{}
+		}
+		ev.Data = append(ev.Data, value...)
+	}
+	return fields + 1, comments
 }
 
 // maxSniffBlank bounds the blank lines skipped while sniffing (bytes).

@@ -237,6 +237,7 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				return outcome{done: true, served: true, u: w.Usage()}
 			case vError:
 				class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+				c.forwardTrailer(events)
 				return outcome{done: true, served: true, u: w.Usage(),
 					fail: &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.scrub(clip(obs.ErrMsg))}}
 			}
@@ -249,6 +250,35 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 			return fail(ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
 		case <-c.r.Context().Done():
 			return outcome{canceled: true, served: true}
+		}
+	}
+}
+
+// trailerWait bounds how long the pool keeps forwarding after an upstream's
+// own error or failure event, waiting for the stream to close.
+const trailerWait = 5 * time.Second
+
+// forwardTrailer passes on what an upstream sends after its own error or
+// failure event until the stream closes (at most trailerWait): the
+// Responses API sends the reason as an "error" event after
+// "response.failed" (SPEC POOL-19). Nothing is added: the upstream has
+// ended the stream in its protocol's own way.
+func (c *call) forwardTrailer(events <-chan sseResult) {
+	t := time.NewTimer(trailerWait)
+	defer t.Stop()
+	for {
+		select {
+		case res, ok := <-events:
+			if !ok || res.err != nil {
+				return
+			}
+			if c.write(c.scrub.scrubBytes(res.ev.Raw)) != nil {
+				return
+			}
+		case <-t.C:
+			return
+		case <-c.r.Context().Done():
+			return
 		}
 	}
 }
