@@ -22,7 +22,6 @@ import (
 // gateway). Its stderr is drained into a bounded tail; lines that start a
 // goroutine in a SIGQUIT dump are counted.
 type proc struct {
-	name string
 	cmd  *exec.Cmd
 	addr string // listening "host:port"
 	done chan struct{}
@@ -36,8 +35,8 @@ var goroutineHeader = regexp.MustCompile(`^goroutine \d+ .*\[`)
 
 // start runs argv with env and drains its stdout and stderr. onLine, when
 // set, sees every stderr line first.
-func start(name string, env []string, onLine func(string), argv ...string) (*proc, error) {
-	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
+func start(env []string, onLine func(string), argv ...string) (*proc, error) {
+	p := &proc{cmd: exec.Command(argv[0], argv[1:]...), done: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.SysProcAttr = ownGroup()
 	stderr, err := p.cmd.StderrPipe()
@@ -190,7 +189,7 @@ func (w *world) startListening(name string, argv ...string) (*proc, error) {
 		w.started++
 		env = append(env, "DUAL_PROXY_CPUPROFILE="+filepath.Join(w.profDir, fmt.Sprintf("%s-%d.pprof", name, w.started)))
 	}
-	p, err := start(name, env, func(line string) {
+	p, err := start(env, func(line string) {
 		if m := listenAddr.FindStringSubmatch(line); m != nil {
 			select {
 			case found <- m[1]:
@@ -294,7 +293,7 @@ func (w *world) startGateway(g gatewaySpec) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := start(g.name, childEnv(w.tmp), nil, argv...)
+	p, err := start(childEnv(w.tmp), nil, argv...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 // overrides for the provider dual-pool to `codex`, whose HOME has no
 // config.toml; the pool's two members are mock OpenAI Responses channels
 // (testdata/agents/mock_channel.py) inside a loopback-only network
-// namespace (agents_lab_test.go), the first answering 429.
+// namespace (internal/agentlab), the first answering 429.
 //
 //	go test -race -tags agents -count=1 -run CodexAgent ./cmd/dual-proxy/
 //

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// runClaude runs the claude-dual-proxy command line in-process with env and
+// runCmd runs a command line (DualProxy or Claude) in-process with env and
 // returns stdout, stderr and the status.
 func runCmd(t *testing.T, f func([]string, IO) int, env []string, args ...string) (string, string, int) {
 	t.Helper()
