@@ -12,29 +12,24 @@ import (
 const maxRetryAfter = time.Hour
 
 // classifyStatus maps an upstream HTTP error answer to a failure class
-// (SPEC POOL-10, Bifrost-style classification in POOL-NOTES): 401/403 auth;
-// 402, or 429/403 whose message speaks of quota, billing or balance, quota;
-// 429 rate_limit; 408 timeout; 5xx and 529 server; 400/404/413/422 and other
-// 4xx bad_request, except a "model not found" answer, which is that member's
-// misconfiguration (model_not_found).
+// (SPEC POOL-10, POOL-10b; Bifrost-style classification in POOL-NOTES):
+// first the wording table (errorRules: the caller's parameter errors, quota
+// and billing exhaustion in any of 400/402/403/429), then the status: 402
+// quota; 401/403 auth; 429 rate_limit; 408 timeout; 5xx and 529 server;
+// other 4xx bad_request, except a "model not found" answer, which is that
+// member's misconfiguration (model_not_found).
 func classifyStatus(status int, errType, msg string) string {
 	lower := strings.ToLower(errType + " " + msg)
-	quota := strings.Contains(lower, "quota") || strings.Contains(lower, "billing") ||
-		strings.Contains(lower, "insufficient") || strings.Contains(lower, "balance") ||
-		strings.Contains(lower, "credit")
+	if class := matchRule(status, lower); class != "" {
+		return class
+	}
 	switch {
 	case status == 402:
 		return ClassQuota
-	case status == 429 || status == 403:
-		if quota {
-			return ClassQuota
-		}
-		if status == 403 {
-			return ClassAuth
-		}
-		return ClassRateLimit
-	case status == 401:
+	case status == 401 || status == 403:
 		return ClassAuth
+	case status == 429:
+		return ClassRateLimit
 	case status == 408:
 		return ClassTimeout
 	case status >= 500:
