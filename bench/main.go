@@ -1,9 +1,10 @@
 // Command bench measures dual-proxy against direct connections and real
 // gateways (squid, tinyproxy, privoxy when installed), all on loopback, and
-// writes one markdown table to stdout and docs/BENCHMARKS.md.
+// prints one markdown table; with -write it also rewrites docs/BENCHMARKS.md
+// (a tracked file, so a plain run never leaves the tree dirty).
 //
-//	go run ./bench                  # full run, ≈ 2-3 minutes
-//	go run ./bench -quick -no-write # smoke run, ≈ 30 s
+//	go run ./bench -write           # full run, ≈ 2-3 minutes, updates docs/BENCHMARKS.md
+//	go run ./bench -quick           # smoke run, ≈ 30 s, table on stdout only
 //	go run ./bench -only 1,3        # scenarios 1 and 3
 //
 // Scenarios: 1 plain HTTP keep-alive, 2 CONNECT (reused tunnel, new tunnel
@@ -52,14 +53,15 @@ func (w *world) note(f string, a ...any) { w.notes = append(w.notes, fmt.Sprintf
 func main() {
 	var (
 		quick   = flag.Bool("quick", false, "short rounds and 1,000 tunnels (smoke test)")
-		noWrite = flag.Bool("no-write", false, "print the table only; do not write docs/BENCHMARKS.md")
+		write   = flag.Bool("write", false, "also write the table to docs/BENCHMARKS.md (or -out)")
+		_       = flag.Bool("no-write", false, "ignored: not writing is the default (kept for old command lines)")
 		only    = flag.String("only", "1,2,3,4,5", "comma-separated scenarios to run")
 		round   = flag.Duration("round", 900*time.Millisecond, "length of one measured round")
 		rounds  = flag.Int("rounds", 4, "measured rounds per configuration")
 		warm    = flag.Duration("warm", 300*time.Millisecond, "warm-up before each round")
 		tunnels = flag.Int("tunnels", 10000, "idle tunnels for the memory scenario (also measured at 1,000)")
 		dpBin   = flag.String("dual-proxy", "", "prebuilt dual-proxy binary (default: go build ./cmd/dual-proxy)")
-		out     = flag.String("out", "", "output file (default: <module root>/docs/BENCHMARKS.md)")
+		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
 		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1 and 2 add its rows (A/B a proxy change)")
 		relay   = flag.Bool("relay-serve", false, "internal: serve the reference CONNECT relay (a child process of the bench)")
@@ -77,7 +79,7 @@ func main() {
 	if *quick {
 		*round, *rounds, *warm, *tunnels = 300*time.Millisecond, 2, 200*time.Millisecond, 1000
 	}
-	if err := runAll(*only, *dpBin, *out, *noWrite, phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir, *compare); err != nil {
+	if err := runAll(*only, *dpBin, *out, !*write && *out == "", phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -37,7 +37,8 @@ func TestPoolLaunch(t *testing.T) {
 	script := `printf '%s\n' "$ANTHROPIC_BASE_URL"
 curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
 curl -s -H "Authorization: Bearer $ANTHROPIC_AUTH_TOKEN" -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
-printf '\n%s\n' "${ANTHROPIC_API_KEY:-unset}"`
+printf '\n%s\n' "${ANTHROPIC_API_KEY:-unset}"
+printf '%s\n' "${MOCK_KEY:-unset}"`
 	t.Run("POOL-20/run-pool-sets-base-url-and-token", func(t *testing.T) {
 		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "ANTHROPIC_API_KEY=sk-user-own"}, "run", "--listen-port", "0", "--health-url", "",
 			"--config", cfg, "--pool", "p1", "--", "sh", "-c", strings.ReplaceAll(script, "curl ", curl+" "))
@@ -54,6 +55,9 @@ printf '\n%s\n' "${ANTHROPIC_API_KEY:-unset}"`
 		mustContain(t, lines[2], `"text":"ok"`)
 		if lines[3] != "unset" {
 			t.Fatalf("ANTHROPIC_API_KEY leaked to the child: %q", lines[3])
+		}
+		if len(lines) < 5 || lines[4] != "unset" {
+			t.Fatalf("POOL-20: the channel key variable MOCK_KEY reached the child: %q", out)
 		}
 		if sawKey != secret || sawModel != "m-real" {
 			t.Fatalf("channel saw key %q model %q", sawKey, sawModel)

@@ -31,15 +31,23 @@ type IO struct {
 // DualProxy runs the dual-proxy command line (args without argv[0]) and
 // returns the process exit status.
 func DualProxy(args []string, sio IO) int {
+	return runApp(dualProxyApp(sio), append([]string{"dual-proxy"}, args...), sio)
+}
+
+// dualProxyApp is the dual-proxy command line definition (also the source
+// of its man page and shell completion).
+func dualProxyApp(sio IO) *cli.App {
 	app := &cli.App{
 		Name:                   "dual-proxy",
 		Usage:                  "local forwarding proxy that picks a working path per host among gateways and direct",
-		UsageText:              "dual-proxy [flags]                 run the proxy\n   dual-proxy run [flags] -- CMD ARGS   run a command behind it\n   dual-proxy demo                      offline demonstration",
+		UsageText:              "dual-proxy [flags]                 run the proxy\n   dual-proxy run [flags] -- CMD ARGS   run a command behind it\n   dual-proxy status                    show running proxies and launchers\n   dual-proxy demo                      offline demonstration",
+		Description:            dualProxyDescription,
 		Flags:                  proxyFlags(modeServe),
 		Action:                 func(c *cli.Context) error { return serve(c, sio) },
 		Writer:                 sio.Stdout,
 		ErrWriter:              sio.Stderr,
 		UseShortOptionHandling: false,
+		EnableBashCompletion:   true,
 		Commands: []*cli.Command{
 			{
 				Name:      "run",
@@ -67,32 +75,55 @@ func DualProxy(args []string, sio IO) int {
 			},
 			statusCommand(),
 			poolCommand(),
+			completionCommand(sio),
+			manCommand(sio),
 		},
 	}
-	return runApp(app, append([]string{"dual-proxy"}, args...), sio)
+	return app
 }
 
 // Claude runs the claude-dual-proxy command line: `claude-dual-proxy
 // [flags] -- [ARGS...]` runs claude behind the proxy (SPEC RUN-1).
 func Claude(args []string, sio IO) int {
-	app := &cli.App{
-		Name:      "claude-dual-proxy",
-		Usage:     "run Claude Code behind dual-proxy",
-		UsageText: "claude-dual-proxy [flags] -- [claude args...]",
-		Flags:     proxyFlags(modeClaude),
-		Action:    func(c *cli.Context) error { return run(c, modeClaude, sio) },
-		Writer:    sio.Stdout,
-		ErrWriter: sio.Stderr,
+	return runApp(claudeApp(sio), append([]string{"claude-dual-proxy"}, args...), sio)
+}
+
+// claudeApp is the claude-dual-proxy command line definition. It has no
+// subcommands: every argument that is not one of its flags belongs to
+// claude (RUN-1), so `claude-dual-proxy help` runs `claude help`.
+func claudeApp(sio IO) *cli.App {
+	return &cli.App{
+		Name:                 "claude-dual-proxy",
+		Usage:                "run Claude Code behind dual-proxy",
+		UsageText:            "claude-dual-proxy [flags] -- [claude args...]",
+		Description:          claudeDescription,
+		Flags:                proxyFlags(modeClaude),
+		Action:               func(c *cli.Context) error { return run(c, modeClaude, sio) },
+		Writer:               sio.Stdout,
+		ErrWriter:            sio.Stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
 	}
-	return runApp(app, append([]string{"claude-dual-proxy"}, args...), sio)
 }
 
 // runApp runs app and maps errors to exit statuses: usage errors 2 with
 // one line (SPEC LIS-5), cli.Exit codes as given.
 func runApp(app *cli.App, args []string, sio IO) int {
-	app.HideHelpCommand = true
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		return cli.Exit(app.Name+": "+oneLine(err.Error()), 2)
+		name, m := app.Name, modeServe
+		if app.Name == "claude-dual-proxy" {
+			m = modeClaude
+		} else if c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
+			name = app.Name + " " + c.Command.Name
+			if c.Command.Name == "run" {
+				m = modeRun
+			}
+		}
+		flags := app.Flags
+		if c.Command != nil && len(c.Command.Flags) > 0 {
+			flags = c.Command.Flags
+		}
+		return cli.Exit(usageHint(name, m, err, args[1:], flags), 2)
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
@@ -101,6 +132,11 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	err := app.Run(args)
 	if err == nil {
 		return 0
+	}
+	var fe *flagError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(sio.Stderr, formatFlagError(app.Name, fe, args[1:], allFlags(app), sio.Environ))
+		return 2
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
@@ -120,6 +156,15 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	return 1
 }
 
+// allFlags are the flags of app and of its commands.
+func allFlags(app *cli.App) []cli.Flag {
+	fs := append([]cli.Flag(nil), app.Flags...)
+	for _, c := range app.Commands {
+		fs = append(fs, c.Flags...)
+	}
+	return fs
+}
+
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
@@ -137,7 +182,7 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 // serve runs the standalone proxy until SIGINT/SIGTERM (SPEC LIS-3).
 func serve(c *cli.Context, sio IO) error {
 	if c.Args().Len() > 0 {
-		return cli.Exit(fmt.Sprintf("dual-proxy: unexpected argument %q (did you mean `dual-proxy run -- %s`?)", c.Args().First(), c.Args().First()), 2)
+		return cli.Exit(unknownCommand(c.Args().First(), c.App.Commands), 2)
 	}
 	s, err := resolve(c, modeServe, sio.Environ)
 	if err != nil {
@@ -252,10 +297,14 @@ func run(c *cli.Context, m mode, sio IO) error {
 			}
 		},
 		Prepare: func(port int, env, argv []string) ([]string, []string) {
-			if s.PoolName == "" {
-				return env, argv
+			if s.PoolName != "" {
+				env, argv = poolChild(s, s.PoolAPI, token, port, env, argv)
 			}
-			return poolChild(s, s.PoolAPI, token, port, env, argv)
+			warnAgentOverrides(c.App.Name, s, env, argv, func(w string) {
+				fmt.Fprintln(sio.Stderr, w)
+				log.Warn(w)
+			})
+			return env, argv
 		},
 		Command:   s.Command,
 		Env:       s.Env,
@@ -265,6 +314,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 		Stderr:    sio.Stderr,
 		Logger:    log,
 	})
+	if err != nil && status == 127 && len(s.Command) > 0 {
+		return cli.Exit(notFoundHint(c.App.Name, m, s.Command[0]), status)
+	}
 	if err != nil && (status == 1 || status == 126 || status == 127) {
 		// The proxy could not start (RUN-2), or the command could not be
 		// found or executed (RUN-3): one line, like a shell.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -73,11 +74,23 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		}
 		pc := s.Pool.Pool(s.PoolName)
 		if pc == nil {
-			return usageError(fPool, "no pool %q in %s", s.PoolName, path)
+			return usageError(fPool, "no pool %q in %s (pools: %s)", s.PoolName, path, strings.Join(poolNames(s.Pool), ", "))
 		}
 		s.PoolAPI = pc.API
 	}
 	return nil
+}
+
+// poolNames are the pools of cfg in file order, or "none".
+func poolNames(cfg *pool.Config) []string {
+	var names []string
+	for _, pc := range cfg.Pools {
+		names = append(names, pc.ID)
+	}
+	if len(names) == 0 {
+		names = []string{"none"}
+	}
+	return names
 }
 
 // defaultConfigFile is $XDG_CONFIG_HOME/dual-proxy/config.yaml, else
@@ -108,6 +121,7 @@ func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]
 	if api == pool.APIOpenAI {
 		base += "/v1" // OpenAI SDKs append /chat/completions, /responses to a base ending in /v1
 	}
+	env = withoutChannelKeys(env, s.Pool)
 	env = envrewrite.RewritePool(env, api, base, token)
 	if s.AgentPresets && len(argv) > 0 && filepath.Base(argv[0]) == "codex" && api == pool.APIOpenAI {
 		pre := []string{
@@ -120,6 +134,21 @@ func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]
 		argv = append(append([]string{argv[0]}, pre...), argv[1:]...)
 	}
 	return env, argv
+}
+
+// withoutChannelKeys removes from env every variable a channel's
+// api_key_env names (SPEC POOL-20): the child gets only the per-launch
+// token, never the keys the pool spends on its behalf.
+func withoutChannelKeys(env []string, cfg *pool.Config) []string {
+	if cfg == nil {
+		return env
+	}
+	for _, ch := range cfg.Channels {
+		if ch.APIKeyEnv != "" {
+			env = envrewrite.Unset(env, ch.APIKeyEnv)
+		}
+	}
+	return env
 }
 
 // printPool writes the pool section of --print-config (keys redacted,

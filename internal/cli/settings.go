@@ -71,11 +71,6 @@ type Settings struct {
 // time.Duration overflow.
 const maxMS = 7 * 24 * 3600 * 1000
 
-// usageError is a bad flag or value: exit 2, one line (SPEC LIS-5).
-func usageError(flag, format string, a ...any) error {
-	return cli.Exit(fmt.Sprintf("dual-proxy: --%s: %s", flag, fmt.Sprintf(format, a...)), 2)
-}
-
 // resolve reads and validates the flags of c.
 func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	s := &Settings{
@@ -167,6 +162,9 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 		return nil, usageError(fUpstreamPort, "must be 1-65535, got %d", up)
 	}
 	gws := splitList(c.StringSlice(fGateway))
+	if err := checkGatewayPorts(gws); err != nil {
+		return nil, err
+	}
 	var envProxies []route.EnvProxy
 	for _, p := range envrewrite.ParentProxies(environ) {
 		envProxies = append(envProxies, route.EnvProxy{Var: p.Var, Value: p.Value})

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Shell completion and man pages, both generated from the command-line
+// definitions (dualProxyApp, claudeApp) so they cannot drift from them.
+
+const dualProxyDescription = `dual-proxy listens on 127.0.0.1:7898 and forwards each request over the first path that works: the upstream gateway, further gateways, the parent's proxy variables, or direct. "dual-proxy run -- CMD" starts CMD with HTTP(S)_PROXY pointing at an in-process proxy; everything after "--" goes to CMD unchanged.
+
+Every flag can also be set by the environment variable shown beside it; a flag on the command line wins. A bad value in the environment is reported under the variable's name.
+
+Files: the model pool configuration is $XDG_CONFIG_HOME/dual-proxy/config.yaml (--config); launchers log to $XDG_STATE_HOME/dual-proxy/launcher.log (--log-file), which is where "see the log" points.
+
+Shell completion: "dual-proxy completion bash|zsh|fish" prints a script for dual-proxy and claude-dual-proxy.`
+
+const claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
+
+    claude-dual-proxy --gateway 10.0.0.3:8080 -- -p "hi"
+
+Every flag can also be set by the environment variable shown beside it. The launcher logs to $XDG_STATE_HOME/dual-proxy/launcher.log (--log-file) so the terminal stays clean.`
+
+// completionCommand is `dual-proxy completion bash|zsh|fish`: print a
+// completion script for both programs.
+func completionCommand(sio IO) *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script for dual-proxy and claude-dual-proxy (bash, zsh or fish)",
+		UsageText: "dual-proxy completion bash|zsh|fish\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish",
+		Action: func(c *cli.Context) error {
+			script, err := completionScript(c.Args().First(), sio)
+			if err != nil {
+				return cli.Exit("dual-proxy completion: "+err.Error(), 2)
+			}
+			_, err = fmt.Fprint(c.App.Writer, script)
+			return err
+		},
+	}
+}
+
+// completionScript is the script for shell. bash and zsh ask the program
+// itself (urfave/cli's --generate-bash-completion) and fall back to file
+// names after "--", where the words belong to the child; fish gets static
+// completions generated from the definitions.
+func completionScript(shell string, sio IO) (string, error) {
+	switch shell {
+	case "bash":
+		return bashCompletion, nil
+	case "zsh":
+		return zshCompletion, nil
+	case "fish":
+		var b strings.Builder
+		for _, app := range []*cli.App{dualProxyApp(sio), claudeApp(sio)} {
+			s, err := app.ToFishCompletion()
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("want bash, zsh or fish, got %q", shell)
+}
+
+const bashCompletion = `# bash completion for dual-proxy and claude-dual-proxy (dual-proxy completion bash)
+_dual_proxy_complete() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" opts w
+  local words=("${COMP_WORDS[@]:0:COMP_CWORD}")
+  for w in "${words[@]:1}"; do
+    [[ "$w" == "--" ]] && return 1   # the child's arguments: default completion
+  done
+  if [[ "$cur" == -* ]]; then
+    opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
+  else
+    opts=$("${words[@]}" --generate-bash-completion 2>/dev/null)
+  fi
+  COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+}
+complete -o bashdefault -o default -F _dual_proxy_complete dual-proxy claude-dual-proxy
+`
+
+const zshCompletion = `#compdef dual-proxy claude-dual-proxy
+# zsh completion for dual-proxy and claude-dual-proxy (dual-proxy completion zsh)
+_dual_proxy_complete() {
+  local -a opts
+  local cur=${words[-1]}
+  if (( ${${words[2,-2]}[(I)--]} )); then
+    _files   # the child's arguments
+    return
+  fi
+  if [[ "$cur" == -* ]]; then
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion 2>/dev/null)}")
+  else
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
+  fi
+  if [[ "${opts[1]}" != "" ]]; then
+    _describe 'values' opts
+  else
+    _files
+  fi
+}
+compdef _dual_proxy_complete dual-proxy claude-dual-proxy
+`
+
+// manCommand is `dual-proxy man [claude-dual-proxy]`: print the man page
+// (roff, section 1) generated from the definition. docs/*.1 are its output,
+// kept in sync by TestManPages.
+func manCommand(sio IO) *cli.Command {
+	return &cli.Command{
+		Name:      "man",
+		Usage:     "print the man page (dual-proxy man | man -l -; add claude-dual-proxy for the launcher's)",
+		UsageText: "dual-proxy man [claude-dual-proxy]",
+		Action: func(c *cli.Context) error {
+			page, err := manPage(c.Args().First(), sio)
+			if err != nil {
+				return cli.Exit("dual-proxy man: "+err.Error(), 2)
+			}
+			_, err = fmt.Fprint(c.App.Writer, page)
+			return err
+		},
+	}
+}
+
+// manPage renders the man page of program ("" or "dual-proxy", or
+// "claude-dual-proxy").
+func manPage(program string, sio IO) (string, error) {
+	var app *cli.App
+	switch program {
+	case "", "dual-proxy":
+		app = dualProxyApp(sio)
+	case "claude-dual-proxy":
+		app = claudeApp(sio)
+	default:
+		return "", fmt.Errorf("want dual-proxy or claude-dual-proxy, got %q", program)
+	}
+	app.Description += "\n\n" + envSection(app.Flags)
+	return app.ToManWithSection(1)
+}
+
+// envSection lists each flag's environment variables (markdown, rendered
+// into the man page's DESCRIPTION).
+func envSection(flags []cli.Flag) string {
+	var b strings.Builder
+	b.WriteString("Environment variables (a flag on the command line wins):\n\n")
+	for _, f := range flags {
+		ev, ok := f.(interface{ GetEnvVars() []string })
+		if !ok || len(ev.GetEnvVars()) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "- **%s**: --%s\n", strings.Join(ev.GetEnvVars(), ", "), f.Names()[0])
+	}
+	return b.String()
+}

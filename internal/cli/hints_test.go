@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Each message of issue 19 "CLI that helps", asserted by its text.
+func TestHelpfulMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		f      func([]string, IO) int
+		env    []string
+		args   []string
+		status int
+		want   string
+	}{
+		{"LIS-5/wrapper-flag-before-dashdash-shows-corrected-command", Claude, nil,
+			[]string{"-p", "hi there"}, 2,
+			"claude-dual-proxy: -p is not a claude-dual-proxy flag; arguments for claude go after --: claude-dual-proxy -- -p 'hi there'\n"},
+		{"LIS-5/wrapper-flags-stay-in-front", Claude, nil,
+			[]string{"--cooldown-ms", "10", "--print", "hi"}, 2,
+			"claude-dual-proxy: --print is not a claude-dual-proxy flag; arguments for claude go after --: claude-dual-proxy --cooldown-ms 10 -- --print hi\n"},
+		{"LIS-5/typo-did-you-mean", DualProxy, nil,
+			[]string{"--gatway", "127.0.0.1:1"}, 2,
+			"dual-proxy: unknown flag --gatway; did you mean --gateway?\n"},
+		{"LIS-5/typo-did-you-mean-launcher", Claude, nil,
+			[]string{"--gatway", "127.0.0.1:1"}, 2,
+			"claude-dual-proxy: unknown flag --gatway; did you mean --gateway? (claude's own flags go after --)\n"},
+		{"LIS-5/typo-in-subcommand-flag", DualProxy, nil,
+			[]string{"status", "--adr", "1"}, 2,
+			"dual-proxy status: unknown flag --adr; did you mean --addr?\n"},
+		{"LIS-5/run-flag-before-command", DualProxy, nil,
+			[]string{"run", "-v", "curl"}, 2,
+			"dual-proxy run: -v is not a dual-proxy run flag; the command and its flags go after --: dual-proxy run [flags] -- CMD [ARGS...]\n"},
+		{"LIS-5/unknown-flag-no-suggestion", DualProxy, nil,
+			[]string{"--frobnicate"}, 2,
+			"dual-proxy: unknown flag --frobnicate; see dual-proxy --help\n"},
+		{"LIS-5/command-typo-did-you-mean", DualProxy, nil,
+			[]string{"sttaus"}, 2,
+			"dual-proxy: unknown command \"sttaus\"; did you mean `dual-proxy status`?\n"},
+		{"LIS-5/unknown-command-lists-commands", DualProxy, nil,
+			[]string{"curl"}, 2,
+			"dual-proxy: unknown command \"curl\" (commands: completion, demo, help, man, pool, run, status); to run a program behind the proxy: dual-proxy run -- curl\n"},
+		{"LIS-5/gateway-without-port", DualProxy, nil,
+			[]string{"--gateway", "proxy.corp", "--print-config"}, 2,
+			"dual-proxy: --gateway: \"proxy.corp\" has no port (want host:port, e.g. proxy.corp:8080, or an http:// URL)\n"},
+		{"LIS-5/gateway-without-port-never-echoes-password", DualProxy, nil,
+			[]string{"--gateway", "u:hunter2@proxy.corp", "--print-config"}, 2,
+			"dual-proxy: --gateway: a gateway has no port (want [user:pass@]host:port or an http:// URL)\n"},
+		{"RUN-3/command-not-found-install-hint", Claude, []string{"PATH=/nonexistent"},
+			[]string{"--command", "claude", "--", "-p", "hi"}, 127,
+			"claude-dual-proxy: claude: command not found (install Claude Code: npm install -g @anthropic-ai/claude-code; or point --command (CLAUDE_COMMAND) at the executable)\n"},
+		{"RUN-3/command-not-found-codex", DualProxy, nil,
+			[]string{"run", "--", "/nonexistent/codex", "exec"}, 127,
+			"dual-proxy: /nonexistent/codex: command not found (install Codex: npm install -g @openai/codex)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.env) > 0 {
+				k, v, _ := strings.Cut(tc.env[0], "=")
+				t.Setenv(k, v) // exec.LookPath reads the process PATH
+			}
+			_, errOut, status := runCmd(t, tc.f, tc.env, tc.args...)
+			if status != tc.status || errOut != tc.want {
+				t.Fatalf("status %d, stderr\n%q\nwant %d\n%q", status, errOut, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// A bad value from the environment is reported under the variable's name
+// (another tool's LOG_LEVEL=trace), the same value on the command line under
+// the flag's.
+func TestEnvValueNamed(t *testing.T) {
+	t.Run("LIS-5/env-var-named-not-flag", func(t *testing.T) {
+		t.Setenv("LOG_LEVEL", "trace")
+		_, errOut, status := runCmd(t, DualProxy, []string{"LOG_LEVEL=trace"}, "--print-config")
+		if want := "dual-proxy: environment variable LOG_LEVEL (--log-level): want debug, info, warn or error\n"; status != 2 || errOut != want {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+	t.Run("LIS-5/flag-on-command-line-named-as-flag", func(t *testing.T) {
+		t.Setenv("LOG_LEVEL", "trace")
+		_, errOut, status := runCmd(t, DualProxy, []string{"LOG_LEVEL=trace"}, "--log-level", "loud", "--print-config")
+		if want := "dual-proxy: --log-level: want debug, info, warn or error\n"; status != 2 || errOut != want {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+	t.Run("LIS-5/unparsable-env-number", func(t *testing.T) {
+		t.Setenv("LISTEN_PORT", "abc")
+		_, errOut, status := runCmd(t, DualProxy, []string{"LISTEN_PORT=abc"}, "--print-config")
+		if want := "dual-proxy: environment variable LISTEN_PORT (--listen-port): want a whole number, got \"abc\"\n"; status != 2 || errOut != want {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+	t.Run("LIS-5/gateway-env-without-port", func(t *testing.T) {
+		t.Setenv("GATEWAY", "10.0.0.3")
+		_, errOut, status := runCmd(t, DualProxy, []string{"GATEWAY=10.0.0.3"}, "--print-config")
+		if want := "dual-proxy: environment variable GATEWAY (--gateway): \"10.0.0.3\" has no port (want host:port, e.g. 10.0.0.3:8080, or an http:// URL)\n"; status != 2 || errOut != want {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+}
+
+func TestUnknownPoolListsPools(t *testing.T) {
+	t.Run("POOL-20/unknown-pool-lists-valid-ones", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "c.yaml")
+		yaml := "channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:9\", api_key: sk-x}\npools:\n  work: {members: [a]}\n  home: {members: [a]}\n"
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, status := runCmd(t, Claude, nil, "--config", cfg, "--pool", "wrok", "--print-config")
+		if want := fmt.Sprintf("claude-dual-proxy: --pool: no pool \"wrok\" in %s (pools: work, home)\n", cfg); status != 2 || errOut != want {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"gateway", "print-config", "addr", "status", "h", "help"}
+	for _, tc := range []struct{ typed, want string }{
+		{"gatway", "gateway"}, {"gateawy", "gateway"}, {"adr", "addr"}, {"sttaus", "status"},
+		{"p", ""}, {"print", ""}, {"verbose", ""}, {"c", ""}, {"model", ""},
+	} {
+		t.Run("LIS-5/suggest/"+tc.typed, func(t *testing.T) {
+			if got := suggest(tc.typed, known); got != tc.want {
+				t.Fatalf("suggest(%q) = %q, want %q", tc.typed, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestExampleConfig loads contrib/config.example.yaml through the real
+// --config path, its key variables set.
+func TestExampleConfig(t *testing.T) {
+	t.Run("POOL-3/contrib-example-config-is-valid", func(t *testing.T) {
+		path := filepath.Join("..", "..", "contrib", "config.example.yaml")
+		env := []string{"DEEPSEEK_KEY=sk-a", "CAMPUS_KEY=sk-b", "OPENAI_A_KEY=sk-c", "OPENAI_B_KEY=sk-d"}
+		out, errOut, status := runCmd(t, DualProxy, env, "--config", path, "--print-config")
+		if status != 0 || !strings.Contains(out, "claude-pool") || !strings.Contains(out, "codex-pool") {
+			t.Fatalf("status %d %q\n%s", status, errOut, out)
+		}
+	})
+}
