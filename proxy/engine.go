@@ -13,6 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
 // Engine is the candidate selection state shared by the server, the Dialer
@@ -37,8 +38,9 @@ type Engine struct {
 	// whatever the context says); nil in production.
 	openAttempt func(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error)
 
+	client upstream.Client // plain forwarding's HTTP/1.1 client and its idle pool
+
 	mu     sync.Mutex
-	conns  connPool // idle upstream connections of plain forwarding (client.go)
 	closed bool
 }
 
@@ -55,6 +57,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       newViaToken(),
 	}
+	e.client = upstream.Client{Dial: e.dialer.Net.DialContext, ResponseTimeout: cfg.ResponseTimeout}
 	if cfg.HealthURL != nil {
 		e.checker = newHealthChecker(e)
 	}
@@ -163,24 +166,8 @@ func isLoopback(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// connectTimeoutKey carries the attempt's connect timeout to the
-// transports' DialContext.
-type connectTimeoutKey struct{}
-
-// dialContext dials upstream for plain requests, bounded by the attempt's connect
-// timeout (ORD-5 fast fail or --timeout-ms).
-func (e *Engine) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := e.cfg.ConnectTimeout
-	if v, ok := ctx.Value(connectTimeoutKey{}).(time.Duration); ok {
-		d = v
-	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return e.dialer.Net.DialContext(ctx, network, addr)
-}
-
 // closeIdle closes the idle upstream connections of plain forwarding.
-func (e *Engine) closeIdle() { e.conns.closeAll() }
+func (e *Engine) closeIdle() { e.client.CloseIdle() }
 
 // AllFailedError is returned when no candidate could serve host (SPEC
 // HTTP-6, CON-3). Its message lists each attempt with phase and redacted

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
 // NonIdempotentBody is the exact body of the 502 answered when a
@@ -34,6 +36,7 @@ type request struct {
 	// replayable is informational: roundTrip decides from body (a body
 	// without rest is buffered and replayable).
 	replayable bool
+	up         *upstream.Request // built by tripOnce from the fields above
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -200,10 +203,26 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 }
 
 // tripOnce sends r through one candidate with the proxy's own upstream
-// client (client.go): requests that may be replayed use pooled
+// client (proxy/upstream): requests that may be replayed use pooled
 // connections, others a fresh one, so nothing is ever re-sent silently.
 func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemptBody, replay bool) tripResult {
-	return e.send(ctx, a, r, ab, replay)
+	if r.up == nil {
+		t := r.target
+		r.up = &upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
+			Addr: net.JoinHostPort(t.host, strconv.Itoa(t.port)), Header: r.header, Length: r.length,
+			Reopen: func() io.Reader {
+				if ab, _ := r.body.open(); ab != nil {
+					return ab
+				}
+				return nil
+			}}
+	}
+	var body io.Reader
+	if ab != nil {
+		body = ab
+	}
+	res := e.client.Send(ctx, a.cand, r.up, body, a.timeout, replay)
+	return tripResult{resp: res.Resp, err: res.Err, connected: res.Connected}
 }
 
 // isGatewayFailure reports answers by which a gateway says it could not

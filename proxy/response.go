@@ -74,7 +74,7 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 		if err == nil {
 			// The body is complete: release the upstream connection to the
 			// pool before the client, seeing the answer, sends its next
-			// request (client.go).
+			// request (proxy/upstream).
 			resp.Body.Close()
 		}
 		bw.Write(buf[:n])

@@ -2,12 +2,12 @@
 //
 // Request flow on one client connection (serveConn):
 //
-//	read head (raw, head.go) ──► framing checks (SPEC HTTP-5) ──► 400/501, close
+//	read head (raw, httpmsg) ──► framing checks (SPEC HTTP-5) ──► 400/501, close
 //	   │
 //	   ├─ CONNECT host:port ──► Engine orders candidates ──► open path (dial.Open)
 //	   │                        ──► "200 Connection established" ──► relay (connect.go)
 //	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate: own HTTP/1.1
-//	   │                        client (client.go; replay rules, forward_trip.go)
+//	   │                        client (proxy/upstream; replay rules, forward_trip.go)
 //	   │                        ──► stream answer, flush per read (response.go)
 //	   └─ GET /…  (origin-form) ──► handed to Config.Handler via net/http (status, pool)
 //

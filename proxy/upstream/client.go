@@ -1,0 +1,183 @@
+// Package upstream is the HTTP/1.1 client of plain forwarding: it sends one
+// request through one candidate (a gateway, in absolute-form with
+// Proxy-Authorization, SPEC GW-4; or direct, in origin-form) and returns
+// the response with its body streaming from the connection.
+//
+// It runs on the caller's goroutine (no reader/writer goroutines per
+// connection, unlike net/http.Transport, whose hand-offs cost ≈ 15 % of the
+// plain path's CPU, see docs/BENCHMARKS.md) and reports exactly what replay
+// rules need: was a connection established, was it reused (SPEC HTTP-3).
+// Which candidate to try, and whether to try another, is the caller's
+// business (proxy.Engine).
+//
+// Idle connections are pooled per (candidate, address): at most
+// maxIdlePerKey each and maxIdle in all, dropped after idleConnTimeout. Only
+// requests that may be replayed take a pooled connection, since a pooled
+// connection may have been closed by its peer meanwhile: such a failure
+// before any response byte is retried once on a fresh connection, which is
+// only allowed for replayable requests. Other requests always dial.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
+)
+
+const (
+	maxIdlePerKey   = 64
+	maxIdle         = 512
+	idleConnTimeout = 90 * time.Second
+)
+
+// Client sends requests upstream and pools idle connections. Set Dial and
+// ResponseTimeout before the first Send; the zero value of the rest is
+// ready. Safe for concurrent use.
+type Client struct {
+	// Dial opens a TCP connection ("tcp", "host:port"); Send bounds it with
+	// the attempt's connect timeout.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// ResponseTimeout bounds the wait for the response head after the
+	// request was written, and every write (SPEC HTTP-4).
+	ResponseTimeout time.Duration
+
+	pool connPool
+}
+
+// Request is one request to send. Header holds end-to-end fields only
+// (the caller removed hop-by-hop fields, Host and Content-Length); Send
+// writes Host, Proxy-Authorization and the framing itself.
+type Request struct {
+	Method string
+	// Origin is the origin-form target ("/a?b", "*"), sent to an origin;
+	// Absolute the absolute-form one ("http://host/a?b"), sent to a
+	// gateway; Authority the Host value. Addr is the origin's "host:port"
+	// for the direct candidate's dial.
+	Origin, Absolute, Authority, Addr string
+	Header                            http.Header
+	// Length is the Content-Length to send; -1 sends the body chunked.
+	// A POST, PUT or PATCH with Length 0 gets "Content-Length: 0".
+	Length int64
+	// Reopen returns a fresh reader over the whole body, for the one retry
+	// on a fresh connection after a pooled one turned out closed; nil when
+	// the body cannot be read again (Send then only reuses connections when
+	// asked to, and the caller must not ask).
+	Reopen func() io.Reader
+}
+
+// Result is the outcome of one Send. Exactly one of Resp and Err is set.
+type Result struct {
+	// Resp's Body streams from the upstream connection; closing it
+	// returns the connection to the pool when the exchange completed
+	// cleanly.
+	Resp *http.Response
+	Err  error
+	// Connected is true when a TCP connection to the gateway or origin
+	// was established (request bytes may have reached it, SPEC HTTP-3).
+	Connected bool
+}
+
+// CloseIdle closes every idle pooled connection.
+func (c *Client) CloseIdle() { c.pool.closeAll() }
+
+// errStaleConn marks a failure on a reused connection before any byte of
+// the response arrived (the peer had closed it while it sat idle).
+var errStaleConn = errors.New("reused connection closed by peer")
+
+// Send performs one attempt of r through cand: body (nil: none) is the
+// request body, connectTimeout bounds the dial, and reuse allows a pooled
+// connection (only for requests the caller may replay; see the package
+// comment). A failure to dial is a Result with Connected false.
+func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, connectTimeout time.Duration, reuse bool) Result {
+	addr := cand.Addr
+	if cand.Direct {
+		addr = r.Addr
+	}
+	key := cand.Key() + "|" + addr
+	if reuse {
+		if uc := c.pool.get(key); uc != nil {
+			res := c.exchange(ctx, cand, r, body, uc, true)
+			if !errors.Is(res.Err, errStaleConn) {
+				return res
+			}
+			if body != nil && r.Reopen != nil { // a fresh copy of the buffered body
+				body = r.Reopen()
+			}
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	conn, err := c.Dial(dctx, "tcp", addr)
+	cancel()
+	if err != nil {
+		return Result{Err: err}
+	}
+	uc := newUpConn(conn, key, c.ResponseTimeout)
+	return c.exchange(ctx, cand, r, body, uc, false)
+}
+
+// maxInterim bounds the 1xx answers read before the final one.
+const maxInterim = 8
+
+// exchange writes r on uc and reads the response head.
+func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused bool) Result {
+	res := Result{Connected: true}
+	var cancelled bool
+	var mu sync.Mutex
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		cancelled = true
+		mu.Unlock()
+		uc.conn.SetDeadline(time.Unix(1, 0))
+	})
+	fail := func(err error) Result {
+		stop()
+		uc.conn.Close()
+		if ce := context.Cause(ctx); ce != nil {
+			err = ce
+		}
+		res.Err = err
+		return res
+	}
+	werr := writeRequest(uc.bw, cand, r, body)
+	if werr != nil && reused {
+		return fail(errStaleConn)
+	}
+	if werr != nil {
+		// The origin may have answered early and stopped reading (413,
+		// 401 during a large upload): that answer is the truthful one.
+		uc.conn.SetReadDeadline(time.Now().Add(min(c.ResponseTimeout, 2*time.Second)))
+		if resp, err := readFinal(uc, r.Method); err == nil {
+			uc.conn.SetReadDeadline(time.Time{})
+			resp.Close = true // the request was not fully sent: never reuse
+			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: &c.pool, stop: stop, cancelled: func() bool { return true }}
+			res.Resp = resp
+			return res
+		}
+		return fail(werr)
+	}
+	uc.conn.SetReadDeadline(time.Now().Add(c.ResponseTimeout))
+	resp, err := readFinal(uc, r.Method)
+	if err != nil {
+		if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
+			return fail(errStaleConn)
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
+			err = errHeaderTimeout
+		}
+		return fail(err)
+	}
+	uc.conn.SetReadDeadline(time.Time{})
+	reusable := !resp.Close
+	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: &c.pool, stop: stop, reusable: reusable,
+		cancelled: func() bool { mu.Lock(); defer mu.Unlock(); return cancelled }}
+	res.Resp = resp
+	return res
+}

@@ -1,0 +1,68 @@
+package upstream
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"time"
+)
+
+// upConn is one upstream connection with its buffers.
+type upConn struct {
+	conn  net.Conn
+	lim   *headLimit // under br: bounds the response head
+	br    *bufio.Reader
+	bw    *bufio.Writer
+	key   string
+	since time.Time // idle since
+}
+
+// newUpConn wraps a fresh connection; writes extend a write deadline of
+// writeIdle (a peer that stops reading our request fails instead of
+// hanging, SPEC HTTP-4).
+func newUpConn(conn net.Conn, key string, writeIdle time.Duration) *upConn {
+	uc := &upConn{conn: conn, key: key, lim: &headLimit{r: conn, n: -1}}
+	uc.br = bufio.NewReaderSize(uc.lim, 4096)
+	uc.bw = bufio.NewWriterSize(&deadlineWriter{c: conn, idle: writeIdle}, 4096)
+	return uc
+}
+
+// maxResponseHead bounds a response head (bytes), like net/http's
+// Transport (10 MB there; agents' answers have small heads).
+const maxResponseHead = 1 << 20
+
+// errHeadTooLarge is a response head over maxResponseHead.
+var errHeadTooLarge = errors.New("response head too large")
+
+// headLimit limits reads to n bytes while n >= 0 (reading a head).
+type headLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return l.r.Read(p)
+	}
+	if l.n == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// deadlineWriter sets a write deadline of idle before every write.
+type deadlineWriter struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.c.SetWriteDeadline(time.Now().Add(w.idle))
+	return w.c.Write(p)
+}
