@@ -13,6 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -29,7 +30,7 @@ type Engine struct {
 	cooldowns *route.Cooldowns
 	health    *route.Health
 	checker   *healthChecker // nil when health checks are off
-	decisions decisionLog
+	decisions status.Log
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 	via       string       // Via pseudonym for loop detection (loop.go)

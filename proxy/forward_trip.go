@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -128,7 +129,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 	var fails []error
 	start := time.Now()
 	decide := func(cand, errText string) {
-		e.decisions.add(Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
+		e.decisions.Add(status.Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
 	}
 	if r.target == nil {
 		r.target = targetFromURL(r.url, r.host, r.port)

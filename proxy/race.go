@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // result is the outcome of one attempt to open a path.
@@ -112,13 +113,13 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	}
 	if won != nil {
 		e.succeed(host, won.att.cand)
-		e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: failures(fails), LatencyMS: ms(time.Since(start))})
+		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: status.Failures(fails), LatencyMS: ms(time.Since(start))})
 		return won.conn, won.att.cand, nil
 	}
 	if ctx.Err() == nil {
 		e.allFailed(host) // not when the client left or the server stops
 	}
-	e.decisions.add(Decision{Time: start, Kind: "connect", Host: host, Failed: failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
+	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
 	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: fails}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // selProxy serves cfg on loopback and returns its address and engine. The
@@ -93,7 +94,7 @@ func selGet(t *testing.T, proxyAddr, rawURL, extra string) (*http.Response, stri
 }
 
 // selLastDecision returns the engine's latest decision.
-func selLastDecision(t *testing.T, e *Engine) Decision {
+func selLastDecision(t *testing.T, e *Engine) status.Decision {
 	t.Helper()
 	ds := e.Decisions()
 	if len(ds) == 0 {
@@ -103,7 +104,7 @@ func selLastDecision(t *testing.T, e *Engine) Decision {
 }
 
 // selPhases lists "candidate phase" of a decision's failures.
-func selPhases(d Decision) []string {
+func selPhases(d status.Decision) []string {
 	var out []string
 	for _, f := range d.Failed {
 		out = append(out, f.Candidate+" "+f.Phase)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // errClientGone means the client closed the connection between requests
@@ -97,7 +98,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 		done:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
-	eng.OnDecision(func(d Decision) {
+	eng.OnDecision(func(d status.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
 		// failovers — never paths or headers (SPEC OPS-1).
 		level := slog.LevelDebug

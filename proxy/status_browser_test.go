@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // chromium returns the path of Debian's chromium. A missing browser fails
@@ -56,7 +58,7 @@ func runChromium(t *testing.T, url string, extra ...string) string {
 func TestBrowserStatusPage(t *testing.T) {
 	w := newScriptedWorld(t)
 	w.traffic(t)
-	page := "http://" + w.addr + PagePath
+	page := "http://" + w.addr + status.PagePath
 
 	t.Run("OPS-2/dump-dom-shows-rendered-candidates-and-states", func(t *testing.T) {
 		dom := runChromium(t, page, "--dump-dom")
@@ -68,7 +70,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 		// Rows in default order with their states, set by the script.
 		rows := regexp.MustCompile(`<tr data-key="([^"]+)" data-state="([^"]+)">`).FindAllStringSubmatch(dom, -1)
-		want := [][2]string{{w.dead.Key(), StateCooling}, {w.good.Key(), StateHot}, {"direct", StateHot}}
+		want := [][2]string{{w.dead.Key(), status.StateCooling}, {w.good.Key(), status.StateHot}, {"direct", status.StateHot}}
 		if len(rows) != len(want) {
 			t.Fatalf("candidate rows %v, want %v", rows, want)
 		}

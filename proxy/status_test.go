@@ -15,6 +15,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // Secrets that must never appear in the status document or the logs
@@ -36,9 +37,9 @@ func directClient(t *testing.T) *http.Client {
 }
 
 // getStatus fetches and decodes GET /_dual-proxy/status from addr.
-func getStatus(t *testing.T, addr string) (Status, string) {
+func getStatus(t *testing.T, addr string) (status.Status, string) {
 	t.Helper()
-	resp, err := directClient(t).Get("http://" + addr + StatusPath)
+	resp, err := directClient(t).Get("http://" + addr + status.StatusPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func getStatus(t *testing.T, addr string) (Status, string) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status answered %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 	}
-	var st Status
+	var st status.Status
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatalf("decode: %v\n%s", err, raw)
 	}
@@ -150,7 +151,7 @@ func TestStatusDocument(t *testing.T) {
 		}
 		// CD-1/CD-2: refused gateway → gateway-wide cooldown of 30 s from
 		// the injected clock.
-		if dead.State != StateCooling || !dead.Until.Equal(w.now.Add(30*time.Second)) || dead.RemainingMS != 30000 {
+		if dead.State != status.StateCooling || !dead.Until.Equal(w.now.Add(30*time.Second)) || dead.RemainingMS != 30000 {
 			t.Errorf("dead: state %q until %v remaining %d, want cooling until %v (30000 ms)", dead.State, dead.Until, dead.RemainingMS, w.now.Add(30*time.Second))
 		}
 		if dead.Failures != 1 || dead.Successes != 0 || dead.LastFailure == nil {
@@ -159,17 +160,17 @@ func TestStatusDocument(t *testing.T) {
 		if lf := dead.LastFailure; lf.Phase != "gateway-connect" || lf.Tier != "gateway" || !lf.Time.Equal(w.now) || !strings.Contains(lf.Reason, "refused") {
 			t.Errorf("dead last failure %+v", lf)
 		}
-		if good.Candidate != "http://alice:***@"+w.gw.Addr || good.State != StateHot || !good.Until.IsZero() ||
+		if good.Candidate != "http://alice:***@"+w.gw.Addr || good.State != status.StateHot || !good.Until.IsZero() ||
 			good.Successes != 2 || good.Failures != 0 || good.LastFailure != nil || len(good.HostCooldowns) != 0 {
 			t.Errorf("good candidate %+v", good)
 		}
-		if direct.Key != "direct" || direct.State != StateHot || direct.Successes != 0 || direct.Failures != 0 {
+		if direct.Key != "direct" || direct.State != status.StateHot || direct.Successes != 0 || direct.Failures != 0 {
 			t.Errorf("direct %+v", direct)
 		}
 	})
 
 	t.Run("OPS-2/per-host-cache-entry", func(t *testing.T) {
-		want := CacheStatus{Host: "127.0.0.1", Candidate: w.good.String(), Expires: w.now.Add(time.Minute), RemainingMS: 60000}
+		want := status.CacheStatus{Host: "127.0.0.1", Candidate: w.good.String(), Expires: w.now.Add(time.Minute), RemainingMS: 60000}
 		if len(st.Cache) != 1 || st.Cache[0].Host != want.Host || st.Cache[0].Candidate != want.Candidate ||
 			!st.Cache[0].Expires.Equal(want.Expires) || st.Cache[0].RemainingMS != want.RemainingMS {
 			t.Errorf("cache %+v, want [%+v]", st.Cache, want)
@@ -248,7 +249,7 @@ func TestStatusHandler(t *testing.T) {
 	}
 
 	t.Run("OPS-2/page-is-self-contained", func(t *testing.T) {
-		resp, body := do("GET", PagePath, "")
+		resp, body := do("GET", status.PagePath, "")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("page: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
@@ -256,7 +257,7 @@ func TestStatusHandler(t *testing.T) {
 		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
 			t.Errorf("CSP %q", csp)
 		}
-		if body != string(statusPage) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
+		if body != string(status.Page()) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
 			t.Error("page body is not the embedded page with its script")
 		}
 		for _, ext := range []string{"src=", "<link", "@import", "url(", "http://", "https://"} {
@@ -274,13 +275,13 @@ func TestStatusHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != PagePath {
+		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != status.PagePath {
 			t.Errorf("/_dual-proxy: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 		}
-		if resp, _ := do("HEAD", StatusPath, ""); resp.StatusCode != 200 {
+		if resp, _ := do("HEAD", status.StatusPath, ""); resp.StatusCode != 200 {
 			t.Errorf("HEAD: %d", resp.StatusCode)
 		}
-		if resp, _ := do("POST", StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		if resp, _ := do("POST", status.StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("POST: %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 		}
 		if resp, _ := do("GET", "/_dual-proxy/nope", ""); resp.StatusCode != 404 {
@@ -290,7 +291,7 @@ func TestStatusHandler(t *testing.T) {
 			t.Errorf("unmounted path: %d", resp.StatusCode)
 		}
 		for host, want := range map[string]int{"attacker.example": 421, "attacker.example:7898": 421, "localhost:7898": 200, "[::1]:7898": 200, "127.0.0.1": 200} {
-			if resp, _ := do("GET", StatusPath, host); resp.StatusCode != want {
+			if resp, _ := do("GET", status.StatusPath, host); resp.StatusCode != want {
 				t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
 			}
 		}
@@ -301,7 +302,7 @@ func TestMux(t *testing.T) {
 	t.Run("OPS-2/unattached-answers-503", func(t *testing.T) {
 		m := NewMux()
 		addr, _ := startProxy(t, Config{Handler: m})
-		resp, err := directClient(t).Get("http://" + addr + StatusPath)
+		resp, err := directClient(t).Get("http://" + addr + status.StatusPath)
 		if err != nil {
 			t.Fatal(err)
 		}

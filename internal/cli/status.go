@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/dual-proxy/dual-proxy/proxy"
+	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // statusTimeout bounds the whole `dual-proxy status` request.
@@ -53,7 +53,7 @@ func statusCommand() *cli.Command {
 				_, err := c.App.Writer.Write(raw)
 				return err
 			}
-			var st proxy.Status
+			var st proxystatus.Status
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
@@ -89,7 +89,7 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 	defer cancel()
 	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
-	u := "http://" + addr + proxy.StatusPath
+	u := "http://" + addr + proxystatus.StatusPath
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 		return nil, fmt.Errorf("reading the status from %s: %v", addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s to %s (is it dual-proxy?)", addr, resp.Status, proxy.StatusPath)
+		return nil, fmt.Errorf("%s answered %s to %s (is it dual-proxy?)", addr, resp.Status, proxystatus.StatusPath)
 	}
 	return body, nil
 }
@@ -116,7 +116,7 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 // printStatus writes st as aligned text tables: a summary, candidates,
 // host-scoped cooldowns, health results, the per-host cache and the last
 // nDecisions decisions (newest first).
-func printStatus(w io.Writer, st *proxy.Status, nDecisions int) error {
+func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	now := st.Now
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
@@ -141,7 +141,7 @@ func printStatus(w io.Writer, st *proxy.Status, nDecisions int) error {
 			state += " (preferred)"
 		}
 		left := "-"
-		if c.State == proxy.StateCooling {
+		if c.State == proxystatus.StateCooling {
 			left = msText(c.RemainingMS)
 		}
 		last := "-"

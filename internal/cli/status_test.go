@@ -18,6 +18,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // statusWorld runs an in-process proxy (refused gateway, direct) with its
@@ -104,8 +105,8 @@ func TestStatusCommand(t *testing.T) {
 	})
 	t.Run("OPS-2/status-json", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, nil, "status", "--addr", addr, "--json")
-		var st proxy.Status
-		if status != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Candidates) != 2 || st.Candidates[0].State != proxy.StateCooling {
+		var st proxystatus.Status
+		if status != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Candidates) != 2 || st.Candidates[0].State != proxystatus.StateCooling {
 			t.Fatalf("status %d:\n%s", status, out)
 		}
 	})

@@ -30,6 +30,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
 // Options configures Run.
@@ -147,7 +148,7 @@ func Run(opts Options) error {
 func fetchOnce(out *os.File, u string, client []string, deadPort int, gwAddr string, env []string) error {
 	fmt.Fprintf(out, "\n%s\n", u)
 	var mu sync.Mutex
-	var decisions []proxy.Decision
+	var decisions []status.Decision
 	cmd := append(append([]string{}, client...), u)
 	fmt.Fprintf(out, "  child       %s\n", shellJoin(cmd))
 	fmt.Fprintf(out, "  child says  ")
@@ -163,7 +164,7 @@ func fetchOnce(out *os.File, u string, client []string, deadPort int, gwAddr str
 			return proxy.Config{Candidates: cands, LoopbackDirect: false, ConnectTimeout: 5 * time.Second}, warnings, err
 		},
 		Ready: func(s *proxy.Server, port int) {
-			s.Engine().OnDecision(func(d proxy.Decision) {
+			s.Engine().OnDecision(func(d status.Decision) {
 				mu.Lock()
 				decisions = append(decisions, d)
 				mu.Unlock()

@@ -1,4 +1,4 @@
-package proxy
+package status
 
 import (
 	_ "embed"
@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 )
 
 // Paths of the proxy's own status endpoints (origin-form on the proxy
@@ -24,11 +23,16 @@ const (
 //go:embed status.html
 var statusPage []byte
 
+// Page returns the embedded status page as served at PagePath (callers
+// must not modify it).
+func Page() []byte { return statusPage }
+
 // pageCSP forbids every external load: the page may only run its own inline
 // script and style and fetch from the proxy itself.
 const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// StatusHandler serves the status endpoints of s (SPEC OPS-2):
+// Handler serves the status endpoints with the document status returns
+// (SPEC OPS-2):
 //
 //	GET  /_dual-proxy/status  200 application/json, the Status document
 //	GET  /_dual-proxy/        200 text/html, the status page
@@ -39,8 +43,8 @@ const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // name under ".localhost" (else 421): a web page that points its own DNS
 // name at 127.0.0.1 (DNS rebinding) cannot read the host names this
 // proxy visited.
-func (s *Server) StatusHandler() http.Handler {
-	return &statusHandler{status: s.Status}
+func Handler(status func() Status) http.Handler {
+	return &statusHandler{status: status}
 }
 
 type statusHandler struct {
@@ -106,50 +110,3 @@ func localHost(hostport string) bool {
 	_, err := netip.ParseAddr(host)
 	return err == nil
 }
-
-// Mux is the http.Handler for the proxy's own origin-form endpoints (SPEC
-// HTTP-1): the status endpoints of an attached Server (see StatusHandler)
-// plus whatever is mounted with Handle (the model pool under "/pool/").
-// Because Config.Handler is fixed when the server is created, the Mux is
-// created first and the server attached after New:
-//
-//	mux := proxy.NewMux()
-//	mux.Handle("/pool/", pool) // optional
-//	cfg.Handler = mux
-//	srv, err := proxy.New(cfg)
-//	mux.Attach(srv)
-//
-// Until a server is attached the status endpoints answer 503. Safe for
-// concurrent use; Handle and Attach may be called while serving.
-type Mux struct {
-	mux *http.ServeMux
-	srv atomic.Pointer[Server]
-}
-
-// NewMux returns a Mux serving the status endpoints.
-func NewMux() *Mux {
-	m := &Mux{mux: http.NewServeMux()}
-	status := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := m.srv.Load()
-		if s == nil {
-			http.Error(w, "status not available yet", http.StatusServiceUnavailable)
-			return
-		}
-		s.StatusHandler().ServeHTTP(w, r)
-	})
-	m.mux.Handle("/_dual-proxy/", status)
-	m.mux.Handle("/_dual-proxy", status)
-	return m
-}
-
-// Attach makes the status endpoints report s. A later call replaces the
-// server.
-func (m *Mux) Attach(s *Server) { m.srv.Store(s) }
-
-// Handle mounts h for pattern (http.ServeMux syntax, e.g. "/pool/"). It
-// panics, like http.ServeMux.Handle, when pattern conflicts with one
-// already registered, including "/_dual-proxy/".
-func (m *Mux) Handle(pattern string, h http.Handler) { m.mux.Handle(pattern, h) }
-
-// ServeHTTP dispatches r by path; unknown paths get 404.
-func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }

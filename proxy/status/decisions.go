@@ -1,4 +1,4 @@
-package proxy
+package status
 
 import (
 	"errors"
@@ -35,8 +35,9 @@ type Decision struct {
 	Error     string    `json:"error,omitempty"`
 }
 
-// decisionLog is a fixed-size ring of recent decisions.
-type decisionLog struct {
+// Log is a fixed-size ring of the last 200 decisions (SPEC OPS-2) with
+// subscribers. The zero value is ready; safe for concurrent use.
+type Log struct {
 	mu   sync.Mutex
 	ring [maxDecisions]Decision
 	next int
@@ -44,7 +45,9 @@ type decisionLog struct {
 	subs []func(Decision)
 }
 
-func (l *decisionLog) add(d Decision) {
+// Add records d and calls every subscriber with it (on the caller's
+// goroutine, after the lock is released).
+func (l *Log) Add(d Decision) {
 	l.mu.Lock()
 	l.ring[l.next] = d
 	l.next = (l.next + 1) % maxDecisions
@@ -58,8 +61,8 @@ func (l *decisionLog) add(d Decision) {
 	}
 }
 
-// snapshot returns the decisions, oldest first.
-func (l *decisionLog) snapshot() []Decision {
+// Snapshot returns the decisions, oldest first.
+func (l *Log) Snapshot() []Decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Decision, 0, l.n)
@@ -70,8 +73,10 @@ func (l *decisionLog) snapshot() []Decision {
 	return out
 }
 
-// failures converts attempt errors into Failure records.
-func failures(errs []error) []Failure {
+// Failures converts attempt errors into Failure records: a *path.PathError
+// gives candidate, phase, tier, status and reason; any other error only its
+// text.
+func Failures(errs []error) []Failure {
 	var out []Failure
 	for _, err := range errs {
 		var pe *path.PathError
@@ -84,13 +89,9 @@ func failures(errs []error) []Failure {
 	return out
 }
 
-// Decisions returns the last (at most 200) routing decisions, oldest first.
-func (e *Engine) Decisions() []Decision { return e.decisions.snapshot() }
-
-// OnDecision registers f to be called after every decision (from the
-// request's goroutine; f must not block). Used by the demo and tests.
-func (e *Engine) OnDecision(f func(Decision)) {
-	e.decisions.mu.Lock()
-	defer e.decisions.mu.Unlock()
-	e.decisions.subs = append(append([]func(Decision){}, e.decisions.subs...), f)
+// Subscribe registers f to be called after every Add (f must not block).
+func (l *Log) Subscribe(f func(Decision)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.subs = append(append([]func(Decision){}, l.subs...), f)
 }

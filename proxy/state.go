@@ -1,0 +1,121 @@
+package proxy
+
+import (
+	"slices"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/status"
+)
+
+// Status assembles the engine's state (SPEC OPS-2): candidates in default
+// order with cooldowns and counters, the health state, the per-host cache,
+// recent decisions and counters. Listeners is empty (see Server.Status).
+// Safe for concurrent use; the result is a copy.
+func (e *Engine) Status() status.Status {
+	now := e.cfg.Now()
+	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
+	display := make(map[string]string, len(e.cfg.Candidates))
+	for _, c := range e.cfg.Candidates {
+		display[c.Key()] = c.String()
+	}
+	show := func(key string) string {
+		if d, ok := display[key]; ok {
+			return d
+		}
+		return key // a key holds no credentials
+	}
+
+	hs := e.health.Snapshot()
+	st := status.Status{
+		Listeners: []string{},
+		Now:       now,
+		Settings: status.StatusSettings{
+			ConnectTimeoutMS:  e.cfg.ConnectTimeout.Milliseconds(),
+			FastFailMS:        e.cfg.FastFail.Milliseconds(),
+			ResponseTimeoutMS: e.cfg.ResponseTimeout.Milliseconds(),
+			RaceDelayMS:       e.cfg.RaceDelay.Milliseconds(),
+			CooldownMS:        e.cfg.Cooldown.Milliseconds(),
+			PrefTTLMS:         e.cfg.PrefTTL.Milliseconds(),
+			TLSProbe:          e.cfg.TLSProbe,
+			LoopbackDirect:    e.cfg.LoopbackDirect,
+		},
+		Candidates: make([]status.CandidateStatus, 0, len(e.cfg.Candidates)),
+		Health: status.HealthStatus{
+			Enabled:    e.cfg.HealthURL != nil,
+			IntervalMS: e.cfg.HealthInterval.Milliseconds(),
+			LastRun:    hs.LastRun,
+			Results:    []status.HealthResultStatus{},
+		},
+		Cache:      []status.CacheStatus{},
+		Decisions:  e.Decisions(),
+		TLSProbes:  e.TLSProbes(),
+		HealthRuns: e.HealthRuns(),
+	}
+	if u := e.cfg.HealthURL; u != nil {
+		st.Health.Origin = u.Scheme + "://" + u.Host
+	}
+	if hs.Preferred != "" {
+		st.Health.Preferred = show(hs.Preferred)
+	}
+	marks := make(map[string]route.HealthMark, len(hs.Marks))
+	for _, m := range hs.Marks {
+		marks[m.Key] = m
+	}
+	for _, r := range hs.Results {
+		m, seen := marks[r.Key]
+		st.Health.Results = append(st.Health.Results, status.HealthResultStatus{
+			Candidate: show(r.Key), Alive: r.Alive, Reason: r.Reason,
+			Streak: m.Streak, Eligible: !seen || m.Eligible,
+		})
+	}
+
+	cds := e.cooldowns.Snapshot()
+	for _, c := range e.cfg.Candidates {
+		cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Source: c.Source, State: status.StateHot,
+			Preferred: c.Key() == hs.Preferred}
+		i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
+		if i >= 0 {
+			s := cds[i]
+			cs.Successes, cs.Failures = s.Successes, s.Failures
+			if s.Until.After(now) {
+				cs.State, cs.Until, cs.RemainingMS = status.StateCooling, s.Until, remaining(s.Until)
+			}
+			if !s.LastFailure.IsZero() {
+				cs.LastFailure = &status.FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
+			}
+			for _, h := range s.Hosts {
+				cs.HostCooldowns = append(cs.HostCooldowns, status.HostCooldownStatus{Host: h.Host, Until: h.Until,
+					RemainingMS: remaining(h.Until), Phase: string(h.Phase), Reason: h.Reason})
+			}
+		}
+		st.Candidates = append(st.Candidates, cs)
+	}
+	for _, ce := range e.cache.Snapshot() {
+		st.Cache = append(st.Cache, status.CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
+	}
+	if st.Decisions == nil {
+		st.Decisions = []status.Decision{}
+	}
+	return st
+}
+
+// Status is Engine.Status with the addresses the server accepts on (SPEC
+// OPS-2), sorted.
+func (s *Server) Status() status.Status {
+	st := s.engine.Status()
+	s.mu.Lock()
+	for ln := range s.listeners {
+		st.Listeners = append(st.Listeners, ln.Addr().String())
+	}
+	s.mu.Unlock()
+	slices.Sort(st.Listeners)
+	return st
+}
+
+// Decisions returns the last (at most 200) routing decisions, oldest first.
+func (e *Engine) Decisions() []status.Decision { return e.decisions.Snapshot() }
+
+// OnDecision registers f to be called after every decision (from the
+// request's goroutine; f must not block). Used by the demo and tests.
+func (e *Engine) OnDecision(f func(status.Decision)) { e.decisions.Subscribe(f) }
