@@ -290,3 +290,21 @@ func trailerReader(head *httpmsg.RequestHead, br *bufio.Reader) *bufio.Reader {
 	}
 	return nil
 }
+
+// maxBuffered bounds the request body bytes all connections may hold in
+// memory at once for replay (SPEC HTTP-2 buffers up to 8 MiB each); past
+// it, bodies are streamed once (not replayable) instead.
+const maxBuffered = 64 << 20
+
+// reserveBody takes n bytes from the buffering budget; false when it is
+// exhausted.
+func (s *Server) reserveBody(n int64) bool {
+	if s.buffered.Add(n) > maxBuffered {
+		s.buffered.Add(-n)
+		return false
+	}
+	return true
+}
+
+// releaseBody gives n bytes back to the buffering budget.
+func (s *Server) releaseBody(n int64) { s.buffered.Add(-n) }

@@ -31,6 +31,9 @@ type result struct {
 // cancelled by the win, and failures caused by ctx ending (client gone,
 // Server.Shutdown), record no cooldown.
 // It returns the connection and its candidate, or an *AllFailedError.
+// One function on purpose: launch, the race timer and the result loop
+// share the attempt counters, and split apart they would need a struct
+// whose only job is to hold them.
 func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, path.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))

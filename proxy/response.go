@@ -83,6 +83,13 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 	if err := bw.Flush(); err != nil {
 		return false
 	}
+	return copyBody(bw, resp, chunked) && !closeDelimited
+}
+
+// copyBody streams resp's body to bw after the head, chunked when asked,
+// with a flush after every read (SPEC HTTP-4). It reports whether the body
+// ended cleanly.
+func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) bool {
 	w := bw
 	var cw interface {
 		Write([]byte) (int, error)
@@ -123,7 +130,7 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 		cw.Close()
 		w.WriteString("\r\n") // end of the (empty) trailer section
 	}
-	return w.Flush() == nil && !closeDelimited
+	return w.Flush() == nil
 }
 
 // copyBufs holds the 32 KiB body copy buffers of writeResponse, so a

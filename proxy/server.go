@@ -17,15 +17,11 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -376,71 +372,5 @@ func (s *Server) trackUpstream(c net.Conn, add bool) bool {
 		return false
 	}
 	s.upstreams[c] = struct{}{}
-	return true
-}
-
-// closeAfter answers every origin-form request with Connection: close, so
-// the client opens a new connection for its next request, which may be a
-// proxy request again (SPEC HTTP-5b): net/http keeps a connection it was
-// handed for good.
-func closeAfter(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Connection", "close")
-		h.ServeHTTP(w, r)
-	})
-}
-
-// maxBuffered bounds the request body bytes all connections may hold in
-// memory at once for replay (SPEC HTTP-2 buffers up to 8 MiB each); past
-// it, bodies are streamed once (not replayable) instead.
-const maxBuffered = 64 << 20
-
-// reserveBody takes n bytes from the buffering budget; false when it is
-// exhausted.
-func (s *Server) reserveBody(n int64) bool {
-	if s.buffered.Add(n) > maxBuffered {
-		s.buffered.Add(-n)
-		return false
-	}
-	return true
-}
-
-// releaseBody gives n bytes back to the buffering budget.
-func (s *Server) releaseBody(n int64) { s.buffered.Add(-n) }
-
-// selfTarget reports whether head is an absolute-form http:// request for
-// this server's own listener (loopback or listen address, same port); if
-// so it rewrites head.Raw's request line to origin-form.
-func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
-	u, err := url.Parse(head.Target)
-	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
-		return false
-	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		return false
-	}
-	host := strings.Trim(u.Hostname(), "[]")
-	s.mu.Lock()
-	self := false
-	for ln := range s.listeners {
-		a, ok := ln.Addr().(*net.TCPAddr)
-		if !ok || a.Port != port {
-			continue
-		}
-		if isLoopback(host) || (a.IP != nil && a.IP.String() == host) {
-			self = true
-			break
-		}
-	}
-	s.mu.Unlock()
-	if !self {
-		return false
-	}
-	path := u.RequestURI()
-	eol := bytes.IndexByte(head.Raw, '\n')
-	line := head.Method + " " + path + " " + head.Proto + "\r\n"
-	head.Raw = append([]byte(line), head.Raw[eol+1:]...)
-	head.Target = path
 	return true
 }

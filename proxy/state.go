@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
@@ -72,24 +73,7 @@ func (e *Engine) Status() status.Status {
 
 	cds := e.cooldowns.Snapshot()
 	for _, c := range e.cfg.Candidates {
-		cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Source: c.Source, State: status.StateHot,
-			Preferred: c.Key() == hs.Preferred}
-		i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
-		if i >= 0 {
-			s := cds[i]
-			cs.Successes, cs.Failures = s.Successes, s.Failures
-			if s.Until.After(now) {
-				cs.State, cs.Until, cs.RemainingMS = status.StateCooling, s.Until, remaining(s.Until)
-			}
-			if !s.LastFailure.IsZero() {
-				cs.LastFailure = &status.FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
-			}
-			for _, h := range s.Hosts {
-				cs.HostCooldowns = append(cs.HostCooldowns, status.HostCooldownStatus{Host: h.Host, Until: h.Until,
-					RemainingMS: remaining(h.Until), Phase: string(h.Phase), Reason: h.Reason})
-			}
-		}
-		st.Candidates = append(st.Candidates, cs)
+		st.Candidates = append(st.Candidates, candidateStatus(c, cds, hs.Preferred, now))
 	}
 	for _, ce := range e.cache.Snapshot() {
 		st.Cache = append(st.Cache, status.CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
@@ -119,3 +103,27 @@ func (e *Engine) Decisions() []status.Decision { return e.decisions.Snapshot() }
 // OnDecision registers f to be called after every decision (from the
 // request's goroutine; f must not block). Used by the demo and tests.
 func (e *Engine) OnDecision(f func(status.Decision)) { e.decisions.Subscribe(f) }
+
+// candidateStatus is c's entry in Status: counters and cooldowns from its
+// cooldown record in cds, if any (SPEC OPS-2, CD-1..CD-3).
+func candidateStatus(c path.Candidate, cds []route.CandidateState, preferred string, now time.Time) status.CandidateStatus {
+	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
+	cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Source: c.Source, State: status.StateHot,
+		Preferred: c.Key() == preferred}
+	i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
+	if i >= 0 {
+		s := cds[i]
+		cs.Successes, cs.Failures = s.Successes, s.Failures
+		if s.Until.After(now) {
+			cs.State, cs.Until, cs.RemainingMS = status.StateCooling, s.Until, remaining(s.Until)
+		}
+		if !s.LastFailure.IsZero() {
+			cs.LastFailure = &status.FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
+		}
+		for _, h := range s.Hosts {
+			cs.HostCooldowns = append(cs.HostCooldowns, status.HostCooldownStatus{Host: h.Host, Until: h.Until,
+				RemainingMS: remaining(h.Until), Phase: string(h.Phase), Reason: h.Reason})
+		}
+	}
+	return cs
+}

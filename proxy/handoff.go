@@ -1,0 +1,111 @@
+package proxy
+
+// Hand-off of origin-form requests (SPEC HTTP-1, HTTP-5b): the proxy's own
+// endpoints are served by net/http, fed one connection at a time through
+// chanListener with the bytes already read replayed first.
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+)
+
+// chanListener is a net.Listener fed by deliver: the proxy hands it
+// origin-form connections so net/http serves the proxy's own endpoints.
+type chanListener struct {
+	ch     chan net.Conn
+	mu     sync.Mutex
+	closed bool
+	done   chan struct{}
+}
+
+func newChanListener() *chanListener {
+	return &chanListener{ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// deliver passes c to Accept; it reports false if the listener is closed.
+func (l *chanListener) deliver(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// closeAfter answers every origin-form request with Connection: close, so
+// the client opens a new connection for its next request, which may be a
+// proxy request again (SPEC HTTP-5b): net/http keeps a connection it was
+// handed for good.
+func closeAfter(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// selfTarget reports whether head is an absolute-form http:// request for
+// this server's own listener (loopback or listen address, same port); if
+// so it rewrites head.Raw's request line to origin-form.
+func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
+	u, err := url.Parse(head.Target)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
+		return false
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return false
+	}
+	host := strings.Trim(u.Hostname(), "[]")
+	s.mu.Lock()
+	self := false
+	for ln := range s.listeners {
+		a, ok := ln.Addr().(*net.TCPAddr)
+		if !ok || a.Port != port {
+			continue
+		}
+		if isLoopback(host) || (a.IP != nil && a.IP.String() == host) {
+			self = true
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !self {
+		return false
+	}
+	path := u.RequestURI()
+	eol := bytes.IndexByte(head.Raw, '\n')
+	line := head.Method + " " + path + " " + head.Proto + "\r\n"
+	head.Raw = append([]byte(line), head.Raw[eol+1:]...)
+	head.Target = path
+	return true
+}
