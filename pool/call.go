@@ -30,6 +30,13 @@ type call struct {
 	attempts   []Attempt
 	ttfb       time.Duration
 	probe      *probe // set for POOL-14 test calls (test.go)
+
+	// Pre-commit keep-alive (keepalive.go, POOL-7b): early is set once the
+	// response head went out before a commit; lastKA is the last
+	// keep-alive; gone: a keep-alive write failed (the client left).
+	early  bool
+	gone   bool
+	lastKA time.Time
 }
 
 // outcome is how one attempt ended.
@@ -164,9 +171,13 @@ func (c *call) aggregate() {
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s (%d)", a.Member, a.Class, a.Status))
 	}
-	c.headers(c.w.Header(), "none")
 	msg := fmt.Sprintf("pool %s: all %d attempted members failed: %s", c.pc.ID, len(c.attempts), strings.Join(parts, "; "))
-	writeError(c.w, c.fl, status, msg, c.attempts)
+	if c.early {
+		c.earlyError(status, msg)
+	} else {
+		c.headers(c.w.Header(), "none")
+		writeError(c.w, c.fl, status, msg, c.attempts)
+	}
 	last := ""
 	if len(c.attempts) > 0 {
 		last = c.attempts[len(c.attempts)-1].Class
@@ -300,7 +311,7 @@ func copyResponseHeaders(dst, src http.Header, s scrubber) {
 // stopped by first_output_timeout_ms; a deadline error of a non-streamed
 // call is response_timeout_ms. Both say so instead of "context canceled".
 func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
-	if c.r.Context().Err() != nil {
+	if c.r.Context().Err() != nil || c.gone {
 		return outcome{canceled: true}
 	}
 	class, msg := ClassNetwork, c.scrub.scrub(shortErr(err))
@@ -322,7 +333,11 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 	class := classifyStatus(resp.StatusCode, typ, msg)
 	a := &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}
 	if class == ClassBadRequest {
-		c.writeAnswer(m, resp, body)
+		if c.early {
+			c.earlyError(resp.StatusCode, a.Message) // the status is spent (POOL-7b)
+		} else {
+			c.writeAnswer(m, resp, body)
+		}
 		return outcome{done: true, fail: a}
 	}
 	o := outcome{fail: a}

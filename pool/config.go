@@ -53,6 +53,10 @@ const (
 	// DefaultStreamIdleTimeout bounds the silence between two upstream events
 	// after the commit point, so our own pings cannot mask a dead upstream.
 	DefaultStreamIdleTimeout = 300000 * time.Millisecond
+	// DefaultKeepaliveHold is how long a streamed call may go without
+	// visible output before the pool sends the response head and the API's
+	// own keep-alives (SPEC POOL-7b); agents give up on a silent socket.
+	DefaultKeepaliveHold = 3000 * time.Millisecond
 )
 
 // Config is the validated pool configuration: the real channels and the
@@ -124,6 +128,11 @@ type PoolConfig struct {
 	// StreamIdleTimeout: silence allowed between events after the commit
 	// point; 0 disables.
 	StreamIdleTimeout time.Duration
+	// KeepaliveHold: a streamed call with no visible output after this long
+	// gets the response head (200) and keep-alive events while the pool
+	// still fails over silently (POOL-7b); 0 disables (nothing is sent
+	// before the commit point).
+	KeepaliveHold time.Duration
 }
 
 // UnifiedModel is one model id a pool offers, mapped to a target id per

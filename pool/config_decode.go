@@ -21,7 +21,7 @@ import (
 //	       cooldown: {auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms,
 //	                  empty_ms, network_ms, model_not_found_ms},
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
-//	       stream_idle_timeout_ms}
+//	       stream_idle_timeout_ms, keepalive_hold_ms}
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
@@ -173,7 +173,8 @@ func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
 func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 	pc := &PoolConfig{ID: id, Strategy: StrategySticky, Cooldown: DefaultCooldown,
 		SessionTTL: DefaultSessionTTL, FirstOutputTimeout: DefaultFirstOutputTimeout,
-		ResponseTimeout: DefaultResponseTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout}
+		ResponseTimeout: DefaultResponseTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout,
+		KeepaliveHold: DefaultKeepaliveHold}
 	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
 		var err error
 		switch k {
@@ -202,6 +203,8 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 			pc.ResponseTimeout, err = millis(v, kp, false)
 		case "stream_idle_timeout_ms":
 			pc.StreamIdleTimeout, err = millis(v, kp, true)
+		case "keepalive_hold_ms":
+			pc.KeepaliveHold, err = millis(v, kp, true)
 		default:
 			err = &ConfigError{kp, "unknown key"}
 		}

@@ -50,7 +50,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 	if err != nil {
 		return outcome{fail: &Attempt{Member: m, Class: ClassBadRequest, Message: err.Error()}, done: true}
 	}
-	resp, err := c.p.opts.Transport.RoundTrip(req)
+	resp, err := c.roundTrip(req, cancel)
 	if err != nil {
 		return c.transportFailure(m, err, timedOut.Load())
 	}
@@ -113,8 +113,19 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 
 	w := c.fl.NewWatcher()
 	var held bytes.Buffer
+	ka := c.kaTimer()
+	defer ka.Stop()
 	for {
-		res, ok := <-events
+		var res sseResult
+		var ok bool
+		select {
+		case res, ok = <-events:
+		case <-ka.C:
+			if !c.tick(ka) {
+				return outcome{canceled: true}
+			}
+			continue
+		}
 		if !ok {
 			return c.transportFailure(m, errors.New("stream reader stopped"), timedOut.Load())
 		}
@@ -167,8 +178,14 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 	}
 }
 
-// commit writes the response head and the held bytes, and flushes.
+// commit writes the response head and the held bytes, and flushes. After
+// an early head (POOL-7b) only the held bytes are written: the client has
+// seen keep-alives, and now this attempt's preamble and first output.
 func (c *call) commit(m string, resp *http.Response, held []byte) error {
+	if c.early {
+		c.ttfb = time.Since(c.start)
+		return c.write(held)
+	}
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header, c.scrub)
 	h.Del("Content-Encoding")
