@@ -105,9 +105,27 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		}
 	}()
 	defer func() {
+		// The canceled context ends the reader's Read (net/http and the
+		// proxy's Transport both tie body reads to it); the body is closed
+		// once the reader is out, so Close never races a Read. A
+		// RoundTripper that ignores the context gets its body closed after
+		// readerExitWait anyway (concurrent Close is legal for net/http).
 		cancel()
-		_ = resp.Body.Close()
-		for range events { //nolint:revive // drain until the reader exits
+		t := time.NewTimer(readerExitWait)
+		defer t.Stop()
+		for {
+			select {
+			case _, ok := <-events:
+				if ok {
+					continue
+				}
+			case <-t.C:
+				_ = resp.Body.Close()
+				for range events { //nolint:revive // drain until the reader exits
+				}
+			}
+			_ = resp.Body.Close()
+			return
 		}
 	}()
 
@@ -270,6 +288,10 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 		}
 	}
 }
+
+// readerExitWait bounds the wait for a stream reader to notice its canceled
+// context before the body is closed under it.
+const readerExitWait = 2 * time.Second
 
 // trailerWait bounds how long the pool keeps forwarding after an upstream's
 // own error or failure event, waiting for the stream to close.
