@@ -3,13 +3,49 @@
 // the "KEY=VALUE" form os.Environ returns and gives back a new slice; the
 // input is never modified and the process environment is never read.
 //
-// Keys are case-sensitive (POSIX): HTTPS_PROXY and https_proxy are two
-// variables. An environment may hold a key more than once; as in os/exec
-// (dedupEnv), the last occurrence wins. Entries without "=" are kept as they
-// are and never treated as a key.
+// How names compare depends on the OS the child runs on (SPEC PLAT-1), and
+// that rule is a value, [Names], so each OS's rule is tested on every OS:
+// on Linux and macOS names are case-sensitive (POSIX): HTTPS_PROXY and
+// https_proxy are two variables, and Rewrite writes both. On Windows they are
+// one variable (the environment block compares names case-insensitively):
+// lookups ignore case, and Rewrite leaves exactly one entry per case-folded
+// name. The package-level functions use [Native], the rule of the OS the
+// program runs on.
+//
+// An environment may hold a key more than once; as in os/exec (dedupEnv),
+// the last occurrence wins. Entries without "=" are kept as they are and
+// never treated as a key.
 package envrewrite
 
-import "strings"
+import (
+	"runtime"
+	"strings"
+)
+
+// Names is one OS's rule for environment variable names (SPEC PLAT-1). The
+// zero value is the POSIX rule (case-sensitive).
+type Names struct {
+	// FoldCase is true where names are case-insensitive (Windows):
+	// "HTTPS_PROXY" and "https_proxy" then name one variable.
+	FoldCase bool
+}
+
+// NamesFor returns the rule of the OS named goos (a runtime.GOOS value):
+// case-insensitive on "windows", case-sensitive everywhere else.
+func NamesFor(goos string) Names { return Names{FoldCase: goos == "windows"} }
+
+// Native is the rule of the OS this program runs on; the package-level
+// functions use it.
+var Native = NamesFor(runtime.GOOS)
+
+// fold returns the form of key under which n compares it: key itself, or
+// its upper case on a case-insensitive OS.
+func (n Names) fold(key string) string {
+	if n.FoldCase {
+		return strings.ToUpper(key)
+	}
+	return key
+}
 
 // ProxyVars are the proxy variables in the order their values become
 // candidates (SPEC GW-1, ENV-2). Rewrite sets all six (SPEC ENV-1).
@@ -33,10 +69,16 @@ func splitKey(kv string) (key string, ok bool) {
 }
 
 // Get returns the value of the last occurrence of key in env and whether
-// key occurs at all (an empty value still reports true).
-func Get(env []string, key string) (string, bool) {
+// key occurs at all (an empty value still reports true), under the Native
+// rule.
+func Get(env []string, key string) (string, bool) { return Native.Get(env, key) }
+
+// Get is [Get] under rule n: on a case-insensitive OS any spelling of key
+// matches.
+func (n Names) Get(env []string, key string) (string, bool) {
+	want := n.fold(key)
 	for i := len(env) - 1; i >= 0; i-- {
-		if k, ok := splitKey(env[i]); ok && k == key {
+		if k, ok := splitKey(env[i]); ok && n.fold(k) == want {
 			return env[i][len(k)+1:], true
 		}
 	}
@@ -45,18 +87,26 @@ func Get(env []string, key string) (string, bool) {
 
 // Set returns a new slice in which every occurrence of key is removed and
 // "key=value" is appended at the end, so exactly one occurrence remains.
-// The other entries keep their order. env is not modified.
-func Set(env []string, key, value string) []string {
-	out := Unset(env, key)
+// The other entries keep their order. env is not modified. Native rule.
+func Set(env []string, key, value string) []string { return Native.Set(env, key, value) }
+
+// Set is [Set] under rule n (every spelling of key is removed on a
+// case-insensitive OS).
+func (n Names) Set(env []string, key, value string) []string {
+	out := n.Unset(env, key)
 	return append(out, key+"="+value)
 }
 
 // Unset returns a new slice without any occurrence of key. env is not
-// modified.
-func Unset(env []string, key string) []string {
+// modified. Native rule.
+func Unset(env []string, key string) []string { return Native.Unset(env, key) }
+
+// Unset is [Unset] under rule n.
+func (n Names) Unset(env []string, key string) []string {
+	want := n.fold(key)
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if k, ok := splitKey(kv); ok && k == key {
+		if k, ok := splitKey(kv); ok && n.fold(k) == want {
 			continue
 		}
 		out = append(out, kv)
@@ -74,14 +124,33 @@ type Proxy struct {
 	Value string
 }
 
+// distinct returns names without the ones that fold to an earlier name.
+func (n Names) distinct(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, k := range names {
+		if f := n.fold(k); !seen[f] {
+			seen[f] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // ParentProxies returns the non-empty proxy variables of env in ProxyVars
-// order (SPEC GW-1, ENV-2). It must be called on the parent's environment
-// before Rewrite. The same value under two names is listed twice; duplicates
-// are removed by host:port when candidates are built (SPEC GW-2).
-func ParentProxies(env []string) []Proxy {
+// order (SPEC GW-1, ENV-2), under the Native rule. It must be called on the
+// parent's environment before Rewrite. The same value under two names is
+// listed twice; duplicates are removed by host:port when candidates are
+// built (SPEC GW-2).
+func ParentProxies(env []string) []Proxy { return Native.ParentProxies(env) }
+
+// ParentProxies is [ParentProxies] under rule n. On a case-insensitive OS
+// each variable is listed once, under its upper-case name in Var, whatever
+// spelling env uses.
+func (n Names) ParentProxies(env []string) []Proxy {
 	var out []Proxy
-	for _, name := range ProxyVars {
-		v, _ := Get(env, name)
+	for _, name := range n.distinct(ProxyVars) {
+		v, _ := n.Get(env, name)
 		if v = strings.TrimSpace(v); v != "" {
 			out = append(out, Proxy{Var: name, Value: v})
 		}
@@ -94,22 +163,28 @@ func ParentProxies(env []string) []Proxy {
 // golang.org/x/net/http/httpproxy checks NO_PROXY first; the two only
 // disagree when both are set and differ, which is exactly the stale-variable
 // case ENV-1 removes by writing both with the same value.) For the ORD-3b
-// rules use NoProxyEntries, which takes the union of both.
-func NoProxy(env []string) string {
-	if v, _ := Get(env, "no_proxy"); v != "" {
+// rules use NoProxyEntries, which takes the union of both. Native rule.
+func NoProxy(env []string) string { return Native.NoProxy(env) }
+
+// NoProxy is [NoProxy] under rule n (on Windows both names are one variable).
+func (n Names) NoProxy(env []string) string {
+	if v, _ := n.Get(env, "no_proxy"); v != "" {
 		return v
 	}
-	v, _ := Get(env, "NO_PROXY")
+	v, _ := n.Get(env, "NO_PROXY")
 	return v
 }
 
 // NoProxyEntries returns the union of the entries of no_proxy and NO_PROXY
 // (in that order, curl's precedence), split on commas, spaces trimmed, empty
 // entries dropped, deduplicated case-insensitively with the first spelling
-// kept (SPEC ENV-1, ORD-3b).
-func NoProxyEntries(env []string) []string {
-	lower, _ := Get(env, "no_proxy")
-	upper, _ := Get(env, "NO_PROXY")
+// kept (SPEC ENV-1, ORD-3b). Native rule.
+func NoProxyEntries(env []string) []string { return Native.NoProxyEntries(env) }
+
+// NoProxyEntries is [NoProxyEntries] under rule n.
+func (n Names) NoProxyEntries(env []string) []string {
+	lower, _ := n.Get(env, "no_proxy")
+	upper, _ := n.Get(env, "NO_PROXY")
 	return mergeEntries(nil, lower, upper)
 }
 

@@ -1,3 +1,8 @@
+//go:build !windows
+
+// POSIX name rules (the Native rule of Linux and macOS); the Windows rule is tested on every OS
+// in names_test.go.
+
 package envrewrite
 
 import (

@@ -33,15 +33,27 @@ const NodeUseEnvProxy = "NODE_USE_ENV_PROXY"
 // parent proxy variable used a socks*:// URL (replaced; dual-proxy speaks
 // HTTP to its gateways, SPEC GW-3), and one when proxyURL carried
 // credentials. Notes never contain passwords: user info is shown as "***".
-// Read ParentProxies before calling Rewrite (SPEC ENV-2).
+// Read ParentProxies before calling Rewrite (SPEC ENV-2). Native rule; see
+// [Names.Rewrite] for the child of another OS.
 func Rewrite(env []string, proxyURL string) (out []string, notes []string) {
+	return Native.Rewrite(env, proxyURL)
+}
+
+// Rewrite is [Rewrite] for a child on the OS of rule n. On a case-insensitive
+// OS (Windows, SPEC PLAT-1) the parent's variables are read whatever their
+// spelling, each variable Rewrite sets is written once under its upper-case
+// name (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, NODE_USE_ENV_PROXY),
+// every other spelling of it is dropped, and the other entries are reduced
+// to one per case-folded name (the last occurrence, as os/exec and the
+// Windows environment block keep).
+func (n Names) Rewrite(env []string, proxyURL string) (out []string, notes []string) {
 	clean := StripCredentials(proxyURL)
 	if clean != proxyURL {
 		notes = append(notes, "credentials removed from the child's proxy URL "+clean)
 	}
 	var socks []string
-	for _, name := range ProxyVars {
-		v, _ := Get(env, name)
+	for _, name := range n.distinct(ProxyVars) {
+		v, _ := n.Get(env, name)
 		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), "socks") {
 			socks = append(socks, name+"="+Redact(strings.TrimSpace(v)))
 		}
@@ -50,7 +62,7 @@ func Rewrite(env []string, proxyURL string) (out []string, notes []string) {
 		notes = append(notes, "replaced SOCKS proxy "+strings.Join(socks, ", ")+
 			" with "+clean+" for the child (SOCKS gateways are not supported)")
 	}
-	noProxy := strings.Join(mergeEntries(NoProxyEntries(env), strings.Join(LoopbackNoProxy, ",")), ",")
+	noProxy := strings.Join(mergeEntries(n.NoProxyEntries(env), strings.Join(LoopbackNoProxy, ",")), ",")
 
 	set := make(map[string]string, len(ProxyVars)+3)
 	order := make([]string, 0, len(ProxyVars)+3)
@@ -60,23 +72,49 @@ func Rewrite(env []string, proxyURL string) (out []string, notes []string) {
 	}
 	set["NO_PROXY"], set["no_proxy"], set[NodeUseEnvProxy] = noProxy, noProxy, "1"
 	order = append(order, "NO_PROXY", "no_proxy", NodeUseEnvProxy)
-	return setAll(env, set, order), notes
+	return n.setAll(env, set, order), notes
 }
 
 // setAll drops every occurrence of the keys in set from env and appends
-// "key=value" for each key in order.
-func setAll(env []string, set map[string]string, order []string) []string {
+// "key=value" for each key in order. On a case-insensitive OS every
+// spelling of a key is dropped, only the first of the keys in order that
+// fold alike is written, and the kept entries are deduplicated (dedup).
+func (n Names) setAll(env []string, set map[string]string, order []string) []string {
+	mine := make(map[string]bool, len(set))
+	for k := range set {
+		mine[n.fold(k)] = true
+	}
 	out := make([]string, 0, len(env)+len(order))
 	for _, kv := range env {
-		if k, ok := splitKey(kv); ok {
-			if _, mine := set[k]; mine {
-				continue
-			}
+		if k, ok := splitKey(kv); ok && mine[n.fold(k)] {
+			continue
 		}
 		out = append(out, kv)
 	}
-	for _, k := range order {
+	if n.FoldCase {
+		out = n.dedup(out)
+	}
+	for _, k := range n.distinct(order) {
 		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// dedup keeps, for each case-folded name, only its last occurrence, in the
+// position it has; entries without "=" are kept.
+func (n Names) dedup(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		if k, ok := splitKey(kv); ok {
+			last[n.fold(k)] = i
+		}
+	}
+	out := make([]string, 0, len(env))
+	for i, kv := range env {
+		if k, ok := splitKey(kv); ok && last[n.fold(k)] != i {
+			continue
+		}
+		out = append(out, kv)
 	}
 	return out
 }
@@ -105,21 +143,29 @@ const (
 // no_proxy (already true after Rewrite), so the child reaches the pool on
 // 127.0.0.1 directly. Any other api value returns an unchanged copy of env;
 // the caller validates the pool's api when loading the configuration.
+// Native rule.
 func RewritePool(env []string, api, baseURL, token string) []string {
+	return Native.RewritePool(env, api, baseURL, token)
+}
+
+// RewritePool is [RewritePool] for a child on the OS of rule n: on Windows
+// an "anthropic_api_key" is removed like "ANTHROPIC_API_KEY", and NO_PROXY
+// is written once.
+func (n Names) RewritePool(env []string, api, baseURL, token string) []string {
 	out := append([]string(nil), env...)
 	switch api {
 	case APIAnthropic:
-		out = Unset(out, "ANTHROPIC_API_KEY")
-		out = Set(out, "ANTHROPIC_BASE_URL", baseURL)
-		out = Set(out, "ANTHROPIC_AUTH_TOKEN", token)
+		out = n.Unset(out, "ANTHROPIC_API_KEY")
+		out = n.Set(out, "ANTHROPIC_BASE_URL", baseURL)
+		out = n.Set(out, "ANTHROPIC_AUTH_TOKEN", token)
 	case APIOpenAI:
-		out = Set(out, "OPENAI_BASE_URL", baseURL)
-		out = Set(out, "OPENAI_API_KEY", token)
+		out = n.Set(out, "OPENAI_BASE_URL", baseURL)
+		out = n.Set(out, "OPENAI_API_KEY", token)
 	default:
 		return out
 	}
-	noProxy := strings.Join(mergeEntries(NoProxyEntries(out), strings.Join(LoopbackNoProxy, ",")), ",")
-	return setAll(out, map[string]string{"NO_PROXY": noProxy, "no_proxy": noProxy}, []string{"NO_PROXY", "no_proxy"})
+	noProxy := strings.Join(mergeEntries(n.NoProxyEntries(out), strings.Join(LoopbackNoProxy, ",")), ",")
+	return n.setAll(out, map[string]string{"NO_PROXY": noProxy, "no_proxy": noProxy}, []string{"NO_PROXY", "no_proxy"})
 }
 
 // authority locates the user info of a URL-ish string: it returns the index

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/version"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -39,6 +40,7 @@ func DualProxy(args []string, sio IO) int {
 func dualProxyApp(sio IO) *cli.App {
 	app := &cli.App{
 		Name:                   "dual-proxy",
+		Version:                version.String(),
 		Usage:                  "local forwarding proxy that picks a working path per host among gateways and direct",
 		UsageText:              "dual-proxy [flags]                 run the proxy\n   dual-proxy run [flags] -- CMD ARGS   run a command behind it\n   dual-proxy status                    show running proxies and launchers\n   dual-proxy demo                      offline demonstration",
 		Description:            dualProxyDescription,
@@ -94,6 +96,7 @@ func Claude(args []string, sio IO) int {
 func claudeApp(sio IO) *cli.App {
 	return &cli.App{
 		Name:                 "claude-dual-proxy",
+		Version:              version.String(),
 		Usage:                "run Claude Code behind dual-proxy",
 		UsageText:            "claude-dual-proxy [flags] -- [claude args...]",
 		Description:          claudeDescription,

@@ -30,7 +30,7 @@ const (
 // poolFlags are the model-pool flags of a command.
 func poolFlags(m mode) []cli.Flag {
 	fs := []cli.Flag{
-		&cli.StringFlag{Name: fConfig, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default $XDG_CONFIG_HOME/dual-proxy/config.yaml when it exists)"},
+		&cli.StringFlag{Name: fConfig, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default " + configHint + " when it exists)"},
 	}
 	if m == modeServe {
 		return append(fs, &cli.StringFlag{Name: fPoolToken, EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "require this token (x-api-key or Bearer) on /pool/ endpoints"})
@@ -91,16 +91,6 @@ func poolNames(cfg *pool.Config) []string {
 		names = []string{"none"}
 	}
 	return names
-}
-
-// defaultConfigFile is $XDG_CONFIG_HOME/dual-proxy/config.yaml, else
-// ~/.config/dual-proxy/config.yaml.
-func defaultConfigFile(env []string) string {
-	if d, ok := envrewrite.Get(env, "XDG_CONFIG_HOME"); ok && filepath.IsAbs(d) {
-		return filepath.Join(d, "dual-proxy", "config.yaml")
-	}
-	home, _ := envrewrite.Get(env, "HOME")
-	return filepath.Join(home, ".config", "dual-proxy", "config.yaml")
 }
 
 // newToken returns a random per-launch pool token (POOL-20).

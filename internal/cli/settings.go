@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -257,19 +255,6 @@ func splitList(vals []string) []string {
 		}
 	}
 	return out
-}
-
-// defaultLogFile is $XDG_STATE_HOME/dual-proxy/launcher.log, else
-// ~/.local/state/dual-proxy/launcher.log (SPEC OPS-1).
-func defaultLogFile(env []string) string {
-	if d, ok := envrewrite.Get(env, "XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
-		return filepath.Join(d, "dual-proxy", "launcher.log")
-	}
-	home, ok := envrewrite.Get(env, "HOME")
-	if !ok || home == "" {
-		home = os.TempDir()
-	}
-	return filepath.Join(home, ".local", "state", "dual-proxy", "launcher.log")
 }
 
 // ProxyConfig is the proxy.Config these settings describe, with the
