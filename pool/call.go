@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ type call struct {
 	early  bool
 	gone   bool
 	lastKA time.Time
+	// stripAll: members that rejected encrypted content in this call get
+	// every reasoning item they did not produce removed (state.go).
+	stripAll map[string]bool
 }
 
 // outcome is how one attempt ended.
@@ -53,6 +57,10 @@ type outcome struct {
 	fail     *Attempt
 	explicit time.Duration // server-given wait for rate_limit
 	u        usage
+	// state: the state keys the answer produced (POOL-18); retry: send to
+	// the same member once more (it rejected encrypted content).
+	state []string
+	retry bool
 }
 
 // hopHeaders are removed in both directions (RFC 9110 §7.6.1), plus the
@@ -92,14 +100,16 @@ func (c *call) run() {
 	until := func(m string) (time.Time, bool) { return c.p.cooling(m, c.target(m), now) }
 	hot := func(m string) bool { _, cooling := until(m); return !cooling }
 	primary, inFlight := c.p.assign.acquire(c.pc, key, eligible, hot, now)
+	if owner := c.stateOwner(); owner != "" && hot(owner) && slices.Contains(eligible, owner) {
+		primary = owner // POOL-18: the member that holds previous_response_id
+	}
 	served := ""
 	defer func() { c.p.assign.release(c.pc, key, inFlight, served, c.p.opts.Now()) }()
 	for _, m := range attemptOrder(eligible, primary, until) {
-		var o outcome
-		if c.ci.Stream {
-			o = c.streamAttempt(m, key)
-		} else {
-			o = c.plainAttempt(m)
+		o := c.attempt(m, key)
+		if o.retry && !o.canceled {
+			c.failed(m, o)
+			o = c.attempt(m, key)
 		}
 		if o.canceled {
 			c.p.log.Info("pool call canceled by client", "pool", c.pc.ID, "member", m, "session", c.session)
@@ -116,6 +126,9 @@ func (c *call) run() {
 				c.p.stats.outcome(c.pc.ID, m, true)
 			}
 			c.p.stats.usage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
+			if len(o.state) > 0 {
+				c.p.state.record(m, o.state)
+			}
 		}
 		if o.done {
 			class, status := "", 200
@@ -131,6 +144,14 @@ func (c *call) run() {
 	c.aggregate()
 }
 
+// attempt runs one attempt on member m.
+func (c *call) attempt(m string, key bindKey) outcome {
+	if c.ci.Stream {
+		return c.streamAttempt(m, key)
+	}
+	return c.plainAttempt(m)
+}
+
 // target is the member's model id for this call.
 func (c *call) target(member string) string { return c.pc.Target(c.um, c.ci.Model, member) }
 
@@ -138,7 +159,7 @@ func (c *call) target(member string) string { return c.pc.Target(c.um, c.ci.Mode
 func (c *call) failed(m string, o outcome) {
 	a := o.fail
 	c.attempts = append(c.attempts, *a)
-	if a.Class == ClassBadRequest {
+	if a.Class == ClassBadRequest || a.Class == ClassState {
 		return
 	}
 	c.p.stats.outcome(c.pc.ID, m, false)
@@ -250,6 +271,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 	if err != nil {
 		return nil, err
 	}
+	body = c.stateFor(ch.ID, body)
 	u := upstreamURL(ch.BaseURL, c.ep.Upstream)
 	if c.r.URL.RawQuery != "" {
 		u += "?" + c.r.URL.RawQuery
@@ -341,6 +363,12 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 		return outcome{done: true, fail: a}
 	}
 	o := outcome{fail: a}
+	if class == ClassState && c.ci.encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
+		if c.stripAll == nil {
+			c.stripAll = map[string]bool{}
+		}
+		c.stripAll[m], o.retry = true, true
+	}
 	if class == ClassRateLimit {
 		o.explicit = retryAfter(resp.Header, c.p.opts.Now())
 	}
@@ -399,7 +427,11 @@ func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcom
 		return outcome{fail: &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}}
 	}
 	c.writeAnswer(m, resp, body)
-	return outcome{done: true, served: true, u: u}
+	o := outcome{done: true, served: true, u: u}
+	if sr, ok := c.fl.(stateReader); ok {
+		o.state = sr.StateKeys(body)
+	}
+	return o
 }
 
 func shortErr(err error) string {

@@ -28,6 +28,10 @@ type errorRule struct {
 //   - on 403 and 429 the single words quota, billing, balance, credit and
 //     insufficient are enough (the POOL-10 rule before the table).
 var errorRules = []errorRule{
+	{statuses: []int{400, 404}, class: ClassState, words: []string{
+		"previous_response_not_found", "previous response with id", "invalid_encrypted_content",
+		"encrypted content", "could not be decrypted",
+	}},
 	{statuses: []int{400, 404, 409, 413, 422}, class: ClassBadRequest, words: []string{
 		"unsupported parameter", "unsupported_parameter", "unknown parameter", "unknown_parameter",
 		"unrecognized request argument", "invalid parameter", "invalid_parameter", "unsupported value",

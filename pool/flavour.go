@@ -79,6 +79,10 @@ type callInfo struct {
 	MetadataSession string
 	PromptCacheKey  string
 	ContentHash     string
+	// previous is the Responses previous_response_id; encrypted: the input
+	// carries encrypted reasoning (SPEC POOL-18, state.go).
+	previous  string
+	encrypted bool
 	// budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.
 	budget bool
@@ -127,6 +131,18 @@ type streamWatcher interface {
 // prefers it to flavour.ErrorEvent after the commit point.
 type errorEventer interface {
 	ErrorEvent(status int, msg string) []byte
+}
+
+// stateWatcher is implemented by watchers of stateful APIs (Responses): the
+// state keys the stream produced (POOL-18, state.go).
+type stateWatcher interface {
+	StateKeys() []string
+}
+
+// stateReader is implemented by flavours of stateful APIs: the state keys a
+// complete answer carries (POOL-18).
+type stateReader interface {
+	StateKeys(body []byte) []string
 }
 
 // cleanEnder is implemented by watchers of protocols whose end event is

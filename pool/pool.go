@@ -53,6 +53,7 @@ type Pool struct {
 	assign *assigner
 	cd     *cooldowns
 	stats  *stats
+	state  *stateOwners // POOL-18
 
 	mu    sync.RWMutex
 	cfg   *Config
@@ -78,7 +79,7 @@ func New(cfg *Config, opts Options) *Pool {
 		cfg = &Config{}
 	}
 	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), assign: newAssigner(),
-		cd: newCooldowns(), stats: newStats(), cfg: cfg, scrub: newScrubber(cfg)}
+		cd: newCooldowns(), stats: newStats(), state: newStateOwners(), cfg: cfg, scrub: newScrubber(cfg)}
 }
 
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and

@@ -22,6 +22,7 @@ type responsesRequest struct {
 	Instructions    json.RawMessage `json:"instructions"`
 	Input           json.RawMessage `json:"input"`
 	PromptCacheKey  string          `json:"prompt_cache_key"`
+	Previous        string          `json:"previous_response_id"`
 	Reasoning       struct {
 		Effort string `json:"effort"`
 	} `json:"reasoning"`
@@ -39,6 +40,8 @@ func (responsesFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error
 	ci.MaxTokens = req.MaxOutputTokens
 	ci.Effort = req.Reasoning.Effort
 	ci.PromptCacheKey = req.PromptCacheKey
+	ci.previous = req.Previous // POOL-18 (state.go)
+	ci.encrypted = bytes.Contains(req.Input, []byte(`"encrypted_content"`))
 	ci.HasImage = hasTypedPart(req.Input, openaiImageTypes)
 	input := bytes.TrimSpace(req.Input)
 	switch {
@@ -128,6 +131,7 @@ func (r *responsesUsage) toUsage() usage {
 type responseItem struct {
 	Type      string `json:"type"`
 	Arguments string `json:"arguments"`
+	Encrypted string `json:"encrypted_content"` // reasoning items (POOL-18)
 	Content   []struct {
 		Text    string `json:"text"`
 		Refusal string `json:"refusal"`
@@ -220,7 +224,21 @@ type responsesWatcher struct {
 	seq       int64 // highest sequence_number seen, -1 before any
 	id, model string
 	createdAt int64
-	sawError  bool // an upstream "error" event was forwarded
+	sawError  bool     // an upstream "error" event was forwarded
+	keys      []string // state produced by this stream (POOL-18)
+}
+
+// StateKeys lists the response id and encrypted reasoning this stream
+// produced (POOL-18, state.go).
+func (w *responsesWatcher) StateKeys() []string { return w.keys }
+
+// StateKeys lists the state a complete Responses answer carries (POOL-18).
+func (responsesFlavour) StateKeys(body []byte) []string {
+	var r responseObject
+	if json.Unmarshal(body, &r) != nil {
+		return nil
+	}
+	return stateKeys(&r)
 }
 
 func (w *responsesWatcher) Usage() usage { return w.u }
@@ -252,7 +270,11 @@ func (w *responsesWatcher) Observe(ev *sseEvent, committed bool) observation {
 	if v.Seq != nil && *v.Seq > w.seq {
 		w.seq = *v.Seq
 	}
+	if v.Item != nil && v.Item.Type == "reasoning" && v.Item.Encrypted != "" {
+		w.keys = append(w.keys, encKey(v.Item.Encrypted))
+	}
 	if r := v.Response; r != nil {
+		w.keys = append(w.keys, stateKeys(r)...)
 		if r.ID != "" {
 			w.id, w.model, w.createdAt = r.ID, r.Model, r.CreatedAt
 		}

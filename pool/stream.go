@@ -192,7 +192,11 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
 			return outcome{canceled: true, served: true}
 		}
-		return c.relay(m, events, w)
+		o := c.relay(m, events, w)
+		if sw, ok := w.(stateWatcher); ok {
+			o.state = sw.StateKeys()
+		}
+		return o
 	}
 }
 
