@@ -73,12 +73,6 @@ func (c *channel) calls() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.r
 
 func (c *channel) req(i int) chanReq { c.mu.Lock(); defer c.mu.Unlock(); return c.reqs[i] }
 
-func (c *channel) set(h func(w http.ResponseWriter, r *http.Request, n int, body []byte)) {
-	c.mu.Lock()
-	c.handle = h
-	c.mu.Unlock()
-}
-
 // rworld is a pool "p" over channels, served on 127.0.0.1 through a proxy
 // Engine whose own response timeout is proxyTimeout.
 type rworld struct {
@@ -253,16 +247,6 @@ func countOf(list []string, s string) int {
 		}
 	}
 	return n
-}
-
-// reload switches the world's pool to the configuration y.
-func reload(t *testing.T, w *rworld, y string) {
-	t.Helper()
-	cfg, err := pool.ParseConfig([]byte(y), func(string) string { return "" })
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, y)
-	}
-	w.pool.Reload(cfg)
 }
 
 func chatBody(stream bool) string {
