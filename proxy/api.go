@@ -68,7 +68,11 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Con
 //     a body of at most MaxReplayBody (8 MiB) is buffered so the replay
 //     rules apply (HTTP-3); a larger body is streamed once through the first
 //     candidate. Hop-by-hop fields (RFC 9110 §7.6.1) are removed and Host is
-//     set to the URL's host (Request.Host overrides are not used).
+//     set to the URL's host (Request.Host overrides are not used). A
+//     method, field name, field value, target or host that could inject
+//     header lines (CR, LF, NUL, other control characters; names that are
+//     not tokens) is refused before anything is dialled, as net/http does:
+//     the error wraps upstream.ErrInvalidRequest.
 //
 // Other schemes are an error. Create it with Engine.RoundTripper or as
 // &Transport{Engine: e}; fields must not change after the first request.

@@ -106,7 +106,8 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, res
 	}
 	if head.Chunked {
 		if err := skipTrailers(br); err != nil {
-			return nil, clientReadError(err)
+			// b, not nil: the caller gives b.reserved back.
+			return b, clientReadError(err)
 		}
 	}
 	return b, nil

@@ -223,7 +223,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		body = ab
 	}
 	res := e.client.Send(ctx, a.cand, r.up, body, a.timeout, replay)
-	return tripResult{resp: res.Resp, err: res.Err, connected: res.Connected}
+	return tripResult{resp: res.Resp, err: res.Err, connected: res.Connected, local: errors.Is(res.Err, upstream.ErrInvalidRequest)}
 }
 
 // isGatewayFailure reports answers by which a gateway says it could not

@@ -40,11 +40,13 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 	bw.WriteString("HTTP/1.1 ")
 	bw.WriteString(strconv.Itoa(resp.StatusCode))
 	bw.WriteByte(' ')
-	text := http.StatusText(resp.StatusCode)
+	// A clean status line, never the upstream's bytes (a bare CR or an
+	// ESC in its reason phrase must not reach the client).
+	received := ""
 	if len(resp.Status) > 4 {
-		text = resp.Status[4:]
+		received = resp.Status[4:] // "200 OK" from http.ReadResponse
 	}
-	bw.WriteString(text)
+	bw.WriteString(httpmsg.Reason(resp.StatusCode, received))
 	bw.WriteString("\r\n")
 	for k, vs := range h {
 		for _, v := range vs {

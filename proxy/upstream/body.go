@@ -1,12 +1,21 @@
 package upstream
 
 import (
+	"errors"
 	"io"
+	"sync"
 	"time"
 )
 
 // upBody is a response body read from an upstream connection; at EOF or
 // Close the connection goes back to the pool when the exchange is complete.
+//
+// Close may be called while a Read is in flight on another goroutine (the
+// pool ends a stream that way): mu is held by Read for the whole read and
+// by Close while it inspects the connection, so the two never touch the
+// buffered reader at once. A Close that finds a Read in flight interrupts
+// it with a past read deadline (SetReadDeadline is safe to call
+// concurrently) and closes the connection; it is never pooled then.
 type upBody struct {
 	io.ReadCloser
 	uc        *upConn
@@ -14,34 +23,60 @@ type upBody struct {
 	stop      func() bool
 	reusable  bool
 	cancelled func() bool
-	eof       bool
-	done      bool
+
+	mu   sync.Mutex
+	eof  bool // the body was read to its end (under mu)
+	done bool // released (under mu)
 }
 
+// errBodyClosed is a Read after Close (net/http says the same).
+var errBodyClosed = errors.New("read on closed response body")
+
 func (b *upBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.done {
-		return 0, io.EOF
+		if b.eof {
+			return 0, io.EOF
+		}
+		return 0, errBodyClosed
 	}
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF {
 		b.eof = true
-		b.Close() // release the connection before the client sees the end
+		b.release(false) // release the connection before the client sees the end
 	}
 	return n, err
 }
 
 // Buffered is how many response bytes are already read from the socket:
 // writeResponse sends a small body together with the head only when it is
-// all here (never waiting for a slow body before the head, HTTP-4).
+// all here (never waiting for a slow body before the head, HTTP-4). It is
+// called only between Reads, on the reading goroutine.
 func (b *upBody) Buffered() int { return b.uc.br.Buffered() }
 
 // Close releases the connection: pooled after a complete body, else closed.
 func (b *upBody) Close() error {
+	if !b.mu.TryLock() {
+		// A Read is in flight: end it, then release without reuse.
+		b.uc.conn.SetReadDeadline(time.Unix(1, 0))
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.release(true)
+	}
+	defer b.mu.Unlock()
+	return b.release(false)
+}
+
+// release returns the connection to the pool when the exchange completed
+// cleanly, else closes it; interrupted forces a close. Called with mu held;
+// idempotent.
+func (b *upBody) release(interrupted bool) error {
 	if b.done {
 		return nil
 	}
 	b.done = true
-	if !b.eof {
+	if !b.eof && !interrupted {
 		// The caller read exactly Content-Length bytes (or the last chunk
 		// is already buffered): one more read returns EOF without
 		// touching the network; anything else is not a clean end.
@@ -55,7 +90,7 @@ func (b *upBody) Close() error {
 	b.stop()
 	// Bytes after the response (an origin that sent more than it framed)
 	// would be read as the next answer: such a connection is not reused.
-	if b.eof && b.reusable && !b.cancelled() && err == nil && b.uc.br.Buffered() == 0 {
+	if b.eof && !interrupted && b.reusable && !b.cancelled() && err == nil && b.uc.br.Buffered() == 0 {
 		b.uc.conn.SetDeadline(time.Time{})
 		b.pool.put(b.uc)
 		return nil

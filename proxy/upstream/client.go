@@ -94,8 +94,13 @@ var errStaleConn = errors.New("reused connection closed by peer")
 // Send performs one attempt of r through cand: body (nil: none) is the
 // request body, connectTimeout bounds the dial, and reuse allows a pooled
 // connection (only for requests the caller may replay; see the package
-// comment). A failure to dial is a Result with Connected false.
+// comment). A failure to dial is a Result with Connected false; so is a
+// request Send refuses to write (ErrInvalidRequest), which is the caller's
+// fault, not the candidate's.
 func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, connectTimeout time.Duration, reuse bool) Result {
+	if err := r.check(); err != nil {
+		return Result{Err: err}
+	}
 	addr := cand.Addr
 	if cand.Direct {
 		addr = r.Addr

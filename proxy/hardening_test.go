@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Tests for the upstream client's bugs found by review (issue 13): each
+// failed before its fix.
+
+func TestBodyBudgetReleased(t *testing.T) {
+	t.Run("HTTP-2/budget-released-when-trailers-fail", func(t *testing.T) {
+		addr, srv := startProxy(t, Config{})
+		// A chunked body whose trailer section never ends properly: more
+		// trailer lines than the proxy reads (400), several clients.
+		trailers := strings.Repeat("X-T: 1\r\n", maxTrailerLines+1)
+		for range 3 {
+			c := dialProxy(t, addr)
+			fmt.Fprintf(c, "POST http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n%s\r\n", trailers)
+			resp, _ := readResponse(t, bufio.NewReader(c), "POST")
+			if resp.StatusCode != 400 {
+				t.Fatalf("status %d, want 400", resp.StatusCode)
+			}
+			c.Close()
+		}
+		waitUntil(t, 2*time.Second, "body budget back to 0", func() bool { return srv.buffered.Load() == 0 })
+	})
+}
+
+// statusLineOrigin answers every request with the raw status line line.
+func statusLineOrigin(t *testing.T, line string) string {
+	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, line+"\r\nContent-Length: 2\r\n\r\nok")
+	})
+}
+
+// rawStatusLine sends a GET for origin through the proxy at addr and
+// returns the status line exactly as the proxy wrote it.
+func rawStatusLine(t *testing.T, addr, origin string) string {
+	t.Helper()
+	c := dialProxy(t, addr)
+	fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin, origin)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("status line: %v (%q)", err, line)
+	}
+	return line
+}
+
+func TestCleanStatusLine(t *testing.T) {
+	addr, _ := startProxy(t, Config{})
+	t.Run("HTTP-5/reason-phrase-not-copied-byte-for-byte", func(t *testing.T) {
+		o := statusLineOrigin(t, "HTTP/1.1 200 O\rK")
+		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 200 OK\r\n" {
+			t.Fatalf("status line %q, want the standard one", got)
+		}
+	})
+	t.Run("HTTP-5/known-status-gets-standard-text", func(t *testing.T) {
+		o := statusLineOrigin(t, "HTTP/1.1 404 Whatever You Like")
+		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 404 Not Found\r\n" {
+			t.Fatalf("status line %q", got)
+		}
+	})
+}
+
+// recordingOrigin counts connections, keeps the first request head it
+// was sent and answers it 200.
+type recordingOrigin struct {
+	addr  string
+	conns atomic.Int64
+	got   chan string
+}
+
+func newRecordingOrigin(t *testing.T) *recordingOrigin {
+	o := &recordingOrigin{got: make(chan string, 16)}
+	o.addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		o.conns.Add(1)
+		br := bufio.NewReader(c)
+		var head strings.Builder
+		for {
+			line, err := br.ReadString('\n')
+			head.WriteString(line)
+			if err != nil || line == "\r\n" {
+				break
+			}
+		}
+		o.got <- head.String()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
+	return o
+}
+
+func TestTransportRefusesInjection(t *testing.T) {
+	e, err := NewEngine(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	tr := e.RoundTripper()
+	o := newRecordingOrigin(t)
+	u, _ := url.Parse("http://" + o.addr + "/x")
+	cases := []struct {
+		name string
+		req  *http.Request
+	}{
+		{"OPS-4/crlf-in-method", &http.Request{Method: "GET / HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET", URL: u, Header: http.Header{}}},
+		{"OPS-4/crlf-in-header-value", &http.Request{Method: "GET", URL: u, Header: http.Header{"X-A": {"v\r\nX-Injected: 1"}}}},
+		{"OPS-4/bad-header-name", &http.Request{Method: "GET", URL: u, Header: http.Header{"X-A\r\nX-Injected": {"1"}}}},
+		{"OPS-4/nul-in-header-value", &http.Request{Method: "GET", URL: u, Header: http.Header{"X-A": {"a\x00b"}}}},
+		{"OPS-4/crlf-in-opaque-target", &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: o.addr, Opaque: "/x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /y"}, Header: http.Header{}}},
+		{"OPS-4/crlf-in-host", &http.Request{Method: "GET", URL: &url.URL{Scheme: "http", Host: o.addr, Path: "/"}, Host: "", Header: http.Header{}}},
+	}
+	cases[5].req.URL.Host = o.addr + "\r\nX-Injected: 1"
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := tr.RoundTrip(tc.req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatal("request with CR/LF/NUL in method, field or target was sent")
+			}
+		})
+	}
+	if n := o.conns.Load(); n != 0 {
+		t.Fatalf("origin saw %d connections, want none: %q", n, <-o.got)
+	}
+}
