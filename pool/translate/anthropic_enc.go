@@ -1,0 +1,182 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EncodeAnthropicRequest writes r as a Messages request. Reasoning parts
+// without an Anthropic signature (from other APIs) are dropped: Anthropic
+// accepts only its own signed thinking. A Request without MaxTokens gets
+// DefaultMaxTokens. Consecutive messages of one role are merged, tool results
+// first (Anthropic's rule for user turns that answer tool calls).
+func EncodeAnthropicRequest(r *Request) ([]byte, error) {
+	w := anRequest{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+		TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
+	if w.MaxTokens == 0 {
+		w.MaxTokens = DefaultMaxTokens
+	}
+	if r.User != "" {
+		w.Metadata = &anMetadata{UserID: r.User}
+	}
+	if len(r.System) > 0 {
+		w.System = mustJSON(strings.Join(r.System, "\n\n"))
+	}
+	msgs, err := encodeAnMessages(r.Messages)
+	if err != nil {
+		return nil, err
+	}
+	w.Messages = msgs
+	for _, t := range r.Tools {
+		schema := t.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		w.Tools = append(w.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict})
+	}
+	if err := encodeAnToolChoice(r, &w); err != nil {
+		return nil, err
+	}
+	encodeAnReasoning(r, &w)
+	if f := r.Format; f != nil {
+		if f.Type != "json_schema" {
+			return nil, fieldErr("response_format.type", "%q has no Anthropic equivalent (json_schema only)", f.Type)
+		}
+		if w.OutputConfig == nil {
+			w.OutputConfig = &anOutputConfig{}
+		}
+		w.OutputConfig.Format = &anFormat{Type: "json_schema", Schema: f.Schema}
+	}
+	return mustJSON(w), nil
+}
+
+func encodeAnToolChoice(r *Request, w *anRequest) error {
+	tc := &anToolChoice{}
+	switch r.ToolChoice.Mode {
+	case ChoiceDefault:
+		tc.Type = "auto"
+	case ChoiceAuto, ChoiceNone:
+		tc.Type = string(r.ToolChoice.Mode)
+	case ChoiceRequired:
+		tc.Type = "any"
+	case ChoiceTool:
+		tc.Type, tc.Name = "tool", r.ToolChoice.Name
+	}
+	if r.ParallelToolCalls != nil && !*r.ParallelToolCalls {
+		tc.DisableParallelToolUse = true
+	}
+	if r.ToolChoice.Mode != ChoiceDefault || tc.DisableParallelToolUse {
+		if len(r.Tools) == 0 && tc.Type != "none" && tc.Type != "auto" {
+			return fieldErr("tool_choice", "names a tool but the request has no tools")
+		}
+		w.ToolChoice = tc
+	}
+	return nil
+}
+
+// encodeAnReasoning sets a thinking budget only: output_config.effort is
+// refused by Anthropic models older than Opus 4.5, while budget_tokens works
+// on every thinking model and on Anthropic-compatible servers.
+func encodeAnReasoning(r *Request, w *anRequest) {
+	re := r.Reasoning
+	switch {
+	case re.Disabled || re.Effort == "none":
+		w.Thinking = &anThinking{Type: "disabled"}
+		return
+	case re.Budget > 0:
+		w.Thinking = &anThinking{Type: "enabled", BudgetTokens: re.Budget}
+	case re.Effort != "":
+		w.Thinking = &anThinking{Type: "enabled", BudgetTokens: effortBudget[re.Effort]}
+	}
+	if w.Thinking != nil && w.Thinking.BudgetTokens >= w.MaxTokens {
+		// budget_tokens must stay below max_tokens (Anthropic "Extended thinking").
+		w.Thinking.BudgetTokens = w.MaxTokens - 1
+		if w.Thinking.BudgetTokens < 1024 {
+			w.Thinking = nil
+		}
+	}
+}
+
+func encodeAnMessages(msgs []Message) ([]anMessage, error) {
+	var out []anMessage
+	var blocks []anBlock
+	role := ""
+	flush := func() {
+		if len(blocks) > 0 {
+			out = append(out, anMessage{Role: role, Content: mustJSON(blocks)})
+		}
+		blocks = nil
+	}
+	for i, m := range msgs {
+		if string(m.Role) != role {
+			flush()
+			role = string(m.Role)
+		}
+		var results, rest []anBlock
+		for j, p := range m.Parts {
+			b, ok, err := encodeAnPart(fmt.Sprintf("messages[%d].content[%d]", i, j), p)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if p.Kind == KindToolResult {
+				results = append(results, b)
+			} else {
+				rest = append(rest, b)
+			}
+		}
+		if len(results) > 0 && len(blocks) > 0 && blocks[len(blocks)-1].Type != "tool_result" {
+			// Results must come first in the user turn: start a new one.
+			flush()
+		}
+		blocks = append(blocks, results...)
+		blocks = append(blocks, rest...)
+	}
+	flush()
+	return out, nil
+}
+
+// encodeAnPart renders one part; ok is false for a part dropped on purpose.
+func encodeAnPart(field string, p Part) (anBlock, bool, error) {
+	switch p.Kind {
+	case KindText:
+		return anBlock{Type: "text", Text: p.Text}, p.Text != "", nil
+	case KindImage:
+		if p.URL != "" {
+			return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}}, true, nil
+		}
+		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: p.Data}}, true, nil
+	case KindToolCall:
+		in, err := rawArgs(field+".input", p.Args)
+		return anBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: in}, err == nil, err
+	case KindToolResult:
+		var inner []anBlock
+		for k, c := range p.Content {
+			b, ok, err := encodeAnPart(fmt.Sprintf("%s.content[%d]", field, k), c)
+			if err != nil {
+				return anBlock{}, false, err
+			}
+			if ok {
+				inner = append(inner, b)
+			}
+		}
+		b := anBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError}
+		if len(inner) > 0 {
+			b.Content = mustJSON(inner)
+		}
+		return b, true, nil
+	case KindReasoning:
+		if p.Redacted != "" {
+			return anBlock{Type: "redacted_thinking", Data: p.Redacted}, true, nil
+		}
+		if p.Signature == "" {
+			return anBlock{}, false, nil
+		}
+		text, sig := p.Text, p.Signature
+		return anBlock{Type: "thinking", Thinking: &text, Signature: &sig}, true, nil
+	}
+	return anBlock{}, false, fieldErr(field, "unknown part kind")
+}

@@ -1,0 +1,267 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Anthropic Messages request wire types (docs.anthropic.com "Messages").
+type anRequest struct {
+	Model         string          `json:"model"`
+	Messages      []anMessage     `json:"messages"`
+	System        json.RawMessage `json:"system,omitempty"`
+	MaxTokens     int             `json:"max_tokens"`
+	Metadata      *anMetadata     `json:"metadata,omitempty"`
+	StopSequences []string        `json:"stop_sequences,omitempty"`
+	Stream        bool            `json:"stream,omitempty"`
+	Temperature   *float64        `json:"temperature,omitempty"`
+	TopP          *float64        `json:"top_p,omitempty"`
+	TopK          *int            `json:"top_k,omitempty"`
+	Tools         []anTool        `json:"tools,omitempty"`
+	ToolChoice    *anToolChoice   `json:"tool_choice,omitempty"`
+	Thinking      *anThinking     `json:"thinking,omitempty"`
+	OutputConfig  *anOutputConfig `json:"output_config,omitempty"`
+	OutputFormat  *anFormat       `json:"output_format,omitempty"` // the structured-outputs beta name
+}
+
+type anMetadata struct {
+	UserID string `json:"user_id,omitempty"`
+}
+
+type anMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type anBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	Source    *anSource       `json:"source,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
+}
+
+type anSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type anTool struct {
+	Type        string          `json:"type,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type anToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type anThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+type anOutputConfig struct {
+	Effort string    `json:"effort,omitempty"`
+	Format *anFormat `json:"format,omitempty"`
+}
+
+type anFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+var (
+	anKnownKeys = []string{"model", "messages", "system", "max_tokens", "metadata", "stop_sequences",
+		"stream", "temperature", "top_p", "top_k", "tools", "tool_choice", "thinking", "output_config", "output_format"}
+	// Dropped on translation: routing and cache hints with no effect on the
+	// answer's content.
+	anIgnoredKeys = []string{"service_tier", "context_management", "inference_geo"}
+)
+
+// DefaultMaxTokens is the max_tokens sent to an Anthropic member when the
+// client set no limit (Anthropic requires one).
+const DefaultMaxTokens = 32000
+
+// DecodeAnthropicRequest reads a Messages request body. Server tools,
+// documents, containers and MCP servers are FieldErrors; cache_control and
+// citations settings are dropped.
+func DecodeAnthropicRequest(body []byte) (*Request, error) {
+	var w anRequest
+	if err := objectKeys(body, &w, anKnownKeys, anIgnoredKeys); err != nil {
+		return nil, err
+	}
+	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxTokens, Temperature: w.Temperature,
+		TopP: w.TopP, TopK: w.TopK, Stop: w.StopSequences}
+	if w.Metadata != nil {
+		r.User = w.Metadata.UserID
+	}
+	var sys []anBlock
+	s, isStr, err := stringOrArray(w.System, "system", &sys)
+	if err != nil {
+		return nil, err
+	}
+	if isStr {
+		r.System = []string{s}
+	}
+	for i, b := range sys {
+		if b.Type != "text" {
+			return nil, fieldErr(fmt.Sprintf("system[%d].type", i), "%q is not translatable (text only)", b.Type)
+		}
+		r.System = append(r.System, b.Text)
+	}
+	for i, m := range w.Messages {
+		msg, err := decodeAnMessage(fmt.Sprintf("messages[%d]", i), m)
+		if err != nil {
+			return nil, err
+		}
+		r.Messages = append(r.Messages, msg)
+	}
+	for i, t := range w.Tools {
+		if t.Type != "" && t.Type != "custom" {
+			return nil, fieldErr(fmt.Sprintf("tools[%d].type", i), "server tool %q is not translatable", t.Type)
+		}
+		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Strict: t.Strict})
+	}
+	if tc := w.ToolChoice; tc != nil {
+		switch tc.Type {
+		case "auto", "none":
+			r.ToolChoice.Mode = ChoiceMode(tc.Type)
+		case "any":
+			r.ToolChoice.Mode = ChoiceRequired
+		case "tool":
+			r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: tc.Name}
+		default:
+			return nil, fieldErr("tool_choice.type", "unknown value %q", tc.Type)
+		}
+		if tc.DisableParallelToolUse {
+			f := false
+			r.ParallelToolCalls = &f
+		}
+	}
+	if err := decodeAnReasoning(&w, r); err != nil {
+		return nil, err
+	}
+	f := w.OutputFormat
+	if w.OutputConfig != nil && w.OutputConfig.Format != nil {
+		f = w.OutputConfig.Format
+	}
+	if f != nil {
+		if f.Type != "json_schema" {
+			return nil, fieldErr("output_config.format.type", "unknown value %q", f.Type)
+		}
+		r.Format = &Format{Type: "json_schema", Schema: f.Schema}
+	}
+	return r, nil
+}
+
+func decodeAnReasoning(w *anRequest, r *Request) error {
+	if t := w.Thinking; t != nil {
+		switch t.Type {
+		case "enabled":
+			r.Reasoning.Budget = t.BudgetTokens
+		case "disabled":
+			r.Reasoning.Disabled = true
+		case "adaptive":
+		default:
+			return fieldErr("thinking.type", "unknown value %q", t.Type)
+		}
+	}
+	if w.OutputConfig != nil && w.OutputConfig.Effort != "" {
+		if effortRank(w.OutputConfig.Effort) < 0 {
+			return fieldErr("output_config.effort", "unknown value %q", w.OutputConfig.Effort)
+		}
+		r.Reasoning.Effort = w.OutputConfig.Effort
+	}
+	return nil
+}
+
+func decodeAnMessage(field string, m anMessage) (Message, error) {
+	msg := Message{Role: Role(m.Role)}
+	if msg.Role != RoleUser && msg.Role != RoleAssistant {
+		return msg, fieldErr(field+".role", "unknown role %q", m.Role)
+	}
+	var blocks []anBlock
+	s, isStr, err := stringOrArray(m.Content, field+".content", &blocks)
+	if err != nil {
+		return msg, err
+	}
+	if isStr {
+		msg.Parts = []Part{{Kind: KindText, Text: s}}
+		return msg, nil
+	}
+	for j, b := range blocks {
+		p, err := decodeAnBlock(fmt.Sprintf("%s.content[%d]", field, j), b)
+		if err != nil {
+			return msg, err
+		}
+		msg.Parts = append(msg.Parts, p)
+	}
+	return msg, nil
+}
+
+func decodeAnBlock(field string, b anBlock) (Part, error) {
+	switch b.Type {
+	case "text":
+		return Part{Kind: KindText, Text: b.Text}, nil
+	case "image":
+		if b.Source == nil {
+			return Part{}, fieldErr(field+".source", "missing")
+		}
+		switch b.Source.Type {
+		case "base64":
+			return Part{Kind: KindImage, MediaType: b.Source.MediaType, Data: b.Source.Data}, nil
+		case "url":
+			return Part{Kind: KindImage, URL: b.Source.URL}, nil
+		}
+		return Part{}, fieldErr(field+".source.type", "image source %q is not translatable", b.Source.Type)
+	case "tool_use":
+		return Part{Kind: KindToolCall, CallID: b.ID, Name: b.Name, Args: argsOrEmpty(string(b.Input))}, nil
+	case "tool_result":
+		p := Part{Kind: KindToolResult, CallID: b.ToolUseID, IsError: b.IsError}
+		var inner []anBlock
+		s, isStr, err := stringOrArray(b.Content, field+".content", &inner)
+		if err != nil {
+			return Part{}, err
+		}
+		if isStr {
+			p.Content = []Part{{Kind: KindText, Text: s}}
+		}
+		for k, ib := range inner {
+			ip, err := decodeAnBlock(fmt.Sprintf("%s.content[%d]", field, k), ib)
+			if err != nil {
+				return Part{}, err
+			}
+			if ip.Kind != KindText && ip.Kind != KindImage {
+				return Part{}, fieldErr(fmt.Sprintf("%s.content[%d].type", field, k), "%q inside a tool result is not translatable", ib.Type)
+			}
+			p.Content = append(p.Content, ip)
+		}
+		return p, nil
+	case "thinking":
+		p := Part{Kind: KindReasoning}
+		if b.Thinking != nil {
+			p.Text = *b.Thinking
+		}
+		if b.Signature != nil {
+			p.Signature = *b.Signature
+		}
+		return p, nil
+	case "redacted_thinking":
+		return Part{Kind: KindReasoning, Redacted: b.Data}, nil
+	}
+	return Part{}, fieldErr(field+".type", "content block %q is not translatable", b.Type)
+}

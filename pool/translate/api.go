@@ -1,0 +1,137 @@
+package translate
+
+// DecodeRequest reads a client request body of api. For APIGemini, model and
+// stream come from the URL; the other APIs read them from the body and
+// ignore the arguments.
+func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, error) {
+	switch api {
+	case APIAnthropic:
+		return DecodeAnthropicRequest(body)
+	case APIChat:
+		return DecodeChatRequest(body)
+	case APIResponses:
+		return DecodeResponsesRequest(body)
+	case APIGemini:
+		return DecodeGeminiRequest(body, model, stream)
+	}
+	panic("translate: unknown API " + string(api))
+}
+
+// EncodeRequest writes r as a request body of api (for APIGemini the model
+// and stream belong in the URL: GeminiPath).
+func EncodeRequest(api API, r *Request) ([]byte, error) {
+	switch api {
+	case APIAnthropic:
+		return EncodeAnthropicRequest(r)
+	case APIChat:
+		return EncodeChatRequest(r)
+	case APIResponses:
+		return EncodeResponsesRequest(r)
+	case APIGemini:
+		return EncodeGeminiRequest(r)
+	}
+	panic("translate: unknown API " + string(api))
+}
+
+// DecodeResponse reads a non-streamed answer body of api.
+func DecodeResponse(api API, body []byte) (*Response, error) {
+	switch api {
+	case APIAnthropic:
+		return DecodeAnthropicResponse(body)
+	case APIChat:
+		return DecodeChatResponse(body)
+	case APIResponses:
+		return DecodeResponsesResponse(body)
+	case APIGemini:
+		return DecodeGeminiResponse(body)
+	}
+	panic("translate: unknown API " + string(api))
+}
+
+// EncodeResponse writes r as a non-streamed answer of api naming model (the
+// id the client asked for).
+func EncodeResponse(api API, r *Response, model string) ([]byte, error) {
+	switch api {
+	case APIAnthropic:
+		return EncodeAnthropicResponse(r, model)
+	case APIChat:
+		return EncodeChatResponse(r, model)
+	case APIResponses:
+		return EncodeResponsesResponse(r, model)
+	case APIGemini:
+		return EncodeGeminiResponse(r, model)
+	}
+	panic("translate: unknown API " + string(api))
+}
+
+// Stream converts one upstream stream of API from into a client stream of
+// API to, one event at a time: Feed takes each upstream SSE event and
+// returns the client bytes to write now; End closes the conversion at the
+// upstream's EOF.
+type Stream struct {
+	dec     StreamDecoder
+	enc     StreamEncoder
+	started bool // EvStart was encoded
+	ended   bool // EvFinish or EvError was encoded
+}
+
+// NewStream returns a converter from member API from to client API to,
+// naming model in the client's events.
+func NewStream(from, to API, model string) *Stream {
+	return &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model)}
+}
+
+// Feed converts one upstream event (its "event" field and joined data).
+// An error is a malformed or untranslatable upstream event.
+func (s *Stream) Feed(name string, data []byte) ([]byte, error) {
+	evs, err := s.dec.Decode(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return s.encode(evs)
+}
+
+// End finishes the conversion at the upstream's EOF; an error means the
+// upstream stopped before its answer was complete.
+func (s *Stream) End() ([]byte, error) {
+	evs, err := s.dec.End()
+	if err != nil {
+		return nil, err
+	}
+	return s.encode(evs)
+}
+
+// encode writes evs, holding the client stream to the Event grammar even
+// when an upstream breaks it: an EvStart is supplied before the first part
+// (upstreams that skip message_start/response.created), and nothing follows
+// the end.
+func (s *Stream) encode(evs []Event) ([]byte, error) {
+	var out []byte
+	for _, ev := range evs {
+		if s.ended {
+			break
+		}
+		switch ev.Kind {
+		case EvStart:
+			if s.started {
+				continue
+			}
+			s.started = true
+		case EvPartStart, EvDelta, EvPartStop, EvFinish:
+			if !s.started {
+				s.started = true
+				b, _ := s.enc.Encode(Event{Kind: EvStart})
+				out = append(out, b...)
+			}
+		}
+		if ev.Kind == EvFinish || ev.Kind == EvError {
+			s.ended = true
+		}
+		b, err := s.enc.Encode(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}

@@ -1,0 +1,90 @@
+package translate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchRequest is a Claude-Code-sized request: a long system prompt, 40
+// turns with tool calls and results, 15 tools.
+func benchRequest() string {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","max_tokens":32000,"stream":true,"system":` + string(mustJSON(strings.Repeat("You are a coding agent. ", 400))) + `,"messages":[`)
+	for i := 0; i < 20; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]},`, strings.Repeat("please edit the file ", 30))
+		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t%d","name":"Edit","input":{"path":"a.go","text":%q}}]},`, i, strings.Repeat("x := 1\n", 40))
+		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("line\n", 60))
+	}
+	b.WriteString(`],"tools":[`)
+	for i := 0; i < 15; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"name":"Tool%d","description":%q,"input_schema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}`, i, strings.Repeat("does things ", 40))
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// BenchmarkRequest is the added time per call for the request: decode the
+// client's body and encode the member's.
+func BenchmarkRequest(b *testing.B) {
+	body := []byte(benchRequest())
+	for _, to := range []API{APIChat, APIResponses, APIGemini} {
+		b.Run("anthropic-to-"+string(to), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r, err := DecodeAnthropicRequest(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := EncodeRequest(to, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkStreamEvent is the added time per streamed event: one upstream
+// text delta decoded and encoded for the client.
+func BenchmarkStreamEvent(b *testing.B) {
+	deltas := map[API]sseEv{
+		APIAnthropic: ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there, "}}`),
+		APIChat:      chunk(`{"content":"Hello there, "}`),
+		APIResponses: ev("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello there, "}`),
+		APIGemini:    gmChunk(`[{"text":"Hello there, "}]`),
+	}
+	opens := map[API][]sseEv{
+		APIAnthropic: {ev("message_start", anStart), ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
+		APIChat:      {chunk(`{"role":"assistant","content":""}`)},
+		APIResponses: append(rsHead(), ev("response.content_part.added", `{"type":"response.content_part.added"}`)),
+		APIGemini:    nil,
+	}
+	for _, from := range apis {
+		for _, to := range apis {
+			if from == to {
+				continue
+			}
+			b.Run(string(from)+"-to-"+string(to), func(b *testing.B) {
+				s := NewStream(from, to, "m")
+				for _, e := range opens[from] {
+					if _, err := s.Feed(e.name, []byte(e.data)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				d := deltas[from]
+				data := []byte(d.data)
+				for b.Loop() {
+					if _, err := s.Feed(d.name, data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

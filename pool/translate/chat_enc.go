@@ -1,0 +1,144 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EncodeChatRequest writes r as a Chat Completions request. Tool results
+// become "tool" messages before the rest of their user turn; a result marked
+// as an error gets an "Error: " prefix (Chat has no error flag). Reasoning
+// text goes to reasoning_content (DeepSeek, Kimi, vLLM read it back);
+// signatures and encrypted reasoning are dropped. A stream asks for usage
+// (stream_options.include_usage) so cache accounting keeps working.
+func EncodeChatRequest(r *Request) ([]byte, error) {
+	w := chatRequest{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+		TopP: r.TopP, TopK: r.TopK, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
+	if r.Stream {
+		w.StreamOptions = &struct {
+			IncludeUsage bool `json:"include_usage"`
+		}{true}
+	}
+	if len(r.Stop) > 0 {
+		w.Stop = mustJSON(r.Stop)
+	}
+	if len(r.System) > 0 {
+		w.Messages = append(w.Messages, chatMessage{Role: "system", Content: mustJSON(strings.Join(r.System, "\n\n"))})
+	}
+	for i, m := range r.Messages {
+		msgs, err := encodeChatMessage(fmt.Sprintf("messages[%d]", i), m)
+		if err != nil {
+			return nil, err
+		}
+		w.Messages = append(w.Messages, msgs...)
+	}
+	for _, t := range r.Tools {
+		var ct chatTool
+		ct.Type = "function"
+		ct.Function.Name, ct.Function.Description, ct.Function.Parameters, ct.Function.Strict = t.Name, t.Description, t.Schema, t.Strict
+		w.Tools = append(w.Tools, ct)
+	}
+	switch r.ToolChoice.Mode {
+	case ChoiceAuto, ChoiceNone, ChoiceRequired:
+		w.ToolChoice = mustJSON(string(r.ToolChoice.Mode))
+	case ChoiceTool:
+		w.ToolChoice = mustJSON(map[string]any{"type": "function", "function": map[string]string{"name": r.ToolChoice.Name}})
+	}
+	w.ReasoningEffort = openAIEffort(r.Reasoning, chatEfforts)
+	if f := r.Format; f != nil {
+		w.ResponseFormat = &chatFormat{Type: f.Type}
+		if f.Type == "json_schema" {
+			name := f.Name
+			if name == "" {
+				name = "output"
+			}
+			w.ResponseFormat.JSONSchema = &struct {
+				Name   string          `json:"name,omitempty"`
+				Schema json.RawMessage `json:"schema,omitempty"`
+				Strict bool            `json:"strict,omitempty"`
+			}{name, f.Schema, f.Strict}
+		}
+	}
+	return mustJSON(w), nil
+}
+
+// openAIEffort maps the neutral reasoning request onto OpenAI's effort
+// words: an effort to the nearest allowed value, a budget to the effort it
+// stands for; an explicit "disabled" without effort is left to the default
+// (many OpenAI-compatible servers refuse "none").
+func openAIEffort(re Reasoning, allowed []string) string {
+	switch {
+	case re.Effort != "":
+		return nearestEffort(re.Effort, allowed)
+	case re.Budget > 0:
+		return nearestEffort(budgetEffort(re.Budget), allowed)
+	}
+	return ""
+}
+
+func encodeChatMessage(field string, m Message) ([]chatMessage, error) {
+	var out []chatMessage
+	var content []chatContentPart
+	msg := chatMessage{Role: string(m.Role)}
+	var reasoning strings.Builder
+	for j, p := range m.Parts {
+		pf := fmt.Sprintf("%s.content[%d]", field, j)
+		switch p.Kind {
+		case KindText:
+			content = append(content, chatContentPart{Type: "text", Text: p.Text})
+		case KindImage:
+			if m.Role == RoleAssistant {
+				return nil, fieldErr(pf, "images in assistant turns are not expressible in Chat Completions")
+			}
+			cp := chatContentPart{Type: "image_url"}
+			cp.ImageURL = &struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail,omitempty"`
+			}{URL: imageURL(p)}
+			content = append(content, cp)
+		case KindToolCall:
+			var tc chatToolCall
+			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = p.CallID, "function", p.Name, argsOrEmpty(p.Args)
+			msg.ToolCalls = append(msg.ToolCalls, tc)
+		case KindToolResult:
+			text, err := textOnly(pf+".content", p.Content)
+			if err != nil {
+				return nil, fieldErr(pf+".content", "tool results with images are not expressible in Chat Completions")
+			}
+			if p.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
+				text = "Error: " + text
+			}
+			out = append(out, chatMessage{Role: "tool", ToolCallID: p.CallID, Content: mustJSON(text)})
+		case KindReasoning:
+			reasoning.WriteString(p.Text)
+		}
+	}
+	if reasoning.Len() > 0 && m.Role == RoleAssistant {
+		rc := reasoning.String()
+		msg.ReasoningContent = &rc
+	}
+	switch {
+	case len(content) == 1 && content[0].Type == "text":
+		msg.Content = mustJSON(content[0].Text)
+	case len(content) > 0 && m.Role == RoleAssistant:
+		text, _ := textOnly(field, chatPartsNeutral(content))
+		msg.Content = mustJSON(text)
+	case len(content) > 0:
+		msg.Content = mustJSON(content)
+	case m.Role == RoleAssistant:
+		msg.Content = json.RawMessage("null")
+	}
+	if len(msg.Content) > 0 && (string(msg.Content) != "null" || len(msg.ToolCalls) > 0) {
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+func chatPartsNeutral(cs []chatContentPart) []Part {
+	out := make([]Part, len(cs))
+	for i, c := range cs {
+		out[i] = Part{Kind: KindText, Text: c.Text}
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// objectKeys decodes body as a JSON object into typed (a pointer to a wire
+// struct) and checks its top-level keys: a key in known is decoded, a key in
+// ignored is dropped on purpose (its loss does not change the answer), any
+// other key is a FieldError (the target cannot express it).
+func objectKeys(body []byte, typed any, known, ignored []string) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return &FieldError{Field: "body", Reason: "not a JSON object: " + err.Error()}
+	}
+	if err := json.Unmarshal(body, typed); err != nil {
+		return wireErr("body", err)
+	}
+	return checkKeys("", raw, known, ignored)
+}
+
+// checkKeys reports the first key of raw (sorted, so errors are stable)
+// that is neither known nor ignored; null values are absent.
+func checkKeys(prefix string, raw map[string]json.RawMessage, known, ignored []string) error {
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if contains(known, k) || contains(ignored, k) || string(raw[k]) == "null" {
+			continue
+		}
+		return fieldErr(prefix+k, "not translatable to another API")
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// wireErr turns an encoding/json error into a FieldError naming the field.
+func wireErr(where string, err error) error {
+	var te *json.UnmarshalTypeError
+	if ok := asTypeErr(err, &te); ok && te.Field != "" {
+		return fieldErr(te.Field, "must be %s, not a JSON %s", goTypeWord(te.Type.Kind().String()), te.Value)
+	}
+	return &FieldError{Field: where, Reason: err.Error()}
+}
+
+func asTypeErr(err error, te **json.UnmarshalTypeError) bool {
+	t, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*te = t
+	}
+	return ok
+}
+
+func goTypeWord(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a boolean"
+	case "float64", "int", "int64":
+		return "a number"
+	}
+	return kind
+}
+
+// stringOrArray decodes raw as either a JSON string or an array; str is set
+// for a string, arr for an array. null and absent give neither.
+func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isStr bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return "", false, wireErr(field, err)
+		}
+		return str, true, nil
+	}
+	if raw[0] != '[' {
+		return "", false, fieldErr(field, "must be a string or an array")
+	}
+	if err := json.Unmarshal(raw, arr); err != nil {
+		return "", false, prefixErr(field, wireErr(field, err))
+	}
+	return "", false, nil
+}
+
+// prefixErr puts field in front of a FieldError's field.
+func prefixErr(field string, err error) error {
+	if fe, ok := err.(*FieldError); ok && fe.Field != field && !strings.HasPrefix(fe.Field, field) {
+		return &FieldError{Field: field + "." + fe.Field, Reason: fe.Reason}
+	}
+	return err
+}
+
+// mustJSON marshals v; the wire types here always marshal.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("translate: marshal %T: %v", v, err))
+	}
+	return b
+}
+
+// argsOrEmpty returns args, or "{}" when empty (APIs want an object).
+func argsOrEmpty(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	return args
+}
+
+// rawArgs returns a tool call's arguments as a JSON object for APIs that
+// carry them as an object (Anthropic input, Gemini args).
+func rawArgs(field, args string) (json.RawMessage, error) {
+	a := argsOrEmpty(args)
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(a), &probe); err != nil {
+		return nil, fieldErr(field, "tool call arguments are not a JSON object")
+	}
+	return json.RawMessage(a), nil
+}
+
+// dataURL splits "data:image/png;base64,AAAA" into media type and data.
+func dataURL(u string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mediaType, isB64 := strings.CutSuffix(meta, ";base64")
+	if !isB64 {
+		return "", "", false
+	}
+	return mediaType, data, true
+}
+
+// imageURL renders an image part as a URL (a data: URL for inline data).
+func imageURL(p Part) string {
+	if p.URL != "" {
+		return p.URL
+	}
+	return "data:" + p.MediaType + ";base64," + p.Data
+}
+
+// imageFromURL makes an image part from a URL, splitting data: URLs.
+func imageFromURL(u string) Part {
+	if mt, data, ok := dataURL(u); ok {
+		return Part{Kind: KindImage, MediaType: mt, Data: data}
+	}
+	return Part{Kind: KindImage, URL: u}
+}
+
+// joinText concatenates the text parts of parts; other kinds are reported
+// by kindErr when not nil.
+func textOnly(field string, parts []Part) (string, error) {
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Kind != KindText {
+			return "", fieldErr(fmt.Sprintf("%s[%d]", field, i), "%s content is not expressible here (text only)", p.Kind)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// sse renders one SSE event; name may be "".
+func sse(name string, data []byte) []byte {
+	out := make([]byte, 0, len(name)+len(data)+16)
+	if name != "" {
+		out = append(out, "event: "...)
+		out = append(out, name...)
+		out = append(out, '\n')
+	}
+	out = append(out, "data: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
+}
+
+// effortRank is the index of e in Efforts, or -1.
+func effortRank(e string) int {
+	for i, v := range Efforts {
+		if v == e {
+			return i
+		}
+	}
+	return -1
+}
+
+// nearestEffort maps e onto the allowed values (a subset of Efforts, in
+// order): the lowest allowed value at or above e, else the highest allowed.
+func nearestEffort(e string, allowed []string) string {
+	r := effortRank(e)
+	for _, a := range allowed {
+		if effortRank(a) >= r {
+			return a
+		}
+	}
+	return allowed[len(allowed)-1]
+}
+
+// effortBudget is the thinking budget (tokens) an effort stands for, for
+// APIs that take a budget; budgetEffort is the inverse.
+var effortBudget = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
+
+func budgetEffort(b int) string {
+	switch {
+	case b <= 1024:
+		return "minimal"
+	case b <= 4096:
+		return "low"
+	case b <= 12288:
+		return "medium"
+	case b <= 24576:
+		return "high"
+	}
+	return "xhigh"
+}

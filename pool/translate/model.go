@@ -1,0 +1,218 @@
+// Package translate converts model calls between the four LLM wire APIs a
+// pool serves (SPEC POOL-21): Anthropic Messages, OpenAI Chat Completions,
+// OpenAI Responses and Gemini generateContent.
+//
+// Every conversion goes through one neutral form, so four APIs need four
+// decoders and four encoders instead of twelve pairwise converters:
+//
+//	client body ──Decode<API>Request──▶ Request ──Encode<API>Request──▶ member body
+//	member body ─Decode<API>Response─▶ Response ─Encode<API>Response─▶ client body
+//	member SSE ──StreamDecoder.Decode──▶ []Event ──StreamEncoder.Encode──▶ client SSE
+//	member error ──DecodeError──▶ Error ──EncodeError──▶ client error (status, body)
+//
+// Streams are converted one upstream event at a time by small state machines;
+// nothing waits for the whole answer. (Two targets need a little state per
+// output item: Gemini sends a function call's arguments as one object, and a
+// Responses "*.done" event repeats the item's full text, so those encoders keep
+// the current item's text; the Responses encoder also keeps the finished items
+// for response.completed, which repeats them.)
+//
+// What a target API cannot express is an error of type *FieldError naming the
+// field (the pool answers it with a 400), never a silent drop that changes the
+// meaning. Things a target has no slot for but whose loss does not change the
+// answer — reasoning text into an API without reasoning input, cache_control
+// hints, Gemini thought signatures into other APIs — are dropped on purpose;
+// each encoder's doc comment lists them.
+package translate
+
+import "encoding/json"
+
+// API names one wire API. The values are the pool's channel `api` words for
+// the member side; APIResponses is served by `api: openai` channels.
+type API string
+
+// The four APIs (SPEC POOL-21).
+const (
+	APIAnthropic API = "anthropic"   // POST /v1/messages
+	APIChat      API = "openai-chat" // POST /v1/chat/completions
+	APIResponses API = "responses"   // POST /v1/responses
+	APIGemini    API = "gemini"      // POST /v1beta/models/{m}:generateContent
+)
+
+// Role is the speaker of a Message. System prompts live in Request.System;
+// tool results are parts of a user message (the Anthropic and Gemini shape).
+type Role string
+
+// Roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Kind is the kind of a Part.
+type Kind uint8
+
+// Part kinds.
+const (
+	KindText       Kind = iota + 1 // Text
+	KindImage                      // MediaType + Data (base64) or URL
+	KindToolCall                   // CallID, Name, Args
+	KindToolResult                 // CallID, Name (when known), Content, IsError
+	KindReasoning                  // Text, Signature, Redacted, Encrypted, ItemID
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindText:
+		return "text"
+	case KindImage:
+		return "image"
+	case KindToolCall:
+		return "tool call"
+	case KindToolResult:
+		return "tool result"
+	case KindReasoning:
+		return "reasoning"
+	}
+	return "unknown"
+}
+
+// Part is one piece of a message or an answer. Which fields are used depends
+// on Kind (see the constants).
+type Part struct {
+	Kind Kind
+	// Text is the text of a text or reasoning part.
+	Text string
+	// MediaType ("image/png") and Data (standard base64, no "data:" prefix)
+	// of an inline image; URL of a linked image (http(s) or a file URI).
+	MediaType, Data, URL string
+	// CallID ties a tool call to its result. Name is the function name (on
+	// a result: taken from the matching call when the API does not repeat
+	// it). Args is the call's arguments as JSON object text ("{}" when none).
+	CallID, Name, Args string
+	// Content is a tool result's content: text and image parts.
+	Content []Part
+	// IsError marks a tool result that reports a failed tool run.
+	IsError bool
+	// Signature is Anthropic's thinking signature; Redacted is the data of an
+	// Anthropic redacted_thinking block (Text empty).
+	Signature, Redacted string
+	// Encrypted is a Responses reasoning item's encrypted_content; ItemID its
+	// id. Both only round-trip to a Responses member.
+	Encrypted, ItemID string
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role  Role
+	Parts []Part
+}
+
+// Tool is a function the model may call. Schema is the JSON Schema of its
+// arguments, passed through unchanged.
+type Tool struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Strict      bool
+}
+
+// ChoiceMode says how the model must use the tools.
+type ChoiceMode string
+
+// Tool choice modes. ChoiceDefault leaves the API's default.
+const (
+	ChoiceDefault  ChoiceMode = ""
+	ChoiceAuto     ChoiceMode = "auto"
+	ChoiceNone     ChoiceMode = "none"
+	ChoiceRequired ChoiceMode = "required" // some tool (Anthropic "any", Gemini ANY)
+	ChoiceTool     ChoiceMode = "tool"     // the tool named ToolChoice.Name
+)
+
+// ToolChoice is the request's tool choice.
+type ToolChoice struct {
+	Mode ChoiceMode
+	Name string
+}
+
+// Format asks for structured output: Type "json_object" (any JSON) or
+// "json_schema" (Schema, with Name and Strict where the API has them).
+type Format struct {
+	Type   string
+	Name   string
+	Schema json.RawMessage
+	Strict bool
+}
+
+// Efforts is the neutral reasoning-effort scale in ascending order
+// (POOL-NOTES "Reasoning effort"): OpenAI's none…xhigh plus Anthropic's max.
+// Encoders map a value their API lacks to the nearest one it has.
+var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+// Reasoning is what the request asks of the model's thinking.
+type Reasoning struct {
+	// Effort is a value of Efforts, or "" for the API's default.
+	Effort string
+	// Budget is a thinking budget in tokens (Anthropic budget_tokens, Gemini
+	// thinkingBudget); 0 means unset. With both set, the target's own kind
+	// wins.
+	Budget int
+	// Disabled is an explicit "no thinking" (Anthropic thinking disabled,
+	// Gemini budget 0, OpenAI effort none).
+	Disabled bool
+}
+
+// Request is a model call in neutral form.
+type Request struct {
+	Model  string
+	Stream bool
+	// System holds the system prompt blocks in order (Chat system/developer
+	// messages anywhere in the conversation are hoisted here in order).
+	System     []string
+	Messages   []Message
+	Tools      []Tool
+	ToolChoice ToolChoice
+	// ParallelToolCalls is nil when unset.
+	ParallelToolCalls *bool
+	// MaxTokens is the output token limit; 0 means unset.
+	MaxTokens   int
+	Temperature *float64
+	TopP        *float64
+	TopK        *int
+	Stop        []string
+	Reasoning   Reasoning
+	Format      *Format
+	// User is an end-user id (Anthropic metadata.user_id, OpenAI user).
+	User string
+}
+
+// StopReason says why an answer ended, in Anthropic's words.
+type StopReason string
+
+// Stop reasons.
+const (
+	StopEnd       StopReason = "end_turn"
+	StopMaxTokens StopReason = "max_tokens"
+	StopSequence  StopReason = "stop_sequence"
+	StopToolUse   StopReason = "tool_use"
+	StopFilter    StopReason = "content_filter" // Anthropic "refusal"
+)
+
+// Usage counts tokens. Input excludes the cached tokens (Anthropic's
+// input_tokens); OpenAI's prompt_tokens is Input+CacheRead+CacheWrite.
+// Output includes Reasoning (OpenAI's completion_tokens); Gemini's
+// candidatesTokenCount is Output-Reasoning.
+type Usage struct {
+	Input, CacheRead, CacheWrite, Output, Reasoning int64
+}
+
+// Response is a non-streamed answer in neutral form.
+type Response struct {
+	ID, Model string
+	Parts     []Part
+	Stop      StopReason
+	// StopSequence is the matched stop sequence when Stop is StopSequence
+	// and the API says which.
+	StopSequence string
+	Usage        Usage
+}

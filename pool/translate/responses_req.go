@@ -1,0 +1,355 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// OpenAI Responses request wire types (platform.openai.com "Create a
+// model response").
+type rsRequest struct {
+	Model             string          `json:"model"`
+	Input             json.RawMessage `json:"input,omitempty"`
+	Instructions      string          `json:"instructions,omitempty"`
+	Tools             []rsTool        `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	MaxOutputTokens   int             `json:"max_output_tokens,omitempty"`
+	Temperature       *float64        `json:"temperature,omitempty"`
+	TopP              *float64        `json:"top_p,omitempty"`
+	Stream            bool            `json:"stream,omitempty"`
+	Reasoning         *rsReasoning    `json:"reasoning,omitempty"`
+	Text              *rsText         `json:"text,omitempty"`
+	User              string          `json:"user,omitempty"`
+}
+
+type rsReasoning struct {
+	Effort  string `json:"effort,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+type rsText struct {
+	Format *struct {
+		Type   string          `json:"type"`
+		Name   string          `json:"name,omitempty"`
+		Schema json.RawMessage `json:"schema,omitempty"`
+		Strict bool            `json:"strict,omitempty"`
+	} `json:"format,omitempty"`
+}
+
+type rsTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+// rsItem is the union of input and output items.
+type rsItem struct {
+	Type             string          `json:"type,omitempty"`
+	ID               string          `json:"id,omitempty"`
+	Status           string          `json:"status,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          json.RawMessage `json:"content,omitempty"`
+	CallID           string          `json:"call_id,omitempty"`
+	Name             string          `json:"name,omitempty"`
+	Arguments        *string         `json:"arguments,omitempty"`
+	Output           json.RawMessage `json:"output,omitempty"`
+	Summary          *[]rsContent    `json:"summary,omitempty"` // set (maybe empty) on reasoning items
+	EncryptedContent string          `json:"encrypted_content,omitempty"`
+}
+
+type rsContent struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	Refusal     string `json:"refusal,omitempty"`
+	ImageURL    string `json:"image_url,omitempty"`
+	Detail      string `json:"detail,omitempty"`
+	Annotations *[]any `json:"annotations,omitempty"` // set (empty) on output text
+}
+
+var (
+	rsKnownKeys = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user"}
+	// Dropped on translation: storage, cache and routing hints, and
+	// "include" (what extra fields to return; the target returns its own).
+	rsIgnoredKeys = []string{"store", "include", "prompt_cache_key", "metadata", "service_tier", "truncation",
+		"safety_identifier", "prompt_cache_retention", "stream_options"}
+)
+
+// DecodeResponsesRequest reads a Responses request body. previous_response_id,
+// conversation, background and built-in tools (web_search, local_shell,
+// custom…) are FieldErrors: no other API can hold their state or run them.
+// Reasoning items keep their encrypted_content and id for a Responses member.
+func DecodeResponsesRequest(body []byte) (*Request, error) {
+	var w rsRequest
+	if err := objectKeys(body, &w, rsKnownKeys, rsIgnoredKeys); err != nil {
+		return nil, err
+	}
+	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature,
+		TopP: w.TopP, ParallelToolCalls: w.ParallelToolCalls, User: w.User}
+	if w.Instructions != "" {
+		r.System = []string{w.Instructions}
+	}
+	var items []rsItem
+	s, isStr, err := stringOrArray(w.Input, "input", &items)
+	if err != nil {
+		return nil, err
+	}
+	if isStr {
+		r.Messages = []Message{{Role: RoleUser, Parts: []Part{{Kind: KindText, Text: s}}}}
+	}
+	if err := decodeRsItems(items, r); err != nil {
+		return nil, err
+	}
+	for i, t := range w.Tools {
+		if t.Type != "function" {
+			return nil, fieldErr(fmt.Sprintf("tools[%d].type", i), "built-in tool %q is not translatable", t.Type)
+		}
+		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.Parameters, Strict: t.Strict})
+	}
+	if r.ToolChoice, err = decodeOpenAIToolChoice(w.ToolChoice, false); err != nil {
+		return nil, err
+	}
+	if w.Reasoning != nil && w.Reasoning.Effort != "" {
+		if effortRank(w.Reasoning.Effort) < 0 {
+			return nil, fieldErr("reasoning.effort", "unknown value %q", w.Reasoning.Effort)
+		}
+		r.Reasoning.Effort = w.Reasoning.Effort
+	}
+	if w.Text != nil && w.Text.Format != nil {
+		switch f := w.Text.Format; f.Type {
+		case "text":
+		case "json_object":
+			r.Format = &Format{Type: "json_object"}
+		case "json_schema":
+			r.Format = &Format{Type: "json_schema", Name: f.Name, Schema: f.Schema, Strict: f.Strict}
+		default:
+			return nil, fieldErr("text.format.type", "unknown value %q", f.Type)
+		}
+	}
+	return r, nil
+}
+
+func decodeRsItems(items []rsItem, r *Request) error {
+	names := map[string]string{}
+	for i, it := range items {
+		field := fmt.Sprintf("input[%d]", i)
+		typ := it.Type
+		if typ == "" && it.Role != "" {
+			typ = "message"
+		}
+		switch typ {
+		case "message":
+			if err := decodeRsMessage(field, it, r); err != nil {
+				return err
+			}
+		case "function_call":
+			args := ""
+			if it.Arguments != nil {
+				args = *it.Arguments
+			}
+			names[it.CallID] = it.Name
+			r.Messages = appendMessage(r.Messages, Message{Role: RoleAssistant, Parts: []Part{
+				{Kind: KindToolCall, CallID: it.CallID, Name: it.Name, Args: argsOrEmpty(args)}}})
+		case "function_call_output":
+			content, err := decodeRsContent(field+".output", it.Output)
+			if err != nil {
+				return err
+			}
+			r.Messages = appendMessage(r.Messages, Message{Role: RoleUser, Parts: []Part{
+				{Kind: KindToolResult, CallID: it.CallID, Name: names[it.CallID], Content: content}}})
+		case "reasoning":
+			var text []string
+			for _, s := range deref(it.Summary) {
+				text = append(text, s.Text)
+			}
+			r.Messages = appendMessage(r.Messages, Message{Role: RoleAssistant, Parts: []Part{
+				{Kind: KindReasoning, Text: strings.Join(text, "\n\n"), Encrypted: it.EncryptedContent, ItemID: it.ID}}})
+		default:
+			return fieldErr(field+".type", "item %q is not translatable", it.Type)
+		}
+	}
+	return nil
+}
+
+func decodeRsMessage(field string, it rsItem, r *Request) error {
+	content, err := decodeRsContent(field+".content", it.Content)
+	if err != nil {
+		return err
+	}
+	switch it.Role {
+	case "system", "developer":
+		text, err := textOnly(field+".content", content)
+		if err != nil {
+			return err
+		}
+		r.System = append(r.System, text)
+	case "user", "assistant":
+		r.Messages = appendMessage(r.Messages, Message{Role: Role(it.Role), Parts: content})
+	default:
+		return fieldErr(field+".role", "unknown role %q", it.Role)
+	}
+	return nil
+}
+
+func decodeRsContent(field string, raw json.RawMessage) ([]Part, error) {
+	var cs []rsContent
+	s, isStr, err := stringOrArray(raw, field, &cs)
+	if err != nil {
+		return nil, err
+	}
+	if isStr {
+		return []Part{{Kind: KindText, Text: s}}, nil
+	}
+	var out []Part
+	for j, c := range cs {
+		switch c.Type {
+		case "input_text", "output_text", "text", "summary_text":
+			out = append(out, Part{Kind: KindText, Text: c.Text})
+		case "refusal":
+			out = append(out, Part{Kind: KindText, Text: c.Refusal})
+		case "input_image":
+			if c.ImageURL == "" {
+				return nil, fieldErr(fmt.Sprintf("%s[%d].image_url", field, j), "only image_url images are translatable (not file_id)")
+			}
+			out = append(out, imageFromURL(c.ImageURL))
+		default:
+			return nil, fieldErr(fmt.Sprintf("%s[%d].type", field, j), "content %q is not translatable", c.Type)
+		}
+	}
+	return out, nil
+}
+
+// EncodeResponsesRequest writes r as a Responses request. Reasoning parts
+// without encrypted_content (from other APIs) are dropped: Responses only
+// takes back its own reasoning items. A tool result marked as an error gets
+// an "Error: " prefix (Responses has no error flag). When thinking is asked
+// for, reasoning.summary is "auto" so the reasoning text comes back.
+func EncodeResponsesRequest(r *Request) ([]byte, error) {
+	w := rsRequest{Model: r.Model, Stream: r.Stream, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature,
+		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, Instructions: strings.Join(r.System, "\n\n")}
+	if r.TopK != nil {
+		return nil, fieldErr("top_k", "not expressible in the Responses API")
+	}
+	if len(r.Stop) > 0 {
+		return nil, fieldErr("stop_sequences", "stop sequences are not expressible in the Responses API")
+	}
+	items := []rsItem{}
+	for i, m := range r.Messages {
+		its, err := encodeRsMessage(fmt.Sprintf("messages[%d]", i), m)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, its...)
+	}
+	w.Input = mustJSON(items)
+	for _, t := range r.Tools {
+		w.Tools = append(w.Tools, rsTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema, Strict: t.Strict})
+	}
+	switch r.ToolChoice.Mode {
+	case ChoiceAuto, ChoiceNone, ChoiceRequired:
+		w.ToolChoice = mustJSON(string(r.ToolChoice.Mode))
+	case ChoiceTool:
+		w.ToolChoice = mustJSON(map[string]string{"type": "function", "name": r.ToolChoice.Name})
+	}
+	if e := openAIEffort(r.Reasoning, chatEfforts); e != "" {
+		w.Reasoning = &rsReasoning{Effort: e}
+		if e != "none" {
+			w.Reasoning.Summary = "auto"
+		}
+	}
+	if f := r.Format; f != nil {
+		w.Text = &rsText{}
+		w.Text.Format = &struct {
+			Type   string          `json:"type"`
+			Name   string          `json:"name,omitempty"`
+			Schema json.RawMessage `json:"schema,omitempty"`
+			Strict bool            `json:"strict,omitempty"`
+		}{Type: f.Type, Name: f.Name, Schema: f.Schema, Strict: f.Strict}
+		if f.Type == "json_schema" && f.Name == "" {
+			w.Text.Format.Name = "output"
+		}
+	}
+	return mustJSON(w), nil
+}
+
+func encodeRsMessage(field string, m Message) ([]rsItem, error) {
+	var out, results []rsItem
+	var content []rsContent
+	for j, p := range m.Parts {
+		pf := fmt.Sprintf("%s.content[%d]", field, j)
+		switch p.Kind {
+		case KindText:
+			typ := "input_text"
+			if m.Role == RoleAssistant {
+				typ = "output_text"
+			}
+			content = append(content, rsContent{Type: typ, Text: p.Text})
+		case KindImage:
+			if m.Role == RoleAssistant {
+				return nil, fieldErr(pf, "images in assistant turns are not expressible in the Responses API")
+			}
+			content = append(content, rsContent{Type: "input_image", ImageURL: imageURL(p)})
+		case KindToolCall:
+			out = flushRsContent(out, m.Role, &content)
+			args := argsOrEmpty(p.Args)
+			out = append(out, rsItem{Type: "function_call", CallID: p.CallID, Name: p.Name, Arguments: &args})
+		case KindToolResult:
+			results = append(results, rsItem{Type: "function_call_output", CallID: p.CallID, Output: rsOutput(p)})
+		case KindReasoning:
+			if p.Encrypted == "" {
+				continue
+			}
+			out = flushRsContent(out, m.Role, &content)
+			it := rsItem{Type: "reasoning", ID: p.ItemID, EncryptedContent: p.Encrypted, Summary: &[]rsContent{}}
+			if p.Text != "" {
+				it.Summary = &[]rsContent{{Type: "summary_text", Text: p.Text}}
+			}
+			out = append(out, it)
+		}
+	}
+	out = flushRsContent(out, m.Role, &content)
+	return append(results, out...), nil
+}
+
+func flushRsContent(out []rsItem, role Role, content *[]rsContent) []rsItem {
+	if len(*content) == 0 {
+		return out
+	}
+	out = append(out, rsItem{Type: "message", Role: string(role), Content: mustJSON(*content)})
+	*content = nil
+	return out
+}
+
+// rsOutput renders a tool result's output: a string, or content items when
+// it holds images.
+func rsOutput(p Part) json.RawMessage {
+	if text, err := textOnly("", p.Content); err == nil {
+		if p.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
+			text = "Error: " + text
+		}
+		return mustJSON(text)
+	}
+	var cs []rsContent
+	if p.IsError {
+		cs = append(cs, rsContent{Type: "input_text", Text: "Error:"})
+	}
+	for _, c := range p.Content {
+		if c.Kind == KindImage {
+			cs = append(cs, rsContent{Type: "input_image", ImageURL: imageURL(c)})
+		} else {
+			cs = append(cs, rsContent{Type: "input_text", Text: c.Text})
+		}
+	}
+	return mustJSON(cs)
+}
+
+func deref[T any](p *[]T) []T {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
