@@ -2,7 +2,6 @@ package translate
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
 // anthropicStreamDecoder reads a Messages stream (POOL-NOTES "Streams"):
@@ -122,7 +121,7 @@ func (d *anthropicStreamDecoder) blockStart(ev anStreamEvent) ([]Event, error) {
 	case "redacted_thinking":
 		p = Part{Kind: KindReasoning, Redacted: b.Data}
 	default:
-		return nil, fieldErr(fmt.Sprintf("stream.content_block_start.content_block.type"), "%q is not translatable", b.Type)
+		return nil, fieldErr("stream.content_block_start.content_block.type", "%q is not translatable", b.Type)
 	}
 	d.open[*ev.Index] = i
 	d.next++
