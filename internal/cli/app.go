@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/version"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
@@ -75,8 +77,8 @@ func dualProxyApp(sio IO) *cli.App {
 				},
 				Action: func(c *cli.Context) error { return fetch(c, sio) },
 			},
-			statusCommand(),
-			poolCommand(),
+			statusCommand(sio),
+			poolCommand(sio),
 			completionCommand(sio),
 			manCommand(sio),
 		},
@@ -229,6 +231,8 @@ func serve(c *cli.Context, sio IO) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	reg := register(s, "dual-proxy", ln.Addr().(*net.TCPAddr).Port, s.PoolToken, log)
+	defer reg.Remove()
 	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -283,6 +287,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 	if s.PoolName != "" {
 		token = newToken()
 	}
+	var reg *registry.Registration
+	defer func() { reg.Remove() }()
+	var engine *proxy.Engine
 	status, err := launcher.Run(context.Background(), launcher.Config{
 		ListenHost:   s.ListenHost,
 		ListenPort:   s.ListenPort,
@@ -298,6 +305,8 @@ func run(c *cli.Context, m mode, sio IO) error {
 			if s.Pool != nil {
 				mux.Handle("/pool/", pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: token}))
 			}
+			engine = srv.Engine()
+			reg = register(s, launcherProgram(m), port, token, log)
 		},
 		Prepare: func(port int, env, argv []string) ([]string, []string) {
 			if s.PoolName != "" {
@@ -323,7 +332,12 @@ func run(c *cli.Context, m mode, sio IO) error {
 	if err != nil && (status == 1 || status == 126 || status == 127) {
 		// The proxy could not start (RUN-2), or the command could not be
 		// found or executed (RUN-3): one line, like a shell.
-		return cli.Exit(fmt.Sprintf("%s: %s", c.App.Name, oneLine(err.Error())), status)
+		return cli.Exit(fmt.Sprintf("%s: %s (see the log: %s)", c.App.Name, oneLine(err.Error()), s.LogFile), status)
+	}
+	if status != 0 && engine != nil {
+		if hint := failedRequestsHint(c.App.Name, engine.Decisions(), s.LogFile); hint != "" {
+			fmt.Fprintln(sio.Stderr, hint)
+		}
 	}
 	if status != 0 {
 		return cli.Exit("", status)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,7 +30,7 @@ const poolTestTimeout = pool.MaxTestDuration + 10*time.Second
 // is the pool token (--pool-token / DUAL_PROXY_POOL_TOKEN of the instance),
 // sent as Authorization: Bearer. Exit 0 when the call succeeded, 1 when it
 // failed or the instance cannot be reached, 2 for usage errors (LIS-5).
-func poolCommand() *cli.Command {
+func poolCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "pool",
 		Usage:     "model pool tools (see `dual-proxy pool test --help`)",
@@ -39,16 +40,16 @@ func poolCommand() *cli.Command {
 			Usage:     "send one real streaming call through a pool of a running instance; print member, time to first token, result",
 			UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7898", EnvVars: []string{"DUAL_PROXY_ADDR"}, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
-				&cli.StringFlag{Name: "token", EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "the pool token (sent as Authorization: Bearer)"},
+				&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "the running instance serving POOL, else " + defaultStandalone, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+				&cli.StringFlag{Name: "token", EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, DefaultText: "the instance's own, from the registry", Usage: "the pool token (sent as Authorization: Bearer)"},
 				&cli.BoolFlag{Name: "json", Usage: "print the raw JSON result"},
 			},
-			Action: poolTest,
+			Action: func(c *cli.Context) error { return poolTest(c, sio.Environ) },
 		}},
 	}
 }
 
-func poolTest(c *cli.Context) error {
+func poolTest(c *cli.Context, env []string) error {
 	const name = "dual-proxy pool test"
 	args, err := trailingFlags(c, c.Args().Slice())
 	if err != nil {
@@ -57,11 +58,11 @@ func poolTest(c *cli.Context) error {
 	if len(args) != 2 || args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
-	addr, err := statusAddr(c.String("addr"))
+	addr, token, err := poolTarget(env, args[0], c.String("addr"), c.String("token"))
 	if err != nil {
-		return cli.Exit(name+": --addr: "+err.Error(), 2)
+		return cli.Exit(name+": "+err.Error(), 2)
 	}
-	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], c.String("token"))
+	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], token)
 	if err != nil {
 		return cli.Exit(name+": "+oneLine(err.Error()), 1)
 	}
@@ -80,6 +81,35 @@ func poolTest(c *cli.Context) error {
 		return cli.Exit("", 1)
 	}
 	return nil
+}
+
+// poolTarget is the instance to test poolID on and its token: --addr and
+// --token when given; else the registered instance serving poolID (SPEC
+// OPS-6), else the standalone default; the token, when not given, from the
+// registry entry of that address.
+func poolTarget(env []string, poolID, addrFlag, token string) (string, string, error) {
+	addr := ""
+	if addrFlag != "" {
+		a, err := statusAddr(addrFlag)
+		if err != nil {
+			return "", "", fmt.Errorf("--addr: %v", err)
+		}
+		addr = a
+	} else {
+		addr = defaultStandalone
+		for _, e := range instances(env) {
+			if slices.Contains(e.Pools, poolID) {
+				addr = e.Addr
+				break
+			}
+		}
+	}
+	if token == "" {
+		if e, ok := instanceByAddr(env, addr); ok {
+			token, _ = e.Token()
+		}
+	}
+	return addr, token, nil
 }
 
 // trailingFlags applies --addr, --token and --json given after the

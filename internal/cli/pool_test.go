@@ -16,7 +16,7 @@ import (
 // poolApp runs a dual-proxy app holding only poolCommand (the lead wires it
 // into DualProxy).
 func poolApp(args []string, sio IO) int {
-	app := &cli.App{Name: "dual-proxy", Writer: sio.Stdout, ErrWriter: sio.Stderr, Commands: []*cli.Command{poolCommand()}}
+	app := &cli.App{Name: "dual-proxy", Writer: sio.Stdout, ErrWriter: sio.Stderr, Commands: []*cli.Command{poolCommand(sio)}}
 	return runApp(app, append([]string{"dual-proxy"}, args...), sio)
 }
 

@@ -27,23 +27,26 @@ const statusTimeout = 5 * time.Second
 // tables (SPEC OPS-2). It talks to the proxy directly, never through the
 // environment's HTTP_PROXY. Exit 1 with one line when the proxy cannot be
 // reached or does not answer a status; exit 2 for a bad --addr (LIS-5).
-func statusCommand() *cli.Command {
+func statusCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show a running proxy's candidates, cooldowns, health, per-host cache and recent decisions",
-		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N]",
+		Usage:     "show the running proxies and launchers: candidates, cooldowns, health, per-host cache and recent decisions",
+		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7898", EnvVars: []string{"DUAL_PROXY_ADDR"}, Usage: "the proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+			&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the raw JSON document"},
 			&cli.IntFlag{Name: "decisions", Value: 20, Usage: "how many recent decisions to list (newest first, at most 200)"},
 		},
 		Action: func(c *cli.Context) error {
+			if n := c.Int("decisions"); n < 0 || n > 200 {
+				return cli.Exit("dual-proxy status: --decisions: must be 0-200", 2)
+			}
+			if c.String("addr") == "" {
+				return statusAll(c, sio.Environ, c.Int("decisions"))
+			}
 			addr, err := statusAddr(c.String("addr"))
 			if err != nil {
 				return cli.Exit("dual-proxy status: --addr: "+err.Error(), 2)
-			}
-			if n := c.Int("decisions"); n < 0 || n > 200 {
-				return cli.Exit("dual-proxy status: --decisions: must be 0-200", 2)
 			}
 			raw, err := fetchStatus(c.Context, addr)
 			if err != nil {

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/registry"
+	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+)
+
+// Running instances (SPEC OPS-6): every proxy and launcher registers in the
+// user's registry directory, so `dual-proxy status` and `dual-proxy pool
+// test` find them without --addr or --token.
+
+// defaultStandalone is where `dual-proxy` listens by default (LIS-1); status
+// also looks there, for an instance started before the registry existed.
+const defaultStandalone = "127.0.0.1:7898"
+
+// registryDir is the registry directory for the environment env.
+func registryDir(env []string) string {
+	return registry.HostDir(func(k string) string { v, _ := envrewrite.Get(env, k); return v })
+}
+
+// register records this instance; a failure is logged, never fatal (the
+// proxy works without it).
+func register(s *Settings, program string, port int, token string, log *slog.Logger) *registry.Registration {
+	e := registry.Entry{
+		Program: program,
+		Addr:    net.JoinHostPort(reachableHost(s.ListenHost), strconv.Itoa(port)),
+		Pool:    s.PoolName,
+		LogFile: s.LogFile,
+	}
+	if len(s.Command) > 0 {
+		e.Command = s.Command[0]
+	}
+	if s.Pool != nil {
+		for _, pc := range s.Pool.Pools {
+			e.Pools = append(e.Pools, pc.ID)
+		}
+	}
+	dir := registryDir(s.Env)
+	r, err := registry.Register(dir, e, token)
+	if err != nil {
+		log.Warn("not registered: dual-proxy status will not list this instance", "reason", err.Error())
+		return nil
+	}
+	log.Debug("registered", "dir", dir)
+	return r
+}
+
+// reachableHost is the host a local client dials for a listener on host:
+// loopback for the wildcard addresses.
+func reachableHost(host string) string {
+	switch h := strings.Trim(host, "[]"); h {
+	case "", "0.0.0.0", "::":
+		return "127.0.0.1"
+	default:
+		return h
+	}
+}
+
+// instances are the registered live instances, plus the default standalone
+// address when no registered instance listens there.
+func instances(env []string) []registry.Entry {
+	es, _ := registry.List(registryDir(env))
+	for _, e := range es {
+		if e.Addr == defaultStandalone {
+			return es
+		}
+	}
+	return append(es, registry.Entry{Program: "dual-proxy", Addr: defaultStandalone})
+}
+
+// instanceByAddr is the registered instance listening on addr, if any.
+func instanceByAddr(env []string, addr string) (registry.Entry, bool) {
+	es, _ := registry.List(registryDir(env))
+	for _, e := range es {
+		if e.Addr == addr {
+			return e, true
+		}
+	}
+	return registry.Entry{}, false
+}
+
+// instanceLine is the one-line description of e above its status.
+func instanceLine(e registry.Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "== %s on %s", e.Program, e.Addr)
+	if e.PID != 0 {
+		fmt.Fprintf(&b, ", pid %d", e.PID)
+	}
+	if e.Command != "" {
+		fmt.Fprintf(&b, ", running %s", e.Command)
+	}
+	if e.Pool != "" {
+		fmt.Fprintf(&b, ", pool %s", e.Pool)
+	}
+	if e.LogFile != "" {
+		fmt.Fprintf(&b, ", log %s", e.LogFile)
+	}
+	return b.String()
+}
+
+// statusAll prints every instance found: a line naming it, the pool page
+// link (with the token from the registry, so the page's test button works),
+// then its status. Instances that do not answer are skipped, unless none
+// answers: then it is an error naming where it looked.
+func statusAll(c *cli.Context, env []string, nDecisions int) error {
+	w := c.App.Writer
+	var docs []json.RawMessage
+	found := 0
+	for _, e := range instances(env) {
+		raw, err := fetchStatus(c.Context, e.Addr)
+		if err != nil {
+			if e.PID != 0 {
+				fmt.Fprintf(c.App.ErrWriter, "dual-proxy status: %s (pid %d): %s\n", e.Program, e.PID, oneLine(err.Error()))
+			}
+			continue
+		}
+		found++
+		if c.Bool("json") {
+			docs = append(docs, raw)
+			continue
+		}
+		var st proxystatus.Status
+		if err := json.Unmarshal(raw, &st); err != nil {
+			continue
+		}
+		if found > 1 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, instanceLine(e))
+		printPoolLink(w, e)
+		if err := printStatus(w, &st, nDecisions); err != nil {
+			return err
+		}
+	}
+	if found == 0 {
+		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s)", defaultStandalone, registryDir(env)), 1)
+	}
+	if c.Bool("json") {
+		out, _ := json.Marshal(docs)
+		_, err := fmt.Fprintf(w, "%s\n", out)
+		return err
+	}
+	return nil
+}
+
+// printPoolLink writes the pool page URL of an instance that serves pools;
+// its token rides in the fragment, which browsers never send.
+func printPoolLink(w io.Writer, e registry.Entry) {
+	if len(e.Pools) == 0 {
+		return
+	}
+	link := "http://" + e.Addr + "/pool/"
+	if tok, err := e.Token(); err == nil && tok != "" {
+		link += "#token=" + tok
+	}
+	fmt.Fprintf(w, "pool page: %s\n", link)
+}
+
+// launcherProgram is the registry's name for a launcher of mode m.
+func launcherProgram(m mode) string {
+	if m == modeClaude {
+		return "claude-dual-proxy"
+	}
+	return "dual-proxy run"
+}
+
+// failedRequestsHint is the line a launcher prints when its child failed
+// and the proxy saw requests fail on every path: the agent's own message
+// ("connection refused", "API error") rarely says why; the log does.
+func failedRequestsHint(prog string, ds []proxystatus.Decision, logFile string) string {
+	n := 0
+	for _, d := range ds {
+		if d.Error != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d request(s) failed on every path through the proxy; see the log: %s", prog, n, logFile)
+}

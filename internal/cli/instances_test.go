@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+)
+
+// startLauncher runs `dual-proxy run` as its own process (the test binary
+// standing in, see TestMain) with a child that waits until the returned stop
+// function is called; env is the whole environment. stop returns the
+// launcher's stderr and exit status once it has exited.
+func startLauncher(t *testing.T, env []string, args ...string) (stop func() (string, int)) {
+	t.Helper()
+	dir := t.TempDir()
+	stopFile := filepath.Join(dir, "stop")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := []string{"--", "sh", "-c", "while [ ! -e '" + stopFile + "' ]; do sleep 0.05; done"}
+	cmd := exec.Command(self, append(append([]string{"run", "--listen-port", "0", "--health-url", ""}, args...), child...)...)
+	cmd.Env = append([]string{"DUAL_PROXY_TEST_MAIN=dual-proxy"}, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	stopped := false
+	stop = func() (string, int) {
+		if !stopped {
+			stopped = true
+			os.WriteFile(stopFile, nil, 0o600)
+		}
+		select {
+		case <-done:
+			return stderr.String(), cmd.ProcessState.ExitCode()
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("launcher did not exit")
+			return "", -1
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// pollStatus runs `dual-proxy status` until its output contains want, or
+// fails after 10 s.
+func pollStatus(t *testing.T, env []string, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, errOut, _ := runCmdEnv(t, DualProxy, env, "status", "--decisions", "0")
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed %q:\n%s\n%s", want, out, errOut)
+		}
+		time.Sleep(50 * time.Millisecond) // polling an external view, not synchronisation
+	}
+}
+
+func TestStatusFindsLaunchers(t *testing.T) {
+	runtimeDir := t.TempDir()
+	logFile := filepath.Join(t.TempDir(), "launcher.log")
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + runtimeDir}
+	t.Run("OPS-6/status-without-addr-lists-a-running-launcher", func(t *testing.T) {
+		stop := startLauncher(t, env, "--log-file", logFile)
+		out := pollStatus(t, env, "== dual-proxy run on 127.0.0.1:")
+		for _, want := range []string{"running sh", "log " + logFile, "CANDIDATES"} {
+			if !strings.Contains(out, want) {
+				t.Fatalf("no %q in\n%s", want, out)
+			}
+		}
+		if errOut, st := stop(); st != 0 {
+			t.Fatalf("launcher status %d %q", st, errOut)
+		}
+		if es, _ := os.ReadDir(filepath.Join(runtimeDir, "dual-proxy")); len(es) != 0 {
+			t.Fatalf("registry not emptied on exit: %v", es)
+		}
+		_, errOut, status := runCmdEnv(t, DualProxy, env, "status")
+		if status != 1 || !strings.Contains(errOut, "no running dual-proxy found") || !strings.Contains(errOut, runtimeDir) {
+			t.Fatalf("after exit: status %d %q", status, errOut)
+		}
+	})
+	t.Run("OPS-6/pool-test-finds-the-launcher-and-its-token", func(t *testing.T) {
+		addr := strings.TrimPrefix(anthropicUpstream(t), "http://")
+		cfg := filepath.Join(t.TempDir(), "c.yaml")
+		yaml := fmt.Sprintf("channels:\n  up: {api: anthropic, base_url: \"http://%s\", api_key_env: UP_KEY}\npools:\n  lp: {members: [up]}\n", addr)
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		penv := append(env, "UP_KEY=sk-up")
+		startLauncher(t, penv, "--config", cfg, "--pool", "lp")
+		out := pollStatus(t, penv, "pool lp")
+		if !strings.Contains(out, "/pool/#token=dpx-") {
+			t.Fatalf("no pool page link with the token:\n%s", out)
+		}
+		out, errOut, status := runCmdEnv(t, DualProxy, penv, "pool", "test", "lp", "m")
+		if status != 0 || !strings.Contains(out, "result    ok") || !strings.Contains(out, "member    up") {
+			t.Fatalf("pool test: status %d out %q err %q", status, out, errOut)
+		}
+	})
+}
+
+// anthropicUpstream is a loopback Anthropic-style channel answering one
+// short stream.
+func anthropicUpstream(t *testing.T) string {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"m","content":[],"usage":{"input_tokens":3}}}`,
+			`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}`,
+			`event: message_stop` + "\n" + `data: {"type":"message_stop"}`,
+		} {
+			fmt.Fprint(w, ev+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up.URL
+}
+
+func TestFailedRequestsHint(t *testing.T) {
+	t.Run("OPS-6/see-the-log-names-the-file", func(t *testing.T) {
+		ds := []proxystatus.Decision{{Host: "a", Candidate: "direct"}, {Host: "b", Error: "all candidates failed"}}
+		if got, want := failedRequestsHint("claude-dual-proxy", ds, "/s/launcher.log"), "claude-dual-proxy: 1 request(s) failed on every path through the proxy; see the log: /s/launcher.log"; got != want {
+			t.Fatalf("got %q", got)
+		}
+		if got := failedRequestsHint("x", ds[:1], "/l"); got != "" {
+			t.Fatalf("hint without failures: %q", got)
+		}
+	})
+}

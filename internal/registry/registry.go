@@ -1,0 +1,179 @@
+// Package registry records the running dual-proxy instances of one user so
+// `dual-proxy status` and `dual-proxy pool test` find them without an
+// address or a token typed by hand (SPEC OPS-6).
+//
+// Each instance writes PID.json (0600) into a per-user directory (see
+// DirFor), and, when it serves a pool behind a token, PID.token (0600) beside
+// it. The files are removed when the instance exits; entries whose process
+// is gone (killed with SIGKILL, machine crash) are skipped and deleted by
+// List. The directory is created 0700 and, on Unix, refused when another
+// user owns it or can read it, so a token never lands where others can read
+// it.
+//
+// What each OS guarantees: Linux with systemd gives a per-user
+// $XDG_RUNTIME_DIR (0700, emptied at logout); macOS gives a per-user
+// $TMPDIR; elsewhere the directory is under the temporary directory with the
+// user id in its name, and its owner and mode are checked. On Windows it is
+// under %LocalAppData%, which only the user can read.
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Entry is one running instance.
+type Entry struct {
+	// Program is "dual-proxy", "dual-proxy run" or "claude-dual-proxy".
+	Program string `json:"program"`
+	// PID is the instance's process id.
+	PID int `json:"pid"`
+	// Addr is the listener, "127.0.0.1:7896".
+	Addr string `json:"addr"`
+	// Command is the child's executable (launchers only; never its
+	// arguments, which may hold prompts).
+	Command string `json:"command,omitempty"`
+	// Pool is the pool the child uses (launchers with --pool), or "".
+	Pool string `json:"pool,omitempty"`
+	// Pools are the pools the instance serves.
+	Pools []string `json:"pools,omitempty"`
+	// LogFile is the launcher's log file, or "" (the standalone proxy logs
+	// to stderr).
+	LogFile string `json:"log_file,omitempty"`
+	// Started is when the instance registered.
+	Started time.Time `json:"started"`
+	// HasToken is true when PID.token holds the token its pool endpoints
+	// require.
+	HasToken bool `json:"has_token,omitempty"`
+
+	dir string
+}
+
+// Registration is a written entry; Remove deletes it.
+type Registration struct {
+	json, token string
+}
+
+// Register writes e (and token, when not empty) into dir, creating dir
+// 0700. e.PID defaults to this process. Errors name the path.
+func Register(dir string, e Entry, token string) (*Registration, error) {
+	if err := ensureDir(dir); err != nil {
+		return nil, err
+	}
+	if e.PID == 0 {
+		e.PID = os.Getpid()
+	}
+	if e.Started.IsZero() {
+		e.Started = time.Now()
+	}
+	base := filepath.Join(dir, strconv.Itoa(e.PID))
+	r := &Registration{json: base + ".json"}
+	if token != "" {
+		r.token = base + ".token"
+		if err := writeFile(r.token, []byte(token)); err != nil {
+			return nil, err
+		}
+		e.HasToken = true
+	}
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(r.json, append(data, '\n')); err != nil {
+		r.Remove()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Remove deletes the entry's files. It is safe to call more than once and
+// on nil.
+func (r *Registration) Remove() {
+	if r == nil {
+		return
+	}
+	os.Remove(r.json)
+	if r.token != "" {
+		os.Remove(r.token)
+	}
+}
+
+// List returns the live entries in dir, oldest first. Entries whose process
+// no longer runs are deleted. A missing dir is no error (nothing runs).
+func List(dir string) ([]Entry, error) {
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, n := range names {
+		if !strings.HasSuffix(n.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(dir, n.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var e Entry
+		if json.Unmarshal(data, &e) != nil || e.PID <= 0 {
+			continue
+		}
+		if !alive(e.PID) {
+			os.Remove(path)
+			os.Remove(strings.TrimSuffix(path, ".json") + ".token")
+			continue
+		}
+		e.dir = dir
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, nil
+}
+
+// Token reads e's pool token ("" when it has none).
+func (e Entry) Token() (string, error) {
+	if !e.HasToken || e.dir == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(filepath.Join(e.dir, strconv.Itoa(e.PID)+".token"))
+	if err != nil {
+		return "", fmt.Errorf("pool token of pid %d: %w", e.PID, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// writeFile writes data to path (0600) through a temporary file and a
+// rename, so a reader never sees half an entry.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// ensureDir creates dir 0700 and checks that only this user can use it.
+func ensureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("registry %s: %w", dir, err)
+	}
+	if err := checkPrivate(dir); err != nil {
+		return fmt.Errorf("registry %s: %w", dir, err)
+	}
+	return nil
+}
