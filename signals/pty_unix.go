@@ -83,6 +83,12 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 		return nil, err
 	}
 	s.master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	if s.master.SetReadDeadline(time.Time{}) != nil {
+		// Not in the poller (the kernel refused to watch it): blocking I/O then, since
+		// non-blocking reads outside the poller fail with EAGAIN. Linux's epoll always takes a
+		// PTY master; this is a guard for kqueue on macOS.
+		_ = unix.SetNonblock(fd, false)
+	}
 	defer func() {
 		if err != nil {
 			s.master.Close()
@@ -166,27 +172,18 @@ func (s *ptySession) copyOutput() {
 
 // copyInput copies the terminal to the PTY (typed Ctrl-C travels as the byte 0x03; the child's
 // line discipline raises its SIGINT) until the cancel pipe becomes readable or the terminal
-// reports end of file or an error.
+// reports end of file or an error. waitInput (poll(2) on Linux, select(2) on macOS, whose
+// poll does not support terminals) says when the terminal has bytes.
 func (s *ptySession) copyInput() {
 	defer s.wg.Done()
 	defer s.guard()
 	buf := make([]byte, 32*1024)
-	fds := []unix.PollFd{{Fd: int32(s.inFd), Events: unix.POLLIN}, {Fd: int32(s.cancelR), Events: unix.POLLIN}}
 	for {
-		fds[0].Revents, fds[1].Revents = 0, 0
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
+		ready, stop := waitInput(s.inFd, s.cancelR)
+		if stop {
 			return
 		}
-		if fds[1].Revents != 0 {
-			return
-		}
-		if fds[0].Revents&unix.POLLNVAL != 0 {
-			return
-		}
-		if fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) == 0 {
+		if !ready {
 			continue
 		}
 		n, err := unix.Read(s.inFd, buf)

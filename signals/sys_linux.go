@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"errors"
 	"runtime"
 	"syscall"
 
@@ -34,4 +35,18 @@ func withTTOUBlocked(fn func() error) error {
 func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
 	n := uint(sig - 1)
 	set.Val[n/64] |= 1 << (n % 64)
+}
+
+// waitInput blocks until the terminal in has bytes (or hung up: the read then tells) or the
+// cancel pipe became readable (poll(2)). stop is true when copying must end: cancelled, in is no
+// longer a valid descriptor, or poll failed; ready is false after EINTR or an unrelated event.
+func waitInput(in, cancel int) (ready, stop bool) {
+	fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}, {Fd: int32(cancel), Events: unix.POLLIN}}
+	if _, err := unix.Poll(fds, -1); err != nil {
+		return false, !errors.Is(err, unix.EINTR)
+	}
+	if fds[1].Revents != 0 || fds[0].Revents&unix.POLLNVAL != 0 {
+		return false, true
+	}
+	return fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0, false
 }
