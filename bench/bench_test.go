@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"io"
 	"net"
@@ -12,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy"
 )
 
@@ -36,28 +36,13 @@ func startProxy(tb testing.TB) (proxyAddr string, o *origin) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(o.close) // runs after the proxy's shutdown (cleanups run last first)
 	srv, err := proxy.New(proxy.Config{LoopbackDirect: true})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(ln)
-	}()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-		defer cancel()
-		srv.Shutdown(ctx)
-		srv.Engine().Close()
-		<-done
-		o.close()
-	})
-	return ln.Addr().String(), o
+	// Shutdown also closes the engine New made for srv.
+	return testkit.Serve(tb, srv), o
 }
 
 // roundTrips sends n requests over one keep-alive connection of p.

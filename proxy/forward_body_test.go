@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -222,9 +223,9 @@ func TestRequestBody(t *testing.T) {
 		c := dialProxy(t, addr)
 		fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", origin.URL, origin.Addr, len(big))
 		c.Write(big[:1<<20])
-		waitUntil(t, 5*time.Second, "gateway got the request", func() bool { return gw.Requests() == 1 })
+		testkit.WaitFor(t, 5*time.Second, "gateway got the request", func() bool { return gw.Requests() == 1 })
 		c.Close()
-		waitUntil(t, 5*time.Second, "decision", func() bool { return len(srv.Engine().Decisions()) == 1 })
+		testkit.WaitFor(t, 5*time.Second, "decision", func() bool { return len(srv.Engine().Decisions()) == 1 })
 		if d := srv.Engine().Decisions()[0]; d.Error != "client gone" {
 			t.Fatalf("decision %+v", d)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -379,14 +380,14 @@ func TestTimeouts(t *testing.T) {
 		addr, srv := startProxy(t, Config{LoopbackDirect: true, Cooldown: time.Minute})
 		c := dialProxy(t, addr)
 		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
-		waitUntil(t, 5*time.Second, "origin got the request", func() bool { return origin.Count() == 1 })
+		testkit.WaitFor(t, 5*time.Second, "origin got the request", func() bool { return origin.Count() == 1 })
 		c.Close()
 		select {
 		case <-cancelled:
 		case <-time.After(5 * time.Second):
 			t.Fatal("upstream request not cancelled after the client left")
 		}
-		waitUntil(t, 5*time.Second, "decision recorded", func() bool {
+		testkit.WaitFor(t, 5*time.Second, "decision recorded", func() bool {
 			d := srv.Engine().Decisions()
 			return len(d) == 1 && d[0].Error == "client gone"
 		})

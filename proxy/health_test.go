@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -193,8 +194,8 @@ func TestHealth(t *testing.T) {
 		if resp, _, err := selGet(t, addr, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET: %v %v", resp.Status, err)
 		}
-		waitUntil(t, 3*time.Second, "a kicked health check", func() bool { return e.HealthRuns() >= 1 })
-		waitUntil(t, 3*time.Second, "the preference", func() bool { return e.health.Preferred() == c.Key() })
+		testkit.WaitFor(t, 3*time.Second, "a kicked health check", func() bool { return e.HealthRuns() >= 1 })
+		testkit.WaitFor(t, 3*time.Second, "the preference", func() bool { return e.health.Preferred() == c.Key() })
 	})
 
 	t.Run("HC-2/kick-storm-runs-at-most-2-checks-per-second", func(t *testing.T) {
@@ -214,7 +215,7 @@ func TestHealth(t *testing.T) {
 			t.Fatalf("%d health checks within a second of a kick storm, want 1 or 2", n)
 		}
 		// The coalesced kick is not lost: one more check follows the gap.
-		waitUntil(t, 3*time.Second, "the coalesced check", func() bool { return e.HealthRuns() >= 2 })
+		testkit.WaitFor(t, 3*time.Second, "the coalesced check", func() bool { return e.HealthRuns() >= 2 })
 	})
 
 	t.Run("LIS-3/engine-close-stops-the-health-loop", func(t *testing.T) {
@@ -224,7 +225,7 @@ func TestHealth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, 3*time.Second, "periodic checks", func() bool { return e.HealthRuns() >= 3 })
+		testkit.WaitFor(t, 3*time.Second, "periodic checks", func() bool { return e.HealthRuns() >= 3 })
 		e.Close()
 		e.Close() // idempotent
 		runs := e.HealthRuns()
@@ -242,7 +243,7 @@ func TestHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.kickHealth()
-		waitUntil(t, 3*time.Second, "the check to start", func() bool { return e.HealthRuns() == 1 })
+		testkit.WaitFor(t, 3*time.Second, "the check to start", func() bool { return e.HealthRuns() == 1 })
 		start := time.Now()
 		e.Close()
 		if took := time.Since(start); took > time.Second {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -40,7 +41,7 @@ func TestRace(t *testing.T) {
 		if silent.accepted.Load() != 1 {
 			t.Fatalf("silent gateway accepted %d connections, want 1", silent.accepted.Load())
 		}
-		waitUntil(t, 2*time.Second, "the losing connection to be closed", func() bool { return silent.Open() == 0 })
+		testkit.WaitFor(t, 2*time.Second, "the losing connection to be closed", func() bool { return silent.Open() == 0 })
 		d := selLastDecision(t, e)
 		if d.Candidate != c2.String() || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v: want gw2, and no failure recorded for the cancelled loser", d)
@@ -65,7 +66,7 @@ func TestRace(t *testing.T) {
 		if body := selTLSGet(t, c, origin.CertPool); body != origin.Greeting() {
 			t.Fatalf("body %q", body)
 		}
-		waitUntil(t, 2*time.Second, "the silent gateway's connections to be closed", func() bool { return silent.Open() == 0 })
+		testkit.WaitFor(t, 2*time.Second, "the silent gateway's connections to be closed", func() bool { return silent.Open() == 0 })
 		if e.TLSProbes() != 2 {
 			t.Fatalf("TLS probes %d, want 2 (one per raced candidate)", e.TLSProbes())
 		}
@@ -152,9 +153,9 @@ func TestRace(t *testing.T) {
 			if status != 200 {
 				t.Fatalf("round %d: CONNECT %d", i, status)
 			}
-			waitUntil(t, 2*time.Second, "one open path (the tunnel)", func() bool { return g1.Open()+g2.Open() == 1 })
+			testkit.WaitFor(t, 2*time.Second, "one open path (the tunnel)", func() bool { return g1.Open()+g2.Open() == 1 })
 			c.Close()
-			waitUntil(t, 2*time.Second, "no open path after the client left", func() bool { return g1.Open()+g2.Open() == 0 })
+			testkit.WaitFor(t, 2*time.Second, "no open path after the client left", func() bool { return g1.Open()+g2.Open() == 0 })
 		}
 	})
 
@@ -191,7 +192,7 @@ func TestRace(t *testing.T) {
 		if d := selLastDecision(t, e); len(d.Failed) != 2 || d.Candidate != "" {
 			t.Fatalf("decision %+v", d)
 		}
-		waitUntil(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
+		testkit.WaitFor(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
 	})
 
 	t.Run("ORD-6/cancel-ends-every-attempt-without-cooldown", func(t *testing.T) {
@@ -209,7 +210,7 @@ func TestRace(t *testing.T) {
 			_, _, err := e.openTunnel(ctx, "x.test", 80)
 			done <- err
 		}()
-		waitUntil(t, 2*time.Second, "both attempts started", func() bool { return s1.accepted.Load() == 1 && s2.accepted.Load() == 1 })
+		testkit.WaitFor(t, 2*time.Second, "both attempts started", func() bool { return s1.accepted.Load() == 1 && s2.accepted.Load() == 1 })
 		cancel() // the client left, or Server.Shutdown
 		select {
 		case err := <-done:
@@ -222,6 +223,6 @@ func TestRace(t *testing.T) {
 		if e.cooldowns.Cooling(c1.Key(), "x.test") || e.cooldowns.Cooling(c2.Key(), "x.test") {
 			t.Fatal("a cancelled attempt was put in cooldown")
 		}
-		waitUntil(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
+		testkit.WaitFor(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
 	})
 }

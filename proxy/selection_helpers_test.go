@@ -112,18 +112,6 @@ func selPhases(d status.Decision) []string {
 	return out
 }
 
-// waitUntil polls cond every 5 ms until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not synchronisation
-	}
-}
-
 // planKeys returns the candidate keys of e.plan(host, port) in order.
 func planKeys(e *Engine, host string, port int) []string {
 	atts, _ := e.plan(host, port)
@@ -155,26 +143,6 @@ func (l *logBuffer) String() string {
 // logger returns a debug-level text logger writing to l.
 func (l *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// fakeClock is a settable clock for Config.Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // silentGateway accepts TCP and never answers (a dead-but-silent gateway,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -107,7 +108,7 @@ func TestSelectionCooldown(t *testing.T) {
 		gw2 := testworld.NewGateway(t, routes...)
 		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
 		c2 := selCand(t, gw2.URL)
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		addr, e := selProxy(t, Config{Candidates: []path.Candidate{dead, c2}, Cooldown: 10 * time.Second, Now: clk.Now})
 
 		resp, _, err := selGet(t, addr, "http://h1.test/", "")

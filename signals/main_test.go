@@ -93,18 +93,6 @@ func launcher(t *testing.T, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// waitFor polls cond every 10 ms until it returns true or d elapses.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
-	}
-}
-
 // readFile returns the trimmed content of a file, "" when it does not exist.
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)

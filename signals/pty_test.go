@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // pane is one tmux server (private socket, tmux -S) whose single pane runs a shell script that records
@@ -77,7 +79,7 @@ func (p *pane) file(name string) string { return filepath.Join(p.dir, name) }
 // waitFile waits until $D/name exists.
 func (p *pane) waitFile(name string) {
 	p.t.Helper()
-	waitFor(p.t, 10*time.Second, name, func() bool { return fileExists(p.file(name)) })
+	testkit.WaitFor(p.t, 10*time.Second, name, func() bool { return fileExists(p.file(name)) })
 }
 
 // launcherPID returns the pid of the launcher running in the pane.
@@ -163,7 +165,7 @@ echo ready > "$D/ready"
 while [ ! -e "$D/stop" ]; do sleep 0.02; done`)
 		p.waitFile("ready")
 		p.tmux("resize-window", "-t", "t", "-x", "120", "-y", "40")
-		waitFor(t, 10*time.Second, "new size seen by child", func() bool { return readFile(p.file("size2")) == "40 120" })
+		testkit.WaitFor(t, 10*time.Second, "new size seen by child", func() bool { return readFile(p.file("size2")) == "40 120" })
 		if err := os.WriteFile(p.file("stop"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +184,7 @@ while :; do sleep 0.05; done`)
 			return strings.TrimSpace(p.tmux("display-message", "-p", "-t", "t",
 				"#{alternate_on} #{mouse_any_flag} #{cursor_flag}"))
 		}
-		waitFor(t, 10*time.Second, "child modes on", func() bool { return flags() == "1 1 0" })
+		testkit.WaitFor(t, 10*time.Second, "child modes on", func() bool { return flags() == "1 1 0" })
 		cpid, _ := strconv.Atoi(readFile(p.file("cpid")))
 		sendSignal(t, cpid, unix.SIGKILL)
 		if rc := p.status(); rc != 137 {
@@ -230,7 +232,7 @@ while :; do sleep 0.05; done`, "SIGNALS_TEST_NOPTY=1")
 		p.waitFile("ready")
 		p.tmux("send-keys", "-t", "t", "-l", "typed-text")
 		p.tmux("send-keys", "-t", "t", "Enter")
-		waitFor(t, 10*time.Second, "child read the terminal", func() bool { return readFile(p.file("got")) == "got:typed-text" })
+		testkit.WaitFor(t, 10*time.Second, "child read the terminal", func() bool { return readFile(p.file("got")) == "got:typed-text" })
 		p.tmux("send-keys", "-t", "t", "C-c")
 		if rc := p.status(); rc != 3 {
 			t.Fatalf("rc %d, want 3 (child's SIGINT trap)", rc)
@@ -255,15 +257,15 @@ while :; do sleep 0.05; done`, "SIGNALS_TEST_NOPTY=1")
 while [ ! -e "$D/stop" ]; do sleep 0.02; done`)
 		p.waitFile("ready")
 		before := readFile(p.file("before"))
-		waitFor(t, 10*time.Second, "raw mode", func() bool { return p.ttyState() != before })
+		testkit.WaitFor(t, 10*time.Second, "raw mode", func() bool { return p.ttyState() != before })
 		lpid := p.launcherPID()
 		sendSignal(t, lpid, unix.SIGTSTP)
-		waitFor(t, 10*time.Second, "launcher stopped with terminal restored", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "launcher stopped with terminal restored", func() bool {
 			st, ok := procState(lpid, filepath.Base(os.Args[0])[:min(15, len(filepath.Base(os.Args[0])))])
 			return ok && st == 'T' && p.ttyState() == before
 		})
 		sendSignal(t, lpid, unix.SIGCONT)
-		waitFor(t, 10*time.Second, "raw mode again", func() bool { return p.ttyState() != before })
+		testkit.WaitFor(t, 10*time.Second, "raw mode again", func() bool { return p.ttyState() != before })
 		if err := os.WriteFile(p.file("stop"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +301,7 @@ exec sleep 60
 		if out, err := exec.Command("tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "sh "+filepath.Join(dir, "pane.sh")).CombinedOutput(); err != nil {
 			t.Fatalf("tmux: %v %s", err, out)
 		}
-		waitFor(t, 10*time.Second, "rc", func() bool { return fileExists(filepath.Join(dir, "rc")) })
+		testkit.WaitFor(t, 10*time.Second, "rc", func() bool { return fileExists(filepath.Join(dir, "rc")) })
 		if rc := readFile(filepath.Join(dir, "rc")); rc != "rc=0" {
 			t.Fatalf("launcher in background: %s (148/150 = stopped by SIGTTIN/SIGTTOU)", rc)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // trapScript counts each delivery of sig in $D/count and exits 7 once $D/stop exists.
@@ -39,7 +41,7 @@ func startLauncher(t *testing.T, killAfter time.Duration, script string) (*exec.
 			_ = cmd.Process.Kill()
 		}
 	})
-	waitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
+	testkit.WaitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
 	return cmd, dir
 }
 
@@ -50,7 +52,7 @@ func TestForwardExactlyOnce(t *testing.T) {
 			cmd, dir := startLauncher(t, 30*time.Second, trapScript(name[3:]))
 			sendSignal(t, cmd.Process.Pid, sig)
 			count := filepath.Join(dir, "count")
-			waitFor(t, 5*time.Second, "trap ran", func() bool { return lineCount(count) >= 1 })
+			testkit.WaitFor(t, 5*time.Second, "trap ran", func() bool { return lineCount(count) >= 1 })
 			// A duplicate forward would arrive right behind the first: watch for a while.
 			deadline := time.Now().Add(300 * time.Millisecond)
 			for time.Now().Before(deadline) && lineCount(count) == 1 {
@@ -92,9 +94,9 @@ func TestForwardCountsKills(t *testing.T) {
 		st, err := run(context.Background(), cmd, Options{KillAfter: 30 * time.Second}, kill)
 		done <- result{st, err}
 	}()
-	waitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
+	testkit.WaitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
 	sendSignal(t, os.Getpid(), unix.SIGUSR2)
-	waitFor(t, 5*time.Second, "trap ran", func() bool { return lineCount(filepath.Join(dir, "count")) >= 1 })
+	testkit.WaitFor(t, 5*time.Second, "trap ran", func() bool { return lineCount(filepath.Join(dir, "count")) >= 1 })
 	if err := os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ while :; do sleep 0.05; done`)
 echo ready > "$D/ready"
 while :; do sleep 0.05; done`)
 			sendSignal(t, cmd.Process.Pid, unix.SIGTERM)
-			waitFor(t, 5*time.Second, "first SIGTERM delivered", func() bool { return lineCount(filepath.Join(dir, "count")) >= 1 })
+			testkit.WaitFor(t, 5*time.Second, "first SIGTERM delivered", func() bool { return lineCount(filepath.Join(dir, "count")) >= 1 })
 			start := time.Now()
 			sendSignal(t, cmd.Process.Pid, second)
 			if got := exitCode(t, cmd, 10*time.Second); got != 137 {
@@ -168,7 +170,7 @@ while :; do sleep 0.05; done`)
 			st, _ := Run(ctx, cmd, Options{KillAfter: 300 * time.Millisecond})
 			done <- st
 		}()
-		waitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
+		testkit.WaitFor(t, 5*time.Second, "child ready", func() bool { return fileExists(filepath.Join(dir, "ready")) })
 		start := time.Now()
 		cancel()
 		select {
@@ -233,7 +235,7 @@ func TestReapsOrphansWhileRunning(t *testing.T) {
 echo ready > "$D/ready"
 while [ ! -e "$D/stop" ]; do sleep 0.02; done`)
 		launcherPID := cmd.Process.Pid
-		waitFor(t, 5*time.Second, "orphans reparented and reaped", func() bool {
+		testkit.WaitFor(t, 5*time.Second, "orphans reparented and reaped", func() bool {
 			if lineCount(filepath.Join(dir, "pids")) < 2 {
 				return false
 			}

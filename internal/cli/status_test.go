@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
@@ -37,19 +37,8 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 		t.Fatal(err)
 	}
 	mux.Attach(srv)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(ln); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr = testkit.Serve(t, srv)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +50,7 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 		t.Fatalf("request through the proxy: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	return ln.Addr().String(), dead.Key()
+	return addr, dead.Key()
 }
 
 func TestStatusCommand(t *testing.T) {

@@ -5,11 +5,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 func TestCache(t *testing.T) {
 	t.Run("ORD-4/put-get-ttl", func(t *testing.T) {
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		c := NewCacheClock(1000, time.Minute, clk.Now)
 		c.Put("a.com", "g:1")
 		if k, ok := c.Get("a.com"); !ok || k != "g:1" {
@@ -65,7 +67,7 @@ func TestCache(t *testing.T) {
 		}
 	})
 	t.Run("ORD-4/snapshot-most-recent-first", func(t *testing.T) {
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		c := NewCacheClock(10, time.Minute, clk.Now)
 		c.Put("a.com", "g:1")
 		clk.Advance(time.Second)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
@@ -25,7 +26,7 @@ func pathErr(c path.Candidate, p path.Phase, tier path.Tier) *path.PathError {
 }
 
 func TestCooldownTiers(t *testing.T) {
-	clk := newFakeClock()
+	clk := testkit.NewClock(testkit.Epoch)
 	a := gw(t, "a:1")
 	t.Run("CD-1/gateway-tier-cools-all-hosts", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
@@ -76,7 +77,7 @@ func TestCooldownTiers(t *testing.T) {
 		}
 	})
 	t.Run("CD-2/expires", func(t *testing.T) {
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		cd := NewCooldowns(30*time.Second, clk.Now)
 		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "y.com")
@@ -86,7 +87,7 @@ func TestCooldownTiers(t *testing.T) {
 		}
 	})
 	t.Run("CD-2/later-failure-extends-never-shortens", func(t *testing.T) {
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		cd := NewCooldowns(30*time.Second, clk.Now)
 		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
 		first := cd.Until("a:1", "x.com")
@@ -117,7 +118,7 @@ func TestCooldownTiers(t *testing.T) {
 }
 
 func TestCooldownSnapshot(t *testing.T) {
-	clk := newFakeClock()
+	clk := testkit.NewClock(testkit.Epoch)
 	cd := NewCooldowns(30*time.Second, clk.Now)
 	a, b := gw(t, "a:1"), gw(t, "b:1")
 	cd.Success("b:1")
@@ -145,7 +146,7 @@ func TestCooldownSnapshot(t *testing.T) {
 }
 
 func TestCooldownBoundedMemory(t *testing.T) {
-	clk := newFakeClock()
+	clk := testkit.NewClock(testkit.Epoch)
 	cd := NewCooldowns(30*time.Second, clk.Now)
 	a := gw(t, "a:1")
 	for i := range MaxHostCooldowns + 100 {

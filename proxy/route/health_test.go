@@ -3,6 +3,8 @@ package route
 import (
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 func res(key string, alive bool) HealthResult { return HealthResult{Key: key, Alive: alive} }
@@ -107,7 +109,7 @@ func TestHealth(t *testing.T) {
 		}
 	})
 	t.Run("HC-1/snapshot", func(t *testing.T) {
-		clk := newFakeClock()
+		clk := testkit.NewClock(testkit.Epoch)
 		h := NewHealth(2, clk.Now)
 		h.Record([]HealthResult{{Key: "a:1", Reason: "gateway-connect: refused"}, res("b:1", true)})
 		h.Record([]HealthResult{res("a:1", true), res("b:1", true)})

@@ -1,0 +1,10 @@
+// Package testkit holds the test helpers that the tests of several packages
+// share: a manual clock (Clock), polling with a deadline (WaitFor), and a
+// server served on a loopback port for the length of a test (Serve).
+//
+// It is a normal (non-test) package so that any package's tests can import
+// it, including the internal tests of proxy and pool. It imports only the
+// standard library: a helper that needed a production package would create
+// an import cycle for that package's own tests. Code outside tests never
+// imports it.
+package testkit
