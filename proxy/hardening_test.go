@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // Tests for the upstream client's bugs found by review (issue 13): each
@@ -31,7 +33,7 @@ func TestBodyBudgetReleased(t *testing.T) {
 			}
 			c.Close()
 		}
-		waitUntil(t, 2*time.Second, "body budget back to 0", func() bool { return srv.buffered.Load() == 0 })
+		testkit.WaitFor(t, 2*time.Second, "body budget back to 0", func() bool { return srv.buffered.Load() == 0 })
 	})
 }
 
