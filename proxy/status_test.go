@@ -234,7 +234,9 @@ func TestStatusDocument(t *testing.T) {
 func TestStatusHandler(t *testing.T) {
 	w := newScriptedWorld(t)
 	client := directClient(t)
-	do := func(method, path, host string) (*http.Response, string) {
+	// do takes the subtest's t, so a failure is reported under its name.
+	do := func(t *testing.T, method, path, host string) (*http.Response, string) {
+		t.Helper()
 		req, _ := http.NewRequest(method, "http://"+w.addr+path, nil)
 		if host != "" {
 			req.Host = host
@@ -249,7 +251,7 @@ func TestStatusHandler(t *testing.T) {
 	}
 
 	t.Run("OPS-2/page-is-self-contained", func(t *testing.T) {
-		resp, body := do("GET", status.PagePath, "")
+		resp, body := do(t, "GET", status.PagePath, "")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("page: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
@@ -278,20 +280,20 @@ func TestStatusHandler(t *testing.T) {
 		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != status.PagePath {
 			t.Errorf("/_dual-proxy: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 		}
-		if resp, _ := do("HEAD", status.StatusPath, ""); resp.StatusCode != 200 {
+		if resp, _ := do(t, "HEAD", status.StatusPath, ""); resp.StatusCode != 200 {
 			t.Errorf("HEAD: %d", resp.StatusCode)
 		}
-		if resp, _ := do("POST", status.StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		if resp, _ := do(t, "POST", status.StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("POST: %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 		}
-		if resp, _ := do("GET", "/_dual-proxy/nope", ""); resp.StatusCode != 404 {
+		if resp, _ := do(t, "GET", "/_dual-proxy/nope", ""); resp.StatusCode != 404 {
 			t.Errorf("unknown path: %d", resp.StatusCode)
 		}
-		if resp, _ := do("GET", "/elsewhere", ""); resp.StatusCode != 404 {
+		if resp, _ := do(t, "GET", "/elsewhere", ""); resp.StatusCode != 404 {
 			t.Errorf("unmounted path: %d", resp.StatusCode)
 		}
 		for host, want := range map[string]int{"attacker.example": 421, "attacker.example:7898": 421, "localhost:7898": 200, "[::1]:7898": 200, "127.0.0.1": 200} {
-			if resp, _ := do("GET", status.StatusPath, host); resp.StatusCode != want {
+			if resp, _ := do(t, "GET", status.StatusPath, host); resp.StatusCode != want {
 				t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
 			}
 		}
