@@ -1,0 +1,209 @@
+// Package mockllm is a scriptable model channel that speaks exactly one of
+// the four LLM wire APIs (Anthropic Messages, OpenAI Chat Completions,
+// OpenAI Responses, Gemini generateContent), for the pool's translation
+// tests (SPEC POOL-21) and the real-agent tests. Every other path is a 404,
+// so a test proves that the pool sent the member's own API.
+//
+// The answers are written by hand per API (wire.go), not with the pool's
+// translate package, so the code under test is never the mock.
+package mockllm
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// The APIs a Channel can speak (the pool's channel `api` words; Responses
+// is what an `api: openai` channel serves on /v1/responses).
+const (
+	Anthropic = "anthropic"
+	Chat      = "openai-chat"
+	Responses = "responses"
+	Gemini    = "gemini"
+)
+
+// ToolCall is a function call the model makes. Args is JSON object text.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Args string `json:"args"`
+}
+
+// Turn is one scripted answer.
+type Turn struct {
+	// Status, when not 0 or 200, answers with the API's error document and
+	// this HTTP status instead of an answer.
+	Status int `json:"status,omitempty"`
+	// Reasoning, Text and ToolCalls are the answer, in that order.
+	Reasoning string     `json:"reasoning,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// FailAfterOutput: a streamed answer sends its first visible output,
+	// then the API's in-stream error (overloaded) and ends.
+	FailAfterOutput bool `json:"fail_after_output,omitempty"`
+	// DropAfterOutput: a streamed answer sends its first visible output,
+	// then the connection is cut without an end event.
+	DropAfterOutput bool `json:"drop_after_output,omitempty"`
+	// InputTokens, CachedTokens and OutputTokens are the usage reported.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
+}
+
+// Call is one request the channel received.
+type Call struct {
+	Method, Path string
+	Header       http.Header
+	Body         map[string]any
+}
+
+// Channel is an http.Handler speaking API. Model calls take Turns in order;
+// after the last, the last repeats. Safe for concurrent use.
+type Channel struct {
+	API   string
+	Turns []Turn
+
+	mu    sync.Mutex
+	n     int
+	calls []Call
+	// OnCall, when set, is called with each recorded call (the command
+	// writes them as JSON lines).
+	OnCall func(Call)
+}
+
+// Calls returns the requests received so far.
+func (c *Channel) Calls() []Call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Call(nil), c.calls...)
+}
+
+// modelPath reports whether path is a model call of api, and whether the
+// path itself asks for a stream (Gemini).
+func modelPath(api, path string) (ok, stream bool) {
+	switch api {
+	case Anthropic:
+		return strings.HasSuffix(path, "/v1/messages"), false
+	case Chat:
+		return strings.HasSuffix(path, "/chat/completions"), false
+	case Responses:
+		return strings.HasSuffix(path, "/v1/responses"), false
+	case Gemini:
+		if i := strings.Index(path, "/v1beta/models/"); i >= 0 {
+			switch {
+			case strings.HasSuffix(path, ":streamGenerateContent"):
+				return true, true
+			case strings.HasSuffix(path, ":generateContent"):
+				return true, false
+			}
+		}
+	}
+	return false, false
+}
+
+func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	ok, stream := modelPath(c.API, r.URL.Path)
+	c.mu.Lock()
+	c.calls = append(c.calls, call)
+	turn := Turn{Text: "ok"}
+	if ok && len(c.Turns) > 0 {
+		turn = c.Turns[min(c.n, len(c.Turns)-1)]
+		c.n++
+	}
+	hook := c.OnCall
+	c.mu.Unlock()
+	if hook != nil {
+		hook(call)
+	}
+	if !ok || r.Method != http.MethodPost {
+		writeJSON(w, http.StatusNotFound, errorDoc(c.API, http.StatusNotFound, "mockllm ("+c.API+"): no route "+r.Method+" "+r.URL.Path))
+		return
+	}
+	if turn.Status != 0 && turn.Status != http.StatusOK {
+		writeJSON(w, turn.Status, errorDoc(c.API, turn.Status, "mock channel failing"))
+		return
+	}
+	if s, _ := body["stream"].(bool); s {
+		stream = true
+	}
+	model, _ := body["model"].(string)
+	if c.API == Gemini {
+		model = strings.TrimSuffix(strings.TrimSuffix(r.URL.Path[strings.Index(r.URL.Path, "/models/")+8:], ":streamGenerateContent"), ":generateContent")
+	}
+	a := answer{turn: turn, model: model, usageAsked: usageAsked(body)}
+	if !stream {
+		writeJSON(w, http.StatusOK, a.document(c.API))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	a.stream(c.API, &sseWriter{w: w})
+}
+
+func usageAsked(body map[string]any) bool {
+	so, _ := body["stream_options"].(map[string]any)
+	u, _ := so["include_usage"].(bool)
+	return u
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// errorDoc is api's error document for status.
+func errorDoc(api string, status int, msg string) any {
+	switch api {
+	case Anthropic:
+		typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+			429: "rate_limit_error", 529: "overloaded_error"}[status]
+		if typ == "" {
+			typ = "api_error"
+		}
+		return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+	case Gemini:
+		st := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}[status]
+		if st == "" {
+			st = "INTERNAL"
+		}
+		return map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}}
+	}
+	code := map[int]string{400: "invalid_request_error", 401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}[status]
+	if code == "" {
+		code = "server_error"
+	}
+	return map[string]any{"error": map[string]any{"message": msg, "type": code, "param": nil, "code": code}}
+}
+
+// sseWriter writes and flushes SSE events.
+type sseWriter struct {
+	w http.ResponseWriter
+}
+
+func (s *sseWriter) event(name string, v any) {
+	b, _ := json.Marshal(v)
+	s.raw(name, string(b))
+}
+
+func (s *sseWriter) raw(name, data string) {
+	if name != "" {
+		_, _ = io.WriteString(s.w, "event: "+name+"\n")
+	}
+	_, _ = io.WriteString(s.w, "data: "+data+"\n\n")
+	_ = http.NewResponseController(s.w).Flush()
+}
+
+// drop cuts the connection without ending the response (net/http's
+// documented abort).
+func (s *sseWriter) drop() {
+	panic(http.ErrAbortHandler)
+}
