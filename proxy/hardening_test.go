@@ -70,6 +70,18 @@ func TestCleanStatusLine(t *testing.T) {
 			t.Fatalf("status line %q, want the standard one", got)
 		}
 	})
+	t.Run("HTTP-5/control-chars-in-status-line-removed", func(t *testing.T) {
+		o := statusLineOrigin(t, "HTTP/1.1 599 Bad\x00\x1b[2J\rGateway\x7f")
+		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 599 Bad[2JGateway\r\n" {
+			t.Fatalf("status line %q", got)
+		}
+	})
+	t.Run("HTTP-5/unknown-status-keeps-clean-reason", func(t *testing.T) {
+		o := statusLineOrigin(t, "HTTP/1.1 529 Overloaded")
+		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 529 Overloaded\r\n" {
+			t.Fatalf("status line %q", got)
+		}
+	})
 	t.Run("HTTP-5/known-status-gets-standard-text", func(t *testing.T) {
 		o := statusLineOrigin(t, "HTTP/1.1 404 Whatever You Like")
 		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 404 Not Found\r\n" {
@@ -137,5 +149,76 @@ func TestTransportRefusesInjection(t *testing.T) {
 	}
 	if n := o.conns.Load(); n != 0 {
 		t.Fatalf("origin saw %d connections, want none: %q", n, <-o.got)
+	}
+}
+
+// Tests for the classes a hostile run found (issue 13): each failed before
+// its fix.
+
+func TestHostileHeads(t *testing.T) {
+	addr, _ := startProxy(t, Config{})
+	t.Run("HTTP-5/bare-lf-head-refused-nothing-forwarded", func(t *testing.T) {
+		o := newRecordingOrigin(t)
+		c := dialProxy(t, addr)
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\nHost: %s\n\n", o.addr, o.addr)
+		resp, _ := readResponse(t, bufio.NewReader(c), "GET")
+		if resp.StatusCode != 400 {
+			t.Fatalf("status %d, want 400", resp.StatusCode)
+		}
+		if n := o.conns.Load(); n != 0 {
+			t.Fatalf("origin saw %d connections", n)
+		}
+	})
+	t.Run("HTTP-5/underscore-framing-aliases-not-forwarded", func(t *testing.T) {
+		o := newRecordingOrigin(t)
+		c := dialProxy(t, addr)
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nTransfer_Encoding: chunked\r\nContent_Length: 5\r\nProxy_Authorization: Basic eDp5\r\nX_Custom: 1\r\n\r\n", o.addr, o.addr)
+		if resp, _ := readResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		got := <-o.got
+		for _, bad := range []string{"transfer_encoding", "content_length", "proxy_authorization"} {
+			if strings.Contains(strings.ToLower(got), bad) {
+				t.Errorf("origin got %s:\n%s", bad, got)
+			}
+		}
+		if !strings.Contains(strings.ToLower(got), "x_custom: 1") {
+			t.Errorf("X_Custom dropped:\n%s", got)
+		}
+	})
+}
+
+// headOrigin answers every request with the raw head (status line and
+// fields, without the final CRLF) and body "ok".
+func headOrigin(t *testing.T, head string) string {
+	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, head+"\r\nContent-Length: 2\r\n\r\nok")
+	})
+}
+
+func TestConnectionNamedResponseFields(t *testing.T) {
+	addr, _ := startProxy(t, Config{})
+	for _, tc := range []struct{ name, head string }{
+		{"HTTP-5/connection-close-and-name-one-line", "HTTP/1.1 200 OK\r\nConnection: close, X-Secret\r\nX-Secret: s"},
+		{"HTTP-5/connection-name-then-close-lines", "HTTP/1.1 200 OK\r\nConnection: X-Secret\r\nConnection: close\r\nX-Secret: s"},
+		{"HTTP-5/connection-close-then-name-lines", "HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: X-Secret\r\nX-Secret: s"},
+		{"HTTP-5/connection-names-on-several-lines", "HTTP/1.1 200 OK\r\nConnection: X-Other\r\nConnection: X-Secret\r\nX-Secret: s\r\nX-Other: o"},
+		{"HTTP-5/http10-connection-name", "HTTP/1.0 200 OK\r\nConnection: X-Secret\r\nX-Secret: s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := headOrigin(t, tc.head)
+			c := dialProxy(t, addr)
+			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
+			resp, body := readResponse(t, bufio.NewReader(c), "GET")
+			if resp.StatusCode != 200 || body != "ok" {
+				t.Fatalf("%d %q", resp.StatusCode, body)
+			}
+			if v := resp.Header.Get("X-Secret") + resp.Header.Get("X-Other"); v != "" {
+				t.Fatalf("Connection-named field reached the client: %v", resp.Header)
+			}
+		})
 	}
 }

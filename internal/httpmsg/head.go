@@ -94,9 +94,13 @@ func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
 		// last complete line of raw.
 		start := bytes.LastIndexByte(h.Raw[:len(h.Raw)-1], '\n') + 1
 		end := len(h.Raw) - 1
-		if end > start && h.Raw[end-1] == '\r' {
-			end--
+		if end == start || h.Raw[end-1] != '\r' {
+			// RFC 9112 §2.2 lets a recipient accept a bare LF; a proxy that
+			// does and forwards CRLF reads the head differently from a
+			// next hop that does not (smuggling), so it is refused.
+			return nil, BadRequest("bare LF line ending")
 		}
+		end--
 		if len(lines) == 0 && end == start && len(h.Raw) <= 2 {
 			// RFC 9112 §2.2: ignore at least one empty line before the request line.
 			h.Raw = h.Raw[:0]

@@ -3,6 +3,8 @@ package httpmsg
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -48,6 +50,44 @@ func FuzzReadRequestHead(f *testing.F) {
 		}
 		if h.ContentLength < -1 {
 			t.Fatalf("length %d", h.ContentLength)
+		}
+	})
+}
+
+func TestBareLF(t *testing.T) {
+	for _, tc := range []struct{ name, head string }{
+		{"HTTP-5/bare-lf-after-request-line", "GET http://a/ HTTP/1.1\nHost: a\r\n\r\n"},
+		{"HTTP-5/bare-lf-after-field", "GET http://a/ HTTP/1.1\r\nHost: a\n\r\n"},
+		{"HTTP-5/bare-lf-end-of-head", "GET http://a/ HTTP/1.1\r\nHost: a\r\n\n"},
+		{"HTTP-5/bare-lf-everywhere", "POST http://a/ HTTP/1.1\nContent-Length: 1\nTransfer-Encoding: chunked\n\n"},
+		{"HTTP-5/bare-lf-leading-empty-line", "\nGET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadRequestHead(bufio.NewReader(strings.NewReader(tc.head)))
+			var se *StatusError
+			if !errors.As(err, &se) || se.Status != 400 {
+				t.Fatalf("err %v, want a 400 StatusError", err)
+			}
+		})
+	}
+	t.Run("HTTP-5/crlf-head-accepted", func(t *testing.T) {
+		if _, err := ReadRequestHead(bufio.NewReader(strings.NewReader("\r\nGET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n"))); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestUnderscoreAliases(t *testing.T) {
+	t.Run("HTTP-5/underscore-aliases-of-framing-and-hop-by-hop-dropped", func(t *testing.T) {
+		h := http.Header{}
+		for _, k := range []string{"Transfer_Encoding", "Content_Length", "Proxy_Authorization", "Proxy_Connection", "Keep_Alive", "content_length", "Proxy_Authenticate"} {
+			h[k] = []string{"1"}
+		}
+		h["X_Custom"] = []string{"kept"}
+		h["X-Other"] = []string{"kept"}
+		RemoveHopByHop(h)
+		if len(h) != 2 || h["X_Custom"] == nil || h["X-Other"] == nil {
+			t.Fatalf("left %v, want X_Custom and X-Other only", h)
 		}
 	})
 }

@@ -14,8 +14,15 @@ var HopByHop = []string{
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate",
 }
 
-// RemoveHopByHop deletes from h the hop-by-hop fields and every field named
-// by any Connection field line (all lines, including empty ones).
+// RemoveHopByHop deletes from h the hop-by-hop fields, every field named
+// by any Connection field line (all lines, including empty ones), and the
+// underscore spellings of framing and hop-by-hop fields ("Transfer_Encoding",
+// "Content_Length", "Proxy_Authorization" …). CGI-style origins (PHP,
+// WSGI, Rack) map '-' and '_' to the same variable, so such a field would
+// reach them as the real one behind the proxy's framing checks. nginx drops
+// every field with '_' by default and Envoy can drop or reject them; the
+// proxy drops only these aliases, since agents do send other fields with
+// '_' (SPEC HTTP-5).
 func RemoveHopByHop(h http.Header) {
 	for _, line := range h["Connection"] {
 		for _, name := range strings.Split(line, ",") {
@@ -27,4 +34,46 @@ func RemoveHopByHop(h http.Header) {
 	for _, name := range HopByHop {
 		delete(h, name)
 	}
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 && isUnderscoreAlias(k) {
+			delete(h, k)
+		}
+	}
+}
+
+// underscoreAliased are the fields whose underscore spelling is dropped:
+// the hop-by-hop fields with a '-' in their name and the framing fields.
+var underscoreAliased = []string{"Proxy-Connection", "Keep-Alive", "Transfer-Encoding",
+	"Proxy-Authorization", "Proxy-Authenticate", "Content-Length"}
+
+// isUnderscoreAlias reports whether k, read with '_' as '-', names one of
+// underscoreAliased (case-insensitive).
+func isUnderscoreAlias(k string) bool {
+	for _, name := range underscoreAliased {
+		if len(k) != len(name) {
+			continue
+		}
+		match := true
+		for i := 0; i < len(k); i++ {
+			a, b := k[i], name[i]
+			if a == '_' {
+				a = '-'
+			}
+			if lowerASCII(a) != lowerASCII(b) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

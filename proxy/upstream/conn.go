@@ -35,10 +35,14 @@ const maxResponseHead = 1 << 20
 // errHeadTooLarge is a response head over maxResponseHead.
 var errHeadTooLarge = errors.New("response head too large")
 
-// headLimit limits reads to n bytes while n >= 0 (reading a head).
+// headLimit limits reads to n bytes while n >= 0 (reading a head), and
+// then keeps a copy of what it returned in rec: readFinal needs the head's
+// raw Connection lines, which http.ReadResponse deletes when they hold
+// "close".
 type headLimit struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	rec []byte
 }
 
 func (l *headLimit) Read(p []byte) (int, error) {
@@ -53,6 +57,7 @@ func (l *headLimit) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n -= int64(n)
+	l.rec = append(l.rec, p[:n]...)
 	return n, err
 }
 

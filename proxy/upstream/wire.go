@@ -41,12 +41,31 @@ func writeRequest(bw *bufio.Writer, c path.Candidate, r *Request, body io.Reader
 // hop-by-hop and removed) and field names that are not tokens (RFC 9112
 // §5.1: "Name : value" is a smuggling shape) are errors.
 func readFinal(uc *upConn, method string) (*http.Response, error) {
-	uc.lim.n = maxResponseHead
-	defer func() { uc.lim.n = -1 }()
+	lim := uc.lim
+	lim.n, lim.rec = maxResponseHead, lim.rec[:0]
+	if n := uc.br.Buffered(); n > 0 {
+		b, _ := uc.br.Peek(n)
+		lim.rec = append(lim.rec, b...)
+	}
+	defer func() {
+		lim.n = -1
+		if cap(lim.rec) > 64<<10 {
+			lim.rec = nil // do not keep a huge head's buffer with a pooled connection
+		}
+	}()
 	for i := 0; ; i++ {
+		start := len(lim.rec) - uc.br.Buffered()
 		resp, err := http.ReadResponse(uc.br, &http.Request{Method: method})
 		if err != nil {
 			return nil, err
+		}
+		if resp.Close {
+			// net/http deleted the Connection field because it holds
+			// "close"; the fields it names are hop-by-hop all the same
+			// (RFC 9110 §7.6.1, SPEC HTTP-5).
+			for _, name := range httpmsg.ConnectionTokens(lim.rec[start : len(lim.rec)-uc.br.Buffered()]) {
+				resp.Header.Del(name)
+			}
 		}
 		switch {
 		case resp.StatusCode < 100 || resp.StatusCode > 599:
