@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // bodyAnswer answers every request 200 with ctype and body.
@@ -33,18 +35,18 @@ func TestUnusable200FailsOver(t *testing.T) {
 	}
 	anth, chat, resp := "/pool/p/v1/messages", "/pool/p/v1/chat/completions", "/pool/p/v1/responses"
 	cases := []tc{
-		{"POOL-7/stream-answered-with-html", APIAnthropic, anth, true, bodyAnswer("text/html", html), ClassServer},
-		{"POOL-7/stream-answered-with-json", APIAnthropic, anth, true, bodyAnswer("application/json", message), ClassServer},
-		{"POOL-7/chat-stream-answered-with-html", APIOpenAI, chat, true, bodyAnswer("text/html; charset=utf-8", html), ClassServer},
-		{"POOL-7/plain-html", APIAnthropic, anth, false, bodyAnswer("text/html", html), ClassServer},
-		{"POOL-7/plain-error-object-in-200", APIAnthropic, anth, false, bodyAnswer("application/json", `{"error":{"type":"rate_limit_error","message":"busy"}}`), ClassServer},
-		{"POOL-7/plain-empty-object", APIAnthropic, anth, false, bodyAnswer("application/json", `{}`), ClassServer},
-		{"POOL-7/plain-empty-content", APIAnthropic, anth, false, bodyAnswer("application/json", `{"type":"message","content":[]}`), ClassEmpty},
-		{"POOL-7/chat-plain-error-object-in-200", APIOpenAI, chat, false, bodyAnswer("application/json", `{"error":{"message":"busy","type":"server_error"}}`), ClassServer},
-		{"POOL-7/chat-plain-empty-object", APIOpenAI, chat, false, bodyAnswer("application/json", `{}`), ClassServer},
-		{"POOL-7/chat-plain-html", APIOpenAI, chat, false, bodyAnswer("text/html", html), ClassServer},
-		{"POOL-7/responses-plain-failed", APIOpenAI, resp, false, bodyAnswer("application/json", `{"id":"r","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"x"}}`), ClassServer},
-		{"POOL-7/responses-plain-empty-object", APIOpenAI, resp, false, bodyAnswer("application/json", `{}`), ClassServer},
+		{"POOL-7/stream-answered-with-html", config.APIAnthropic, anth, true, bodyAnswer("text/html", html), config.ClassServer},
+		{"POOL-7/stream-answered-with-json", config.APIAnthropic, anth, true, bodyAnswer("application/json", message), config.ClassServer},
+		{"POOL-7/chat-stream-answered-with-html", config.APIOpenAI, chat, true, bodyAnswer("text/html; charset=utf-8", html), config.ClassServer},
+		{"POOL-7/plain-html", config.APIAnthropic, anth, false, bodyAnswer("text/html", html), config.ClassServer},
+		{"POOL-7/plain-error-object-in-200", config.APIAnthropic, anth, false, bodyAnswer("application/json", `{"error":{"type":"rate_limit_error","message":"busy"}}`), config.ClassServer},
+		{"POOL-7/plain-empty-object", config.APIAnthropic, anth, false, bodyAnswer("application/json", `{}`), config.ClassServer},
+		{"POOL-7/plain-empty-content", config.APIAnthropic, anth, false, bodyAnswer("application/json", `{"type":"message","content":[]}`), config.ClassEmpty},
+		{"POOL-7/chat-plain-error-object-in-200", config.APIOpenAI, chat, false, bodyAnswer("application/json", `{"error":{"message":"busy","type":"server_error"}}`), config.ClassServer},
+		{"POOL-7/chat-plain-empty-object", config.APIOpenAI, chat, false, bodyAnswer("application/json", `{}`), config.ClassServer},
+		{"POOL-7/chat-plain-html", config.APIOpenAI, chat, false, bodyAnswer("text/html", html), config.ClassServer},
+		{"POOL-7/responses-plain-failed", config.APIOpenAI, resp, false, bodyAnswer("application/json", `{"id":"r","object":"response","status":"failed","output":[],"error":{"code":"server_error","message":"x"}}`), config.ClassServer},
+		{"POOL-7/responses-plain-empty-object", config.APIOpenAI, resp, false, bodyAnswer("application/json", `{}`), config.ClassServer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -91,7 +93,7 @@ func TestMemberCountsPerPool(t *testing.T) {
 	cfg, _ := w.pool.config()
 	a := cfg.Channel("a")
 	y := "channels:\n  a: {api: anthropic, base_url: " + a.BaseURL + ", api_key: k-aaaa}\npools:\n  p: {members: [a]}\n  q: {members: [a]}\n"
-	cfg2, err := ParseConfig([]byte(y), nil)
+	cfg2, err := config.ParseConfig([]byte(y), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // anthropicFlavour is the Anthropic Messages API (SPEC POOL-1):
 // POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models.
 type anthropicFlavour struct{}
 
-func (anthropicFlavour) Name() string { return APIAnthropic }
+func (anthropicFlavour) Name() string { return config.APIAnthropic }
 
 func (anthropicFlavour) Endpoint(method, path string) (endpoint, bool) {
 	switch {
@@ -198,20 +200,20 @@ func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, string, st
 		Error   json.RawMessage   `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, ClassServer, "answer is not a JSON object"
+		return usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(v.Error) || v.Type == "error" {
 		_, msg := anthropicFlavour{}.ParseError(body)
-		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
 	}
 	if ep.Kind != epGenerate {
 		return usage{}, "", ""
 	}
 	if v.Content == nil || (v.Type != "message" && !(v.Type == "" && v.Role == "assistant")) {
-		return usage{}, ClassServer, "answer is not a Messages response"
+		return usage{}, config.ClassServer, "answer is not a Messages response"
 	}
 	if len(v.Content) == 0 {
-		return v.Usage.toUsage(), ClassEmpty, "answer has no content"
+		return v.Usage.toUsage(), config.ClassEmpty, "answer has no content"
 	}
 	return v.Usage.toUsage(), "", ""
 }

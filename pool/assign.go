@@ -1,9 +1,12 @@
 package pool
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // bindKey is the assignment key of SPEC POOL-4: (session, pool, unified model).
@@ -50,21 +53,21 @@ func newAssigner() *assigner {
 // in flight), ties rotating. round-robin rotates per call; failover takes the
 // first hot member. Every acquire must be paired with release, passing
 // inFlight back.
-func (a *assigner) acquire(p *PoolConfig, key bindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
+func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	pickFrom := hotOnly(eligible, hot)
 	switch p.Strategy {
-	case StrategyRoundRobin:
+	case config.StrategyRoundRobin:
 		i := a.cursor[p.ID] % len(pickFrom)
 		a.cursor[p.ID] = i + 1
 		return pickFrom[i], false
-	case StrategyFailover:
+	case config.StrategyFailover:
 		return pickFrom[0], false
 	}
 	if key.session != "" {
 		if b := a.bindings[key]; b != nil {
-			if now.Sub(b.lastUsed) < p.SessionTTL && contains(eligible, b.member) {
+			if now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(eligible, b.member) {
 				b.lastUsed = now
 				return b.member, false
 			}
@@ -72,7 +75,7 @@ func (a *assigner) acquire(p *PoolConfig, key bindKey, eligible []string, hot fu
 				delete(a.bindings, key) // expired: balance again (POOL-4)
 			}
 		}
-		if f := a.flights[key]; f != nil && contains(eligible, f.member) {
+		if f := a.flights[key]; f != nil && slices.Contains(eligible, f.member) {
 			f.refs++
 			return f.member, true
 		}
@@ -80,7 +83,7 @@ func (a *assigner) acquire(p *PoolConfig, key bindKey, eligible []string, hot fu
 	if key.session != "" {
 		// POOL-6: stay on the session's member when it serves this model too.
 		for k, b := range a.bindings {
-			if k.pool == key.pool && k.session == key.session && now.Sub(b.lastUsed) < p.SessionTTL && contains(pickFrom, b.member) {
+			if k.pool == key.pool && k.session == key.session && now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(pickFrom, b.member) {
 				member = b.member
 				break
 			}
@@ -103,7 +106,7 @@ func (a *assigner) acquire(p *PoolConfig, key bindKey, eligible []string, hot fu
 // leastBound returns the member of candidates with the fewest live bindings
 // plus first picks in flight; among equals the first at or after the pool's
 // cursor (ties rotate). Expired bindings are swept. Caller holds a.mu.
-func (a *assigner) leastBound(p *PoolConfig, candidates []string, now time.Time) string {
+func (a *assigner) leastBound(p *config.PoolConfig, candidates []string, now time.Time) string {
 	load := map[string]int{}
 	for k, b := range a.bindings {
 		if k.pool != p.ID {
@@ -141,8 +144,8 @@ func (a *assigner) leastBound(p *PoolConfig, candidates []string, now time.Time)
 // the call ("" when none did); it becomes the key's binding (SPEC POOL-5
 // "recorded only when a call succeeds", POOL-8 "moves to the member that
 // succeeded").
-func (a *assigner) release(p *PoolConfig, key bindKey, inFlight bool, success string, now time.Time) {
-	if p.Strategy != StrategySticky || key.session == "" {
+func (a *assigner) release(p *config.PoolConfig, key bindKey, inFlight bool, success string, now time.Time) {
+	if p.Strategy != config.StrategySticky || key.session == "" {
 		return
 	}
 	a.mu.Lock()
@@ -162,8 +165,8 @@ func (a *assigner) release(p *PoolConfig, key bindKey, inFlight bool, success st
 
 // bind records a binding immediately (used at a stream's commit point, so
 // joiners of the same first pick see it before the stream ends).
-func (a *assigner) bind(p *PoolConfig, key bindKey, member string, now time.Time) {
-	if p.Strategy != StrategySticky || key.session == "" {
+func (a *assigner) bind(p *config.PoolConfig, key bindKey, member string, now time.Time) {
+	if p.Strategy != config.StrategySticky || key.session == "" {
 		return
 	}
 	a.mu.Lock()
@@ -175,12 +178,12 @@ func (a *assigner) bind(p *PoolConfig, key bindKey, member string, now time.Time
 }
 
 // retain drops bindings whose pool or member no longer exists (SPEC POOL-16).
-func (a *assigner) retain(cfg *Config) {
+func (a *assigner) retain(cfg *config.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k, b := range a.bindings {
 		p := cfg.Pool(k.pool)
-		if p == nil || !contains(p.Members, b.member) {
+		if p == nil || !slices.Contains(p.Members, b.member) {
 			delete(a.bindings, k)
 		}
 	}
@@ -194,7 +197,7 @@ type bindingView struct {
 }
 
 // snapshot lists live bindings, sorted by pool, session, model.
-func (a *assigner) snapshot(cfg *Config, now time.Time) []bindingView {
+func (a *assigner) snapshot(cfg *config.Config, now time.Time) []bindingView {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []bindingView

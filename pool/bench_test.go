@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // benchEvents is the number of text deltas per streamed answer.
@@ -83,7 +85,7 @@ func benchCall(tr http.RoundTripper, url, body string) (ttfb, delay time.Duratio
 func BenchmarkStreamOverhead(b *testing.B) {
 	up := benchUpstream()
 	defer up.Close()
-	cfg, err := ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
+	cfg, err := config.ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,18 +10,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // call is one client request being served by a pool.
 type call struct {
 	p     *Pool
-	cfg   *Config
-	scrub scrubber
-	pc    *PoolConfig
+	cfg   *config.Config
+	scrub config.Scrubber
+	pc    *config.PoolConfig
 	fl    flavour
 	ep    endpoint
 	ci    *callInfo
-	um    *UnifiedModel
+	um    *config.UnifiedModel
 	w     http.ResponseWriter
 	r     *http.Request
 
@@ -84,7 +86,7 @@ func (c *call) run() {
 	var eligible []string
 	var skipped []string
 	for _, m := range c.pc.Members {
-		if why := cannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.demands); why != "" {
+		if why := config.CannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.Demands); why != "" {
 			skipped = append(skipped, m+": "+why)
 			continue
 		}
@@ -93,7 +95,7 @@ func (c *call) run() {
 	if len(eligible) == 0 {
 		c.headers(c.w.Header(), "none")
 		writeError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
-		c.record("", ClassBadRequest, http.StatusBadRequest)
+		c.record("", config.ClassBadRequest, http.StatusBadRequest)
 		return
 	}
 	now := c.p.opts.Now()
@@ -159,15 +161,15 @@ func (c *call) target(member string) string { return c.pc.Target(c.um, c.ci.Mode
 func (c *call) failed(m string, o outcome) {
 	a := o.fail
 	c.attempts = append(c.attempts, *a)
-	if a.Class == ClassBadRequest || a.Class == ClassState {
+	if a.Class == config.ClassBadRequest || a.Class == config.ClassState {
 		return
 	}
 	c.p.stats.outcome(c.pc.ID, m, false)
 	key := m
-	if a.Class == ClassModelNotFound {
+	if a.Class == config.ClassModelNotFound {
 		key = m + "\x00" + c.target(m)
 	}
-	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.base(a.Class), o.explicit, c.p.opts.Now())
+	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
 	phase := "before-commit" // silent failover follows
 	if o.served {
 		phase = "after-commit" // the client got an error event
@@ -262,10 +264,10 @@ func isVersion(seg string) bool {
 // upstreamRequest builds the request to member ch: the model rewritten
 // (POOL-2), the effort mapped (POOL-12), the client's headers minus
 // hop-by-hop and credentials, the member's key, the client's query kept.
-func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request, error) {
+func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
 	effort := ""
 	if c.ci.Effort != "" {
-		effort = mapEffort(c.um, ch.ID, c.ci.Effort)
+		effort = config.MapEffort(c.um, ch.ID, c.ci.Effort)
 	}
 	body, err := c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
 	if err != nil {
@@ -302,18 +304,14 @@ func (c *call) upstreamRequest(ctx context.Context, ch *Channel) (*http.Request,
 			}
 		}
 	}
-	if ch.AuthHeader == "bearer" {
-		req.Header.Set("Authorization", "Bearer "+ch.key.reveal())
-	} else {
-		req.Header.Set("X-Api-Key", ch.key.reveal())
-	}
+	ch.Authorize(req.Header)
 	req.ContentLength = int64(len(body))
 	return req, nil
 }
 
 // copyResponseHeaders copies an upstream's end-to-end headers, every
 // configured key scrubbed from their values (POOL-15).
-func copyResponseHeaders(dst, src http.Header, s scrubber) {
+func copyResponseHeaders(dst, src http.Header, s config.Scrubber) {
 	for k, vs := range src {
 		dst[k] = append([]string(nil), vs...)
 	}
@@ -325,7 +323,7 @@ func copyResponseHeaders(dst, src http.Header, s scrubber) {
 	for _, k := range dropResponseHeaders {
 		dst.Del(k)
 	}
-	s.scrubHeader(dst)
+	s.ScrubHeader(dst)
 }
 
 // transportFailure classifies a RoundTrip or body-read error. The client's
@@ -336,14 +334,14 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 	if c.r.Context().Err() != nil || c.gone {
 		return outcome{canceled: true}
 	}
-	class, msg := ClassNetwork, c.scrub.scrub(shortErr(err))
+	class, msg := config.ClassNetwork, c.scrub.Scrub(shortErr(err))
 	switch {
 	case timedOut:
-		class, msg = ClassTimeout, fmt.Sprintf("no output within first_output_timeout_ms (%d ms)", c.pc.FirstOutputTimeout.Milliseconds())
+		class, msg = config.ClassTimeout, fmt.Sprintf("no output within first_output_timeout_ms (%d ms)", c.pc.FirstOutputTimeout.Milliseconds())
 	case errors.Is(err, context.DeadlineExceeded) && !c.ci.Stream:
-		class, msg = ClassTimeout, fmt.Sprintf("no answer within response_timeout_ms (%d ms)", c.pc.ResponseTimeout.Milliseconds())
+		class, msg = config.ClassTimeout, fmt.Sprintf("no answer within response_timeout_ms (%d ms)", c.pc.ResponseTimeout.Milliseconds())
 	case errors.Is(err, context.DeadlineExceeded):
-		class = ClassTimeout
+		class = config.ClassTimeout
 	}
 	return outcome{fail: &Attempt{Member: m, Class: class, Message: msg}}
 }
@@ -353,8 +351,8 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 	typ, msg := c.fl.ParseError(body)
 	class := classifyStatus(resp.StatusCode, typ, msg)
-	a := &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}
-	if class == ClassBadRequest {
+	a := &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(clip(msg))}
+	if class == config.ClassBadRequest {
 		if c.early {
 			c.earlyError(resp.StatusCode, a.Message) // the status is spent (POOL-7b)
 		} else {
@@ -363,13 +361,13 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 		return outcome{done: true, fail: a}
 	}
 	o := outcome{fail: a}
-	if class == ClassState && c.ci.encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
+	if class == config.ClassState && c.ci.encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
 		if c.stripAll == nil {
 			c.stripAll = map[string]bool{}
 		}
 		c.stripAll[m], o.retry = true, true
 	}
-	if class == ClassRateLimit {
+	if class == config.ClassRateLimit {
 		o.explicit = retryAfter(resp.Header, c.p.opts.Now())
 	}
 	return o
@@ -381,7 +379,7 @@ func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 	copyResponseHeaders(h, resp.Header, c.scrub) // Content-Encoding only when still encoded (decodeResponse)
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
-	body = c.scrub.scrubBytes(body)
+	body = c.scrub.ScrubBytes(body)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.w.WriteHeader(resp.StatusCode)
 	_, _ = c.w.Write(body)
@@ -396,7 +394,7 @@ func (c *call) plainAttempt(m string) outcome {
 	defer cancel()
 	req, err := c.upstreamRequest(ctx, ch)
 	if err != nil {
-		return outcome{fail: &Attempt{Member: m, Class: ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.p.opts.Transport.RoundTrip(req)
 	if err != nil {
@@ -424,7 +422,7 @@ func (c *call) plainAttempt(m string) outcome {
 func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
 	u, class, msg := c.fl.InspectBody(c.ep, body)
 	if class != "" {
-		return outcome{fail: &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.scrub(clip(msg))}}
+		return outcome{fail: &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(clip(msg))}}
 	}
 	c.writeAnswer(m, resp, body)
 	o := outcome{done: true, served: true, u: u}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // capsWorld: a is text-only with efforts low..high and max_tokens 32768
@@ -30,10 +32,10 @@ func TestCapabilityFilter(t *testing.T) {
 			api, path, body string
 			ok              func(string) behaviour
 		}{
-			{APIOpenAI, chatPath, `{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, chatOK},
-			{APIOpenAI, respPath, `{"model":"m","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"what"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}]}`, respOK},
-			{APIOpenAI, respPath, `{"model":"m","stream":false,"input":[{"type":"function_call_output","call_id":"c1","output":[{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}]}`, respOK},
-			{APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}]}`, okAnswer},
+			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"what is this"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, chatOK},
+			{config.APIOpenAI, respPath, `{"model":"m","stream":true,"input":[{"role":"user","content":[{"type":"input_text","text":"what"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}]}`, respOK},
+			{config.APIOpenAI, respPath, `{"model":"m","stream":false,"input":[{"type":"function_call_output","call_id":"c1","output":[{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}]}`, respOK},
+			{config.APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}]}`, okAnswer},
 		} {
 			w := capsWorld(t, tc.api, tc.ok)
 			for i := 0; i < 3; i++ { // failover strategy: a would be first for anything
@@ -58,11 +60,11 @@ func TestCapabilityFilter(t *testing.T) {
 			ok                    func(string) behaviour
 			effort                func(map[string]any) any
 		}{
-			{"chat", APIOpenAI, chatPath, `{"model":"m","stream":true,"reasoning_effort":"%s","messages":[{"role":"user","content":"hi"}]}`, chatOK,
+			{"chat", config.APIOpenAI, chatPath, `{"model":"m","stream":true,"reasoning_effort":"%s","messages":[{"role":"user","content":"hi"}]}`, chatOK,
 				func(b map[string]any) any { return b["reasoning_effort"] }},
-			{"responses", APIOpenAI, respPath, `{"model":"m","stream":true,"reasoning":{"effort":"%s","summary":"auto"},"input":"hi"}`, respOK,
+			{"responses", config.APIOpenAI, respPath, `{"model":"m","stream":true,"reasoning":{"effort":"%s","summary":"auto"},"input":"hi"}`, respOK,
 				func(b map[string]any) any { r, _ := b["reasoning"].(map[string]any); return r["effort"] }},
-			{"anthropic-output-config", APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":100,"stream":true,"thinking":{"type":"adaptive"},"output_config":{"effort":"%s"},"messages":[{"role":"user","content":"hi"}]}`, okAnswer,
+			{"anthropic-output-config", config.APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":100,"stream":true,"thinking":{"type":"adaptive"},"output_config":{"effort":"%s"},"messages":[{"role":"user","content":"hi"}]}`, okAnswer,
 				func(b map[string]any) any { r, _ := b["output_config"].(map[string]any); return r["effort"] }},
 		} {
 			w := capsWorld(t, tc.api, tc.ok)
@@ -91,7 +93,7 @@ func TestCapabilityFilter(t *testing.T) {
 	t.Run("POOL-12/anthropic-thinking-budget-mapped", func(t *testing.T) {
 		// a lacks max (maps it to high), b has max, c has only low (maps
 		// everything to low, or off → thinking disabled).
-		w := newWorldAPI(t, APIAnthropic, []string{"a", "b", "c"}, []behaviour{okAnswer("a"), okAnswer("b"), okAnswer("c")}, map[string]string{
+		w := newWorldAPI(t, config.APIAnthropic, []string{"a", "b", "c"}, []behaviour{okAnswer("a"), okAnswer("b"), okAnswer("c")}, map[string]string{
 			"a": "models: [{id: m, max_tokens: 64000, efforts: [low, medium, high]}]",
 			"b": "models: [{id: m, max_tokens: 64000, efforts: [low, medium, high, max]}]",
 			"c": "models: [{id: m, max_tokens: 64000, efforts: [low, none]}]",
@@ -122,10 +124,10 @@ func TestCapabilityFilter(t *testing.T) {
 			api, path, body string
 			ok              func(string) behaviour
 		}{
-			{APIOpenAI, chatPath, `{"model":"m","stream":true,"max_completion_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
-			{APIOpenAI, chatPath, `{"model":"m","stream":true,"max_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
-			{APIOpenAI, respPath, `{"model":"m","stream":true,"max_output_tokens":50000,"input":"hi"}`, respOK},
-			{APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":50000,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, okAnswer},
+			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_completion_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
+			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
+			{config.APIOpenAI, respPath, `{"model":"m","stream":true,"max_output_tokens":50000,"input":"hi"}`, respOK},
+			{config.APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":50000,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, okAnswer},
 		} {
 			w := capsWorld(t, tc.api, tc.ok)
 			resp, body := w.callAPI(tc.path, nil, tc.body)
@@ -138,7 +140,7 @@ func TestCapabilityFilter(t *testing.T) {
 
 func TestOpenAIModels(t *testing.T) {
 	t.Run("POOL-12/openai-models-list-merged-limits", func(t *testing.T) {
-		w := capsWorld(t, APIOpenAI, chatOK)
+		w := capsWorld(t, config.APIOpenAI, chatOK)
 		req, _ := http.NewRequest(http.MethodGet, w.srv.URL+"/pool/p/v1/models", nil)
 		resp, err := w.tr.RoundTrip(req)
 		if err != nil {
@@ -148,7 +150,7 @@ func TestOpenAIModels(t *testing.T) {
 		var doc struct {
 			Object string `json:"object"`
 			Data   []struct {
-				ModelInfo
+				config.ModelInfo
 				Obj     string `json:"object"`
 				Owned   string `json:"owned_by"`
 				Created *int64 `json:"created"`

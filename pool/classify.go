@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // maxRetryAfter caps a server-given wait so a bogus header cannot park a
@@ -25,22 +27,22 @@ func classifyStatus(status int, errType, msg string) string {
 	}
 	switch {
 	case status == 402:
-		return ClassQuota
+		return config.ClassQuota
 	case status == 401 || status == 403:
-		return ClassAuth
+		return config.ClassAuth
 	case status == 429:
-		return ClassRateLimit
+		return config.ClassRateLimit
 	case status == 408:
-		return ClassTimeout
+		return config.ClassTimeout
 	case status >= 500:
-		return ClassServer
+		return config.ClassServer
 	case status >= 400:
 		if modelNotFound(status, errType, lower) {
-			return ClassModelNotFound
+			return config.ClassModelNotFound
 		}
-		return ClassBadRequest
+		return config.ClassBadRequest
 	}
-	return ClassServer
+	return config.ClassServer
 }
 
 // modelNotFound recognises "the model id does not exist here" answers.
@@ -127,9 +129,9 @@ func transience(status int) int {
 // (connect error, timeout, empty answer).
 func classStatus(class string) int {
 	switch class {
-	case ClassTimeout:
+	case config.ClassTimeout:
 		return 504
-	case ClassRateLimit:
+	case config.ClassRateLimit:
 		return 429
 	}
 	return 502

@@ -1,6 +1,10 @@
 package pool
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
+)
 
 // errorRule is one row of the classification table (SPEC POOL-10,
 // POOL-10b): an upstream error answer whose status is in statuses (nil:
@@ -28,23 +32,23 @@ type errorRule struct {
 //   - on 403 and 429 the single words quota, billing, balance, credit and
 //     insufficient are enough (the POOL-10 rule before the table).
 var errorRules = []errorRule{
-	{statuses: []int{400, 404}, class: ClassState, words: []string{
+	{statuses: []int{400, 404}, class: config.ClassState, words: []string{
 		"previous_response_not_found", "previous response with id", "invalid_encrypted_content",
 		"encrypted content", "could not be decrypted",
 	}},
-	{statuses: []int{400, 404, 409, 413, 422}, class: ClassBadRequest, words: []string{
+	{statuses: []int{400, 404, 409, 413, 422}, class: config.ClassBadRequest, words: []string{
 		"unsupported parameter", "unsupported_parameter", "unknown parameter", "unknown_parameter",
 		"unrecognized request argument", "invalid parameter", "invalid_parameter", "unsupported value",
 		"unsupported_value", "extra inputs are not permitted", "field required", "is not supported with this model",
 	}},
-	{statuses: []int{400, 401, 402, 403, 404, 429}, class: ClassQuota, words: []string{
+	{statuses: []int{400, 401, 402, 403, 404, 429}, class: config.ClassQuota, words: []string{
 		"credit balance", "insufficient_quota", "insufficient quota", "exceeded your current quota",
 		"quota exceeded", "quota_exceeded", "exceeded_current_quota", "billing", "insufficient balance",
 		"insufficient_balance", "insufficient credit", "insufficient funds", "usage limit", "spend limit",
 		"spending limit", "plan limit", "insufficient_user_quota", "quota is not enough", "out of credits",
 		"payment required", "arrearage", "余额不足", "额度不足", "欠费",
 	}},
-	{statuses: []int{403, 429}, class: ClassQuota, words: []string{"quota", "billing", "insufficient", "balance", "credit"}},
+	{statuses: []int{403, 429}, class: config.ClassQuota, words: []string{"quota", "billing", "insufficient", "balance", "credit"}},
 }
 
 // matchRule returns the class of the first row matching status and the

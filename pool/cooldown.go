@@ -3,50 +3,13 @@ package pool
 import (
 	"sync"
 	"time"
-)
 
-// Failure classes (SPEC POOL-10). ClassNetwork (connect/reset/early close)
-// and ClassModelNotFound (one member misconfigured) refine "server" and
-// "bad_request" so logs and status say what happened.
-const (
-	ClassAuth          = "auth"
-	ClassQuota         = "quota"
-	ClassRateLimit     = "rate_limit"
-	ClassServer        = "server"
-	ClassTimeout       = "timeout"
-	ClassEmpty         = "empty"
-	ClassNetwork       = "network"
-	ClassBadRequest    = "bad_request"
-	ClassModelNotFound = "model_not_found"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // maxGrowth caps cooldown growth at 10× the class base (SPEC POOL-10,
 // Envoy outlier detection style).
 const maxGrowth = 10
-
-// base is the configured cooldown of a class; 0 for bad_request and unknown
-// classes (no cooldown).
-func (c CooldownConfig) base(class string) time.Duration {
-	switch class {
-	case ClassAuth:
-		return c.Auth
-	case ClassQuota:
-		return c.Quota
-	case ClassRateLimit:
-		return c.RateLimit
-	case ClassServer:
-		return c.Server
-	case ClassTimeout:
-		return c.Timeout
-	case ClassEmpty:
-		return c.Empty
-	case ClassNetwork:
-		return c.Network
-	case ClassModelNotFound:
-		return c.ModelNotFound
-	}
-	return 0
-}
 
 // cooldownState is one member's passive health.
 type cooldownState struct {
@@ -128,7 +91,7 @@ func (c *cooldowns) until(key string, now time.Time) (time.Time, string, bool) {
 }
 
 // retain drops state of channels that no longer exist (SPEC POOL-16).
-func (c *cooldowns) retain(cfg *Config) {
+func (c *cooldowns) retain(cfg *config.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.m {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // encodedAnswer answers like okAnswer("a"), but compressed with coding and
@@ -89,7 +91,7 @@ func TestUnrequestedContentEncoding(t *testing.T) {
 	t.Run("POOL-7/unreadable-coding-stream-fails-over", func(t *testing.T) {
 		w := newWorld(t, []string{"a", "b"}, []behaviour{encodedAnswer("br"), okAnswer("b")}, "    strategy: failover\n", Options{})
 		resp, body := w.call("s", true)
-		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "b" || w.member("a").CooldownClass != ClassServer {
+		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "b" || w.member("a").CooldownClass != config.ClassServer {
 			t.Fatalf("status %d member %q body %q", resp.StatusCode, resp.Header.Get("X-Pool-Member"), body)
 		}
 	})

@@ -7,17 +7,19 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
 // (call.go, stream.go) is flavour-neutral; everything that depends on the
 // wire format sits behind this interface: which paths exist, what a request
-// says (model, stream, session hints, capability demands), how to rewrite it
+// says (model, stream, session hints, capability config.Demands), how to rewrite it
 // for a member, where the commit point of a stream is, and the error shapes.
 // anthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
 // Responses implement the same interface next to it.
 type flavour interface {
-	// Name is APIAnthropic or APIOpenAI.
+	// Name is config.APIAnthropic or config.APIOpenAI.
 	Name() string
 	// Endpoint maps method and the path after "/pool/{pool}" (e.g.
 	// "/v1/messages") to an endpoint; false means 404.
@@ -32,8 +34,8 @@ type flavour interface {
 	NewWatcher() streamWatcher
 	// InspectBody reads a non-streamed 2xx answer: its usage and, when it is
 	// not a usable answer, the failure class and a message (SPEC POOL-7):
-	// ClassEmpty for an answer of the API's success shape with no content,
-	// ClassServer for a body that is not JSON of that shape (a captive
+	// config.ClassEmpty for an answer of the API's success shape with no content,
+	// config.ClassServer for a body that is not JSON of that shape (a captive
 	// portal's HTML, a gateway's "{}") or that carries an "error" object.
 	// class "" means usable.
 	InspectBody(ep endpoint, body []byte) (u usage, class, msg string)
@@ -72,7 +74,7 @@ type endpoint struct {
 type callInfo struct {
 	Model  string
 	Stream bool
-	demands
+	config.Demands
 	// Session hints found in the body (SPEC POOL-5), in the order of that
 	// rule: MetadataSession (Claude Code's metadata.user_id), PromptCacheKey
 	// (Codex), ContentHash (system prompt + whole first user message).

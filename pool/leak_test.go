@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func TestKeysNeverLeak(t *testing.T) {
@@ -150,7 +152,7 @@ func TestPoolCooldownOverride(t *testing.T) {
 		w := newWorld(t, []string{"a", "b"}, []behaviour{statusAnswer(500, nil, `{}`), okAnswer("b")}, "    cooldown: {server_ms: 5000}\n", Options{})
 		w.call("o", true)
 		a := w.member("a")
-		if a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(5*time.Second)) || a.CooldownClass != ClassServer {
+		if a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(5*time.Second)) || a.CooldownClass != config.ClassServer {
 			t.Fatalf("a = %+v", a)
 		}
 		w.now.Add(5 * time.Second)

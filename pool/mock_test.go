@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/config"
 	"go.uber.org/goleak"
 )
 
@@ -208,7 +209,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // newWorld builds mocks for names (in member order) and a pool "p" over
 // them; poolExtra is YAML added under the pool (indented 4 spaces).
 func newWorld(t *testing.T, names []string, behaviours []behaviour, poolExtra string, opts Options) *world {
-	return newWorldAPI(t, APIAnthropic, names, behaviours, nil, poolExtra, opts)
+	return newWorldAPI(t, config.APIAnthropic, names, behaviours, nil, poolExtra, opts)
 }
 
 // newWorldAPI is newWorld for channels of flavour api; chanExtra adds YAML
@@ -226,13 +227,13 @@ func newWorldAPI(t *testing.T, api string, names []string, behaviours []behaviou
 			extra = ", " + chanExtra[n]
 		}
 		base := m.srv.URL
-		if api == APIOpenAI {
+		if api == config.APIOpenAI {
 			base += "/v1" // the usual OpenAI-style base URL (upstreamURL)
 		}
 		fmt.Fprintf(&y, "  %s: {api: %s, base_url: %q, api_key_env: KEY_%s%s}\n", n, api, base, strings.ToUpper(n), extra)
 	}
 	fmt.Fprintf(&y, "pools:\n  p:\n    members: [%s]\n%s", strings.Join(names, ", "), poolExtra)
-	cfg, err := ParseConfig([]byte(y.String()), func(k string) string { return secretFor(strings.ToLower(strings.TrimPrefix(k, "KEY_"))) })
+	cfg, err := config.ParseConfig([]byte(y.String()), func(k string) string { return secretFor(strings.ToLower(strings.TrimPrefix(k, "KEY_"))) })
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, y.String())
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // chatFlavour is the OpenAI Chat Completions API (SPEC POOL-1):
@@ -16,7 +18,7 @@ import (
 // (the endpoint carries the flavour that handles it).
 type chatFlavour struct{}
 
-func (chatFlavour) Name() string { return APIOpenAI }
+func (chatFlavour) Name() string { return config.APIOpenAI }
 
 func (chatFlavour) Endpoint(method, path string) (endpoint, bool) {
 	switch {
@@ -231,21 +233,21 @@ func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string)
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, ClassServer, "answer is not a JSON object"
+		return usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(v.Error) {
 		_, msg := chatFlavour{}.ParseError(body)
-		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
 	}
 	if v.Choices == nil {
-		return usage{}, ClassServer, "answer is not a chat completion (no choices)"
+		return usage{}, config.ClassServer, "answer is not a chat completion (no choices)"
 	}
 	for i := range v.Choices {
 		if v.Choices[i].Message.visible() {
 			return v.Usage.toUsage(), "", ""
 		}
 	}
-	return v.Usage.toUsage(), ClassEmpty, "answer has no content"
+	return v.Usage.toUsage(), config.ClassEmpty, "answer has no content"
 }
 
 // openaiError is the error document of the OpenAI APIs:

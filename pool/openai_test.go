@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 const chatPath = "/pool/p/v1/chat/completions"
 
 func openaiWorld(t *testing.T, bs []behaviour, poolExtra string, opts Options) *world {
 	names := []string{"a", "b", "c"}[:len(bs)]
-	return newWorldAPI(t, APIOpenAI, names, bs, nil, poolExtra, opts)
+	return newWorldAPI(t, config.APIOpenAI, names, bs, nil, poolExtra, opts)
 }
 
 // roleOnly counts chunks whose delta has a role and no content.
@@ -66,7 +68,7 @@ func TestChatFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Member") != "b" || resp.Header.Get("X-Pool-Attempts") != "2" || resp.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("headers %v", resp.Header)
 		}
-		if a := w.member("a"); a.State != "cooling" || a.CooldownClass != ClassServer {
+		if a := w.member("a"); a.State != "cooling" || a.CooldownClass != config.ClassServer {
 			t.Fatalf("a = %+v", a)
 		}
 		if st := w.pool.Status(); len(st.Sessions) != 1 || st.Sessions[0].Bindings["m"] != "b" { // POOL-8
@@ -89,7 +91,7 @@ func TestChatFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Member") != "b" || roleOnly(sseBlocks(body)) != 1 {
 			t.Fatalf("%v %q", resp.Header, body)
 		}
-		if a := w.member("a"); a.CooldownClass != ClassTimeout {
+		if a := w.member("a"); a.CooldownClass != config.ClassTimeout {
 			t.Fatalf("a = %+v", a)
 		}
 	})
@@ -162,7 +164,7 @@ func TestChatFailover(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &doc); err != nil || resp.StatusCode != 429 {
 				t.Fatalf("stream=%v %d %q", stream, resp.StatusCode, body)
 			}
-			if len(doc.Error.Attempts) != 2 || doc.Error.Attempts[0].Class != ClassServer || doc.Error.Attempts[1].Class != ClassRateLimit ||
+			if len(doc.Error.Attempts) != 2 || doc.Error.Attempts[0].Class != config.ClassServer || doc.Error.Attempts[1].Class != config.ClassRateLimit ||
 				doc.Error.Type != "rate_limit_error" || doc.Error.Code != "rate_limit_exceeded" || !strings.Contains(doc.Error.Message, "a: server (500)") {
 				t.Fatalf("stream=%v doc %+v", stream, doc)
 			}
@@ -172,7 +174,7 @@ func TestChatFailover(t *testing.T) {
 		empty := statusAnswer(200, nil, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}`)
 		w := openaiWorld(t, []behaviour{empty, chatOK("b")}, "", Options{})
 		resp, body := w.callAPI(chatPath, hdr, chatBody("m", false, ""))
-		if resp.StatusCode != 200 || !strings.Contains(body, "hi from b") || w.member("a").CooldownClass != ClassEmpty {
+		if resp.StatusCode != 200 || !strings.Contains(body, "hi from b") || w.member("a").CooldownClass != config.ClassEmpty {
 			t.Fatalf("%d %q", resp.StatusCode, body)
 		}
 	})
@@ -196,7 +198,7 @@ func TestChatFailover(t *testing.T) {
 
 func TestChatRequest(t *testing.T) {
 	t.Run("POOL-2/bearer-key-model-rewritten-token-not-forwarded", func(t *testing.T) {
-		w := newWorldAPI(t, APIOpenAI, []string{"a"}, []behaviour{chatOK("a")}, nil,
+		w := newWorldAPI(t, config.APIOpenAI, []string{"a"}, []behaviour{chatOK("a")}, nil,
 			"    models: [{id: m, targets: {a: real-a}}]\n", Options{Token: "local-token"})
 		resp, _ := w.callAPI(chatPath, map[string]string{"Authorization": "Bearer local-token"}, chatBody("m", true, ""))
 		if resp.StatusCode != 200 {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // chromium runs headless Chromium with args plus url and returns stdout.
@@ -58,7 +60,7 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Fatalf("traffic %d: %d %q", i, resp.StatusCode, body)
 		}
 	}
-	if c := w.member("c"); c.State != "cooling" || c.CooldownClass != ClassAuth {
+	if c := w.member("c"); c.State != "cooling" || c.CooldownClass != config.ClassAuth {
 		t.Fatalf("setup: c = %+v", c)
 	}
 	page := w.srv.URL + "/pool/"

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // DefaultPingInterval is how long a committed stream may stay quiet before
@@ -41,8 +43,8 @@ type Options struct {
 	PingInterval time.Duration
 }
 
-// flavours are the wire APIs the pool serves, by Channel.API.
-var flavours = map[string]flavour{APIAnthropic: anthropicFlavour{}, APIOpenAI: chatFlavour{}}
+// flavours are the wire APIs the pool serves, by config.Channel.API.
+var flavours = map[string]flavour{config.APIAnthropic: anthropicFlavour{}, config.APIOpenAI: chatFlavour{}}
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it
 // with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
@@ -56,13 +58,13 @@ type Pool struct {
 	state  *stateOwners // POOL-18
 
 	mu    sync.RWMutex
-	cfg   *Config
-	scrub scrubber
+	cfg   *config.Config
+	scrub config.Scrubber
 }
 
 // New returns a pool serving cfg. State (bindings, cooldowns, recent calls)
 // starts empty and lives in memory (SPEC POOL-16).
-func New(cfg *Config, opts Options) *Pool {
+func New(cfg *config.Config, opts Options) *Pool {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
 	}
@@ -76,28 +78,28 @@ func New(cfg *Config, opts Options) *Pool {
 		opts.PingInterval = DefaultPingInterval
 	}
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
 	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), assign: newAssigner(),
-		cd: newCooldowns(), stats: newStats(), state: newStateOwners(), cfg: cfg, scrub: newScrubber(cfg)}
+		cd: newCooldowns(), stats: newStats(), state: newStateOwners(), cfg: cfg, scrub: config.NewScrubber(cfg)}
 }
 
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
 // member still exist are kept; cooldowns of channels that still exist are
 // kept; calls in flight finish on the configuration they started with.
-func (p *Pool) Reload(cfg *Config) {
+func (p *Pool) Reload(cfg *config.Config) {
 	if cfg == nil {
-		cfg = &Config{}
+		cfg = &config.Config{}
 	}
 	p.mu.Lock()
-	p.cfg, p.scrub = cfg, newScrubber(cfg)
+	p.cfg, p.scrub = cfg, config.NewScrubber(cfg)
 	p.mu.Unlock()
 	p.assign.retain(cfg)
 	p.cd.retain(cfg)
 	p.log.Info("pool config reloaded", "pools", len(cfg.Pools), "channels", len(cfg.Channels))
 }
 
-func (p *Pool) config() (*Config, scrubber) {
+func (p *Pool) config() (*config.Config, config.Scrubber) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.cfg, p.scrub
@@ -116,7 +118,7 @@ func (p *Pool) API(pool string) (string, bool) {
 }
 
 // poolConfig returns the configuration of pool id, or nil.
-func (p *Pool) poolConfig(id string) *PoolConfig {
+func (p *Pool) poolConfig(id string) *config.PoolConfig {
 	cfg, _ := p.config()
 	return cfg.Pool(id)
 }
@@ -216,7 +218,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
-	var um *UnifiedModel
+	var um *config.UnifiedModel
 	if len(pc.Models) > 0 {
 		if um = pc.Model(ci.Model); um == nil {
 			writeError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, poolID), nil)
@@ -249,14 +251,14 @@ func tokenOK(h http.Header, token string) bool {
 // in the Anthropic list shape (data, has_more, first_id, last_id), for
 // OpenAI pools in the OpenAI list shape (object "list", data of object
 // "model" with created and owned_by = the pool id); both entries carry the
-// ModelInfo fields (context_window, max_tokens, input, efforts).
-func (p *Pool) serveModels(w http.ResponseWriter, cfg *Config, pc *PoolConfig) {
-	list := modelList(cfg, pc)
+// config.ModelInfo fields (context_window, max_tokens, input, efforts).
+func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config.PoolConfig) {
+	list := config.ModelList(cfg, pc)
 	w.Header().Set("Content-Type", "application/json")
-	if pc.API == APIOpenAI {
+	if pc.API == config.APIOpenAI {
 		type entry struct {
 			Object string `json:"object"`
-			ModelInfo
+			config.ModelInfo
 			Created int64  `json:"created"`
 			OwnedBy string `json:"owned_by"`
 		}
@@ -272,7 +274,7 @@ func (p *Pool) serveModels(w http.ResponseWriter, cfg *Config, pc *PoolConfig) {
 	}
 	type entry struct {
 		Type string `json:"type"`
-		ModelInfo
+		config.ModelInfo
 		CreatedAt string `json:"created_at"`
 	}
 	doc := struct {

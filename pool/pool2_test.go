@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func TestClientCancel(t *testing.T) {
@@ -168,7 +170,7 @@ pools:
       - {id: flash, targets: {a: fa, b: fb}}
       - {id: pinned, targets: {a: fa, b: fb}, context_window: 100000, efforts: [high]}
 `
-		cfg, err := ParseConfig([]byte(y), nil)
+		cfg, err := config.ParseConfig([]byte(y), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +225,7 @@ pools:
 		if b.calls() != 0 {
 			t.Fatal("text-only member got an image")
 		}
-		if a, ok := p.API("p"); !ok || a != APIAnthropic {
+		if a, ok := p.API("p"); !ok || a != config.APIAnthropic {
 			t.Fatalf("API = %q %v", a, ok)
 		}
 		if _, ok := p.API("nope"); ok {
@@ -316,7 +318,7 @@ func TestReload(t *testing.T) {
 		cfg, _ := w.pool.config()
 		// New config: pool p without b.
 		y := "channels:\n  a: {api: anthropic, base_url: " + w.mocks["a"].srv.URL + ", api_key: sk-ant-SECRET-a}\npools:\n  p: {members: [a]}\n"
-		next, err := ParseConfig([]byte(y), nil)
+		next, err := config.ParseConfig([]byte(y), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func three() ([]string, []behaviour) {
@@ -148,7 +150,7 @@ func TestFailover(t *testing.T) {
 		if len(st.Sessions) != 1 || st.Sessions[0].Bindings["m"] != "b" {
 			t.Fatalf("sessions %+v", st.Sessions)
 		}
-		if a := w.member("a"); a.State != "cooling" || a.CooldownClass != ClassServer || a.Failures != 1 {
+		if a := w.member("a"); a.State != "cooling" || a.CooldownClass != config.ClassServer || a.Failures != 1 {
 			t.Fatalf("a = %+v", a)
 		}
 		if r := st.Recent[len(st.Recent)-1]; r.Member != "b" || r.Failovers != 1 || r.Class != "" {
@@ -198,7 +200,7 @@ func TestFailover(t *testing.T) {
 			t.Fatalf("body %q (%v)", body, err)
 		}
 		if len(doc.Error.Attempts) != 2 || doc.Error.Attempts[0].Member != "a" || doc.Error.Attempts[0].Status != 500 ||
-			doc.Error.Attempts[1].Member != "b" || doc.Error.Attempts[1].Class != ClassServer || doc.Error.Attempts[0].Message != "boom a" {
+			doc.Error.Attempts[1].Member != "b" || doc.Error.Attempts[1].Class != config.ClassServer || doc.Error.Attempts[0].Message != "boom a" {
 			t.Fatalf("attempts %+v", doc.Error.Attempts)
 		}
 		if resp.Header.Get("X-Pool-Attempts") != "2" {
@@ -234,7 +236,7 @@ func TestFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Member") != "b" || count(events(body), "message_start") != 1 {
 			t.Fatalf("%v %q", resp.Header, body)
 		}
-		if a := w.member("a"); a.CooldownClass != ClassEmpty {
+		if a := w.member("a"); a.CooldownClass != config.ClassEmpty {
 			t.Fatalf("a = %+v", a)
 		}
 	})
@@ -259,7 +261,7 @@ func TestFailover(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("a's request was not cancelled")
 		}
-		if a := wa.member("a"); a.CooldownClass != ClassTimeout {
+		if a := wa.member("a"); a.CooldownClass != config.ClassTimeout {
 			t.Fatalf("a = %+v", a)
 		}
 	})
@@ -301,7 +303,7 @@ func TestRateLimitAndFailOpen(t *testing.T) {
 			t.Fatalf("%v", resp.Header)
 		}
 		a := w.member("a")
-		if a.CooldownClass != ClassRateLimit || a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(4*time.Second)) {
+		if a.CooldownClass != config.ClassRateLimit || a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(4*time.Second)) {
 			t.Fatalf("a = %+v", a)
 		}
 		w.now.Add(3 * time.Second)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // testSession is the session shown for test calls in status records.
@@ -71,7 +73,7 @@ func (pr *probe) set(rec CallRecord, attempts []Attempt) {
 func testBody(api, model string) (path string, body []byte) {
 	m, _ := json.Marshal(model)
 	const q = `"Reply with the single word: ok"`
-	if api == APIOpenAI {
+	if api == config.APIOpenAI {
 		return "/v1/chat/completions", []byte(`{"model":` + string(m) + `,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`)
 	}
 	return "/v1/messages", []byte(`{"model":` + string(m) + `,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func TestPoolTest(t *testing.T) {
@@ -24,7 +26,7 @@ func TestPoolTest(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Result != "ok" || res.Member != "b" || res.Attempts != 2 || len(res.Failed) != 1 || res.Failed[0].Member != "a" ||
-			res.Failed[0].Class != ClassServer || res.Status != 200 || res.TTFTMs < 150 || res.TTFTMs > 5000 || res.TotalMs < res.TTFTMs {
+			res.Failed[0].Class != config.ClassServer || res.Status != 200 || res.TTFTMs < 150 || res.TTFTMs > 5000 || res.TotalMs < res.TTFTMs {
 			t.Fatalf("result %+v", res)
 		}
 		st := w.pool.Status()
@@ -42,7 +44,7 @@ func TestPoolTest(t *testing.T) {
 	t.Run("POOL-14/test-failure-has-class-and-error", func(t *testing.T) {
 		w := openaiWorld(t, []behaviour{statusAnswer(401, nil, `{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}`)}, "", Options{})
 		res, err := w.pool.Test(t.Context(), "p", "m")
-		if err != nil || res.Result != "failed" || res.Class != ClassAuth || res.Error != "bad key" || res.Status != 401 || res.Member != "" || res.TTFTMs != 0 {
+		if err != nil || res.Result != "failed" || res.Class != config.ClassAuth || res.Error != "bad key" || res.Status != 401 || res.Member != "" || res.TTFTMs != 0 {
 			t.Fatalf("%+v %v", res, err)
 		}
 		if w.mocks["a"].req(0).Path != "/v1/chat/completions" {
@@ -59,7 +61,7 @@ func TestPoolTest(t *testing.T) {
 		}
 		w := openaiWorld(t, []behaviour{partial}, "", Options{})
 		res, _ := w.pool.Test(t.Context(), "p", "m")
-		if res.Result != "failed" || res.Member != "a" || res.Class != ClassNetwork || res.TTFTMs == 0 {
+		if res.Result != "failed" || res.Member != "a" || res.Class != config.ClassNetwork || res.TTFTMs == 0 {
 			t.Fatalf("%+v", res)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // respChannel is a Responses API channel that, like OpenAI, can only read
@@ -104,7 +105,7 @@ func TestStatefulResponses(t *testing.T) {
 	t.Run("POOL-18/encrypted-reasoning-over-and-back", func(t *testing.T) {
 		a, b := newRespChannel("a"), newRespChannel("b")
 		clk := newClock()
-		w := newRWorld(t, rconf{api: pool.APIOpenAI, poolExtra: "    strategy: failover\n", opts: pool.Options{Now: clk.now}},
+		w := newRWorld(t, rconf{api: config.APIOpenAI, poolExtra: "    strategy: failover\n", opts: pool.Options{Now: clk.now}},
 			[]string{"a", "b"}, a.handle, b.handle)
 		var history []string
 		turn := func(want string) {
@@ -135,7 +136,7 @@ func TestStatefulResponses(t *testing.T) {
 		// After a restart the pool does not know who produced an item: the
 		// member rejects it once, and gets the call again without it.
 		a := newRespChannel("a")
-		w := newRWorld(t, rconf{api: pool.APIOpenAI}, []string{"a"}, a.handle)
+		w := newRWorld(t, rconf{api: config.APIOpenAI}, []string{"a"}, a.handle)
 		body := `{"model":"m","stream":true,"store":false,"input":[` + userItem("t0") + "," + reasoningItem("enc-z-9") + "," + assistantItem("old") + "," + userItem("t1") + `]}`
 		resp, got := w.do("/pool/p/v1/responses", "codex-2", body)
 		if resp.StatusCode != 200 || !strings.Contains(got, "hi from a") {
@@ -151,7 +152,7 @@ func TestStatefulResponses(t *testing.T) {
 	t.Run("POOL-18/previous-response-id-returns-to-its-member", func(t *testing.T) {
 		a, b := newRespChannel("a"), newRespChannel("b")
 		clk := newClock()
-		w := newRWorld(t, rconf{api: pool.APIOpenAI, poolExtra: "    strategy: failover\n", opts: pool.Options{Now: clk.now}},
+		w := newRWorld(t, rconf{api: config.APIOpenAI, poolExtra: "    strategy: failover\n", opts: pool.Options{Now: clk.now}},
 			[]string{"a", "b"}, a.handle, b.handle)
 		ask := func(session, prev string) (int, string) {
 			body := `{"model":"m","input":"hi"}`

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -85,7 +86,7 @@ type rworld struct {
 }
 
 type rconf struct {
-	api          string // pool.APIAnthropic (default) or pool.APIOpenAI
+	api          string // config.APIAnthropic (default) or config.APIOpenAI
 	poolExtra    string // YAML under the pool, indented 4 spaces
 	proxyTimeout time.Duration
 	opts         pool.Options
@@ -94,7 +95,7 @@ type rconf struct {
 func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.ResponseWriter, r *http.Request, n int, body []byte)) *rworld {
 	t.Helper()
 	if rc.api == "" {
-		rc.api = pool.APIAnthropic
+		rc.api = config.APIAnthropic
 	}
 	w := &rworld{t: t, ch: map[string]*channel{}}
 	var y strings.Builder
@@ -103,13 +104,13 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 		c := newChannel(t, n, hs[i])
 		w.ch[n] = c
 		base := c.srv.URL
-		if rc.api == pool.APIOpenAI {
+		if rc.api == config.APIOpenAI {
 			base += "/v1"
 		}
 		fmt.Fprintf(&y, "  %s: {api: %s, base_url: %q, api_key: sk-test-%s-0123456789}\n", n, rc.api, base, n)
 	}
 	fmt.Fprintf(&y, "pools:\n  p:\n    members: [%s]\n%s", strings.Join(names, ", "), rc.poolExtra)
-	cfg, err := pool.ParseConfig([]byte(y.String()), func(string) string { return "" })
+	cfg, err := config.ParseConfig([]byte(y.String()), func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, y.String())
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // responsesFlavour is the OpenAI Responses API (SPEC POOL-1, the only API
@@ -181,24 +183,24 @@ func (responsesFlavour) InspectBody(ep endpoint, body []byte) (usage, string, st
 		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &r) != nil || json.Unmarshal(body, &e) != nil {
-		return usage{}, ClassServer, "answer is not a JSON object"
+		return usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(e.Error) || r.Status == "failed" {
 		_, msg := chatFlavour{}.ParseError(body)
 		if msg == "" && r.Error != nil {
 			msg = r.Error.Message
 		}
-		return usage{}, ClassServer, "answer carries an error: " + clip(msg)
+		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
 	}
 	if e.Output == nil && r.Status == "" {
-		return usage{}, ClassServer, "answer is not a Response (no output or status)"
+		return usage{}, config.ClassServer, "answer is not a Response (no output or status)"
 	}
 	for i := range r.Output {
 		if r.Output[i].visible() {
 			return r.Usage.toUsage(), "", ""
 		}
 	}
-	return r.Usage.toUsage(), ClassEmpty, "answer has no content"
+	return r.Usage.toUsage(), config.ClassEmpty, "answer has no content"
 }
 
 // ErrorEvent without stream context (sequence numbers unknown): an "error"

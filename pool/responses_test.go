@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 const respPath = "/pool/p/v1/responses"
@@ -42,15 +44,15 @@ func TestResponsesFailover(t *testing.T) {
 	}{
 		{"POOL-7/responses-error-event-before-content-next-member", func(rw *respWriter) {
 			rw.ev("error", map[string]any{"code": "server_error", "message": "The server had an error", "param": nil})
-		}, ClassServer},
+		}, config.ClassServer},
 		{"POOL-7/responses-failed-before-content-next-member", func(rw *respWriter) {
 			resp := rw.response("failed")
 			resp["error"] = map[string]any{"code": "rate_limit_exceeded", "message": "slow down"}
 			rw.ev("response.failed", map[string]any{"response": resp})
-		}, ClassRateLimit},
+		}, config.ClassRateLimit},
 		{"POOL-7/responses-completed-without-output-is-empty", func(rw *respWriter) {
 			rw.ev("response.completed", map[string]any{"response": rw.response("completed")})
-		}, ClassEmpty},
+		}, config.ClassEmpty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			failing := func(w http.ResponseWriter, r *http.Request, _ int) {
@@ -154,7 +156,7 @@ func TestResponsesFailover(t *testing.T) {
 			} `json:"error"`
 		}
 		if resp.StatusCode != 503 || json.Unmarshal([]byte(body), &doc) != nil || len(doc.Error.Attempts) != 2 ||
-			doc.Error.Attempts[1].Class != ClassAuth || doc.Error.Type != "server_error" {
+			doc.Error.Attempts[1].Class != config.ClassAuth || doc.Error.Type != "server_error" {
 			t.Fatalf("%d %q", resp.StatusCode, body)
 		}
 	})

@@ -32,11 +32,6 @@ import (
 // Ownership is remembered in memory (response ids and SHA-256 of encrypted
 // contents, never the contents), at most maxStateEntries, oldest dropped.
 
-// ClassState is a member's 400 about state it cannot read (another
-// member's previous_response_id or encrypted content): not the member's
-// fault and not the caller's; no cooldown, the next member is tried.
-const ClassState = "state"
-
 // maxStateEntries bounds the ownership memory (entries of ~100 bytes).
 const maxStateEntries = 200_000
 

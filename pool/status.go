@@ -4,6 +4,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // recentCalls is how many calls the status keeps (SPEC POOL-13).
@@ -64,12 +66,12 @@ type StatusJSON struct {
 
 // PoolStatus is one pool with its members and merged models.
 type PoolStatus struct {
-	ID          string         `json:"id"`
-	DisplayName string         `json:"display_name"`
-	API         string         `json:"api"`
-	Strategy    string         `json:"strategy"`
-	Members     []MemberStatus `json:"members"`
-	Models      []ModelInfo    `json:"models"`
+	ID          string             `json:"id"`
+	DisplayName string             `json:"display_name"`
+	API         string             `json:"api"`
+	Strategy    string             `json:"strategy"`
+	Members     []MemberStatus     `json:"members"`
+	Models      []config.ModelInfo `json:"models"`
 }
 
 // MemberStatus is one member's health and load within a pool.
@@ -260,7 +262,7 @@ func (p *Pool) Status() StatusJSON {
 		st.Sessions = append(st.Sessions, *ss)
 	}
 	for _, pc := range cfg.Pools {
-		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: modelList(cfg, pc)}
+		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: config.ModelList(cfg, pc)}
 		for _, m := range pc.Members {
 			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
 			if until, class, cooling := p.cd.until(m, now); cooling {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // maxPreamble caps the events held before the commit point (SPEC POOL-7).
@@ -48,7 +50,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 
 	req, err := c.upstreamRequest(actx, ch)
 	if err != nil {
-		return outcome{fail: &Attempt{Member: m, Class: ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.roundTrip(req, cancel)
 	if err != nil {
@@ -56,8 +58,8 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 	}
 	if !decodeResponse(resp) && resp.StatusCode/100 == 2 {
 		drain(resp.Body)
-		return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.scrub(clip(resp.Header.Get("Content-Encoding"))) + ")"}}
+		return outcome{fail: &Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(clip(resp.Header.Get("Content-Encoding"))) + ")"}}
 	}
 	if resp.StatusCode/100 != 2 {
 		defer drain(resp.Body)
@@ -83,8 +85,8 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 			if ct == "" {
 				ct = "none"
 			}
-			return outcome{fail: &Attempt{Member: m, Class: ClassServer, Status: resp.StatusCode,
-				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.scrub(clip(ct)) + ")"}}
+			return outcome{fail: &Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(clip(ct)) + ")"}}
 		}
 	}
 
@@ -152,27 +154,27 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true}
 				}
-				return outcome{fail: &Attempt{Member: m, Class: ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
+				return outcome{fail: &Attempt{Member: m, Class: config.ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
 			}
 			return c.transportFailure(m, res.err, timedOut.Load())
 		}
 		obs := w.Observe(&res.ev, false)
 		switch obs.Verdict {
 		case vPreamble:
-			held.Write(c.scrub.scrubBytes(res.ev.Raw))
+			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 			if held.Len() <= maxPreamble {
 				continue
 			}
 		case vEnd:
-			return outcome{fail: &Attempt{Member: m, Class: ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
+			return outcome{fail: &Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
 		case vError:
 			class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-			a := &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.scrub(clip(obs.ErrMsg))}
-			if class != ClassBadRequest {
+			a := &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(clip(obs.ErrMsg))}
+			if class != config.ClassBadRequest {
 				return outcome{fail: a}
 			}
 			// The request is wrong: pass the stream's answer through as is.
-			held.Write(c.scrub.scrubBytes(res.ev.Raw))
+			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 			if !firstOutput.Stop() {
 				return c.transportFailure(m, context.DeadlineExceeded, true)
 			}
@@ -186,7 +188,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
 		if res.ev.Raw != nil && obs.Verdict == vVisible {
-			held.Write(c.scrub.scrubBytes(res.ev.Raw))
+			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 		}
 		c.p.assign.bind(c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
@@ -260,10 +262,10 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				if ok && res.err != io.EOF && res.err != io.ErrUnexpectedEOF {
 					msg = "upstream stream failed: " + shortErr(res.err)
 				}
-				return fail(ClassNetwork, http.StatusBadGateway, c.scrub.scrub(msg))
+				return fail(config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
 			}
 			obs := w.Observe(&res.ev, true)
-			raw := c.scrub.scrubBytes(res.ev.Raw) // an upstream may echo its key anywhere (POOL-15)
+			raw := c.scrub.ScrubBytes(res.ev.Raw) // an upstream may echo its key anywhere (POOL-15)
 			if err := c.write(raw); err != nil {
 				return outcome{canceled: true, served: true}
 			}
@@ -278,7 +280,7 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 				c.forwardTrailer(events)
 				return outcome{done: true, served: true, u: w.Usage(),
-					fail: &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.scrub(clip(obs.ErrMsg))}}
+					fail: &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(clip(obs.ErrMsg))}}
 			}
 		case <-ping.C:
 			if err := c.write(c.fl.PingEvent()); err != nil {
@@ -286,7 +288,7 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 			}
 			ping.Reset(c.p.opts.PingInterval)
 		case <-idle:
-			return fail(ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
+			return fail(config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
 		case <-c.r.Context().Done():
 			return outcome{canceled: true, served: true}
 		}
@@ -315,7 +317,7 @@ func (c *call) forwardTrailer(events <-chan sseResult) {
 			if !ok || res.err != nil {
 				return
 			}
-			if c.write(c.scrub.scrubBytes(res.ev.Raw)) != nil {
+			if c.write(c.scrub.ScrubBytes(res.ev.Raw)) != nil {
 				return
 			}
 		case <-t.C:

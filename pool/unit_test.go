@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func TestCooldownRules(t *testing.T) {
@@ -19,7 +21,7 @@ func TestCooldownRules(t *testing.T) {
 		now := t0
 		want := []time.Duration{30, 60, 120, 240, 300, 300}
 		for i, w := range want {
-			until := c.fail("a", ClassServer, base, 0, now)
+			until := c.fail("a", config.ClassServer, base, 0, now)
 			if got := until.Sub(now); got != w*time.Second {
 				t.Fatalf("failure %d: cooldown %v, want %v", i, got, w*time.Second)
 			}
@@ -28,10 +30,10 @@ func TestCooldownRules(t *testing.T) {
 	})
 	t.Run("POOL-10/success-resets-growth", func(t *testing.T) {
 		c := newCooldowns()
-		u := c.fail("a", ClassServer, base, 0, t0)
-		u = c.fail("a", ClassServer, base, 0, u)
+		u := c.fail("a", config.ClassServer, base, 0, t0)
+		u = c.fail("a", config.ClassServer, base, 0, u)
 		c.succeed("a")
-		if got := c.fail("a", ClassServer, base, 0, u.Add(time.Second)); got.Sub(u.Add(time.Second)) != base {
+		if got := c.fail("a", config.ClassServer, base, 0, u.Add(time.Second)); got.Sub(u.Add(time.Second)) != base {
 			t.Fatalf("after success: %v", got.Sub(u))
 		}
 		if _, _, cooling := c.until("a", u.Add(time.Second)); !cooling {
@@ -40,28 +42,28 @@ func TestCooldownRules(t *testing.T) {
 	})
 	t.Run("POOL-10/longest-deadline-wins", func(t *testing.T) {
 		c := newCooldowns()
-		c.fail("a", ClassAuth, 600*time.Second, 0, t0)
-		c.fail("a", ClassServer, base, 0, t0.Add(time.Second))
+		c.fail("a", config.ClassAuth, 600*time.Second, 0, t0)
+		c.fail("a", config.ClassServer, base, 0, t0.Add(time.Second))
 		until, class, _ := c.until("a", t0.Add(2*time.Second))
-		if !until.Equal(t0.Add(600*time.Second)) || class != ClassAuth {
+		if !until.Equal(t0.Add(600*time.Second)) || class != config.ClassAuth {
 			t.Fatalf("%v %s", until, class)
 		}
-		c.fail("a", ClassRateLimit, 60*time.Second, 900*time.Second, t0.Add(3*time.Second))
-		if until, class, _ := c.until("a", t0.Add(4*time.Second)); !until.Equal(t0.Add(903*time.Second)) || class != ClassRateLimit {
+		c.fail("a", config.ClassRateLimit, 60*time.Second, 900*time.Second, t0.Add(3*time.Second))
+		if until, class, _ := c.until("a", t0.Add(4*time.Second)); !until.Equal(t0.Add(903*time.Second)) || class != config.ClassRateLimit {
 			t.Fatalf("%v %s", until, class)
 		}
 	})
 	t.Run("POOL-10/late-failure-starts-at-base", func(t *testing.T) {
 		c := newCooldowns()
-		u := c.fail("a", ClassServer, base, 0, t0)
+		u := c.fail("a", config.ClassServer, base, 0, t0)
 		later := u.Add(time.Hour)
-		if got := c.fail("a", ClassServer, base, 0, later); got.Sub(later) != base {
+		if got := c.fail("a", config.ClassServer, base, 0, later); got.Sub(later) != base {
 			t.Fatalf("%v", got.Sub(later))
 		}
 	})
 	t.Run("POOL-10/bad-request-no-cooldown", func(t *testing.T) {
 		c := newCooldowns()
-		if u := c.fail("a", ClassBadRequest, DefaultCooldown.base(ClassBadRequest), 0, t0); !u.IsZero() {
+		if u := c.fail("a", config.ClassBadRequest, config.DefaultCooldown.Base(config.ClassBadRequest), 0, t0); !u.IsZero() {
 			t.Fatal(u)
 		}
 	})
@@ -73,22 +75,22 @@ func TestClassify(t *testing.T) {
 		typ, msg string
 		want     string
 	}{
-		{401, "authentication_error", "invalid x-api-key", ClassAuth},
-		{403, "permission_error", "forbidden", ClassAuth},
-		{403, "", "insufficient balance", ClassQuota},
-		{402, "", "", ClassQuota},
-		{429, "rate_limit_error", "slow down", ClassRateLimit},
-		{429, "", "You exceeded your current quota, check billing", ClassQuota},
-		{500, "api_error", "", ClassServer},
-		{529, "overloaded_error", "Overloaded", ClassServer},
-		{503, "", "", ClassServer},
-		{408, "", "", ClassTimeout},
-		{400, "invalid_request_error", "max_tokens too large", ClassBadRequest},
-		{413, "request_too_large", "", ClassBadRequest},
-		{422, "", "bad", ClassBadRequest},
-		{404, "not_found_error", "model: x not found", ClassModelNotFound},
-		{400, "invalid_request_error", "The model `foo` does not exist", ClassModelNotFound},
-		{404, "not_found_error", "no route", ClassBadRequest},
+		{401, "authentication_error", "invalid x-api-key", config.ClassAuth},
+		{403, "permission_error", "forbidden", config.ClassAuth},
+		{403, "", "insufficient balance", config.ClassQuota},
+		{402, "", "", config.ClassQuota},
+		{429, "rate_limit_error", "slow down", config.ClassRateLimit},
+		{429, "", "You exceeded your current quota, check billing", config.ClassQuota},
+		{500, "api_error", "", config.ClassServer},
+		{529, "overloaded_error", "Overloaded", config.ClassServer},
+		{503, "", "", config.ClassServer},
+		{408, "", "", config.ClassTimeout},
+		{400, "invalid_request_error", "max_tokens too large", config.ClassBadRequest},
+		{413, "request_too_large", "", config.ClassBadRequest},
+		{422, "", "bad", config.ClassBadRequest},
+		{404, "not_found_error", "model: x not found", config.ClassModelNotFound},
+		{400, "invalid_request_error", "The model `foo` does not exist", config.ClassModelNotFound},
+		{404, "not_found_error", "no route", config.ClassBadRequest},
 	} {
 		t.Run("POOL-10/"+tc.want+"/"+http.StatusText(tc.status), func(t *testing.T) {
 			if got := classifyStatus(tc.status, tc.typ, tc.msg); got != tc.want {
@@ -344,7 +346,7 @@ func FuzzSplice(f *testing.F) {
 
 func TestOverrideBinding(t *testing.T) {
 	t.Run("POOL-6/model-the-bound-member-cannot-serve-gets-own-binding", func(t *testing.T) {
-		p := &PoolConfig{ID: "p", Strategy: StrategySticky, Members: []string{"a", "b", "c"}, SessionTTL: time.Hour}
+		p := &config.PoolConfig{ID: "p", Strategy: config.StrategySticky, Members: []string{"a", "b", "c"}, SessionTTL: time.Hour}
 		as := newAssigner()
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		hot := func(string) bool { return true }
@@ -378,12 +380,12 @@ func TestOverrideBinding(t *testing.T) {
 		}
 	})
 	t.Run("POOL-6/removed-member-reassigned", func(t *testing.T) {
-		p := &PoolConfig{ID: "p", Strategy: StrategySticky, Members: []string{"a", "b"}, SessionTTL: time.Hour}
+		p := &config.PoolConfig{ID: "p", Strategy: config.StrategySticky, Members: []string{"a", "b"}, SessionTTL: time.Hour}
 		as := newAssigner()
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		k := bindKey{"p", "s", "m"}
 		as.release(p, k, false, "a", now)
-		as.retain(&Config{Pools: []*PoolConfig{{ID: "p", Members: []string{"b"}}}})
+		as.retain(&config.Config{Pools: []*config.PoolConfig{{ID: "p", Members: []string{"b"}}}})
 		if got, _ := as.acquire(p, k, []string{"b"}, func(string) bool { return true }, now); got != "b" {
 			t.Fatal(got)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // poolApp runs a dual-proxy app holding only poolCommand (the lead wires it
@@ -41,7 +42,7 @@ func poolInstance(t *testing.T, overloaded bool) string {
 		}
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := pool.ParseConfig([]byte(fmt.Sprintf("channels:\n  up: {api: anthropic, base_url: %q, api_key: sk-SECRET-1}\npools:\n  p: {members: [up]}\n", up.URL)), nil)
+	cfg, err := config.ParseConfig([]byte(fmt.Sprintf("channels:\n  up: {api: anthropic, base_url: %q, api_key: sk-SECRET-1}\npools:\n  p: {members: [up]}\n", up.URL)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

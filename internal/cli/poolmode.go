@@ -16,6 +16,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // Pool flag names (SPEC §10, POOL-20).
@@ -52,7 +53,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 	}
 	s.ConfigPath = path
 	getenv := func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
-	cfg, err := pool.LoadConfig(path, getenv)
+	cfg, err := config.LoadConfig(path, getenv)
 	switch {
 	case err == nil:
 		s.Pool = cfg
@@ -82,7 +83,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 }
 
 // poolNames are the pools of cfg in file order, or "none".
-func poolNames(cfg *pool.Config) []string {
+func poolNames(cfg *config.Config) []string {
 	var names []string
 	for _, pc := range cfg.Pools {
 		names = append(names, pc.ID)
@@ -108,12 +109,12 @@ func newToken() string {
 // provider named dual-pool.
 func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]string, []string) {
 	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, s.PoolName)
-	if api == pool.APIOpenAI {
+	if api == config.APIOpenAI {
 		base += "/v1" // OpenAI SDKs append /chat/completions, /responses to a base ending in /v1
 	}
 	env = withoutChannelKeys(env, s.Pool)
 	env = envrewrite.RewritePool(env, api, base, token)
-	if s.AgentPresets && len(argv) > 0 && filepath.Base(argv[0]) == "codex" && api == pool.APIOpenAI {
+	if s.AgentPresets && len(argv) > 0 && filepath.Base(argv[0]) == "codex" && api == config.APIOpenAI {
 		pre := []string{
 			"-c", `model_provider="` + codexProviderKey + `"`,
 			"-c", `model_providers.` + codexProviderKey + `.name="dual-proxy pool ` + s.PoolName + `"`,
@@ -129,7 +130,7 @@ func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]
 // withoutChannelKeys removes from env every variable a channel's
 // api_key_env names (SPEC POOL-20): the child gets only the per-launch
 // token, never the keys the pool spends on its behalf.
-func withoutChannelKeys(env []string, cfg *pool.Config) []string {
+func withoutChannelKeys(env []string, cfg *config.Config) []string {
 	if cfg == nil {
 		return env
 	}
@@ -161,7 +162,7 @@ func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
 		return
 	}
 	getenv := func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
-	cfg, err := pool.LoadConfig(s.ConfigPath, getenv)
+	cfg, err := config.LoadConfig(s.ConfigPath, getenv)
 	if err != nil {
 		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
-	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -53,7 +53,7 @@ type Settings struct {
 
 	// Model pool (SPEC §10): the loaded config (nil: none), its path, and
 	// for launchers the pool the child uses (POOL-20).
-	Pool         *pool.Config
+	Pool         *config.Config
 	ConfigPath   string
 	PoolName     string
 	PoolAPI      string

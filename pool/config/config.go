@@ -1,25 +1,13 @@
-// Package pool is the model pool (SPEC §10, POOL-*): a local LLM endpoint
-// that presents several real model channels as one virtual provider, with
-// session-sticky assignment, silent failover before the first visible output,
-// class-based cooldowns, merged capabilities and a status document.
+// Package config is the model pool's configuration (SPEC §10, POOL-3,
+// POOL-12, POOL-15): the channels and pools decoded from YAML with every
+// error naming its YAML path, the failure classes whose cooldowns it sets,
+// the capability table (declared, merged, checked against a request), and the
+// channel keys, which never leave this package except as the auth header of
+// an upstream request (Channel.Authorize) and in the Scrubber.
 //
-// Request flow (one call):
-//
-//	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
-//	       (model, stream, session hints, capability demands)
-//	       ──► assigner.acquire (POOL-4/5/6: binding, or least bound, shared
-//	           by concurrent first calls) ──► order (hot first, fail-open by
-//	           earliest recovery, POOL-11)
-//	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport
-//	           non-2xx / connect error / event: error / early EOF / silence
-//	           before the commit point ─► classify, cooldown, next member
-//	           (POOL-7/10); first visible event ─► commit: headers, held
-//	           preamble, then every event flushed as it arrives
-//	       ──► all failed ─► one aggregated error (POOL-11)
-//
-// Configuration is YAML (see ParseConfig). Keys come only from api_key_env or
-// api_key and never appear in logs, errors, status or Redacted (POOL-15).
-package pool
+// Keys come only from api_key_env or api_key and never appear in logs,
+// errors, status or Redacted (POOL-15).
+package config
 
 import (
 	"fmt"

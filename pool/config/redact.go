@@ -1,4 +1,4 @@
-package pool
+package config
 
 import (
 	"bytes"
@@ -34,22 +34,36 @@ func (s *secret) reveal() string {
 	return s.v
 }
 
-// Key is unexported on purpose: callers that need to know whether a channel
-// has a key ask HasKey.
+// HasKey reports whether the channel has a non-empty key. The key itself is
+// unexported on purpose: it leaves this package only through Authorize and
+// the Scrubber.
 func (ch *Channel) HasKey() bool { return ch.key != nil && ch.key.v != "" }
 
-// scrubber replaces every configured key in a text with "***"; used on
+// Authorize sets the channel's key on an upstream request's header h, the
+// way AuthHeader says (SPEC POOL-2): "bearer" as Authorization: Bearer KEY,
+// else as X-Api-Key.
+func (ch *Channel) Authorize(h http.Header) {
+	if ch.AuthHeader == "bearer" {
+		h.Set("Authorization", "Bearer "+ch.key.reveal())
+	} else {
+		h.Set("X-Api-Key", ch.key.reveal())
+	}
+}
+
+// Scrubber replaces every configured key in a text with "***"; used on
 // upstream error messages before they reach logs, status or clients, and on
 // everything relayed from an upstream (header values, bodies, events). The
 // keys are kept as strings and as bytes so the per-event check allocates
 // nothing.
-type scrubber struct {
+type Scrubber struct {
 	keys  []string
 	bkeys [][]byte
 }
 
-func newScrubber(cfg *Config) scrubber {
-	var s scrubber
+// NewScrubber returns the Scrubber for every key of cfg (keys shorter than
+// 4 bytes are not scrubbed: they would match ordinary text).
+func NewScrubber(cfg *Config) Scrubber {
+	var s Scrubber
 	for _, ch := range cfg.Channels {
 		if k := ch.key.reveal(); len(k) >= 4 {
 			s.keys = append(s.keys, k)
@@ -59,7 +73,8 @@ func newScrubber(cfg *Config) scrubber {
 	return s
 }
 
-func (s scrubber) scrub(text string) string {
+// Scrub returns text with every configured key replaced by "***".
+func (s Scrubber) Scrub(text string) string {
 	for _, k := range s.keys {
 		if strings.Contains(text, k) {
 			text = strings.ReplaceAll(text, k, "***")
@@ -68,11 +83,11 @@ func (s scrubber) scrub(text string) string {
 	return text
 }
 
-// scrubBytes is scrub for bodies and events passed through to the client
+// ScrubBytes is Scrub for bodies and events passed through to the client
 // (an upstream that echoes the key must not hand it to a local client,
 // POOL-15/POOL-20). It returns b itself when no key occurs: one
 // bytes.Contains per key, no allocation.
-func (s scrubber) scrubBytes(b []byte) []byte {
+func (s Scrubber) ScrubBytes(b []byte) []byte {
 	for _, k := range s.bkeys {
 		if bytes.Contains(b, k) {
 			b = bytes.ReplaceAll(b, k, []byte("***"))
@@ -81,14 +96,14 @@ func (s scrubber) scrubBytes(b []byte) []byte {
 	return b
 }
 
-// scrubHeader scrubs every value of h in place.
-func (s scrubber) scrubHeader(h http.Header) {
+// ScrubHeader scrubs every value of h in place.
+func (s Scrubber) ScrubHeader(h http.Header) {
 	if len(s.keys) == 0 {
 		return
 	}
 	for _, vs := range h {
 		for i, v := range vs {
-			vs[i] = s.scrub(v)
+			vs[i] = s.Scrub(v)
 		}
 	}
 }
@@ -148,7 +163,7 @@ func (c *Config) Redacted() string {
 				add(targets, mem, p.Target(m, m.ID, mem))
 			}
 			mn := mapNode("id", m.ID, "name", m.Name, "targets", targets)
-			ms.Content = append(ms.Content, capsNode(mn, mergeCaps(c, p, m)))
+			ms.Content = append(ms.Content, capsNode(mn, MergeCaps(c, p, m)))
 		}
 		if len(ms.Content) == 0 {
 			add(n, "models", "(any model id, sent unchanged)")

@@ -1,4 +1,4 @@
-package pool
+package config
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func TestParseConfigSample(t *testing.T) {
 		}
 	})
 	t.Run("POOL-12/merge", func(t *testing.T) {
-		c := mergeCaps(cfg, p, p.Model("deepseek-flash"))
+		c := MergeCaps(cfg, p, p.Model("deepseek-flash"))
 		if c.ContextWindow != 131072 || c.MaxTokens != 32768 {
 			t.Fatalf("limits %+v", c)
 		}
@@ -76,23 +76,23 @@ func TestParseConfigSample(t *testing.T) {
 		if strings.Join(c.Efforts, ",") != "low,medium,high,max" {
 			t.Fatalf("efforts %v", c.Efforts)
 		}
-		big := mergeCaps(cfg, p, p.Model("big"))
+		big := MergeCaps(cfg, p, p.Model("big"))
 		if big.ContextWindow != 262144 {
 			t.Fatalf("override %+v", big)
 		}
 	})
 	t.Run("POOL-12/cannot-serve", func(t *testing.T) {
 		m := p.Model("deepseek-flash")
-		if r := cannotServe(cfg, p, m, m.ID, "ustc-b", demands{HasImage: true}); r == "" {
+		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{HasImage: true}); r == "" {
 			t.Fatal("text-only member took an image")
 		}
-		if r := cannotServe(cfg, p, m, m.ID, "ustc-b", demands{MaxTokens: 64000}); r == "" {
+		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{MaxTokens: 64000}); r == "" {
 			t.Fatal("max_tokens above limit accepted")
 		}
-		if r := cannotServe(cfg, p, m, m.ID, "ustc-b", demands{Effort: "max"}); r != "" {
+		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{Effort: "max"}); r != "" {
 			t.Fatalf("effort_map ignored: %s", r)
 		}
-		if r := cannotServe(cfg, p, m, m.ID, "ustc", demands{HasImage: true, MaxTokens: 1 << 20}); r != "" {
+		if r := CannotServe(cfg, p, m, m.ID, "ustc", Demands{HasImage: true, MaxTokens: 1 << 20}); r != "" {
 			t.Fatalf("unknown capabilities must be eligible: %s", r)
 		}
 	})

@@ -1,4 +1,4 @@
-package pool
+package config
 
 import (
 	"fmt"
@@ -14,13 +14,13 @@ type Capabilities struct {
 	DefaultEffort string   `json:"default_effort,omitempty"`
 }
 
-// mergeCaps merges a unified model's capabilities over the pool's members
+// MergeCaps merges a unified model's capabilities over the pool's members
 // (SPEC POOL-12): context_window and max_tokens are the minimum over members
 // that declare them, input the union (image if any member takes images),
 // efforts the intersection over members that declare efforts (a member's
 // efforts are seen through its effort_map). Explicit values on the unified
 // model override.
-func mergeCaps(cfg *Config, p *PoolConfig, m *UnifiedModel) Capabilities {
+func MergeCaps(cfg *Config, p *PoolConfig, m *UnifiedModel) Capabilities {
 	var c Capabilities
 	inputs := map[string]bool{}
 	var efforts map[string]bool
@@ -45,7 +45,7 @@ func mergeCaps(cfg *Config, p *PoolConfig, m *UnifiedModel) Capabilities {
 		if len(spec.Efforts) > 0 {
 			served := map[string]bool{}
 			for _, e := range effortScale {
-				if contains(spec.Efforts, mapEffort(m, mem, e)) {
+				if contains(spec.Efforts, MapEffort(m, mem, e)) {
 					served[e] = true
 				}
 			}
@@ -86,8 +86,8 @@ func mergeCaps(cfg *Config, p *PoolConfig, m *UnifiedModel) Capabilities {
 	return c
 }
 
-// mapEffort is the member's effort for unified effort e (effort_map, else e).
-func mapEffort(m *UnifiedModel, member, e string) string {
+// MapEffort is the member's effort for unified effort e (effort_map, else e).
+func MapEffort(m *UnifiedModel, member, e string) string {
 	if m != nil {
 		if to, ok := m.EffortMap[member][e]; ok {
 			return to
@@ -96,17 +96,17 @@ func mapEffort(m *UnifiedModel, member, e string) string {
 	return e
 }
 
-// demands are what one request needs from a member (SPEC POOL-12).
-type demands struct {
+// Demands are what one request needs from a member (SPEC POOL-12).
+type Demands struct {
 	HasImage  bool
 	Effort    string // unified effort requested, "" if none
 	MaxTokens int    // requested output limit, 0 if none
 }
 
-// cannotServe says why member cannot serve the request, or "" if it can (or
+// CannotServe says why member cannot serve the request, or "" if it can (or
 // its capabilities are unknown). Checked: image input, effort after
 // effort_map, max_tokens above the member's limit (SPEC POOL-12).
-func cannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string, d demands) string {
+func CannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string, d Demands) string {
 	ch := cfg.Channel(member)
 	if ch == nil {
 		return "channel removed"
@@ -119,7 +119,7 @@ func cannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member stri
 		return "no image input"
 	}
 	if d.Effort != "" && len(spec.Efforts) > 0 {
-		if me := mapEffort(m, member, d.Effort); !contains(spec.Efforts, me) {
+		if me := MapEffort(m, member, d.Effort); !contains(spec.Efforts, me) {
 			return fmt.Sprintf("effort %q not supported", me)
 		}
 	}
@@ -137,13 +137,13 @@ type ModelInfo struct {
 	Capabilities
 }
 
-// modelList is the pool's unified models with merged capabilities, sorted as
+// ModelList is the pool's unified models with merged capabilities, sorted as
 // configured.
-func modelList(cfg *Config, p *PoolConfig) []ModelInfo {
+func ModelList(cfg *Config, p *PoolConfig) []ModelInfo {
 	out := make([]ModelInfo, 0, len(p.Models))
 	for i := range p.Models {
 		m := &p.Models[i]
-		out = append(out, ModelInfo{ID: m.ID, DisplayName: m.Name, Capabilities: mergeCaps(cfg, p, m)})
+		out = append(out, ModelInfo{ID: m.ID, DisplayName: m.Name, Capabilities: MergeCaps(cfg, p, m)})
 	}
 	return out
 }

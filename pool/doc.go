@@ -1,0 +1,21 @@
+// Package pool is the model pool (SPEC §10, POOL-*): a local LLM endpoint
+// that presents several real model channels as one virtual provider, with
+// session-sticky assignment, silent failover before the first visible output,
+// class-based cooldowns, merged capabilities and a status document.
+//
+// Request flow (one call):
+//
+//	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
+//	       (model, stream, session hints, capability config.Demands)
+//	       ──► assigner.acquire (POOL-4/5/6: binding, or least bound, shared
+//	           by concurrent first calls) ──► order (hot first, fail-open by
+//	           earliest recovery, POOL-11)
+//	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport
+//	           non-2xx / connect error / event: error / early EOF / silence
+//	           before the commit point ─► classify, cooldown, next member
+//	           (POOL-7/10); first visible event ─► commit: headers, held
+//	           preamble, then every event flushed as it arrives
+//	       ──► all failed ─► one aggregated error (POOL-11)
+//
+// Configuration is YAML (config.ParseConfig).
+package pool
