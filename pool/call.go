@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // call is one client request being served by a pool.
@@ -20,9 +21,9 @@ type call struct {
 	cfg   *config.Config
 	scrub config.Scrubber
 	pc    *config.PoolConfig
-	fl    flavour
-	ep    endpoint
-	ci    *callInfo
+	fl    wire.Flavour
+	ep    wire.Endpoint
+	ci    *wire.CallInfo
 	um    *config.UnifiedModel
 	w     http.ResponseWriter
 	r     *http.Request
@@ -30,7 +31,7 @@ type call struct {
 	start      time.Time // monotonic, for latencies
 	startClock time.Time // injected clock, for records
 	session    string    // short hash
-	attempts   []Attempt
+	attempts   []wire.Attempt
 	ttfb       time.Duration
 	probe      *probe // set for POOL-14 test calls (test.go)
 
@@ -56,9 +57,9 @@ type outcome struct {
 	// canceled: the client went away (POOL-9): no failure, no failover.
 	canceled bool
 	// fail describes a failure (before or after the commit point).
-	fail     *Attempt
+	fail     *wire.Attempt
 	explicit time.Duration // server-given wait for rate_limit
-	u        usage
+	u        wire.Usage
 	// state: the state keys the answer produced (POOL-18); retry: send to
 	// the same member once more (it rejected encrypted content).
 	state []string
@@ -94,7 +95,7 @@ func (c *call) run() {
 	}
 	if len(eligible) == 0 {
 		c.headers(c.w.Header(), "none")
-		writeError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
+		wire.WriteError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
 		c.record("", config.ClassBadRequest, http.StatusBadRequest)
 		return
 	}
@@ -121,7 +122,7 @@ func (c *call) run() {
 		if o.fail != nil {
 			c.failed(m, o)
 		}
-		if o.served && c.ep.Kind == epGenerate {
+		if o.served && c.ep.Kind == wire.EpGenerate {
 			served = m
 			if o.fail == nil {
 				c.p.cd.succeed(m)
@@ -199,7 +200,7 @@ func (c *call) aggregate() {
 		c.earlyError(status, msg)
 	} else {
 		c.headers(c.w.Header(), "none")
-		writeError(c.w, c.fl, status, msg, c.attempts)
+		wire.WriteError(c.w, c.fl, status, msg, c.attempts)
 	}
 	last := ""
 	if len(c.attempts) > 0 {
@@ -343,7 +344,7 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 	case errors.Is(err, context.DeadlineExceeded):
 		class = config.ClassTimeout
 	}
-	return outcome{fail: &Attempt{Member: m, Class: class, Message: msg}}
+	return outcome{fail: &wire.Attempt{Member: m, Class: class, Message: msg}}
 }
 
 // errorAnswer classifies a non-2xx upstream answer. bad_request is passed
@@ -351,7 +352,7 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 	typ, msg := c.fl.ParseError(body)
 	class := classifyStatus(resp.StatusCode, typ, msg)
-	a := &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(clip(msg))}
+	a := &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}
 	if class == config.ClassBadRequest {
 		if c.early {
 			c.earlyError(resp.StatusCode, a.Message) // the status is spent (POOL-7b)
@@ -361,7 +362,7 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 		return outcome{done: true, fail: a}
 	}
 	o := outcome{fail: a}
-	if class == config.ClassState && c.ci.encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
+	if class == config.ClassState && c.ci.Encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
 		if c.stripAll == nil {
 			c.stripAll = map[string]bool{}
 		}
@@ -376,7 +377,7 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 // writeAnswer writes a complete upstream answer to the client.
 func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header, c.scrub) // Content-Encoding only when still encoded (decodeResponse)
+	copyResponseHeaders(h, resp.Header, c.scrub) // Content-Encoding only when still encoded (wire.DecodeResponse)
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
 	body = c.scrub.ScrubBytes(body)
@@ -394,15 +395,15 @@ func (c *call) plainAttempt(m string) outcome {
 	defer cancel()
 	req, err := c.upstreamRequest(ctx, ch)
 	if err != nil {
-		return outcome{fail: &Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.p.opts.Transport.RoundTrip(req)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
-	decoded := decodeResponse(resp)
+	decoded := wire.DecodeResponse(resp)
 	defer drain(resp.Body)
-	body, err := readBody(resp.Body, MaxRequestBody)
+	body, err := wire.ReadBody(resp.Body, MaxRequestBody)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
@@ -422,11 +423,11 @@ func (c *call) plainAttempt(m string) outcome {
 func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
 	u, class, msg := c.fl.InspectBody(c.ep, body)
 	if class != "" {
-		return outcome{fail: &Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(clip(msg))}}
+		return outcome{fail: &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}}
 	}
 	c.writeAnswer(m, resp, body)
 	o := outcome{done: true, served: true, u: u}
-	if sr, ok := c.fl.(stateReader); ok {
+	if sr, ok := c.fl.(wire.StateReader); ok {
 		o.state = sr.StateKeys(body)
 	}
 	return o
@@ -438,12 +439,5 @@ func shortErr(err error) string {
 	if i := strings.LastIndex(s, "\": "); i >= 0 {
 		s = s[i+3:]
 	}
-	return clip(s)
-}
-
-func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
+	return wire.Clip(s)
 }

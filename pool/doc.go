@@ -6,7 +6,7 @@
 // Request flow (one call):
 //
 //	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
-//	       (model, stream, session hints, capability config.Demands)
+//	       (model, stream, session hints, capability demands)
 //	       ──► assigner.acquire (POOL-4/5/6: binding, or least bound, shared
 //	           by concurrent first calls) ──► order (hot first, fail-open by
 //	           earliest recovery, POOL-11)

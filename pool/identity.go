@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // sessionIdentity returns the session id of a request and where it came
@@ -17,7 +19,7 @@ import (
 //  5. a hash of the system prompt plus the whole first user message
 //
 // It returns "", "" when nothing identifies the request (no messages).
-func sessionIdentity(h http.Header, ci *callInfo) (id, source string) {
+func sessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
 	type hint struct{ value, source string }
 	hints := []hint{
 		{h.Get("X-Session-Id"), "x-session-id"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 func TestKeysNeverLeak(t *testing.T) {
@@ -136,7 +137,7 @@ func TestSessionStatsBounded(t *testing.T) {
 		s := newStats()
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := 0; i < maxSessionStats+10; i++ {
-			s.usage("p", fmt.Sprint(i), "a", usage{Input: 1}, t0.Add(time.Duration(i)*time.Second))
+			s.usage("p", fmt.Sprint(i), "a", wire.Usage{Input: 1}, t0.Add(time.Duration(i)*time.Second))
 		}
 		if n := len(s.sessions); n > maxSessionStats || n < maxSessionStats/2-10 {
 			t.Fatalf("%d session stats kept", n)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 const chatPath = "/pool/p/v1/chat/completions"
@@ -158,7 +159,7 @@ func TestChatFailover(t *testing.T) {
 			var doc struct {
 				Error struct {
 					Message, Type, Code string
-					Attempts            []Attempt
+					Attempts            []wire.Attempt
 				} `json:"error"`
 			}
 			if err := json.Unmarshal([]byte(body), &doc); err != nil || resp.StatusCode != 429 {

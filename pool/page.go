@@ -3,6 +3,8 @@ package pool
 import (
 	_ "embed"
 	"net/http"
+
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // pageHTML is the pool status page (SPEC POOL-13): a self-contained HTML
@@ -26,7 +28,7 @@ var pageHTML []byte
 // data comes from /pool/status (no secrets) and needs no token.
 func servePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, anthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 		return
 	}
 	h := w.Header()

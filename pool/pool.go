@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // DefaultPingInterval is how long a committed stream may stay quiet before
@@ -42,9 +43,6 @@ type Options struct {
 	// event; 0 → DefaultPingInterval.
 	PingInterval time.Duration
 }
-
-// flavours are the wire APIs the pool serves, by config.Channel.API.
-var flavours = map[string]flavour{config.APIAnthropic: anthropicFlavour{}, config.APIOpenAI: chatFlavour{}}
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it
 // with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
@@ -135,20 +133,20 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	keyed := r.URL.Path != "/pool" && r.URL.Path != "/pool/" && r.URL.Path != "/pool/status" && r.URL.Path != "/pool/status/"
 	if why := browserRefusal(r, keyed); why != "" {
-		var fl flavour = anthropicFlavour{}
+		var fl wire.Flavour = wire.AnthropicFlavour{}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/pool/"); ok {
 			poolID, _, _ := strings.Cut(rest, "/")
-			if pc := p.poolConfig(poolID); pc != nil && flavours[pc.API] != nil {
-				fl = flavours[pc.API]
+			if pc := p.poolConfig(poolID); pc != nil && wire.ForAPI(pc.API) != nil {
+				fl = wire.ForAPI(pc.API)
 			}
 		}
-		writeError(w, fl, http.StatusForbidden, why, nil)
+		wire.WriteError(w, fl, http.StatusForbidden, why, nil)
 		return
 	}
 	switch r.URL.Path {
 	case "/pool/status", "/pool/status/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, anthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+			wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -163,26 +161,26 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
 	if !ok {
-		writeError(w, anthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
 		return
 	}
 	poolID, sub, _ := strings.Cut(rest, "/")
 	cfg, scrub := p.config()
 	pc := cfg.Pool(poolID)
-	var fl flavour = anthropicFlavour{}
-	if pc != nil && flavours[pc.API] != nil {
-		fl = flavours[pc.API]
+	var fl wire.Flavour = wire.AnthropicFlavour{}
+	if pc != nil && wire.ForAPI(pc.API) != nil {
+		fl = wire.ForAPI(pc.API)
 	}
 	if p.opts.Token != "" && !tokenOK(r.Header, p.opts.Token) {
-		writeError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+		wire.WriteError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
 		return
 	}
 	if pc == nil {
-		writeError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
+		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
 		return
 	}
-	if flavours[pc.API] == nil {
-		writeError(w, fl, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
+	if wire.ForAPI(pc.API) == nil {
+		wire.WriteError(w, fl, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
 		return
 	}
 	if sub == "test" {
@@ -191,37 +189,37 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ep, ok := fl.Endpoint(r.Method, "/"+sub)
 	if !ok {
-		writeError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
+		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
 		return
 	}
-	if ep.fl != nil {
-		fl = ep.fl
+	if ep.Flavour != nil {
+		fl = ep.Flavour
 	}
-	if ep.Kind == epModels {
+	if ep.Kind == wire.EpModels {
 		p.serveModels(w, cfg, pc)
 		return
 	}
-	body, err := readBody(r.Body, MaxRequestBody)
-	if err == errBodyTooLarge {
-		writeError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
+	body, err := wire.ReadBody(r.Body, MaxRequestBody)
+	if err == wire.ErrBodyTooLarge {
+		wire.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
 		return
 	}
 	if err != nil {
 		return // client went away while sending
 	}
-	if err := checkTopLevel(body); err != nil {
-		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)
+	if err := wire.CheckTopLevel(body); err != nil {
+		wire.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	ci, err := fl.ParseRequest(ep, body)
 	if err != nil {
-		writeError(w, fl, http.StatusBadRequest, err.Error(), nil)
+		wire.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	var um *config.UnifiedModel
 	if len(pc.Models) > 0 {
 		if um = pc.Model(ci.Model); um == nil {
-			writeError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, poolID), nil)
+			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, poolID), nil)
 			return
 		}
 	}
@@ -290,44 +288,6 @@ func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config
 		doc.FirstID, doc.LastID = list[0].ID, list[len(list)-1].ID
 	}
 	_ = json.NewEncoder(w).Encode(doc)
-}
-
-// writeError writes a pool-generated error document.
-func writeError(w http.ResponseWriter, fl flavour, status int, msg string, attempts []Attempt) {
-	b := fl.ErrorBody(status, msg, attempts)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	if status == statusOverloaded && writeOverloaded(w, b) {
-		return
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// statusOverloaded is Anthropic's "overloaded" status (docs.anthropic.com
-// "Errors"), which net/http has no reason phrase for.
-const statusOverloaded = 529
-
-// writeOverloaded writes a complete HTTP/1.1 "529 Overloaded" response on the
-// hijacked connection and closes it: net/http would send the status line
-// "529 status code 529". It reports false (nothing written) when the
-// connection cannot be hijacked (HTTP/2, which has no reason phrase, or an
-// in-process writer); the caller then writes normally.
-func writeOverloaded(w http.ResponseWriter, body []byte) bool {
-	h := w.Header().Clone()
-	conn, rw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	h.Set("Connection", "close")
-	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	_, _ = rw.WriteString("HTTP/1.1 529 Overloaded\r\n")
-	_ = h.Write(rw)
-	_, _ = rw.WriteString("\r\n")
-	_, _ = rw.Write(body)
-	_ = rw.Flush()
-	return true
 }
 
 // drain discards up to 64 KiB so the connection can be reused.

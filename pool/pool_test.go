@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 func three() ([]string, []behaviour) {
@@ -191,9 +192,9 @@ func TestFailover(t *testing.T) {
 		var doc struct {
 			Type  string `json:"type"`
 			Error struct {
-				Type     string    `json:"type"`
-				Message  string    `json:"message"`
-				Attempts []Attempt `json:"attempts"`
+				Type     string         `json:"type"`
+				Message  string         `json:"message"`
+				Attempts []wire.Attempt `json:"attempts"`
 			} `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.Type != "error" || doc.Error.Type != "overloaded_error" {

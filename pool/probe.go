@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // testSession is the session shown for test calls in status records.
@@ -38,7 +39,7 @@ type TestResult struct {
 	// Attempts counts the members tried, the answering one included.
 	Attempts int `json:"attempts"`
 	// Failed lists the members that failed (class, status, scrubbed message).
-	Failed []Attempt `json:"failed,omitempty"`
+	Failed []wire.Attempt `json:"failed,omitempty"`
 	// Status is the HTTP status the pool answered with.
 	Status int `json:"status"`
 	// Result is "ok" (a complete answer) or "failed".
@@ -57,14 +58,14 @@ type probeKey struct{}
 type probe struct {
 	mu       sync.Mutex
 	rec      *CallRecord
-	attempts []Attempt
+	attempts []wire.Attempt
 }
 
-func (pr *probe) set(rec CallRecord, attempts []Attempt) {
+func (pr *probe) set(rec CallRecord, attempts []wire.Attempt) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.rec = &rec
-	pr.attempts = append([]Attempt(nil), attempts...)
+	pr.attempts = append([]wire.Attempt(nil), attempts...)
 }
 
 // testBody is the request a test sends: one short streamed question in the
@@ -133,7 +134,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	res.Failed = append(res.Failed, attempts...)
 	switch {
 	case r == nil: // answered before a call began (unknown model, bad request…)
-		_, msg := flavours[pc.API].ParseError(rec.body.Bytes())
+		_, msg := wire.ForAPI(pc.API).ParseError(rec.body.Bytes())
 		res.Result, res.Class, res.Error = "failed", classifyStatus(res.Status, "", msg), msg
 	case r.Class == "" && res.Status/100 == 2:
 		res.Result = "ok"
@@ -146,7 +147,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 			res.Error = attempts[len(attempts)-1].Message
 		}
 		if res.Error == "" {
-			_, res.Error = flavours[pc.API].ParseError(rec.body.Bytes())
+			_, res.Error = wire.ForAPI(pc.API).ParseError(rec.body.Bytes())
 		}
 		if res.Member != "" && !rec.first.IsZero() { // failed after the commit point
 			res.TTFTMs = max(1, rec.first.Sub(rec.start).Milliseconds())
@@ -192,19 +193,19 @@ func (t *testRecorder) Flush() {}
 // serveTest answers POST /pool/{pool}/test?model=M with Test's TestResult as
 // JSON (200 whatever the call's outcome); 405 for other methods, 400 without
 // a model. The token rule of /pool/{pool}/… applies (checked by ServeHTTP).
-func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl flavour, pool string) {
+func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl wire.Flavour, pool string) {
 	if r.Method != http.MethodPost {
-		writeError(w, fl, http.StatusMethodNotAllowed, "use POST /pool/"+pool+"/test?model=MODEL", nil)
+		wire.WriteError(w, fl, http.StatusMethodNotAllowed, "use POST /pool/"+pool+"/test?model=MODEL", nil)
 		return
 	}
 	model := r.URL.Query().Get("model")
 	if model == "" {
-		writeError(w, fl, http.StatusBadRequest, "query parameter model is required", nil)
+		wire.WriteError(w, fl, http.StatusBadRequest, "query parameter model is required", nil)
 		return
 	}
 	res, err := p.Test(r.Context(), pool, model)
 	if err != nil {
-		writeError(w, fl, http.StatusNotFound, err.Error(), nil)
+		wire.WriteError(w, fl, http.StatusNotFound, err.Error(), nil)
 		return
 	}
 	p.log.Info("pool test", "pool", pool, "member", res.Member, "result", res.Result, "class", res.Class, "ttft_ms", res.TTFTMs)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 const respPath = "/pool/p/v1/responses"
@@ -152,7 +153,7 @@ func TestResponsesFailover(t *testing.T) {
 		var doc struct {
 			Error struct {
 				Message, Type, Code string
-				Attempts            []Attempt
+				Attempts            []wire.Attempt
 			} `json:"error"`
 		}
 		if resp.StatusCode != 503 || json.Unmarshal([]byte(body), &doc) != nil || len(doc.Error.Attempts) != 2 ||

@@ -1,10 +1,9 @@
 package pool
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"sync"
+
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // Stateful APIs across members (SPEC POOL-18). The Responses API carries
@@ -46,13 +45,6 @@ type stateOwners struct {
 
 func newStateOwners() *stateOwners { return &stateOwners{owner: map[string]string{}} }
 
-func respKey(id string) string { return "r:" + id }
-
-func encKey(enc string) string {
-	h := sha256.Sum256([]byte(enc))
-	return "e:" + hex.EncodeToString(h[:16])
-}
-
 // record notes that member produced the state keys.
 func (s *stateOwners) record(member string, keys []string) {
 	s.mu.Lock()
@@ -78,75 +70,16 @@ func (s *stateOwners) of(key string) string {
 	return s.owner[key]
 }
 
-// stateKeys lists the state a Responses answer (a Response object) carries:
-// its id and the encrypted contents of its reasoning items.
-func stateKeys(resp *responseObject) []string {
-	var keys []string
-	if resp == nil {
-		return nil
-	}
-	if resp.ID != "" {
-		keys = append(keys, respKey(resp.ID))
-	}
-	for _, it := range resp.Output {
-		if it.Type == "reasoning" && it.Encrypted != "" {
-			keys = append(keys, encKey(it.Encrypted))
-		}
-	}
-	return keys
-}
-
-// stripReasoning returns body without the input reasoning items whose
-// encrypted content keep refuses; body itself when nothing is dropped.
-func stripReasoning(body []byte, keep func(key string) bool) []byte {
-	var top struct {
-		Input json.RawMessage `json:"input"`
-	}
-	if json.Unmarshal(body, &top) != nil || len(top.Input) == 0 || top.Input[0] != '[' {
-		return body
-	}
-	var items []json.RawMessage
-	if json.Unmarshal(top.Input, &items) != nil {
-		return body
-	}
-	kept := items[:0:0]
-	for _, raw := range items {
-		var it struct {
-			Type string `json:"type"`
-			Enc  string `json:"encrypted_content"`
-		}
-		if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" && it.Enc != "" && !keep(encKey(it.Enc)) {
-			continue
-		}
-		kept = append(kept, raw)
-	}
-	if len(kept) == len(items) {
-		return body
-	}
-	input := []byte{'['}
-	for i, raw := range kept {
-		if i > 0 {
-			input = append(input, ',')
-		}
-		input = append(input, raw...)
-	}
-	out, ok := spliceTopLevel(body, "input", append(input, ']'))
-	if !ok {
-		return body
-	}
-	return out
-}
-
 // stateFor returns the body for member m with the reasoning items it cannot
 // read removed (POOL-18): those another member produced, and, after m
 // rejected encrypted content once in this call (all), every item m did not
 // produce.
 func (c *call) stateFor(m string, body []byte) []byte {
-	if !c.ci.encrypted {
+	if !c.ci.Encrypted {
 		return body
 	}
 	all := c.stripAll[m]
-	return stripReasoning(body, func(key string) bool {
+	return wire.StripReasoning(body, func(key string) bool {
 		owner := c.p.state.of(key)
 		if all {
 			return owner == m
@@ -158,8 +91,8 @@ func (c *call) stateFor(m string, body []byte) []byte {
 // stateOwner is the member holding the response this call continues
 // (previous_response_id), or "".
 func (c *call) stateOwner() string {
-	if c.ci.previous == "" {
+	if c.ci.Previous == "" {
 		return ""
 	}
-	return c.p.state.of(respKey(c.ci.previous))
+	return c.p.state.of(wire.RespKey(c.ci.Previous))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // recentCalls is how many calls the status keeps (SPEC POOL-13).
@@ -43,7 +44,7 @@ type CacheStats struct {
 	seen time.Time // last update, for pruning
 }
 
-func (s *CacheStats) add(u usage) {
+func (s *CacheStats) add(u wire.Usage) {
 	s.InputTokens += u.Input
 	s.CacheReadTokens += u.CacheRead
 	s.CacheCreationTokens += u.CacheCreation
@@ -148,7 +149,7 @@ func (s *stats) add(r CallRecord) {
 // maxSessionStats bounds the per-session cache totals kept in memory.
 const maxSessionStats = 10000
 
-func (s *stats) usage(pool, session, member string, u usage, now time.Time) {
+func (s *stats) usage(pool, session, member string, u wire.Usage, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if session != "" && len(s.sessions) >= maxSessionStats && s.sessions[[2]string{pool, session}] == nil {

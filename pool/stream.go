@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // maxPreamble caps the events held before the commit point (SPEC POOL-7).
@@ -22,7 +22,7 @@ const maxPreamble = 256 << 10
 
 // sseResult is one read from the upstream stream.
 type sseResult struct {
-	ev  sseEvent
+	ev  wire.SSEEvent
 	err error
 }
 
@@ -50,33 +50,33 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 
 	req, err := c.upstreamRequest(actx, ch)
 	if err != nil {
-		return outcome{fail: &Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.roundTrip(req, cancel)
 	if err != nil {
 		return c.transportFailure(m, err, timedOut.Load())
 	}
-	if !decodeResponse(resp) && resp.StatusCode/100 == 2 {
+	if !wire.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
 		drain(resp.Body)
-		return outcome{fail: &Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(clip(resp.Header.Get("Content-Encoding"))) + ")"}}
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(wire.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}
 	}
 	if resp.StatusCode/100 != 2 {
 		defer drain(resp.Body)
-		body, err := readBody(resp.Body, MaxRequestBody)
+		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
 		if err != nil {
 			return c.transportFailure(m, err, timedOut.Load())
 		}
 		return c.errorAnswer(m, resp, body)
 	}
 	var src io.Reader = resp.Body
-	if !isEventStream(resp.Header) {
+	if !wire.IsEventStream(resp.Header) {
 		// No (or another) Content-Type: an event stream is recognised by its
 		// first line; a captive portal's HTML or a JSON document is not the
 		// answer a streaming client can read.
 		br := bufio.NewReaderSize(resp.Body, 32<<10)
 		src = br
-		if ok, err := sniffEventStream(br); err != nil {
+		if ok, err := wire.SniffEventStream(br); err != nil {
 			drain(resp.Body)
 			return c.transportFailure(m, err, timedOut.Load())
 		} else if !ok {
@@ -85,15 +85,15 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 			if ct == "" {
 				ct = "none"
 			}
-			return outcome{fail: &Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(clip(ct)) + ")"}}
+			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(wire.Clip(ct)) + ")"}}
 		}
 	}
 
 	events := make(chan sseResult)
 	go func() {
 		defer close(events)
-		rd := newSSEReader(src)
+		rd := wire.NewSSEReader(src)
 		for {
 			ev, err := rd.Next()
 			select {
@@ -154,22 +154,22 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true}
 				}
-				return outcome{fail: &Attempt{Member: m, Class: config.ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
+				return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
 			}
 			return c.transportFailure(m, res.err, timedOut.Load())
 		}
 		obs := w.Observe(&res.ev, false)
 		switch obs.Verdict {
-		case vPreamble:
+		case wire.VPreamble:
 			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 			if held.Len() <= maxPreamble {
 				continue
 			}
-		case vEnd:
-			return outcome{fail: &Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
-		case vError:
+		case wire.VEnd:
+			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
+		case wire.VError:
 			class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-			a := &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(clip(obs.ErrMsg))}
+			a := &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
 			if class != config.ClassBadRequest {
 				return outcome{fail: a}
 			}
@@ -187,7 +187,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		if !firstOutput.Stop() {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
-		if res.ev.Raw != nil && obs.Verdict == vVisible {
+		if res.ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 		}
 		c.p.assign.bind(c.pc, key, m, c.p.opts.Now())
@@ -195,7 +195,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 			return outcome{canceled: true, served: true}
 		}
 		o := c.relay(m, events, w)
-		if sw, ok := w.(stateWatcher); ok {
+		if sw, ok := w.(wire.StateWatcher); ok {
 			o.state = sw.StateKeys()
 		}
 		return o
@@ -230,7 +230,7 @@ func (c *call) write(b []byte) error {
 }
 
 // relay forwards the rest of a committed stream (SPEC POOL-7).
-func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome {
+func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) outcome {
 	ping := time.NewTimer(c.p.opts.PingInterval)
 	defer ping.Stop()
 	var idle <-chan time.Time
@@ -242,11 +242,11 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 	}
 	fail := func(class string, status int, msg string) outcome {
 		ev := c.fl.ErrorEvent(status, msg)
-		if ee, ok := w.(errorEventer); ok {
+		if ee, ok := w.(wire.ErrorEventer); ok {
 			ev = ee.ErrorEvent(status, msg)
 		}
 		_ = c.write(ev)
-		return outcome{done: true, served: true, u: w.Usage(), fail: &Attempt{Member: m, Class: class, Status: status, Message: msg}}
+		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
 	for {
 		select {
@@ -255,7 +255,7 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true, served: true}
 				}
-				if ce, clean := w.(cleanEnder); clean && ce.EndedCleanly() && (!ok || res.err == io.EOF) {
+				if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && (!ok || res.err == io.EOF) {
 					return outcome{done: true, served: true, u: w.Usage()}
 				}
 				msg := "upstream stream ended before its end event"
@@ -274,13 +274,13 @@ func (c *call) relay(m string, events <-chan sseResult, w streamWatcher) outcome
 				idleT.Reset(c.pc.StreamIdleTimeout)
 			}
 			switch obs.Verdict {
-			case vEnd:
+			case wire.VEnd:
 				return outcome{done: true, served: true, u: w.Usage()}
-			case vError:
+			case wire.VError:
 				class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 				c.forwardTrailer(events)
 				return outcome{done: true, served: true, u: w.Usage(),
-					fail: &Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(clip(obs.ErrMsg))}}
+					fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
 			}
 		case <-ping.C:
 			if err := c.write(c.fl.PingEvent()); err != nil {
@@ -326,10 +326,4 @@ func (c *call) forwardTrailer(events <-chan sseResult) {
 			return
 		}
 	}
-}
-
-// isEventStream tells an SSE answer from a JSON one.
-func isEventStream(h http.Header) bool {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
-	return mt == "text/event-stream"
 }

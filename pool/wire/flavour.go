@@ -1,4 +1,13 @@
-package pool
+// Package wire is what the pool knows about the LLM wire APIs (SPEC POOL-1,
+// POOL-7): one Flavour per API — Anthropic Messages, OpenAI Chat Completions,
+// OpenAI Responses — that reads a request (model, stream, session hints,
+// capability demands), rewrites it for a member, judges a non-streamed
+// answer, finds the commit point of a stream (its StreamWatcher) and renders
+// the pool's own error documents, error events and pings; and the pieces
+// under them: the Server-Sent Events reader and sniffer, the
+// Content-Encoding decoder, the top-level JSON key guard and splice. It holds
+// no state and opens no connection.
+package wire
 
 import (
 	"bytes"
@@ -11,34 +20,34 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
-// (call.go, stream.go) is flavour-neutral; everything that depends on the
+// Flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
+// (package pool: call.go, stream.go) is flavour-neutral; everything that depends on the
 // wire format sits behind this interface: which paths exist, what a request
-// says (model, stream, session hints, capability config.Demands), how to rewrite it
+// says (model, stream, session hints, capability demands), how to rewrite it
 // for a member, where the commit point of a stream is, and the error shapes.
-// anthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
+// AnthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
 // Responses implement the same interface next to it.
-type flavour interface {
+type Flavour interface {
 	// Name is config.APIAnthropic or config.APIOpenAI.
 	Name() string
 	// Endpoint maps method and the path after "/pool/{pool}" (e.g.
 	// "/v1/messages") to an endpoint; false means 404.
-	Endpoint(method, path string) (endpoint, bool)
+	Endpoint(method, path string) (Endpoint, bool)
 	// ParseRequest reads the client's JSON body. An error is the client's
 	// fault and is answered 400 in ErrorBody's shape.
-	ParseRequest(ep endpoint, body []byte) (*callInfo, error)
+	ParseRequest(ep Endpoint, body []byte) (*CallInfo, error)
 	// RewriteBody returns the body for one member: model set to target and,
 	// when effort is not "", the effort field set to it (SPEC POOL-2, POOL-12).
-	RewriteBody(ci *callInfo, target, effort string) ([]byte, error)
+	RewriteBody(ci *CallInfo, target, effort string) ([]byte, error)
 	// NewWatcher returns the commit-point detector for one streamed attempt.
-	NewWatcher() streamWatcher
+	NewWatcher() StreamWatcher
 	// InspectBody reads a non-streamed 2xx answer: its usage and, when it is
 	// not a usable answer, the failure class and a message (SPEC POOL-7):
 	// config.ClassEmpty for an answer of the API's success shape with no content,
 	// config.ClassServer for a body that is not JSON of that shape (a captive
 	// portal's HTML, a gateway's "{}") or that carries an "error" object.
 	// class "" means usable.
-	InspectBody(ep endpoint, body []byte) (u usage, class, msg string)
+	InspectBody(ep Endpoint, body []byte) (u Usage, class, msg string)
 	// ParseError extracts the error type and message of an upstream error
 	// body (JSON error document or error event data).
 	ParseError(body []byte) (typ, msg string)
@@ -51,27 +60,34 @@ type flavour interface {
 	PingEvent() []byte
 }
 
-// endpointKind tells the call engine how to treat a request.
-type endpointKind int
+// flavours are the wire APIs the pool serves, by Channel.API.
+var flavours = map[string]Flavour{config.APIAnthropic: AnthropicFlavour{}, config.APIOpenAI: ChatFlavour{}}
+
+// ForAPI returns the flavour serving a pool of API api (config.APIAnthropic
+// or config.APIOpenAI), or nil when this build has none.
+func ForAPI(api string) Flavour { return flavours[api] }
+
+// EndpointKind tells the call engine how to treat a request.
+type EndpointKind int
 
 const (
-	epGenerate    endpointKind = iota // a model call: failover, binding, commit point
-	epCountTokens                     // passthrough with failover, no binding recorded
-	epModels                          // answered by the pool from its configuration
+	EpGenerate    EndpointKind = iota // a model call: failover, binding, commit point
+	EpCountTokens                     // passthrough with failover, no binding recorded
+	EpModels                          // answered by the pool from its configuration
 )
 
-// endpoint is one route of a flavour.
-type endpoint struct {
-	Kind endpointKind
+// Endpoint is one route of a flavour.
+type Endpoint struct {
+	Kind EndpointKind
 	// Upstream is the path appended to the channel's base_url.
 	Upstream string
-	// fl, when set, is the flavour that handles this endpoint instead of the
+	// Flavour, when set, is the flavour that handles this endpoint instead of the
 	// pool's (an "openai" pool serves Chat Completions and Responses).
-	fl flavour
+	Flavour Flavour
 }
 
-// callInfo is what the pool reads from one request body.
-type callInfo struct {
+// CallInfo is what the pool reads from one request body.
+type CallInfo struct {
 	Model  string
 	Stream bool
 	config.Demands
@@ -81,10 +97,10 @@ type callInfo struct {
 	MetadataSession string
 	PromptCacheKey  string
 	ContentHash     string
-	// previous is the Responses previous_response_id; encrypted: the input
+	// Previous is the Responses previous_response_id; Encrypted: the input
 	// carries encrypted reasoning (SPEC POOL-18, state.go).
-	previous  string
-	encrypted bool
+	Previous  string
+	Encrypted bool
 	// budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.
 	budget bool
@@ -92,65 +108,65 @@ type callInfo struct {
 	raw []byte // the client's body
 }
 
-// usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
+// Usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
 // stickiness matters"): Input counts uncached input tokens, CacheRead the
 // tokens served from the cache, CacheCreation the tokens written to it.
-type usage struct {
+type Usage struct {
 	Input, CacheRead, CacheCreation, Output int64
 }
 
-// verdict is what an upstream event means for the commit point.
-type verdict int
+// Verdict is what an upstream event means for the commit point.
+type Verdict int
 
 const (
-	vPreamble verdict = iota // no visible output: hold it before the commit point
-	vVisible                 // visible output: the commit point (SPEC POOL-7)
-	vEnd                     // the protocol's clean end (message_stop, [DONE], response.completed)
-	vError                   // the protocol's error event
+	VPreamble Verdict = iota // no visible output: hold it before the commit point
+	VVisible                 // visible output: the commit point (SPEC POOL-7)
+	VEnd                     // the protocol's clean end (message_stop, [DONE], response.completed)
+	VError                   // the protocol's error event
 )
 
-// observation is a watcher's reading of one event.
-type observation struct {
-	Verdict verdict
-	// For vError: the HTTP status equivalent to the error type, the type and
+// Observation is a watcher's reading of one event.
+type Observation struct {
+	Verdict Verdict
+	// For VError: the HTTP status equivalent to the error type, the type and
 	// the upstream message.
 	ErrStatus int
 	ErrType   string
 	ErrMsg    string
 }
 
-// streamWatcher follows one streamed attempt.
-type streamWatcher interface {
+// StreamWatcher follows one streamed attempt.
+type StreamWatcher interface {
 	// Observe classifies ev. committed tells whether the commit point was
 	// already passed (a watcher may then skip the visibility check).
-	Observe(ev *sseEvent, committed bool) observation
+	Observe(ev *SSEEvent, committed bool) Observation
 	// Usage is the accumulated usage so far.
-	Usage() usage
+	Usage() Usage
 }
 
-// errorEventer is implemented by watchers whose error event depends on the
+// ErrorEventer is implemented by watchers whose error event depends on the
 // stream so far (Responses: sequence_number and response id); the engine
 // prefers it to flavour.ErrorEvent after the commit point.
-type errorEventer interface {
+type ErrorEventer interface {
 	ErrorEvent(status int, msg string) []byte
 }
 
-// stateWatcher is implemented by watchers of stateful APIs (Responses): the
+// StateWatcher is implemented by watchers of stateful APIs (Responses): the
 // state keys the stream produced (POOL-18, state.go).
-type stateWatcher interface {
+type StateWatcher interface {
 	StateKeys() []string
 }
 
-// stateReader is implemented by flavours of stateful APIs: the state keys a
+// StateReader is implemented by flavours of stateful APIs: the state keys a
 // complete answer carries (POOL-18).
-type stateReader interface {
+type StateReader interface {
 	StateKeys(body []byte) []string
 }
 
-// cleanEnder is implemented by watchers of protocols whose end event is
+// CleanEnder is implemented by watchers of protocols whose end event is
 // optional in practice (Chat Completions "[DONE]"): EndedCleanly tells that
 // an EOF now is a normal end, not a failure.
-type cleanEnder interface {
+type CleanEnder interface {
 	EndedCleanly() bool
 }
 
@@ -164,16 +180,25 @@ type Attempt struct {
 	Message string `json:"message,omitempty"`
 }
 
-var errBodyTooLarge = errors.New("request body too large")
+// Clip cuts an upstream message to the 300 bytes Attempt.Message allows.
+func Clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
 
-// readBody reads at most limit bytes of r.
-func readBody(r io.Reader, limit int64) ([]byte, error) {
+// ErrBodyTooLarge is ReadBody's error for a body above its limit.
+var ErrBodyTooLarge = errors.New("request body too large")
+
+// ReadBody reads at most limit bytes of r.
+func ReadBody(r io.Reader, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, errBodyTooLarge
+		return nil, ErrBodyTooLarge
 	}
 	return b, nil
 }
@@ -182,16 +207,16 @@ func readBody(r io.Reader, limit int64) ([]byte, error) {
 // encoding/json (ParseRequest) takes the last of several keys that match
 // case-insensitively, while a member's server may take the first: two such
 // keys would let the pool check one model id and send another, bypassing the
-// pool's model list. checkTopLevel refuses them.
+// pool's model list. CheckTopLevel refuses them.
 var guardedKeys = []string{"model", "stream", "thinking", "output_config", "reasoning_effort", "reasoning"}
 
-// checkTopLevel refuses (with the 400 message) a request body whose top-level
+// CheckTopLevel refuses (with the 400 message) a request body whose top-level
 // object holds more than one key equal to a guarded key under Unicode case
 // folding (strings.EqualFold, the rule encoding/json matches field names
 // by), a "model" that is not a string ("model must be a string") or a
 // "stream" that is not a boolean ("stream must be a boolean"). A body that
 // is not a JSON object passes; ParseRequest reports it.
-func checkTopLevel(body []byte) error {
+func CheckTopLevel(body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
@@ -227,7 +252,7 @@ func checkTopLevel(body []byte) error {
 // spliceTopLevel replaces the value of key in the top-level JSON object body
 // with val, leaving every other byte as the client sent it (so the upstream
 // sees the same prompt bytes). The key is matched like encoding/json matches
-// it (strings.EqualFold; checkTopLevel has refused duplicates). ok is false
+// it (strings.EqualFold; CheckTopLevel has refused duplicates). ok is false
 // when body is not an object or has no such key.
 func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -1,4 +1,4 @@
-package pool
+package wire
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// responsesFlavour is the OpenAI Responses API (SPEC POOL-1, the only API
+// ResponsesFlavour is the OpenAI Responses API (SPEC POOL-1, the only API
 // Codex CLI speaks): POST /v1/responses, streamed or not. Error documents
 // and pings are Chat Completions' (embedded); requests, the commit point and
 // in-stream errors are its own.
-type responsesFlavour struct{ chatFlavour }
+type ResponsesFlavour struct{ ChatFlavour }
 
 // responsesRequest is the part of a Responses request the pool reads.
 type responsesRequest struct {
@@ -30,7 +30,7 @@ type responsesRequest struct {
 	} `json:"reasoning"`
 }
 
-func (responsesFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
+func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req responsesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Responses shape")
@@ -38,12 +38,12 @@ func (responsesFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error
 	if req.Model == nil || *req.Model == "" {
 		return nil, errors.New("model: field required")
 	}
-	ci := &callInfo{Model: *req.Model, Stream: req.Stream, raw: body}
+	ci := &CallInfo{Model: *req.Model, Stream: req.Stream, raw: body}
 	ci.MaxTokens = req.MaxOutputTokens
 	ci.Effort = req.Reasoning.Effort
 	ci.PromptCacheKey = req.PromptCacheKey
-	ci.previous = req.Previous // POOL-18 (state.go)
-	ci.encrypted = bytes.Contains(req.Input, []byte(`"encrypted_content"`))
+	ci.Previous = req.Previous // POOL-18 (state.go)
+	ci.Encrypted = bytes.Contains(req.Input, []byte(`"encrypted_content"`))
 	ci.HasImage = hasTypedPart(req.Input, openaiImageTypes)
 	input := bytes.TrimSpace(req.Input)
 	switch {
@@ -77,7 +77,7 @@ func (responsesFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error
 	return ci, nil
 }
 
-func (responsesFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte, error) {
+func (ResponsesFlavour) RewriteBody(ci *CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := spliceTopLevel(ci.raw, "model", mv)
 	if !ok {
@@ -111,8 +111,8 @@ type responsesUsage struct {
 	} `json:"input_tokens_details"`
 }
 
-func (r *responsesUsage) toUsage() usage {
-	var u usage
+func (r *responsesUsage) toUsage() Usage {
+	var u Usage
 	if r == nil {
 		return u
 	}
@@ -176,24 +176,24 @@ type responseObject struct {
 // InspectBody accepts a Response: an object with an "output" list or a
 // "status", not "failed", and no "error" object; no visible output item is
 // "empty".
-func (responsesFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
+func (ResponsesFlavour) InspectBody(ep Endpoint, body []byte) (Usage, string, string) {
 	var r responseObject
 	var e struct {
 		Output json.RawMessage `json:"output"`
 		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &r) != nil || json.Unmarshal(body, &e) != nil {
-		return usage{}, config.ClassServer, "answer is not a JSON object"
+		return Usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(e.Error) || r.Status == "failed" {
-		_, msg := chatFlavour{}.ParseError(body)
+		_, msg := ChatFlavour{}.ParseError(body)
 		if msg == "" && r.Error != nil {
 			msg = r.Error.Message
 		}
-		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
+		return Usage{}, config.ClassServer, "answer carries an error: " + Clip(msg)
 	}
 	if e.Output == nil && r.Status == "" {
-		return usage{}, config.ClassServer, "answer is not a Response (no output or status)"
+		return Usage{}, config.ClassServer, "answer is not a Response (no output or status)"
 	}
 	for i := range r.Output {
 		if r.Output[i].visible() {
@@ -205,12 +205,12 @@ func (responsesFlavour) InspectBody(ep endpoint, body []byte) (usage, string, st
 
 // ErrorEvent without stream context (sequence numbers unknown): an "error"
 // event, then "response.failed" — the events OpenAI's SDKs and Codex stop on.
-func (responsesFlavour) ErrorEvent(status int, msg string) []byte {
+func (ResponsesFlavour) ErrorEvent(status int, msg string) []byte {
 	w := responsesWatcher{seq: -1}
 	return w.ErrorEvent(status, msg)
 }
 
-func (responsesFlavour) NewWatcher() streamWatcher { return &responsesWatcher{seq: -1} }
+func (ResponsesFlavour) NewWatcher() StreamWatcher { return &responsesWatcher{seq: -1} }
 
 // responsesWatcher finds the commit point of a Responses stream (POOL-NOTES):
 // the first non-empty "*.delta" event, a tool call item
@@ -222,7 +222,7 @@ func (responsesFlavour) NewWatcher() streamWatcher { return &responsesWatcher{se
 // event is forwarded and the stream read on, since its response.failed
 // follows.
 type responsesWatcher struct {
-	u         usage
+	u         Usage
 	seq       int64 // highest sequence_number seen, -1 before any
 	id, model string
 	createdAt int64
@@ -235,7 +235,7 @@ type responsesWatcher struct {
 func (w *responsesWatcher) StateKeys() []string { return w.keys }
 
 // StateKeys lists the state a complete Responses answer carries (POOL-18).
-func (responsesFlavour) StateKeys(body []byte) []string {
+func (ResponsesFlavour) StateKeys(body []byte) []string {
 	var r responseObject
 	if json.Unmarshal(body, &r) != nil {
 		return nil
@@ -243,11 +243,11 @@ func (responsesFlavour) StateKeys(body []byte) []string {
 	return stateKeys(&r)
 }
 
-func (w *responsesWatcher) Usage() usage { return w.u }
+func (w *responsesWatcher) Usage() Usage { return w.u }
 
-func (w *responsesWatcher) Observe(ev *sseEvent, committed bool) observation {
+func (w *responsesWatcher) Observe(ev *SSEEvent, committed bool) Observation {
 	if ev.Comment {
-		return observation{Verdict: vPreamble}
+		return Observation{Verdict: VPreamble}
 	}
 	var v struct {
 		Type     string          `json:"type"`
@@ -263,7 +263,7 @@ func (w *responsesWatcher) Observe(ev *sseEvent, committed bool) observation {
 		Error   *openaiError    `json:"error"`
 	}
 	if json.Unmarshal(ev.Data, &v) != nil {
-		return observation{Verdict: vPreamble}
+		return Observation{Verdict: VPreamble}
 	}
 	name := ev.Name
 	if name == "" {
@@ -286,14 +286,14 @@ func (w *responsesWatcher) Observe(ev *sseEvent, committed bool) observation {
 	}
 	switch {
 	case name == "response.completed" || name == "response.incomplete" || name == "response.done":
-		return observation{Verdict: vEnd}
+		return Observation{Verdict: VEnd}
 	case name == "response.failed":
 		e := openaiError{Message: "response failed"}
 		if v.Response != nil && v.Response.Error != nil {
 			e = *v.Response.Error
 		}
 		typ, n := e.typeAndCode()
-		return observation{Verdict: vError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: e.Message}
+		return Observation{Verdict: VError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: e.Message}
 	case name == "error":
 		e := openaiError{Message: v.Message, Type: v.Type, Code: v.Code}
 		if v.Error != nil {
@@ -304,26 +304,26 @@ func (w *responsesWatcher) Observe(ev *sseEvent, committed bool) observation {
 		}
 		if committed {
 			w.sawError = true
-			return observation{Verdict: vPreamble}
+			return Observation{Verdict: VPreamble}
 		}
 		typ, n := e.typeAndCode()
-		return observation{Verdict: vError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: e.Message}
+		return Observation{Verdict: VError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: e.Message}
 	case committed:
-		return observation{Verdict: vPreamble}
+		return Observation{Verdict: VPreamble}
 	case strings.HasSuffix(name, ".delta"):
 		if nonEmptyJSON(v.Delta) && string(bytes.TrimSpace(v.Delta)) != `""` {
-			return observation{Verdict: vVisible}
+			return Observation{Verdict: VVisible}
 		}
 	case strings.HasSuffix(name, ".done"):
 		if v.Text != "" || v.Args != "" || (v.Item != nil && v.Item.visible()) {
-			return observation{Verdict: vVisible}
+			return Observation{Verdict: VVisible}
 		}
 	case name == "response.output_item.added":
 		if v.Item != nil && strings.HasSuffix(v.Item.Type, "_call") {
-			return observation{Verdict: vVisible}
+			return Observation{Verdict: VVisible}
 		}
 	}
-	return observation{Verdict: vPreamble}
+	return Observation{Verdict: VPreamble}
 }
 
 // ErrorEvent ends a committed stream the way the Responses API does: an

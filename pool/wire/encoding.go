@@ -1,4 +1,4 @@
-package pool
+package wire
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// decodeResponse makes an upstream answer readable (RFC 9110 §8.4): the pool
+// DecodeResponse makes an upstream answer readable (RFC 9110 §8.4): the pool
 // must inspect every answer (commit point, error class, key scrubbing), and
 // strips the client's Accept-Encoding, but an upstream may still send a
 // Content-Encoding it was not asked for, or a Transport may not decode it.
@@ -19,7 +19,7 @@ import (
 // and Content-Encoding and Content-Length are removed; "identity" is just
 // removed. It reports false for any other coding (br, zstd, a list), leaving
 // the header and the bytes as they are.
-func decodeResponse(resp *http.Response) bool {
+func DecodeResponse(resp *http.Response) bool {
 	ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	switch ce {
 	case "":

@@ -1,7 +1,6 @@
-package pool
+package wire
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,22 +12,22 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// anthropicFlavour is the Anthropic Messages API (SPEC POOL-1):
+// AnthropicFlavour is the Anthropic Messages API (SPEC POOL-1):
 // POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models.
-type anthropicFlavour struct{}
+type AnthropicFlavour struct{}
 
-func (anthropicFlavour) Name() string { return config.APIAnthropic }
+func (AnthropicFlavour) Name() string { return config.APIAnthropic }
 
-func (anthropicFlavour) Endpoint(method, path string) (endpoint, bool) {
+func (AnthropicFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	switch {
 	case method == http.MethodPost && path == "/v1/messages":
-		return endpoint{Kind: epGenerate, Upstream: path}, true
+		return Endpoint{Kind: EpGenerate, Upstream: path}, true
 	case method == http.MethodPost && path == "/v1/messages/count_tokens":
-		return endpoint{Kind: epCountTokens, Upstream: path}, true
+		return Endpoint{Kind: EpCountTokens, Upstream: path}, true
 	case method == http.MethodGet && path == "/v1/models":
-		return endpoint{Kind: epModels}, true
+		return Endpoint{Kind: EpModels}, true
 	}
-	return endpoint{}, false
+	return Endpoint{}, false
 }
 
 // anthropicRequest is the part of a Messages request the pool reads.
@@ -53,7 +52,7 @@ type anthropicRequest struct {
 	} `json:"messages"`
 }
 
-func (anthropicFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
+func (AnthropicFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req anthropicRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object")
@@ -61,7 +60,7 @@ func (anthropicFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error
 	if req.Model == nil || *req.Model == "" {
 		return nil, errors.New("model: field required")
 	}
-	ci := &callInfo{Model: *req.Model, Stream: req.Stream && ep.Kind == epGenerate, raw: body}
+	ci := &CallInfo{Model: *req.Model, Stream: req.Stream && ep.Kind == EpGenerate, raw: body}
 	ci.MaxTokens = req.MaxTokens
 	ci.Effort = req.OutputConfig.Effort
 	if ci.Effort == "" && req.Thinking.Type == "enabled" && req.Thinking.BudgetTokens > 0 {
@@ -156,7 +155,7 @@ func stripKey(v any, key string) any {
 	return v
 }
 
-func (anthropicFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte, error) {
+func (AnthropicFlavour) RewriteBody(ci *CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := spliceTopLevel(ci.raw, "model", mv)
 	if !ok {
@@ -191,7 +190,7 @@ func (anthropicFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte
 // InspectBody accepts a Messages answer: an object of type "message" (or,
 // from gateways that drop "type", role "assistant") with a content list, and
 // no "error" object. A count_tokens answer only has to be a JSON object.
-func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
+func (AnthropicFlavour) InspectBody(ep Endpoint, body []byte) (Usage, string, string) {
 	var v struct {
 		Type    string            `json:"type"`
 		Role    string            `json:"role"`
@@ -200,17 +199,17 @@ func (anthropicFlavour) InspectBody(ep endpoint, body []byte) (usage, string, st
 		Error   json.RawMessage   `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, config.ClassServer, "answer is not a JSON object"
+		return Usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(v.Error) || v.Type == "error" {
-		_, msg := anthropicFlavour{}.ParseError(body)
-		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
+		_, msg := AnthropicFlavour{}.ParseError(body)
+		return Usage{}, config.ClassServer, "answer carries an error: " + Clip(msg)
 	}
-	if ep.Kind != epGenerate {
-		return usage{}, "", ""
+	if ep.Kind != EpGenerate {
+		return Usage{}, "", ""
 	}
 	if v.Content == nil || (v.Type != "message" && !(v.Type == "" && v.Role == "assistant")) {
-		return usage{}, config.ClassServer, "answer is not a Messages response"
+		return Usage{}, config.ClassServer, "answer is not a Messages response"
 	}
 	if len(v.Content) == 0 {
 		return v.Usage.toUsage(), config.ClassEmpty, "answer has no content"
@@ -225,15 +224,15 @@ type anthropicUsage struct {
 	CacheCreation *int64 `json:"cache_creation_input_tokens"`
 }
 
-func (a anthropicUsage) toUsage() usage {
-	var u usage
+func (a anthropicUsage) toUsage() Usage {
+	var u Usage
 	a.mergeInto(&u)
 	return u
 }
 
 // mergeInto overwrites the fields the event carries (message_delta usage is
 // cumulative, so the last value wins).
-func (a anthropicUsage) mergeInto(u *usage) {
+func (a anthropicUsage) mergeInto(u *Usage) {
 	for _, f := range []struct {
 		src *int64
 		dst *int64
@@ -244,7 +243,7 @@ func (a anthropicUsage) mergeInto(u *usage) {
 	}
 }
 
-func (anthropicFlavour) ParseError(body []byte) (string, string) {
+func (AnthropicFlavour) ParseError(body []byte) (string, string) {
 	var v struct {
 		Error struct {
 			Type    string `json:"type"`
@@ -312,7 +311,7 @@ func anthropicStatus(typ string) int {
 	return 500
 }
 
-func (anthropicFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
+func (AnthropicFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
 	type errObj struct {
 		Type     string    `json:"type"`
 		Message  string    `json:"message"`
@@ -325,114 +324,14 @@ func (anthropicFlavour) ErrorBody(status int, msg string, attempts []Attempt) []
 	return b
 }
 
-func (anthropicFlavour) ErrorEvent(status int, msg string) []byte {
+func (AnthropicFlavour) ErrorEvent(status int, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}})
 	return []byte(fmt.Sprintf("event: error\ndata: %s\n\n", b))
 }
 
 var anthropicPing = []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 
-func (anthropicFlavour) PingEvent() []byte { return anthropicPing }
-
-func (anthropicFlavour) NewWatcher() streamWatcher { return &anthropicWatcher{} }
-
-// anthropicWatcher finds the commit point of a Messages stream (POOL-NOTES
-// "Streams and the commit point"): a delta with non-empty text, thinking,
-// partial JSON or citation, or a content_block_start of anything but an
-// empty text/thinking block (tool_use, server_tool_use, redacted_thinking…).
-// message_start, ping, empty block starts, signature deltas and block stops
-// are preamble.
-type anthropicWatcher struct {
-	u usage
-}
-
-func (w *anthropicWatcher) Usage() usage { return w.u }
-
-func (w *anthropicWatcher) Observe(ev *sseEvent, committed bool) observation {
-	if ev.Comment {
-		return observation{Verdict: vPreamble}
-	}
-	name := ev.Name
-	if name == "" {
-		var t struct {
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(ev.Data, &t)
-		name = t.Type
-	}
-	switch name {
-	case "message_start":
-		var v struct {
-			Message struct {
-				Usage anthropicUsage `json:"usage"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
-			v.Message.Usage.mergeInto(&w.u)
-		}
-	case "message_delta":
-		var v struct {
-			Usage anthropicUsage `json:"usage"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
-			v.Usage.mergeInto(&w.u)
-		}
-	case "message_stop":
-		return observation{Verdict: vEnd}
-	case "error":
-		typ, msg := anthropicFlavour{}.ParseError(ev.Data)
-		return observation{Verdict: vError, ErrStatus: anthropicStatus(typ), ErrType: typ, ErrMsg: msg}
-	case "content_block_start":
-		if !committed && blockStartVisible(ev.Data) {
-			return observation{Verdict: vVisible}
-		}
-	case "content_block_delta":
-		if !committed && deltaVisible(ev.Data) {
-			return observation{Verdict: vVisible}
-		}
-	}
-	return observation{Verdict: vPreamble}
-}
-
-func blockStartVisible(data []byte) bool {
-	var v struct {
-		Block struct {
-			Type     string `json:"type"`
-			Text     string `json:"text"`
-			Thinking string `json:"thinking"`
-		} `json:"content_block"`
-	}
-	if json.Unmarshal(data, &v) != nil {
-		return false
-	}
-	switch v.Block.Type {
-	case "text":
-		return v.Block.Text != ""
-	case "thinking":
-		return v.Block.Thinking != ""
-	case "":
-		return false
-	}
-	return true
-}
-
-func deltaVisible(data []byte) bool {
-	var v struct {
-		Delta struct {
-			Type        string          `json:"type"`
-			Text        string          `json:"text"`
-			Thinking    string          `json:"thinking"`
-			PartialJSON string          `json:"partial_json"`
-			Citation    json.RawMessage `json:"citation"`
-		} `json:"delta"`
-	}
-	if json.Unmarshal(data, &v) != nil {
-		return false
-	}
-	d := v.Delta
-	return d.Text != "" || d.Thinking != "" || d.PartialJSON != "" ||
-		(d.Type == "citations_delta" && len(bytes.TrimSpace(d.Citation)) > 0)
-}
+func (AnthropicFlavour) PingEvent() []byte { return anthropicPing }
 
 // Thinking budgets per unified effort (tokens), for requests that set
 // thinking.budget_tokens instead of output_config.effort (SPEC POOL-12

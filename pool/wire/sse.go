@@ -1,17 +1,19 @@
-package pool
+package wire
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"mime"
+	"net/http"
 )
 
-// sseEvent is one Server-Sent Event as read from an upstream (WHATWG HTML
+// SSEEvent is one Server-Sent Event as read from an upstream (WHATWG HTML
 // §9.2.6 "Interpreting an event stream"): the "event" field, the "data"
 // lines joined by "\n", and the raw bytes as received, blank line included,
 // so the event can be forwarded as sent.
-type sseEvent struct {
+type SSEEvent struct {
 	Name    string
 	Data    []byte
 	Raw     []byte
@@ -24,7 +26,7 @@ const maxEventBytes = 8 << 20
 
 var errEventTooLarge = errors.New("sse: event larger than 8 MiB")
 
-// sseReader splits a stream into events per the SSE grammar (WHATWG HTML
+// SSEReader splits a stream into events per the SSE grammar (WHATWG HTML
 // §9.2.6, SPEC POOL-19): a line ends with CRLF, LF or a bare CR; a line
 // starting with ":" is a comment; "field:value" drops one space after the
 // colon ("data:x" and "data: x" are the same); a field name alone has the
@@ -37,19 +39,20 @@ var errEventTooLarge = errors.New("sse: event larger than 8 MiB")
 // written as LF and an event completed by EOF gets its missing line ends,
 // so the client always receives a well-framed event. Next returns io.EOF
 // after the last event.
-type sseReader struct {
+type SSEReader struct {
 	br     *bufio.Reader
 	skipLF bool // the last line ended with CR: a following LF belongs to it
 	eof    bool
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10)}
+// NewSSEReader reads events from r through a 32 KiB buffer.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{br: bufio.NewReaderSize(r, 32<<10)}
 }
 
 // readLine appends the next line (without its end) to line and returns it,
 // the line end as forwarded ("\n", "\r\n"; nil at EOF), and the error.
-func (r *sseReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
+func (r *SSEReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 	for {
 		if r.skipLF {
 			b, err := r.br.Peek(1)
@@ -98,11 +101,11 @@ func (r *sseReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 var lf, crlf = []byte("\n"), []byte("\r\n")
 
 // Next reads the next event. The returned slices are owned by the caller.
-func (r *sseReader) Next() (sseEvent, error) {
+func (r *SSEReader) Next() (SSEEvent, error) {
 	if r.eof {
-		return sseEvent{}, io.EOF
+		return SSEEvent{}, io.EOF
 	}
-	var ev sseEvent
+	var ev SSEEvent
 	var raw, line []byte
 	fields, comments := 0, 0
 	for {
@@ -110,10 +113,10 @@ func (r *sseReader) Next() (sseEvent, error) {
 		var err error
 		line, end, err = r.readLine(line[:0], maxEventBytes-len(raw))
 		if err != nil && err != io.EOF {
-			return sseEvent{}, err
+			return SSEEvent{}, err
 		}
 		if len(raw)+len(line)+len(end) > maxEventBytes {
-			return sseEvent{}, errEventTooLarge
+			return SSEEvent{}, errEventTooLarge
 		}
 		if err == io.EOF {
 			r.eof = true
@@ -122,7 +125,7 @@ func (r *sseReader) Next() (sseEvent, error) {
 				raw = append(append(raw, line...), '\n')
 			}
 			if fields == 0 && comments == 0 {
-				return sseEvent{}, io.EOF
+				return SSEEvent{}, io.EOF
 			}
 			ev.Raw, ev.Comment = append(raw, '\n'), fields == 0
 			return ev, nil
@@ -142,7 +145,7 @@ func (r *sseReader) Next() (sseEvent, error) {
 
 // parseField applies one non-empty line to ev and returns the updated
 // counts of field and comment lines.
-func parseField(ev *sseEvent, line []byte, fields, comments int) (int, int) {
+func parseField(ev *SSEEvent, line []byte, fields, comments int) (int, int) {
 	if line[0] == ':' {
 		return fields, comments + 1
 	}
@@ -167,13 +170,13 @@ func parseField(ev *sseEvent, line []byte, fields, comments int) (int, int) {
 // maxSniffBlank bounds the blank lines skipped while sniffing (bytes).
 const maxSniffBlank = 4 << 10
 
-// sniffEventStream tells whether a body sent without the text/event-stream
+// SniffEventStream tells whether a body sent without the text/event-stream
 // Content-Type is an event stream anyway: its first non-empty line starts
 // with "event:", "data:" or ":" (WHATWG HTML §9.2.6). It only peeks, so
 // every byte is still read by the SSE reader; it blocks until enough bytes
 // arrive (bounded by the caller's first-output timeout). An empty body is
 // not a stream (false, nil); a read error is returned.
-func sniffEventStream(br *bufio.Reader) (bool, error) {
+func SniffEventStream(br *bufio.Reader) (bool, error) {
 	skip := 0
 	for skip <= maxSniffBlank {
 		b, err := br.Peek(skip + 1)
@@ -203,4 +206,10 @@ func sniffEventStream(br *bufio.Reader) (bool, error) {
 		return false, nil
 	}
 	return false, nil
+}
+
+// IsEventStream tells an SSE answer from a JSON one.
+func IsEventStream(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "text/event-stream"
 }

@@ -1,4 +1,4 @@
-package pool
+package wire
 
 import (
 	"bytes"
@@ -12,24 +12,24 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// chatFlavour is the OpenAI Chat Completions API (SPEC POOL-1):
+// ChatFlavour is the OpenAI Chat Completions API (SPEC POOL-1):
 // POST /v1/chat/completions and GET /v1/models. It also routes
-// POST /v1/responses to responsesFlavour, so one "openai" pool serves both
+// POST /v1/responses to ResponsesFlavour, so one "openai" pool serves both
 // (the endpoint carries the flavour that handles it).
-type chatFlavour struct{}
+type ChatFlavour struct{}
 
-func (chatFlavour) Name() string { return config.APIOpenAI }
+func (ChatFlavour) Name() string { return config.APIOpenAI }
 
-func (chatFlavour) Endpoint(method, path string) (endpoint, bool) {
+func (ChatFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	switch {
 	case method == http.MethodPost && path == "/v1/chat/completions":
-		return endpoint{Kind: epGenerate, Upstream: path}, true
+		return Endpoint{Kind: EpGenerate, Upstream: path}, true
 	case method == http.MethodPost && path == "/v1/responses":
-		return endpoint{Kind: epGenerate, Upstream: path, fl: responsesFlavour{}}, true
+		return Endpoint{Kind: EpGenerate, Upstream: path, Flavour: ResponsesFlavour{}}, true
 	case method == http.MethodGet && path == "/v1/models":
-		return endpoint{Kind: epModels}, true
+		return Endpoint{Kind: EpModels}, true
 	}
-	return endpoint{}, false
+	return Endpoint{}, false
 }
 
 // chatMessage is one entry of a Chat Completions request's messages.
@@ -49,7 +49,7 @@ type chatRequest struct {
 	Messages            []chatMessage `json:"messages"`
 }
 
-func (chatFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
+func (ChatFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Chat Completions shape")
@@ -57,7 +57,7 @@ func (chatFlavour) ParseRequest(ep endpoint, body []byte) (*callInfo, error) {
 	if req.Model == nil || *req.Model == "" {
 		return nil, errors.New("model: field required")
 	}
-	ci := &callInfo{Model: *req.Model, Stream: req.Stream, raw: body}
+	ci := &CallInfo{Model: *req.Model, Stream: req.Stream, raw: body}
 	ci.MaxTokens = max(req.MaxTokens, req.MaxCompletionTokens)
 	ci.Effort = req.ReasoningEffort
 	ci.PromptCacheKey = req.PromptCacheKey
@@ -138,7 +138,7 @@ func openaiEffort(e string) string {
 	return e
 }
 
-func (chatFlavour) RewriteBody(ci *callInfo, target, effort string) ([]byte, error) {
+func (ChatFlavour) RewriteBody(ci *CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := spliceTopLevel(ci.raw, "model", mv)
 	if !ok {
@@ -167,8 +167,8 @@ type openaiUsage struct {
 
 // toUsage converts to the pool's accounting: Input = uncached prompt tokens,
 // CacheRead = cached ones (so HitRatio = cached / prompt).
-func (o *openaiUsage) toUsage() usage {
-	var u usage
+func (o *openaiUsage) toUsage() Usage {
+	var u Usage
 	if o == nil {
 		return u
 	}
@@ -224,7 +224,7 @@ func nonEmptyJSON(raw json.RawMessage) bool {
 
 // InspectBody accepts a chat completion: an object with a "choices" list
 // and no "error" object; no choice with visible output is "empty".
-func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string) {
+func (ChatFlavour) InspectBody(ep Endpoint, body []byte) (Usage, string, string) {
 	var v struct {
 		Choices []struct {
 			Message chatDelta `json:"message"`
@@ -233,14 +233,14 @@ func (chatFlavour) InspectBody(ep endpoint, body []byte) (usage, string, string)
 		Error json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(body, &v) != nil {
-		return usage{}, config.ClassServer, "answer is not a JSON object"
+		return Usage{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if nonEmptyJSON(v.Error) {
-		_, msg := chatFlavour{}.ParseError(body)
-		return usage{}, config.ClassServer, "answer carries an error: " + clip(msg)
+		_, msg := ChatFlavour{}.ParseError(body)
+		return Usage{}, config.ClassServer, "answer carries an error: " + Clip(msg)
 	}
 	if v.Choices == nil {
-		return usage{}, config.ClassServer, "answer is not a chat completion (no choices)"
+		return Usage{}, config.ClassServer, "answer is not a chat completion (no choices)"
 	}
 	for i := range v.Choices {
 		if v.Choices[i].Message.visible() {
@@ -272,7 +272,7 @@ func (e openaiError) typeAndCode() (string, int) {
 	return strings.TrimSpace(e.Type + " " + code), 0
 }
 
-func (chatFlavour) ParseError(body []byte) (string, string) {
+func (ChatFlavour) ParseError(body []byte) (string, string) {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -346,7 +346,7 @@ func openaiErrorType(status int) (typ, code string) {
 	return "server_error", "server_error"
 }
 
-func (chatFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
+func (ChatFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte {
 	typ, code := openaiErrorType(status)
 	type errObj struct {
 		Message  string    `json:"message"`
@@ -363,7 +363,7 @@ func (chatFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte 
 
 // ErrorEvent is the error chunk OpenAI's SDKs raise on: a data line holding
 // an error document (POOL-NOTES: chat mid-stream errors), and no [DONE].
-func (f chatFlavour) ErrorEvent(status int, msg string) []byte {
+func (f ChatFlavour) ErrorEvent(status int, msg string) []byte {
 	typ, code := openaiErrorType(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
 	return []byte(fmt.Sprintf("data: %s\n\n", b))
@@ -372,92 +372,4 @@ func (f chatFlavour) ErrorEvent(status int, msg string) []byte {
 // openaiPing is an SSE comment: ignored by every client, never output.
 var openaiPing = []byte(": ping\n\n")
 
-func (chatFlavour) PingEvent() []byte { return openaiPing }
-
-func (chatFlavour) NewWatcher() streamWatcher { return &chatWatcher{} }
-
-// chatWatcher finds the commit point of a Chat Completions stream
-// (POOL-NOTES): a chunk with non-empty content, reasoning_content or any
-// tool_calls. Role-only chunks, empty deltas, usage-only chunks and comments
-// are preamble; "data: [DONE]" is the end; a chunk carrying "error" (or an
-// "event: error") is an error.
-type chatWatcher struct {
-	u        usage
-	finished bool // a finish_reason was seen
-}
-
-func (w *chatWatcher) Usage() usage { return w.u }
-
-// EndedCleanly: a stream that sent its finish_reason and then closed
-// without "data: [DONE]" ended normally (some compatible servers omit it).
-func (w *chatWatcher) EndedCleanly() bool { return w.finished }
-
-var doneData = []byte("[DONE]")
-
-func (w *chatWatcher) Observe(ev *sseEvent, committed bool) observation {
-	if ev.Comment {
-		return observation{Verdict: vPreamble}
-	}
-	data := bytes.TrimSpace(ev.Data)
-	if bytes.Equal(data, doneData) {
-		return observation{Verdict: vEnd}
-	}
-	isErr := ev.Name == "error"
-	if committed && !isErr && !bytes.Contains(data, []byte(`"usage"`)) && !bytes.Contains(data, []byte(`"error"`)) &&
-		!finishSet(data) {
-		return observation{Verdict: vPreamble} // fast path: nothing to account
-	}
-	var v struct {
-		Choices []struct {
-			Delta        chatDelta `json:"delta"`
-			FinishReason *string   `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *openaiUsage    `json:"usage"`
-		Error *openaiError    `json:"error"`
-		Msg   string          `json:"message"`
-		Type  string          `json:"type"`
-		Code  json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(data, &v) != nil {
-		return observation{Verdict: vPreamble}
-	}
-	if isErr && v.Error == nil {
-		v.Error = &openaiError{Message: v.Msg, Type: v.Type, Code: v.Code}
-	}
-	if v.Error != nil {
-		typ, n := v.Error.typeAndCode()
-		return observation{Verdict: vError, ErrStatus: openaiStatus(typ, n), ErrType: typ, ErrMsg: v.Error.Message}
-	}
-	if v.Usage != nil {
-		w.u = v.Usage.toUsage()
-	}
-	visible := false
-	for i := range v.Choices {
-		if v.Choices[i].FinishReason != nil && *v.Choices[i].FinishReason != "" {
-			w.finished = true
-		}
-		if v.Choices[i].Delta.visible() {
-			visible = true
-		}
-	}
-	if visible && !committed {
-		return observation{Verdict: vVisible}
-	}
-	return observation{Verdict: vPreamble}
-}
-
-// finishSet reports a "finish_reason" key whose value is not null, without
-// decoding the chunk (the fast path after the commit point).
-func finishSet(data []byte) bool {
-	key := []byte(`"finish_reason"`)
-	for {
-		i := bytes.Index(data, key)
-		if i < 0 {
-			return false
-		}
-		data = bytes.TrimLeft(data[i+len(key):], " \t\r\n:")
-		if len(data) > 0 && data[0] != 'n' {
-			return true
-		}
-	}
-}
+func (ChatFlavour) PingEvent() []byte { return openaiPing }

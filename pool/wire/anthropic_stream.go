@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+func (AnthropicFlavour) NewWatcher() StreamWatcher { return &anthropicWatcher{} }
+
+// anthropicWatcher finds the commit point of a Messages stream (POOL-NOTES
+// "Streams and the commit point"): a delta with non-empty text, thinking,
+// partial JSON or citation, or a content_block_start of anything but an
+// empty text/thinking block (tool_use, server_tool_use, redacted_thinking…).
+// message_start, ping, empty block starts, signature deltas and block stops
+// are preamble.
+type anthropicWatcher struct {
+	u Usage
+}
+
+func (w *anthropicWatcher) Usage() Usage { return w.u }
+
+func (w *anthropicWatcher) Observe(ev *SSEEvent, committed bool) Observation {
+	if ev.Comment {
+		return Observation{Verdict: VPreamble}
+	}
+	name := ev.Name
+	if name == "" {
+		var t struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(ev.Data, &t)
+		name = t.Type
+	}
+	switch name {
+	case "message_start":
+		var v struct {
+			Message struct {
+				Usage anthropicUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(ev.Data, &v) == nil {
+			v.Message.Usage.mergeInto(&w.u)
+		}
+	case "message_delta":
+		var v struct {
+			Usage anthropicUsage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &v) == nil {
+			v.Usage.mergeInto(&w.u)
+		}
+	case "message_stop":
+		return Observation{Verdict: VEnd}
+	case "error":
+		typ, msg := AnthropicFlavour{}.ParseError(ev.Data)
+		return Observation{Verdict: VError, ErrStatus: anthropicStatus(typ), ErrType: typ, ErrMsg: msg}
+	case "content_block_start":
+		if !committed && blockStartVisible(ev.Data) {
+			return Observation{Verdict: VVisible}
+		}
+	case "content_block_delta":
+		if !committed && deltaVisible(ev.Data) {
+			return Observation{Verdict: VVisible}
+		}
+	}
+	return Observation{Verdict: VPreamble}
+}
+
+func blockStartVisible(data []byte) bool {
+	var v struct {
+		Block struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			Thinking string `json:"thinking"`
+		} `json:"content_block"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	switch v.Block.Type {
+	case "text":
+		return v.Block.Text != ""
+	case "thinking":
+		return v.Block.Thinking != ""
+	case "":
+		return false
+	}
+	return true
+}
+
+func deltaVisible(data []byte) bool {
+	var v struct {
+		Delta struct {
+			Type        string          `json:"type"`
+			Text        string          `json:"text"`
+			Thinking    string          `json:"thinking"`
+			PartialJSON string          `json:"partial_json"`
+			Citation    json.RawMessage `json:"citation"`
+		} `json:"delta"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return false
+	}
+	d := v.Delta
+	return d.Text != "" || d.Thinking != "" || d.PartialJSON != "" ||
+		(d.Type == "citations_delta" && len(bytes.TrimSpace(d.Citation)) > 0)
+}

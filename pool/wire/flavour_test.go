@@ -1,0 +1,146 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestRewriteKeepsBytes(t *testing.T) {
+	body := `{"system":"x <b>&", "model" : "flash", "output_config":{"effort":"max"},"stream":true}`
+	ci, err := AnthropicFlavour{}.ParseRequest(Endpoint{Kind: EpGenerate}, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("POOL-2/model-spliced", func(t *testing.T) {
+		out, err := AnthropicFlavour{}.RewriteBody(ci, "deepseek-v4.1-flash", "")
+		if err != nil || string(out) != `{"system":"x <b>&", "model" : "deepseek-v4.1-flash", "output_config":{"effort":"max"},"stream":true}` {
+			t.Fatalf("%s %v", out, err)
+		}
+	})
+	t.Run("POOL-12/effort-mapped", func(t *testing.T) {
+		out, err := AnthropicFlavour{}.RewriteBody(ci, "t", "high")
+		var v struct {
+			OutputConfig struct{ Effort string } `json:"output_config"`
+			Model        string
+		}
+		if err != nil || json.Unmarshal(out, &v) != nil || v.OutputConfig.Effort != "high" || v.Model != "t" {
+			t.Fatalf("%s %v", out, err)
+		}
+	})
+}
+
+func TestWatcherCommitPoint(t *testing.T) {
+	for _, tc := range []struct {
+		name, ev, data string
+		want           Verdict
+	}{
+		{"POOL-7/message-start-is-preamble", "message_start", `{"type":"message_start","message":{"usage":{"input_tokens":3}}}`, VPreamble},
+		{"POOL-7/empty-text-block-is-preamble", "content_block_start", `{"type":"content_block_start","content_block":{"type":"text","text":""}}`, VPreamble},
+		{"POOL-7/tool-use-start-is-visible", "content_block_start", `{"type":"content_block_start","content_block":{"type":"tool_use","id":"t","name":"x","input":{}}}`, VVisible},
+		{"POOL-7/text-delta-visible", "content_block_delta", `{"type":"content_block_delta","delta":{"type":"text_delta","text":"h"}}`, VVisible},
+		{"POOL-7/empty-text-delta-preamble", "content_block_delta", `{"type":"content_block_delta","delta":{"type":"text_delta","text":""}}`, VPreamble},
+		{"POOL-7/thinking-delta-visible", "content_block_delta", `{"type":"content_block_delta","delta":{"type":"thinking_delta","thinking":"hm"}}`, VVisible},
+		{"POOL-7/json-delta-visible", "content_block_delta", `{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{\""}}`, VVisible},
+		{"POOL-7/signature-delta-preamble", "content_block_delta", `{"type":"content_block_delta","delta":{"type":"signature_delta","signature":"abc"}}`, VPreamble},
+		{"POOL-7/ping-preamble", "ping", `{"type":"ping"}`, VPreamble},
+		{"POOL-7/error-event", "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, VError},
+		{"POOL-7/stop", "message_stop", `{"type":"message_stop"}`, VEnd},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := AnthropicFlavour{}.NewWatcher()
+			if got := w.Observe(&SSEEvent{Name: tc.ev, Data: []byte(tc.data)}, false); got.Verdict != tc.want {
+				t.Fatalf("got %v want %v", got.Verdict, tc.want)
+			}
+		})
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	in := "event: a\ndata: {\"x\":1}\n\n: keepalive\n\nevent: b\r\ndata: l1\r\ndata: l2\r\n\r\n\nevent: c\ndata: tail"
+	rd := NewSSEReader(strings.NewReader(in))
+	var got []SSEEvent
+	var err error
+	for {
+		var ev SSEEvent
+		if ev, err = rd.Next(); err != nil {
+			break
+		}
+		got = append(got, ev)
+	}
+	// POOL-19: the event pending at EOF (no blank line) is dispatched.
+	if err != io.EOF || len(got) != 4 || got[3].Name != "c" || string(got[3].Data) != "tail" || string(got[3].Raw) != "event: c\ndata: tail\n\n" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if got[0].Name != "a" || string(got[0].Data) != `{"x":1}` || !got[1].Comment || got[2].Name != "b" || string(got[2].Data) != "l1\nl2" {
+		t.Fatalf("%+v", got)
+	}
+	if string(got[2].Raw) != "event: b\r\ndata: l1\r\ndata: l2\r\n\r\n" {
+		t.Fatalf("raw %q", got[2].Raw)
+	}
+}
+
+// FuzzSSEReader: never panics; re-reading the concatenated Raw bytes of the
+// events yields the same events (forwarding Raw is lossless).
+func FuzzSSEReader(f *testing.F) {
+	for _, s := range []string{"event: a\ndata: x\n\n", "data: a\r\rdata: b\r\n\r\n", "data: [DONE]", "event: e\r\ndata: x\r\n", ": c\n\n", "data: 1\r\n\r\n", "\n\n\nevent: e", "data:\n\n", "event:x\ndata:y\nid: 3\nretry: 5\n\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		read := func(b []byte) ([]SSEEvent, []byte) {
+			rd := NewSSEReader(bytes.NewReader(b))
+			var evs []SSEEvent
+			var raw []byte
+			for i := 0; i < 1<<16; i++ {
+				ev, err := rd.Next()
+				if err != nil {
+					break
+				}
+				evs = append(evs, ev)
+				raw = append(raw, ev.Raw...)
+			}
+			return evs, raw
+		}
+		evs, raw := read(in)
+		again, raw2 := read(raw)
+		if len(evs) != len(again) || !bytes.Equal(raw, raw2) {
+			t.Fatalf("not stable: %d vs %d events", len(evs), len(again))
+		}
+		for i := range evs {
+			if evs[i].Name != again[i].Name || !bytes.Equal(evs[i].Data, again[i].Data) || evs[i].Comment != again[i].Comment {
+				t.Fatalf("event %d differs", i)
+			}
+		}
+	})
+}
+
+// FuzzSplice: the splice either refuses or yields valid JSON whose "model"
+// is the new value and whose other keys are unchanged.
+func FuzzSplice(f *testing.F) {
+	for _, s := range []string{`{"model":"a","x":1}`, `{ "x" : [1,{"model":2}], "model" :"b" }`, `{}`, `[]`, `{"model":`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, ok := spliceTopLevel(in, "model", []byte(`"NEW"`))
+		if !ok {
+			return
+		}
+		var before, after map[string]json.RawMessage
+		if json.Unmarshal(in, &before) != nil {
+			return // duplicate keys or trailing junk: only validity of out matters less
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("invalid JSON after splice: %q", out)
+		}
+		if _, had := before["model"]; !had {
+			return
+		}
+		for k := range before {
+			if k != "model" && !bytes.Equal(before[k], after[k]) && bytes.Count(in, []byte(`"model"`)) == 1 {
+				t.Fatalf("key %q changed", k)
+			}
+		}
+	})
+}
