@@ -160,7 +160,7 @@ func TestClearMessages(t *testing.T) {
 		}
 	})
 	t.Run("POOL-7/response-timeout-named", func(t *testing.T) {
-		w.pool.cd.succeed("a")
+		w.pool.state.Succeed("a")
 		r, b := w.call("s2", false)
 		if r.StatusCode != 504 || !strings.Contains(b, "no answer within response_timeout_ms (300 ms)") || strings.Contains(b, "deadline exceeded") {
 			t.Fatalf("status %d body %s", r.StatusCode, b)

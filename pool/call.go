@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -76,14 +77,14 @@ var dropRequestHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive"
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
 func (c *call) run() {
-	sessionID, _ := sessionIdentity(c.r.Header, c.ci)
-	c.session = sessionHash(sessionID)
+	sessionID, _ := balance.SessionIdentity(c.r.Header, c.ci)
+	c.session = balance.SessionHash(sessionID)
 	if c.probe != nil {
 		// A test call (POOL-14) is balanced like a new session but records
 		// no binding, so it does not skew the bound-session counts.
 		sessionID, c.session = "", testSession
 	}
-	key := bindKey{pool: c.pc.ID, session: sessionID, model: c.ci.Model}
+	key := balance.BindKey{Pool: c.pc.ID, Session: sessionID, Model: c.ci.Model}
 	var eligible []string
 	var skipped []string
 	for _, m := range c.pc.Members {
@@ -100,15 +101,15 @@ func (c *call) run() {
 		return
 	}
 	now := c.p.opts.Now()
-	until := func(m string) (time.Time, bool) { return c.p.cooling(m, c.target(m), now) }
+	until := func(m string) (time.Time, bool) { return c.p.state.Cooling(m, c.target(m), now) }
 	hot := func(m string) bool { _, cooling := until(m); return !cooling }
-	primary, inFlight := c.p.assign.acquire(c.pc, key, eligible, hot, now)
+	primary, inFlight := c.p.state.Acquire(c.pc, key, eligible, hot, now)
 	if owner := c.stateOwner(); owner != "" && hot(owner) && slices.Contains(eligible, owner) {
 		primary = owner // POOL-18: the member that holds previous_response_id
 	}
 	served := ""
-	defer func() { c.p.assign.release(c.pc, key, inFlight, served, c.p.opts.Now()) }()
-	for _, m := range attemptOrder(eligible, primary, until) {
+	defer func() { c.p.state.Release(c.pc, key, inFlight, served, c.p.opts.Now()) }()
+	for _, m := range balance.AttemptOrder(eligible, primary, until) {
 		o := c.attempt(m, key)
 		if o.retry && !o.canceled {
 			c.failed(m, o)
@@ -125,12 +126,12 @@ func (c *call) run() {
 		if o.served && c.ep.Kind == wire.EpGenerate {
 			served = m
 			if o.fail == nil {
-				c.p.cd.succeed(m)
-				c.p.stats.outcome(c.pc.ID, m, true)
+				c.p.state.Succeed(m)
+				c.p.state.Count(c.pc.ID, m, true)
 			}
-			c.p.stats.usage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
+			c.p.state.AddUsage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
 			if len(o.state) > 0 {
-				c.p.state.record(m, o.state)
+				c.p.state.RecordOwner(m, o.state)
 			}
 		}
 		if o.done {
@@ -148,7 +149,7 @@ func (c *call) run() {
 }
 
 // attempt runs one attempt on member m.
-func (c *call) attempt(m string, key bindKey) outcome {
+func (c *call) attempt(m string, key balance.BindKey) outcome {
 	if c.ci.Stream {
 		return c.streamAttempt(m, key)
 	}
@@ -165,12 +166,12 @@ func (c *call) failed(m string, o outcome) {
 	if a.Class == config.ClassBadRequest || a.Class == config.ClassState {
 		return
 	}
-	c.p.stats.outcome(c.pc.ID, m, false)
+	c.p.state.Count(c.pc.ID, m, false)
 	key := m
 	if a.Class == config.ClassModelNotFound {
-		key = m + "\x00" + c.target(m)
+		key = balance.ModelKey(m, c.target(m))
 	}
-	until := c.p.cd.fail(key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
+	until := c.p.state.Fail(key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
 	phase := "before-commit" // silent failover follows
 	if o.served {
 		phase = "after-commit" // the client got an error event
@@ -188,9 +189,9 @@ func (c *call) aggregate() {
 	for _, a := range c.attempts {
 		st := a.Status
 		if st == 0 {
-			st = classStatus(a.Class)
+			st = balance.ClassStatus(a.Class)
 		}
-		if t := transience(st); t > best {
+		if t := balance.Transience(st); t > best {
 			status, best = st, t
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s (%d)", a.Member, a.Class, a.Status))
@@ -226,10 +227,10 @@ func boolToInt(b bool) int {
 }
 
 func (c *call) record(member, class string, status int) {
-	rec := CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
+	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
 		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status}
-	c.p.stats.add(rec)
+	c.p.state.Record(rec)
 	if c.probe != nil {
 		c.probe.set(rec, c.attempts)
 	}
@@ -351,7 +352,7 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 // through as is, once, without cooldown or failover (SPEC POOL-10).
 func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 	typ, msg := c.fl.ParseError(body)
-	class := classifyStatus(resp.StatusCode, typ, msg)
+	class := balance.ClassifyStatus(resp.StatusCode, typ, msg)
 	a := &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}
 	if class == config.ClassBadRequest {
 		if c.early {
@@ -369,7 +370,7 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 		c.stripAll[m], o.retry = true, true
 	}
 	if class == config.ClassRateLimit {
-		o.explicit = retryAfter(resp.Header, c.p.opts.Now())
+		o.explicit = balance.RetryAfter(resp.Header, c.p.opts.Now())
 	}
 	return o
 }

@@ -7,7 +7,7 @@
 //
 //	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
 //	       (model, stream, session hints, capability demands)
-//	       ──► assigner.acquire (POOL-4/5/6: binding, or least bound, shared
+//	       ──► balance.State.Acquire (POOL-4/5/6: binding, or least bound, shared
 //	           by concurrent first calls) ──► order (hot first, fail-open by
 //	           earliest recovery, POOL-11)
 //	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport

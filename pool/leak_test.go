@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 func TestKeysNeverLeak(t *testing.T) {
@@ -38,8 +38,8 @@ func TestKeysNeverLeak(t *testing.T) {
 			textDelta(rw, "x")
 			sseWrite(rw, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "oops " + r.Header.Get("X-Api-Key")}})
 		})
-		w.pool.cd.succeed("a")
-		w.pool.cd.succeed("b")
+		w.pool.state.Succeed("a")
+		w.pool.state.Succeed("b")
 		_, body := w.call("leak-post", true)
 		seen.WriteString(body)
 		st, _ := json.Marshal(w.pool.Status())
@@ -116,34 +116,8 @@ func TestCacheStats(t *testing.T) {
 		if m := st.Pools[0].Members[0]; math.Abs(m.Cache.HitRatio-want) > 1e-9 || m.Successes != 2 || m.BoundSessions != 1 {
 			t.Fatalf("member %+v", m)
 		}
-		if len(st.Recent) != 2 || st.Recent[0].Session != sessionHash("cs") || st.Recent[0].Member != "a" || st.Recent[0].Model != "m" {
+		if len(st.Recent) != 2 || st.Recent[0].Session != balance.SessionHash("cs") || st.Recent[0].Member != "a" || st.Recent[0].Model != "m" {
 			t.Fatalf("recent %+v", st.Recent)
-		}
-	})
-	t.Run("POOL-13/recent-keeps-last-200", func(t *testing.T) {
-		s := newStats()
-		for i := 0; i < 250; i++ {
-			s.add(CallRecord{Failovers: i})
-		}
-		l := s.list()
-		if len(l) != 200 || l[0].Failovers != 50 || l[199].Failovers != 249 {
-			t.Fatalf("%d %d %d", len(l), l[0].Failovers, l[199].Failovers)
-		}
-	})
-}
-
-func TestSessionStatsBounded(t *testing.T) {
-	t.Run("POOL-13b/session-cache-stats-bounded", func(t *testing.T) {
-		s := newStats()
-		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		for i := 0; i < maxSessionStats+10; i++ {
-			s.usage("p", fmt.Sprint(i), "a", wire.Usage{Input: 1}, t0.Add(time.Duration(i)*time.Second))
-		}
-		if n := len(s.sessions); n > maxSessionStats || n < maxSessionStats/2-10 {
-			t.Fatalf("%d session stats kept", n)
-		}
-		if s.sessions[[2]string{"p", fmt.Sprint(maxSessionStats + 9)}] == nil {
-			t.Fatal("newest session dropped")
 		}
 	})
 }
@@ -172,7 +146,7 @@ func TestStatusSessionsCapped(t *testing.T) {
 	t0 := w.now.Now()
 	const n = MaxStatusSessions + 5
 	for i := 0; i < n; i++ {
-		w.pool.assign.bind(pc, bindKey{pool: "p", session: fmt.Sprintf("s%04d", i), model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
+		w.pool.state.Bind(pc, balance.BindKey{Pool: "p", Session: fmt.Sprintf("s%04d", i), Model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
 	}
 	w.now.Add(time.Second)
 	st := w.pool.Status()
@@ -185,7 +159,7 @@ func TestStatusSessionsCapped(t *testing.T) {
 			listed[s.Session] = true
 		}
 		for i := 0; i < n; i++ {
-			if want := i >= 5; listed[sessionHash(fmt.Sprintf("s%04d", i))] != want {
+			if want := i >= 5; listed[balance.SessionHash(fmt.Sprintf("s%04d", i))] != want {
 				t.Fatalf("session %d listed=%v, want the most recent %d", i, !want, MaxStatusSessions)
 			}
 		}

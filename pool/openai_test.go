@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -240,7 +241,7 @@ func TestChatRequest(t *testing.T) {
 		for round := 0; round < 3; round++ {
 			for i, x := range ids {
 				resp, _ := w.callAPI(chatPath, x.hdr, chatBody("m", round%2 == 0, x.extra))
-				if resp.Header.Get("X-Pool-Session") != sessionHash(want[i]) {
+				if resp.Header.Get("X-Pool-Session") != balance.SessionHash(want[i]) {
 					t.Fatalf("%d: session header %q, want hash of %q", i, resp.Header.Get("X-Pool-Session"), want[i])
 				}
 				m := resp.Header.Get("X-Pool-Member")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -79,7 +80,7 @@ func TestPoolPageInChromium(t *testing.T) {
 			}
 		}
 		for i := 0; i < 3; i++ {
-			h := sessionHash(fmt.Sprint("page-s", i))
+			h := balance.SessionHash(fmt.Sprint("page-s", i))
 			if !has(dom, `<tr data-session="`+h+`" data-pool="p">`) {
 				t.Errorf("session %d (%s) has no binding row", i, h)
 			}
@@ -91,7 +92,7 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Error("bindings model → member missing")
 		}
 		// The failover call: member a after c failed, one failover.
-		h2 := sessionHash("page-s2")
+		h2 := balance.SessionHash("page-s2")
 		if !has(dom, `<tr data-session="`+h2+`" data-member="a" data-class=""><td>[^<]*</td><td>p</td><td><code>`+h2+`</code></td><td>m</td><td>a</td><td class="num">1</td>`) {
 			t.Errorf("recent calls lack the failover of page-s2:\n%s", dom)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -48,12 +49,12 @@ type Options struct {
 // with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
 // and /pool/status. Safe for concurrent use.
 type Pool struct {
-	opts   Options
-	log    *slog.Logger
-	assign *assigner
-	cd     *cooldowns
-	stats  *stats
-	state  *stateOwners // POOL-18
+	opts Options
+	log  *slog.Logger
+	// state is everything remembered between calls (bindings, cooldowns,
+	// counters, recent calls, who holds a Responses state); nothing else
+	// here outlives a call.
+	state *balance.State
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -78,8 +79,8 @@ func New(cfg *config.Config, opts Options) *Pool {
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), assign: newAssigner(),
-		cd: newCooldowns(), stats: newStats(), state: newStateOwners(), cfg: cfg, scrub: config.NewScrubber(cfg)}
+	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: balance.NewState(),
+		cfg: cfg, scrub: config.NewScrubber(cfg)}
 }
 
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
@@ -92,8 +93,7 @@ func (p *Pool) Reload(cfg *config.Config) {
 	p.mu.Lock()
 	p.cfg, p.scrub = cfg, config.NewScrubber(cfg)
 	p.mu.Unlock()
-	p.assign.retain(cfg)
-	p.cd.retain(cfg)
+	p.state.Retain(cfg)
 	p.log.Info("pool config reloaded", "pools", len(cfg.Pools), "channels", len(cfg.Channels))
 }
 

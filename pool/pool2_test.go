@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -149,7 +150,7 @@ func TestRequestRewrite(t *testing.T) {
 			t.Fatalf("count_tokens request %+v", last)
 		}
 		for _, s := range w.pool.Status().Sessions {
-			if s.Session == sessionHash("ct") {
+			if s.Session == balance.SessionHash("ct") {
 				t.Fatal("count_tokens created a binding")
 			}
 		}

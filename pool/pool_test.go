@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -73,7 +74,7 @@ func TestStickyAssignment(t *testing.T) {
 		}
 		w.now.Add(600 * time.Millisecond) // s1 idle 1200 ms > ttl; s2, s3 600 ms
 		for _, s := range w.pool.Status().Sessions {
-			if s.Session == sessionHash("s1") {
+			if s.Session == balance.SessionHash("s1") {
 				t.Fatalf("s1 binding listed after its ttl: %+v", s)
 			}
 		}
@@ -287,7 +288,7 @@ func TestFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Member") != "b" {
 			t.Fatalf("%v", resp.Header)
 		}
-		if _, cooling := w.pool.cooling("a", "m", w.now.Now()); !cooling {
+		if _, cooling := w.pool.state.Cooling("a", "m", w.now.Now()); !cooling {
 			t.Fatal("a/m not cooling")
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -57,11 +58,11 @@ type probeKey struct{}
 // probe receives the call's record (call.record).
 type probe struct {
 	mu       sync.Mutex
-	rec      *CallRecord
+	rec      *balance.CallRecord
 	attempts []wire.Attempt
 }
 
-func (pr *probe) set(rec CallRecord, attempts []wire.Attempt) {
+func (pr *probe) set(rec balance.CallRecord, attempts []wire.Attempt) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.rec = &rec
@@ -135,7 +136,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	switch {
 	case r == nil: // answered before a call began (unknown model, bad request…)
 		_, msg := wire.ForAPI(pc.API).ParseError(rec.body.Bytes())
-		res.Result, res.Class, res.Error = "failed", classifyStatus(res.Status, "", msg), msg
+		res.Result, res.Class, res.Error = "failed", balance.ClassifyStatus(res.Status, "", msg), msg
 	case r.Class == "" && res.Status/100 == 2:
 		res.Result = "ok"
 		if !rec.first.IsZero() {

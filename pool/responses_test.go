@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -183,7 +184,7 @@ func TestResponsesCodexRequest(t *testing.T) {
 		var member string
 		for i := 0; i < 3; i++ {
 			resp, _ := w.callAPI(respPath, hdr, body)
-			if resp.Header.Get("X-Pool-Session") != sessionHash(sid) {
+			if resp.Header.Get("X-Pool-Session") != balance.SessionHash(sid) {
 				t.Fatalf("session %q", resp.Header.Get("X-Pool-Session"))
 			}
 			if i == 0 {

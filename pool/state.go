@@ -1,8 +1,6 @@
 package pool
 
 import (
-	"sync"
-
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -28,47 +26,9 @@ import (
 //     are sent; when a member rejects encrypted content, the call is sent
 //     to it once more without every item it did not produce.
 //
-// Ownership is remembered in memory (response ids and SHA-256 of encrypted
-// contents, never the contents), at most maxStateEntries, oldest dropped.
-
-// maxStateEntries bounds the ownership memory (entries of ~100 bytes).
-const maxStateEntries = 200_000
-
-// stateOwners maps state keys ("r:" response id, "e:" content hash) to the
-// member that produced them. Safe for concurrent use.
-type stateOwners struct {
-	mu    sync.Mutex
-	owner map[string]string
-	ring  []string // insertion order, for eviction
-	next  int
-}
-
-func newStateOwners() *stateOwners { return &stateOwners{owner: map[string]string{}} }
-
-// record notes that member produced the state keys.
-func (s *stateOwners) record(member string, keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		if _, seen := s.owner[k]; !seen {
-			if len(s.ring) < maxStateEntries {
-				s.ring = append(s.ring, k)
-			} else {
-				delete(s.owner, s.ring[s.next])
-				s.ring[s.next] = k
-				s.next = (s.next + 1) % maxStateEntries
-			}
-		}
-		s.owner[k] = member
-	}
-}
-
-// of returns the member that produced key, or "".
-func (s *stateOwners) of(key string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.owner[key]
-}
+// Ownership is remembered by balance.State (response ids and SHA-256 of
+// encrypted contents, never the contents), at most 200,000 keys, oldest
+// dropped.
 
 // stateFor returns the body for member m with the reasoning items it cannot
 // read removed (POOL-18): those another member produced, and, after m
@@ -80,7 +40,7 @@ func (c *call) stateFor(m string, body []byte) []byte {
 	}
 	all := c.stripAll[m]
 	return wire.StripReasoning(body, func(key string) bool {
-		owner := c.p.state.of(key)
+		owner := c.p.state.OwnerOf(key)
 		if all {
 			return owner == m
 		}
@@ -94,5 +54,5 @@ func (c *call) stateOwner() string {
 	if c.ci.Previous == "" {
 		return ""
 	}
-	return c.p.state.of(wire.RespKey(c.ci.Previous))
+	return c.p.state.OwnerOf(wire.RespKey(c.ci.Previous))
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -40,7 +41,7 @@ type sseResult struct {
 //     stream gets our ping; an upstream failure becomes the protocol's error
 //     event and the stream ends — never a fake clean end, never a second
 //     member's output.
-func (c *call) streamAttempt(m string, key bindKey) outcome {
+func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	ch := c.cfg.Channel(m)
 	actx, cancel := context.WithCancel(c.r.Context())
 	defer cancel()
@@ -168,7 +169,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		case wire.VEnd:
 			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
 		case wire.VError:
-			class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 			a := &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
 			if class != config.ClassBadRequest {
 				return outcome{fail: a}
@@ -190,7 +191,7 @@ func (c *call) streamAttempt(m string, key bindKey) outcome {
 		if res.ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 		}
-		c.p.assign.bind(c.pc, key, m, c.p.opts.Now())
+		c.p.state.Bind(c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
 			return outcome{canceled: true, served: true}
 		}
@@ -277,7 +278,7 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 			case wire.VEnd:
 				return outcome{done: true, served: true, u: w.Usage()}
 			case wire.VError:
-				class := classifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+				class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 				c.forwardTrailer(events)
 				return outcome{done: true, served: true, u: w.Usage(),
 					fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}

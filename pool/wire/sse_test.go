@@ -5,11 +5,7 @@ import (
 	"bytes"
 	"io"
 	"testing"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // FuzzSniffEventStream checks SniffEventStream against a direct reading of
 // the rule (first non-empty line starts with "event:", "data:" or ":"; a

@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"sync"
@@ -10,6 +10,10 @@ import (
 // maxGrowth caps cooldown growth at 10× the class base (SPEC POOL-10,
 // Envoy outlier detection style).
 const maxGrowth = 10
+
+// ModelKey is the cooldown key of one (member, target model): a
+// model_not_found failure cools only that pair (SPEC POOL-10).
+func ModelKey(member, target string) string { return member + "\x00" + target }
 
 // cooldownState is one member's passive health.
 type cooldownState struct {

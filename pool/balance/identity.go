@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"crypto/sha256"
@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// sessionIdentity returns the session id of a request and where it came
+// SessionIdentity returns the session id of a request and where it came
 // from, first found wins (SPEC POOL-5; agents per POOL-NOTES):
 //
 //  1. X-Session-Id (any client that wants to say it)
@@ -19,7 +19,7 @@ import (
 //  5. a hash of the system prompt plus the whole first user message
 //
 // It returns "", "" when nothing identifies the request (no messages).
-func sessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
+func SessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
 	type hint struct{ value, source string }
 	hints := []hint{
 		{h.Get("X-Session-Id"), "x-session-id"},
@@ -42,9 +42,9 @@ func sessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
 	return "", ""
 }
 
-// sessionHash is the short form of a session id used in headers, logs and
+// SessionHash is the short form of a session id used in headers, logs and
 // status (SPEC POOL-13b): 12 hex digits of SHA-256, never the raw id.
-func sessionHash(id string) string {
+func SessionHash(id string) string {
 	if id == "" {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"net/http"
@@ -13,14 +13,14 @@ import (
 // member for days.
 const maxRetryAfter = time.Hour
 
-// classifyStatus maps an upstream HTTP error answer to a failure class
+// ClassifyStatus maps an upstream HTTP error answer to a failure class
 // (SPEC POOL-10, POOL-10b; Bifrost-style classification in POOL-NOTES):
 // first the wording table (errorRules: the caller's parameter errors, quota
 // and billing exhaustion in any of 400/402/403/429), then the status: 402
 // quota; 401/403 auth; 429 rate_limit; 408 timeout; 5xx and 529 server;
 // other 4xx bad_request, except a "model not found" answer, which is that
 // member's misconfiguration (model_not_found).
-func classifyStatus(status int, errType, msg string) string {
+func ClassifyStatus(status int, errType, msg string) string {
 	lower := strings.ToLower(errType + " " + msg)
 	if class := matchRule(status, lower); class != "" {
 		return class
@@ -64,11 +64,11 @@ func modelNotFound(status int, errType, lower string) bool {
 	return false
 }
 
-// retryAfter reads the server's requested wait (SPEC POOL-10): retry-after-ms
+// RetryAfter reads the server's requested wait (SPEC POOL-10): retry-after-ms
 // (milliseconds), Retry-After (seconds or HTTP-date, RFC 9110 §10.2.3), else
 // the latest anthropic-ratelimit-*-reset (RFC 3339). 0 when absent or in the
 // past; capped at one hour.
-func retryAfter(h http.Header, now time.Time) time.Duration {
+func RetryAfter(h http.Header, now time.Time) time.Duration {
 	d := time.Duration(0)
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms > 0 {
@@ -111,9 +111,9 @@ func clampWait(ns float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// transience ranks a failure's HTTP status for the aggregated error
+// Transience ranks a failure's HTTP status for the aggregated error
 // (SPEC POOL-11): 429 > 529/503 > other 5xx > everything else.
-func transience(status int) int {
+func Transience(status int) int {
 	switch {
 	case status == 429:
 		return 4
@@ -125,9 +125,9 @@ func transience(status int) int {
 	return 1
 }
 
-// classStatus is the HTTP status reported for a failure that had none
+// ClassStatus is the HTTP status reported for a failure that had none
 // (connect error, timeout, empty answer).
-func classStatus(class string) int {
+func ClassStatus(class string) int {
 	switch class {
 	case config.ClassTimeout:
 		return 504

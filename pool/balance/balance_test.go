@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"fmt"
@@ -91,7 +91,7 @@ func TestClassify(t *testing.T) {
 		{404, "not_found_error", "no route", config.ClassBadRequest},
 	} {
 		t.Run("POOL-10/"+tc.want+"/"+http.StatusText(tc.status), func(t *testing.T) {
-			if got := classifyStatus(tc.status, tc.typ, tc.msg); got != tc.want {
+			if got := ClassifyStatus(tc.status, tc.typ, tc.msg); got != tc.want {
 				t.Fatalf("classify(%d,%q,%q) = %s, want %s", tc.status, tc.typ, tc.msg, got, tc.want)
 			}
 		})
@@ -124,7 +124,7 @@ func TestRetryAfter(t *testing.T) {
 			for k, v := range tc.h {
 				h.Set(k, v)
 			}
-			if got := retryAfter(h, now); got != tc.want {
+			if got := RetryAfter(h, now); got != tc.want {
 				t.Fatalf("got %v want %v", got, tc.want)
 			}
 		})
@@ -153,13 +153,13 @@ func TestSessionIdentity(t *testing.T) {
 			for k, v := range tc.h {
 				h.Set(k, v)
 			}
-			if got, _ := sessionIdentity(h, tc.ci); got != tc.want {
+			if got, _ := SessionIdentity(h, tc.ci); got != tc.want {
 				t.Fatalf("got %q want %q", got, tc.want)
 			}
 		})
 	}
 	t.Run("POOL-13b/session-hash-short-and-opaque", func(t *testing.T) {
-		h := sessionHash("e058fb67-a914-4ca1-b1db-49a67e38509e")
+		h := SessionHash("e058fb67-a914-4ca1-b1db-49a67e38509e")
 		if len(h) != 12 || strings.Contains("e058fb67-a914-4ca1-b1db-49a67e38509e", h) {
 			t.Fatal(h)
 		}
@@ -171,12 +171,12 @@ func TestAttemptOrder(t *testing.T) {
 	cool := map[string]time.Time{"b": t0.Add(20 * time.Second), "c": t0.Add(5 * time.Second)}
 	until := func(m string) (time.Time, bool) { u, ok := cool[m]; return u, ok }
 	t.Run("POOL-11/hot-first-from-primary-then-cooling-by-recovery", func(t *testing.T) {
-		if got := strings.Join(attemptOrder([]string{"a", "b", "c", "d"}, "d", until), ","); got != "d,a,c,b" {
+		if got := strings.Join(AttemptOrder([]string{"a", "b", "c", "d"}, "d", until), ","); got != "d,a,c,b" {
 			t.Fatal(got)
 		}
 	})
 	t.Run("POOL-11/all-cooling-earliest-recovery-first", func(t *testing.T) {
-		if got := strings.Join(attemptOrder([]string{"b", "c"}, "b", until), ","); got != "c,b" {
+		if got := strings.Join(AttemptOrder([]string{"b", "c"}, "b", until), ","); got != "c,b" {
 			t.Fatal(got)
 		}
 	})
@@ -191,15 +191,15 @@ func TestOverrideBinding(t *testing.T) {
 		all := p.Members
 		// Other sessions load a and b so that least-bound would pick c.
 		for i, m := range []string{"a", "b"} {
-			k := bindKey{"p", fmt.Sprint("other", i), "m1"}
+			k := BindKey{"p", fmt.Sprint("other", i), "m1"}
 			got, f := as.acquire(p, k, []string{m}, hot, now)
 			as.release(p, k, f, got, now)
 		}
-		k1 := bindKey{"p", "s", "m1"}
+		k1 := BindKey{"p", "s", "m1"}
 		m, f := as.acquire(p, k1, []string{"a"}, hot, now) // only a serves m1
 		as.release(p, k1, f, m, now)
 		// m2: a cannot serve it → its own (override) binding, balanced: c.
-		k2 := bindKey{"p", "s", "m2"}
+		k2 := BindKey{"p", "s", "m2"}
 		m2, f := as.acquire(p, k2, []string{"b", "c"}, hot, now)
 		as.release(p, k2, f, m2, now)
 		if m != "a" || m2 != "c" {
@@ -207,7 +207,7 @@ func TestOverrideBinding(t *testing.T) {
 		}
 		// m3 served by everyone: the session stays on its member rather than
 		// being balanced elsewhere.
-		k3 := bindKey{"p", "s", "m3"}
+		k3 := BindKey{"p", "s", "m3"}
 		m3, f := as.acquire(p, k3, all, hot, now)
 		as.release(p, k3, f, m3, now)
 		if m3 != "a" && m3 != "c" {
@@ -221,7 +221,7 @@ func TestOverrideBinding(t *testing.T) {
 		p := &config.PoolConfig{ID: "p", Strategy: config.StrategySticky, Members: []string{"a", "b"}, SessionTTL: time.Hour}
 		as := newAssigner()
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		k := bindKey{"p", "s", "m"}
+		k := BindKey{"p", "s", "m"}
 		as.release(p, k, false, "a", now)
 		as.retain(&config.Config{Pools: []*config.PoolConfig{{ID: "p", Members: []string{"b"}}}})
 		if got, _ := as.acquire(p, k, []string{"b"}, func(string) bool { return true }, now); got != "b" {

@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // POOL-10b): an upstream error answer whose status is in statuses (nil:
 // any 4xx) and whose error type, code or message contains one of words
 // (lower case) is of class class. Rows are tried in order; the first match
-// wins; no match falls back to the status alone (classifyStatus).
+// wins; no match falls back to the status alone (ClassifyStatus).
 type errorRule struct {
 	statuses []int
 	words    []string

@@ -1,4 +1,4 @@
-package pool
+package balance
 
 import (
 	"slices"
@@ -9,9 +9,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// bindKey is the assignment key of SPEC POOL-4: (session, pool, unified model).
-type bindKey struct {
-	pool, session, model string
+// BindKey is the assignment key of SPEC POOL-4: (session, pool, unified
+// model). Session is the raw session id ("" for a call without one, which
+// is never bound); it stays inside State (status shows SessionHash).
+type BindKey struct {
+	Pool, Session, Model string
 }
 
 // binding is a recorded sticky assignment.
@@ -34,13 +36,13 @@ type flight struct {
 // in (tests inject the clock).
 type assigner struct {
 	mu       sync.Mutex
-	bindings map[bindKey]*binding
-	flights  map[bindKey]*flight
+	bindings map[BindKey]*binding
+	flights  map[BindKey]*flight
 	cursor   map[string]int
 }
 
 func newAssigner() *assigner {
-	return &assigner{bindings: map[bindKey]*binding{}, flights: map[bindKey]*flight{}, cursor: map[string]int{}}
+	return &assigner{bindings: map[BindKey]*binding{}, flights: map[BindKey]*flight{}, cursor: map[string]int{}}
 }
 
 // acquire picks the member a call starts on (SPEC POOL-4, POOL-6).
@@ -53,7 +55,7 @@ func newAssigner() *assigner {
 // in flight), ties rotating. round-robin rotates per call; failover takes the
 // first hot member. Every acquire must be paired with release, passing
 // inFlight back.
-func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
+func (a *assigner) acquire(p *config.PoolConfig, key BindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	pickFrom := hotOnly(eligible, hot)
@@ -65,7 +67,7 @@ func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string,
 	case config.StrategyFailover:
 		return pickFrom[0], false
 	}
-	if key.session != "" {
+	if key.Session != "" {
 		if b := a.bindings[key]; b != nil {
 			if now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(eligible, b.member) {
 				b.lastUsed = now
@@ -80,10 +82,10 @@ func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string,
 			return f.member, true
 		}
 	}
-	if key.session != "" {
+	if key.Session != "" {
 		// POOL-6: stay on the session's member when it serves this model too.
 		for k, b := range a.bindings {
-			if k.pool == key.pool && k.session == key.session && now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(pickFrom, b.member) {
+			if k.Pool == key.Pool && k.Session == key.Session && now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(pickFrom, b.member) {
 				member = b.member
 				break
 			}
@@ -92,7 +94,7 @@ func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string,
 	if member == "" {
 		member = a.leastBound(p, pickFrom, now)
 	}
-	if key.session == "" {
+	if key.Session == "" {
 		return member, false
 	}
 	if f := a.flights[key]; f != nil {
@@ -109,7 +111,7 @@ func (a *assigner) acquire(p *config.PoolConfig, key bindKey, eligible []string,
 func (a *assigner) leastBound(p *config.PoolConfig, candidates []string, now time.Time) string {
 	load := map[string]int{}
 	for k, b := range a.bindings {
-		if k.pool != p.ID {
+		if k.Pool != p.ID {
 			continue
 		}
 		if now.Sub(b.lastUsed) >= p.SessionTTL {
@@ -119,7 +121,7 @@ func (a *assigner) leastBound(p *config.PoolConfig, candidates []string, now tim
 		load[b.member]++
 	}
 	for k, f := range a.flights {
-		if k.pool == p.ID {
+		if k.Pool == p.ID {
 			load[f.member]++
 		}
 	}
@@ -144,8 +146,8 @@ func (a *assigner) leastBound(p *config.PoolConfig, candidates []string, now tim
 // the call ("" when none did); it becomes the key's binding (SPEC POOL-5
 // "recorded only when a call succeeds", POOL-8 "moves to the member that
 // succeeded").
-func (a *assigner) release(p *config.PoolConfig, key bindKey, inFlight bool, success string, now time.Time) {
-	if p.Strategy != config.StrategySticky || key.session == "" {
+func (a *assigner) release(p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time) {
+	if p.Strategy != config.StrategySticky || key.Session == "" {
 		return
 	}
 	a.mu.Lock()
@@ -165,8 +167,8 @@ func (a *assigner) release(p *config.PoolConfig, key bindKey, inFlight bool, suc
 
 // bind records a binding immediately (used at a stream's commit point, so
 // joiners of the same first pick see it before the stream ends).
-func (a *assigner) bind(p *config.PoolConfig, key bindKey, member string, now time.Time) {
-	if p.Strategy != config.StrategySticky || key.session == "" {
+func (a *assigner) bind(p *config.PoolConfig, key BindKey, member string, now time.Time) {
+	if p.Strategy != config.StrategySticky || key.Session == "" {
 		return
 	}
 	a.mu.Lock()
@@ -182,39 +184,39 @@ func (a *assigner) retain(cfg *config.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k, b := range a.bindings {
-		p := cfg.Pool(k.pool)
+		p := cfg.Pool(k.Pool)
 		if p == nil || !slices.Contains(p.Members, b.member) {
 			delete(a.bindings, k)
 		}
 	}
 }
 
-// bindingView is one live binding for status.
-type bindingView struct {
-	key      bindKey
-	member   string
-	lastUsed time.Time
+// Binding is one live binding, as listed for status.
+type Binding struct {
+	Key      BindKey
+	Member   string
+	LastUsed time.Time
 }
 
 // snapshot lists live bindings, sorted by pool, session, model.
-func (a *assigner) snapshot(cfg *config.Config, now time.Time) []bindingView {
+func (a *assigner) snapshot(cfg *config.Config, now time.Time) []Binding {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []bindingView
+	var out []Binding
 	for k, b := range a.bindings {
-		if p := cfg.Pool(k.pool); p != nil && now.Sub(b.lastUsed) < p.SessionTTL {
-			out = append(out, bindingView{k, b.member, b.lastUsed})
+		if p := cfg.Pool(k.Pool); p != nil && now.Sub(b.lastUsed) < p.SessionTTL {
+			out = append(out, Binding{k, b.member, b.lastUsed})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		x, y := out[i].key, out[j].key
-		if x.pool != y.pool {
-			return x.pool < y.pool
+		x, y := out[i].Key, out[j].Key
+		if x.Pool != y.Pool {
+			return x.Pool < y.Pool
 		}
-		if x.session != y.session {
-			return x.session < y.session
+		if x.Session != y.Session {
+			return x.Session < y.Session
 		}
-		return x.model < y.model
+		return x.Model < y.Model
 	})
 	return out
 }
@@ -234,13 +236,13 @@ func hotOnly(eligible []string, hot func(string) bool) []string {
 	return out
 }
 
-// attemptOrder is the order members are tried in for one call (SPEC POOL-7,
+// AttemptOrder is the order members are tried in for one call (SPEC POOL-7,
 // POOL-11): the hot members, starting at primary and continuing cyclically in
 // configured order; then the cooling ones by earliest recovery, so that when
 // every hot member has failed the call still fails open onto them instead of
 // giving up (and when no member is hot, that is the whole order). until
 // reports a member's cooldown deadline and whether it is cooling.
-func attemptOrder(eligible []string, primary string, until func(string) (time.Time, bool)) []string {
+func AttemptOrder(eligible []string, primary string, until func(string) (time.Time, bool)) []string {
 	var hot, cooling []string
 	deadline := map[string]time.Time{}
 	for _, m := range eligible {
