@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 )
 
 // bodyAnswer answers every request 200 with ctype and body.
@@ -107,7 +108,7 @@ func TestMemberCountsPerPool(t *testing.T) {
 	if r, _ := w.callAPI("/pool/q/v1/messages", nil, msgBody("m", false)); r.StatusCode != 500 {
 		t.Fatalf("q: %d", r.StatusCode)
 	}
-	got := map[string]MemberStatus{}
+	got := map[string]status.MemberStatus{}
 	for _, ps := range w.pool.Status().Pools {
 		got[ps.ID] = ps.Members[0]
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 )
 
 func TestKeysNeverLeak(t *testing.T) {
@@ -144,14 +145,14 @@ func TestStatusSessionsCapped(t *testing.T) {
 	cfg, _ := w.pool.config()
 	pc := cfg.Pool("p")
 	t0 := w.now.Now()
-	const n = MaxStatusSessions + 5
+	const n = status.MaxStatusSessions + 5
 	for i := 0; i < n; i++ {
 		w.pool.state.Bind(pc, balance.BindKey{Pool: "p", Session: fmt.Sprintf("s%04d", i), Model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
 	}
 	w.now.Add(time.Second)
 	st := w.pool.Status()
 	t.Run("POOL-13/sessions-capped-with-total", func(t *testing.T) {
-		if len(st.Sessions) != MaxStatusSessions || st.SessionsTotal != n {
+		if len(st.Sessions) != status.MaxStatusSessions || st.SessionsTotal != n {
 			t.Fatalf("sessions %d total %d", len(st.Sessions), st.SessionsTotal)
 		}
 		listed := map[string]bool{}
@@ -160,7 +161,7 @@ func TestStatusSessionsCapped(t *testing.T) {
 		}
 		for i := 0; i < n; i++ {
 			if want := i >= 5; listed[balance.SessionHash(fmt.Sprintf("s%04d", i))] != want {
-				t.Fatalf("session %d listed=%v, want the most recent %d", i, !want, MaxStatusSessions)
+				t.Fatalf("session %d listed=%v, want the most recent %d", i, !want, status.MaxStatusSessions)
 			}
 		}
 		b, _ := json.Marshal(st)

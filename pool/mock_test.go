@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 	"go.uber.org/goleak"
 )
 
@@ -325,12 +326,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (w *world) member(id string) MemberStatus {
+func (w *world) member(id string) status.MemberStatus {
 	for _, m := range w.pool.Status().Pools[0].Members {
 		if m.ID == id {
 			return m
 		}
 	}
 	w.t.Fatalf("no member %s", id)
-	return MemberStatus{}
+	return status.MemberStatus{}
 }

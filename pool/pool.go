@@ -13,6 +13,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -121,7 +122,7 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 	return cfg.Pool(id)
 }
 
-// ServeHTTP answers GET /pool/status (the StatusJSON document), GET /pool/
+// ServeHTTP answers GET /pool/status (the status.StatusJSON document), GET /pool/
 // (the status page, page.go), POST /pool/{pool}/test?model=M (POOL-14,
 // test.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
 // pools get 404; a missing or wrong token 401 (POOL-20) on every
@@ -156,7 +157,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = enc.Encode(p.Status())
 		return
 	case "/pool", "/pool/":
-		servePage(w, r)
+		status.ServePage(w, r)
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
@@ -294,4 +295,12 @@ func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config
 func drain(rc io.ReadCloser) {
 	_, _ = io.CopyN(io.Discard, rc, 64<<10)
 	_ = rc.Close()
+}
+
+// Status returns the current status document (SPEC POOL-13; status.Build):
+// pools and members, sessions and the last 200 calls. It contains no
+// prompt, key or raw session id.
+func (p *Pool) Status() status.StatusJSON {
+	cfg, _ := p.config()
+	return status.Build(cfg, p.state, p.opts.Now())
 }

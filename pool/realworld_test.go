@@ -24,6 +24,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -168,14 +169,14 @@ func (w *rworld) do(path, session, body string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-func (w *rworld) member(id string) pool.MemberStatus {
+func (w *rworld) member(id string) status.MemberStatus {
 	for _, m := range w.pool.Status().Pools[0].Members {
 		if m.ID == id {
 			return m
 		}
 	}
 	w.t.Fatalf("no member %s", id)
-	return pool.MemberStatus{}
+	return status.MemberStatus{}
 }
 
 // anthropicBody is a Messages request.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/status"
 )
 
 // TestPoolReload: the standalone proxy re-reads its pool configuration on
@@ -79,7 +79,7 @@ func TestPoolReload(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var st pool.StatusJSON
+		var st status.StatusJSON
 		json.NewDecoder(resp.Body).Decode(&st)
 		var ids []string
 		for _, p := range st.Pools {

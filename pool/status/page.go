@@ -1,4 +1,4 @@
-package pool
+package status
 
 import (
 	_ "embed"
@@ -24,9 +24,9 @@ import (
 //go:embed page.html
 var pageHTML []byte
 
-// servePage answers GET/HEAD /pool/ with pageHTML. It holds no data; the
+// ServePage answers GET/HEAD /pool/ with pageHTML. It holds no data; the
 // data comes from /pool/status (no secrets) and needs no token.
-func servePage(w http.ResponseWriter, r *http.Request) {
+func ServePage(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 		return

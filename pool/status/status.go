@@ -1,4 +1,9 @@
-package pool
+// Package status is the pool's status document and page (SPEC POOL-13):
+// Build renders what balance.State holds for the configured pools as
+// StatusJSON (served at /pool/status), and ServePage serves the embedded
+// page at /pool/ that polls it. Neither holds a key, a prompt or a raw
+// session id.
+package status
 
 import (
 	"sort"
@@ -60,17 +65,35 @@ type SessionStatus struct {
 	Cache    balance.CacheStats `json:"cache"`
 }
 
-// Status returns the current status document (SPEC POOL-13): pools and
-// members (state, cooldown deadline and class, successes/failures, bound
-// sessions, cache hits), sessions (binding per unified model, cache hits)
-// and the last 200 calls. It contains no prompt, key or raw session id.
-func (p *Pool) Status() StatusJSON {
-	cfg, _ := p.config()
-	now := p.opts.Now()
-	binds := p.state.Bindings(cfg, now)
-	st := StatusJSON{Pools: []PoolStatus{}, Sessions: []SessionStatus{}, Recent: p.state.Recent()}
+// Build returns the status document (SPEC POOL-13) of the pools in cfg
+// from st at now: pools and members (state, cooldown deadline and class,
+// successes/failures, bound sessions, cache hits), sessions (binding per
+// unified model, cache hits) and the last 200 calls. It contains no prompt,
+// key or raw session id.
+func Build(cfg *config.Config, st *balance.State, now time.Time) StatusJSON {
+	doc := StatusJSON{Pools: []PoolStatus{}, Sessions: []SessionStatus{}, Recent: st.Recent()}
 	bound := map[[2]string]map[string]bool{}
-	sessions := map[[2]string]*SessionStatus{}
+	doc.Sessions, doc.SessionsTotal = sessions(st, st.Bindings(cfg, now), bound)
+	for _, pc := range cfg.Pools {
+		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: config.ModelList(cfg, pc)}
+		for _, m := range pc.Members {
+			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
+			if until, class, cooling := st.Cooldown(m, now); cooling {
+				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &until, class
+			}
+			ms.Successes, ms.Failures, ms.Cache = st.Counts(pc.ID, m)
+			ps.Members = append(ps.Members, ms)
+		}
+		doc.Pools = append(doc.Pools, ps)
+	}
+	return doc
+}
+
+// sessions groups the bindings by (pool, session hash) and fills bound with
+// the session hashes bound to each (pool, member). It returns at most
+// MaxStatusSessions sessions, the most recently used, and how many there are.
+func sessions(st *balance.State, binds []balance.Binding, bound map[[2]string]map[string]bool) ([]SessionStatus, int) {
+	byKey := map[[2]string]*SessionStatus{}
 	var order [][2]string
 	for _, b := range binds {
 		h := balance.SessionHash(b.Key.Session)
@@ -80,10 +103,10 @@ func (p *Pool) Status() StatusJSON {
 		}
 		bound[mk][h] = true
 		sk := [2]string{b.Key.Pool, h}
-		ss := sessions[sk]
+		ss := byKey[sk]
 		if ss == nil {
 			ss = &SessionStatus{Session: h, Pool: b.Key.Pool, Bindings: map[string]string{}}
-			sessions[sk] = ss
+			byKey[sk] = ss
 			order = append(order, sk)
 		}
 		ss.Bindings[b.Key.Model] = b.Member
@@ -91,11 +114,11 @@ func (p *Pool) Status() StatusJSON {
 			ss.LastUsed = b.LastUsed
 		}
 	}
-	st.SessionsTotal = len(order)
+	total := len(order)
 	if len(order) > MaxStatusSessions {
 		// Keep the most recently used, in their (pool, session) order.
 		byRecent := append([][2]string(nil), order...)
-		sort.SliceStable(byRecent, func(i, j int) bool { return sessions[byRecent[i]].LastUsed.After(sessions[byRecent[j]].LastUsed) })
+		sort.SliceStable(byRecent, func(i, j int) bool { return byKey[byRecent[i]].LastUsed.After(byKey[byRecent[j]].LastUsed) })
 		keep := map[[2]string]bool{}
 		for _, sk := range byRecent[:MaxStatusSessions] {
 			keep[sk] = true
@@ -108,24 +131,13 @@ func (p *Pool) Status() StatusJSON {
 		}
 		order = kept
 	}
+	out := []SessionStatus{}
 	for _, sk := range order {
-		ss := sessions[sk]
-		if cs, ok := p.state.SessionCache(sk[0], sk[1]); ok {
+		ss := byKey[sk]
+		if cs, ok := st.SessionCache(sk[0], sk[1]); ok {
 			ss.Cache = cs
 		}
-		st.Sessions = append(st.Sessions, *ss)
+		out = append(out, *ss)
 	}
-	for _, pc := range cfg.Pools {
-		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: config.ModelList(cfg, pc)}
-		for _, m := range pc.Members {
-			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
-			if until, class, cooling := p.state.Cooldown(m, now); cooling {
-				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &until, class
-			}
-			ms.Successes, ms.Failures, ms.Cache = p.state.Counts(pc.ID, m)
-			ps.Members = append(ps.Members, ms)
-		}
-		st.Pools = append(st.Pools, ps)
-	}
-	return st
+	return out, total
 }
