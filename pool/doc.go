@@ -1,7 +1,11 @@
 // Package pool is the model pool (SPEC §10, POOL-*): a local LLM endpoint
 // that presents several real model channels as one virtual provider, with
 // session-sticky assignment, silent failover before the first visible output,
-// class-based cooldowns, merged capabilities and a status document.
+// class-based cooldowns, merged capabilities and a status document. This
+// package is the handler and the call flow; the rest is in its
+// subpackages: config (configuration, classes, capabilities, keys), wire
+// (the API flavours, SSE, encodings), balance (selection core and all
+// state, behind balance.State), status (status document and page).
 //
 // Request flow (one call):
 //
