@@ -57,7 +57,7 @@ func dualProxyApp(sio IO) *cli.App {
 				Name:      "run",
 				Usage:     "run a command behind an in-process proxy",
 				UsageText: "dual-proxy run [flags] -- CMD [ARGS...]",
-				Flags:     proxyFlags(modeRun),
+				Flags:     withLogPath(proxyFlags(modeRun), sio.Environ),
 				Action:    func(c *cli.Context) error { return run(c, modeRun, sio) },
 			},
 			{
@@ -102,7 +102,7 @@ func claudeApp(sio IO) *cli.App {
 		Usage:                "run Claude Code behind dual-proxy",
 		UsageText:            "claude-dual-proxy [flags] -- [claude args...]",
 		Description:          claudeDescription,
-		Flags:                proxyFlags(modeClaude),
+		Flags:                withLogPath(proxyFlags(modeClaude), sio.Environ),
 		Action:               func(c *cli.Context) error { return run(c, modeClaude, sio) },
 		Writer:               sio.Stdout,
 		ErrWriter:            sio.Stderr,

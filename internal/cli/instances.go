@@ -190,3 +190,19 @@ func failedRequestsHint(prog string, ds []proxystatus.Decision, logFile string) 
 	}
 	return fmt.Sprintf("%s: %d request(s) failed on every path through the proxy; see the log: %s", prog, n, logFile)
 }
+
+// withLogPath makes --help show the launcher's real log file for the
+// environment env (where "see the log" points); without an environment
+// (the man page) the per-OS hint stays.
+func withLogPath(flags []cli.Flag, env []string) []cli.Flag {
+	if env == nil {
+		return flags
+	}
+	for _, f := range flags {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == fLogFile {
+			sf.DefaultText = defaultLogFile(env)
+			sf.Usage = "launcher log file; \"see the log\" means this file"
+		}
+	}
+	return flags
+}

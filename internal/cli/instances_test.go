@@ -145,3 +145,13 @@ func TestFailedRequestsHint(t *testing.T) {
 		}
 	})
 }
+
+func TestHelpShowsLogPath(t *testing.T) {
+	t.Run("OPS-1/help-shows-the-launcher-log-file", func(t *testing.T) {
+		home := t.TempDir()
+		out, _, status := runCmdEnv(t, Claude, []string{"HOME=" + home, "XDG_STATE_HOME=" + home + "/st"}, "--help")
+		if want := "(default: " + home + "/st/dual-proxy/launcher.log)"; status != 0 || !strings.Contains(out, want) {
+			t.Fatalf("status %d: no %q in\n%s", status, want, out)
+		}
+	})
+}
