@@ -105,7 +105,7 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	preferred := e.health.Preferred()
 	rule := e.cfg.Rules.Match(host, port)
 	cands := route.Order(e.cfg.Candidates, rule, cached, preferred, func(key string) bool {
-		return e.cooldowns.Cooling(key, host)
+		return e.cooldowns.Cooling(key, route.Dest(host, port))
 	})
 	atts = make([]attempt, len(cands))
 	for i, c := range cands {
@@ -122,13 +122,14 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	return atts, cacheHit
 }
 
-// fail records a path failure of pe.Candidate for host: cooldown by tier
-// (CD-1), the cache entry dropped when it named that candidate (ORD-4), a
-// gateway-wide failure marked in the health state (HC-4), and a health
-// check kicked (HC-2).
-func (e *Engine) fail(host string, pe *path.PathError) {
+// fail records a path failure of pe.Candidate for host and port: cooldown
+// by tier (CD-1; a host-scoped one for host:port only, CD-1b), the cache
+// entry dropped when it named that candidate (ORD-4), a gateway-wide
+// failure marked in the health state (HC-4), and a health check kicked
+// (HC-2).
+func (e *Engine) fail(host string, port int, pe *path.PathError) {
 	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
-	e.cooldowns.Fail(pe, host)
+	e.cooldowns.Fail(pe, route.Dest(host, port))
 	if pe.Tier == path.TierNone {
 		return
 	}

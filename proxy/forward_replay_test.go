@@ -170,7 +170,7 @@ func TestReplayPolicy(t *testing.T) {
 			t.Fatalf("partial %d, next gateway %d", hits.Load(), good.Requests())
 		}
 		// CD-1: a failure after the body started records no cooldown.
-		if srv.Engine().cooldowns.Cooling(partial, "127.0.0.1") {
+		if srv.Engine().cooldowns.Cooling(partial, origin.Addr) {
 			t.Fatal("stream failure recorded a cooldown")
 		}
 	})
@@ -230,7 +230,7 @@ func TestGatewayFailureStatus(t *testing.T) {
 			if resp.StatusCode != 200 || body != origin.Greeting() || resp.Header.Get("X-Testworld-Gateway") != "good" {
 				t.Fatalf("got %d %q", resp.StatusCode, body)
 			}
-			if !srv.Engine().cooldowns.Cooling(bad.Addr, "127.0.0.1") {
+			if !srv.Engine().cooldowns.Cooling(bad.Addr, origin.Addr) {
 				t.Fatal("CD-1: no host cooldown for the failing gateway")
 			}
 		})
@@ -348,7 +348,7 @@ func TestTimeouts(t *testing.T) {
 			} else if resp.StatusCode != 502 || body != NonIdempotentBody || good.Requests() != 0 {
 				t.Fatalf("got %d %q, next gateway %d", resp.StatusCode, body, good.Requests())
 			}
-			if !srv.Engine().cooldowns.Cooling(slow.Addr, "127.0.0.1") || srv.Engine().cooldowns.Cooling(slow.Addr, "other.example") {
+			if !srv.Engine().cooldowns.Cooling(slow.Addr, origin.Addr) || srv.Engine().cooldowns.Cooling(slow.Addr, "other.example") {
 				t.Fatal("CD-1: a response-header timeout is a host-scoped cooldown")
 			}
 		})
@@ -391,7 +391,7 @@ func TestTimeouts(t *testing.T) {
 			d := srv.Engine().Decisions()
 			return len(d) == 1 && d[0].Error == "client gone"
 		})
-		if srv.Engine().cooldowns.Cooling("direct", "127.0.0.1") {
+		if srv.Engine().cooldowns.Cooling("direct", origin.Addr) {
 			t.Fatal("client disconnect recorded a cooldown")
 		}
 	})

@@ -161,7 +161,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		}
 		if res.err != nil {
 			pe := classifyRoundTrip(c, res, res.err)
-			e.fail(r.host, pe)
+			e.fail(r.host, r.port, pe)
 			fails = append(fails, pe)
 			// No complete response head reached us, so the client has seen
 			// nothing: an idempotent (or explicitly replayable) request goes
@@ -189,7 +189,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
 			pe.Tier, pe.Sent = path.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
 		}
-		e.fail(r.host, pe)
+		e.fail(r.host, r.port, pe)
 		fails = append(fails, pe)
 		if pe.Sent && (last || !replay) {
 			// No replay: the gateway's answer is the truthful one.

@@ -204,7 +204,7 @@ func TestHealth(t *testing.T) {
 		pe := &path.PathError{Candidate: path.Direct, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: errors.New("refused")}
 		start := time.Now()
 		for i := 0; i < 100; i++ {
-			e.fail("x.test", pe)
+			e.fail("x.test", 80, pe)
 		}
 		// Keep kicking for most of a second, every 10 ms (bounded).
 		for i := 0; i < 200 && time.Since(start) < 900*time.Millisecond; i++ {

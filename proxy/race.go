@@ -103,7 +103,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 			fails = append(fails, r.err)
 			var pe *path.PathError
 			if errors.As(r.err, &pe) && ctx.Err() == nil {
-				e.fail(host, pe)
+				e.fail(host, port, pe)
 			}
 			if next < len(atts) && ctx.Err() == nil {
 				launch()

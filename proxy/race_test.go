@@ -46,7 +46,7 @@ func TestRace(t *testing.T) {
 		if d.Candidate != c2.String() || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v: want gw2, and no failure recorded for the cancelled loser", d)
 		}
-		if e.cooldowns.Cooling(cs.Key(), "127.0.0.1") {
+		if e.cooldowns.Cooling(cs.Key(), origin.Addr) {
 			t.Fatal("a loser cancelled by the win was put in cooldown")
 		}
 	})
@@ -220,7 +220,7 @@ func TestRace(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatal("openTunnel did not return after cancel")
 		}
-		if e.cooldowns.Cooling(c1.Key(), "x.test") || e.cooldowns.Cooling(c2.Key(), "x.test") {
+		if e.cooldowns.Cooling(c1.Key(), "x.test:80") || e.cooldowns.Cooling(c2.Key(), "x.test:80") {
 			t.Fatal("a cancelled attempt was put in cooldown")
 		}
 		testkit.WaitFor(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })

@@ -168,7 +168,7 @@ func TestSelectionCooldown(t *testing.T) {
 		if d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " tls-probe"}) {
 			t.Fatalf("a.test decision %+v", d)
 		}
-		if !e.cooldowns.Cooling(c1.Key(), "a.test") || e.cooldowns.Cooling(c1.Key(), "b.test") {
+		if !e.cooldowns.Cooling(c1.Key(), "a.test:443") || e.cooldowns.Cooling(c1.Key(), "b.test:443") {
 			t.Fatal("want gw1 cooling for a.test only")
 		}
 		status, c, _ = selConnect(t, addr, "b.test:443", "")
@@ -214,7 +214,7 @@ func TestSelectionCooldown(t *testing.T) {
 				if resp.StatusCode != 200 || err == nil || len(body) >= 100000 {
 					t.Fatalf("want a 200 with a truncated body, got %d, %d bytes, %v", resp.StatusCode, len(body), err)
 				}
-				if e.cooldowns.Cooling(cand.Key(), "127.0.0.1") {
+				if e.cooldowns.Cooling(cand.Key(), cut) {
 					t.Fatal("a failure after the body started cooled the candidate")
 				}
 				for _, s := range e.cooldowns.Snapshot() {

@@ -1,7 +1,9 @@
 package route
 
 import (
+	"net"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,7 +23,9 @@ const maxReasonLen = 200
 // (SPEC CD-1, CD-2, CD-3). Safe for concurrent use; one mutex inside.
 //
 // Two tiers: a gateway cooldown (TierGateway) cools the candidate for every
-// host; a host-scoped cooldown (TierHost) cools it for one destination host.
+// host; a host-scoped cooldown (TierHost) cools it for one destination,
+// keyed by "host:port" (Dest; SPEC CD-1b: a dead 127.0.0.1:9 does not cool
+// the paths to 127.0.0.1:443). The methods' host parameter is that key.
 // Direct is never cooled for all hosts: a TierGateway failure of direct is
 // recorded as host-scoped, because one unreachable origin says nothing
 // about the others.
@@ -50,6 +54,13 @@ type hostCooldown struct {
 	until  time.Time
 	phase  path.Phase
 	reason string
+}
+
+// Dest is the key of host-scoped state for a destination: "host:port"
+// (brackets around an IPv6 host), host normalized by the caller (SPEC
+// CD-1b).
+func Dest(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // NewCooldowns returns an empty Cooldowns. d is the cooldown length
