@@ -200,6 +200,12 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveModels(w, cfg, pc)
 		return
 	}
+	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
+}
+
+// serveCall reads and checks a model call's body (size, duplicate keys,
+// the flavour's parse, the pool's model list) and runs the call.
+func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl wire.Flavour, ep wire.Endpoint) {
 	body, err := wire.ReadBody(r.Body, MaxRequestBody)
 	if err == wire.ErrBodyTooLarge {
 		wire.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
@@ -220,7 +226,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var um *config.UnifiedModel
 	if len(pc.Models) > 0 {
 		if um = pc.Model(ci.Model); um == nil {
-			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, poolID), nil)
+			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, pc.ID), nil)
 			return
 		}
 	}

@@ -41,6 +41,13 @@ type sseResult struct {
 //     stream gets our ping; an upstream failure becomes the protocol's error
 //     event and the stream ends — never a fake clean end, never a second
 //     member's output.
+//
+// It is one function (about 160 lines) on purpose: every exit before the
+// commit point must stop the same first-output timer, cancel the same
+// attempt context and drain the same reader goroutine, and the held
+// preamble is written exactly once at the commit; split up, each piece
+// would need all of them passed back and forth. relay takes over after the
+// commit point.
 func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	ch := c.cfg.Channel(m)
 	actx, cancel := context.WithCancel(c.r.Context())

@@ -1,0 +1,102 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
+)
+
+// upstreamURL joins a channel's base_url and an endpoint path such as
+// "/v1/chat/completions". A base_url that already ends in a version segment
+// ("https://api.openai.com/v1", "…/api/paas/v4"), as OpenAI-style base URLs
+// usually do, replaces the path's leading "/v1".
+func upstreamURL(base, path string) string {
+	base = strings.TrimRight(base, "/")
+	if i := strings.LastIndexByte(base, '/'); i >= 0 && isVersion(base[i+1:]) {
+		if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+			return base + "/" + rest
+		}
+	}
+	return base + path
+}
+
+// isVersion matches "v" followed by one or more digits.
+func isVersion(seg string) bool {
+	if len(seg) < 2 || seg[0] != 'v' {
+		return false
+	}
+	for _, r := range seg[1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// upstreamRequest builds the request to member ch: the model rewritten
+// (POOL-2), the effort mapped (POOL-12), the client's headers minus
+// hop-by-hop and credentials, the member's key, the client's query kept.
+func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
+	effort := ""
+	if c.ci.Effort != "" {
+		effort = config.MapEffort(c.um, ch.ID, c.ci.Effort)
+	}
+	body, err := c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
+	if err != nil {
+		return nil, err
+	}
+	body = c.stateFor(ch.ID, body)
+	u := upstreamURL(ch.BaseURL, c.ep.Upstream)
+	if c.r.URL.RawQuery != "" {
+		u += "?" + c.r.URL.RawQuery
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.r.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for _, f := range c.r.Header.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			req.Header.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range dropRequestHeaders {
+		req.Header.Del(k)
+	}
+	dropBrowserHeaders(req.Header)
+	if tok := c.p.opts.Token; tok != "" {
+		for k, vs := range req.Header {
+			for _, v := range vs {
+				if carriesToken(v, tok) {
+					delete(req.Header, k)
+					break
+				}
+			}
+		}
+	}
+	ch.Authorize(req.Header)
+	req.ContentLength = int64(len(body))
+	return req, nil
+}
+
+// copyResponseHeaders copies an upstream's end-to-end headers, every
+// configured key scrubbed from their values (POOL-15).
+func copyResponseHeaders(dst, src http.Header, s config.Scrubber) {
+	for k, vs := range src {
+		dst[k] = append([]string(nil), vs...)
+	}
+	for _, f := range src.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			dst.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range dropResponseHeaders {
+		dst.Del(k)
+	}
+	s.ScrubHeader(dst)
+}
