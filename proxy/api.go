@@ -196,7 +196,6 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	r.replayable = !streamed
 	resp, err := t.Engine.roundTrip(req.Context(), r)
 	if err != nil {
 		if streamed {

@@ -95,7 +95,6 @@ type target struct {
 	origin string
 	// absolute is the request-target for a gateway ("http://host/…").
 	absolute string
-	url      *url.URL
 }
 
 // parseTarget validates an absolute-form http:// target (RFC 9112 §3.2.2).
@@ -133,7 +132,7 @@ func parseTarget(raw, method string) (*target, error) {
 	if j := strings.IndexByte(path, '#'); j >= 0 {
 		path = path[:j]
 	}
-	t := &target{authority: u.Host, host: host, port: port, origin: path, url: u}
+	t := &target{authority: u.Host, host: host, port: port, origin: path}
 	t.absolute = "http://" + u.Host + path
 	if path == "*" {
 		t.absolute = "http://" + u.Host

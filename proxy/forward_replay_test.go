@@ -17,7 +17,7 @@ import (
 )
 
 // fwSend writes raw to a new connection to the proxy and reads one answer
-// (body read fully; a truncated body fails the test unless allowShort).
+// (body read fully; a truncated body fails the test).
 func fwSend(t *testing.T, addr, raw string) (*http.Response, string) {
 	t.Helper()
 	c := dialProxy(t, addr)

@@ -33,18 +33,15 @@ type request struct {
 	port   int
 	header http.Header // end-to-end fields only (outgoingHeader)
 	body   *body
-	length int64 // Content-Length to send; -1: chunked
-	// replayable is informational: roundTrip decides from body (a body
-	// without rest is buffered and replayable).
-	replayable bool
-	up         *upstream.Request // built by tripOnce from the fields above
+	length int64             // Content-Length to send; -1: chunked
+	up     *upstream.Request // built by tripOnce from the fields above
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
 // already parsed (its path re-encoded by net/url).
 func targetFromURL(u *url.URL, host string, port int) *target {
 	origin := u.RequestURI()
-	return &target{authority: u.Host, host: host, port: port, origin: origin, absolute: "http://" + u.Host + origin, url: u}
+	return &target{authority: u.Host, host: host, port: port, origin: origin, absolute: "http://" + u.Host + origin}
 }
 
 // idempotent reports whether method is idempotent (RFC 9110 §9.2.2).

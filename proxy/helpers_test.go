@@ -75,7 +75,7 @@ func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response
 	return resp, string(b)
 }
 
-// echoServer accepts one connection at a time on addr ("127.0.0.1:0" or
+// tcpServer accepts one connection at a time on addr ("127.0.0.1:0" or
 // "[::1]:0") and runs fn on it; it is closed by t.Cleanup.
 func tcpServer(t *testing.T, addr string, fn func(net.Conn)) string {
 	t.Helper()

@@ -43,7 +43,6 @@ const idleTimeout = 5 * time.Minute
 // Server is the forwarding proxy. Create it with New; serve with Serve; stop
 // with Shutdown. It is safe for concurrent use.
 type Server struct {
-	cfg        Config
 	engine     *Engine
 	ownsEngine bool // New made the engine: Shutdown closes it
 	log        *slog.Logger
@@ -84,7 +83,6 @@ func NewWithEngine(e *Engine) *Server { return newServer(e.cfg, e) }
 
 func newServer(cfg Config, eng *Engine) *Server {
 	s := &Server{
-		cfg:       cfg,
 		engine:    eng,
 		log:       cfg.Logger,
 		handoff:   newChanListener(),

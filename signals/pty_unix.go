@@ -44,8 +44,7 @@ const terminalResets = "" +
 // with the shell that started us. The PTY master is switched to non-blocking and used through
 // Go's poller, so closing it unblocks both loops.
 type ptySession struct {
-	in     *os.File // the launcher's terminal (opts.Stdin)
-	inFd   int
+	inFd   int       // the launcher's terminal (opts.Stdin)
 	out    io.Writer // opts.Stdout (io.Discard when nil)
 	master *os.File  // PTY master, non-blocking, in the poller
 
@@ -67,7 +66,7 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 		return nil, err
 	}
 	defer tty.Close() // the child has its own copies; ours would hold off EIO forever
-	s := &ptySession{in: in, inFd: int(in.Fd()), out: io.Discard, outDone: make(chan struct{})}
+	s := &ptySession{inFd: int(in.Fd()), out: io.Discard, outDone: make(chan struct{})}
 	if out != nil {
 		s.out = out
 	}

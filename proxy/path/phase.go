@@ -1,8 +1,9 @@
 package path
 
 // Phase names the step of opening or using a path in which a failure
-// happened (SPEC CD-3). It appears in errors, logs, status and tests, and it
-// decides the cooldown tier (SPEC CD-1; see Phase.GatewayWide).
+// happened (SPEC CD-3). It appears in errors, logs, status and tests. The
+// cooldown tier is set beside it, by the code that builds the PathError
+// (SPEC CD-1; see Tier).
 type Phase string
 
 // The phases of SPEC CD-3, in the order a request meets them.
