@@ -33,7 +33,7 @@ type call struct {
 	session    string    // short hash
 	attempts   []wire.Attempt
 	ttfb       time.Duration
-	probe      *probe // set for POOL-14 test calls (test.go)
+	probe      *probe // set for POOL-14 test calls (probe.go)
 
 	// Pre-commit keep-alive (keepalive.go, POOL-7b): early is set once the
 	// response head went out before a commit; lastKA is the last

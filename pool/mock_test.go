@@ -291,7 +291,7 @@ func msgBody(model string, stream bool) string {
  "messages": [{"role": "user", "content": [{"type": "text", "text": "say ok"}]}]}`, model, stream)
 }
 
-// events parses an SSE body into event names (independent of sse.go).
+// events parses an SSE body into event names (independent of wire/sse.go).
 func events(body string) []string {
 	var out []string
 	for _, block := range strings.Split(body, "\n\n") {

@@ -112,7 +112,7 @@ func respOK(who string) behaviour {
 }
 
 // sseBlocks splits an SSE body into its events' data payloads with their
-// event names ("" for data-only events), independent of sse.go.
+// event names ("" for data-only events), independent of wire/sse.go.
 type block struct{ name, data string }
 
 func sseBlocks(body string) []block {

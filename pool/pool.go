@@ -122,9 +122,9 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 	return cfg.Pool(id)
 }
 
-// ServeHTTP answers GET /pool/status (the status.StatusJSON document), GET /pool/
-// (the status page, page.go), POST /pool/{pool}/test?model=M (POOL-14,
-// test.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
+// ServeHTTP answers GET /pool/status (the status.StatusJSON document), GET
+// /pool/ (the status page, status.ServePage), POST /pool/{pool}/test?model=M
+// (POOL-14, probe.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
 // pools get 404; a missing or wrong token 401 (POOL-20) on every
 // /pool/{pool}/… path; errors are in the pool's API shape (Anthropic or
 // OpenAI), the Anthropic shape when no pool is named. Browser requests are

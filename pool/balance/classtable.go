@@ -19,7 +19,7 @@ type errorRule struct {
 
 // errorRules is the one classification table. The wordings are what
 // channels send (quoted in pool/README.md "Failure classes", one test row
-// each in realclassify_test.go):
+// each in pool/realclassify_test.go):
 //
 //   - the caller's parameter errors come first, so a parameter whose name
 //     happens to hold a quota word ("billing_address") stays the caller's;
