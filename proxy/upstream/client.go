@@ -11,7 +11,7 @@
 // business (proxy.Engine).
 //
 // Idle connections are pooled per (candidate, address): at most
-// maxIdlePerKey each and maxIdle in all, dropped after idleConnTimeout. Only
+// maxIdlePerKey each and maxIdle in all, closed IdleTimeout (90 s) after they became idle. Only
 // requests that may be replayed take a pooled connection, since a pooled
 // connection may have been closed by its peer meanwhile: such a failure
 // before any response byte is retried once on a fresh connection, which is
@@ -32,9 +32,11 @@ import (
 )
 
 const (
-	maxIdlePerKey   = 64
-	maxIdle         = 512
-	idleConnTimeout = 90 * time.Second
+	maxIdlePerKey = 64
+	maxIdle       = 512
+	// DefaultIdleTimeout is how long an idle pooled connection is kept
+	// when Client.IdleTimeout is zero.
+	DefaultIdleTimeout = 90 * time.Second
 )
 
 // Client sends requests upstream and pools idle connections. Set Dial and
@@ -47,7 +49,11 @@ type Client struct {
 	// ResponseTimeout bounds the wait for the response head after the
 	// request was written, and every write (SPEC HTTP-4).
 	ResponseTimeout time.Duration
+	// IdleTimeout is how long an idle pooled connection is kept before it
+	// is closed, even when no request comes; zero: DefaultIdleTimeout.
+	IdleTimeout time.Duration
 
+	once sync.Once
 	pool connPool
 }
 
@@ -85,7 +91,18 @@ type Result struct {
 }
 
 // CloseIdle closes every idle pooled connection.
-func (c *Client) CloseIdle() { c.pool.closeAll() }
+func (c *Client) CloseIdle() { c.idlePool().closeAll() }
+
+// idlePool returns the pool with its lifetime set from IdleTimeout.
+func (c *Client) idlePool() *connPool {
+	c.once.Do(func() {
+		c.pool.ttl = c.IdleTimeout
+		if c.pool.ttl <= 0 {
+			c.pool.ttl = DefaultIdleTimeout
+		}
+	})
+	return &c.pool
+}
 
 // errStaleConn marks a failure on a reused connection before any byte of
 // the response arrived (the peer had closed it while it sat idle).
@@ -107,7 +124,7 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 	}
 	key := cand.Key() + "|" + addr
 	if reuse {
-		if uc := c.pool.get(key); uc != nil {
+		if uc := c.idlePool().get(key); uc != nil {
 			res := c.exchange(ctx, cand, r, body, uc, true)
 			if !errors.Is(res.Err, errStaleConn) {
 				return res
@@ -161,7 +178,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		if resp, err := readFinal(uc, r.Method); err == nil {
 			uc.conn.SetReadDeadline(time.Time{})
 			resp.Close = true // the request was not fully sent: never reuse
-			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: &c.pool, stop: stop, cancelled: func() bool { return true }}
+			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, cancelled: func() bool { return true }}
 			res.Resp = resp
 			return res
 		}
@@ -181,7 +198,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 	}
 	uc.conn.SetReadDeadline(time.Time{})
 	reusable := !resp.Close
-	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: &c.pool, stop: stop, reusable: reusable,
+	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable,
 		cancelled: func() bool { mu.Lock(); defer mu.Unlock(); return cancelled }}
 	res.Resp = resp
 	return res

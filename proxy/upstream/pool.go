@@ -5,17 +5,19 @@ import (
 	"time"
 )
 
-// connPool holds idle upstream connections, newest last per key.
+// connPool holds idle upstream connections, newest last per key. Every
+// idle connection is closed at most ttl after it became idle: a timer is
+// armed for the oldest one whenever the pool is not empty, so a connection
+// to an origin never asked again does not outlive ttl (SPEC HTTP-4; the
+// README documents 90 s).
 type connPool struct {
+	ttl time.Duration // idle lifetime; set before first use
+
 	mu    sync.Mutex
 	idle  map[string][]*upConn
 	n     int
-	swept time.Time // last sweep (at most every sweepEvery, and when full)
+	timer *time.Timer // fires at the oldest connection's expiry; nil when empty
 }
-
-// sweepEvery is how often put drops expired idle connections of all keys,
-// so connections to origins never asked again do not hold descriptors.
-const sweepEvery = 30 * time.Second
 
 // get returns an idle connection for key that is not too old, or nil.
 func (p *connPool) get(key string) *upConn {
@@ -29,15 +31,16 @@ func (p *connPool) get(key string) *upConn {
 		c := l[len(l)-1]
 		p.idle[key] = l[:len(l)-1]
 		p.n--
-		if time.Since(c.since) < idleConnTimeout && c.quiet() {
+		if time.Since(c.since) < p.ttl && c.quiet() {
 			return c
 		}
 		c.conn.Close()
 	}
 }
 
-// sweep closes idle connections older than idleConnTimeout (all keys);
-// when the pool is still full it drops the oldest one. Called with mu held.
+// sweep closes idle connections older than ttl (all keys); when the pool
+// is still full it drops the oldest one. It re-arms the timer for the
+// oldest connection left. Called with mu held.
 func (p *connPool) sweep() {
 	now := time.Now()
 	var oldestKey string
@@ -45,7 +48,7 @@ func (p *connPool) sweep() {
 	for k, l := range p.idle {
 		kept := l[:0]
 		for _, c := range l {
-			if now.Sub(c.since) >= idleConnTimeout {
+			if now.Sub(c.since) >= p.ttl {
 				c.conn.Close()
 				p.n--
 				continue
@@ -67,7 +70,34 @@ func (p *connPool) sweep() {
 		p.idle[oldestKey] = l[1:]
 		p.n--
 	}
-	p.swept = now
+	p.arm(oldestKey != "", oldest.Add(p.ttl).Sub(now))
+}
+
+// arm schedules the next sweep after d when any is true, else stops the
+// timer. Called with mu held.
+func (p *connPool) arm(any bool, d time.Duration) {
+	if !any {
+		if p.timer != nil {
+			p.timer.Stop()
+			p.timer = nil
+		}
+		return
+	}
+	d = max(d, time.Millisecond)
+	if p.timer == nil {
+		p.timer = time.AfterFunc(d, p.expire)
+		return
+	}
+	p.timer.Reset(d)
+}
+
+// expire is the timer's sweep.
+func (p *connPool) expire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.sweep()
+	}
 }
 
 // put returns c to the pool, or closes it when the pool is full.
@@ -77,7 +107,7 @@ func (p *connPool) put(c *upConn) {
 	if p.idle == nil {
 		p.idle = map[string][]*upConn{}
 	}
-	if p.n >= maxIdle || time.Since(p.swept) > sweepEvery {
+	if p.n >= maxIdle {
 		p.sweep()
 	}
 	if p.n >= maxIdle || len(p.idle[c.key]) >= maxIdlePerKey {
@@ -87,9 +117,12 @@ func (p *connPool) put(c *upConn) {
 	c.since = time.Now()
 	p.idle[c.key] = append(p.idle[c.key], c)
 	p.n++
+	if p.timer == nil {
+		p.arm(true, p.ttl) // c is the only, hence oldest, idle connection
+	}
 }
 
-// closeAll closes every idle connection.
+// closeAll closes every idle connection and stops the timer.
 func (p *connPool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -100,4 +133,5 @@ func (p *connPool) closeAll() {
 		delete(p.idle, k)
 	}
 	p.n = 0
+	p.arm(false, 0)
 }

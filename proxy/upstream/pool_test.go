@@ -1,0 +1,107 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
+)
+
+// keepAliveOrigin answers every request on a connection with "ok" and
+// reports on closed when the proxy side closed a connection.
+func keepAliveOrigin(t *testing.T) (addr string, closed <-chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						ch <- struct{}{}
+						return
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), ch
+}
+
+func TestIdleExpiry(t *testing.T) {
+	t.Run("HTTP-4/idle-pooled-connection-closed-after-idle-timeout-without-traffic", func(t *testing.T) {
+		addr, closed := keepAliveOrigin(t)
+		c := newTestClient()
+		c.IdleTimeout = 200 * time.Millisecond
+		defer c.CloseIdle()
+		res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
+			t.Fatalf("%q %v", b, err)
+		}
+		res.Resp.Body.Close()
+		start := time.Now()
+		select {
+		case <-closed:
+			if d := time.Since(start); d < 150*time.Millisecond {
+				t.Fatalf("closed after %v, before the idle timeout", d)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("idle pooled connection still open 3 s after a 200 ms idle timeout")
+		}
+	})
+	t.Run("HTTP-4/pooled-connection-reused-within-idle-timeout", func(t *testing.T) {
+		addr, closed := keepAliveOrigin(t)
+		c := newTestClient()
+		defer c.CloseIdle()
+		for range 3 {
+			res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			io.ReadAll(res.Resp.Body)
+			res.Resp.Body.Close()
+		}
+		select {
+		case <-closed:
+			t.Fatal("a pooled connection was closed between requests")
+		default:
+		}
+	})
+}
