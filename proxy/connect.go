@@ -26,6 +26,10 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		return
 	}
 	up, _, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
+	if isLocal(err) {
+		writeSimple(bw, 503, localAnswer(err), nil)
+		return
+	}
 	if err != nil {
 		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return

@@ -207,3 +207,20 @@ func logAttrs(host string, err error) []any {
 
 // ms is d in milliseconds with microsecond resolution.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// isLocal reports a failure of this machine's resources (path.PhaseLocal).
+func isLocal(err error) bool {
+	var pe *path.PathError
+	return errors.As(err, &pe) && pe.Phase == path.PhaseLocal
+}
+
+// localAnswer is the 503 body for a request that failed on this machine's
+// resources: it says so, so nobody blames the gateway (issue 13).
+func localAnswer(err error) string {
+	cause := err.Error()
+	var pe *path.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err.Error()
+	}
+	return "dual-proxy: out of local resources on the proxy's machine (not a gateway or origin failure): " + cause + "\n"
+}

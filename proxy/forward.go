@@ -67,6 +67,10 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		if errors.Is(err, errClientGone) {
 			return false
 		}
+		if isLocal(err) {
+			writeSimple(bw, http.StatusServiceUnavailable, localAnswer(err), nil)
+			return false
+		}
 		msg := "dual-proxy: " + err.Error() + "\n"
 		var ne *notReplayedError
 		if errors.As(err, &ne) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/status"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
@@ -120,8 +121,9 @@ type tripResult struct {
 // moves on under the same rules; with no candidate left (or no replay
 // allowed) it is returned as is. A gateway's 407 moves on whenever the body
 // can be sent again; it is never passed to the client. Errors:
-// *notReplayedError, *AllFailedError, errShuttingDown, or errClientGone
-// (the client left; no cooldown recorded).
+// *notReplayedError, *AllFailedError, errShuttingDown, errClientGone
+// (the client left; no cooldown recorded), or a *path.PathError of
+// PhaseLocal (this machine out of descriptors; no cooldown recorded).
 func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
 	var fails []error
 	start := time.Now()
@@ -158,6 +160,13 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 		}
 		if res.err != nil {
 			pe := classifyRoundTrip(c, res, res.err)
+			if pe.Phase == path.PhaseLocal {
+				// Our own resources, not the path's fault; no candidate
+				// would do better (no cooldown, no further attempt).
+				e.cfg.Logger.Warn("out of local resources", "host", r.host, "reason", pe.Err.Error())
+				decide("", "local resources exhausted")
+				return nil, pe
+			}
 			e.fail(r.host, r.port, pe)
 			fails = append(fails, pe)
 			// No complete response head reached us, so the client has seen
@@ -239,7 +248,8 @@ func isGatewayFailure(c path.Candidate, resp *http.Response) bool {
 }
 
 // classifyRoundTrip turns a transport error into a PathError (SPEC CD-1,
-// CD-3): no connection → gateway-connect (gateway tier) or origin-connect
+// CD-3): this machine out of descriptors or memory → local, no tier; no
+// connection → gateway-connect (gateway tier) or origin-connect
 // (host tier); connected, then a timeout or a reset before the response →
 // response-header, host tier; a gateway that closed or answered garbage
 // before its response → connect-response, gateway tier.
@@ -247,6 +257,8 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 	pe := &path.PathError{Candidate: c, Sent: res.connected, Err: err}
 	var ne net.Error
 	switch {
+	case netutil.IsLocalResource(err):
+		pe.Phase, pe.Tier = path.PhaseLocal, path.TierNone
 	case !res.connected && c.Direct:
 		pe.Phase, pe.Tier = path.PhaseOriginConnect, path.TierHost
 	case !res.connected:

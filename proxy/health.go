@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -115,7 +116,13 @@ func (h *healthChecker) run() {
 		if h.ctx.Err() != nil {
 			return
 		}
-		r := h.e.checkHealth(h.ctx, c)
+		r, local := h.e.checkHealth(h.ctx, c)
+		if local {
+			// Out of descriptors: the check learned nothing about c or
+			// the others; record nothing (issue 13).
+			h.e.cfg.Logger.Warn("health check skipped: out of local resources", "reason", r.Reason)
+			return
+		}
 		results = append(results, r)
 		if r.Alive {
 			h.e.cooldowns.ClearGateway(c.Key())
@@ -146,7 +153,9 @@ func (e *Engine) HealthRuns() int {
 // answered with a status below 500 (SPEC HC-1). Answers a gateway makes
 // itself never count: 407, a non-2xx answer to CONNECT, and its own 5xx
 // pages (which fail the < 500 test anyway). No origin credentials are sent.
-func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.HealthResult {
+// local is true when the check could not be made because this machine ran
+// out of descriptors or memory (the result then says nothing about c).
+func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) (_ route.HealthResult, local bool) {
 	u := e.cfg.HealthURL
 	res := route.HealthResult{Key: c.Key()}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout+healthResponseTimeout)
@@ -163,7 +172,7 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.Health
 	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
 	if err != nil {
 		res.Reason = err.Error()
-		return res
+		return res, false
 	}
 	req.Header.Set("User-Agent", "dual-proxy-health/1")
 	req.Close = true
@@ -195,7 +204,7 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.Health
 	openCancel()
 	if err != nil {
 		res.Reason = err.Error()
-		return res
+		return res, netutil.IsLocalResource(err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
@@ -207,12 +216,12 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.Health
 	}
 	if err != nil {
 		res.Reason = "write: " + err.Error()
-		return res
+		return res, false
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		res.Reason = "response: " + err.Error()
-		return res
+		return res, false
 	}
 	resp.Body.Close()
 	switch {
@@ -223,7 +232,7 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) route.Health
 	default:
 		res.Alive = true
 	}
-	return res
+	return res, false
 }
 
 // healthTLS is the TLS configuration for an https:// health URL.

@@ -30,7 +30,9 @@ type result struct {
 // anyway is closed, before openTunnel returns (no leak). Failures of losers
 // cancelled by the win, and failures caused by ctx ending (client gone,
 // Server.Shutdown), record no cooldown.
-// It returns the connection and its candidate, or an *AllFailedError.
+// It returns the connection and its candidate, an *AllFailedError, or
+// the *path.PathError of PhaseLocal when this machine ran out of
+// descriptors (no cooldown recorded, no further attempt started).
 // One function on purpose: launch, the race timer and the result loop
 // share the attempt counters, and split apart they would need a struct
 // whose only job is to hold them.
@@ -81,6 +83,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 
 	var fails []error
 	var won *result
+	var local error // the first local resource failure (PhaseLocal)
 	launch()
 	armTimer()
 	for running > 0 {
@@ -101,6 +104,13 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 				continue // a loser we cancelled: no cooldown
 			}
 			fails = append(fails, r.err)
+			if isLocal(r.err) {
+				// Out of descriptors: no candidate is to blame and none
+				// would do better; stop launching (running ones finish).
+				local, next = r.err, len(atts)
+				timerC = nil
+				continue
+			}
 			var pe *path.PathError
 			if errors.As(r.err, &pe) && ctx.Err() == nil {
 				e.fail(host, port, pe)
@@ -118,6 +128,11 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		e.succeed(host, won.att.cand)
 		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: status.Failures(fails), LatencyMS: ms(time.Since(start))})
 		return won.conn, won.att.cand, nil
+	}
+	if local != nil {
+		e.cfg.Logger.Warn("out of local resources", "host", host, "reason", local.Error())
+		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
+		return nil, path.Candidate{}, local
 	}
 	if ctx.Err() == nil {
 		e.allFailed(host) // not when the client left or the server stops

@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -146,7 +145,7 @@ func (s *Server) Serve(ln net.Listener) error {
 				return nil
 			}
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+			if errors.As(err, &ne) && ne.Timeout() || netutil.IsLocalResource(err) {
 				backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept failed; backing off", "reason", err, "backoff_ms", backoff.Milliseconds())
 				select {

@@ -36,14 +36,15 @@ type Dialer struct {
 // gateway sent after its answer are returned first by the Conn's Read (SPEC
 // CON-2). The context bounds the whole open (connect timeout, SPEC ORD-5).
 //
-// Errors are *path.PathError: PhaseOriginConnect (direct dial, TierHost),
+// Errors are *path.PathError: PhaseLocal (TierNone) when this machine ran
+// out of descriptors or memory, else PhaseOriginConnect (direct dial, TierHost),
 // PhaseGatewayConnect (gateway dial, TierGateway), PhaseConnectResponse
 // (garbage/close/407/401: TierGateway; other non-2xx: TierHost, Status set).
 func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
 	if c.Direct {
 		conn, err := d.Net.DialContext(ctx, "tcp", target)
 		if err != nil {
-			return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: err}
+			return nil, dialError(c, path.PhaseOriginConnect, path.TierHost, err)
 		}
 		return conn, nil
 	}
@@ -60,13 +61,24 @@ func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net
 }
 
 // DialGateway opens a TCP connection to gateway c (not direct). Errors are
-// *path.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1).
+// *path.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1), or
+// PhaseLocal and TierNone for this machine's resource errors.
 func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, error) {
 	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
-		return nil, &path.PathError{Candidate: c, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: err}
+		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
 	}
 	return conn, nil
+}
+
+// dialError is the PathError of a failed dial: phase and tier, or
+// PhaseLocal with TierNone when this machine ran out of descriptors,
+// buffers or memory (never the candidate's fault).
+func dialError(c path.Candidate, phase path.Phase, tier path.Tier, err error) error {
+	if netutil.IsLocalResource(err) {
+		phase, tier = path.PhaseLocal, path.TierNone
+	}
+	return &path.PathError{Candidate: c, Phase: phase, Tier: tier, Err: err}
 }
 
 // Connect sends "CONNECT target" over conn (already connected to gateway c)

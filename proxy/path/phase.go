@@ -15,3 +15,10 @@ const (
 	PhaseResponseHeader  Phase = "response-header"  // no/bad response header in time
 	PhaseStream          Phase = "stream"           // after the response body started
 )
+
+// PhaseLocal is a failure of this machine, not of the path: out of file
+// descriptors, socket buffers or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM)
+// while opening or using a connection. Its Tier is TierNone: it never cools
+// a candidate, clears a cache entry or fails a health check, and the
+// request stops there (503) since every other candidate would fail alike.
+const PhaseLocal Phase = "local"

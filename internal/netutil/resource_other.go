@@ -1,0 +1,8 @@
+//go:build !unix && !windows
+
+package netutil
+
+import "syscall"
+
+// localResourceErrnos are the errnos of IsLocalResource.
+var localResourceErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE}
