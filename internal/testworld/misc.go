@@ -6,11 +6,16 @@ import (
 	"testing"
 )
 
-// RefusedAddr returns "127.0.0.1:PORT" where nothing listens: the port was
-// bound and released, so a dial is refused (ECONNREFUSED) unless another
-// test happens to take the same port in between.
+// RefusedAddr returns "127.0.0.1:PORT" where nothing listens, so a dial is
+// refused (ECONNREFUSED). Where the OS allows it the port stays bound (a
+// socket that never listens) until t's cleanup, so no other test can take
+// it meanwhile; elsewhere it was bound and released, and another test could
+// take it in between (see holdRefusedPort).
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
+	if addr, ok := holdRefusedPort(t); ok {
+		return addr
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testworld: listen: %v", err)

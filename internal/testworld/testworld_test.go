@@ -364,6 +364,20 @@ func TestAddrs(t *testing.T) {
 			t.Fatalf("dial = %v; want ECONNREFUSED", err)
 		}
 	})
+	t.Run("CD-1/refused-port-not-handed-out-again", func(t *testing.T) {
+		if _, ok := holdRefusedPort(t); !ok {
+			t.Skip("this OS cannot hold a port without listening; RefusedAddr binds and releases")
+		}
+		addr := RefusedAddr(t)
+		_, port, _ := net.SplitHostPort(addr)
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
+			ln.Close()
+			t.Fatalf("a listener could take the refused address %s (another test's origin would answer as the dead gateway)", addr)
+		}
+		if _, err := net.DialTimeout("tcp", addr, 2*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("dial = %v; want ECONNREFUSED", err)
+		}
+	})
 	t.Run("ORD-6/blackhole-listener", func(t *testing.T) {
 		c, br := dialRaw(t, Blackhole(t))
 		io.WriteString(c, "CONNECT x:1 HTTP/1.1\r\n\r\n")
