@@ -177,7 +177,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pc == nil {
-		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q", poolID), nil)
+		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q (pools: %s)", poolID, strings.Join(cfg.PoolIDs(), ", ")), nil)
 		return
 	}
 	if wire.ForAPI(pc.API) == nil {
@@ -226,7 +226,7 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 	var um *config.UnifiedModel
 	if len(pc.Models) > 0 {
 		if um = pc.Model(ci.Model); um == nil {
-			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q", ci.Model, pc.ID), nil)
+			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q (models: %s)", ci.Model, pc.ID, strings.Join(pc.ModelIDs(), ", ")), nil)
 			return
 		}
 	}

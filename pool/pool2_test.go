@@ -129,7 +129,15 @@ func TestRequestRewrite(t *testing.T) {
 		resp := w.do(context.Background(), "/pool/p/v1/messages", nil, msgBody("nope", false))
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 404 || !strings.Contains(string(b), "not_found_error") {
+		if resp.StatusCode != 404 || !strings.Contains(string(b), "not_found_error") || !strings.Contains(string(b), `(models: flash`) {
+			t.Fatalf("%d %s (want the valid models listed)", resp.StatusCode, b)
+		}
+	})
+	t.Run("POOL-1/unknown-pool-404-lists-pools", func(t *testing.T) {
+		resp := w.do(context.Background(), "/pool/nope/v1/messages", nil, msgBody("flash", false))
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(b), `no pool \"nope\" (pools: p`) {
 			t.Fatalf("%d %s", resp.StatusCode, b)
 		}
 	})

@@ -191,6 +191,25 @@ func (c *Config) Channel(id string) *Channel {
 	return nil
 }
 
+// PoolIDs are the pools' ids in file order (for messages that list the
+// valid ones).
+func (c *Config) PoolIDs() []string {
+	ids := make([]string, 0, len(c.Pools))
+	for _, p := range c.Pools {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// ModelIDs are the pool's unified model ids in file order.
+func (p *PoolConfig) ModelIDs() []string {
+	ids := make([]string, 0, len(p.Models))
+	for _, m := range p.Models {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
 // Pool returns the pool with that id, or nil.
 func (c *Config) Pool(id string) *PoolConfig {
 	for _, p := range c.Pools {

@@ -31,7 +31,6 @@ pools:
         context_window: 262144
     cooldown: {auth_ms: 700000, server_ms: 31000}
     first_output_timeout_ms: 5000
-other_section: {ignored: true}
 `
 
 var sampleEnv = map[string]string{"USTC_KEY": "sk-env-SECRET-aaa", "USTC_B_KEY": "sk-env-SECRET-bbb"}
@@ -105,7 +104,14 @@ func TestConfigErrorsNamePath(t *testing.T) {
 		{"POOL-3/pool-id-equals-channel", base + "pools:\n  a: {members: [b]}\n", `pools.a: pool id "a" equals a channel id`},
 		{"POOL-3/pool-in-pool", base + "pools:\n  p: {members: [a]}\n  q: {members: [b, p]}\n", `pools.q.members[1]: "p" is a pool`},
 		{"POOL-1/mixed-flavours", base + "pools:\n  mix: {members: [a, o]}\n", `pools.mix.members: pool "mix" mixes API flavours`},
-		{"POOL-3/unknown-key", base + "pools:\n  p: {members: [a], stratgy: sticky}\n", `pools.p.stratgy: unknown key`},
+		{"POOL-3/unknown-key", base + "pools:\n  p: {members: [a], stratgy: sticky}\n", `pools.p.stratgy: unknown key (did you mean strategy?)`},
+		{"POOL-3/unknown-top-level-key", base + "pools:\n  p: {members: [a]}\nmodles: []\n", `modles: unknown key (known: channels, pools)`},
+		{"POOL-3/top-level-typo", base + "pool:\n  p: {members: [a]}\n", `pool: unknown key (did you mean pools?)`},
+		{"POOL-3/model-key-typo", base + "pools:\n  p: {members: [a], models: [{id: m, tragets: {a: x}}]}\n", `pools.p.models[0].tragets: unknown key (did you mean targets?)`},
+		{"POOL-3/channel-model-key-typo", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, models: [{id: m, max_token: 5}]}\n", `channels.a.models[0].max_token: unknown key (did you mean max_tokens?)`},
+		{"POOL-3/cooldown-class-typo", base + "pools:\n  p: {members: [a], cooldown: {auth: 5}}\n", `pools.p.cooldown.auth: unknown key (known: auth_ms, quota_ms`},
+		{"POOL-15/all-missing-keys-at-once", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: NOPE_A}\n  b: {api: anthropic, base_url: http://x, api_key: k1}\n  c: {api: anthropic, base_url: http://x, api_key_env: NOPE_C}\npools:\n  p: {members: [a, b, c]}\n",
+			`2 channels have no key: channels.a.api_key_env: environment variable NOPE_A is empty or unset; channels.c.api_key_env: environment variable NOPE_C is empty or unset`},
 		{"POOL-3/bad-strategy", base + "pools:\n  p: {members: [a], strategy: random}\n", `pools.p.strategy: unknown strategy "random"`},
 		{"POOL-3/target-not-member", base + "pools:\n  p: {members: [a], models: [{id: m, targets: {b: x}}]}\n", `pools.p.models[0].targets.b: not a member`},
 		{"POOL-3/bad-cooldown", base + "pools:\n  p: {members: [a], cooldown: {auth_ms: -1}}\n", `pools.p.cooldown.auth_ms: expected milliseconds`},

@@ -25,11 +25,12 @@ import (
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
-// unknown channel "x"` (POOL-3). Unknown keys inside channels and pools are
-// errors; other top-level keys are ignored (the file may hold other sections).
-// api_key_env is resolved with getenv and wins over api_key; a channel with
-// neither a non-empty variable nor api_key is an error. Error messages name
-// the variable, never its value (POOL-15).
+// unknown channel "x"` (POOL-3). An unknown key anywhere, top level
+// included, is an error naming its path and the key it probably meant
+// (strict.go). api_key_env is resolved with getenv and wins over api_key;
+// channels with neither a non-empty variable nor api_key are one error
+// naming all of them. Error messages name the variable, never its value
+// (POOL-15).
 func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -42,12 +43,17 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	if len(doc.Content) == 0 {
 		return cfg, nil
 	}
+	var missing []*ConfigError
 	err := eachKey(doc.Content[0], "", func(k string, v *yaml.Node, p string) error {
 		switch k {
 		case "channels":
 			return eachKey(v, p, func(id string, cv *yaml.Node, cp string) error {
 				ch, err := decodeChannel(id, cv, cp, getenv)
 				cfg.Channels = append(cfg.Channels, ch)
+				if mk, ok := err.(missingKeyError); ok {
+					missing = append(missing, mk.ConfigError)
+					return nil
+				}
 				return err
 			})
 		case "pools":
@@ -57,10 +63,13 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 				return err
 			})
 		}
-		return nil
+		return unknownKey(p, k, topKeys)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, joinMissing(missing)
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -105,7 +114,7 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 				return err
 			})
 		default:
-			err = &ConfigError{kp, "unknown key"}
+			err = unknownKey(kp, k, channelKeys)
 		}
 		return err
 	})
@@ -134,11 +143,11 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 	if key == "" {
 		if ch.APIKeyEnv != "" {
 			if looksSecret(ch.APIKeyEnv) {
-				return ch, &ConfigError{p + ".api_key_env", "the environment variable it names is empty or unset"}
+				return ch, missingKeyError{&ConfigError{p + ".api_key_env", "the environment variable it names is empty or unset"}}
 			}
-			return ch, &ConfigError{p + ".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)}
+			return ch, missingKeyError{&ConfigError{p + ".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)}}
 		}
-		return ch, &ConfigError{p, "no key: set api_key_env (preferred) or api_key"}
+		return ch, missingKeyError{&ConfigError{p, "no key: set api_key_env (preferred) or api_key"}}
 	}
 	ch.key = &secret{v: key, inline: inline != ""}
 	return ch, nil
@@ -160,7 +169,7 @@ func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
 		case "efforts":
 			m.Efforts, err = effortList(v, kp)
 		default:
-			err = &ConfigError{kp, "unknown key"}
+			err = unknownKey(kp, k, modelKeys)
 		}
 		return err
 	})
@@ -206,7 +215,7 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 		case "keepalive_hold_ms":
 			pc.KeepaliveHold, err = millis(v, kp, true)
 		default:
-			err = &ConfigError{kp, "unknown key"}
+			err = unknownKey(kp, k, poolKeys)
 		}
 		return err
 	})
@@ -254,7 +263,7 @@ func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
 				})
 			})
 		default:
-			err = &ConfigError{kp, "unknown key"}
+			err = unknownKey(kp, k, unifiedKeys)
 		}
 		return err
 	})
@@ -276,7 +285,7 @@ func decodeCooldown(n *yaml.Node, p string, c *CooldownConfig) error {
 	return eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
 		f, ok := fields[k]
 		if !ok {
-			return &ConfigError{kp, "unknown cooldown class (auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms, empty_ms, network_ms, model_not_found_ms)"}
+			return unknownKey(kp, k, cooldownKeys)
 		}
 		d, err := millis(v, kp, true)
 		*f = d

@@ -1,0 +1,55 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xrash/smetrics"
+)
+
+// Config typos are errors (issue 19): every mapping of the file has a known
+// set of keys, and an unknown key is a *ConfigError naming its path and the
+// key it probably meant.
+
+// The keys each mapping accepts, as decode.go's switches do.
+var (
+	topKeys      = []string{"channels", "pools"}
+	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models"}
+	modelKeys    = []string{"id", "context_window", "max_tokens", "input", "efforts"}
+	poolKeys     = []string{"display_name", "strategy", "members", "models", "cooldown", "session_ttl_ms", "first_output_timeout_ms", "response_timeout_ms", "stream_idle_timeout_ms", "keepalive_hold_ms"}
+	unifiedKeys  = []string{"id", "name", "targets", "context_window", "max_tokens", "input", "efforts", "default_effort", "effort_map"}
+	cooldownKeys = []string{"auth_ms", "quota_ms", "rate_limit_ms", "server_ms", "timeout_ms", "empty_ms", "network_ms", "model_not_found_ms"}
+)
+
+// unknownKey is the error for key at path (path ends in key): "unknown
+// key (did you mean models?)" when a known key is within two edits, else
+// the known keys.
+func unknownKey(path, key string, known []string) *ConfigError {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		if d := smetrics.WagnerFischer(key, k, 1, 1, 1); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD <= 2 && bestD*2 <= len(key) {
+		return &ConfigError{path, fmt.Sprintf("unknown key (did you mean %s?)", best)}
+	}
+	return &ConfigError{path, "unknown key (known: " + strings.Join(known, ", ") + ")"}
+}
+
+// missingKeyError marks a channel whose key variable is empty or unset:
+// ParseConfig collects all of them and reports them at once.
+type missingKeyError struct{ *ConfigError }
+
+// joinMissing is one *ConfigError naming every channel without a key, in
+// file order (one alone keeps its own path and message).
+func joinMissing(errs []*ConfigError) *ConfigError {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Error()
+	}
+	return &ConfigError{"", fmt.Sprintf("%d channels have no key: %s", len(errs), strings.Join(parts, "; "))}
+}
