@@ -66,13 +66,14 @@ type outcome struct {
 	retry bool
 }
 
-// hopHeaders are removed in both directions (RFC 9110 §7.6.1), plus the
-// client's credentials in every header APIs take them in (x-api-key,
-// Authorization, Azure's api-key, Gemini's x-goog-api-key; replaced by the
-// member's key, SPEC POOL-2), the client's Accept-Encoding (the pool must
-// read the stream; Transport asks for gzip and decodes it) and cookies.
-var dropRequestHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate", "Host", "Content-Length",
+// dropRequestHeaders are removed from a pool request besides the hop-by-hop
+// fields (httpmsg.RemoveHopByHop, RFC 9110 §7.6.1): Host and
+// Content-Length (set for the member's request), the client's credentials
+// in every header APIs take them in (x-api-key, Authorization, Azure's
+// api-key, Gemini's x-goog-api-key; replaced by the member's key, SPEC
+// POOL-2), the client's Accept-Encoding (the pool must read the stream;
+// Transport asks for gzip and decodes it) and cookies.
+var dropRequestHeaders = []string{"Host", "Content-Length",
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
 func (c *call) run() {

@@ -108,5 +108,8 @@ func carriesToken(v, token string) bool {
 	return len(token) >= 16 && strings.Contains(v, token)
 }
 
-var dropResponseHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade", "Proxy-Authenticate", "Content-Length", "Set-Cookie"}
+// dropResponseHeaders are removed from a member's answer besides the
+// hop-by-hop fields (httpmsg.RemoveHopByHop): Content-Length (the pool
+// re-frames the answer) and Set-Cookie (a member's cookies are not the
+// client's).
+var dropResponseHeaders = []string{"Content-Length", "Set-Cookie"}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -60,11 +61,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.R
 	for k, vs := range c.r.Header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	for _, f := range c.r.Header.Values("Connection") {
-		for _, name := range strings.Split(f, ",") {
-			req.Header.Del(strings.TrimSpace(name))
-		}
-	}
+	httpmsg.RemoveHopByHop(req.Header)
 	for _, k := range dropRequestHeaders {
 		req.Header.Del(k)
 	}
@@ -90,11 +87,7 @@ func copyResponseHeaders(dst, src http.Header, s config.Scrubber) {
 	for k, vs := range src {
 		dst[k] = append([]string(nil), vs...)
 	}
-	for _, f := range src.Values("Connection") {
-		for _, name := range strings.Split(f, ",") {
-			dst.Del(strings.TrimSpace(name))
-		}
-	}
+	httpmsg.RemoveHopByHop(dst)
 	for _, k := range dropResponseHeaders {
 		dst.Del(k)
 	}
