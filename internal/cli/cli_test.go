@@ -121,6 +121,12 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ORD-3b/no-proxy-and-lowercase-no-proxy-both-rules", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, []string{"NO_PROXY=upper.example", "no_proxy=lower.example"}, "--print-config")
+		if status != 0 || !strings.Contains(out, "upper.example") || !strings.Contains(out, "lower.example") {
+			t.Fatalf("status %d: want both NO_PROXY and no_proxy entries as rules:\n%s", status, out)
+		}
+	})
 	t.Run("ORD-3b/no-proxy-and-patterns-shown", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, []string{"NO_PROXY=.local"}, "--prefer-direct", "*.corp.example,intranet", "--print-config")
 		if status != 0 || !strings.Contains(out, "*.corp.example,intranet") || !strings.Contains(out, ".local") {

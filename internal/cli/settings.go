@@ -146,7 +146,7 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	s.VerifyTLS = c.Bool(fVerifyTLS) && !c.Bool(fNoVerifyTLS)
 	s.PreferDirect = splitList(c.StringSlice(fPreferDirect))
 	s.PreferProxy = splitList(c.StringSlice(fPreferProxy))
-	rules, err := route.ParseRules(s.PreferDirect, s.PreferProxy, envrewrite.NoProxy(environ))
+	rules, err := route.ParseRules(s.PreferDirect, s.PreferProxy, noProxyRules(environ))
 	if err != nil {
 		flag := fPreferDirect
 		if _, e2 := route.ParseRules(s.PreferDirect, nil, ""); e2 == nil {
@@ -317,7 +317,7 @@ func (s *Settings) Print(w io.Writer) error {
 		{"cooldown-ms", fmt.Sprint(s.Cooldown.Milliseconds())},
 		{"prefer-direct", orNone(strings.Join(s.PreferDirect, ","))},
 		{"prefer-proxy", orNone(strings.Join(s.PreferProxy, ","))},
-		{"no-proxy (prefer-direct)", orNone(envrewrite.NoProxy(s.Env))},
+		{"no-proxy (prefer-direct)", orNone(noProxyRules(s.Env))},
 		{"health-url", orNone(route.RedactURL(redactQuery(s.HealthURL)))},
 		{"health-interval-ms", fmt.Sprint(s.HealthInterval.Milliseconds())},
 		{"health-recover-count", fmt.Sprint(s.HealthRecover)},
@@ -366,3 +366,9 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// noProxyRules is the NO_PROXY value the proxy's own prefer-direct rules
+// use (SPEC ORD-3b): the union of no_proxy and NO_PROXY, as the child gets
+// it (ENV-1). curl's one-wins rule (envrewrite.NoProxy) would apply only
+// one of two different values.
+func noProxyRules(env []string) string { return strings.Join(envrewrite.NoProxyEntries(env), ",") }
