@@ -30,8 +30,9 @@ const NodeUseEnvProxy = "NODE_USE_ENV_PROXY"
 // kept entries. env is not modified.
 //
 // notes holds short human lines for the launcher's log: one line when a
-// parent proxy variable used a socks*:// URL (replaced; dual-proxy speaks
-// HTTP to its gateways, SPEC GW-3), and one when proxyURL carried
+// parent proxy variable used a socks*:// URL (replaced: the child speaks
+// HTTP to dual-proxy, which uses a socks5/socks5h value as a gateway,
+// SPEC ENV-1, GW-7), and one when proxyURL carried
 // credentials. Notes never contain passwords: user info is shown as "***".
 // Read ParentProxies before calling Rewrite (SPEC ENV-2). Native rule; see
 // [Names.Rewrite] for the child of another OS.
@@ -60,7 +61,7 @@ func (n Names) Rewrite(env []string, proxyURL string) (out []string, notes []str
 	}
 	if len(socks) > 0 {
 		notes = append(notes, "replaced SOCKS proxy "+strings.Join(socks, ", ")+
-			" with "+clean+" for the child (SOCKS gateways are not supported)")
+			" with "+clean+" for the child (dual-proxy itself uses socks5:// and socks5h:// gateways)")
 	}
 	noProxy := strings.Join(mergeEntries(n.NoProxyEntries(env), strings.Join(LoopbackNoProxy, ",")), ",")
 

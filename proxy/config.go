@@ -63,6 +63,12 @@ type Config struct {
 	// tests); nil: system roots. ServerName is set per check.
 	HealthTLS *tls.Config
 
+	// GatewayTLS is the base TLS configuration for https:// gateways (SPEC
+	// GW-6; RootCAs for tests); nil: system roots (SSL_CERT_FILE and
+	// SSL_CERT_DIR as Go reads them). ServerName is always the gateway's
+	// host; a candidate's CAFile replaces RootCAs for that gateway.
+	GatewayTLS *tls.Config
+
 	// LoopbackDirect dials loopback destinations direct, never through a
 	// gateway (SPEC GW-5, --loopback-direct, default on in cmd/).
 	LoopbackDirect bool

@@ -58,7 +58,11 @@ func NewEngine(cfg Config) (*Engine, error) {
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       newViaToken(),
 	}
-	e.client = upstream.Client{Dial: e.dialer.Net.DialContext, ResponseTimeout: cfg.ResponseTimeout}
+	e.dialer.GatewayTLS = cfg.GatewayTLS
+	if err := e.dialer.Prepare(cfg.Candidates); err != nil {
+		return nil, err // an https gateway's CA file (SPEC GW-6)
+	}
+	e.client = upstream.Client{Dial: e.dialer.Forward, ResponseTimeout: cfg.ResponseTimeout}
 	if cfg.HealthURL != nil {
 		e.checker = newHealthChecker(e)
 	}

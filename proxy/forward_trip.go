@@ -184,7 +184,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			continue
 		}
 		resp := res.resp
-		if c.Direct || !isGatewayFailure(c, resp) {
+		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp) {
 			e.succeed(r.host, c)
 			decide(c.String(), "")
 			return resp, nil
@@ -248,12 +248,19 @@ func isGatewayFailure(c path.Candidate, resp *http.Response) bool {
 }
 
 // classifyRoundTrip turns a transport error into a PathError (SPEC CD-1,
-// CD-3): this machine out of descriptors or memory → local, no tier; no
-// connection → gateway-connect (gateway tier) or origin-connect
-// (host tier); connected, then a timeout or a reset before the response →
-// response-header, host tier; a gateway that closed or answered garbage
+// CD-3): this machine out of descriptors or memory → local, no tier; a
+// dial failure the dialer classified keeps its phase (gateway-tls,
+// socks-handshake, a SOCKS5 reply; GW-6, GW-7); other failures to connect →
+// gateway-connect (gateway tier) or origin-connect (host tier); connected,
+// then a timeout or a reset before the response → response-header, host
+// tier, and so is anything the origin itself sent (direct or through a
+// SOCKS5 tunnel); an http/https gateway that closed or answered garbage
 // before its response → connect-response, gateway tier.
 func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathError {
+	var dialed *path.PathError
+	if !res.connected && errors.As(err, &dialed) {
+		return dialed // the dialer's own phase: TLS, SOCKS5 handshake or reply (GW-6, GW-7)
+	}
 	pe := &path.PathError{Candidate: c, Sent: res.connected, Err: err}
 	var ne net.Error
 	switch {
@@ -263,7 +270,7 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 		pe.Phase, pe.Tier = path.PhaseOriginConnect, path.TierHost
 	case !res.connected:
 		pe.Phase, pe.Tier = path.PhaseGatewayConnect, path.TierGateway
-	case c.Direct, errors.Is(err, syscall.ECONNRESET), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+	case !c.SpeaksHTTP(), errors.Is(err, syscall.ECONNRESET), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		pe.Phase, pe.Tier = path.PhaseResponseHeader, path.TierHost
 	default:
 		pe.Phase, pe.Tier = path.PhaseConnectResponse, path.TierGateway

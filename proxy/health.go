@@ -192,11 +192,11 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) (_ route.Hea
 				conn = tc
 			}
 		}
-	case c.Direct:
-		conn, err = e.dialer.Open(openCtx, c, target)
 	default:
-		conn, err = e.dialer.DialGateway(openCtx, c)
-		absolute = true
+		// Plain http: to an http/https gateway in absolute-form, else to
+		// the origin (direct or a SOCKS5 tunnel, SPEC GW-7).
+		conn, err = e.dialer.Forward(openCtx, c, target)
+		absolute = c.SpeaksHTTP()
 		if auth := c.ProxyAuthorization(); auth != "" {
 			req.Header.Set("Proxy-Authorization", auth)
 		}

@@ -108,7 +108,7 @@ func (e *Engine) OnDecision(f func(status.Decision)) { e.decisions.Subscribe(f) 
 // cooldown record in cds, if any (SPEC OPS-2, CD-1..CD-3).
 func candidateStatus(c path.Candidate, cds []route.CandidateState, preferred string, now time.Time) status.CandidateStatus {
 	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
-	cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Source: c.Source, State: status.StateHot,
+	cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Kind: c.KindName(), Source: c.Source, State: status.StateHot,
 		Preferred: c.Key() == preferred}
 	i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
 	if i >= 0 {

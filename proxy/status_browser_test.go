@@ -82,6 +82,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		for _, text := range []string{
 			w.dead.String(), w.good.String(), // redacted names
 			`<td class="state cooling">cooling</td>`, `<td class="state hot">hot</td>`,
+			`<td class="nowrap">http</td>`, `<td class="nowrap">direct</td>`, // the kind column (GW-3)
 			"30.0 s",                          // cooldown remaining (injected clock)
 			"gateway-connect (gateway)",       // last failure phase and tier
 			"1 m 0 s",                         // cache entry expires in

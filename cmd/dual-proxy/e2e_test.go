@@ -261,12 +261,39 @@ func TestConfig(t *testing.T) {
 		}
 		mustContain(t, out, "alice:***@127.0.0.1:3128")
 	})
+	t.Run("GW-7/parent-all-proxy-socks5h-is-a-candidate-with-its-kind", func(t *testing.T) {
+		out, errOut, status := launch(t, []string{"ALL_PROXY=socks5h://gwuser:s3cr3t-pw@127.0.0.1:7890", "https_proxy=https://proxy.example:8443"},
+			"--print-config", "--gateway", "socks5://127.0.0.1:1081", "--upstream-url", "http://127.0.0.1:3128")
+		if status != 0 || strings.Contains(out, "s3cr3t-pw") {
+			t.Fatalf("status %d stderr %q output:\n%s", status, errOut, out)
+		}
+		cands := out[strings.Index(out, "candidates"):]
+		order := []string{"http://127.0.0.1:3128", "socks5://127.0.0.1:1081", "https://proxy.example:8443", "socks5h://gwuser:***@127.0.0.1:7890", "direct"}
+		last := -1
+		for _, want := range order {
+			i := strings.Index(cands, want)
+			if i < last {
+				t.Fatalf("%s missing or out of order:\n%s", want, cands)
+			}
+			last = i
+		}
+		for _, line := range []string{"socks5h  (env:ALL_PROXY)", "https    (env:https_proxy)", "socks5   (gateway)"} {
+			mustContain(t, cands, line)
+		}
+	})
+	t.Run("GW-3/socks4-extra-skipped-with-one-warning", func(t *testing.T) {
+		out, _, status := launch(t, []string{"ALL_PROXY=socks4a://127.0.0.1:1080", "all_proxy=socks4a://127.0.0.1:1080"}, "--print-config")
+		if status != 0 || strings.Count(out, "socks4a://127.0.0.1:1080") != 1 {
+			t.Fatalf("status %d, want exactly one warning:\n%s", status, out)
+		}
+		mustContain(t, out, "use socks5:// or socks5h://")
+	})
 	t.Run("LIS-5/bad-values-exit-2-one-line", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"--listen-port", "70000"},
 			{"--listen-port", "abc"},
-			{"--upstream-url", "https://127.0.0.1:3128"},
-			{"--upstream-url", "socks5://127.0.0.1:1080"},
+			{"--upstream-url", "socks4://127.0.0.1:1080"},
+			{"--upstream-url", "https://127.0.0.1:3128/?ca=/nonexistent/ca.pem"},
 			{"--timeout-ms", "0"},
 			{"--log-format", "xml"},
 			{"--no-such-flag"},

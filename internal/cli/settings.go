@@ -176,12 +176,16 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 		ListenHost:   s.ListenHost,
 		ListenPort:   s.ListenPort,
 	}
-	if _, _, err := route.BuildCandidates(s.Spec); err != nil {
+	cands, _, err := route.BuildCandidates(s.Spec)
+	if err != nil {
 		flag := fUpstreamURL
 		if s.Spec.UpstreamURL == "" {
 			flag = fUpstreamHost
 		}
 		return nil, usageError(flag, "%v", err)
+	}
+	if err := checkGatewayCAs(cands); err != nil {
+		return nil, err
 	}
 	if m != modeServe {
 		s.LogFile = c.String(fLogFile)
@@ -339,7 +343,11 @@ func (s *Settings) Print(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "candidates (default order):")
 	for i, c := range cands {
-		fmt.Fprintf(w, "  %d. %-40s (%s)\n", i+1, c.String(), c.Source)
+		extra := ""
+		if c.CAFile != "" {
+			extra = ", ca " + c.CAFile
+		}
+		fmt.Fprintf(w, "  %d. %-40s %-8s (%s%s)\n", i+1, c.String(), c.KindName(), c.Source, extra)
 	}
 	printPool(s, w)
 	if len(warnings) > 0 {

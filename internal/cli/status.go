@@ -137,7 +137,7 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	tw.Flush()
 
 	section(w, "CANDIDATES (default order)")
-	p("#\tCANDIDATE\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
+	p("#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
 	for i, c := range st.Candidates {
 		state := c.State
 		if c.Preferred {
@@ -151,7 +151,7 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 		if f := c.LastFailure; f != nil {
 			last = fmt.Sprintf("%s (%s) %s: %s", f.Phase, f.Tier, since(now, f.Time), clip(f.Reason, 70))
 		}
-		p("%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, c.Candidate, c.Source, state, left, c.Successes, c.Failures, last)
+		p("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, c.Candidate, orDash(c.Kind), c.Source, state, left, c.Successes, c.Failures, last)
 	}
 	tw.Flush()
 

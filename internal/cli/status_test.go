@@ -62,7 +62,7 @@ func TestStatusCommand(t *testing.T) {
 		if status != 0 {
 			t.Fatalf("status %d stderr %q", status, errOut)
 		}
-		for _, want := range []string{"listening", addr, "CANDIDATES (default order)", "http://u:***@" + deadKey, "direct",
+		for _, want := range []string{"listening", addr, "CANDIDATES (default order)", "KIND", "http://u:***@" + deadKey, "direct",
 			"PER-HOST CACHE", "RECENT DECISIONS", "gateway-connect", "30.0 s", "127.0.0.1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)

@@ -2,6 +2,7 @@ package testworld
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -23,6 +24,7 @@ const (
 	kindResetAfterSend
 	kindStatus
 	kindDelay
+	kindSOCKSReply
 )
 
 // Mode is how a Gateway treats the next request head it reads. Switch it at
@@ -75,6 +77,8 @@ func (m Mode) String() string {
 		return fmt.Sprintf("status %d", m.status)
 	case kindDelay:
 		return "delay " + m.delay.String()
+	case kindSOCKSReply:
+		return fmt.Sprintf("socks reply 0x%02x", m.status)
 	}
 	return "pass"
 }
@@ -85,12 +89,35 @@ type GatewayOption func(*Gateway)
 // WithAuth requires "Proxy-Authorization: Basic base64(user:pass)"
 // (RFC 7617); a missing or wrong value gets 407 with
 // "Proxy-Authenticate: Basic realm=…" and the connection is closed.
+//
+// On a WithSOCKS5 gateway it requires RFC 1929 username/password instead:
+// a client offering no USERNAME/PASSWORD method gets "no acceptable
+// methods", a wrong pair status 1, and the connection is closed.
 func WithAuth(user, pass string) GatewayOption {
 	return func(g *Gateway) {
 		g.wantAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
-		g.AuthURL = "http://" + url.UserPassword(user, pass).String() + "@" + g.Addr
+		g.user, g.pass = user, pass
 	}
 }
+
+// WithTLS makes the gateway an https:// gateway (SPEC GW-6): every accepted
+// connection first runs a TLS server handshake with cert, then the HTTP
+// proxy (or SOCKS5) protocol inside. URL and AuthURL start with https://.
+// Handshakes that fail are counted (TLSFailures) and the connection is
+// closed without reading anything else.
+func WithTLS(cert tls.Certificate) GatewayOption {
+	return func(g *Gateway) {
+		g.tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+}
+
+// WithSOCKS5 makes the gateway a SOCKS5 gateway (RFC 1928, SPEC GW-7)
+// instead of an HTTP proxy: CONNECT with any address type, relayed like an
+// HTTP CONNECT tunnel. URL and AuthURL start with socks5h://. Modes:
+// ModePass, ModeBlackhole (silent after accept), ModeReset (RST after the
+// greeting), ModeDelay (the reply held), ModeStatus (an HTTP error page
+// instead of a SOCKS answer: garbage), ModeSOCKSReply (a failure reply).
+func WithSOCKS5() GatewayOption { return func(g *Gateway) { g.socks = true } }
 
 // WithRoute makes the gateway dial addr (a loopback "IP:port") whenever a
 // client asks for target ("host:port", matched case-insensitively), so tests
@@ -125,14 +152,18 @@ type Gateway struct {
 	// Name defaults to Addr.
 	Name string
 
-	ln       net.Listener
-	wantAuth string
-	routes   map[string]string
-	mode     atomic.Pointer[Mode]
-	ctx      context.Context // cancelled by Close
-	cancel   context.CancelFunc
+	ln         net.Listener
+	wantAuth   string
+	user, pass string
+	tlsConf    *tls.Config
+	socks      bool
+	routes     map[string]string
+	mode       atomic.Pointer[Mode]
+	ctx        context.Context // cancelled by Close
+	cancel     context.CancelFunc
 
 	connects, requests, accepted atomic.Int64
+	tlsFailures, appBytes        atomic.Int64
 
 	mu        sync.Mutex
 	conns     map[net.Conn]struct{}
@@ -151,12 +182,22 @@ func NewGateway(t testing.TB, opts ...GatewayOption) *Gateway {
 		t.Fatalf("testworld: gateway listen: %v", err)
 	}
 	g := &Gateway{ln: ln, Addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
-	g.URL = "http://" + g.Addr
-	g.AuthURL, g.Name = g.URL, g.Addr
+	g.Name = g.Addr
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.SetMode(ModePass)
 	for _, o := range opts {
 		o(g)
+	}
+	scheme := "http://"
+	switch {
+	case g.socks:
+		scheme = "socks5h://"
+	case g.tlsConf != nil:
+		scheme = "https://"
+	}
+	g.URL, g.AuthURL = scheme+g.Addr, scheme+g.Addr
+	if g.user != "" {
+		g.AuthURL = scheme + url.UserPassword(g.user, g.pass).String() + "@" + g.Addr
 	}
 	g.wg.Add(1)
 	go g.acceptLoop()
@@ -170,7 +211,17 @@ func (g *Gateway) SetMode(m Mode) { g.mode.Store(&m) }
 // Mode returns the current mode.
 func (g *Gateway) Mode() Mode { return *g.mode.Load() }
 
-// Connects is the number of CONNECT request heads read.
+// TLSFailures is the number of TLS server handshakes that failed
+// (WithTLS): the client rejected the certificate, or spoke no TLS.
+func (g *Gateway) TLSFailures() int { return int(g.tlsFailures.Load()) }
+
+// AppBytes is the number of bytes read from clients after the TLS
+// handshake (WithTLS) or, without TLS, from the accepted connections: a
+// gateway whose certificate was rejected must show 0 (SPEC GW-6).
+func (g *Gateway) AppBytes() int { return int(g.appBytes.Load()) }
+
+// Connects is the number of CONNECT request heads read (SOCKS5 CONNECT
+// requests with WithSOCKS5).
 func (g *Gateway) Connects() int { return int(g.connects.Load()) }
 
 // Requests is the number of plain (non-CONNECT) request heads read.
@@ -247,7 +298,7 @@ func (g *Gateway) acceptLoop() {
 		go func() {
 			defer g.wg.Done()
 			defer g.untrack(c)
-			g.serve(c)
+			g.serveConn(c)
 		}()
 	}
 }

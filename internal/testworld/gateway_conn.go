@@ -11,11 +11,13 @@ package testworld
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -33,7 +35,7 @@ func (g *Gateway) serve(c net.Conn) {
 		if err != nil {
 			return // EOF, closed, or garbage: a real gateway hangs up too
 		}
-		m := g.Mode()
+		m := socksReplyAsHTTP(g.Mode())
 		if m.kind == kindBlackhole {
 			io.Copy(io.Discard, br)
 			return
@@ -80,6 +82,9 @@ func (g *Gateway) serve(c net.Conn) {
 
 // reset closes c with an RST instead of a FIN (SO_LINGER 0).
 func reset(c net.Conn) {
+	if cc, ok := c.(*countConn); ok && cc.tcp != nil {
+		c = cc.tcp
+	}
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetLinger(0)
 	}
@@ -178,6 +183,12 @@ func (g *Gateway) tunnel(c net.Conn, br *bufio.Reader, target string, m Mode) {
 		reset(c)
 		return
 	}
+	g.relay(c, br, up)
+}
+
+// relay copies both ways between the client c (read through r) and up
+// until both directions end, propagating half-closes.
+func (g *Gateway) relay(c net.Conn, r io.Reader, up net.Conn) {
 	done := make(chan struct{})
 	g.goTracked(func() {
 		defer close(done)
@@ -188,13 +199,58 @@ func (g *Gateway) tunnel(c net.Conn, br *bufio.Reader, target string, m Mode) {
 		}
 		closeWrite(c)
 	})
-	if _, err := io.Copy(up, br); err != nil {
+	if _, err := io.Copy(up, r); err != nil {
 		c.Close()
 		up.Close()
 	} else {
 		closeWrite(up)
 	}
 	<-done
+}
+
+// serveConn runs the TLS handshake for a WithTLS gateway, then the
+// gateway's protocol on the (decrypted) connection.
+func (g *Gateway) serveConn(c net.Conn) {
+	if g.tlsConf != nil {
+		tc := tls.Server(c, g.tlsConf)
+		tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := tc.HandshakeContext(g.ctx); err != nil {
+			g.tlsFailures.Add(1)
+			return
+		}
+		tc.SetDeadline(time.Time{})
+		c = &countConn{Conn: tc, n: &g.appBytes}
+	} else if !g.socks {
+		// Plain HTTP gateways keep the *net.TCPConn (reset needs it) and
+		// count what serve reads through its buffered reader instead.
+		c = &countConn{Conn: c, n: &g.appBytes, tcp: c}
+	}
+	if g.socks {
+		g.serveSOCKS(c)
+		return
+	}
+	g.serve(c)
+}
+
+// countConn counts the bytes read into n.
+type countConn struct {
+	net.Conn
+	n   *atomic.Int64
+	tcp net.Conn // the raw TCP connection when there is no TLS, for reset
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// CloseWrite half-closes the underlying connection (close_notify for TLS).
+func (c *countConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
 }
 
 // forward sends one absolute-form request to its origin over a fresh

@@ -1,45 +1,65 @@
-// Package dial opens paths to a destination through one candidate: a direct
-// TCP connection, or a TCP connection to a gateway followed by CONNECT
-// (RFC 9110 §9.3.6) with optional Basic credentials (SPEC GW-4). Every
-// failure is a *path.PathError carrying the phase and the cooldown tier.
+// Package dial opens paths to a destination through one candidate (SPEC
+// GW-3): a direct TCP connection; an http:// gateway's TCP connection, or an
+// https:// gateway's verified TLS connection (GW-6), followed by CONNECT
+// (RFC 9110 §9.3.6) with optional Basic credentials (GW-4); or a SOCKS5
+// gateway's CONNECT (RFC 1928, RFC 1929; GW-7). Every failure is a
+// *path.PathError carrying the phase and the cooldown tier (CD-1, CD-3).
+//
+// Which bytes go where, per kind:
+//
+//	kind      Open (tunnel)                      Forward (plain HTTP)
+//	direct    TCP to target                      TCP to target, origin-form
+//	http      TCP, CONNECT target                TCP to gateway, absolute-form
+//	https     TCP, TLS (verified), CONNECT       TLS to gateway, absolute-form
+//	socks5    resolve, TCP, SOCKS5 CONNECT addr  the tunnel, origin-form
+//	socks5h   TCP, SOCKS5 CONNECT name           the tunnel, origin-form
 package dial
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"fmt"
-	"io"
+	"crypto/tls"
 	"net"
-	"net/http"
-	"strings"
-	"time"
+	"sync"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// maxConnectResponse bounds the gateway's CONNECT answer head (bytes).
-const maxConnectResponse = 16 << 10
-
 // Dialer opens paths through candidates. The zero value dials with the
-// system defaults and no timeout beyond the context's.
+// system defaults, the system resolver and system roots, and no timeout
+// beyond the context's. Set the fields before the first use; Prepare loads
+// per-gateway CA files. Safe for concurrent use.
 type Dialer struct {
 	// Net is the TCP dialer; its Timeout is ignored (use the context).
 	Net net.Dialer
+	// Resolver resolves destination names for socks5:// gateways (SPEC
+	// GW-7: we resolve); nil: net.DefaultResolver.
+	Resolver *net.Resolver
+	// GatewayTLS is the base TLS configuration for https:// gateways
+	// (tests set RootCAs); nil: system roots, which Go reads from
+	// SSL_CERT_FILE / SSL_CERT_DIR when set. ServerName is always the
+	// gateway's host; a candidate's CAFile replaces RootCAs (SPEC GW-6).
+	GatewayTLS *tls.Config
+
+	mu  sync.Mutex
+	tls map[string]*tls.Config // per https gateway (Key), with its session cache
 }
 
 // Open returns a connection that reaches target ("host:port", IPv6
-// bracketed) through c. For the direct candidate it dials target; for a
-// gateway it dials the gateway, sends CONNECT target with c's credentials and
-// reads the answer: 2xx opens the tunnel, anything else fails. Bytes the
-// gateway sent after its answer are returned first by the Conn's Read (SPEC
-// CON-2). The context bounds the whole open (connect timeout, SPEC ORD-5).
+// bracketed) through c (see the package comment for each kind). Bytes the
+// gateway sent after its CONNECT answer are returned first by the Conn's
+// Read (SPEC CON-2). The context bounds the whole open (connect timeout,
+// SPEC ORD-5).
 //
 // Errors are *path.PathError: PhaseLocal (TierNone) when this machine ran
-// out of descriptors or memory, else PhaseOriginConnect (direct dial, TierHost),
-// PhaseGatewayConnect (gateway dial, TierGateway), PhaseConnectResponse
-// (garbage/close/407/401: TierGateway; other non-2xx: TierHost, Status set).
+// out of descriptors or memory, else PhaseOriginConnect (direct dial, or a
+// socks5:// destination name that does not resolve; TierHost),
+// PhaseGatewayConnect (gateway dial, TierGateway), PhaseGatewayTLS (https
+// gateway's TLS or certificate, TierGateway), PhaseSOCKSHandshake (SOCKS5
+// method or credentials refused, garbage; TierGateway),
+// PhaseConnectResponse (HTTP: garbage/close/407/401 TierGateway, other
+// non-2xx TierHost with Status set; SOCKS5: a failure reply TierHost,
+// except "command not supported", garbage or silence TierGateway).
 func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
 	if c.Direct {
 		conn, err := d.Net.DialContext(ctx, "tcp", target)
@@ -47,6 +67,9 @@ func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net
 			return nil, dialError(c, path.PhaseOriginConnect, path.TierHost, err)
 		}
 		return conn, nil
+	}
+	if c.IsSOCKS() {
+		return d.openSOCKS(ctx, c, target)
 	}
 	conn, err := d.DialGateway(ctx, c)
 	if err != nil {
@@ -60,15 +83,39 @@ func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net
 	return tc, nil
 }
 
-// DialGateway opens a TCP connection to gateway c (not direct). Errors are
-// *path.PathError with PhaseGatewayConnect and TierGateway (SPEC CD-1), or
-// PhaseLocal and TierNone for this machine's resource errors.
+// Forward returns a connection on which to write one plain HTTP request
+// for target ("host:port" of an http:// origin) through c. With
+// c.SpeaksHTTP() it is a connection to the gateway (TCP, or TLS for https)
+// and the request goes in absolute-form; otherwise it reaches the origin
+// (direct, or a SOCKS5 tunnel) and the request goes in origin-form. Errors
+// as for Open; nothing of the request has been sent when Forward fails.
+func (d *Dialer) Forward(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
+	if c.SpeaksHTTP() {
+		return d.DialGateway(ctx, c)
+	}
+	return d.Open(ctx, c, target)
+}
+
+// DialGateway opens a connection to the HTTP proxy c (http or https, not
+// direct, not SOCKS5): TCP, and for https a TLS handshake verified against
+// the gateway's host name (SPEC GW-6). Errors are *path.PathError with
+// TierGateway: PhaseGatewayConnect (TCP) or PhaseGatewayTLS (TLS,
+// certificate; no request byte has been written then); PhaseLocal and
+// TierNone for this machine's resource errors.
 func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, error) {
 	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
 	if err != nil {
 		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
 	}
-	return conn, nil
+	if c.Kind != path.KindHTTPS {
+		return conn, nil
+	}
+	tc, err := d.handshake(ctx, c, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 // dialError is the PathError of a failed dial: phase and tier, or
@@ -79,127 +126,4 @@ func dialError(c path.Candidate, phase path.Phase, tier path.Tier, err error) er
 		phase, tier = path.PhaseLocal, path.TierNone
 	}
 	return &path.PathError{Candidate: c, Phase: phase, Tier: tier, Err: err}
-}
-
-// Connect sends "CONNECT target" over conn (already connected to gateway c)
-// and reads the answer within ctx. On 2xx it returns conn itself, or a
-// wrapper that first returns bytes the gateway sent after its answer. It does
-// not close conn on error. Errors as documented on Open.
-func Connect(ctx context.Context, conn net.Conn, c path.Candidate, target string) (net.Conn, error) {
-	fail := func(tier path.Tier, status int, err error) error {
-		return &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-
-	var b strings.Builder
-	b.Grow(96)
-	b.WriteString("CONNECT ")
-	b.WriteString(target)
-	b.WriteString(" HTTP/1.1\r\nHost: ")
-	b.WriteString(target)
-	b.WriteString("\r\n")
-	if auth := c.ProxyAuthorization(); auth != "" {
-		b.WriteString("Proxy-Authorization: ")
-		b.WriteString(auth)
-		b.WriteString("\r\n")
-	}
-	if via, _ := ctx.Value(viaKey{}).(string); via != "" {
-		b.WriteString("Via: ")
-		b.WriteString(via)
-		b.WriteString("\r\n")
-	}
-	b.WriteString("\r\n")
-	if _, err := io.WriteString(conn, b.String()); err != nil {
-		return nil, fail(path.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
-	}
-	br := bufio.NewReaderSize(conn, 4096)
-	status, err := readConnectAnswer(br)
-	if err != nil {
-		return nil, fail(path.TierGateway, 0, ctxErr(ctx, err))
-	}
-	if status < 200 || status > 299 {
-		tier := path.TierHost
-		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized || status == http.StatusLoopDetected {
-			tier = path.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
-		}
-		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
-	}
-	conn.SetDeadline(time.Time{})
-	if n := br.Buffered(); n > 0 {
-		early, _ := br.Peek(n)
-		return &netutil.PrefixConn{Conn: conn, Prefix: append([]byte(nil), early...)}, nil
-	}
-	return conn, nil
-}
-
-// readConnectAnswer reads a response head and returns its status. The
-// answer to CONNECT has no body on 2xx (RFC 9110 §9.3.6); on other statuses
-// the body is not read, since the connection is discarded.
-func readConnectAnswer(br *bufio.Reader) (int, error) {
-	total := 0
-	status := 0
-	first := true
-	for {
-		line, err := br.ReadSlice('\n')
-		total += len(line)
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) || total > maxConnectResponse {
-				return 0, errors.New("CONNECT answer head too large")
-			}
-			if errors.Is(err, io.EOF) {
-				return 0, errors.New("gateway closed the connection before answering CONNECT")
-			}
-			return 0, err
-		}
-		if total > maxConnectResponse {
-			return 0, errors.New("CONNECT answer head too large")
-		}
-		s := strings.TrimRight(string(line), "\r\n")
-		if first {
-			// "HTTP/1.1 200 Connection established"
-			proto, rest, ok := strings.Cut(s, " ")
-			if !ok || !strings.HasPrefix(proto, "HTTP/1.") || len(rest) < 3 {
-				return 0, errors.New("malformed CONNECT answer")
-			}
-			if len(rest) > 3 && rest[3] != ' ' {
-				return 0, errors.New("malformed CONNECT answer status") // "2000" is not 200
-			}
-			code := rest[:3]
-			if code[0] < '1' || code[0] > '5' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
-				return 0, errors.New("malformed CONNECT answer status")
-			}
-			status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
-			first = false
-			continue
-		}
-		if s == "" {
-			if status >= 100 && status < 200 {
-				first = true // skip interim answers, read the final one
-				continue
-			}
-			return status, nil
-		}
-	}
-}
-
-// ctxErr prefers the context's error (deadline, cancel) over the I/O error
-// the forced deadline produced.
-func ctxErr(ctx context.Context, err error) error {
-	if ce := ctx.Err(); ce != nil {
-		return fmt.Errorf("%w (%v)", ce, err)
-	}
-	return err
-}
-
-// viaKey carries the Via value for CONNECT requests in a context.
-type viaKey struct{}
-
-// WithVia returns ctx carrying the Via field value ("1.1 name, …", RFC
-// 9110 §7.6.3) that Connect sends with CONNECT, for loop detection.
-func WithVia(ctx context.Context, via string) context.Context {
-	return context.WithValue(ctx, viaKey{}, via)
 }

@@ -6,12 +6,15 @@ package path
 // (SPEC CD-1; see Tier).
 type Phase string
 
-// The phases of SPEC CD-3, in the order a request meets them.
+// The phases of SPEC CD-3 (gateway-tls from GW-6, socks-handshake from
+// GW-7), in the order a request meets them.
 const (
 	PhaseGatewayConnect  Phase = "gateway-connect"  // TCP to the gateway failed
+	PhaseGatewayTLS      Phase = "gateway-tls"      // TLS to an https gateway failed or did not verify (GW-6)
+	PhaseSOCKSHandshake  Phase = "socks-handshake"  // SOCKS5 method selection or RFC 1929 auth failed (GW-7)
 	PhaseConnectResponse Phase = "connect-response" // the gateway's answer to CONNECT/HTTP
 	PhaseTLSProbe        Phase = "tls-probe"        // TLS handshake probe over the path
-	PhaseOriginConnect   Phase = "origin-connect"   // direct TCP to the origin failed
+	PhaseOriginConnect   Phase = "origin-connect"   // direct TCP to the origin failed, or its name did not resolve
 	PhaseResponseHeader  Phase = "response-header"  // no/bad response header in time
 	PhaseStream          Phase = "stream"           // after the response body started
 )

@@ -47,12 +47,15 @@ type CandidateSpec struct {
 // Gateways in order, then EnvProxies in order, then Direct, always last.
 //
 // Rules applied:
-//   - GW-3: only http:// gateways. A first gateway that is https://,
-//     socks*:// or unparsable is an error (the CLI exits 2); the error
-//     never contains a password. An extra gateway that is so is skipped
-//     with one warning per distinct value, credentials redacted.
-//   - GW-2: candidates are deduplicated by normalized host:port; the first
-//     occurrence wins and keeps its credentials. A candidate pointing at
+//   - GW-3: http://, https://, socks5:// and socks5h:// gateways
+//     (ParseGateway). A first gateway of another kind (socks4://, …) or
+//     unparsable is an error (the CLI exits 2); the error never contains a
+//     password. An extra gateway that is so is skipped with one warning
+//     per distinct value, credentials redacted.
+//   - GW-2: candidates are deduplicated by normalized host:port whatever
+//     their kind (a "mixed" port that speaks HTTP and SOCKS5 is one
+//     candidate); the first occurrence wins and keeps its kind and
+//     credentials. A candidate pointing at
 //     our own listener is dropped with a warning, the first gateway too:
 //     same port and a loopback address (127.0.0.0/8, ::1), "localhost" or
 //     a name under ".localhost", an unspecified address (0.0.0.0, ::), the

@@ -2,6 +2,7 @@ package route
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/netip"
 	"slices"
 	"strings"
@@ -104,7 +105,8 @@ func TestBuildCandidates(t *testing.T) {
 		}
 	})
 	t.Run("GW-3/bad-upstream-url-is-error", func(t *testing.T) {
-		for _, u := range []string{"https://u:hunter2@gw.example:443", "socks5://u:hunter2@gw.example:1080",
+		for _, u := range []string{"socks4://u:hunter2@gw.example:1080", "socks4a://u:hunter2@gw.example:1080",
+			"https://u:hunter2@gw.example:443/?x=1", "socks5://u:hunter2@gw.example:1080/?ca=x",
 			"http://u:hunter2@gw.example:99999", "http://u:hun%zzter2@gw.example:1", "http://u:hunter2@:1", "http://u:hunter2@gw.example:1/path"} {
 			_, _, err := BuildCandidates(CandidateSpec{UpstreamURL: u})
 			if err == nil {
@@ -118,15 +120,18 @@ func TestBuildCandidates(t *testing.T) {
 	})
 	t.Run("GW-3/bad-extras-skipped-with-one-redacted-warning-each", func(t *testing.T) {
 		cs, warns, err := BuildCandidates(CandidateSpec{
-			Gateways: []string{"https://u:hunter2@a.example:443", "ok.example:1", "socks5h://b.example:1080"},
-			EnvProxies: []EnvProxy{{"HTTPS_PROXY", "https://u:hunter2@a.example:443"}, {"https_proxy", "https://u:hunter2@a.example:443"},
-				{"ALL_PROXY", "socks5://u:hunter2@c.example:1"}, {"all_proxy", "http://u:hun%zzter2@d.example:1"}, {"HTTP_PROXY", "not a url"}},
+			Gateways: []string{"socks4://u:hunter2@a.example:1080", "ok.example:1", "socks4a://b.example:1080"},
+			EnvProxies: []EnvProxy{{"HTTPS_PROXY", "socks4://u:hunter2@a.example:1080"}, {"https_proxy", "socks4://u:hunter2@a.example:1080"},
+				{"ALL_PROXY", "socks5://u:hunter2@c.example:1/x"}, {"all_proxy", "http://u:hun%zzter2@d.example:1"}, {"HTTP_PROXY", "not a url"}},
 		})
 		if err != nil || !slices.Equal(candKeys(cs), []string{"ok.example:1", "direct"}) {
 			t.Fatalf("got %v %v", candKeys(cs), err)
 		}
 		if len(warns) != 5 {
 			t.Errorf("want one warning per distinct bad value (5), got %d: %q", len(warns), warns)
+		}
+		if !strings.Contains(warns[0], "socks5") {
+			t.Errorf("the socks4 warning should point to socks5: %s", warns[0])
 		}
 		for _, w := range warns {
 			if strings.Contains(w, "hunter2") || strings.Contains(w, "zzter2") {
@@ -178,12 +183,64 @@ func TestParseGateway(t *testing.T) {
 		}
 	})
 	t.Run("GW-3/rejects", func(t *testing.T) {
-		for _, in := range []string{"", "  ", "https://h:1", "socks5://h:1", "socks5h://h:1", "ftp://h:1", "://h:1",
+		for _, in := range []string{"", "  ", "socks4://h:1", "socks4a://h:1", "socks://h:1", "ftp://h:1", "://h:1",
+			"https://h:1/path", "https://h:1?x=y", "https://h:1?ca=", "https://h:1?ca=a&ca=b", "https://h:1?ca=a#f",
+			"socks5://h:1?ca=x", "http://h:1?ca=x", "socks5://:pw@h:1", "socks5h://" + strings.Repeat("u", 256) + ":p@h:1",
 			"http://h:0", "http://h:65536", "http://h:x", "http://h:1/path", "http://h:1?q", "http://:1",
 			"http://exa mple:1", "http://a_b..c:1", "http://[::1:1", "http://::1:80", "http://127.1:80", "http://h*:1"} {
 			if c, err := ParseGateway(in, "gateway"); err == nil {
 				t.Errorf("ParseGateway(%q) = %+v, want error", in, c)
 			}
+		}
+	})
+}
+
+func TestParseGatewayKinds(t *testing.T) {
+	cases := []struct {
+		name, in   string
+		kind       path.Kind
+		addr, user string
+		auth       bool
+		ca, str    string
+	}{
+		{"GW-3/bare-host-port-is-http", "gw.example:3128", path.KindHTTP, "gw.example:3128", "", false, "", "http://gw.example:3128"},
+		{"GW-6/https-default-port-443", "HTTPS://Proxy.Example", path.KindHTTPS, "proxy.example:443", "", false, "", "https://proxy.example:443"},
+		{"GW-6/https-with-credentials", "https://u:p%40ss@proxy.example:8443/", path.KindHTTPS, "proxy.example:8443", "u", true, "", "https://u:***@proxy.example:8443"},
+		{"GW-6/https-ca-query", "https://proxy.example:8443/?ca=%2Fetc%2Fcorp%20ca.pem", path.KindHTTPS, "proxy.example:8443", "", false, "/etc/corp ca.pem", "https://proxy.example:8443"},
+		{"GW-6/https-ca-query-without-slash", "https://[::1]:8443?ca=ca.pem", path.KindHTTPS, "[::1]:8443", "", false, "ca.pem", "https://[::1]:8443"},
+		{"GW-7/socks5-default-port-1080", "socks5://127.0.0.1", path.KindSOCKS5, "127.0.0.1:1080", "", false, "", "socks5://127.0.0.1:1080"},
+		{"GW-7/socks5h-with-credentials", "socks5h://gwuser:gw%3Apass@127.0.0.1:7890", path.KindSOCKS5H, "127.0.0.1:7890", "gwuser", true, "", "socks5h://gwuser:***@127.0.0.1:7890"},
+		{"GW-7/socks5-user-only", "socks5://gwuser@[::1]:1080", path.KindSOCKS5, "[::1]:1080", "gwuser", true, "", "socks5://gwuser:***@[::1]:1080"},
+		{"GW-7/socks5-empty-userinfo-is-no-auth", "socks5h://@h.example:1", path.KindSOCKS5H, "h.example:1", "", false, "", "socks5h://h.example:1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseGateway(tc.in, "gateway")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Kind != tc.kind || c.Addr != tc.addr || c.User != tc.user || c.HasAuth != tc.auth || c.CAFile != tc.ca {
+				t.Fatalf("got %+v", c)
+			}
+			if c.String() != tc.str {
+				t.Errorf("String = %q, want %q", c.String(), tc.str)
+			}
+		})
+	}
+	t.Run("GW-7/socks-credentials-never-become-proxy-authorization", func(t *testing.T) {
+		c, _ := ParseGateway("socks5h://u:p@h:1", "gateway")
+		if c.ProxyAuthorization() != "" || c.SpeaksHTTP() || !c.IsSOCKS() {
+			t.Fatalf("socks5h candidate: auth %q, speaks HTTP %v", c.ProxyAuthorization(), c.SpeaksHTTP())
+		}
+		h, _ := ParseGateway("https://u:p@h:1", "gateway")
+		if h.ProxyAuthorization() != "Basic dTpw" || !h.SpeaksHTTP() {
+			t.Fatalf("https candidate: auth %q", h.ProxyAuthorization())
+		}
+	})
+	t.Run("GW-3/socks4-refused-with-hint", func(t *testing.T) {
+		_, err := ParseGateway("socks4a://h:1080", "gateway")
+		if !errors.Is(err, ErrUnsupportedScheme) || !strings.Contains(err.Error(), "socks5h://") {
+			t.Fatalf("err = %v", err)
 		}
 	})
 }
@@ -205,7 +262,8 @@ func TestRedactURL(t *testing.T) {
 }
 
 func FuzzParseGateway(f *testing.F) {
-	for _, s := range []string{"http://user%20name:p%40ss@h:1", "[::1]:80", "https://u:p@h", "gw.example", "http://u:p%zz@h:1"} {
+	for _, s := range []string{"http://user%20name:p%40ss@h:1", "[::1]:80", "https://u:p@h", "gw.example", "http://u:p%zz@h:1",
+		"socks5h://u:p@127.0.0.1:1080", "SOCKS5://[::1]", "https://gw.example:8443/?ca=%2Ftmp%2Fca.pem", "socks4a://h:1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -226,9 +284,15 @@ func FuzzParseGateway(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := ParseGateway(c.Addr, "gateway")
-		if err != nil || again.Addr != c.Addr {
-			t.Fatalf("Addr %q does not round-trip: %q, %v", c.Addr, again.Addr, err)
+		again, err := ParseGateway(c.Kind.String()+"://"+c.Addr, "gateway")
+		if err != nil || again.Addr != c.Addr || again.Kind != c.Kind {
+			t.Fatalf("%s://%s does not round-trip: %s %q, %v", c.Kind, c.Addr, again.Kind, again.Addr, err)
+		}
+		if c.CAFile != "" && c.Kind != path.KindHTTPS {
+			t.Fatalf("ca= accepted for %s", c.Kind)
+		}
+		if c.IsSOCKS() && c.HasAuth && (c.User == "" || len(c.User) > 255 || len(c.Password) > 255) {
+			t.Fatalf("SOCKS5 credentials outside RFC 1929 accepted")
 		}
 	})
 }

@@ -14,13 +14,33 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// ErrUnsupportedScheme is returned (wrapped) by ParseGateway for https://,
-// socks*:// and other non-http schemes (SPEC GW-3; GW-6 will lift https).
-var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (only http:// is supported)")
+// ErrUnsupportedScheme is returned (wrapped) by ParseGateway for socks4://,
+// socks4a:// and every other scheme but http, https, socks5 and socks5h
+// (SPEC GW-3).
+var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (supported: http, https, socks5, socks5h)")
 
-// ParseGateway parses a gateway given as "http://[user:pass@]host:port[/]"
-// or bare "host:port". A missing port defaults to 80 for http URLs. User and
-// password are percent-decoded; a malformed escape is an error (SPEC GW-4).
+// gatewayKinds maps URL schemes to kinds with the port a URL without one
+// means: the scheme's (http 80, https 443) or SOCKS's conventional 1080
+// (RFC 1928 §3), as curl reads them.
+var gatewayKinds = map[string]struct {
+	kind path.Kind
+	port string
+}{
+	"http":    {path.KindHTTP, "80"},
+	"https":   {path.KindHTTPS, "443"},
+	"socks5":  {path.KindSOCKS5, "1080"},
+	"socks5h": {path.KindSOCKS5H, "1080"},
+}
+
+// ParseGateway parses a gateway given as "SCHEME://[user:pass@]host[:port][/]"
+// (SCHEME http, https, socks5 or socks5h; SPEC GW-3, GW-6, GW-7) or bare
+// "host:port" (http). A URL without a port gets its scheme's (80, 443,
+// 1080). User and password are percent-decoded; a malformed escape is an
+// error (SPEC GW-4); SOCKS5 credentials must fit RFC 1929 (user 1-255
+// bytes, password at most 255). An https URL may carry one query
+// parameter, "ca=FILE" (percent-encoded path of a PEM file that replaces
+// the system roots for this gateway, SPEC GW-6); no other path, query or
+// fragment is accepted. socks4:// and socks4a:// are ErrUnsupportedScheme.
 // Errors never contain the password. source is copied to Candidate.Source.
 func ParseGateway(raw, source string) (path.Candidate, error) {
 	s := strings.TrimSpace(raw)
@@ -32,20 +52,33 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 	}
 	scheme, rest, _ := strings.Cut(s, "://")
 	scheme = strings.ToLower(scheme)
-	if scheme != "http" {
+	gk, ok := gatewayKinds[scheme]
+	if !ok {
+		if strings.HasPrefix(scheme, "socks4") {
+			return path.Candidate{}, fmt.Errorf("%s://: %w; SOCKS4 has no IPv6 and no authentication, use socks5:// or socks5h://", scheme, ErrUnsupportedScheme)
+		}
 		return path.Candidate{}, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
 	}
 	// Split userinfo by hand so a bad escape in the password is reported
 	// without echoing it (url.Parse errors quote the whole input).
 	hostport := rest
+	var query string
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		if tail := rest[i:]; tail != "/" && tail != "" {
-			return path.Candidate{}, errors.New("proxy URL must not have a path, query or fragment")
-		}
+		tail := rest[i:]
 		hostport = rest[:i]
+		tail = strings.TrimPrefix(tail, "/")
+		if strings.HasPrefix(tail, "?") && !strings.Contains(tail, "#") {
+			query = tail[1:]
+		} else if tail != "" {
+			return path.Candidate{}, errors.New("proxy URL must not have a path, query or fragment (https:// takes ?ca=FILE)")
+		}
 	}
-	var c path.Candidate
-	c.Source = source
+	c := path.Candidate{Kind: gk.kind, Source: source}
+	if query != "" {
+		if err := parseGatewayQuery(&c, query); err != nil {
+			return path.Candidate{}, err
+		}
+	}
 	if at := strings.LastIndex(hostport, "@"); at >= 0 {
 		userinfo := hostport[:at]
 		hostport = hostport[at+1:]
@@ -58,14 +91,17 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 			return path.Candidate{}, errors.New("malformed percent-escape in proxy password")
 		}
 		c.HasAuth = true
+		if err := checkSOCKSAuth(&c); err != nil {
+			return path.Candidate{}, err
+		}
 	}
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		// No port: "host" or "[::1]".
 		if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
-			host, port = hostport[1:len(hostport)-1], "80"
+			host, port = hostport[1:len(hostport)-1], gk.port
 		} else if !strings.Contains(hostport, ":") {
-			host, port = hostport, "80"
+			host, port = hostport, gk.port
 		} else {
 			return path.Candidate{}, errors.New("bad proxy address (want host:port)")
 		}
@@ -86,4 +122,40 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 	}
 	c.Addr = net.JoinHostPort(h, strconv.Itoa(n))
 	return c, nil
+}
+
+// parseGatewayQuery reads an https gateway's query: only "ca=FILE".
+func parseGatewayQuery(c *path.Candidate, query string) error {
+	if c.Kind != path.KindHTTPS {
+		return errors.New("proxy URL must not have a query (only https:// takes ?ca=FILE)")
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return errors.New("malformed query in proxy URL")
+	}
+	for k, v := range q {
+		if k != "ca" {
+			return fmt.Errorf("unknown proxy URL parameter %q (https:// takes ?ca=FILE)", k)
+		}
+		if len(v) != 1 || v[0] == "" {
+			return errors.New("proxy URL parameter ca= wants one file name")
+		}
+		c.CAFile = v[0]
+	}
+	return nil
+}
+
+// checkSOCKSAuth applies RFC 1929's field sizes to a SOCKS5 gateway's
+// credentials; "socks5://@h" (both empty) means none.
+func checkSOCKSAuth(c *path.Candidate) error {
+	if !c.IsSOCKS() {
+		return nil
+	}
+	switch {
+	case c.User == "" && c.Password == "":
+		c.HasAuth = false
+	case c.User == "" || len(c.User) > 255 || len(c.Password) > 255:
+		return errors.New("SOCKS5 user name must be 1-255 bytes and password at most 255 (RFC 1929)")
+	}
+	return nil
 }

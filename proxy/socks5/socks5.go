@@ -56,8 +56,10 @@ const (
 	StepConnect Step = "connect"
 )
 
-// Auth is a username/password pair for RFC 1929. Each must be 1..255
-// bytes; an Auth with both empty is treated as no credentials.
+// Auth is a username/password pair for RFC 1929: User 1-255 bytes,
+// Password at most 255 (RFC 1929 asks for 1-255; an empty one is sent as
+// PLEN 0, as curl and golang.org/x/net/proxy do). An Auth with both empty
+// is treated as no credentials.
 type Auth struct {
 	User, Password string
 }
@@ -158,8 +160,8 @@ func Connect(ctx context.Context, conn net.Conn, host string, port int, auth *Au
 	if err != nil {
 		return &Error{Step: StepGreeting, Err: err}
 	}
-	if auth != nil && (len(auth.User) == 0 || len(auth.User) > maxField || len(auth.Password) == 0 || len(auth.Password) > maxField) {
-		return &Error{Step: StepGreeting, Err: errors.New("user name and password must each be 1-255 bytes (RFC 1929)")}
+	if auth != nil && (len(auth.User) == 0 || len(auth.User) > maxField || len(auth.Password) > maxField) {
+		return &Error{Step: StepGreeting, Err: errors.New("user name must be 1-255 bytes and password at most 255 (RFC 1929)")}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
@@ -322,6 +324,12 @@ func eofMeansClosed(err error) error {
 // error the forced deadline produced, keeping the structure of err.
 func withCtx(ctx context.Context, err error) error {
 	ce := ctx.Err()
+	var ne net.Error
+	if dl, ok := ctx.Deadline(); ce == nil && ok && !time.Now().Before(dl) && errors.As(err, &ne) && ne.Timeout() {
+		// conn's deadline (the context's) fired before the context's own
+		// timer did.
+		ce = context.DeadlineExceeded
+	}
 	if ce == nil {
 		return err
 	}

@@ -62,7 +62,9 @@ type CandidateStatus struct {
 	Candidate string `json:"candidate"`
 	// Key is the identity used by cache, cooldowns and health ("direct" or
 	// "host:port"); it never holds credentials.
-	Key    string `json:"key"`
+	Key string `json:"key"`
+	// Kind is "direct", "http", "https", "socks5" or "socks5h" (SPEC GW-3).
+	Kind   string `json:"kind"`
 	Source string `json:"source"`
 	// State is StateHot or StateCooling (gateway-wide cooldown).
 	State string `json:"state"`

@@ -1,7 +1,8 @@
 // Package upstream is the HTTP/1.1 client of plain forwarding: it sends one
-// request through one candidate (a gateway, in absolute-form with
-// Proxy-Authorization, SPEC GW-4; or direct, in origin-form) and returns
-// the response with its body streaming from the connection.
+// request through one candidate (an http or https gateway, in absolute-form
+// with Proxy-Authorization, SPEC GW-4, GW-6; or direct or through a SOCKS5
+// tunnel, in origin-form, GW-7) and returns the response with its body
+// streaming from the connection.
 //
 // It runs on the caller's goroutine (no reader/writer goroutines per
 // connection, unlike net/http.Transport, whose hand-offs cost ≈ 15 % of the
@@ -43,9 +44,13 @@ const (
 // ResponseTimeout before the first Send; the zero value of the rest is
 // ready. Safe for concurrent use.
 type Client struct {
-	// Dial opens a TCP connection ("tcp", "host:port"); Send bounds it with
-	// the attempt's connect timeout.
-	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Dial opens the connection on which a request for the origin addr
+	// ("host:port") is written through cand: to the gateway when
+	// cand.SpeaksHTTP(), else to the origin (direct, or a SOCKS5 tunnel);
+	// dial.Dialer.Forward does this. Send bounds it with the attempt's
+	// connect timeout. Its errors are returned in Result.Err as they are
+	// (a *path.PathError keeps its phase and tier).
+	Dial func(ctx context.Context, cand path.Candidate, addr string) (net.Conn, error)
 	// ResponseTimeout bounds the wait for the response head after the
 	// request was written, and every write (SPEC HTTP-4).
 	ResponseTimeout time.Duration
@@ -65,7 +70,7 @@ type Request struct {
 	// Origin is the origin-form target ("/a?b", "*"), sent to an origin;
 	// Absolute the absolute-form one ("http://host/a?b"), sent to a
 	// gateway; Authority the Host value. Addr is the origin's "host:port"
-	// for the direct candidate's dial.
+	// for the dial of a direct or SOCKS5 path.
 	Origin, Absolute, Authority, Addr string
 	Header                            http.Header
 	// Length is the Content-Length to send; -1 sends the body chunked.
@@ -118,11 +123,13 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 	if err := r.check(); err != nil {
 		return Result{Err: err}
 	}
-	addr := cand.Addr
-	if cand.Direct {
-		addr = r.Addr
+	// Pooled per path end: the gateway for an HTTP proxy, else the origin
+	// (a SOCKS5 tunnel leads to one origin only).
+	end := cand.Addr
+	if !cand.SpeaksHTTP() {
+		end = r.Addr
 	}
-	key := cand.Key() + "|" + addr
+	key := cand.Key() + "|" + end
 	if reuse {
 		if uc := c.idlePool().get(key); uc != nil {
 			res := c.exchange(ctx, cand, r, body, uc, true)
@@ -135,7 +142,7 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	conn, err := c.Dial(dctx, "tcp", addr)
+	conn, err := c.Dial(dctx, cand, r.Addr)
 	cancel()
 	if err != nil {
 		return Result{Err: err}

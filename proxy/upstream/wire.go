@@ -88,12 +88,13 @@ func readFinal(uc *upConn, method string) (*http.Response, error) {
 }
 
 // writeHead writes the request line and header of r for candidate c:
-// origin-form to an origin, absolute-form with Proxy-Authorization to a
-// gateway (SPEC GW-4); framing from r.Length.
+// origin-form to an origin (direct or through SOCKS5), absolute-form with
+// Proxy-Authorization to an http or https gateway (SPEC GW-4); framing from
+// r.Length.
 func writeHead(bw *bufio.Writer, c path.Candidate, r *Request) error {
 	bw.WriteString(r.Method)
 	bw.WriteByte(' ')
-	if c.Direct {
+	if !c.SpeaksHTTP() {
 		bw.WriteString(r.Origin)
 	} else {
 		bw.WriteString(r.Absolute)

@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"encoding/base64"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
+)
+
+// TestHTTPSGateways covers https:// gateways (SPEC GW-6): TLS to the
+// gateway verified against its own name, HTTP/1.1 proxying inside.
+func TestHTTPSGateways(t *testing.T) {
+	ca := testworld.NewCA(t, "gateway test CA")
+	trust := &tls.Config{RootCAs: ca.Pool}
+
+	t.Run("GW-6/tunnel-plain-http-and-health-inside-tls-with-basic-auth", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")), testworld.WithAuth("u", "p@ss"))
+		c := selCand(t, "https://u:p%40ss@"+gw.Addr)
+		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c}, GatewayTLS: trust, HealthURL: mustURL(t, origin.URL+"/")})
+		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+			t.Fatalf("tunnel body %q", body)
+		}
+		resp, body, err := selGet(t, addr, origin.URL+"/plain", "")
+		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
+			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
+		}
+		want := "Basic " + base64.StdEncoding.EncodeToString([]byte("u:p@ss"))
+		if gw.Connects() != 1 || gw.Requests() != 1 || gw.LastProxyAuthorization() != want {
+			t.Fatalf("gateway: %d CONNECT, %d requests, auth %q", gw.Connects(), gw.Requests(), gw.LastProxyAuthorization())
+		}
+		e.checker.run()
+		if gw.Requests() != 2 || e.health.Preferred() != c.Key() {
+			t.Fatalf("health: %d requests, preferred %q", gw.Requests(), e.health.Preferred())
+		}
+	})
+
+	t.Run("GW-6/per-gateway-ca-file", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
+		caFile := filepath.Join(t.TempDir(), "corp ca.pem")
+		if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := selCand(t, gw.URL+"/?ca="+url.QueryEscape(caFile))
+		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{c}}) // no GatewayTLS: only the file trusts it
+		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+			t.Fatalf("tunnel body %q", body)
+		}
+	})
+
+	t.Run("GW-6/unreadable-ca-file-is-a-startup-error", func(t *testing.T) {
+		c := selCand(t, "https://127.0.0.1:1?ca="+url.QueryEscape(filepath.Join(t.TempDir(), "missing.pem")))
+		if _, err := NewEngine(Config{Candidates: []path.Candidate{c}}); err == nil || !strings.Contains(err.Error(), "missing.pem") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+
+	other := testworld.NewCA(t, "someone else's CA")
+	for _, tc := range []struct {
+		name string
+		cert tls.Certificate
+	}{
+		{"GW-6/certificate-for-another-name-skipped-no-request-byte", ca.Leaf(t, "proxy.other.example")},
+		{"GW-6/untrusted-certificate-skipped-no-request-byte", other.Leaf(t, "127.0.0.1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			origin := testworld.NewOrigin(t)
+			bad := testworld.NewGateway(t, testworld.WithTLS(tc.cert))
+			good := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
+			bc := selCand(t, bad.URL)
+			addr, e := selProxy(t, Config{Candidates: []path.Candidate{bc, selCand(t, good.URL)}, GatewayTLS: trust, Cooldown: time.Minute})
+			if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+				t.Fatalf("tunnel body %q", body)
+			}
+			if f := lastFailure(t, e, bc.Key()); f != "gateway-tls gateway" {
+				t.Fatalf("failure %q, want gateway-tls gateway", f)
+			}
+			// A plain request now goes to the next gateway at once (cooling).
+			if resp, body, _ := selGet(t, addr, origin.URL+"/", ""); resp.StatusCode != 200 || body != origin.Greeting() {
+				t.Fatalf("GET %d %q", resp.StatusCode, body)
+			}
+			waitUntil(t, 5*time.Second, "the handshake failure at the bad gateway", func() bool { return bad.TLSFailures() >= 1 })
+			if bad.AppBytes() != 0 || bad.Connects() != 0 || bad.Requests() != 0 {
+				t.Fatalf("the rejected gateway received %d bytes (%d CONNECT, %d requests)", bad.AppBytes(), bad.Connects(), bad.Requests())
+			}
+			if good.Connects() != 1 || good.Requests() != 1 {
+				t.Fatalf("next gateway: %d CONNECT, %d requests", good.Connects(), good.Requests())
+			}
+		})
+	}
+
+	t.Run("GW-6/plain-http-proxy-at-https-url-is-gateway-tls", func(t *testing.T) {
+		origin := testworld.NewOrigin(t)
+		plain := testworld.NewGateway(t)
+		c := selCand(t, "https://"+plain.Addr)
+		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, GatewayTLS: trust})
+		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+			t.Fatalf("tunnel body %q", body)
+		}
+		if f := lastFailure(t, e, c.Key()); f != "gateway-tls gateway" {
+			t.Fatalf("failure %q", f)
+		}
+	})
+}
