@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -87,7 +88,7 @@ func TestHTTPSGateways(t *testing.T) {
 			if resp, body, _ := selGet(t, addr, origin.URL+"/", ""); resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("GET %d %q", resp.StatusCode, body)
 			}
-			waitUntil(t, 5*time.Second, "the handshake failure at the bad gateway", func() bool { return bad.TLSFailures() >= 1 })
+			testkit.WaitFor(t, 5*time.Second, "the handshake failure at the bad gateway", func() bool { return bad.TLSFailures() >= 1 })
 			if bad.AppBytes() != 0 || bad.Connects() != 0 || bad.Requests() != 0 {
 				t.Fatalf("the rejected gateway received %d bytes (%d CONNECT, %d requests)", bad.AppBytes(), bad.Connects(), bad.Requests())
 			}

@@ -118,7 +118,7 @@ func TestSOCKSGateways(t *testing.T) {
 		if f := lastFailure(t, e, bad.Key()); f != "socks-handshake gateway" {
 			t.Fatalf("failure %q, want socks-handshake gateway", f)
 		}
-		if !e.cooldowns.Cooling(bad.Key(), "other.test") {
+		if !e.cooldowns.Cooling(bad.Key(), "other.test:443") {
 			t.Fatal("refused credentials must cool the gateway for every host")
 		}
 	})
@@ -135,7 +135,7 @@ func TestSOCKSGateways(t *testing.T) {
 		if f := lastFailure(t, e, c.Key()); f != "connect-response host" {
 			t.Fatalf("failure %q, want connect-response host", f)
 		}
-		if !e.cooldowns.Cooling(c.Key(), "127.0.0.1") || e.cooldowns.Cooling(c.Key(), "other.test") {
+		if !e.cooldowns.Cooling(c.Key(), origin.Addr) || e.cooldowns.Cooling(c.Key(), "other.test:80") {
 			t.Fatal("want a cooldown for this host only")
 		}
 	})
