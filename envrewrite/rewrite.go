@@ -61,7 +61,7 @@ func (n Names) Rewrite(env []string, proxyURL string) (out []string, notes []str
 	}
 	if len(socks) > 0 {
 		notes = append(notes, "replaced SOCKS proxy "+strings.Join(socks, ", ")+
-			" with "+clean+" for the child (dual-proxy itself uses socks5:// and socks5h:// gateways)")
+			" with "+clean+" for the child (dual-proxy keeps a SOCKS5 value as a gateway candidate)")
 	}
 	noProxy := strings.Join(mergeEntries(n.NoProxyEntries(env), strings.Join(LoopbackNoProxy, ",")), ",")
 

@@ -141,14 +141,15 @@ func TestStatusEndToEnd(t *testing.T) {
 	})
 
 	t.Run("OPS-1/unsupported-proxy-warning-once-redacted", func(t *testing.T) {
-		socks := "socks5://sockuser:SOCKS-PW@127.0.0.1:1080"
-		_, logs, stop := startServe(t, []string{"ALL_PROXY=" + socks, "all_proxy=" + socks, "HTTPS_PROXY=https://h:HTTPS-PW@127.0.0.1:8443"},
+		// socks4a is refused (GW-3); an https URL with a path is invalid.
+		socks := "socks4a://sockuser:SOCKS-PW@127.0.0.1:1080"
+		_, logs, stop := startServe(t, []string{"ALL_PROXY=" + socks, "all_proxy=" + socks, "HTTPS_PROXY=https://h:HTTPS-PW@127.0.0.1:8443/path"},
 			"--listen-port", "0", "--health-url", "")
 		if code := stop(); code != 0 {
 			t.Fatalf("exit %d", code)
 		}
 		out := logs()
-		if n := strings.Count(out, "socks5://sockuser:***@127.0.0.1:1080"); n != 1 {
+		if n := strings.Count(out, "socks4a://sockuser:***@127.0.0.1:1080"); n != 1 {
 			t.Errorf("socks warning logged %d times, want once:\n%s", n, out)
 		}
 		if n := strings.Count(out, "https://h:***@127.0.0.1:8443"); n != 1 {

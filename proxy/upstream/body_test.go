@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
@@ -42,7 +43,7 @@ func silentOrigin(t *testing.T, answer string) string {
 }
 
 func newTestClient() *Client {
-	return &Client{Dial: (&net.Dialer{}).DialContext, ResponseTimeout: 5 * time.Second}
+	return &Client{Dial: (&dial.Dialer{}).Forward, ResponseTimeout: 5 * time.Second}
 }
 
 func getRequest(addr string) *Request {
