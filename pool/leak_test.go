@@ -131,7 +131,7 @@ func TestPoolCooldownOverride(t *testing.T) {
 		if a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(5*time.Second)) || a.CooldownClass != config.ClassServer {
 			t.Fatalf("a = %+v", a)
 		}
-		w.now.Add(5 * time.Second)
+		w.now.Advance(5 * time.Second)
 		if a := w.member("a"); a.State != "ready" {
 			t.Fatalf("a after override = %+v", a)
 		}
@@ -149,7 +149,7 @@ func TestStatusSessionsCapped(t *testing.T) {
 	for i := 0; i < n; i++ {
 		w.pool.state.Bind(pc, balance.BindKey{Pool: "p", Session: fmt.Sprintf("s%04d", i), Model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
 	}
-	w.now.Add(time.Second)
+	w.now.Advance(time.Second)
 	st := w.pool.Status()
 	t.Run("POOL-13/sessions-capped-with-total", func(t *testing.T) {
 		if len(st.Sessions) != status.MaxStatusSessions || st.SessionsTotal != n {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/status"
 	"go.uber.org/goleak"
@@ -179,20 +180,8 @@ type world struct {
 	srv   *httptest.Server
 	mocks map[string]*mockChannel
 	logs  *syncBuffer
-	now   *fakeClock
+	now   *testkit.Clock
 	tr    *http.Transport
-}
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 type syncBuffer struct {
@@ -217,7 +206,7 @@ func newWorld(t *testing.T, names []string, behaviours []behaviour, poolExtra st
 // flow-mapping entries to a channel (e.g. "models: [{id: m, input: [text]}]").
 func newWorldAPI(t *testing.T, api string, names []string, behaviours []behaviour, chanExtra map[string]string, poolExtra string, opts Options) *world {
 	w := &world{t: t, mocks: map[string]*mockChannel{}, logs: &syncBuffer{},
-		now: &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
+		now: testkit.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
 	var y strings.Builder
 	y.WriteString("channels:\n")
 	for i, n := range names {
@@ -312,18 +301,6 @@ func count(list []string, s string) int {
 		}
 	}
 	return n
-}
-
-// waitFor polls cond every 5 ms for at most 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func (w *world) member(id string) status.MemberStatus {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
@@ -59,7 +60,7 @@ func TestClientCancel(t *testing.T) {
 						resp.Body.Close()
 					}
 				}()
-				waitFor(t, "a to receive the call", func() bool { return w.mocks["a"].calls() == 1 })
+				testkit.WaitFor(t, 5*time.Second, "a to receive the call", func() bool { return w.mocks["a"].calls() == 1 })
 				cancel()
 				<-done
 			}
@@ -68,7 +69,7 @@ func TestClientCancel(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("upstream request not cancelled")
 			}
-			waitFor(t, "call record", func() bool { return len(w.pool.Status().Recent) == 1 })
+			testkit.WaitFor(t, 5*time.Second, "call record", func() bool { return len(w.pool.Status().Recent) == 1 })
 			if a := w.member("a"); a.Failures != 0 || a.State != "ready" {
 				t.Fatalf("client cancel counted as member failure: %+v", a)
 			}

@@ -66,13 +66,13 @@ func TestStickyAssignment(t *testing.T) {
 		if m := member("s3"); m != "a" {
 			t.Fatalf("s3 → %s", m)
 		}
-		w.now.Add(600 * time.Millisecond)
+		w.now.Advance(600 * time.Millisecond)
 		member("s2")
 		member("s3")
 		if m := member("s3"); m != "a" { // live binding: sticky
 			t.Fatalf("s3 within ttl → %s", m)
 		}
-		w.now.Add(600 * time.Millisecond) // s1 idle 1200 ms > ttl; s2, s3 600 ms
+		w.now.Advance(600 * time.Millisecond) // s1 idle 1200 ms > ttl; s2, s3 600 ms
 		for _, s := range w.pool.Status().Sessions {
 			if s.Session == balance.SessionHash("s1") {
 				t.Fatalf("s1 binding listed after its ttl: %+v", s)
@@ -308,7 +308,7 @@ func TestRateLimitAndFailOpen(t *testing.T) {
 		if a.CooldownClass != config.ClassRateLimit || a.CooldownUntil == nil || !a.CooldownUntil.Equal(w.now.Now().Add(4*time.Second)) {
 			t.Fatalf("a = %+v", a)
 		}
-		w.now.Add(3 * time.Second)
+		w.now.Advance(3 * time.Second)
 		for i := 0; i < 3; i++ { // new sessions: a is not tried while cooling
 			w.call(fmt.Sprintf("n%d", i), true)
 		}

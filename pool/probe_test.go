@@ -76,7 +76,9 @@ func TestPoolTest(t *testing.T) {
 
 func TestPoolTestEndpoint(t *testing.T) {
 	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{Token: "tok"})
-	post := func(method, path, token string) (*http.Response, string) {
+	// post takes the subtest's t, so a failure is reported under its name.
+	post := func(t *testing.T, method, path, token string) (*http.Response, string) {
+		t.Helper()
 		req, _ := http.NewRequestWithContext(t.Context(), method, w.srv.URL+path, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
@@ -108,13 +110,13 @@ func TestPoolTestEndpoint(t *testing.T) {
 		{"POOL-14/test-unknown-pool-404", http.MethodPost, "/pool/q/test?model=m", "tok", 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if resp, body := post(tc.method, tc.path, tc.token); resp.StatusCode != tc.want {
+			if resp, body := post(t, tc.method, tc.path, tc.token); resp.StatusCode != tc.want {
 				t.Fatalf("%d %q", resp.StatusCode, body)
 			}
 		})
 	}
 	t.Run("POOL-14/test-endpoint-json", func(t *testing.T) {
-		resp, body := post(http.MethodPost, "/pool/p/test?model=m", "tok")
+		resp, body := post(t, http.MethodPost, "/pool/p/test?model=m", "tok")
 		var res TestResult
 		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Result != "ok" || res.Member != "a" || res.Attempts != 1 || res.TTFTMs <= 0 {
 			t.Fatalf("%d %q", resp.StatusCode, body)
@@ -124,7 +126,7 @@ func TestPoolTestEndpoint(t *testing.T) {
 		}
 	})
 	t.Run("POOL-13/page-served-without-token", func(t *testing.T) {
-		resp, body := post(http.MethodGet, "/pool/", "")
+		resp, body := post(t, http.MethodGet, "/pool/", "")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "/pool/status") {
 			t.Fatalf("%d %q", resp.StatusCode, body[:min(len(body), 200)])
 		}

@@ -216,7 +216,7 @@ func content(w http.ResponseWriter, who string) {
 	ev(w, "message_stop", `{"type":"message_stop"}`)
 }
 
-// okStream answers a streamed request like a healthy channel, else JSON.
+// okChannel answers a streamed request like a healthy channel, else JSON.
 func okChannel(who string) func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
 	return func(w http.ResponseWriter, r *http.Request, _ int, body []byte) {
 		if !strings.Contains(string(body), `"stream":true`) {

@@ -38,7 +38,9 @@ func TestScriptedFailures(t *testing.T) {
 	ch := &Channel{API: Chat, Turns: []Turn{{Status: 529}, {Text: "abc", FailAfterOutput: true}, {Text: "fine"}}}
 	srv := httptest.NewServer(ch)
 	defer srv.Close()
-	post := func(stream bool) (int, string) {
+	// post takes the subtest's t, so a failure is reported under its name.
+	post := func(t *testing.T, stream bool) (int, string) {
+		t.Helper()
 		body, _ := json.Marshal(map[string]any{"model": "m", "stream": stream})
 		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(string(body)))
 		if err != nil {
@@ -49,19 +51,19 @@ func TestScriptedFailures(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	t.Run("POOL-7/mock-fails-before-output", func(t *testing.T) {
-		if st, b := post(true); st != 529 || !strings.Contains(b, "server_error") {
+		if st, b := post(t, true); st != 529 || !strings.Contains(b, "server_error") {
 			t.Fatalf("%d %s", st, b)
 		}
 	})
 	t.Run("POOL-7/mock-fails-after-output", func(t *testing.T) {
-		st, b := post(true)
+		st, b := post(t, true)
 		if st != 200 || !strings.Contains(b, `"content":"a"`) || !strings.Contains(b, `"error"`) || strings.Contains(b, "[DONE]") {
 			t.Fatalf("%d %s", st, b)
 		}
 	})
 	t.Run("POOL-7/mock-last-turn-repeats", func(t *testing.T) {
 		for range 2 {
-			if st, b := post(false); st != 200 || !strings.Contains(b, "fine") {
+			if st, b := post(t, false); st != 200 || !strings.Contains(b, "fine") {
 				t.Fatalf("%d %s", st, b)
 			}
 		}

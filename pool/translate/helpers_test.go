@@ -59,7 +59,7 @@ func decodeReq(t *testing.T, api API, body string) (*Request, error) {
 	return DecodeRequest(api, []byte(body), "m", false)
 }
 
-// sseEvents splits SSE bytes into (name, data) pairs (test-side parser;
+// parseSSE splits SSE bytes into (name, data) pairs (test-side parser;
 // the encoders write one "event:" and one "data:" line at most).
 type sseEv struct{ name, data string }
 

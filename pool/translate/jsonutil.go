@@ -173,8 +173,8 @@ func imageFromURL(u string) Part {
 	return Part{Kind: KindImage, URL: u}
 }
 
-// joinText concatenates the text parts of parts; other kinds are reported
-// by kindErr when not nil.
+// textOnly concatenates the text parts of parts; a part of another kind is
+// a *FieldError naming field[i].
 func textOnly(field string, parts []Part) (string, error) {
 	var b strings.Builder
 	for i, p := range parts {
