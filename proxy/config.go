@@ -40,6 +40,18 @@ type Config struct {
 	// 443 on a cache miss (SPEC CON-1, --verify-tls).
 	TLSProbe bool
 
+	// HeadTimeout bounds the arrival of a request head: the first head on
+	// a connection must be complete this long after accept, a later one
+	// this long after its first byte (the wait for that byte between
+	// requests is the 5 min keep-alive idle time). Slow-header clients are
+	// closed without an answer (issue 13). Zero: 10 s.
+	HeadTimeout time.Duration
+	// MaxPendingHeads bounds the connections that have not yet sent a
+	// complete request head (new connections, and keep-alive ones part-way
+	// through a head); past it the oldest such connection is closed, so a
+	// flood of slow clients cannot crowd out new ones. Zero: 1024.
+	MaxPendingHeads int
+
 	// Cooldown is how long a failed candidate moves to the cold zone (SPEC
 	// CD-2, --cooldown-ms). Zero disables cooldowns.
 	Cooldown time.Duration
@@ -99,6 +111,8 @@ const (
 	DefaultPrefTTL         = 60 * time.Second // ORD-4
 	DefaultCacheSize       = 1000             // ORD-4
 	DefaultRecoverCount    = 2                // HC-4
+	DefaultHeadTimeout     = 10 * time.Second // issue 13 (slow heads)
+	DefaultMaxPendingHeads = 1024             // issue 13 (slow heads)
 )
 
 func (c *Config) setDefaults() error {
@@ -117,10 +131,16 @@ func (c *Config) setDefaults() error {
 	if c.CacheSize == 0 {
 		c.CacheSize = DefaultCacheSize
 	}
+	if c.HeadTimeout == 0 {
+		c.HeadTimeout = DefaultHeadTimeout
+	}
+	if c.MaxPendingHeads <= 0 {
+		c.MaxPendingHeads = DefaultMaxPendingHeads
+	}
 	if c.HealthRecoverCount == 0 {
 		c.HealthRecoverCount = DefaultRecoverCount
 	}
-	if c.ConnectTimeout < 0 || c.ResponseTimeout < 0 || c.FastFail < 0 || c.RaceDelay < 0 || c.Cooldown < 0 || c.HealthInterval < 0 {
+	if c.ConnectTimeout < 0 || c.ResponseTimeout < 0 || c.FastFail < 0 || c.RaceDelay < 0 || c.Cooldown < 0 || c.HealthInterval < 0 || c.HeadTimeout < 0 {
 		return errors.New("proxy: negative duration in Config")
 	}
 	if c.HealthURL != nil && c.HealthURL.Scheme != "http" && c.HealthURL.Scheme != "https" {

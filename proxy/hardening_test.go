@@ -280,3 +280,61 @@ func TestLocalResourceExhaustion(t *testing.T) {
 		noCooldown(t)
 	})
 }
+
+// closedWithin reports whether the proxy closes c (read returns EOF or a
+// reset) within d, without c having been answered.
+func closedWithin(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	defer c.SetReadDeadline(time.Time{})
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func TestSlowHeads(t *testing.T) {
+	origin := testworld.NewOrigin(t)
+	t.Run("HTTP-4/slow-first-head-closed-after-head-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{HeadTimeout: 300 * time.Millisecond})
+		c := dialProxy(t, addr)
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\n", origin.URL) // and never the rest
+		if !closedWithin(c, 3*time.Second) {
+			t.Fatal("connection with an incomplete head still open 3 s after a 300 ms head timeout")
+		}
+	})
+	t.Run("HTTP-4/keep-alive-idle-not-cut-by-head-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{HeadTimeout: 200 * time.Millisecond})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		for i := range 2 {
+			fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
+			if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d", i, resp.StatusCode)
+			}
+			if i == 0 && closedWithin(c, 600*time.Millisecond) {
+				t.Fatal("idle keep-alive connection closed by the head timeout")
+			}
+		}
+	})
+	t.Run("HTTP-4/pending-heads-capped-oldest-closed", func(t *testing.T) {
+		addr, srv := startProxy(t, Config{MaxPendingHeads: 3})
+		var conns []net.Conn
+		for i := range 3 {
+			c := dialProxy(t, addr)
+			io.WriteString(c, "GET http://")
+			conns = append(conns, c)
+			testkit.WaitFor(t, 2*time.Second, "pending heads", func() bool { return srv.pendingHeads() == i+1 })
+		}
+		c4 := dialProxy(t, addr)
+		io.WriteString(c4, "GET http://")
+		if !closedWithin(conns[0], 3*time.Second) {
+			t.Fatal("oldest pending connection not closed past the cap")
+		}
+		if closedWithin(conns[1], 300*time.Millisecond) {
+			t.Fatal("second-oldest pending connection closed too")
+		}
+		fmt.Fprintf(c4, "%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.Addr, origin.Addr)
+		if resp, _ := readResponse(t, bufio.NewReader(c4), "GET"); resp.StatusCode != 200 {
+			t.Fatalf("newest connection: %d", resp.StatusCode)
+		}
+	})
+}

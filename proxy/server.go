@@ -36,7 +36,8 @@ import (
 var errClientGone = httpmsg.ErrClientGone
 
 // idleTimeout closes a client connection that sends no new request for this
-// long between requests.
+// long between requests (the first byte of the next head; the rest must
+// follow within Config.HeadTimeout, headwait.go).
 const idleTimeout = 5 * time.Minute
 
 // Server is the forwarding proxy. Create it with New; serve with Serve; stop
@@ -53,6 +54,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]bool // value: idle between requests
 	upstreams map[net.Conn]struct{}
+	pending   map[net.Conn]time.Time // waiting for a complete head since (headwait.go)
 	buffered  atomic.Int64 // request body bytes buffered right now (maxBuffered)
 	closing   bool
 	wg        sync.WaitGroup  // connection goroutines and Serve loops
@@ -88,6 +90,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]bool{},
 		upstreams: map[net.Conn]struct{}{},
+		pending:   map[net.Conn]time.Time{},
 		done:      make(chan struct{}),
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
@@ -290,13 +293,11 @@ func (s *Server) serveConn(c net.Conn) {
 	}()
 	br := bufio.NewReaderSize(c, 4096)
 	bw := bufio.NewWriterSize(c, 4096)
-	for {
+	for first := true; ; first = false {
 		if !s.setIdle(c, true) {
 			return
 		}
-		c.SetReadDeadline(time.Now().Add(idleTimeout))
-		head, err := httpmsg.ReadRequestHead(br)
-		c.SetReadDeadline(time.Time{})
+		head, err := s.readHead(c, br, first)
 		if !s.setIdle(c, false) {
 			return
 		}
