@@ -55,7 +55,7 @@ type Server struct {
 	conns     map[net.Conn]bool // value: idle between requests
 	upstreams map[net.Conn]struct{}
 	pending   map[net.Conn]time.Time // waiting for a complete head since (headwait.go)
-	buffered  atomic.Int64 // request body bytes buffered right now (maxBuffered)
+	buffered  atomic.Int64           // request body bytes buffered right now (maxBuffered)
 	closing   bool
 	wg        sync.WaitGroup  // connection goroutines and Serve loops
 	done      chan struct{}   // closed by Shutdown
