@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -161,7 +162,7 @@ func TestClearMessages(t *testing.T) {
 		}
 	})
 	t.Run("POOL-7/response-timeout-named", func(t *testing.T) {
-		w.pool.state.Succeed("a")
+		w.pool.state.Succeed(context.Background(), "a")
 		r, b := w.call("s2", false)
 		if r.StatusCode != 504 || !strings.Contains(b, "no answer within response_timeout_ms (300 ms)") || strings.Contains(b, "deadline exceeded") {
 			t.Fatalf("status %d body %s", r.StatusCode, b)

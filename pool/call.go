@@ -101,14 +101,19 @@ func (c *call) run() {
 		return
 	}
 	now := c.p.opts.Now()
-	until := func(m string) (time.Time, bool) { return c.p.state.Cooling(m, c.target(m), now) }
+	cdKeys := make([]string, 0, 2*len(eligible))
+	for _, m := range eligible {
+		cdKeys = append(cdKeys, m, balance.ModelKey(m, c.target(m)))
+	}
+	cds := c.p.state.Cooldowns(c.sctx(), cdKeys, now) // one read per call (a shared state: one round trip)
+	until := func(m string) (time.Time, bool) { return balance.Cooling(cds, m, c.target(m)) }
 	hot := func(m string) bool { _, cooling := until(m); return !cooling }
-	primary, inFlight := c.p.state.Acquire(c.pc, key, eligible, hot, now)
+	primary, inFlight := c.p.state.Acquire(c.sctx(), c.pc, key, eligible, hot, now)
 	if owner := c.stateOwner(); owner != "" && hot(owner) && slices.Contains(eligible, owner) {
 		primary = owner // POOL-18: the member that holds previous_response_id
 	}
 	served := ""
-	defer func() { c.p.state.Release(c.pc, key, inFlight, served, c.p.opts.Now()) }()
+	defer func() { c.p.state.Release(c.sctx(), c.pc, key, inFlight, served, c.p.opts.Now()) }()
 	for _, m := range balance.AttemptOrder(eligible, primary, until) {
 		o := c.attempt(m, key)
 		if o.retry && !o.canceled {
@@ -126,12 +131,12 @@ func (c *call) run() {
 		if o.served && c.ep.Kind == wire.EpGenerate {
 			served = m
 			if o.fail == nil {
-				c.p.state.Succeed(m)
-				c.p.state.Count(c.pc.ID, m, true)
+				c.p.state.Succeed(c.sctx(), m)
+				c.p.state.Count(c.sctx(), c.pc.ID, m, true)
 			}
-			c.p.state.AddUsage(c.pc.ID, c.session, m, o.u, c.p.opts.Now())
+			c.p.state.AddUsage(c.sctx(), c.pc.ID, c.session, m, o.u, c.p.opts.Now())
 			if len(o.state) > 0 {
-				c.p.state.RecordOwner(m, o.state)
+				c.p.state.RecordOwner(c.sctx(), m, o.state)
 			}
 		}
 		if o.done {
@@ -156,6 +161,11 @@ func (c *call) attempt(m string, key balance.BindKey) outcome {
 	return c.plainAttempt(m)
 }
 
+// sctx is the context of a state call: the request's values without its
+// cancellation (a call's bookkeeping after the client left must still
+// land); the State bounds its own wait (SPEC POOL-23).
+func (c *call) sctx() context.Context { return context.WithoutCancel(c.r.Context()) }
+
 // target is the member's model id for this call.
 func (c *call) target(member string) string { return c.pc.Target(c.um, c.ci.Model, member) }
 
@@ -166,12 +176,12 @@ func (c *call) failed(m string, o outcome) {
 	if a.Class == config.ClassBadRequest || a.Class == config.ClassState {
 		return
 	}
-	c.p.state.Count(c.pc.ID, m, false)
+	c.p.state.Count(c.sctx(), c.pc.ID, m, false)
 	key := m
 	if a.Class == config.ClassModelNotFound {
 		key = balance.ModelKey(m, c.target(m))
 	}
-	until := c.p.state.Fail(key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
+	until := c.p.state.Fail(c.sctx(), key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
 	phase := "before-commit" // silent failover follows
 	if o.served {
 		phase = "after-commit" // the client got an error event
@@ -230,7 +240,7 @@ func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
 		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status}
-	c.p.state.Record(rec)
+	c.p.state.Record(c.sctx(), rec)
 	if c.probe != nil {
 		c.probe.set(rec, c.attempts)
 	}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -39,8 +40,8 @@ func TestKeysNeverLeak(t *testing.T) {
 			textDelta(rw, "x")
 			sseWrite(rw, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "oops " + r.Header.Get("X-Api-Key")}})
 		})
-		w.pool.state.Succeed("a")
-		w.pool.state.Succeed("b")
+		w.pool.state.Succeed(context.Background(), "a")
+		w.pool.state.Succeed(context.Background(), "b")
 		_, body := w.call("leak-post", true)
 		seen.WriteString(body)
 		st, _ := json.Marshal(w.pool.Status())
@@ -147,7 +148,7 @@ func TestStatusSessionsCapped(t *testing.T) {
 	t0 := w.now.Now()
 	const n = status.MaxStatusSessions + 5
 	for i := 0; i < n; i++ {
-		w.pool.state.Bind(pc, balance.BindKey{Pool: "p", Session: fmt.Sprintf("s%04d", i), Model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
+		w.pool.state.Bind(context.Background(), pc, balance.BindKey{Pool: "p", Session: fmt.Sprintf("s%04d", i), Model: "m"}, "a", t0.Add(time.Duration(i)*time.Millisecond))
 	}
 	w.now.Advance(time.Second)
 	st := w.pool.Status()

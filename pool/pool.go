@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,11 @@ type Options struct {
 	// PingInterval: a committed stream quiet this long gets our own ping
 	// event; 0 → DefaultPingInterval.
 	PingInterval time.Duration
+	// State holds bindings, cooldowns, counters and recent calls; nil → a
+	// fresh balance.NewMemory() (SPEC POOL-16). A shared State
+	// (redisstate.Store, SPEC POOL-23) lets several instances balance as
+	// one. Close closes it.
+	State balance.State
 }
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it
@@ -55,7 +61,7 @@ type Pool struct {
 	// state is everything remembered between calls (bindings, cooldowns,
 	// counters, recent calls, who holds a Responses state); nothing else
 	// here outlives a call.
-	state *balance.State
+	state balance.State
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -63,7 +69,7 @@ type Pool struct {
 }
 
 // New returns a pool serving cfg. State (bindings, cooldowns, recent calls)
-// starts empty and lives in memory (SPEC POOL-16).
+// is opts.State, by default empty and in memory (SPEC POOL-16).
 func New(cfg *config.Config, opts Options) *Pool {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
@@ -77,10 +83,13 @@ func New(cfg *config.Config, opts Options) *Pool {
 	if opts.PingInterval <= 0 {
 		opts.PingInterval = DefaultPingInterval
 	}
+	if opts.State == nil {
+		opts.State = balance.NewMemory()
+	}
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: balance.NewState(),
+	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State,
 		cfg: cfg, scrub: config.NewScrubber(cfg)}
 }
 
@@ -94,8 +103,17 @@ func (p *Pool) Reload(cfg *config.Config) {
 	p.mu.Lock()
 	p.cfg, p.scrub = cfg, config.NewScrubber(cfg)
 	p.mu.Unlock()
-	p.state.Retain(cfg)
+	p.state.Retain(context.Background(), cfg)
 	p.log.Info("pool config reloaded", "pools", len(cfg.Pools), "channels", len(cfg.Channels))
+}
+
+// Close closes the pool's State (a shared store's connections). The pool
+// must not serve afterwards.
+func (p *Pool) Close() error {
+	if c, ok := p.state.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 func (p *Pool) config() (*config.Config, config.Scrubber) {
@@ -308,5 +326,5 @@ func drain(rc io.ReadCloser) {
 // prompt, key or raw session id.
 func (p *Pool) Status() status.StatusJSON {
 	cfg, _ := p.config()
-	return status.Build(cfg, p.state, p.opts.Now())
+	return status.Build(context.Background(), cfg, p.state, p.opts.Now())
 }

@@ -288,7 +288,7 @@ func TestFailover(t *testing.T) {
 		if resp.Header.Get("X-Pool-Member") != "b" {
 			t.Fatalf("%v", resp.Header)
 		}
-		if _, cooling := w.pool.state.Cooling("a", "m", w.now.Now()); !cooling {
+		if _, cooling := balance.Cooling(w.pool.state.Cooldowns(context.Background(), []string{"a", balance.ModelKey("a", "m")}, w.now.Now()), "a", "m"); !cooling {
 			t.Fatal("a/m not cooling")
 		}
 	})

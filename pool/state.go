@@ -40,7 +40,7 @@ func (c *call) stateFor(m string, body []byte) []byte {
 	}
 	all := c.stripAll[m]
 	return wire.StripReasoning(body, func(key string) bool {
-		owner := c.p.state.OwnerOf(key)
+		owner := c.p.state.OwnerOf(c.sctx(), key)
 		if all {
 			return owner == m
 		}
@@ -54,5 +54,5 @@ func (c *call) stateOwner() string {
 	if c.ci.Previous == "" {
 		return ""
 	}
-	return c.p.state.OwnerOf(wire.RespKey(c.ci.Previous))
+	return c.p.state.OwnerOf(c.sctx(), wire.RespKey(c.ci.Previous))
 }

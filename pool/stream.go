@@ -198,7 +198,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		if res.ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
 		}
-		c.p.state.Bind(c.pc, key, m, c.p.opts.Now())
+		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
 			return outcome{canceled: true, served: true}
 		}

@@ -191,9 +191,12 @@ func (a *assigner) retain(cfg *config.Config) {
 	}
 }
 
-// Binding is one live binding, as listed for status.
+// Binding is one live binding, as listed for status. Key.Session is the
+// raw id only in memory ("" from a shared store, which keeps no raw id);
+// Session is always its short hash (SessionHash).
 type Binding struct {
 	Key      BindKey
+	Session  string
 	Member   string
 	LastUsed time.Time
 }
@@ -205,7 +208,7 @@ func (a *assigner) snapshot(cfg *config.Config, now time.Time) []Binding {
 	var out []Binding
 	for k, b := range a.bindings {
 		if p := cfg.Pool(k.Pool); p != nil && now.Sub(b.lastUsed) < p.SessionTTL {
-			out = append(out, Binding{k, b.member, b.lastUsed})
+			out = append(out, Binding{Key: k, Session: SessionHash(k.Session), Member: b.member, LastUsed: b.lastUsed})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

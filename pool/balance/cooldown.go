@@ -111,3 +111,16 @@ func (c *cooldowns) retain(cfg *config.Config) {
 		}
 	}
 }
+
+// live lists the running cooldowns at now.
+func (c *cooldowns) live(now time.Time) []CooldownEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []CooldownEntry
+	for k, st := range c.m {
+		if now.Before(st.until) {
+			out = append(out, CooldownEntry{k, st.until, st.class, st.last})
+		}
+	}
+	return out
+}

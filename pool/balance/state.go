@@ -3,127 +3,229 @@
 // the order members are tried in (hot first, then the cooling ones by
 // earliest recovery; POOL-11), the cooldown rules (POOL-10), what class a
 // failure is (POOL-10) and which session a request belongs to (POOL-5). All
-// it remembers sits behind one owner, State. It opens no connection and
-// writes nothing to a client.
+// it remembers sits behind one interface, State, with an in-memory
+// implementation here (Memory) and a shared one on Redis (pool/redisstate,
+// SPEC POOL-23). It opens no connection and writes nothing to a client.
 package balance
 
 import (
+	"context"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// State owns everything the pool remembers between calls: sticky bindings
+// State is everything the pool remembers between calls: sticky bindings
 // and the first picks in flight (POOL-4/5/6), member cooldowns (POOL-10),
 // success/failure counters, prompt-cache totals and the recent calls
 // (POOL-13), and which member produced a Responses state (POOL-18).
-// Nothing else in the pool keeps state across calls, so this
-// method set is the whole seam a shared implementation has to fill (issue
-// #18: the same operations on Redis, assign-if-unbound atomic across
-// instances). Today it lives in memory and starts empty (SPEC POOL-16).
-// Times are passed in (the pool's injected clock). Safe for concurrent use.
-type State struct {
+//
+// The methods are what the pool needs done atomically, not storage
+// commands: Acquire is assign-if-unbound returning the winner (a live
+// binding, a first pick in flight, or a new least-bound choice), Fail is
+// cool-down-with-growth where the longest deadline wins. Every call takes a
+// context; an implementation bounds its own wait (a shared one by a short
+// deadline) and never fails: when its store is unreachable it answers from
+// local state (SPEC POOL-23), so a model call never fails because of State.
+// Times are passed in (the pool's injected clock). Implementations are safe
+// for concurrent use.
+type State interface {
+	// Acquire picks the member a call starts on (SPEC POOL-4, POOL-6; rules
+	// at assigner.acquire). eligible are the members that can serve the
+	// call in configured order, hot tells whether one is out of cooldown.
+	// Every Acquire is paired with one Release that passes inFlight back.
+	Acquire(ctx context.Context, p *config.PoolConfig, key BindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool)
+	// Release ends a call begun with Acquire; success ("" when no member
+	// served) becomes the key's binding (SPEC POOL-5, POOL-8).
+	Release(ctx context.Context, p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time)
+	// Bind records a binding at once (a stream's commit point), so joiners
+	// of the same first pick see it before the stream ends.
+	Bind(ctx context.Context, p *config.PoolConfig, key BindKey, member string, now time.Time)
+	// Bindings lists the live bindings at now, sorted by pool, session, model.
+	Bindings(ctx context.Context, cfg *config.Config, now time.Time) []Binding
+	// Fail records a failure of class for cooldown key (a member, or
+	// ModelKey(member, target) for model_not_found) and returns the
+	// cooldown deadline, zero when the class has none (SPEC POOL-10; rules
+	// at cooldowns.fail). base is the pool's length for the class,
+	// explicit a server-given wait.
+	Fail(ctx context.Context, key, class string, base, explicit time.Duration, now time.Time) time.Time
+	// Succeed resets the cooldown of key and its growth (SPEC POOL-10).
+	Succeed(ctx context.Context, key string)
+	// Cooldowns returns the running cooldowns among keys at now (keys not
+	// cooling are absent).
+	Cooldowns(ctx context.Context, keys []string, now time.Time) map[string]Cooldown
+	// Count counts one success or failure of member in pool (SPEC POOL-13).
+	Count(ctx context.Context, pool, member string, success bool)
+	// AddUsage adds one answer's token accounting to the session's (a short
+	// hash) and the member's prompt-cache totals (POOL-13b).
+	AddUsage(ctx context.Context, pool, session, member string, u wire.Usage, now time.Time)
+	// Record keeps a finished call among the recent calls (the last 200).
+	Record(ctx context.Context, r CallRecord)
+	// Recent returns the recent calls, oldest first.
+	Recent(ctx context.Context) []CallRecord
+	// Counts returns member's successes, failures and cache totals in pool.
+	Counts(ctx context.Context, pool, member string) (successes, failures int64, cache CacheStats)
+	// SessionCache returns the cache totals of session (a short hash) in
+	// pool, and whether there are any.
+	SessionCache(ctx context.Context, pool, session string) (CacheStats, bool)
+	// RecordOwner notes that member produced the state keys (wire.RespKey
+	// and the encrypted reasoning keys of an answer, SPEC POOL-18).
+	RecordOwner(ctx context.Context, member string, keys []string)
+	// OwnerOf returns the member that produced state key, or "".
+	OwnerOf(ctx context.Context, key string) string
+	// Retain drops what refers to pools, members or channels cfg no longer
+	// has (SPEC POOL-16): bindings and cooldowns. Counters and recent calls
+	// stay.
+	Retain(ctx context.Context, cfg *config.Config)
+	// Health says where the state lives and whether it is degraded.
+	Health() Health
+}
+
+// Cooldown is one running cooldown: its deadline and the failure class
+// that set it (SPEC POOL-10).
+type Cooldown struct {
+	Until time.Time
+	Class string
+}
+
+// Cooling reports whether member (or its target model, for
+// model_not_found) is cooling in cds, a Cooldowns answer that asked for
+// member and ModelKey(member, target), and the later deadline.
+func Cooling(cds map[string]Cooldown, member, target string) (time.Time, bool) {
+	c1, ok1 := cds[member]
+	c2, ok2 := cds[ModelKey(member, target)]
+	if c2.Until.After(c1.Until) {
+		c1 = c2
+	}
+	return c1.Until, ok1 || ok2
+}
+
+// Health is where a State keeps its data (the status document's "state",
+// SPEC POOL-23).
+type Health struct {
+	// Kind is "memory" or "redis".
+	Kind string `json:"kind"`
+	// Store is the shared store's address with the password hidden ("" for
+	// memory).
+	Store string `json:"store,omitempty"`
+	// Instance names this process among those sharing the store.
+	Instance string `json:"instance,omitempty"`
+	// Degraded is true while the shared store is unreachable and the
+	// instance runs on its local state; Since is when that began.
+	Degraded bool       `json:"degraded"`
+	Since    *time.Time `json:"degraded_since,omitempty"`
+	// Reason is the last store error while degraded (no credentials).
+	Reason string `json:"reason,omitempty"`
+}
+
+// Memory is the in-memory State (SPEC POOL-16): it lives in one process
+// and starts empty. The zero value is not usable; call NewMemory.
+type Memory struct {
 	assign *assigner
 	cd     *cooldowns
 	stats  *stats
 	owners *stateOwners
 }
 
-// NewState returns an empty in-memory State.
-func NewState() *State {
-	return &State{assign: newAssigner(), cd: newCooldowns(), stats: newStats(), owners: newStateOwners()}
+// NewMemory returns an empty in-memory State.
+func NewMemory() *Memory {
+	return &Memory{assign: newAssigner(), cd: newCooldowns(), stats: newStats(), owners: newStateOwners()}
 }
 
-// Acquire picks the member a call starts on (SPEC POOL-4, POOL-6); see
-// assigner.acquire for the rules. Every Acquire is paired with one Release
-// that passes inFlight back.
-func (s *State) Acquire(p *config.PoolConfig, key BindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
+var _ State = (*Memory)(nil)
+
+// Acquire implements State.
+func (s *Memory) Acquire(_ context.Context, p *config.PoolConfig, key BindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool) {
 	return s.assign.acquire(p, key, eligible, hot, now)
 }
 
-// Release ends a call begun with Acquire; success ("" when no member
-// served) becomes the key's binding (SPEC POOL-5, POOL-8).
-func (s *State) Release(p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time) {
+// Release implements State.
+func (s *Memory) Release(_ context.Context, p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time) {
 	s.assign.release(p, key, inFlight, success, now)
 }
 
-// Bind records a binding at once (a stream's commit point), so joiners of
-// the same first pick see it before the stream ends.
-func (s *State) Bind(p *config.PoolConfig, key BindKey, member string, now time.Time) {
+// Bind implements State.
+func (s *Memory) Bind(_ context.Context, p *config.PoolConfig, key BindKey, member string, now time.Time) {
 	s.assign.bind(p, key, member, now)
 }
 
-// Bindings lists the live bindings at now, sorted by pool, session, model.
-func (s *State) Bindings(cfg *config.Config, now time.Time) []Binding {
+// Bindings implements State.
+func (s *Memory) Bindings(_ context.Context, cfg *config.Config, now time.Time) []Binding {
 	return s.assign.snapshot(cfg, now)
 }
 
-// Fail records a failure of class for cooldown key (a member, or
-// ModelKey(member, target) for model_not_found) and returns the cooldown
-// deadline, zero when the class has none (SPEC POOL-10; rules at
-// cooldowns.fail). base is the pool's length for the class, explicit a
-// server-given wait.
-func (s *State) Fail(key, class string, base, explicit time.Duration, now time.Time) time.Time {
+// Fail implements State.
+func (s *Memory) Fail(_ context.Context, key, class string, base, explicit time.Duration, now time.Time) time.Time {
 	return s.cd.fail(key, class, base, explicit, now)
 }
 
-// Succeed resets the cooldown of key and its growth (SPEC POOL-10).
-func (s *State) Succeed(key string) { s.cd.succeed(key) }
+// Succeed implements State.
+func (s *Memory) Succeed(_ context.Context, key string) { s.cd.succeed(key) }
 
-// Cooldown reports the deadline and class of key's cooldown and whether it
-// is cooling at now.
-func (s *State) Cooldown(key string, now time.Time) (until time.Time, class string, cooling bool) {
-	return s.cd.until(key, now)
-}
-
-// Cooling reports whether member (or its target model, for model_not_found)
-// is cooling at now, and the later deadline.
-func (s *State) Cooling(member, target string, now time.Time) (time.Time, bool) {
-	u1, _, c1 := s.cd.until(member, now)
-	u2, _, c2 := s.cd.until(ModelKey(member, target), now)
-	if u2.After(u1) {
-		u1 = u2
+// Cooldowns implements State.
+func (s *Memory) Cooldowns(_ context.Context, keys []string, now time.Time) map[string]Cooldown {
+	out := make(map[string]Cooldown, len(keys))
+	for _, k := range keys {
+		if until, class, cooling := s.cd.until(k, now); cooling {
+			out[k] = Cooldown{until, class}
+		}
 	}
-	return u1, c1 || c2
+	return out
 }
 
-// Count counts one success or failure of member in pool (SPEC POOL-13).
-func (s *State) Count(pool, member string, success bool) { s.stats.outcome(pool, member, success) }
+// Count implements State.
+func (s *Memory) Count(_ context.Context, pool, member string, success bool) {
+	s.stats.outcome(pool, member, success)
+}
 
-// AddUsage adds one answer's token accounting to the session's and the
-// member's prompt-cache totals (POOL-13b).
-func (s *State) AddUsage(pool, session, member string, u wire.Usage, now time.Time) {
+// AddUsage implements State.
+func (s *Memory) AddUsage(_ context.Context, pool, session, member string, u wire.Usage, now time.Time) {
 	s.stats.usage(pool, session, member, u, now)
 }
 
-// Record keeps a finished call among the recent calls (the last 200).
-func (s *State) Record(r CallRecord) { s.stats.add(r) }
+// Record implements State.
+func (s *Memory) Record(_ context.Context, r CallRecord) { s.stats.add(r) }
 
-// Recent returns the recent calls, oldest first.
-func (s *State) Recent() []CallRecord { return s.stats.list() }
+// Recent implements State.
+func (s *Memory) Recent(context.Context) []CallRecord { return s.stats.list() }
 
-// Counts returns member's successes, failures and cache totals in pool.
-func (s *State) Counts(pool, member string) (successes, failures int64, cache CacheStats) {
+// Counts implements State.
+func (s *Memory) Counts(_ context.Context, pool, member string) (successes, failures int64, cache CacheStats) {
 	return s.stats.counts(pool, member)
 }
 
-// SessionCache returns the cache totals of session (a short hash) in pool,
-// and whether there are any.
-func (s *State) SessionCache(pool, session string) (CacheStats, bool) {
+// SessionCache implements State.
+func (s *Memory) SessionCache(_ context.Context, pool, session string) (CacheStats, bool) {
 	return s.stats.sessionCache(pool, session)
 }
 
-// RecordOwner notes that member produced the state keys (wire.RespKey and
-// the encrypted reasoning keys of an answer, SPEC POOL-18).
-func (s *State) RecordOwner(member string, keys []string) { s.owners.record(member, keys) }
+// RecordOwner implements State.
+func (s *Memory) RecordOwner(_ context.Context, member string, keys []string) {
+	s.owners.record(member, keys)
+}
 
-// OwnerOf returns the member that produced state key, or "".
-func (s *State) OwnerOf(key string) string { return s.owners.of(key) }
+// OwnerOf implements State.
+func (s *Memory) OwnerOf(_ context.Context, key string) string { return s.owners.of(key) }
 
-// Retain drops what refers to pools, members or channels cfg no longer has
-// (SPEC POOL-16): bindings and cooldowns. Counters and recent calls stay.
-func (s *State) Retain(cfg *config.Config) {
+// Retain implements State.
+func (s *Memory) Retain(_ context.Context, cfg *config.Config) {
 	s.assign.retain(cfg)
 	s.cd.retain(cfg)
+}
+
+// Health implements State: memory is never degraded.
+func (s *Memory) Health() Health { return Health{Kind: "memory"} }
+
+// LiveCooldowns lists the running cooldowns at now with their growth
+// length (a shared State merges them back after an outage, SPEC POOL-23).
+func (s *Memory) LiveCooldowns(now time.Time) []CooldownEntry { return s.cd.live(now) }
+
+// CooldownEntry is one running cooldown with its key and the length of
+// its most recent period (the growth base, SPEC POOL-10).
+type CooldownEntry struct {
+	Key   string
+	Until time.Time
+	Class string
+	Last  time.Duration
 }

@@ -26,6 +26,9 @@ type CallRecord struct {
 	// Class is "" on success, else the failure class (or "canceled").
 	Class  string `json:"class,omitempty"`
 	Status int    `json:"status,omitempty"`
+	// Instance names the process that served the call when the state is
+	// shared (SPEC POOL-23); "" in memory.
+	Instance string `json:"instance,omitempty"`
 }
 
 // CacheStats are prompt-cache token totals from usage fields (POOL-NOTES):

@@ -55,6 +55,9 @@ type Config struct {
 	Channels []*Channel
 	// Pools in file order.
 	Pools []*PoolConfig
+	// State is where bindings, cooldowns and counters live (SPEC POOL-23);
+	// the zero value is memory.
+	State StateConfig
 }
 
 // Channel is one real model endpoint (SPEC §10 "channels").

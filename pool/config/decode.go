@@ -22,6 +22,7 @@ import (
 //	                  empty_ms, network_ms, model_not_found_ms},
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
 //	       stream_idle_timeout_ms, keepalive_hold_ms}
+//	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig, POOL-23)
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
@@ -62,6 +63,10 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 				cfg.Pools = append(cfg.Pools, pc)
 				return err
 			})
+		case "state":
+			var err error
+			cfg.State, err = decodeState(v, p)
+			return err
 		}
 		return unknownKey(p, k, topKeys)
 	})

@@ -173,6 +173,16 @@ func (c *Config) Redacted() string {
 		add(pools, p.ID, n)
 	}
 	add(root, "pools", pools)
+	st := mapNode("url", StateMemory)
+	if c.State.Shared() {
+		st = mapNode("url", RedactStateURL(c.State.URL), "name", strings.TrimSuffix(StatePrefix(c), ":"))
+	}
+	timeout := c.State.Timeout
+	if timeout <= 0 {
+		timeout = DefaultStateTimeout
+	}
+	add(st, "timeout_ms", timeout.Milliseconds())
+	add(root, "state", st)
 	out, err := yaml.Marshal(root)
 	if err != nil {
 		return "# cannot render: " + err.Error() + "\n"

@@ -6,6 +6,7 @@
 package status
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -27,6 +28,9 @@ type StatusJSON struct {
 	SessionsTotal int             `json:"sessions_total"`
 	// Recent holds the last 200 calls, oldest first.
 	Recent []balance.CallRecord `json:"recent"`
+	// State says where the pool's state lives (memory, or a shared Redis)
+	// and whether it is degraded to local state (SPEC POOL-23).
+	State balance.Health `json:"state"`
 }
 
 // PoolStatus is one pool with its members and merged models.
@@ -70,18 +74,23 @@ type SessionStatus struct {
 // successes/failures, bound sessions, cache hits), sessions (binding per
 // unified model, cache hits) and the last 200 calls. It contains no prompt,
 // key or raw session id.
-func Build(cfg *config.Config, st *balance.State, now time.Time) StatusJSON {
-	doc := StatusJSON{Pools: []PoolStatus{}, Sessions: []SessionStatus{}, Recent: st.Recent()}
+func Build(ctx context.Context, cfg *config.Config, st balance.State, now time.Time) StatusJSON {
+	doc := StatusJSON{Pools: []PoolStatus{}, Sessions: []SessionStatus{}, Recent: st.Recent(ctx), State: st.Health()}
 	bound := map[[2]string]map[string]bool{}
-	doc.Sessions, doc.SessionsTotal = sessions(st, st.Bindings(cfg, now), bound)
+	doc.Sessions, doc.SessionsTotal = sessions(ctx, st, st.Bindings(ctx, cfg, now), bound)
+	var members []string
+	for _, pc := range cfg.Pools {
+		members = append(members, pc.Members...)
+	}
+	cds := st.Cooldowns(ctx, members, now)
 	for _, pc := range cfg.Pools {
 		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: config.ModelList(cfg, pc)}
 		for _, m := range pc.Members {
 			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
-			if until, class, cooling := st.Cooldown(m, now); cooling {
-				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &until, class
+			if cd, cooling := cds[m]; cooling {
+				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &cd.Until, cd.Class
 			}
-			ms.Successes, ms.Failures, ms.Cache = st.Counts(pc.ID, m)
+			ms.Successes, ms.Failures, ms.Cache = st.Counts(ctx, pc.ID, m)
 			ps.Members = append(ps.Members, ms)
 		}
 		doc.Pools = append(doc.Pools, ps)
@@ -92,11 +101,11 @@ func Build(cfg *config.Config, st *balance.State, now time.Time) StatusJSON {
 // sessions groups the bindings by (pool, session hash) and fills bound with
 // the session hashes bound to each (pool, member). It returns at most
 // MaxStatusSessions sessions, the most recently used, and how many there are.
-func sessions(st *balance.State, binds []balance.Binding, bound map[[2]string]map[string]bool) ([]SessionStatus, int) {
+func sessions(ctx context.Context, st balance.State, binds []balance.Binding, bound map[[2]string]map[string]bool) ([]SessionStatus, int) {
 	byKey := map[[2]string]*SessionStatus{}
 	var order [][2]string
 	for _, b := range binds {
-		h := balance.SessionHash(b.Key.Session)
+		h := b.Session
 		mk := [2]string{b.Key.Pool, b.Member}
 		if bound[mk] == nil {
 			bound[mk] = map[string]bool{}
@@ -134,7 +143,7 @@ func sessions(st *balance.State, binds []balance.Binding, bound map[[2]string]ma
 	out := []SessionStatus{}
 	for _, sk := range order {
 		ss := byKey[sk]
-		if cs, ok := st.SessionCache(sk[0], sk[1]); ok {
+		if cs, ok := st.SessionCache(ctx, sk[0], sk[1]); ok {
 			ss.Cache = cs
 		}
 		out = append(out, *ss)
