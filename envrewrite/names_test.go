@@ -81,7 +81,7 @@ func TestWindowsNames(t *testing.T) {
 	})
 	t.Run("PLAT-1/POOL-20/windows-any-spelling-of-api-key-removed", func(t *testing.T) {
 		env := []string{"anthropic_api_key=sk-real", "Anthropic_Base_Url=https://x", "No_Proxy=a"}
-		out := win.RewritePool(env, APIAnthropic, "http://127.0.0.1:1/pool/p", "tok")
+		out := win.RewritePool(env, "http://127.0.0.1:1/pool/p", "tok")
 		if _, ok := win.Get(out, "ANTHROPIC_API_KEY"); ok {
 			t.Fatalf("API key kept: %q", out)
 		}

@@ -120,50 +120,45 @@ func (n Names) dedup(env []string) []string {
 	return out
 }
 
-// Pool API flavours accepted by RewritePool (SPEC POOL-1).
-const (
-	APIAnthropic = "anthropic"
-	APIOpenAI    = "openai"
-)
+// poolUnset are removed from a pool-mode child (SPEC POOL-20): the user's
+// real keys for the APIs the pool serves, and switches that would send
+// Gemini CLI to Vertex AI instead of the pool. Claude Code and the
+// Anthropic SDKs send ANTHROPIC_API_KEY as "x-api-key" next to
+// ANTHROPIC_AUTH_TOKEN ("Authorization: Bearer"); with both set Claude Code
+// warns of an auth conflict and may send the real key, which the pool
+// rejects (401) — and the real key has no business leaving the launcher when
+// the pool holds the member keys. @google/genai prefers GOOGLE_API_KEY over
+// GEMINI_API_KEY.
+var poolUnset = []string{"ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"}
 
-// RewritePool returns env prepared for launcher pool mode (SPEC POOL-20).
-// baseURL is the pool endpoint ("http://127.0.0.1:PORT/pool/NAME") and token
-// the per-launch local token the pool requires.
+// RewritePool returns env prepared for launcher pool mode (SPEC POOL-20,
+// POOL-21). baseURL is the pool endpoint ("http://127.0.0.1:PORT/pool/NAME")
+// and token the per-launch local token the pool requires. Every pool serves
+// all four client APIs, so every agent is pointed at it:
 //
-// For api "anthropic": ANTHROPIC_BASE_URL=baseURL, ANTHROPIC_AUTH_TOKEN=token
-// and ANTHROPIC_API_KEY removed. Claude Code and the Anthropic SDKs send
-// ANTHROPIC_AUTH_TOKEN as "Authorization: Bearer" and ANTHROPIC_API_KEY as
-// "x-api-key"; with both set Claude Code warns of an auth conflict and may
-// send the user's real key instead of the token, which the pool rejects
-// (401) — and the real key has no business leaving the launcher when the
-// pool holds the member keys.
+//	ANTHROPIC_BASE_URL=baseURL      ANTHROPIC_AUTH_TOKEN=token   (Claude Code, Anthropic SDKs)
+//	OPENAI_BASE_URL=baseURL/v1      OPENAI_API_KEY=token         (OpenAI SDKs, Qwen Code)
+//	GOOGLE_GEMINI_BASE_URL=baseURL  GEMINI_API_KEY=token         (Gemini CLI, @google/genai)
 //
-// For api "openai": OPENAI_BASE_URL=baseURL and OPENAI_API_KEY=token.
-//
-// In both cases the LoopbackNoProxy entries are ensured in NO_PROXY and
-// no_proxy (already true after Rewrite), so the child reaches the pool on
-// 127.0.0.1 directly. Any other api value returns an unchanged copy of env;
-// the caller validates the pool's api when loading the configuration.
-// Native rule.
-func RewritePool(env []string, api, baseURL, token string) []string {
-	return Native.RewritePool(env, api, baseURL, token)
+// and poolUnset removed. The LoopbackNoProxy entries are ensured in NO_PROXY
+// and no_proxy (already true after Rewrite), so the child reaches the pool
+// on 127.0.0.1 directly. Native rule.
+func RewritePool(env []string, baseURL, token string) []string {
+	return Native.RewritePool(env, baseURL, token)
 }
 
 // RewritePool is [RewritePool] for a child on the OS of rule n: on Windows
 // an "anthropic_api_key" is removed like "ANTHROPIC_API_KEY", and NO_PROXY
 // is written once.
-func (n Names) RewritePool(env []string, api, baseURL, token string) []string {
+func (n Names) RewritePool(env []string, baseURL, token string) []string {
 	out := append([]string(nil), env...)
-	switch api {
-	case APIAnthropic:
-		out = n.Unset(out, "ANTHROPIC_API_KEY")
-		out = n.Set(out, "ANTHROPIC_BASE_URL", baseURL)
-		out = n.Set(out, "ANTHROPIC_AUTH_TOKEN", token)
-	case APIOpenAI:
-		out = n.Set(out, "OPENAI_BASE_URL", baseURL)
-		out = n.Set(out, "OPENAI_API_KEY", token)
-	default:
-		return out
+	for _, k := range poolUnset {
+		out = n.Unset(out, k)
+	}
+	for _, kv := range [][2]string{{"ANTHROPIC_BASE_URL", baseURL}, {"ANTHROPIC_AUTH_TOKEN", token},
+		{"OPENAI_BASE_URL", baseURL + "/v1"}, {"OPENAI_API_KEY", token},
+		{"GOOGLE_GEMINI_BASE_URL", baseURL}, {"GEMINI_API_KEY", token}} {
+		out = n.Set(out, kv[0], kv[1])
 	}
 	noProxy := strings.Join(mergeEntries(n.NoProxyEntries(out), strings.Join(LoopbackNoProxy, ",")), ",")
 	return n.setAll(out, map[string]string{"NO_PROXY": noProxy, "no_proxy": noProxy}, []string{"NO_PROXY", "no_proxy"})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/translate"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -44,6 +45,16 @@ type call struct {
 	// stripAll: members that rejected encrypted content in this call get
 	// every reasoning item they did not produce removed (state.go).
 	stripAll map[string]bool
+
+	// Translation (translated.go, POOL-21): the client's request in neutral
+	// form (decoded once), the current attempt's route, and for a
+	// translated stream its converter.
+	nreq *translate.Request
+	nerr error
+	rt   route
+	conv *translate.Stream
+	// translated: the answer the client got was translated (status).
+	translated bool
 }
 
 // outcome is how one attempt ended.
@@ -89,6 +100,10 @@ func (c *call) run() {
 	var skipped []string
 	for _, m := range c.pc.Members {
 		if why := config.CannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.Demands); why != "" {
+			skipped = append(skipped, m+": "+why)
+			continue
+		}
+		if why := c.untranslatable(m); why != "" {
 			skipped = append(skipped, m+": "+why)
 			continue
 		}
@@ -155,6 +170,10 @@ func (c *call) run() {
 
 // attempt runs one attempt on member m.
 func (c *call) attempt(m string, key balance.BindKey) outcome {
+	c.rt, c.conv = c.routeFor(c.cfg.Channel(m)), nil
+	if c.rt.translate && c.ep.Kind == wire.EpCountTokens {
+		return c.estimateTokens(m)
+	}
 	if c.ci.Stream {
 		return c.streamAttempt(m, key)
 	}
@@ -239,7 +258,7 @@ func boolToInt(b bool) int {
 func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
-		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status}
+		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(apiOf(c.fl)), Translated: c.translated}
 	c.p.state.Record(c.sctx(), rec)
 	if c.probe != nil {
 		c.probe.set(rec, c.attempts)
@@ -269,13 +288,17 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 // errorAnswer classifies a non-2xx upstream answer. bad_request is passed
 // through as is, once, without cooldown or failover (SPEC POOL-10).
 func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
-	typ, msg := c.fl.ParseError(body)
+	typ, msg := c.rt.fl.ParseError(body)
 	class := balance.ClassifyStatus(resp.StatusCode, typ, msg)
 	a := &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}
 	if class == config.ClassBadRequest {
-		if c.early {
+		switch {
+		case c.early:
 			c.earlyError(resp.StatusCode, a.Message) // the status is spent (POOL-7b)
-		} else {
+		case c.rt.translate:
+			st, doc := c.translateError(c.rt, resp.StatusCode, body)
+			c.writeBody(m, resp.Header, st, doc)
+		default:
 			c.writeAnswer(m, resp, body)
 		}
 		return outcome{done: true, fail: a}
@@ -295,13 +318,23 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 
 // writeAnswer writes a complete upstream answer to the client.
 func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
+	c.writeBody(m, resp.Header, resp.StatusCode, body)
+}
+
+// writeBody writes a complete answer with the upstream's headers.
+func (c *call) writeBody(m string, upstream http.Header, status int, body []byte) {
 	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header, c.scrub) // Content-Encoding only when still encoded (wire.DecodeResponse)
+	copyResponseHeaders(h, upstream, c.scrub) // Content-Encoding only when still encoded (wire.DecodeResponse)
+	if c.rt.translate {
+		h.Del("Content-Encoding")
+		h.Set("Content-Type", "application/json")
+		c.translated = true
+	}
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
 	body = c.scrub.ScrubBytes(body)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	c.w.WriteHeader(resp.StatusCode)
+	c.w.WriteHeader(status)
 	_, _ = c.w.Write(body)
 }
 
@@ -329,6 +362,10 @@ func (c *call) plainAttempt(m string) outcome {
 	if resp.StatusCode/100 != 2 {
 		return c.errorAnswer(m, resp, body)
 	}
+	if !decoded && c.rt.translate {
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "answer uses a Content-Encoding the pool cannot read for translation"}}
+	}
 	if !decoded {
 		// A coding the pool cannot read (br, zstd): passed on intact, with
 		// its Content-Encoding, uninspected.
@@ -340,9 +377,18 @@ func (c *call) plainAttempt(m string) outcome {
 
 // completeAnswer checks a complete 2xx answer for content, then writes it.
 func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
-	u, class, msg := c.fl.InspectBody(c.ep, body)
+	u, class, msg := c.rt.fl.InspectBody(c.ep, body)
 	if class != "" {
 		return outcome{fail: &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}}
+	}
+	if c.rt.translate {
+		out, err := c.translateAnswer(c.rt, body)
+		if err != nil {
+			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: c.scrub.Scrub(wire.Clip("answer not translatable: " + err.Error()))}}
+		}
+		c.writeBody(m, resp.Header, resp.StatusCode, out)
+		return outcome{done: true, served: true, u: u}
 	}
 	c.writeAnswer(m, resp, body)
 	o := outcome{done: true, served: true, u: u}

@@ -93,7 +93,7 @@ func TestPoolPageInChromium(t *testing.T) {
 		}
 		// The failover call: member a after c failed, one failover.
 		h2 := balance.SessionHash("page-s2")
-		if !has(dom, `<tr data-session="`+h2+`" data-member="a" data-class=""><td>[^<]*</td><td>p</td><td><code>`+h2+`</code></td><td>m</td><td>a</td><td class="num">1</td>`) {
+		if !has(dom, `<tr data-session="`+h2+`" data-member="a" data-class=""><td>[^<]*</td><td>p</td><td><code>`+h2+`</code></td><td>m</td><td>a</td><td>anthropic</td><td class="num">1</td>`) {
 			t.Errorf("recent calls lack the failover of page-s2:\n%s", dom)
 		}
 		if strings.Contains(dom, "SECRET") {

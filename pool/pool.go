@@ -154,10 +154,12 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why := browserRefusal(r, keyed); why != "" {
 		var fl wire.Flavour = wire.AnthropicFlavour{}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/pool/"); ok {
-			poolID, _, _ := strings.Cut(rest, "/")
-			if pc := p.poolConfig(poolID); pc != nil && wire.ForAPI(pc.API) != nil {
-				fl = wire.ForAPI(pc.API)
+			poolID, sub, _ := strings.Cut(rest, "/")
+			api := ""
+			if pc := p.poolConfig(poolID); pc != nil {
+				api = pc.API
 			}
+			fl, _, _ = clientFlavour(r, sub, api)
 		}
 		wire.WriteError(w, fl, http.StatusForbidden, why, nil)
 		return
@@ -186,36 +188,29 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	poolID, sub, _ := strings.Cut(rest, "/")
 	cfg, scrub := p.config()
 	pc := cfg.Pool(poolID)
-	var fl wire.Flavour = wire.AnthropicFlavour{}
-	if pc != nil && wire.ForAPI(pc.API) != nil {
-		fl = wire.ForAPI(pc.API)
+	api := ""
+	if pc != nil {
+		api = pc.API
 	}
-	if p.opts.Token != "" && !tokenOK(r.Header, p.opts.Token) {
-		wire.WriteError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+	fl, ep, routed := clientFlavour(r, sub, api)
+	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
+		wire.WriteError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key, Authorization: Bearer, x-goog-api-key or key=)", nil)
 		return
 	}
 	if pc == nil {
 		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q (pools: %s)", poolID, strings.Join(cfg.PoolIDs(), ", ")), nil)
 		return
 	}
-	if wire.ForAPI(pc.API) == nil {
-		wire.WriteError(w, fl, http.StatusNotImplemented, fmt.Sprintf("pool %q: the %s flavour is not available in this build", poolID, pc.API), nil)
-		return
-	}
 	if sub == "test" {
-		p.serveTest(w, r, fl, poolID)
+		p.serveTest(w, r, testFlavour(pc), poolID)
 		return
 	}
-	ep, ok := fl.Endpoint(r.Method, "/"+sub)
-	if !ok {
+	if !routed {
 		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
 		return
 	}
-	if ep.Flavour != nil {
-		fl = ep.Flavour
-	}
 	if ep.Kind == wire.EpModels {
-		p.serveModels(w, cfg, pc)
+		p.serveModels(w, cfg, pc, fl)
 		return
 	}
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
@@ -256,12 +251,14 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 // tokenOK checks the pool token in x-api-key or Authorization: Bearer, in
 // constant time (SPEC POOL-20). The auth scheme is case-insensitive
 // (RFC 9110 §11.1: "bearer", "BEARER").
-func tokenOK(h http.Header, token string) bool {
+func tokenOK(r *http.Request, token string) bool {
+	h := r.Header
 	bearer := ""
 	if scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		bearer = strings.TrimSpace(cred)
 	}
-	for _, v := range []string{h.Get("X-Api-Key"), bearer} {
+	// Gemini clients send x-goog-api-key or ?key= (SPEC POOL-21).
+	for _, v := range []string{h.Get("X-Api-Key"), bearer, h.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
 		if v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(token)) == 1 {
 			return true
 		}
@@ -275,10 +272,14 @@ func tokenOK(h http.Header, token string) bool {
 // OpenAI pools in the OpenAI list shape (object "list", data of object
 // "model" with created and owned_by = the pool id); both entries carry the
 // config.ModelInfo fields (context_window, max_tokens, input, efforts).
-func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config.PoolConfig) {
+func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config.PoolConfig, fl wire.Flavour) {
 	list := config.ModelList(cfg, pc)
 	w.Header().Set("Content-Type", "application/json")
-	if pc.API == config.APIOpenAI {
+	if _, gemini := fl.(wire.GeminiFlavour); gemini {
+		_ = json.NewEncoder(w).Encode(geminiModels(list))
+		return
+	}
+	if _, anthropic := fl.(wire.AnthropicFlavour); !anthropic {
 		type entry struct {
 			Object string `json:"object"`
 			config.ModelInfo

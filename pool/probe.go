@@ -75,7 +75,7 @@ func (pr *probe) set(rec balance.CallRecord, attempts []wire.Attempt) {
 func testBody(api, model string) (path string, body []byte) {
 	m, _ := json.Marshal(model)
 	const q = `"Reply with the single word: ok"`
-	if api == config.APIOpenAI {
+	if api == config.APIOpenAI || api == config.APIOpenAIChat {
 		return "/v1/chat/completions", []byte(`{"model":` + string(m) + `,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`)
 	}
 	return "/v1/messages", []byte(`{"model":` + string(m) + `,"max_tokens":64,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`)
@@ -135,7 +135,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	res.Failed = append(res.Failed, attempts...)
 	switch {
 	case r == nil: // answered before a call began (unknown model, bad request…)
-		_, msg := wire.ForAPI(pc.API).ParseError(rec.body.Bytes())
+		_, msg := testFlavour(pc).ParseError(rec.body.Bytes())
 		res.Result, res.Class, res.Error = "failed", balance.ClassifyStatus(res.Status, "", msg), msg
 	case r.Class == "" && res.Status/100 == 2:
 		res.Result = "ok"
@@ -148,7 +148,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 			res.Error = attempts[len(attempts)-1].Message
 		}
 		if res.Error == "" {
-			_, res.Error = wire.ForAPI(pc.API).ParseError(rec.body.Bytes())
+			_, res.Error = testFlavour(pc).ParseError(rec.body.Bytes())
 		}
 		if res.Member != "" && !rec.first.IsZero() { // failed after the commit point
 			res.TTFTMs = max(1, rec.first.Sub(rec.start).Milliseconds())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/translate"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -139,7 +140,10 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		}
 	}()
 
-	w := c.fl.NewWatcher()
+	w := c.rt.fl.NewWatcher()
+	if c.rt.translate {
+		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.ci.Model)
+	}
 	var held bytes.Buffer
 	ka := c.kaTimer()
 	defer ka.Stop()
@@ -167,9 +171,14 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			return c.transportFailure(m, res.err, timedOut.Load())
 		}
 		obs := w.Observe(&res.ev, false)
+		out, err := c.out(&res.ev)
+		if err != nil {
+			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: c.scrub.Scrub(wire.Clip("stream not translatable: " + err.Error()))}}
+		}
 		switch obs.Verdict {
 		case wire.VPreamble:
-			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
+			held.Write(out)
 			if held.Len() <= maxPreamble {
 				continue
 			}
@@ -182,7 +191,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 				return outcome{fail: a}
 			}
 			// The request is wrong: pass the stream's answer through as is.
-			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
+			held.Write(out)
 			if !firstOutput.Stop() {
 				return c.transportFailure(m, context.DeadlineExceeded, true)
 			}
@@ -196,7 +205,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
 		if res.ev.Raw != nil && obs.Verdict == wire.VVisible {
-			held.Write(c.scrub.ScrubBytes(res.ev.Raw))
+			held.Write(out)
 		}
 		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
@@ -216,6 +225,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 func (c *call) commit(m string, resp *http.Response, held []byte) error {
 	if c.early {
 		c.ttfb = time.Since(c.start)
+		c.translated = c.rt.translate
 		return c.write(held)
 	}
 	h := c.w.Header()
@@ -226,6 +236,7 @@ func (c *call) commit(m string, resp *http.Response, held []byte) error {
 	h.Set("X-Accel-Buffering", "no")
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
+	c.translated = c.rt.translate
 	c.w.WriteHeader(resp.StatusCode)
 	return c.write(held)
 }
@@ -250,8 +261,11 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 	}
 	fail := func(class string, status int, msg string) outcome {
 		ev := c.fl.ErrorEvent(status, msg)
-		if ee, ok := w.(wire.ErrorEventer); ok {
+		if ee, ok := w.(wire.ErrorEventer); ok && c.conv == nil {
 			ev = ee.ErrorEvent(status, msg)
+		}
+		if c.conv != nil {
+			ev = c.conv.Error(translate.Error{Status: status, Message: msg})
 		}
 		_ = c.write(ev)
 		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
@@ -264,6 +278,11 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 					return outcome{canceled: true, served: true}
 				}
 				if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && (!ok || res.err == io.EOF) {
+					if c.conv != nil {
+						if end, err := c.conv.End(); err == nil {
+							_ = c.write(c.scrub.ScrubBytes(end))
+						}
+					}
 					return outcome{done: true, served: true, u: w.Usage()}
 				}
 				msg := "upstream stream ended before its end event"
@@ -273,7 +292,10 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 				return fail(config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
 			}
 			obs := w.Observe(&res.ev, true)
-			raw := c.scrub.ScrubBytes(res.ev.Raw) // an upstream may echo its key anywhere (POOL-15)
+			raw, err := c.out(&res.ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
+			if err != nil {
+				return fail(config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
+			}
 			if err := c.write(raw); err != nil {
 				return outcome{canceled: true, served: true}
 			}
@@ -286,7 +308,9 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 				return outcome{done: true, served: true, u: w.Usage()}
 			case wire.VError:
 				class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-				c.forwardTrailer(events)
+				if c.conv == nil {
+					c.forwardTrailer(events) // translated: the client's error event was the end
+				}
 				return outcome{done: true, served: true, u: w.Usage(),
 					fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
 // upstreamURL joins a channel's base_url and an endpoint path such as
@@ -39,20 +40,31 @@ func isVersion(seg string) bool {
 
 // upstreamRequest builds the request to member ch: the model rewritten
 // (POOL-2), the effort mapped (POOL-12), the client's headers minus
-// hop-by-hop and credentials, the member's key, the client's query kept.
+// hop-by-hop and credentials, the member's key, the client's query kept
+// (without a Gemini key=). A translated call (SPEC POOL-21) gets the body,
+// path and query of the member's API.
 func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
 	effort := ""
 	if c.ci.Effort != "" {
 		effort = config.MapEffort(c.um, ch.ID, c.ci.Effort)
 	}
-	body, err := c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
+	var body []byte
+	var err error
+	if c.rt.translate {
+		body, err = c.translatedBody(c.rt, ch, effort)
+	} else {
+		body, err = c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
+		if err == nil {
+			body = c.stateFor(ch.ID, body)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	body = c.stateFor(ch.ID, body)
-	u := upstreamURL(ch.BaseURL, c.ep.Upstream)
-	if c.r.URL.RawQuery != "" {
-		u += "?" + c.r.URL.RawQuery
+	path, query := c.memberPath(c.rt, ch)
+	u := upstreamURL(ch.BaseURL, path)
+	if query != "" {
+		u += "?" + query
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
@@ -74,6 +86,12 @@ func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.R
 					break
 				}
 			}
+		}
+	}
+	if c.rt.translate {
+		req.Header.Set("Content-Type", "application/json")
+		if c.rt.to == translate.APIAnthropic && req.Header.Get("Anthropic-Version") == "" {
+			req.Header.Set("Anthropic-Version", "2023-06-01") // required by the Messages API
 		}
 	}
 	ch.Authorize(req.Header)

@@ -310,7 +310,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 		},
 		Prepare: func(port int, env, argv []string) ([]string, []string) {
 			if s.PoolName != "" {
-				env, argv = poolChild(s, s.PoolAPI, token, port, env, argv)
+				env, argv = poolChild(s, token, port, env, argv)
 			}
 			warnAgentOverrides(c.App.Name, s, env, argv, func(w string) {
 				fmt.Fprintln(sio.Stderr, w)

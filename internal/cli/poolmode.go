@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"log/slog"
 
 	"crypto/rand"
@@ -37,8 +38,8 @@ func poolFlags(m mode) []cli.Flag {
 		return append(fs, &cli.StringFlag{Name: fPoolToken, EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "require this token (x-api-key or Bearer) on /pool/ endpoints"})
 	}
 	return append(fs,
-		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL or OPENAI_BASE_URL and a per-launch token)"},
-		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific arguments (Codex -c provider overrides) in pool mode"},
+		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and a per-launch token)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT)"},
 	)
 }
 
@@ -104,27 +105,50 @@ func newToken() string {
 }
 
 // poolChild rewrites the child's environment and argv for pool mode
-// (POOL-20): the base URL and token for the pool's API flavour, and for
-// Codex, which takes its base URL only from config, -c overrides for a
-// provider named dual-pool.
-func poolChild(s *Settings, api, token string, port int, env, argv []string) ([]string, []string) {
+// (POOL-20, POOL-21): every pool serves all four APIs, so the base URLs and
+// token of every agent point at it (envrewrite.RewritePool); agents that
+// take their endpoint only from config get presets: Codex -c overrides for
+// a provider named dual-pool (Responses), OpenCode an inline config
+// (OPENCODE_CONFIG_CONTENT) for its anthropic, openai and google providers.
+func poolChild(s *Settings, token string, port int, env, argv []string) ([]string, []string) {
 	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, s.PoolName)
-	if api == config.APIOpenAI {
-		base += "/v1" // OpenAI SDKs append /chat/completions, /responses to a base ending in /v1
-	}
 	env = withoutChannelKeys(env, s.Pool)
-	env = envrewrite.RewritePool(env, api, base, token)
-	if s.AgentPresets && len(argv) > 0 && filepath.Base(argv[0]) == "codex" && api == config.APIOpenAI {
+	env = envrewrite.RewritePool(env, base, token)
+	if !s.AgentPresets || len(argv) == 0 {
+		return env, argv
+	}
+	switch commandName(argv[0]) {
+	case "codex":
 		pre := []string{
 			"-c", `model_provider="` + codexProviderKey + `"`,
 			"-c", `model_providers.` + codexProviderKey + `.name="dual-proxy pool ` + s.PoolName + `"`,
-			"-c", `model_providers.` + codexProviderKey + `.base_url="` + base + `"`,
+			// OpenAI SDKs append /responses to a base ending in /v1.
+			"-c", `model_providers.` + codexProviderKey + `.base_url="` + base + `/v1"`,
 			"-c", `model_providers.` + codexProviderKey + `.env_key="OPENAI_API_KEY"`,
 			"-c", `model_providers.` + codexProviderKey + `.wire_api="responses"`,
 		}
 		argv = append(append([]string{argv[0]}, pre...), argv[1:]...)
+	case "opencode":
+		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token))
 	}
 	return env, argv
+}
+
+// commandName is a command's base name, lower case, without a Windows ".exe".
+func commandName(cmd string) string {
+	return strings.TrimSuffix(strings.ToLower(filepath.Base(cmd)), ".exe")
+}
+
+// openCodeConfig is OpenCode's inline configuration pointing its
+// anthropic, openai and google providers at the pool (the AI SDK providers
+// append /messages, /chat/completions and /models/… to these base URLs).
+func openCodeConfig(base, token string) string {
+	opts := func(u string) map[string]any {
+		return map[string]any{"options": map[string]string{"baseURL": u, "apiKey": token}}
+	}
+	b, _ := json.Marshal(map[string]any{"provider": map[string]any{
+		"anthropic": opts(base + "/v1"), "openai": opts(base + "/v1"), "google": opts(base + "/v1beta")}})
+	return string(b)
 }
 
 // withoutChannelKeys removes from env every variable a channel's

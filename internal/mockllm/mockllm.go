@@ -55,9 +55,9 @@ type Turn struct {
 
 // Call is one request the channel received.
 type Call struct {
-	Method, Path string
-	Header       http.Header
-	Body         map[string]any
+	Method, Path, Query string
+	Header              http.Header
+	Body                map[string]any
 }
 
 // Channel is an http.Handler speaking API. Model calls take Turns in order;
@@ -108,7 +108,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
-	call := Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	ok, stream := modelPath(c.API, r.URL.Path)
 	c.mu.Lock()
 	c.calls = append(c.calls, call)

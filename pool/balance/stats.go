@@ -29,6 +29,11 @@ type CallRecord struct {
 	// Instance names the process that served the call when the state is
 	// shared (SPEC POOL-23); "" in memory.
 	Instance string `json:"instance,omitempty"`
+	// API is the client's API ("anthropic", "openai-chat", "responses",
+	// "gemini"); Translated tells that the answering member speaks another
+	// API and the call was translated (SPEC POOL-21).
+	API        string `json:"api,omitempty"`
+	Translated bool   `json:"translated,omitempty"`
 }
 
 // CacheStats are prompt-cache token totals from usage fields (POOL-NOTES):

@@ -24,11 +24,18 @@ const (
 	StrategyFailover   = "failover"
 )
 
-// API flavour names (SPEC POOL-1).
+// API flavour names (SPEC POOL-1, POOL-21): what a channel speaks.
 const (
-	APIAnthropic = "anthropic"
-	APIOpenAI    = "openai"
+	APIAnthropic  = "anthropic"   // Anthropic Messages
+	APIOpenAI     = "openai"      // OpenAI Chat Completions and Responses
+	APIOpenAIChat = "openai-chat" // Chat Completions only (most OpenAI-compatible servers)
+	APIGemini     = "gemini"      // Gemini generateContent
+	// APIMixed is a pool's API when its members speak different APIs.
+	APIMixed = "mixed"
 )
+
+// ChannelAPIs are the values a channel's api may take.
+var ChannelAPIs = []string{APIAnthropic, APIOpenAI, APIOpenAIChat, APIGemini}
 
 // Defaults (SPEC POOL-4, POOL-7).
 const (
@@ -63,7 +70,7 @@ type Config struct {
 // Channel is one real model endpoint (SPEC §10 "channels").
 type Channel struct {
 	ID string
-	// API is APIAnthropic or APIOpenAI.
+	// API is one of ChannelAPIs.
 	API string
 	// BaseURL is the endpoint root without the "/v1/..." suffix, e.g.
 	// "https://api.anthropic.com" (the pool appends "/v1/messages").
@@ -71,8 +78,9 @@ type Channel struct {
 	// APIKeyEnv names the environment variable the key was read from ("" when
 	// the key is given inline as api_key).
 	APIKeyEnv string
-	// AuthHeader is how the key is sent: "x-api-key" (Anthropic default) or
-	// "bearer" (Authorization: Bearer, the OpenAI default).
+	// AuthHeader is how the key is sent: "x-api-key" (Anthropic default),
+	// "bearer" (Authorization: Bearer, the OpenAI default) or
+	// "x-goog-api-key" (the Gemini default).
 	AuthHeader string
 	// Models are the capabilities the channel declares per model id
 	// (SPEC POOL-12); a model not listed has unknown capabilities.
@@ -272,7 +280,7 @@ func (c *Config) validate() error {
 			return &ConfigError{pp + ".members", "a pool needs at least one member"}
 		}
 		seen := map[string]bool{}
-		flavours := map[string][]string{}
+		apis := map[string]bool{}
 		for i, m := range p.Members {
 			mp := fmt.Sprintf("%s.members[%d]", pp, i)
 			if pools[m] {
@@ -286,13 +294,13 @@ func (c *Config) validate() error {
 				return &ConfigError{mp, fmt.Sprintf("channel %q listed twice", m)}
 			}
 			seen[m] = true
-			flavours[ch.API] = append(flavours[ch.API], m)
+			apis[ch.API] = true
 		}
-		if len(flavours) > 1 {
-			return &ConfigError{pp + ".members", fmt.Sprintf("pool %q mixes API flavours (anthropic: %s; openai: %s); one pool serves one flavour",
-				p.ID, strings.Join(flavours[APIAnthropic], ","), strings.Join(flavours[APIOpenAI], ","))}
-		}
+		// Members may speak different APIs: calls are translated (POOL-21).
 		p.API = chans[p.Members[0]].API
+		if len(apis) > 1 {
+			p.API = APIMixed
+		}
 		ids := map[string]bool{}
 		for i := range p.Models {
 			m := &p.Models[i]

@@ -103,7 +103,6 @@ func TestConfigErrorsNamePath(t *testing.T) {
 		{"POOL-3/unknown-member", base + "pools:\n  p: {members: [a, b, x]}\n", `pools.p.members[2]: unknown channel "x"`},
 		{"POOL-3/pool-id-equals-channel", base + "pools:\n  a: {members: [b]}\n", `pools.a: pool id "a" equals a channel id`},
 		{"POOL-3/pool-in-pool", base + "pools:\n  p: {members: [a]}\n  q: {members: [b, p]}\n", `pools.q.members[1]: "p" is a pool`},
-		{"POOL-1/mixed-flavours", base + "pools:\n  mix: {members: [a, o]}\n", `pools.mix.members: pool "mix" mixes API flavours`},
 		{"POOL-3/unknown-key", base + "pools:\n  p: {members: [a], stratgy: sticky}\n", `pools.p.stratgy: unknown key (did you mean strategy?)`},
 		{"POOL-3/unknown-top-level-key", base + "pools:\n  p: {members: [a]}\nmodles: []\n", `modles: unknown key (known: channels, pools)`},
 		{"POOL-3/top-level-typo", base + "pool:\n  p: {members: [a]}\n", `pool: unknown key (did you mean pools?)`},
@@ -116,7 +115,7 @@ func TestConfigErrorsNamePath(t *testing.T) {
 		{"POOL-3/target-not-member", base + "pools:\n  p: {members: [a], models: [{id: m, targets: {b: x}}]}\n", `pools.p.models[0].targets.b: not a member`},
 		{"POOL-3/bad-cooldown", base + "pools:\n  p: {members: [a], cooldown: {auth_ms: -1}}\n", `pools.p.cooldown.auth_ms: expected milliseconds`},
 		{"POOL-3/bad-effort", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, models: [{id: m, efforts: [huge]}]}\n", `channels.a.models[0].efforts[0]: unknown effort "huge"`},
-		{"POOL-3/bad-api", "channels:\n  a: {api: gemini, base_url: http://x, api_key: k}\n", `channels.a.api: unknown api "gemini"`},
+		{"POOL-3/bad-api", "channels:\n  a: {api: vertex, base_url: http://x, api_key: k}\n", `channels.a.api: unknown api "vertex"`},
 		{"POOL-3/bad-base-url", "channels:\n  a: {api: anthropic, base_url: 'ftp://x', api_key: k}\n", `channels.a.base_url: base_url must be`},
 		{"POOL-15/empty-env", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: NOPE}\n", `channels.a.api_key_env: environment variable NOPE is empty`},
 		{"POOL-15/no-key", "channels:\n  a: {api: anthropic, base_url: http://x}\n", `channels.a: no key`},
@@ -198,6 +197,28 @@ func TestRedactedNeverShowsKeys(t *testing.T) {
 		fmt.Fprintf(&buf, "%+v\n", cfg)
 		if strings.Contains(buf.String(), "SECRET") {
 			t.Fatalf("key leaked: %s", buf.String())
+		}
+	})
+}
+
+func TestMixedPools(t *testing.T) {
+	t.Run("POOL-21/members-of-every-api-in-one-pool", func(t *testing.T) {
+		cfg, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key: k1}\n"+
+			"  o: {api: openai, base_url: http://127.0.0.1:2, api_key: k2}\n  c: {api: openai-chat, base_url: http://127.0.0.1:3, api_key: k3}\n"+
+			"  g: {api: gemini, base_url: http://127.0.0.1:4, api_key: k4}\npools:\n  mix: {members: [a, o, c, g]}\n  one: {members: [g]}\n"), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if api := cfg.Pool("mix").API; api != APIMixed {
+			t.Errorf("mixed pool API %q", api)
+		}
+		if api := cfg.Pool("one").API; api != APIGemini {
+			t.Errorf("gemini pool API %q", api)
+		}
+		for id, want := range map[string]string{"a": "x-api-key", "o": "bearer", "c": "bearer", "g": "x-goog-api-key"} {
+			if got := cfg.Channel(id).AuthHeader; got != want {
+				t.Errorf("%s: default auth %q, want %q", id, got, want)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,8 +13,8 @@ import (
 // ParseConfig decodes and validates YAML of this shape (SPEC §10):
 //
 //	channels:
-//	  ID: {api: anthropic|openai, base_url: URL, api_key_env: VAR | api_key: KEY,
-//	       auth: x-api-key|bearer, models: [{id, context_window, max_tokens, input, efforts}]}
+//	  ID: {api: anthropic|openai|openai-chat|gemini, base_url: URL, api_key_env: VAR | api_key: KEY,
+//	       auth: x-api-key|bearer|x-goog-api-key, models: [{id, context_window, max_tokens, input, efforts}]}
 //	pools:
 //	  ID: {display_name, strategy: sticky|round-robin|failover, members: [ID…],
 //	       models: [{id, name, targets: {member: id}, context_window, max_tokens,
@@ -90,8 +91,8 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 		switch k {
 		case "api":
 			ch.API, err = scalar(v, kp)
-			if err == nil && ch.API != APIAnthropic && ch.API != APIOpenAI {
-				err = &ConfigError{kp, fmt.Sprintf("unknown api %s (anthropic or openai)", quoteSafe(ch.API))}
+			if err == nil && !slices.Contains(ChannelAPIs, ch.API) {
+				err = &ConfigError{kp, fmt.Sprintf("unknown api %s (%s)", quoteSafe(ch.API), strings.Join(ChannelAPIs, ", "))}
 			}
 		case "base_url":
 			ch.BaseURL, err = scalar(v, kp)
@@ -109,8 +110,8 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 			inline, err = scalar(v, kp)
 		case "auth":
 			ch.AuthHeader, err = scalar(v, kp)
-			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" {
-				err = &ConfigError{kp, fmt.Sprintf("unknown auth %s (x-api-key or bearer)", quoteSafe(ch.AuthHeader))}
+			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" && ch.AuthHeader != "x-goog-api-key" {
+				err = &ConfigError{kp, fmt.Sprintf("unknown auth %s (x-api-key, bearer or x-goog-api-key)", quoteSafe(ch.AuthHeader))}
 			}
 		case "models":
 			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
@@ -127,15 +128,19 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 		return ch, err
 	}
 	if ch.API == "" {
-		return ch, &ConfigError{p + ".api", "missing (anthropic or openai)"}
+		return ch, &ConfigError{p + ".api", "missing (" + strings.Join(ChannelAPIs, ", ") + ")"}
 	}
 	if ch.BaseURL == "" {
 		return ch, &ConfigError{p + ".base_url", "missing"}
 	}
 	if ch.AuthHeader == "" {
-		ch.AuthHeader = "x-api-key"
-		if ch.API == APIOpenAI {
+		switch ch.API {
+		case APIOpenAI, APIOpenAIChat:
 			ch.AuthHeader = "bearer"
+		case APIGemini:
+			ch.AuthHeader = "x-goog-api-key"
+		default:
+			ch.AuthHeader = "x-api-key"
 		}
 	}
 	key := ""

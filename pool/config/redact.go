@@ -41,11 +41,14 @@ func (ch *Channel) HasKey() bool { return ch.key != nil && ch.key.v != "" }
 
 // Authorize sets the channel's key on an upstream request's header h, the
 // way AuthHeader says (SPEC POOL-2): "bearer" as Authorization: Bearer KEY,
-// else as X-Api-Key.
+// "x-goog-api-key" as X-Goog-Api-Key (Gemini), else as X-Api-Key.
 func (ch *Channel) Authorize(h http.Header) {
-	if ch.AuthHeader == "bearer" {
+	switch ch.AuthHeader {
+	case "bearer":
 		h.Set("Authorization", "Bearer "+ch.key.reveal())
-	} else {
+	case "x-goog-api-key":
+		h.Set("X-Goog-Api-Key", ch.key.reveal())
+	default:
 		h.Set("X-Api-Key", ch.key.reveal())
 	}
 }

@@ -46,6 +46,9 @@ type PoolStatus struct {
 // MemberStatus is one member's health and load within a pool.
 type MemberStatus struct {
 	ID string `json:"id"`
+	// API is the API the member's channel speaks (its flavour: anthropic,
+	// openai, openai-chat, gemini; SPEC POOL-21).
+	API string `json:"api"`
 	// State is "ready" or "cooling".
 	State         string     `json:"state"`
 	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
@@ -87,6 +90,9 @@ func Build(ctx context.Context, cfg *config.Config, st balance.State, now time.T
 		ps := PoolStatus{ID: pc.ID, DisplayName: pc.DisplayName, API: pc.API, Strategy: pc.Strategy, Models: config.ModelList(cfg, pc)}
 		for _, m := range pc.Members {
 			ms := MemberStatus{ID: m, State: "ready", BoundSessions: len(bound[[2]string{pc.ID, m}])}
+			if ch := cfg.Channel(m); ch != nil {
+				ms.API = ch.API
+			}
 			if cd, cooling := cds[m]; cooling {
 				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &cd.Until, cd.Class
 			}

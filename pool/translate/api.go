@@ -135,3 +135,12 @@ func (s *Stream) encode(evs []Event) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Error renders an in-stream failure of the pool's own (the upstream died
+// after the commit point) as the client API's error event, numbered after
+// what the stream already sent (Responses sequence numbers). Nothing is
+// written after the stream's end.
+func (s *Stream) Error(e Error) []byte {
+	b, _ := s.encode([]Event{{Kind: EvError, Err: &e}})
+	return b
+}

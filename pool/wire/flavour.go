@@ -61,7 +61,8 @@ type Flavour interface {
 }
 
 // flavours are the wire APIs the pool serves, by Channel.API.
-var flavours = map[string]Flavour{config.APIAnthropic: AnthropicFlavour{}, config.APIOpenAI: ChatFlavour{}}
+var flavours = map[string]Flavour{config.APIAnthropic: AnthropicFlavour{}, config.APIOpenAI: ChatFlavour{},
+	config.APIOpenAIChat: ChatFlavour{}, config.APIGemini: GeminiFlavour{}}
 
 // ForAPI returns the flavour serving a pool of API api (config.APIAnthropic
 // or config.APIOpenAI), or nil when this build has none.
@@ -84,6 +85,10 @@ type Endpoint struct {
 	// Flavour, when set, is the flavour that handles this endpoint instead of the
 	// pool's (an "openai" pool serves Chat Completions and Responses).
 	Flavour Flavour
+	// Model and Stream are read from the path by APIs that put them there
+	// (Gemini: /v1beta/models/{model}:streamGenerateContent).
+	Model  string
+	Stream bool
 }
 
 // CallInfo is what the pool reads from one request body.
@@ -285,3 +290,6 @@ func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
 	}
 	return nil, false
 }
+
+// Body is the client's request body as received.
+func (ci *CallInfo) Body() []byte { return ci.raw }

@@ -1,0 +1,257 @@
+package pool
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/translate"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
+)
+
+// route is how one attempt talks to its member (SPEC POOL-21): the API the
+// member is sent (its flavour reads the answer: watcher, inspection,
+// errors) and, when that differs from the client's, the translation.
+// A same-API call is byte-transparent passthrough.
+type route struct {
+	fl        wire.Flavour
+	from, to  translate.API
+	translate bool
+}
+
+// apiOf is the translate API of a client flavour.
+func apiOf(fl wire.Flavour) translate.API {
+	switch fl.(type) {
+	case wire.ChatFlavour:
+		return translate.APIChat
+	case wire.ResponsesFlavour:
+		return translate.APIResponses
+	case wire.GeminiFlavour:
+		return translate.APIGemini
+	}
+	return translate.APIAnthropic
+}
+
+// flavourOf is the wire flavour reading answers of api.
+func flavourOf(api translate.API) wire.Flavour {
+	switch api {
+	case translate.APIChat:
+		return wire.ChatFlavour{}
+	case translate.APIResponses:
+		return wire.ResponsesFlavour{}
+	case translate.APIGemini:
+		return wire.GeminiFlavour{}
+	}
+	return wire.AnthropicFlavour{}
+}
+
+// routeFor picks the API member ch is sent: its own when it speaks the
+// client's; an `openai` channel (Chat and Responses) takes Chat for
+// Anthropic and Gemini clients, the API most OpenAI-compatible servers share.
+func (c *call) routeFor(ch *config.Channel) route {
+	from := apiOf(c.fl)
+	to := translate.APIAnthropic
+	switch ch.API {
+	case config.APIOpenAI:
+		to = translate.APIChat
+		if from == translate.APIResponses {
+			to = from
+		}
+	case config.APIOpenAIChat:
+		to = translate.APIChat
+	case config.APIGemini:
+		to = translate.APIGemini
+	}
+	return route{fl: flavourOf(to), from: from, to: to, translate: from != to}
+}
+
+// neutral is the client's request in neutral form, decoded once per call.
+func (c *call) neutral() (*translate.Request, error) {
+	if c.nreq == nil && c.nerr == nil {
+		c.nreq, c.nerr = translate.DecodeRequest(apiOf(c.fl), c.ci.Body(), c.ci.Model, c.ci.Stream)
+	}
+	return c.nreq, c.nerr
+}
+
+// translatedBody is the request for member ch in API rt.to: the neutral
+// request with the member's target model and mapped effort (POOL-2,
+// POOL-12). A *translate.FieldError means the request cannot be expressed
+// for this member.
+func (c *call) translatedBody(rt route, ch *config.Channel, effort string) ([]byte, error) {
+	n, err := c.neutral()
+	if err != nil {
+		return nil, err
+	}
+	r := *n
+	r.Model = c.target(ch.ID)
+	if effort != "" && effort != c.ci.Effort {
+		if effort == "off" {
+			effort = "none"
+		}
+		r.Reasoning = translate.Reasoning{Effort: effort}
+	}
+	return translate.EncodeRequest(rt.to, &r)
+}
+
+// memberPath is the path appended to the member's base_url: the client's
+// endpoint for passthrough, else the target API's endpoint (Gemini: the
+// target model in the path). query is the client's query for passthrough
+// (without a Gemini key=), else what the target needs.
+func (c *call) memberPath(rt route, ch *config.Channel) (path, query string) {
+	query = withoutKeyParam(c.r.URL.RawQuery)
+	switch {
+	case rt.to == translate.APIGemini:
+		path = strings.SplitN(translate.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
+		if rt.translate {
+			query = ""
+		}
+		if c.ci.Stream && !strings.Contains(query, "alt=sse") {
+			query = strings.TrimPrefix(query+"&alt=sse", "&")
+		}
+	case !rt.translate:
+		path = c.ep.Upstream
+	default:
+		path, query = map[translate.API]string{translate.APIAnthropic: "/v1/messages", translate.APIChat: "/v1/chat/completions",
+			translate.APIResponses: "/v1/responses"}[rt.to], ""
+	}
+	return path, query
+}
+
+// withoutKeyParam drops Gemini's key= credential from a raw query: the pool
+// token never travels upstream (SPEC POOL-20).
+func withoutKeyParam(raw string) string {
+	if !strings.Contains(raw, "key=") {
+		return raw
+	}
+	var keep []string
+	for _, kv := range strings.Split(raw, "&") {
+		if !strings.HasPrefix(kv, "key=") {
+			keep = append(keep, kv)
+		}
+	}
+	return strings.Join(keep, "&")
+}
+
+// translateAnswer turns a member's complete 2xx answer into the client's
+// API; an answer that cannot be expressed is the member's failure (class
+// server), so another member may serve.
+func (c *call) translateAnswer(rt route, body []byte) ([]byte, error) {
+	r, err := translate.DecodeResponse(rt.to, body)
+	if err != nil {
+		return nil, err
+	}
+	return translate.EncodeResponse(rt.from, r, c.ci.Model)
+}
+
+// translateError renders a member's error document in the client's API.
+func (c *call) translateError(rt route, status int, body []byte) (int, []byte) {
+	return translate.EncodeError(rt.from, translate.DecodeError(status, body))
+}
+
+// countTokensEstimate answers a count_tokens call locally when the member
+// does not speak the client's API (no other API has the endpoint): about
+// four bytes of request per token.
+func (c *call) countTokensEstimate() []byte {
+	n := len(c.ci.Body()) / 4
+	if apiOf(c.fl) == translate.APIGemini {
+		return []byte(fmt.Sprintf(`{"totalTokens":%d}`, n))
+	}
+	return []byte(fmt.Sprintf(`{"input_tokens":%d}`, n))
+}
+
+// untranslatable says why member m cannot be sent this request ("" when it
+// can): the request has a field the member's API cannot express (SPEC
+// POOL-21: a 400 naming the field when no member can take it).
+func (c *call) untranslatable(m string) string {
+	ch := c.cfg.Channel(m)
+	if ch == nil {
+		return ""
+	}
+	rt := c.routeFor(ch)
+	if !rt.translate || c.ep.Kind != wire.EpGenerate {
+		return ""
+	}
+	if _, err := c.translatedBody(rt, ch, ""); err != nil {
+		return fmt.Sprintf("not expressible in the %s API (%v)", rt.to, err)
+	}
+	return ""
+}
+
+// estimateTokens answers a count_tokens call for a member of another API.
+func (c *call) estimateTokens(m string) outcome {
+	c.writeBody(m, http.Header{}, http.StatusOK, c.countTokensEstimate())
+	return outcome{done: true, served: true}
+}
+
+// out is what the client gets for one upstream event: the event's bytes for
+// passthrough, else its translation (keepalive comments are dropped: the
+// pool's own pings keep a translated stream alive). Always scrubbed of keys
+// (POOL-15).
+func (c *call) out(ev *wire.SSEEvent) ([]byte, error) {
+	if c.conv == nil {
+		return c.scrub.ScrubBytes(ev.Raw), nil
+	}
+	if ev.Comment {
+		return nil, nil
+	}
+	b, err := c.conv.Feed(ev.Name, ev.Data)
+	return c.scrub.ScrubBytes(b), err
+}
+
+// clientFlavour is the API a request speaks, told by its path (SPEC
+// POOL-21: every pool serves all four). GET /v1/models is Anthropic's list
+// for clients that send anthropic-version and in pools of Anthropic members,
+// else OpenAI's. routed is false for a path no API has; fl is then the
+// Anthropic flavour (error shape).
+func clientFlavour(r *http.Request, sub, poolAPI string) (fl wire.Flavour, ep wire.Endpoint, routed bool) {
+	path := "/" + sub
+	if path == "/v1/models" && r.Header.Get("Anthropic-Version") == "" && poolAPI != config.APIAnthropic {
+		ep, ok := wire.ChatFlavour{}.Endpoint(r.Method, path)
+		return wire.ChatFlavour{}, ep, ok
+	}
+	for _, f := range []wire.Flavour{wire.AnthropicFlavour{}, wire.ChatFlavour{}, wire.GeminiFlavour{}} {
+		if ep, ok := f.Endpoint(r.Method, path); ok {
+			if ep.Flavour != nil {
+				f = ep.Flavour
+			}
+			return f, ep, true
+		}
+	}
+	if strings.HasPrefix(path, "/v1beta/") {
+		return wire.GeminiFlavour{}, wire.Endpoint{}, false
+	}
+	if strings.HasPrefix(path, "/v1/chat/") || strings.HasPrefix(path, "/v1/responses") {
+		return wire.ChatFlavour{}, wire.Endpoint{}, false
+	}
+	return wire.AnthropicFlavour{}, wire.Endpoint{}, false
+}
+
+// testFlavour is the API of a pool's test call (POOL-14, testBody): Chat
+// Completions for pools of OpenAI members, else Anthropic Messages (the
+// pool translates for other members).
+func testFlavour(pc *config.PoolConfig) wire.Flavour {
+	if pc.API == config.APIOpenAI || pc.API == config.APIOpenAIChat {
+		return wire.ChatFlavour{}
+	}
+	return wire.AnthropicFlavour{}
+}
+
+// geminiModels is the Gemini models list (GET /v1beta/models).
+func geminiModels(list []config.ModelInfo) any {
+	type model struct {
+		Name             string   `json:"name"`
+		DisplayName      string   `json:"displayName"`
+		InputTokenLimit  int      `json:"inputTokenLimit,omitempty"`
+		OutputTokenLimit int      `json:"outputTokenLimit,omitempty"`
+		Methods          []string `json:"supportedGenerationMethods"`
+	}
+	doc := struct {
+		Models []model `json:"models"`
+	}{Models: []model{}}
+	for _, m := range list {
+		doc.Models = append(doc.Models, model{Name: "models/" + m.ID, DisplayName: m.ID, InputTokenLimit: m.ContextWindow,
+			OutputTokenLimit: m.MaxTokens, Methods: []string{"generateContent", "streamGenerateContent", "countTokens"}})
+	}
+	return doc
+}
