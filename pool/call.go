@@ -150,6 +150,9 @@ func (c *call) run() {
 				c.p.state.Count(c.sctx(), c.pc.ID, m, true)
 			}
 			c.p.state.AddUsage(c.sctx(), c.pc.ID, c.session, m, o.u, c.p.opts.Now())
+			if f := c.p.opts.Observer.Usage; f != nil {
+				f(c.pc.ID, m, o.u)
+			}
 			if len(o.state) > 0 {
 				c.p.state.RecordOwner(c.sctx(), m, o.state)
 			}
@@ -260,6 +263,9 @@ func (c *call) record(member, class string, status int) {
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
 		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(apiOf(c.fl)), Translated: c.translated}
 	c.p.state.Record(c.sctx(), rec)
+	if f := c.p.opts.Observer.Call; f != nil {
+		f(rec)
+	}
 	if c.probe != nil {
 		c.probe.set(rec, c.attempts)
 	}

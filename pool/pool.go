@@ -50,6 +50,19 @@ type Options struct {
 	// (redisstate.Store, SPEC POOL-23) lets several instances balance as
 	// one. Close closes it.
 	State balance.State
+	// Observer, when set, is told about every finished call (metrics,
+	// SPEC OPS-5).
+	Observer Observer
+}
+
+// Observer receives the pool's events; either hook may be nil. They run on
+// the call's goroutine and must be quick (counter updates).
+type Observer struct {
+	// Call is told about every finished call: the record the status keeps
+	// (pool, member, failovers, time to first byte, class).
+	Call func(balance.CallRecord)
+	// Usage is told about the token usage a member reported for a call.
+	Usage func(pool, member string, u wire.Usage)
 }
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it

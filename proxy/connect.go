@@ -25,7 +25,7 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return
 	}
-	up, _, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
+	up, cand, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
 	if isLocal(err) {
 		writeSimple(bw, 503, localAnswer(err), nil)
 		return
@@ -52,7 +52,10 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		}
 		br.Discard(n)
 	}
-	relay(c, up)
+	s.engine.traffic.open.Add(1)
+	sent, received := relay(c, up)
+	s.engine.traffic.open.Add(-1)
+	s.engine.countTunnel(cand, sent, received)
 }
 
 // splitConnectTarget validates an authority-form target "host:port"
@@ -74,30 +77,35 @@ func splitConnectTarget(t string) (host string, port int, err error) {
 	return host, port, nil
 }
 
-// relay copies bytes both ways until both directions finish. EOF in one
-// direction is propagated as a half-close (CloseWrite), not a full close
-// (SPEC CON-2); any other error closes both connections.
-func relay(client, up net.Conn) {
+// relay copies bytes both ways until both directions finish and returns
+// the bytes sent to up and received from it. EOF in one direction is
+// propagated as a half-close (CloseWrite), not a full close (SPEC CON-2);
+// any other error closes both connections.
+func relay(client, up net.Conn) (sent, received int64) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pipe(up, client)
+		sent = pipe(up, client)
 	}()
-	pipe(client, up)
+	received = pipe(client, up)
 	<-done
 	client.Close()
 	up.Close()
+	return sent, received
 }
 
 // pipe copies src to dst, then half-closes dst on a clean EOF or closes both
-// on error. Between two *net.TCPConn io.Copy uses splice(2) on Linux.
-func pipe(dst, src net.Conn) {
+// on error, and returns the bytes written to dst. Between two *net.TCPConn
+// io.Copy uses splice(2) on Linux.
+func pipe(dst, src net.Conn) (n int64) {
 	if pc, ok := src.(*netutil.PrefixConn); ok {
 		if len(pc.Prefix) > 0 {
-			if _, err := dst.Write(pc.Prefix); err != nil {
+			w, err := dst.Write(pc.Prefix)
+			n += int64(w)
+			if err != nil {
 				dst.Close()
 				src.Close()
-				return
+				return n
 			}
 			pc.Prefix = nil
 		}
@@ -106,16 +114,18 @@ func pipe(dst, src net.Conn) {
 	if pc, ok := dst.(*netutil.PrefixConn); ok {
 		dst = pc.Conn
 	}
-	_, err := io.Copy(dst, src)
+	copied, err := io.Copy(dst, src)
+	n += copied
 	if err != nil {
 		dst.Close()
 		src.Close()
-		return
+		return n
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		if cw.CloseWrite() == nil {
-			return
+			return n
 		}
 	}
 	dst.Close()
+	return n
 }

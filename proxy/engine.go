@@ -33,6 +33,7 @@ type Engine struct {
 	decisions status.Log
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
+	traffic   traffic      // tunnel counters (traffic.go, metrics)
 	via       string       // Via pseudonym for loop detection (loop.go)
 
 	// openAttempt replaces openVerified in tests (a path that opens
@@ -58,6 +59,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       newViaToken(),
 	}
+	e.traffic.cands = make([]candTraffic, len(cfg.Candidates))
 	e.dialer.GatewayTLS = cfg.GatewayTLS
 	if err := e.dialer.Prepare(cfg.Candidates); err != nil {
 		return nil, err // an https gateway's CA file (SPEC GW-6)

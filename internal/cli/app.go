@@ -218,9 +218,11 @@ func serve(c *cli.Context, sio IO) error {
 		return cli.Exit("dual-proxy: "+err.Error(), 1)
 	}
 	mux.Attach(srv)
+	met := mountMetrics(mux, srv)
 	var p *pool.Pool
 	if s.Pool != nil {
-		p = pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: s.PoolToken})
+		p = pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()})
+		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
 	}
@@ -302,8 +304,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 		},
 		Ready: func(srv *proxy.Server, port int) {
 			mux.Attach(srv)
+			met := mountMetrics(mux, srv)
 			if s.Pool != nil {
-				mux.Handle("/pool/", pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: token}))
+				p := pool.New(s.Pool, pool.Options{Transport: srv.Engine().RoundTripper(), Logger: log, Token: token, Observer: met.PoolObserver()})
+				met.AttachPool(func() *pool.Pool { return p })
+				mux.Handle("/pool/", p)
 			}
 			engine = srv.Engine()
 			reg = register(s, launcherProgram(m), port, token, log)

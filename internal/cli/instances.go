@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
@@ -206,3 +208,15 @@ func withLogPath(flags []cli.Flag, env []string) []cli.Flag {
 	}
 	return flags
 }
+
+// mountMetrics serves srv's metrics at /metrics on the proxy listener, with
+// the status endpoints' Host guard (SPEC OPS-5).
+func mountMetrics(mux *proxy.Mux, srv *proxy.Server) *metrics.Metrics {
+	m := metrics.New()
+	m.AttachEngine(srv.Engine())
+	mux.Handle(MetricsPath, proxystatus.LocalOnly(m.Handler()))
+	return m
+}
+
+// MetricsPath is where the Prometheus metrics are served (SPEC OPS-5).
+const MetricsPath = "/metrics"

@@ -110,3 +110,16 @@ func localHost(hostport string) bool {
 	_, err := netip.ParseAddr(host)
 	return err == nil
 }
+
+// LocalOnly serves h only to requests whose Host header is an IP literal,
+// localhost or a name under .localhost, like the status endpoints (421
+// otherwise, DNS rebinding); the metrics endpoint uses it (SPEC OPS-5).
+func LocalOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !localHost(r.Host) {
+			http.Error(w, "this endpoint answers only to an IP address or localhost in the Host header", http.StatusMisdirectedRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
