@@ -40,6 +40,15 @@ type Config struct {
 	// 443 on a cache miss (SPEC CON-1, --verify-tls).
 	TLSProbe bool
 
+	// TunnelIdleTimeout closes a CONNECT tunnel that moved no byte in
+	// either direction for this long
+	// (--tunnel-idle-timeout-ms). Zero: 1 h; negative: no bound.
+	TunnelIdleTimeout time.Duration
+	// TunnelHalfCloseTimeout closes a tunnel whose one direction has ended
+	// (a half-close, SPEC CON-2) once the other moved no byte for this long
+	// (--tunnel-half-close-timeout-ms). Zero: 60 s; negative: no bound.
+	TunnelHalfCloseTimeout time.Duration
+
 	// HeadTimeout bounds the arrival of a request head: the first head on
 	// a connection must be complete this long after accept, a later one
 	// this long after its first byte (the wait for that byte between
@@ -112,6 +121,8 @@ const (
 	DefaultCacheSize       = 1000             // ORD-4
 	DefaultRecoverCount    = 2                // HC-4
 	DefaultHeadTimeout     = 10 * time.Second // issue 13 (slow heads)
+	DefaultTunnelIdle      = time.Hour        // issue 13 (tunnel bounds)
+	DefaultTunnelHalfClose = time.Minute      // issue 13 (tunnel bounds)
 	DefaultMaxPendingHeads = 1024             // issue 13 (slow heads)
 )
 
@@ -130,6 +141,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.CacheSize == 0 {
 		c.CacheSize = DefaultCacheSize
+	}
+	if c.TunnelIdleTimeout == 0 {
+		c.TunnelIdleTimeout = DefaultTunnelIdle
+	}
+	if c.TunnelHalfCloseTimeout == 0 {
+		c.TunnelHalfCloseTimeout = DefaultTunnelHalfClose
 	}
 	if c.HeadTimeout == 0 {
 		c.HeadTimeout = DefaultHeadTimeout

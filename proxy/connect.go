@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -53,7 +52,7 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		br.Discard(n)
 	}
 	s.engine.traffic.open.Add(1)
-	sent, received := relay(c, up)
+	sent, received := relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout)
 	s.engine.traffic.open.Add(-1)
 	s.engine.countTunnel(cand, sent, received)
 }
@@ -75,57 +74,4 @@ func splitConnectTarget(t string) (host string, port int, err error) {
 		return "", 0, err
 	}
 	return host, port, nil
-}
-
-// relay copies bytes both ways until both directions finish and returns
-// the bytes sent to up and received from it. EOF in one direction is
-// propagated as a half-close (CloseWrite), not a full close (SPEC CON-2);
-// any other error closes both connections.
-func relay(client, up net.Conn) (sent, received int64) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sent = pipe(up, client)
-	}()
-	received = pipe(client, up)
-	<-done
-	client.Close()
-	up.Close()
-	return sent, received
-}
-
-// pipe copies src to dst, then half-closes dst on a clean EOF or closes both
-// on error, and returns the bytes written to dst. Between two *net.TCPConn
-// io.Copy uses splice(2) on Linux.
-func pipe(dst, src net.Conn) (n int64) {
-	if pc, ok := src.(*netutil.PrefixConn); ok {
-		if len(pc.Prefix) > 0 {
-			w, err := dst.Write(pc.Prefix)
-			n += int64(w)
-			if err != nil {
-				dst.Close()
-				src.Close()
-				return n
-			}
-			pc.Prefix = nil
-		}
-		src = pc.Conn
-	}
-	if pc, ok := dst.(*netutil.PrefixConn); ok {
-		dst = pc.Conn
-	}
-	copied, err := io.Copy(dst, src)
-	n += copied
-	if err != nil {
-		dst.Close()
-		src.Close()
-		return n
-	}
-	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		if cw.CloseWrite() == nil {
-			return n
-		}
-	}
-	dst.Close()
-	return n
 }

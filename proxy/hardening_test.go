@@ -338,3 +338,73 @@ func TestSlowHeads(t *testing.T) {
 		}
 	})
 }
+
+// quietOrigin reads a connection to its end and reports that on eof, then
+// keeps it open without a byte until the test ends (a peer that never
+// closes its side).
+func quietOrigin(t *testing.T) (addr string, eof <-chan struct{}) {
+	ch := make(chan struct{}, 4)
+	release := make(chan struct{})
+	addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		io.Copy(io.Discard, c)
+		ch <- struct{}{}
+		<-release
+	})
+	t.Cleanup(func() { close(release) }) // runs before tcpServer's cleanup
+	return addr, ch
+}
+
+// openTunnel sends CONNECT target to the proxy at addr and returns the
+// tunnel after its 200.
+func openTunnel(t *testing.T, addr, target string) net.Conn {
+	t.Helper()
+	c := dialProxy(t, addr)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	if code, _ := readConnectReply(t, bufio.NewReader(c)); code != 200 {
+		t.Fatalf("CONNECT: %d", code)
+	}
+	return c
+}
+
+func TestTunnelBounds(t *testing.T) {
+	t.Run("CON-2/half-closed-tunnel-closed-after-half-close-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{TunnelHalfCloseTimeout: 300 * time.Millisecond})
+		o, eof := quietOrigin(t)
+		c := openTunnel(t, addr, o)
+		c.(*net.TCPConn).CloseWrite()
+		select {
+		case <-eof: // the half-close reached the origin (CON-2)
+		case <-time.After(3 * time.Second):
+			t.Fatal("half-close not propagated")
+		}
+		if !closedWithin(c, 3*time.Second) {
+			t.Fatal("tunnel still open 3 s after a half-close with a silent other side (bound 300 ms)")
+		}
+	})
+	t.Run("CON-2/idle-tunnel-closed-after-idle-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{TunnelIdleTimeout: 300 * time.Millisecond})
+		o, _ := quietOrigin(t)
+		c := openTunnel(t, addr, o)
+		if !closedWithin(c, 3*time.Second) {
+			t.Fatal("silent tunnel still open 3 s after a 300 ms idle timeout")
+		}
+	})
+	t.Run("CON-2/active-tunnel-outlives-idle-timeout", func(t *testing.T) {
+		addr, _ := startProxy(t, Config{TunnelIdleTimeout: 300 * time.Millisecond})
+		echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+		c := openTunnel(t, addr, echo)
+		tick := time.NewTicker(100 * time.Millisecond) // pacing, not synchronisation
+		defer tick.Stop()
+		buf := make([]byte, 1)
+		for i := range 12 { // 1.2 s of traffic, four idle timeouts
+			<-tick.C
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := c.Write([]byte{byte('a' + i)}); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			if _, err := io.ReadFull(c, buf); err != nil || buf[0] != byte('a'+i) {
+				t.Fatalf("echo %d: %q %v", i, buf, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
+)
+
+// Tunnel lifetime bounds (issue 13: a tunnel whose one side closed while
+// the other stayed silent was held forever). A tunnel with no byte in
+// either direction for idle is closed; once one direction has ended (EOF,
+// propagated as a half-close, SPEC CON-2) the other is closed after
+// halfClose without a byte. Non-positive values turn a bound off.
+//
+// Bytes still flow with io.Copy (splice(2) between two TCP connections on
+// Linux): each direction copies under a read deadline of one window (a
+// quarter of the bound, at most maxWindow) and, when the deadline fires,
+// checks the tunnel's last activity; a bound is therefore exact to within
+// one window.
+
+// maxWindow caps the read-deadline window of a tunnel direction.
+const maxWindow = 10 * time.Second
+
+// tunnel is the shared state of one relayed tunnel.
+type tunnel struct {
+	idle, halfClose time.Duration
+	last            atomic.Int64 // UnixNano of the last byte moved or half-close
+	halfClosed      atomic.Bool  // one direction has ended
+}
+
+// relay copies bytes both ways until both directions finish or a bound
+// (idle, halfClose) closes the tunnel, and returns the bytes sent to up
+// and received from it. EOF in one direction is propagated as a
+// half-close (CloseWrite), not a full close (SPEC CON-2); any other error
+// closes both connections.
+func relay(client, up net.Conn, idle, halfClose time.Duration) (sent, received int64) {
+	t := &tunnel{idle: idle, halfClose: halfClose}
+	t.touch()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sent = t.pipe(up, client)
+	}()
+	received = t.pipe(client, up)
+	<-done
+	client.Close()
+	up.Close()
+	return sent, received
+}
+
+func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
+
+// limit is the silence allowed now: halfClose once a direction ended.
+func (t *tunnel) limit() time.Duration {
+	if t.halfClosed.Load() {
+		return t.halfClose
+	}
+	return t.idle
+}
+
+// pipe copies src to dst, then half-closes dst on a clean EOF, or closes
+// both on error or when the tunnel was silent past its bound. It returns
+// the bytes written to dst. Between two *net.TCPConn io.Copy uses
+// splice(2) on Linux.
+func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
+	if pc, ok := src.(*netutil.PrefixConn); ok {
+		if len(pc.Prefix) > 0 {
+			w, err := dst.Write(pc.Prefix)
+			written += int64(w)
+			if err != nil {
+				dst.Close()
+				src.Close()
+				return written
+			}
+			pc.Prefix = nil
+			t.touch()
+		}
+		src = pc.Conn
+	}
+	if pc, ok := dst.(*netutil.PrefixConn); ok {
+		dst = pc.Conn
+	}
+	for {
+		limit := t.limit()
+		if limit > 0 {
+			src.SetReadDeadline(time.Now().Add(min(max(limit/4, time.Millisecond), maxWindow)))
+		} else {
+			src.SetReadDeadline(time.Time{})
+		}
+		n, err := io.Copy(dst, src)
+		written += n
+		if n > 0 {
+			t.touch()
+		}
+		if err == nil {
+			break // EOF
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if l := t.limit(); l <= 0 || time.Since(time.Unix(0, t.last.Load())) < l {
+				continue // the tunnel is alive, or the bound changed: next window
+			}
+		}
+		dst.Close()
+		src.Close()
+		return written
+	}
+	// This direction ended: the other may stay silent for halfClose only,
+	// counted from now; wake it so it picks up the shorter bound.
+	t.touch()
+	t.halfClosed.Store(true)
+	dst.SetReadDeadline(time.Now())
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		if cw.CloseWrite() == nil {
+			return written
+		}
+	}
+	dst.Close()
+	return written
+}
