@@ -5,7 +5,9 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"html"
 	"image/png"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +71,7 @@ func TestBrowserStatusPage(t *testing.T) {
 			t.Fatalf("page shows an error: %v", m)
 		}
 		// Rows in default order with their states, set by the script.
-		rows := regexp.MustCompile(`<tr data-key="([^"]+)" data-state="([^"]+)">`).FindAllStringSubmatch(dom, -1)
+		rows := regexp.MustCompile(`<tr data-key="([^"]+)" data-state="([^"]+)"`).FindAllStringSubmatch(dom, -1)
 		want := [][2]string{{w.dead.Key(), status.StateCooling}, {w.good.Key(), status.StateHot}, {"direct", status.StateHot}}
 		if len(rows) != len(want) {
 			t.Fatalf("candidate rows %v, want %v", rows, want)
@@ -83,8 +85,8 @@ func TestBrowserStatusPage(t *testing.T) {
 			w.dead.String(), w.good.String(), // redacted names
 			`<td class="state cooling">cooling</td>`, `<td class="state hot">hot</td>`,
 			`<td class="nowrap">http</td>`, `<td class="nowrap">direct</td>`, // the kind column (GW-3)
-			"30.0 s",                          // cooldown remaining (injected clock)
-			"gateway-connect (gateway)",       // last failure phase and tier
+			"30.0 s", // cooldown remaining (injected clock)
+			"cannot connect to the gateway (gateway-connect), cooled for all hosts", // phase in words, code, tier
 			"1 m 0 s",                         // cache entry expires in
 			`<td class="mono">127.0.0.1</td>`, // cached host and decision host
 			"listening on " + w.addr,
@@ -100,6 +102,34 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 	})
 
+	t.Run("OPS-2/verdict-names-serving-path-and-failing-gateway", func(t *testing.T) {
+		dom := runChromium(t, page, "--dump-dom")
+		m := regexp.MustCompile(`<p id="verdict" data-level="([a-z]+)" data-serving="([^"]*)">([^<]*)</p>`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no verdict line in\n%s", dom)
+		}
+		level, serving, text := m[1], m[2], html.UnescapeString(m[3])
+		if serving != w.good.String() || !strings.HasPrefix(text, "Serving via "+w.good.String()) {
+			t.Fatalf("verdict %q does not name the serving path %s", text, w.good.String())
+		}
+		if level != "warn" || !strings.Contains(text, "2 of 3 paths healthy") ||
+			!strings.Contains(text, w.dead.String()+" failing since ") || !strings.Contains(text, "cannot connect to the gateway (gateway-connect)") {
+			t.Fatalf("verdict (%s) %q: want the dead gateway failing in words", level, text)
+		}
+		if !regexp.MustCompile(`[0-2][0-9]:[0-5][0-9]:[0-5][0-9]`).MatchString(text) {
+			t.Fatalf("verdict %q has no HH:MM:SS time", text)
+		}
+	})
+	t.Run("OPS-2/latency-charts-render", func(t *testing.T) {
+		dom := runChromium(t, page, "--dump-dom")
+		charts := regexp.MustCompile(`<svg class="spark"[^>]*data-points="(\d+)" data-failures="(\d+)"`).FindAllStringSubmatch(dom, -1)
+		if len(charts) != 3 {
+			t.Fatalf("%d charts, want one per candidate", len(charts))
+		}
+		if charts[0][2] == "0" || charts[1][1] == "0" || !strings.Contains(dom, "<polyline points=") {
+			t.Fatalf("charts %v: want the dead gateway's failure dot and the good gateway's latency line", charts)
+		}
+	})
 	t.Run("OPS-2/screenshot", func(t *testing.T) {
 		shot := filepath.Join(t.TempDir(), "status.png")
 		runChromium(t, page, "--hide-scrollbars", "--window-size=1280,900", "--screenshot="+shot)
@@ -127,9 +157,59 @@ func TestBrowserStatusPage(t *testing.T) {
 		if len(colours) < 8 {
 			t.Fatalf("screenshot looks blank: %d colours", len(colours))
 		}
-		if out := os.Getenv("DUAL_PROXY_SHOT"); out != "" {
-			data, _ := os.ReadFile(shot)
-			os.WriteFile(out, data, 0o644)
+		saveShot(t, shot, "status-page.png")
+	})
+}
+
+// saveShot copies a screenshot into docs/ when DUAL_PROXY_SHOTS=1 (the
+// README's pictures are taken by these tests; a plain run writes nothing
+// tracked).
+func saveShot(t *testing.T, shot, name string) {
+	t.Helper()
+	if os.Getenv("DUAL_PROXY_SHOTS") != "1" {
+		return
+	}
+	data, err := os.ReadFile(shot)
+	if err == nil {
+		err = os.WriteFile(filepath.Join("..", "docs", name), data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrowserHealthFailingNeverHot renders a status document in which a
+// candidate without cooldown failed its last health check: the page shows
+// it as failing, not hot, and the verdict says so.
+func TestBrowserHealthFailingNeverHot(t *testing.T) {
+	now := time.Now().UTC()
+	st := status.Status{
+		Listeners: []string{"127.0.0.1:7898"},
+		Now:       now,
+		Candidates: []status.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: status.StateHot},
+			{Candidate: "direct", Key: "direct", Source: "direct", State: status.StateHot, Successes: 2},
+		},
+		Health: status.HealthStatus{Enabled: true, Origin: "https://api.example", LastRun: now,
+			Results: []status.HealthResultStatus{
+				{Candidate: "http://127.0.0.1:7897", Alive: false, Reason: "connection refused"},
+				{Candidate: "direct", Alive: true, Eligible: true},
+			}},
+		Decisions: []status.Decision{
+			{Time: now.Add(-time.Minute), Kind: "connect", Host: "api.example", Candidate: "direct", LatencyMS: 40},
+			{Time: now.Add(-30 * time.Second), Kind: "connect", Host: "api.example", Candidate: "direct", LatencyMS: 55},
+		},
+	}
+	srv := httptest.NewServer(status.Handler(func() status.Status { return st }))
+	defer srv.Close()
+	t.Run("HC-4/health-failing-candidate-never-shown-hot", func(t *testing.T) {
+		dom := runChromium(t, srv.URL+status.PagePath, "--dump-dom")
+		if !strings.Contains(dom, `data-key="127.0.0.1:7897" data-state="hot" data-shown="failing"`) ||
+			!strings.Contains(dom, `<td class="state failing">failing (health)</td>`) {
+			t.Fatalf("a candidate failing its health check is shown as hot:\n%s", dom)
+		}
+		if !strings.Contains(dom, "1 of 2 paths healthy") || !strings.Contains(dom, "health check failed: connection refused") {
+			t.Fatalf("verdict does not say the health check fails:\n%s", dom)
 		}
 	})
 }
