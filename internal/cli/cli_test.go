@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runCmd runs a command line (DualProxy or Claude) in-process with env and
@@ -104,6 +105,28 @@ func TestHardening(t *testing.T) {
 			if status != 2 || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {
 				t.Errorf("%v: status %d %q", args, status, errOut)
 			}
+		}
+	})
+}
+
+func TestTunnelAndHeadFlags(t *testing.T) {
+	t.Run("LIS-4/tunnel-and-head-bounds-shown-with-defaults", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "--print-config")
+		for _, want := range []string{"tunnel-idle-timeout-ms:", "3600000", "tunnel-half-close-timeout-ms:", "60000", "head-timeout-ms:", "10000"} {
+			if status != 0 || !strings.Contains(out, want) {
+				t.Fatalf("status %d, %q missing:\n%s", status, want, out)
+			}
+		}
+	})
+	t.Run("LIS-5/head-timeout-zero-exit-2", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, nil, "--head-timeout-ms", "0", "--print-config")
+		if status != 2 || !strings.Contains(errOut, "head-timeout-ms") {
+			t.Fatalf("status %d: %q", status, errOut)
+		}
+	})
+	t.Run("LIS-4/tunnel-bound-zero-means-none", func(t *testing.T) {
+		if offIfZero(0) >= 0 || offIfZero(time.Second) != time.Second {
+			t.Fatal("0 must map to proxy.Config's no-bound (negative)")
 		}
 	})
 }

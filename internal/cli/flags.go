@@ -39,6 +39,9 @@ const (
 	fHealthInterval   = "health-interval-ms"
 	fHealthRecover    = "health-recover-count"
 	fRaceDelayMS      = "race-delay-ms"
+	fTunnelIdleMS     = "tunnel-idle-timeout-ms"
+	fTunnelHalfMS     = "tunnel-half-close-timeout-ms"
+	fHeadTimeoutMS    = "head-timeout-ms"
 	defaultHealthURL  = "https://api.deepseek.com"
 	defaultClaudeBase = "https://api.anthropic.com"
 )
@@ -72,6 +75,9 @@ func proxyFlags(m mode) []cli.Flag {
 		&cli.IntFlag{Name: fResponseTimeout, Value: 60000, EnvVars: []string{"RESPONSE_TIMEOUT_MS"}, Usage: "wait for response headers (ms)"},
 		&cli.IntFlag{Name: fFastFailMS, Value: 2000, EnvVars: []string{"FAST_FAIL_MS"}, Usage: "connect timeout when the first candidate comes from the cache or the health preference (ms)"},
 		&cli.IntFlag{Name: fRaceDelayMS, Value: 250, EnvVars: []string{"RACE_DELAY_MS"}, Usage: "start the next candidate in parallel when a path is not open after this long (ms, 0 = off)"},
+		&cli.IntFlag{Name: fTunnelIdleMS, Value: 3600000, EnvVars: []string{"TUNNEL_IDLE_TIMEOUT_MS"}, Usage: "close a CONNECT tunnel with no byte either way for this long (ms, 0 = never)"},
+		&cli.IntFlag{Name: fTunnelHalfMS, Value: 60000, EnvVars: []string{"TUNNEL_HALF_CLOSE_TIMEOUT_MS"}, Usage: "close a tunnel one side of which has closed once the other is silent this long (ms, 0 = never)"},
+		&cli.IntFlag{Name: fHeadTimeoutMS, Value: 10000, EnvVars: []string{"HEAD_TIMEOUT_MS"}, Usage: "a request head must arrive within this long of the connection or of its first byte (ms)"},
 		&cli.BoolFlag{Name: fVerifyTLS, Value: true, EnvVars: []string{"VERIFY_TLS"}, Usage: "TLS-probe port 443 paths before opening a tunnel on a cache miss"},
 		&cli.BoolFlag{Name: fNoVerifyTLS, Usage: "same as --verify-tls=false"},
 		&cli.StringSliceFlag{Name: fPreferDirect, EnvVars: []string{"PREFER_DIRECT"}, Usage: "host patterns that try direct first (*.example.com, comma-separated)"},

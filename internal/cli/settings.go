@@ -38,14 +38,17 @@ type Settings struct {
 	HealthRecover   int
 	FastFail        time.Duration
 	RaceDelay       time.Duration
-	PrefTTL         time.Duration
-	Cooldown        time.Duration
-	VerifyTLS       bool
-	PreferDirect    []string
-	PreferProxy     []string
-	Rules           *route.Rules
-	RetryAfterSend  bool
-	RetryWithKey    bool
+	// TunnelIdle and TunnelHalfClose are the tunnel bounds (0 = none);
+	// HeadTimeout bounds a request head's arrival.
+	TunnelIdle, TunnelHalfClose, HeadTimeout time.Duration
+	PrefTTL                                  time.Duration
+	Cooldown                                 time.Duration
+	VerifyTLS                                bool
+	PreferDirect                             []string
+	PreferProxy                              []string
+	Rules                                    *route.Rules
+	RetryAfterSend                           bool
+	RetryWithKey                             bool
 
 	LogLevel  slog.Level
 	LogFormat string
@@ -129,6 +132,15 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 		return nil, err
 	}
 	if s.RaceDelay, err = ms(fRaceDelayMS, 0); err != nil {
+		return nil, err
+	}
+	if s.TunnelIdle, err = ms(fTunnelIdleMS, 0); err != nil {
+		return nil, err
+	}
+	if s.TunnelHalfClose, err = ms(fTunnelHalfMS, 0); err != nil {
+		return nil, err
+	}
+	if s.HeadTimeout, err = ms(fHeadTimeoutMS, 1); err != nil {
 		return nil, err
 	}
 	if s.PrefTTL, err = ms(fPrefTTLMS, 0); err != nil {
@@ -288,6 +300,9 @@ func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, [
 		FastFail:                    s.FastFail,
 		ResponseTimeout:             s.ResponseTimeout,
 		RaceDelay:                   s.RaceDelay,
+		TunnelIdleTimeout:           offIfZero(s.TunnelIdle),
+		TunnelHalfCloseTimeout:      offIfZero(s.TunnelHalfClose),
+		HeadTimeout:                 s.HeadTimeout,
 		TLSProbe:                    s.VerifyTLS,
 		Cooldown:                    s.Cooldown,
 		PrefTTL:                     prefTTL,
@@ -316,6 +331,9 @@ func (s *Settings) Print(w io.Writer) error {
 		{"response-timeout-ms", fmt.Sprint(s.ResponseTimeout.Milliseconds())},
 		{"fast-fail-ms", fmt.Sprint(s.FastFail.Milliseconds())},
 		{"race-delay-ms", fmt.Sprint(s.RaceDelay.Milliseconds())},
+		{"tunnel-idle-timeout-ms", fmt.Sprint(s.TunnelIdle.Milliseconds())},
+		{"tunnel-half-close-timeout-ms", fmt.Sprint(s.TunnelHalfClose.Milliseconds())},
+		{"head-timeout-ms", fmt.Sprint(s.HeadTimeout.Milliseconds())},
 		{"verify-tls", fmt.Sprint(s.VerifyTLS)},
 		{"pref-ttl-ms", fmt.Sprint(s.PrefTTL.Milliseconds())},
 		{"cooldown-ms", fmt.Sprint(s.Cooldown.Milliseconds())},
@@ -380,3 +398,12 @@ func orNone(s string) string {
 // it (ENV-1). curl's one-wins rule (envrewrite.NoProxy) would apply only
 // one of two different values.
 func noProxyRules(env []string) string { return strings.Join(envrewrite.NoProxyEntries(env), ",") }
+
+// offIfZero maps a flag's 0 ("never") to proxy.Config's "no bound"
+// (negative; zero there means the default).
+func offIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
