@@ -58,3 +58,26 @@ func TestNotFoundEveryOS(t *testing.T) {
 		}
 	})
 }
+
+// TestFinishedStatus is the exit-status mapping of every OS (SPEC RUN-3, PLAT-1).
+func TestFinishedStatus(t *testing.T) {
+	cases := []struct {
+		name      string
+		code      int
+		signaled  bool
+		sig, want int
+	}{
+		{"RUN-3/PLAT-1/exit-0", 0, false, 0, 0},
+		{"RUN-3/PLAT-1/unix-exit-code", 42, false, 0, 42},
+		{"RUN-3/PLAT-1/unix-sigterm-143", -1, true, 15, 143},
+		{"RUN-3/PLAT-1/windows-ctrl-c-exit-code-kept", 0xC000013A, false, 0, 3221225786},
+		{"RUN-3/PLAT-1/unknown-code-1", -1, false, 0, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := finishedStatus(c.code, c.signaled, c.sig); got != c.want {
+				t.Fatalf("finishedStatus(%d, %v, %d) = %d, want %d", c.code, c.signaled, c.sig, got, c.want)
+			}
+		})
+	}
+}

@@ -40,13 +40,13 @@ func ExitStatus(err error) int {
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
-		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return StatusSignalBase + int(ws.Signal())
+		ws, ok := exitErr.Sys().(syscall.WaitStatus)
+		signaled := ok && ws.Signaled()
+		sig := 0
+		if signaled {
+			sig = int(ws.Signal())
 		}
-		if code := exitErr.ExitCode(); code >= 0 {
-			return code
-		}
-		return StatusLauncherFailure
+		return finishedStatus(exitErr.ExitCode(), signaled, sig)
 	}
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, syscall.ENOENT), errors.Is(err, fs.ErrNotExist):
@@ -61,6 +61,20 @@ func ExitStatus(err error) int {
 		// Start's errors come as *fs.PathError ("fork/exec PATH: …") or *exec.Error (lookup):
 		// the command exists in some form but cannot be run.
 		return StatusCannotExecute
+	}
+	return StatusLauncherFailure
+}
+
+// finishedStatus maps how a child ended to the launcher's status (SPEC RUN-3, PLAT-1): killed
+// by signal sig → 128+sig (Unix; a Windows child never ends by a signal); else its exit code as
+// the OS reports it: 0…255 on Unix, the full 32-bit code on Windows (0xC000013A after Ctrl-C),
+// which os.Exit hands to ExitProcess unchanged; an unknown code (negative) → 1.
+func finishedStatus(code int, signaled bool, sig int) int {
+	if signaled {
+		return StatusSignalBase + sig
+	}
+	if code >= 0 {
+		return code
 	}
 	return StatusLauncherFailure
 }

@@ -9,20 +9,22 @@ import (
 
 // Shell completion and man pages, both generated from the command-line
 // definitions (dualProxyApp, claudeApp) so they cannot drift from them.
+// The descriptions name the host OS's default files (pathHints); docs/*.1
+// are generated on Linux.
 
-const dualProxyDescription = `dual-proxy listens on 127.0.0.1:7898 and forwards each request over the first path that works: the upstream gateway, further gateways, the parent's proxy variables, or direct. "dual-proxy run -- CMD" starts CMD with HTTP(S)_PROXY pointing at an in-process proxy; everything after "--" goes to CMD unchanged.
+var dualProxyDescription = `dual-proxy listens on 127.0.0.1:7898 and forwards each request over the first path that works: the upstream gateway, further gateways, the parent's proxy variables, or direct. "dual-proxy run -- CMD" starts CMD with HTTP(S)_PROXY pointing at an in-process proxy; everything after "--" goes to CMD unchanged.
 
 Every flag can also be set by the environment variable shown beside it; a flag on the command line wins. A bad value in the environment is reported under the variable's name.
 
-Files: the model pool configuration is $XDG_CONFIG_HOME/dual-proxy/config.yaml (--config); launchers log to $XDG_STATE_HOME/dual-proxy/launcher.log (--log-file), which is where "see the log" points.
+Files: the model pool configuration is ` + configHint + ` (--config); launchers log to ` + logHint + ` (--log-file), which is where "see the log" points.
 
 Shell completion: "dual-proxy completion bash|zsh|fish" prints a script for dual-proxy and claude-dual-proxy.`
 
-const claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
+var claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
 
     claude-dual-proxy --gateway 10.0.0.3:8080 -- -p "hi"
 
-Every flag can also be set by the environment variable shown beside it. The launcher logs to $XDG_STATE_HOME/dual-proxy/launcher.log (--log-file) so the terminal stays clean.`
+Every flag can also be set by the environment variable shown beside it. The launcher logs to ` + logHint + ` (--log-file) so the terminal stays clean.`
 
 // completionCommand is `dual-proxy completion bash|zsh|fish`: print a
 // completion script for both programs.
