@@ -124,6 +124,9 @@ type tripResult struct {
 // *notReplayedError, *AllFailedError, errShuttingDown, errClientGone
 // (the client left; no cooldown recorded), or a *path.PathError of
 // PhaseLocal (this machine out of descriptors; no cooldown recorded).
+// One function on purpose: every exit is a replay decision (HTTP-3) that
+// reads the same loop state (fails, replay, last); split, the rules would
+// be spread over helpers that each need all of it.
 func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
 	var fails []error
 	start := time.Now()
