@@ -55,6 +55,9 @@ type call struct {
 	conv *translate.Stream
 	// translated: the answer the client got was translated (status).
 	translated bool
+	// oneMember: the body did not fit the body budget (budget.go): this
+	// call goes to the first member only and the body is not kept.
+	oneMember bool
 }
 
 // outcome is how one attempt ended.
@@ -131,7 +134,7 @@ func (c *call) run() {
 	defer func() { c.p.state.Release(c.sctx(), c.pc, key, inFlight, served, c.p.opts.Now()) }()
 	for _, m := range balance.AttemptOrder(eligible, primary, until) {
 		o := c.attempt(m, key)
-		if o.retry && !o.canceled {
+		if o.retry && !o.canceled && !c.oneMember {
 			c.failed(m, o)
 			o = c.attempt(m, key)
 		}
@@ -156,6 +159,9 @@ func (c *call) run() {
 			if len(o.state) > 0 {
 				c.p.state.RecordOwner(c.sctx(), m, o.state)
 			}
+		}
+		if c.oneMember && !o.done {
+			break // no replay of a body beyond the budget (POOL-17)
 		}
 		if o.done {
 			class, status := "", 200
@@ -229,6 +235,9 @@ func (c *call) aggregate() {
 		parts = append(parts, fmt.Sprintf("%s: %s (%d)", a.Member, a.Class, a.Status))
 	}
 	msg := fmt.Sprintf("pool %s: all %d attempted members failed: %s", c.pc.ID, len(c.attempts), strings.Join(parts, "; "))
+	if c.oneMember {
+		msg += fmt.Sprintf(" (the request body is beyond the pool's %d MiB replay budget, so it was sent to one member only)", c.p.opts.BodyBudget>>20)
+	}
 	if c.early {
 		c.earlyError(status, msg)
 	} else {

@@ -53,6 +53,10 @@ type Options struct {
 	// Observer, when set, is told about every finished call (metrics,
 	// SPEC OPS-5).
 	Observer Observer
+	// BodyBudget bounds the request-body bytes all calls hold for failover
+	// replay (SPEC POOL-17, budget.go); a call whose body does not fit is
+	// sent to one member only. 0 → DefaultBodyBudget; negative: no bound.
+	BodyBudget int64
 }
 
 // Observer receives the pool's events; either hook may be nil. They run on
@@ -75,6 +79,8 @@ type Pool struct {
 	// counters, recent calls, who holds a Responses state); nothing else
 	// here outlives a call.
 	state balance.State
+	// bodies is the replay budget for request bodies (POOL-17).
+	bodies *bodyBudget
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -99,10 +105,15 @@ func New(cfg *config.Config, opts Options) *Pool {
 	if opts.State == nil {
 		opts.State = balance.NewMemory()
 	}
+	if opts.BodyBudget == 0 {
+		opts.BodyBudget = DefaultBodyBudget
+	} else if opts.BodyBudget < 0 {
+		opts.BodyBudget = 1 << 62
+	}
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State,
+	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
 		cfg: cfg, scrub: config.NewScrubber(cfg)}
 }
 
@@ -232,7 +243,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveCall reads and checks a model call's body (size, duplicate keys,
 // the flavour's parse, the pool's model list) and runs the call.
 func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl wire.Flavour, ep wire.Endpoint) {
-	body, err := wire.ReadBody(r.Body, MaxRequestBody)
+	body, err := wire.ReadBodySized(r.Body, r.ContentLength, MaxRequestBody)
 	if err == wire.ErrBodyTooLarge {
 		wire.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
 		return
@@ -258,6 +269,11 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 	}
 	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, w: w, r: r, start: time.Now(), startClock: p.opts.Now()}
 	c.probe, _ = r.Context().Value(probeKey{}).(*probe)
+	if n := int64(len(body)); p.bodies.take(n) {
+		defer p.bodies.give(n)
+	} else {
+		c.oneMember = true // over the budget: sent once, not kept for replay
+	}
 	c.run()
 }
 

@@ -61,6 +61,9 @@ func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.R
 	if err != nil {
 		return nil, err
 	}
+	if c.oneMember {
+		c.ci.Release() // sent once: let it go as soon as the Transport has written it
+	}
 	path, query := c.memberPath(c.rt, ch)
 	u := upstreamURL(ch.BaseURL, path)
 	if query != "" {

@@ -45,10 +45,10 @@ type anthropicRequest struct {
 		Type         string `json:"type"`
 		BudgetTokens int    `json:"budget_tokens"`
 	} `json:"thinking"`
-	System   json.RawMessage `json:"system"`
+	System   rawView `json:"system"`
 	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+		Role    string  `json:"role"`
+		Content rawView `json:"content"`
 	} `json:"messages"`
 }
 
@@ -105,13 +105,13 @@ func claudeSessionFromUserID(uid string) string {
 
 // hasImage reports an image block in message content, including images
 // nested in tool_result content.
-func hasImage(content json.RawMessage, depth int) bool {
+func hasImage(content []byte, depth int) bool {
 	if depth > 3 || len(content) == 0 || content[0] != '[' {
 		return false
 	}
 	var blocks []struct {
-		Type    string          `json:"type"`
-		Content json.RawMessage `json:"content"`
+		Type    string  `json:"type"`
+		Content rawView `json:"content"`
 	}
 	if json.Unmarshal(content, &blocks) != nil {
 		return false
@@ -127,32 +127,14 @@ func hasImage(content json.RawMessage, depth int) bool {
 // contentHash is the fallback session identity (SPEC POOL-5): a hash of the
 // system prompt and the whole first user message, with cache_control markers
 // removed (clients move those between turns) and keys sorted.
-func contentHash(system, firstUser json.RawMessage) string {
+// The parts are hashed in place (canonHash), never decoded or copied.
+func contentHash(system, firstUser []byte) string {
 	h := sha256.New()
-	for _, part := range []json.RawMessage{system, firstUser} {
-		var v any
-		if len(part) > 0 && json.Unmarshal(part, &v) == nil {
-			b, _ := json.Marshal(stripKey(v, "cache_control"))
-			h.Write(b)
-		}
+	for _, part := range [][]byte{system, firstUser} {
+		canonHash(h, part, "cache_control", 0)
 		h.Write([]byte{0})
 	}
 	return "content:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func stripKey(v any, key string) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, key)
-		for k, e := range x {
-			x[k] = stripKey(e, key)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = stripKey(e, key)
-		}
-	}
-	return v
 }
 
 func (AnthropicFlavour) RewriteBody(ci *CallInfo, target, effort string) ([]byte, error) {

@@ -11,7 +11,6 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,6 +112,11 @@ type CallInfo struct {
 	raw []byte // the client's body
 }
 
+// Release drops the call's reference to the client's body once its last
+// upstream request is built (a body beyond the replay budget, SPEC
+// POOL-17): RewriteBody must not be called again.
+func (ci *CallInfo) Release() { ci.raw = nil }
+
 // Usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
 // stickiness matters"): Input counts uncached input tokens, CacheRead the
 // tokens served from the cache, CacheCreation the tokens written to it.
@@ -198,6 +202,28 @@ var ErrBodyTooLarge = errors.New("request body too large")
 
 // ReadBody reads at most limit bytes of r.
 func ReadBody(r io.Reader, limit int64) ([]byte, error) {
+	return ReadBodySized(r, -1, limit)
+}
+
+// ReadBodySized reads at most limit bytes of r into one buffer of the
+// announced size n (a Content-Length; -1 unknown), so a large body is held
+// once instead of in doubling copies (SPEC POOL-17). n above limit is
+// ErrBodyTooLarge at once, nothing read.
+func ReadBodySized(r io.Reader, n, limit int64) ([]byte, error) {
+	if n > limit {
+		return nil, ErrBodyTooLarge
+	}
+	if n > 0 {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		var one [1]byte
+		if k, _ := r.Read(one[:]); k == 0 {
+			return buf, nil
+		}
+		return nil, ErrBodyTooLarge // more than announced
+	}
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
@@ -222,73 +248,48 @@ var guardedKeys = []string{"model", "stream", "thinking", "output_config", "reas
 // "stream" that is not a boolean ("stream must be a boolean"). A body that
 // is not a JSON object passes; ParseRequest reports it.
 func CheckTopLevel(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
 	seen := make([]int, len(guardedKeys))
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		k, _ := t.(string)
+	var err error
+	eachMember(body, func(k string, vs, ve int) bool {
 		for i, g := range guardedKeys {
 			if strings.EqualFold(k, g) {
 				if seen[i]++; seen[i] > 1 {
-					return fmt.Errorf("%s: the request body has more than one %q key (keys are matched case-insensitively)", g, g)
+					err = fmt.Errorf("%s: the request body has more than one %q key (keys are matched case-insensitively)", g, g)
+					return false
 				}
 			}
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil
-		}
+		v := string(body[vs:min(ve, vs+5)])
 		switch {
-		case strings.EqualFold(k, "model") && (len(v) == 0 || v[0] != '"'):
-			return errors.New("model must be a string")
-		case strings.EqualFold(k, "stream") && string(v) != "true" && string(v) != "false" && string(v) != "null":
-			return errors.New("stream must be a boolean")
+		case strings.EqualFold(k, "model") && body[vs] != '"':
+			err = errors.New("model must be a string")
+		case strings.EqualFold(k, "stream") && (ve-vs > 5 || (v != "true" && v != "false" && v != "null")):
+			err = errors.New("stream must be a boolean")
 		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }
 
 // spliceTopLevel replaces the value of key in the top-level JSON object body
-// with val, leaving every other byte as the client sent it (so the upstream
-// sees the same prompt bytes). The key is matched like encoding/json matches
+// with val (body itself when the value is already val), leaving every other
+// byte as the client sent it (so the upstream sees the same prompt bytes). The key is matched like encoding/json matches
 // it (strings.EqualFold; CheckTopLevel has refused duplicates). ok is false
 // when body is not an object or has no such key.
 func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		k, _ := t.(string)
-		afterKey := dec.InputOffset()
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		end := dec.InputOffset()
+	eachMember(body, func(k string, vs, ve int) bool {
 		if !strings.EqualFold(k, key) {
-			continue
+			return true
 		}
-		start := int(afterKey)
-		for start < int(end) && (body[start] == ':' || body[start] == ' ' || body[start] == '\t' || body[start] == '\n' || body[start] == '\r') {
-			start++
+		if ok = true; bytes.Equal(body[vs:ve], val) {
+			out = body // unchanged (the usual model id = target): no copy
+			return false
 		}
-		out = make([]byte, 0, len(body)+len(val))
-		out = append(out, body[:start]...)
-		out = append(out, val...)
-		return append(out, body[end:]...), true
-	}
-	return nil, false
+		out = make([]byte, 0, len(body)-(ve-vs)+len(val))
+		out = append(append(append(out, body[:vs]...), val...), body[ve:]...)
+		return false
+	})
+	return out, ok
 }
 
 // Body is the client's request body as received.

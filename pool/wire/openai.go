@@ -34,8 +34,8 @@ func (ChatFlavour) Endpoint(method, path string) (Endpoint, bool) {
 
 // chatMessage is one entry of a Chat Completions request's messages.
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string  `json:"role"`
+	Content rawView `json:"content"`
 }
 
 // chatRequest is the part of a Chat Completions request the pool reads.
@@ -69,7 +69,7 @@ func (ChatFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 		switch {
 		case ci.ContentHash != "":
 		case m.Role == "system" || m.Role == "developer":
-			system = append(system, m.Content)
+			system = append(system, json.RawMessage(m.Content))
 		case m.Role == "user":
 			sys, _ := json.Marshal(system)
 			ci.ContentHash = contentHash(sys, m.Content)
@@ -85,7 +85,7 @@ var openaiImageTypes = map[string]bool{"image_url": true, "input_image": true}
 // hasTypedPart reports whether raw JSON contains, at any depth up to 6, an
 // object whose "type" is in types (image parts nested in tool results
 // included).
-func hasTypedPart(raw json.RawMessage, types map[string]bool) bool {
+func hasTypedPart(raw []byte, types map[string]bool) bool {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || (raw[0] != '[' && raw[0] != '{') {
 		return false
@@ -99,35 +99,7 @@ func hasTypedPart(raw json.RawMessage, types map[string]bool) bool {
 	if !found {
 		return false // cheap pre-check: no part type name anywhere
 	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return false
-	}
-	return walkTyped(v, types, 0)
-}
-
-func walkTyped(v any, types map[string]bool, depth int) bool {
-	if depth > 6 {
-		return false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if t, ok := x["type"].(string); ok && types[t] {
-			return true
-		}
-		for _, e := range x {
-			if walkTyped(e, types, depth+1) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if walkTyped(e, types, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
+	return hasTypedRaw(raw, types, 0)
 }
 
 // openaiEffort is the OpenAI spelling of a unified effort ("off" → "none").

@@ -18,13 +18,13 @@ type ResponsesFlavour struct{ ChatFlavour }
 
 // responsesRequest is the part of a Responses request the pool reads.
 type responsesRequest struct {
-	Model           *string         `json:"model"`
-	Stream          bool            `json:"stream"`
-	MaxOutputTokens int             `json:"max_output_tokens"`
-	Instructions    json.RawMessage `json:"instructions"`
-	Input           json.RawMessage `json:"input"`
-	PromptCacheKey  string          `json:"prompt_cache_key"`
-	Previous        string          `json:"previous_response_id"`
+	Model           *string `json:"model"`
+	Stream          bool    `json:"stream"`
+	MaxOutputTokens int     `json:"max_output_tokens"`
+	Instructions    rawView `json:"instructions"`
+	Input           rawView `json:"input"`
+	PromptCacheKey  string  `json:"prompt_cache_key"`
+	Previous        string  `json:"previous_response_id"`
 	Reasoning       struct {
 		Effort string `json:"effort"`
 	} `json:"reasoning"`
@@ -51,21 +51,21 @@ func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 		ci.ContentHash = contentHash(req.Instructions, input)
 	case len(input) > 0 && input[0] == '[':
 		var items []struct {
-			Type    string          `json:"type"`
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
+			Type    string  `json:"type"`
+			Role    string  `json:"role"`
+			Content rawView `json:"content"`
 		}
 		_ = json.Unmarshal(input, &items)
 		var system []json.RawMessage
 		if len(req.Instructions) > 0 {
-			system = append(system, req.Instructions)
+			system = append(system, json.RawMessage(req.Instructions))
 		}
 		for _, it := range items {
 			if it.Type != "" && it.Type != "message" {
 				continue
 			}
 			if it.Role == "system" || it.Role == "developer" {
-				system = append(system, it.Content)
+				system = append(system, json.RawMessage(it.Content))
 			}
 			if it.Role == "user" {
 				sys, _ := json.Marshal(system)
