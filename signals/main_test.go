@@ -29,6 +29,7 @@ import (
 //	SIGNALS_TEST_PIDFILE      the launcher writes its pid there before Run
 //	SIGNALS_TEST_LOG          debug log file
 //	SIGNALS_TEST_PANIC_USR1   "1" → panic while forwarding SIGUSR1 (tests the panic path)
+//	SIGNALS_TEST_SELECT       "1" → wait for terminal input with select(2), macOS's choice
 const launcherEnv = "SIGNALS_TEST_LAUNCHER"
 
 func TestMain(m *testing.M) {
@@ -63,6 +64,9 @@ func launcherMain() int {
 	if p := os.Getenv("SIGNALS_TEST_PIDFILE"); p != "" {
 		_ = os.WriteFile(p+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
 		_ = os.Rename(p+".tmp", p)
+	}
+	if os.Getenv("SIGNALS_TEST_SELECT") == "1" {
+		waitInput = selectInput
 	}
 	kill := killFunc(unix.Kill)
 	if os.Getenv("SIGNALS_TEST_PANIC_USR1") == "1" {

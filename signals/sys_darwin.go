@@ -1,7 +1,6 @@
 package signals
 
 import (
-	"errors"
 	"os/signal"
 	"syscall"
 
@@ -38,22 +37,6 @@ func withTTOUBlocked(fn func() error) error {
 	return fn()
 }
 
-// waitInput blocks until the terminal in has bytes (or hung up: the read then tells) or the
-// cancel pipe became readable. It uses select(2): macOS's poll(2) does not support devices, so
-// it cannot wait on a terminal. stop is true when copying must end: cancelled, select failed,
-// or a descriptor is beyond FD_SETSIZE; ready is false after EINTR.
-func waitInput(in, cancel int) (ready, stop bool) {
-	if in < 0 || cancel < 0 || in >= unix.FD_SETSIZE || cancel >= unix.FD_SETSIZE {
-		return false, true
-	}
-	var r unix.FdSet
-	r.Set(in)
-	r.Set(cancel)
-	if _, err := unix.Select(max(in, cancel)+1, &r, nil, nil, nil); err != nil {
-		return false, !errors.Is(err, unix.EINTR)
-	}
-	if r.IsSet(cancel) {
-		return false, true
-	}
-	return r.IsSet(in), false
-}
+// waitInput is how copyInput waits for the terminal on macOS: select(2), since macOS's poll(2)
+// does not support devices and so cannot wait on a terminal.
+var waitInput = selectInput

@@ -37,10 +37,11 @@ func sigaddset(set *unix.Sigset_t, sig syscall.Signal) {
 	set.Val[n/64] |= 1 << (n % 64)
 }
 
-// waitInput blocks until the terminal in has bytes (or hung up: the read then tells) or the
-// cancel pipe became readable (poll(2)). stop is true when copying must end: cancelled, in is no
-// longer a valid descriptor, or poll failed; ready is false after EINTR or an unrelated event.
-func waitInput(in, cancel int) (ready, stop bool) {
+// waitInput is how copyInput waits for the terminal on Linux: poll(2).
+var waitInput = pollInput
+
+// pollInput is waitInput with poll(2); see selectInput for the contract.
+func pollInput(in, cancel int) (ready, stop bool) {
 	fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}, {Fd: int32(cancel), Events: unix.POLLIN}}
 	if _, err := unix.Poll(fds, -1); err != nil {
 		return false, !errors.Is(err, unix.EINTR)
