@@ -72,7 +72,7 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Fatalf("page did not render the status:\n%s", dom)
 		}
 		for _, want := range []string{
-			`<tr data-member="c" data-state="cooling">`, `<td class="class">auth</td>`,
+			`<tr data-member="c" data-state="cooling">`, `<td class="class">key refused (auth)</td>`,
 			`<tr data-member="a" data-state="ready">`, `<tr data-member="b" data-state="ready">`,
 		} {
 			if !strings.Contains(dom, want) {
@@ -98,6 +98,42 @@ func TestPoolPageInChromium(t *testing.T) {
 		}
 		if strings.Contains(dom, "SECRET") {
 			t.Error("secret on the page")
+		}
+	})
+
+	t.Run("POOL-13/verdict-names-serving-and-failing-member", func(t *testing.T) {
+		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		m := regexp.MustCompile(`<div class="verdict" data-level="([a-z]+)" data-serving="([a-z]*)">([^<]*)</div>`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("no pool verdict:\n%s", dom)
+		}
+		if m[1] != "warn" || m[2] != "a" || !strings.HasPrefix(m[3], "p: serving via a (last call ") ||
+			!strings.Contains(m[3], "2 of 3 members ready") || !strings.Contains(m[3], "c cooling until ") || !strings.Contains(m[3], "key refused (auth)") {
+			t.Fatalf("verdict %q (level %s, serving %s)", m[3], m[1], m[2])
+		}
+		if !has(dom, `<div id="verdict" class="verdict" data-level="warn">p: serving via a`) {
+			t.Fatalf("no top verdict line:\n%s", dom)
+		}
+		if !strings.Contains(dom, `<a href="/_dual-proxy/">proxy status</a>`) {
+			t.Error("no link to the proxy status page")
+		}
+	})
+	t.Run("POOL-13/ttft-charts-render", func(t *testing.T) {
+		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		charts := regexp.MustCompile(`<svg class="spark"[^>]*data-points="(\d+)" data-failures="(\d+)"`).FindAllStringSubmatch(dom, -1)
+		if len(charts) != 3 || charts[0][1] == "0" || !strings.Contains(dom, "<polyline points=") {
+			t.Fatalf("charts %v: want one per member, a's with points", charts)
+		}
+	})
+	t.Run("POOL-20/token-hint-only-when-required", func(t *testing.T) {
+		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		if !has(dom, `<span id="tokenstate" data-required="yes">[^<]*pool token`) {
+			t.Fatalf("no token hint on a token-protected pool:\n%s", dom)
+		}
+		open := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{Now: time.Now})
+		dom = chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, open.srv.URL+"/pool/")
+		if !has(dom, `<span id="tokenstate" data-required="no"></span>`) {
+			t.Fatalf("token hint shown although no token is required:\n%s", dom)
 		}
 	})
 
@@ -132,6 +168,11 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Fatalf("screenshot: %v", err)
 		}
 		t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+		if os.Getenv("DUAL_PROXY_SHOTS") == "1" { // the README's picture, taken by this test
+			if b, err := os.ReadFile(shot); err != nil || os.WriteFile(filepath.Join("..", "docs", "pool-page.png"), b, 0o644) != nil {
+				t.Fatalf("cannot write docs/pool-page.png: %v", err)
+			}
+		}
 		if keep := os.Getenv("POOL_TEST_ARTIFACTS"); keep != "" { // optional: keep it past the test
 			if b, err := os.ReadFile(shot); err == nil && os.WriteFile(filepath.Join(keep, "pool-page.png"), b, 0o644) == nil {
 				t.Logf("copied to %s", filepath.Join(keep, "pool-page.png"))

@@ -356,5 +356,7 @@ func drain(rc io.ReadCloser) {
 // prompt, key or raw session id.
 func (p *Pool) Status() status.StatusJSON {
 	cfg, _ := p.config()
-	return status.Build(context.Background(), cfg, p.state, p.opts.Now())
+	doc := status.Build(context.Background(), cfg, p.state, p.opts.Now())
+	doc.TokenRequired = p.opts.Token != ""
+	return doc
 }

@@ -31,6 +31,10 @@ type StatusJSON struct {
 	// State says where the pool's state lives (memory, or a shared Redis)
 	// and whether it is degraded to local state (SPEC POOL-23).
 	State balance.Health `json:"state"`
+	// TokenRequired is true when /pool/{pool}/… (the test button
+	// included) needs the pool token (SPEC POOL-20); the page shows how to
+	// pass it only then.
+	TokenRequired bool `json:"token_required"`
 }
 
 // PoolStatus is one pool with its members and merged models.
