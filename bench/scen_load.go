@@ -187,6 +187,14 @@ func (w *world) connect() error {
 		defer dpSquid.stop()
 	}
 
+	// The other gateway kinds (SPEC GW-6, GW-7), next to dual-proxy → squid.
+	kinds, err := w.startKinds()
+	defer kinds.stop()
+	if err != nil {
+		return err
+	}
+	kindRows := kinds.rows(tlsPath, squid)
+
 	// Reference relays: the least any CONNECT relay in Go can cost here.
 	refSplice, err := w.startRelay("relay-splice", false)
 	if err != nil {
@@ -214,6 +222,7 @@ func (w *world) connect() error {
 	if squid != nil {
 		reused = append(reused, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
+	reused = append(reused, kindRows...)
 	for _, r := range refs {
 		reused = append(reused, named{r.name, tlsPath(r.p.proxy), r.procs})
 	}
@@ -233,6 +242,7 @@ func (w *world) connect() error {
 	if squid != nil {
 		fresh = append(fresh, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
+	fresh = append(fresh, kindRows...)
 	fresh = append(fresh, named{refSpliceName, tlsPath(refSplice.addr), []*proc{refSplice}})
 	if dpB != nil {
 		fresh = append(fresh, named{"[B] dual-proxy, cache warm (probe skipped)", tlsPath(dpB.addr), []*proc{dpB}})
