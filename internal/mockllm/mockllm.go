@@ -58,6 +58,9 @@ type Call struct {
 	Method, Path, Query string
 	Header              http.Header
 	Body                map[string]any
+	// Status is what a model call was answered with (200 or the scripted
+	// failure); 0 for other requests.
+	Status int
 }
 
 // Channel is an http.Handler speaking API. Model calls take Turns in order;
@@ -66,8 +69,17 @@ type Channel struct {
 	API   string
 	Turns []Turn
 
+	// FailFirst model calls are answered with FailStatus (and the API's
+	// error document) before any Turn is used.
+	FailFirst, FailStatus int
+	// Pick, when set, chooses the answer to a model call from the request
+	// (nil: the next Turn). Tool-using agents make extra calls (titles,
+	// summaries) that would eat a fixed script.
+	Pick func(Call) *Turn
+
 	mu    sync.Mutex
 	n     int
+	fails int
 	calls []Call
 	// OnCall, when set, is called with each recorded call (the command
 	// writes them as JSON lines).
@@ -111,12 +123,25 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	ok, stream := modelPath(c.API, r.URL.Path)
 	c.mu.Lock()
-	c.calls = append(c.calls, call)
 	turn := Turn{Text: "ok"}
-	if ok && len(c.Turns) > 0 {
+	switch {
+	case !ok:
+	case c.fails < c.FailFirst:
+		c.fails++
+		turn = Turn{Status: c.FailStatus}
+	case c.Pick != nil && c.Pick(call) != nil:
+		turn = *c.Pick(call)
+	case len(c.Turns) > 0:
 		turn = c.Turns[min(c.n, len(c.Turns)-1)]
 		c.n++
 	}
+	if ok {
+		call.Status = http.StatusOK
+		if turn.Status != 0 {
+			call.Status = turn.Status
+		}
+	}
+	c.calls = append(c.calls, call)
 	hook := c.OnCall
 	c.mu.Unlock()
 	if hook != nil {

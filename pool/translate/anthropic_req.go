@@ -124,7 +124,23 @@ func DecodeAnthropicRequest(body []byte) (*Request, error) {
 		r.System = append(r.System, b.Text)
 	}
 	for i, m := range w.Messages {
-		msg, err := decodeAnMessage(fmt.Sprintf("messages[%d]", i), m)
+		field := fmt.Sprintf("messages[%d]", i)
+		if m.Role == "system" {
+			// Claude Code sends mid-conversation system messages; like Chat's,
+			// they are hoisted into the system prompt in order.
+			m.Role = string(RoleUser)
+			msg, err := decodeAnMessage(field, m)
+			if err != nil {
+				return nil, err
+			}
+			text, err := textOnly(field+".content", msg.Parts)
+			if err != nil {
+				return nil, err
+			}
+			r.System = append(r.System, text)
+			continue
+		}
+		msg, err := decodeAnMessage(field, m)
 		if err != nil {
 			return nil, err
 		}

@@ -44,6 +44,8 @@ type rsTool struct {
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      bool            `json:"strict,omitempty"`
+	// Tools of a "namespace" tool (Codex groups its tools so).
+	Tools []rsTool `json:"tools,omitempty"`
 }
 
 // rsItem is the union of input and output items.
@@ -58,6 +60,7 @@ type rsItem struct {
 	Arguments        *string         `json:"arguments,omitempty"`
 	Output           json.RawMessage `json:"output,omitempty"`
 	Summary          *[]rsContent    `json:"summary,omitempty"` // set (maybe empty) on reasoning items
+	Tools            []rsTool        `json:"tools,omitempty"`   // an additional_tools item (Codex)
 	EncryptedContent string          `json:"encrypted_content,omitempty"`
 }
 
@@ -76,7 +79,7 @@ var (
 	// Dropped on translation: storage, cache and routing hints, and
 	// "include" (what extra fields to return; the target returns its own).
 	rsIgnoredKeys = []string{"store", "include", "prompt_cache_key", "metadata", "service_tier", "truncation",
-		"safety_identifier", "prompt_cache_retention", "stream_options"}
+		"safety_identifier", "prompt_cache_retention", "stream_options", "client_metadata"}
 )
 
 // DecodeResponsesRequest reads a Responses request body. previous_response_id,
@@ -104,11 +107,8 @@ func DecodeResponsesRequest(body []byte) (*Request, error) {
 	if err := decodeRsItems(items, r); err != nil {
 		return nil, err
 	}
-	for i, t := range w.Tools {
-		if t.Type != "function" {
-			return nil, fieldErr(fmt.Sprintf("tools[%d].type", i), "built-in tool %q is not translatable", t.Type)
-		}
-		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.Parameters, Strict: t.Strict})
+	if err := addRsTools("tools", w.Tools, r); err != nil {
+		return nil, err
 	}
 	if r.ToolChoice, err = decodeOpenAIToolChoice(w.ToolChoice, false); err != nil {
 		return nil, err
@@ -161,6 +161,10 @@ func decodeRsItems(items []rsItem, r *Request) error {
 			}
 			r.Messages = appendMessage(r.Messages, Message{Role: RoleUser, Parts: []Part{
 				{Kind: KindToolResult, CallID: it.CallID, Name: names[it.CallID], Content: content}}})
+		case "additional_tools":
+			if err := addRsTools(field+".tools", it.Tools, r); err != nil {
+				return err
+			}
 		case "reasoning":
 			var text []string
 			for _, s := range deref(it.Summary) {
@@ -352,4 +356,31 @@ func deref[T any](p *[]T) []T {
 		return nil
 	}
 	return *p
+}
+
+// customToolSchema is the function schema a freeform ("custom") tool gets
+// on APIs without freeform tools: one string argument.
+var customToolSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"the tool's freeform input"}},"required":["input"]}`)
+
+// addRsTools adds Responses tools to r: function tools as they are, the
+// tools of a "namespace" (Codex's grouping, also sent in an
+// additional_tools input item) flattened, and freeform "custom" tools as
+// functions with one string argument "input". Built-in tools (web_search,
+// local_shell…) are FieldErrors: no other API runs them.
+func addRsTools(field string, tools []rsTool, r *Request) error {
+	for i, t := range tools {
+		switch t.Type {
+		case "function":
+			r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.Parameters, Strict: t.Strict})
+		case "custom":
+			r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: customToolSchema})
+		case "namespace":
+			if err := addRsTools(fmt.Sprintf("%s[%d].tools", field, i), t.Tools, r); err != nil {
+				return err
+			}
+		default:
+			return fieldErr(fmt.Sprintf("%s[%d].type", field, i), "built-in tool %q is not translatable", t.Type)
+		}
+	}
+	return nil
 }
