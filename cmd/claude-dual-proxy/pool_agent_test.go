@@ -57,7 +57,7 @@ type poolStatus struct {
 	} `json:"recent"`
 }
 
-// sessionHash is the short session form of POOL-13b as pool/identity.go
+// sessionHash is the short session form of POOL-13b as pool/balance/identity.go
 // computes it (12 hex digits of SHA-256 over a fixed prefix and the id).
 func sessionHash(id string) string {
 	sum := sha256.Sum256([]byte("dual-proxy-session\x00" + id))

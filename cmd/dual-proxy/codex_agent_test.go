@@ -302,7 +302,7 @@ func checkCodexStatus(t *testing.T, st codexPoolStatus, hash string, raw []byte)
 }
 
 // agentSessionHash is the short session form of POOL-13b as
-// pool/identity.go computes it (12 hex digits of SHA-256 over a fixed
+// pool/balance/identity.go computes it (12 hex digits of SHA-256 over a fixed
 // prefix and the id).
 func agentSessionHash(id string) string {
 	sum := sha256.Sum256([]byte("dual-proxy-session\x00" + id))
