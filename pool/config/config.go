@@ -110,7 +110,8 @@ type PoolConfig struct {
 	// Members are channel ids, in the configured order (the failover and
 	// rotation order).
 	Members []string
-	// API is the flavour shared by all members (POOL-1).
+	// API is the members' channel API when they all speak the same one,
+	// else APIMixed (SPEC POOL-1, POOL-21).
 	API string
 	// Models are the unified models; empty means every model id is accepted
 	// and sent unchanged to every member.
