@@ -3,7 +3,6 @@ package signals
 import (
 	"errors"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,26 +27,10 @@ func reapDescendants(pgid, skipPID int, inSession bool) int { return 0 }
 func ourChildren() map[int]bool { return nil }
 
 // cleanupEscaped ends, in PTY mode, the processes still in the child's session after its
-// process group was cleaned up (job-control groups of a shell the child ran, for instance):
-// each gets SIGTERM (with its group), SIGKILL LeftoverGrace later.
+// process group was cleaned up (job-control groups of a shell the child ran, for instance).
 func (s *supervisor) cleanupEscaped(_ map[int]bool, _ int) {
-	if s.pty == nil || s.pgid <= 1 {
-		return
-	}
-	left := sessionMembers(s.pgid)
-	if len(left) == 0 {
-		return
-	}
-	s.log.Info("processes left in child's session: terminating", "sid", s.pgid, "count", len(left))
-	for _, pid := range left {
-		_ = unix.Kill(pid, unix.SIGTERM)
-	}
-	deadline := time.Now().Add(LeftoverGrace)
-	for time.Now().Before(deadline) && len(sessionMembers(s.pgid)) > 0 {
-		time.Sleep(20 * time.Millisecond) // polling interval; the deadline bounds it
-	}
-	for _, pid := range sessionMembers(s.pgid) {
-		_ = unix.Kill(pid, unix.SIGKILL)
+	if s.pty != nil && s.pgid > 1 {
+		s.sweepSession(s.pgid, sessionMembers)
 	}
 }
 
