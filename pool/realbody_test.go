@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -80,15 +80,9 @@ func TestRequestBodyMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { srv.Serve(ln); close(done) }()
-		t.Cleanup(func() { srv.Shutdown(context.Background()); <-done })
+		addr := testkit.Serve(t, srv)
 		body := bigBody(pool.MaxRequestBody+1<<20, false)
-		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/pool/p/v1/messages", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/pool/p/v1/messages", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := w.client.Do(req)
 		if err != nil {

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
@@ -50,19 +50,7 @@ func newWorld(t *testing.T, cands []path.Candidate) *world {
 	m := New()
 	m.AttachEngine(srv.Engine())
 	mux.Handle("/metrics", status.LocalOnly(m.Handler()))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(ln); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return &world{addr: ln.Addr().String(), m: m, mux: mux, srv: srv}
+	return &world{addr: testkit.Serve(t, srv), m: m, mux: mux, srv: srv}
 }
 
 // scrape GETs /metrics and parses it with the Prometheus text parser.
@@ -186,7 +174,7 @@ func TestProxyMetrics(t *testing.T) {
 		if v := value(f, "dual_proxy_candidate_cooling", "candidate", dead); v != 1 {
 			t.Fatalf("cooling{%s} = %v", dead, v)
 		}
-		waitFor(t, "tunnel bytes counted", func() bool {
+		testkit.WaitFor(t, 5*time.Second, "tunnel bytes counted", func() bool {
 			f := w.scrape(t)
 			return value(f, "dual_proxy_tunnel_bytes_total", "candidate", "direct", "direction", "down") > 0 &&
 				value(f, "dual_proxy_tunnel_bytes_total", "candidate", "direct", "direction", "up") > 0 &&
@@ -272,17 +260,6 @@ func TestCardinalityBounded(t *testing.T) {
 			}
 		}
 	})
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling an observable, not synchronising
-	}
 }
 
 // TestPoolMetrics: a call that fails over from an overloaded member to a
