@@ -79,7 +79,8 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		writeSimple(bw, http.StatusBadGateway, msg, nil)
 		return false
 	}
-	ok := writeResponse(bw, resp, head)
+	ok, n := writeResponse(bw, resp, head)
+	s.engine.traffic.httpDown.Add(uint64(n))
 	resp.Body.Close()
 	stopWatch()
 	// Another request may follow only when this one was read to its end:

@@ -16,8 +16,8 @@ import (
 // (hop-by-hop removed, SPEC HTTP-5), and the body with a flush after every
 // read so event streams are not buffered (SPEC HTTP-4). It reports whether
 // the response was framed and fully delivered, so the connection may be
-// reused.
-func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestHead) bool {
+// reused, and the body bytes written (metrics).
+func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestHead) (ok bool, n int64) {
 	h := resp.Header
 	httpmsg.RemoveHopByHop(h)
 	bodyless := head.Method == http.MethodHead || resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200
@@ -66,7 +66,7 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 	}
 	bw.WriteString("\r\n")
 	if bodyless {
-		return bw.Flush() == nil
+		return bw.Flush() == nil, 0
 	}
 	// A small body of known length goes out with the head in
 	// one write, read straight into the bufio buffer (no allocation).
@@ -80,18 +80,19 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 			resp.Body.Close()
 		}
 		bw.Write(buf[:n])
-		return bw.Flush() == nil && err == nil
+		return bw.Flush() == nil && err == nil, int64(n)
 	}
 	if err := bw.Flush(); err != nil {
-		return false
+		return false, 0
 	}
-	return copyBody(bw, resp, chunked) && !closeDelimited
+	ok, n = copyBody(bw, resp, chunked)
+	return ok && !closeDelimited, n
 }
 
 // copyBody streams resp's body to bw after the head, chunked when asked,
 // with a flush after every read (SPEC HTTP-4). It reports whether the body
-// ended cleanly.
-func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) bool {
+// ended cleanly and the body bytes written.
+func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) (ok bool, written int64) {
 	w := bw
 	var cw interface {
 		Write([]byte) (int, error)
@@ -116,14 +117,15 @@ func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) bool {
 				werr = w.Flush()
 			}
 			if werr != nil {
-				return false
+				return false, written
 			}
+			written += int64(n)
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				// SPEC CD-1: a failure after the body started records no
 				// cooldown; the client sees a truncated body and a close.
-				return false
+				return false, written
 			}
 			break
 		}
@@ -132,7 +134,7 @@ func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) bool {
 		cw.Close()
 		w.WriteString("\r\n") // end of the (empty) trailer section
 	}
-	return w.Flush() == nil
+	return w.Flush() == nil, written
 }
 
 // copyBufs holds the 32 KiB body copy buffers of writeResponse, so a

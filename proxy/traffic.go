@@ -19,11 +19,12 @@ type candTraffic struct {
 // traffic holds the counters of an engine; the slice is aligned with
 // Config.Candidates, which never change after NewEngine.
 type traffic struct {
-	open  atomic.Int64
-	cands []candTraffic
+	open     atomic.Int64
+	httpDown atomic.Uint64 // plain-HTTP response body bytes sent to clients
+	cands    []candTraffic
 }
 
-// Traffic is a snapshot of the tunnel counters.
+// Traffic is a snapshot of the traffic counters.
 type Traffic struct {
 	// OpenTunnels is the number of CONNECT tunnels relaying right now.
 	OpenTunnels int64
@@ -31,6 +32,9 @@ type Traffic struct {
 	// relayed through finished tunnels: Up from the client to the
 	// destination, Down back. A tunnel's bytes are added when it ends.
 	Candidates []CandidateTraffic
+	// HTTPResponseBytes counts the plain-HTTP response body bytes sent to
+	// clients (every candidate).
+	HTTPResponseBytes uint64
 }
 
 // CandidateTraffic is one candidate's tunnel byte totals.
@@ -41,7 +45,7 @@ type CandidateTraffic struct {
 
 // Traffic returns the current tunnel counters.
 func (e *Engine) Traffic() Traffic {
-	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(e.cfg.Candidates))}
+	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(e.cfg.Candidates)), HTTPResponseBytes: e.traffic.httpDown.Load()}
 	for i, c := range e.cfg.Candidates {
 		t.Candidates[i] = CandidateTraffic{Candidate: c.String(), Up: e.traffic.cands[i].up.Load(), Down: e.traffic.cands[i].down.Load()}
 	}

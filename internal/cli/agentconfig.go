@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -17,7 +18,8 @@ import (
 // replace variables the launcher set for the child (issue 19 "Nothing
 // silently undoes the launcher"). What each supported agent reads:
 //
-//   - Claude Code: the "env" object of ~/.claude/settings.json
+//   - Claude Code: the "env" object of its managed settings
+//     (claudeManagedSettings), ~/.claude/settings.json
 //     ($CLAUDE_CONFIG_DIR/settings.json), .claude/settings.json and
 //     .claude/settings.local.json in the working directory. Its values win
 //     over the process environment, so an "HTTPS_PROXY" there sends claude
@@ -50,6 +52,18 @@ func agentName(argv0 string) string {
 	return ""
 }
 
+// claudeManagedSettings is Claude Code's administrator settings file on
+// goos (a runtime.GOOS value); its env wins over the user's.
+func claudeManagedSettings(goos string) string {
+	switch goos {
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode/managed-settings.json"
+	case "windows":
+		return `C:\ProgramData\ClaudeCode\managed-settings.json`
+	}
+	return "/etc/claude-code/managed-settings.json"
+}
+
 // agentConfigFiles are the files agent reads that can undo the launcher,
 // for the environment env and working directory cwd.
 func agentConfigFiles(agent string, env []string, cwd string) []string {
@@ -63,7 +77,7 @@ func agentConfigFiles(agent string, env []string, cwd string) []string {
 		if d, ok := envrewrite.Get(env, "CLAUDE_CONFIG_DIR"); ok && d != "" {
 			dir = d
 		}
-		files := []string{filepath.Join(dir, "settings.json")}
+		files := []string{claudeManagedSettings(runtime.GOOS), filepath.Join(dir, "settings.json")}
 		if cwd != "" {
 			files = append(files, filepath.Join(cwd, ".claude", "settings.json"), filepath.Join(cwd, ".claude", "settings.local.json"))
 		}

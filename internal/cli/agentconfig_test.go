@@ -34,6 +34,14 @@ func TestAgentOverrides(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 	})
+	t.Run("ENV-1/claude-managed-settings-per-os", func(t *testing.T) {
+		for goos, want := range map[string]string{"linux": "/etc/claude-code/managed-settings.json",
+			"darwin": "/Library/Application Support/ClaudeCode/managed-settings.json", "windows": `C:\ProgramData\ClaudeCode\managed-settings.json`} {
+			if got := claudeManagedSettings(goos); got != want {
+				t.Errorf("%s: %q want %q", goos, got, want)
+			}
+		}
+	})
 	t.Run("ENV-1/agent-from-argv0", func(t *testing.T) {
 		for argv0, want := range map[string]string{"claude": "claude", "/opt/bin/codex": "codex", "gemini.exe": "gemini", "Claude": "claude", "curl": ""} {
 			if got := agentName(argv0); got != want {

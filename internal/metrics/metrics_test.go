@@ -211,6 +211,24 @@ func TestProxyMetrics(t *testing.T) {
 			t.Fatalf("host cooldowns{direct} = %v", v)
 		}
 	})
+	t.Run("OPS-5/plain-http-response-bytes", func(t *testing.T) {
+		before := value(w.scrape(t), "dual_proxy_http_response_bytes_total")
+		c, err := net.Dial("tcp", w.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", origin.Addr, origin.Addr)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if d := value(w.scrape(t), "dual_proxy_http_response_bytes_total") - before; resp.StatusCode != 200 || d != float64(len(b)) {
+			t.Fatalf("%d: response bytes moved by %v, body %d bytes", resp.StatusCode, d, len(b))
+		}
+	})
 	t.Run("OPS-5/host-guard-as-status", func(t *testing.T) {
 		c, err := net.Dial("tcp", w.addr)
 		if err != nil {

@@ -12,6 +12,8 @@ var (
 		"CONNECT tunnels relaying right now.", nil, nil)
 	descTunnelBytes = prometheus.NewDesc("dual_proxy_tunnel_bytes_total",
 		"Bytes relayed through finished CONNECT tunnels, by candidate and direction (up: client to destination).", []string{"candidate", "direction"}, nil)
+	descHTTPBytes = prometheus.NewDesc("dual_proxy_http_response_bytes_total",
+		"Plain-HTTP response body bytes sent to clients.", nil, nil)
 	descCooling = prometheus.NewDesc("dual_proxy_candidate_cooling",
 		"1 while the candidate is in a gateway-wide cooldown (SPEC CD-1), else 0.", []string{"candidate"}, nil)
 	descHostCooldowns = prometheus.NewDesc("dual_proxy_candidate_host_cooldowns",
@@ -34,7 +36,7 @@ var (
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOpenTunnels, descTunnelBytes, descCooling, descHostCooldowns, descCandSuccesses,
+	for _, d := range []*prometheus.Desc{descOpenTunnels, descTunnelBytes, descHTTPBytes, descCooling, descHostCooldowns, descCandSuccesses,
 		descHealthAlive, descHealthEligible, descHealthRuns, descBound, descMemberCooling} {
 		ch <- d
 	}
@@ -51,6 +53,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descTunnelBytes, prometheus.CounterValue, float64(ct.Up), ct.Candidate, "up")
 			ch <- prometheus.MustNewConstMetric(descTunnelBytes, prometheus.CounterValue, float64(ct.Down), ct.Candidate, "down")
 		}
+		ch <- prometheus.MustNewConstMetric(descHTTPBytes, prometheus.CounterValue, float64(t.HTTPResponseBytes))
 		collectEngine(ch, e.Status())
 	}
 	if current == nil {
