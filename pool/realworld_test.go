@@ -122,7 +122,7 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 	}
 	t.Cleanup(e.Close)
 	w.engine = e
-	tr := e.RoundTripper()
+	tr := e.PoolRoundTripper() // as internal/cli wires the pool
 	t.Cleanup(tr.CloseIdleConnections)
 	if rc.opts.Transport == nil {
 		rc.opts.Transport = tr
@@ -260,4 +260,14 @@ func okChat(who string) func(w http.ResponseWriter, r *http.Request, n int, body
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"c_%s","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi from %s"},"finish_reason":"stop"}]}`, who, who)
 	}
+}
+
+// reload switches the world's pool to the configuration y.
+func reload(t *testing.T, w *rworld, y string) {
+	t.Helper()
+	cfg, err := config.ParseConfig([]byte(y), func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, y)
+	}
+	w.pool.Reload(cfg)
 }

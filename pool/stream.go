@@ -115,7 +115,14 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			}
 		}
 	}()
+	clean := false // the stream reached its protocol's end
 	defer func() {
+		if clean {
+			// Read on to the body's end, so the connection goes back to
+			// the keep-alive pool instead of being cut by the cancel
+			// (SPEC POOL-17); the end is normally already in flight.
+			drainEnd(events)
+		}
 		// The canceled context ends the reader's Read (net/http and the
 		// proxy's Transport both tie body reads to it); the body is closed
 		// once the reader is out, so Close never races a Read. A
@@ -212,6 +219,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			return outcome{canceled: true, served: true}
 		}
 		o := c.relay(m, events, w)
+		clean = o.done && o.fail == nil && !o.canceled
 		if sw, ok := w.(wire.StateWatcher); ok {
 			o.state = sw.StateKeys()
 		}
@@ -323,6 +331,27 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 			return fail(config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
 		case <-c.r.Context().Done():
 			return outcome{canceled: true, served: true}
+		}
+	}
+}
+
+// endDrainWait bounds the wait for a body's end after its protocol's end
+// event (the chunked terminator, or EOF).
+const endDrainWait = time.Second
+
+// drainEnd waits at most endDrainWait for the stream reader to reach the
+// body's end (events closed), discarding anything after the end event.
+func drainEnd(events <-chan sseResult) {
+	t := time.NewTimer(endDrainWait)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
 		}
 	}
 }

@@ -74,8 +74,9 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Con
 //     not tokens) is refused before anything is dialled, as net/http does:
 //     the error wraps upstream.ErrInvalidRequest.
 //
-// Other schemes are an error. Create it with Engine.RoundTripper or as
-// &Transport{Engine: e}; fields must not change after the first request.
+// Other schemes are an error. Create it with Engine.RoundTripper,
+// Engine.PoolRoundTripper or as &Transport{Engine: e}; fields must not
+// change after the first request.
 // Safe for concurrent use. Reuse one Transport: its https connections are
 // pooled (close them with CloseIdleConnections).
 type Transport struct {
@@ -84,6 +85,20 @@ type Transport struct {
 	// TLSClientConfig configures TLS to https:// origins (RootCAs for
 	// tests); nil: system roots. It is cloned.
 	TLSClientConfig *tls.Config
+	// ResponseTimeout bounds the wait for a response head after the request
+	// was sent: 0 is the engine's --response-timeout-ms (SPEC HTTP-4);
+	// negative is no such bound — the request's context (its deadline)
+	// governs, as the model pool's calls need: they wait minutes for a
+	// non-streamed answer under their own response_timeout_ms (SPEC
+	// POOL-17).
+	ResponseTimeout time.Duration
+	// ReuseConnections lets http:// requests that are not replayed (POST…)
+	// take idle keep-alive connections. A reused connection that fails is
+	// retried on a fresh one only when not one byte of the request was
+	// written (provably not delivered); after that the error is returned
+	// and the request is never resent by the Transport (proxy/upstream).
+	// https:// connections are kept alive by net/http either way.
+	ReuseConnections bool
 
 	once sync.Once
 	tls  *http.Transport
@@ -91,6 +106,15 @@ type Transport struct {
 
 // RoundTripper returns a new Transport routing through e (SPEC OPS-4).
 func (e *Engine) RoundTripper() *Transport { return &Transport{Engine: e} }
+
+// PoolRoundTripper returns the Transport for the model pool (SPEC POOL-17):
+// like RoundTripper, but the caller's context governs how long a response
+// may take (ResponseTimeout negative: the pool's first_output_timeout_ms
+// and response_timeout_ms, never --response-timeout-ms) and keep-alive
+// connections to http:// channels are reused (ReuseConnections).
+func (e *Engine) PoolRoundTripper() *Transport {
+	return &Transport{Engine: e, ResponseTimeout: -1, ReuseConnections: true}
+}
 
 // https returns the transport for https:// URLs.
 func (t *Transport) https() *http.Transport {
@@ -104,6 +128,12 @@ func (t *Transport) https() *http.Transport {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   t.Engine.cfg.ConnectTimeout,
 			ResponseHeaderTimeout: t.Engine.cfg.ResponseTimeout,
+		}
+		switch {
+		case t.ResponseTimeout < 0:
+			t.tls.ResponseHeaderTimeout = 0 // the request's context governs
+		case t.ResponseTimeout > 0:
+			t.tls.ResponseHeaderTimeout = t.ResponseTimeout
 		}
 		if t.TLSClientConfig != nil {
 			t.tls.TLSClientConfig = t.TLSClientConfig.Clone()
@@ -172,7 +202,8 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 	hdr.Del("Content-Length")
 	hdr.Del("Host")
 
-	r := &request{method: req.Method, url: &u, host: host, port: port, header: hdr, body: &body{}}
+	r := &request{method: req.Method, url: &u, host: host, port: port, header: hdr, body: &body{},
+		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections}
 	if r.method == "" {
 		r.method = http.MethodGet
 	}

@@ -36,6 +36,10 @@ type request struct {
 	body   *body
 	length int64             // Content-Length to send; -1: chunked
 	up     *upstream.Request // built by tripOnce from the fields above
+	// respTimeout and reuse come from a Transport (SPEC POOL-17):
+	// upstream.Request.ResponseTimeout and ReuseUnreplayable.
+	respTimeout time.Duration
+	reuse       bool
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -220,6 +224,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		t := r.target
 		r.up = &upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
 			Addr: net.JoinHostPort(t.host, strconv.Itoa(t.port)), Header: r.header, Length: r.length,
+			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse,
 			Reopen: func() io.Reader {
 				if ab, _ := r.body.open(); ab != nil {
 					return ab

@@ -16,7 +16,15 @@
 // requests that may be replayed take a pooled connection, since a pooled
 // connection may have been closed by its peer meanwhile: such a failure
 // before any response byte is retried once on a fresh connection, which is
-// only allowed for replayable requests. Other requests always dial.
+// only allowed for replayable requests. Other requests dial, unless they set
+// Request.ReuseUnreplayable (the model pool's calls, SPEC POOL-17): then they
+// take a pooled connection too, and a failure on it is retried on a fresh
+// connection only when not one byte of the request was written — the
+// request provably never left, the rule net/http's Transport applies to
+// non-idempotent requests. Once a byte was written, a failure before the
+// response (the peer closed the idle connection just as we wrote, or died
+// while answering) is returned with Connected true, never resent here: the
+// caller decides.
 package upstream
 
 import (
@@ -76,6 +84,15 @@ type Request struct {
 	// Length is the Content-Length to send; -1 sends the body chunked.
 	// A POST, PUT or PATCH with Length 0 gets "Content-Length: 0".
 	Length int64
+	// ResponseTimeout, when non-zero, replaces Client.ResponseTimeout for
+	// the wait for this request's response head; negative: no such bound,
+	// the context governs (the model pool's calls carry their own
+	// deadlines, SPEC POOL-17).
+	ResponseTimeout time.Duration
+	// ReuseUnreplayable lets a request that is not replayed (Send's reuse
+	// false) take a pooled connection under the not-one-byte-written rule
+	// of the package comment.
+	ReuseUnreplayable bool
 	// Reopen returns a fresh reader over the whole body, for the one retry
 	// on a fresh connection after a pooled one turned out closed; nil when
 	// the body cannot be read again (Send then only reuses connections when
@@ -130,14 +147,16 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 		end = r.Addr
 	}
 	key := cand.Key() + "|" + end
-	if reuse {
+	if reuse || r.ReuseUnreplayable {
 		if uc := c.idlePool().get(key); uc != nil {
-			res := c.exchange(ctx, cand, r, body, uc, true)
+			res := c.exchange(ctx, cand, r, body, uc, true, !reuse)
 			if !errors.Is(res.Err, errStaleConn) {
 				return res
 			}
 			if body != nil && r.Reopen != nil { // a fresh copy of the buffered body
-				body = r.Reopen()
+				if body = r.Reopen(); body == nil {
+					return res // cannot be sent again: the failure stands
+				}
 			}
 		}
 	}
@@ -148,14 +167,29 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 		return Result{Err: err}
 	}
 	uc := newUpConn(conn, key, c.ResponseTimeout)
-	return c.exchange(ctx, cand, r, body, uc, false)
+	return c.exchange(ctx, cand, r, body, uc, false, false)
+}
+
+// headDeadline is when the wait for r's response head ends; zero: never
+// (the context governs).
+func (c *Client) headDeadline(r *Request) time.Time {
+	d := c.ResponseTimeout
+	if r.ResponseTimeout != 0 {
+		d = r.ResponseTimeout
+	}
+	if d < 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }
 
 // maxInterim bounds the 1xx answers read before the final one.
 const maxInterim = 8
 
-// exchange writes r on uc and reads the response head.
-func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused bool) Result {
+// exchange writes r on uc and reads the response head. strict (a reused
+// connection for a request that is not replayed): only a failure before
+// any byte was written is errStaleConn (retried on a fresh connection).
+func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
 	var cancelled bool
 	var mu sync.Mutex
@@ -174,8 +208,9 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		res.Err = err
 		return res
 	}
+	before := uc.dw.written
 	werr := writeRequest(uc.bw, cand, r, body)
-	if werr != nil && reused {
+	if werr != nil && reused && (!strict || uc.dw.written == before) {
 		return fail(errStaleConn)
 	}
 	if werr != nil {
@@ -191,10 +226,10 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		}
 		return fail(werr)
 	}
-	uc.conn.SetReadDeadline(time.Now().Add(c.ResponseTimeout))
+	uc.conn.SetReadDeadline(c.headDeadline(r))
 	resp, err := readFinal(uc, r.Method)
 	if err != nil {
-		if reused && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
+		if reused && !strict && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
 			return fail(errStaleConn)
 		}
 		var ne net.Error

@@ -16,6 +16,7 @@ type upConn struct {
 	bw    *bufio.Writer
 	key   string
 	since time.Time // idle since
+	dw    *deadlineWriter
 }
 
 // newUpConn wraps a fresh connection; writes extend a write deadline of
@@ -24,7 +25,8 @@ type upConn struct {
 func newUpConn(conn net.Conn, key string, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key, lim: &headLimit{r: conn, n: -1}}
 	uc.br = bufio.NewReaderSize(uc.lim, 4096)
-	uc.bw = bufio.NewWriterSize(&deadlineWriter{c: conn, idle: writeIdle}, 4096)
+	uc.dw = &deadlineWriter{c: conn, idle: writeIdle}
+	uc.bw = bufio.NewWriterSize(uc.dw, 4096)
 	return uc
 }
 
@@ -61,13 +63,18 @@ func (l *headLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// deadlineWriter sets a write deadline of idle before every write.
+// deadlineWriter sets a write deadline of idle before every write and
+// counts the bytes the connection accepted (written: whether any byte of
+// a request may have left, the reuse rule in client.go).
 type deadlineWriter struct {
-	c    net.Conn
-	idle time.Duration
+	c       net.Conn
+	idle    time.Duration
+	written int64
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	w.c.SetWriteDeadline(time.Now().Add(w.idle))
-	return w.c.Write(p)
+	n, err := w.c.Write(p)
+	w.written += int64(n)
+	return n, err
 }
