@@ -38,6 +38,12 @@ func benchUpstream() *httptest.Server {
 // benchCall streams one answer; it returns the time to the first delta and
 // the summed delay of every delta (receive time − send time).
 func benchCall(tr http.RoundTripper, url, body string) (ttfb, delay time.Duration, n int, err error) {
+	return benchCallMarker(tr, url, body, `"text":"t`)
+}
+
+// benchCallMarker is benchCall for a client API whose deltas carry the text
+// after marker (Chat: `"content":"t`).
+func benchCallMarker(tr http.RoundTripper, url, body, marker string) (ttfb, delay time.Duration, n int, err error) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Session-Id", "bench")
@@ -53,12 +59,12 @@ func benchCall(tr http.RoundTripper, url, body string) (ttfb, delay time.Duratio
 		if err != nil {
 			break
 		}
-		i := strings.Index(line, `"text":"t`)
+		i := strings.Index(line, marker)
 		if i < 0 {
 			continue
 		}
 		now := time.Now()
-		rest := line[i+len(`"text":"t`):]
+		rest := line[i+len(marker):]
 		sent, perr := strconv.ParseInt(rest[:strings.IndexByte(rest, '"')], 10, 64)
 		if perr != nil {
 			return 0, 0, 0, perr
@@ -142,3 +148,43 @@ func BenchmarkStreamOverhead(b *testing.B) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// BenchmarkTranslatedStream measures what translation adds (SPEC POOL-21):
+// the same Anthropic member streamed to an Anthropic client (passthrough)
+// and to a Chat Completions client (every event decoded and re-encoded).
+// ns/op is one whole call of benchEvents deltas; ttfb-µs and event-µs as in
+// BenchmarkStreamOverhead. The translation cost is translated − passthrough.
+func BenchmarkTranslatedStream(b *testing.B) {
+	up := benchUpstream()
+	defer up.Close()
+	cfg, err := config.ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	upTr := &http.Transport{MaxIdleConnsPerHost: 256}
+	defer upTr.CloseIdleConnections()
+	p := New(cfg, Options{Transport: upTr, Logger: discardLogger()})
+	ps := httptest.NewServer(p)
+	defer ps.Close()
+	chat := `{"model":"m","stream":true,"max_tokens":1024,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"say ok"}]}`
+	for _, c := range []struct{ name, path, body, marker string }{
+		{"passthrough", "/pool/p/v1/messages", msgBody("m", true), `"text":"t`},
+		{"translated", "/pool/p/v1/chat/completions", chat, `"content":"t`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tr := &http.Transport{MaxIdleConnsPerHost: 16}
+			defer tr.CloseIdleConnections()
+			var ttfb, delay time.Duration
+			events := 0
+			for b.Loop() {
+				t, d, n, err := benchCallMarker(tr, ps.URL+c.path, c.body, c.marker)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ttfb, delay, events = ttfb+t, delay+d, events+n
+			}
+			b.ReportMetric(float64(ttfb.Microseconds())/float64(b.N), "ttfb-µs")
+			b.ReportMetric(float64(delay.Microseconds())/float64(events), "event-µs")
+		})
+	}
+}
