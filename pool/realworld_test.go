@@ -39,7 +39,6 @@ type chanReq struct {
 // channel is a mock model channel on 127.0.0.1 that counts requests and
 // TCP connections.
 type channel struct {
-	name  string
 	srv   *httptest.Server
 	conns atomic.Int64
 
@@ -48,8 +47,8 @@ type channel struct {
 	handle func(w http.ResponseWriter, r *http.Request, n int, body []byte)
 }
 
-func newChannel(t *testing.T, name string, h func(w http.ResponseWriter, r *http.Request, n int, body []byte)) *channel {
-	c := &channel{name: name, handle: h}
+func newChannel(t *testing.T, h func(w http.ResponseWriter, r *http.Request, n int, body []byte)) *channel {
+	c := &channel{handle: h}
 	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body map[string]any
@@ -83,7 +82,6 @@ type rworld struct {
 	srv    *httptest.Server
 	ch     map[string]*channel
 	client *http.Client
-	engine *proxy.Engine
 }
 
 type rconf struct {
@@ -102,7 +100,7 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 	var y strings.Builder
 	y.WriteString("channels:\n")
 	for i, n := range names {
-		c := newChannel(t, n, hs[i])
+		c := newChannel(t, hs[i])
 		w.ch[n] = c
 		base := c.srv.URL
 		if rc.api == config.APIOpenAI {
@@ -121,7 +119,6 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	w.engine = e
 	tr := e.PoolRoundTripper() // as internal/cli wires the pool
 	t.Cleanup(tr.CloseIdleConnections)
 	if rc.opts.Transport == nil {

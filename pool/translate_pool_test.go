@@ -62,7 +62,6 @@ func newMixWorld(t *testing.T, members []mixMember, poolExtra string) *mixWorld 
 
 // clientCall is a request of one client API.
 type clientCall struct {
-	api  translate.API
 	path string
 	body string
 	hdr  map[string]string
@@ -76,20 +75,20 @@ func clientRequest(api translate.API, stream bool, text string) clientCall {
 		if stream {
 			opts = `"stream_options":{"include_usage":true},`
 		}
-		return clientCall{api, "/v1/chat/completions", fmt.Sprintf(`{"model":"m","stream":%v,`+opts+`"messages":[{"role":"system","content":"be brief"},{"role":"user","content":%s}]}`, stream, msg),
+		return clientCall{"/v1/chat/completions", fmt.Sprintf(`{"model":"m","stream":%v,`+opts+`"messages":[{"role":"system","content":"be brief"},{"role":"user","content":%s}]}`, stream, msg),
 			map[string]string{"Authorization": "Bearer " + mixToken}}
 	case translate.APIResponses:
-		return clientCall{api, "/v1/responses", fmt.Sprintf(`{"model":"m","stream":%v,"instructions":"be brief","input":%s}`, stream, msg),
+		return clientCall{"/v1/responses", fmt.Sprintf(`{"model":"m","stream":%v,"instructions":"be brief","input":%s}`, stream, msg),
 			map[string]string{"Authorization": "Bearer " + mixToken}}
 	case translate.APIGemini:
 		path := "/v1beta/models/m:generateContent"
 		if stream {
 			path = "/v1beta/models/m:streamGenerateContent?alt=sse"
 		}
-		return clientCall{api, path, fmt.Sprintf(`{"systemInstruction":{"parts":[{"text":"be brief"}]},"contents":[{"role":"user","parts":[{"text":%s}]}]}`, msg),
+		return clientCall{path, fmt.Sprintf(`{"systemInstruction":{"parts":[{"text":"be brief"}]},"contents":[{"role":"user","parts":[{"text":%s}]}]}`, msg),
 			map[string]string{"x-goog-api-key": mixToken}}
 	}
-	return clientCall{api, "/v1/messages", fmt.Sprintf(`{"model":"m","max_tokens":100,"stream":%v,"system":"be brief","messages":[{"role":"user","content":%s}]}`, stream, msg),
+	return clientCall{"/v1/messages", fmt.Sprintf(`{"model":"m","max_tokens":100,"stream":%v,"system":"be brief","messages":[{"role":"user","content":%s}]}`, stream, msg),
 		map[string]string{"x-api-key": mixToken, "anthropic-version": "2023-06-01"}}
 }
 

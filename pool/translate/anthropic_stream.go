@@ -9,13 +9,13 @@ import (
 // message_stop; ping and error anywhere. Upstream block indexes are
 // renumbered 0, 1, 2… in arrival order.
 type anthropicStreamDecoder struct {
-	started, finished bool
-	failed            bool        // an error event ended the stream
-	next              int         // next neutral index
-	open              map[int]int // upstream index → neutral index
-	stop              StopReason
-	stopSeq           string
-	usage             Usage
+	finished bool
+	failed   bool        // an error event ended the stream
+	next     int         // next neutral index
+	open     map[int]int // upstream index → neutral index
+	stop     StopReason
+	stopSeq  string
+	usage    Usage
 }
 
 func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
@@ -28,7 +28,6 @@ func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]Event, erro
 	}
 	switch ev.Type {
 	case "message_start":
-		d.started = true
 		out := Event{Kind: EvStart}
 		if m := ev.Message; m != nil {
 			out.ID, out.Model, out.Usage = m.ID, m.Model, m.Usage.neutral()

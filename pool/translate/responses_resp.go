@@ -179,12 +179,12 @@ type rsStreamEvent struct {
 // response.completed / response.incomplete; error and response.failed.
 // Each message content part, function call and reasoning item is one part.
 type responsesStreamDecoder struct {
-	started, finished, failed bool
-	cur                       int // open neutral part, -1 none
-	curKind                   Kind
-	next                      int
-	summaries                 int // summary parts seen in the open reasoning item
-	tool                      bool
+	finished, failed bool
+	cur              int // open neutral part, -1 none
+	curKind          Kind
+	next             int
+	summaries        int // summary parts seen in the open reasoning item
+	tool             bool
 }
 
 func newResponsesStreamDecoder() *responsesStreamDecoder { return &responsesStreamDecoder{cur: -1} }
@@ -227,7 +227,6 @@ func (d *responsesStreamDecoder) Decode(name string, data []byte) ([]Event, erro
 	}
 	switch ev.Type {
 	case "response.created":
-		d.started = true
 		st := Event{Kind: EvStart}
 		if ev.Response != nil {
 			st.ID, st.Model = ev.Response.ID, ev.Response.Model
