@@ -1,8 +1,12 @@
 package proxy
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/tls"
 	"encoding/base64"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -110,4 +114,40 @@ func TestHTTPSGateways(t *testing.T) {
 			t.Fatalf("failure %q", f)
 		}
 	})
+}
+
+// TestKindsHalfClose: a client's FIN travels through every gateway kind as
+// a half-close (CON-2): SOCKS5 tunnels are plain TCP; through an https
+// gateway the proxy's CloseWrite is TLS close_notify, which the gateway
+// turns into its own FIN towards the destination.
+func TestKindsHalfClose(t *testing.T) {
+	ca := testworld.NewCA(t, "half-close CA")
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		io.Copy(io.Discard, c) // until the client's FIN
+		c.Write(big)
+	})
+	for _, tc := range []struct {
+		name string
+		gw   *testworld.Gateway
+	}{
+		{"CON-2/GW-7/half-close-through-socks5", testworld.NewGateway(t, testworld.WithSOCKS5())},
+		{"CON-2/GW-6/half-close-through-https-gateway", testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, _ := startProxy(t, Config{Candidates: []path.Candidate{selCand(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
+			c := dialProxy(t, addr)
+			br := bufio.NewReader(c)
+			io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
+			if st, body := readConnectReply(t, br); st != 200 {
+				t.Fatalf("status %d %s", st, body)
+			}
+			io.WriteString(c, "request bytes")
+			c.(*net.TCPConn).CloseWrite()
+			got, err := io.ReadAll(br)
+			if err != nil || !bytes.Equal(got, big) {
+				t.Fatalf("got %d bytes (%v), want %d", len(got), err, len(big))
+			}
+		})
+	}
 }

@@ -52,8 +52,8 @@ socks pass {
 // Stunnel starts stunnel4 as a TLS server on loopback that forwards the
 // decrypted stream to backend ("127.0.0.1:PORT"), with the given PEM
 // certificate chain and key: the TLS front of an https:// gateway (SPEC
-// GW-6). Its log (debug 5: accepted connections, handshake errors, bytes
-// per connection) is in LogFile.
+// GW-6). Its log (debug 5, on stderr in the foreground: accepted
+// connections, handshake errors, bytes per connection) is in LogFile.
 func Stunnel(t testing.TB, backend, certFile, keyFile string) *Proc {
 	t.Helper()
 	bin := Binary(t, "stunnel4", "stunnel4")
@@ -61,13 +61,12 @@ func Stunnel(t testing.TB, backend, certFile, keyFile string) *Proc {
 		conf := fmt.Sprintf(`foreground = yes
 pid =
 debug = 5
-output = %s/out.log
 [gw]
 accept = 127.0.0.1:%d
 connect = %s
 cert = %s
 key = %s
-`, dir, port, backend, certFile, keyFile)
+`, port, backend, certFile, keyFile)
 		return []string{write(t, dir, "stunnel.conf", conf)}
 	}, func(addr string) bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
