@@ -136,10 +136,17 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	p("cooldown\t%s\n", msText(st.Settings.CooldownMS))
 	tw.Flush()
 
+	healthFailed := map[string]bool{}
+	for _, r := range h.Results {
+		healthFailed[r.Candidate] = !r.Alive
+	}
 	section(w, "CANDIDATES (default order)")
 	p("#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
 	for i, c := range st.Candidates {
 		state := c.State
+		if state == proxystatus.StateHot && healthFailed[c.Candidate] {
+			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
+		}
 		if c.Preferred {
 			state += " (preferred)"
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,26 @@ func TestStatusFormatting(t *testing.T) {
 	if got := clip("héllo wörld", 2); got != "h…" {
 		t.Errorf("OPS-2/clip on a rune boundary: %q", got)
 	}
+}
+
+func TestStatusTableHealthFailing(t *testing.T) {
+	t.Run("HC-4/health-failing-candidate-not-shown-hot", func(t *testing.T) {
+		st := &proxystatus.Status{
+			Candidates: []proxystatus.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: proxystatus.StateHot},
+				{Candidate: "direct", Source: "direct", State: proxystatus.StateHot},
+			},
+			Health: proxystatus.HealthStatus{Enabled: true, Origin: "https://api.example",
+				Results: []proxystatus.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
+		}
+		var b strings.Builder
+		if err := printStatus(&b, st, 0); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !regexp.MustCompile(`1\s+http://127\.0\.0\.1:7897\s+-\s+upstream\s+failing \(health\)`).MatchString(out) ||
+			!regexp.MustCompile(`2\s+direct\s+-\s+direct\s+hot`).MatchString(out) {
+			t.Fatalf("table:\n%s", out)
+		}
+	})
 }
