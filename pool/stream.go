@@ -149,7 +149,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 
 	w := c.rt.fl.NewWatcher()
 	if c.rt.translate {
-		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.ci.Model)
+		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.ci.Model, c.customTools()...)
 	}
 	var held bytes.Buffer
 	ka := c.kaTimer()

@@ -141,7 +141,16 @@ func (c *call) translateAnswer(rt route, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return translate.EncodeResponse(rt.from, r, c.ci.Model)
+	return translate.EncodeResponse(rt.from, r, c.ci.Model, c.customTools()...)
+}
+
+// customTools are the client's freeform tools (Codex's custom tools), whose
+// calls a Responses client gets back as custom_tool_call items.
+func (c *call) customTools() []string {
+	if c.nreq == nil {
+		return nil
+	}
+	return c.nreq.CustomTools()
 }
 
 // translateError renders a member's error document in the client's API.

@@ -187,6 +187,34 @@ func TestTranslatedAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("POOL-21/codex-exec-custom-tool-call-via-anthropic-member", func(t *testing.T) {
+		codex := codexPath(t)
+		members := []xMember{
+			{id: "b1", api: "anthropic", speaks: "anthropic", port: "18123", failAll: true},
+			{id: "b2", api: "anthropic", speaks: "anthropic", port: "18124", tool: "exec", toolArgs: `{"input":"text(\"exec-marker-\" + (6*7))"}`},
+		}
+		cfg, logs := startXPool(t, l, mock, members)
+		home, cwd := t.TempDir(), t.TempDir()
+		cmd := l.Command(append(xEnv(home, members), "OPENAI_API_KEY=sk-user-own"), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
+			codex, "exec", "--skip-git-repo-check", "compute 6*7 with the exec tool")
+		cmd.Dir = cwd
+		r := agentlab.Run(t, cmd, 180*time.Second)
+		t.Logf("codex exec with a custom tool call on an Anthropic-only pool: %v", r.Elapsed)
+		if r.Status != 0 || strings.TrimSpace(r.Stdout) != "ok" {
+			t.Fatalf("status %d stdout %q\nstderr: %s", r.Status, r.Stdout, r.Stderr)
+		}
+		found := false
+		for _, e := range modelCalls(agentlab.ReadJSONL(t, logs["b2"]), 200) {
+			raw, _ := json.Marshal(e["body"])
+			if strings.Contains(string(raw), `"tool_result"`) && strings.Contains(string(raw), "exec-marker-42") {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("the exec tool's result never reached the Anthropic member as a tool_result:\n%s", agentSummary(agentlab.ReadJSONL(t, logs["b2"])))
+		}
+	})
+
 	t.Run("POOL-21/gemini-on-openai-chat-members", func(t *testing.T) {
 		gemini := agentBin(t, "gemini")
 		members := []xMember{

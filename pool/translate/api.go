@@ -49,15 +49,17 @@ func DecodeResponse(api API, body []byte) (*Response, error) {
 }
 
 // EncodeResponse writes r as a non-streamed answer of api naming model (the
-// id the client asked for).
-func EncodeResponse(api API, r *Response, model string) ([]byte, error) {
+// id the client asked for); custom names the request's freeform tools
+// (Request.CustomTools), whose calls a Responses client gets as
+// custom_tool_call items.
+func EncodeResponse(api API, r *Response, model string, custom ...string) ([]byte, error) {
 	switch api {
 	case APIAnthropic:
 		return EncodeAnthropicResponse(r, model)
 	case APIChat:
 		return EncodeChatResponse(r, model)
 	case APIResponses:
-		return EncodeResponsesResponse(r, model)
+		return EncodeResponsesResponse(r, model, custom...)
 	case APIGemini:
 		return EncodeGeminiResponse(r, model)
 	}
@@ -76,9 +78,9 @@ type Stream struct {
 }
 
 // NewStream returns a converter from member API from to client API to,
-// naming model in the client's events.
-func NewStream(from, to API, model string) *Stream {
-	return &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model)}
+// naming model in the client's events; custom as for EncodeResponse.
+func NewStream(from, to API, model string, custom ...string) *Stream {
+	return &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model, custom...)}
 }
 
 // Feed converts one upstream event (its "event" field and joined data).

@@ -75,15 +75,16 @@ func NewStreamDecoder(api API) StreamDecoder {
 }
 
 // NewStreamEncoder returns an encoder writing streams of api; model is the
-// model id the client asked for (answers name it, not the member's id).
-func NewStreamEncoder(api API, model string) StreamEncoder {
+// model id the client asked for (answers name it, not the member's id);
+// custom names the request's freeform tools (Request.CustomTools).
+func NewStreamEncoder(api API, model string, custom ...string) StreamEncoder {
 	switch api {
 	case APIAnthropic:
 		return &anthropicStreamEncoder{model: model}
 	case APIChat:
 		return &chatStreamEncoder{model: model}
 	case APIResponses:
-		return newResponsesStreamEncoder(model)
+		return newResponsesStreamEncoder(model, custom)
 	case APIGemini:
 		return &geminiStreamEncoder{model: model}
 	}

@@ -115,6 +115,21 @@ type Tool struct {
 	Description string
 	Schema      json.RawMessage
 	Strict      bool
+	// Custom marks a Responses freeform ("custom") tool, sent to other APIs
+	// as a function with one string argument "input" (customToolSchema).
+	Custom bool
+}
+
+// CustomTools are the names of r's freeform tools: a Responses client gets
+// calls of them back as custom_tool_call items (NewStream, EncodeResponse).
+func (r *Request) CustomTools() []string {
+	var out []string
+	for _, t := range r.Tools {
+		if t.Custom {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 // ChoiceMode says how the model must use the tools.

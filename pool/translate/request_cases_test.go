@@ -1,6 +1,9 @@
 package translate
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // reqCase is one direction of a conversion whose two sides are not each
 // other's canonical form (lossy mappings, defaults, errors).
@@ -135,4 +138,59 @@ func TestRequestCases(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCustomTools(t *testing.T) {
+	req := `{"model":"m","input":[{"type":"additional_tools","role":"developer","tools":[{"type":"namespace","name":"functions","tools":[
+		{"type":"custom","name":"exec","description":"run JS","format":{"type":"grammar"}},{"type":"function","name":"wait","parameters":{"type":"object"}}]}]},
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]},
+		{"type":"custom_tool_call","call_id":"c1","name":"exec","input":"tools.ls()"},
+		{"type":"custom_tool_call_output","call_id":"c1","output":"a.go"}]}`
+	r, err := DecodeResponsesRequest([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("POOL-21/codex-custom-and-namespace-tools-to-anthropic", func(t *testing.T) {
+		got, err := EncodeAnthropicRequest(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":[{"type":"text","text":"go"}]},
+			{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"exec","input":{"input":"tools.ls()"}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"a.go"}]}]}],
+			"tools":[{"name":"exec","description":"run JS","input_schema":` + string(customToolSchema) + `},{"name":"wait","input_schema":{"type":"object"}}]}`
+		if g, w := normalize(t, got), normalize(t, []byte(want)); g != w {
+			t.Fatalf("got  %s\nwant %s", g, w)
+		}
+	})
+	if c := r.CustomTools(); len(c) != 1 || c[0] != "exec" {
+		t.Fatalf("custom tools %v", c)
+	}
+	answer := &Response{Parts: []Part{{Kind: KindToolCall, CallID: "call_9", Name: "exec", Args: `{"input":"tools.cat(\"a\")"}`}}, Stop: StopToolUse}
+	t.Run("POOL-21/custom-tool-call-back-to-responses-client", func(t *testing.T) {
+		b, err := EncodeResponse(APIResponses, answer, "m", r.CustomTools()...)
+		if err != nil || !strings.Contains(string(b), `"type":"custom_tool_call"`) || !strings.Contains(string(b), `"input":"tools.cat(\"a\")"`) {
+			t.Fatalf("%v %s", err, b)
+		}
+	})
+	t.Run("POOL-21/custom-tool-call-streamed-to-responses-client", func(t *testing.T) {
+		s := NewStream(APIAnthropic, APIResponses, "m", r.CustomTools()...)
+		var out []byte
+		for _, e := range argsStream(APIAnthropic, []string{`{"input":"tools.`, `cat(\"a\")"}`}) {
+			e.data = strings.Replace(e.data, `"name":"f"`, `"name":"exec"`, 1)
+			b, err := s.Feed(e.name, []byte(e.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b...)
+		}
+		for _, want := range []string{`"type":"custom_tool_call"`, "event: response.custom_tool_call_input.done", `"input":"tools.cat(\"a\")"`} {
+			if !strings.Contains(string(out), want) {
+				t.Fatalf("missing %s in\n%s", want, out)
+			}
+		}
+		if strings.Contains(string(out), "function_call_arguments") {
+			t.Fatalf("a custom tool's call streamed as a function call:\n%s", out)
+		}
+	})
 }

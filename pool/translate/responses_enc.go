@@ -14,6 +14,7 @@ import (
 // have no Responses slot and are dropped.
 type responsesStreamEncoder struct {
 	model   string
+	custom  []string // freeform tool names: their calls are custom_tool_call items
 	id      string
 	created int64
 	seq     int
@@ -26,8 +27,8 @@ type responsesStreamEncoder struct {
 	output    []rsItem
 }
 
-func newResponsesStreamEncoder(model string) *responsesStreamEncoder {
-	return &responsesStreamEncoder{model: model}
+func newResponsesStreamEncoder(model string, custom []string) *responsesStreamEncoder {
+	return &responsesStreamEncoder{model: model, custom: custom}
 }
 
 // event renders one Responses event of type typ with fields, numbering it.
@@ -93,6 +94,12 @@ func (e *responsesStreamEncoder) start(p Part) []byte {
 		out = append(out, e.event("response.content_part.added", map[string]any{"item_id": e.item.ID, "output_index": e.itemIndex,
 			"content_index": 0, "part": rsOutPart{Type: "output_text", Annotations: &[]any{}}})...)
 	case KindToolCall:
+		if contains(e.custom, p.Name) {
+			// The input is the "input" argument, known only when the
+			// arguments are complete: it is sent at the end of the item.
+			e.item, e.kind = rsCustomCall(p, "in_progress"), kindCustomCall
+			return e.event("response.output_item.added", map[string]any{"output_index": e.itemIndex, "item": e.item})
+		}
 		empty := ""
 		added.Arguments = &empty
 		out = e.event("response.output_item.added", map[string]any{"output_index": e.itemIndex, "item": added})
@@ -111,6 +118,8 @@ func (e *responsesStreamEncoder) delta(p Part) []byte {
 		f := base()
 		f["content_index"], f["delta"], f["logprobs"] = 0, p.Text, []any{}
 		return e.event("response.output_text.delta", f)
+	case e.kind == kindCustomCall:
+		e.text.WriteString(p.Args)
 	case e.kind == KindToolCall && p.Args != "":
 		e.text.WriteString(p.Args)
 		f := base()
@@ -154,6 +163,14 @@ func (e *responsesStreamEncoder) stop() []byte {
 		d := f()
 		d["arguments"] = args
 		out = e.event("response.function_call_arguments.done", d)
+	case kindCustomCall:
+		e.item.Input = customInput(text)
+		d := f()
+		d["delta"] = e.item.Input
+		out = e.event("response.custom_tool_call_input.delta", d)
+		d = f()
+		d["input"] = e.item.Input
+		out = append(out, e.event("response.custom_tool_call_input.done", d)...)
 	case KindReasoning:
 		if e.summary {
 			e.item.Summary = &[]rsContent{{Type: "summary_text", Text: text}}
@@ -201,6 +218,9 @@ func openAIErrorCode(status int) string {
 	}
 	return "invalid_request_error"
 }
+
+// kindCustomCall is the encoder's private kind for a custom tool call item.
+const kindCustomCall Kind = 100
 
 // rsOutPart is an output text or summary part; unlike rsContent its text is
 // always present (the SDKs require it, even when empty).

@@ -61,6 +61,7 @@ type rsItem struct {
 	Output           json.RawMessage `json:"output,omitempty"`
 	Summary          *[]rsContent    `json:"summary,omitempty"` // set (maybe empty) on reasoning items
 	Tools            []rsTool        `json:"tools,omitempty"`   // an additional_tools item (Codex)
+	Input            string          `json:"input,omitempty"`   // a custom_tool_call's freeform input
 	EncryptedContent string          `json:"encrypted_content,omitempty"`
 }
 
@@ -154,7 +155,11 @@ func decodeRsItems(items []rsItem, r *Request) error {
 			names[it.CallID] = it.Name
 			r.Messages = appendMessage(r.Messages, Message{Role: RoleAssistant, Parts: []Part{
 				{Kind: KindToolCall, CallID: it.CallID, Name: it.Name, Args: argsOrEmpty(args)}}})
-		case "function_call_output":
+		case "custom_tool_call":
+			names[it.CallID] = it.Name
+			r.Messages = appendMessage(r.Messages, Message{Role: RoleAssistant, Parts: []Part{
+				{Kind: KindToolCall, CallID: it.CallID, Name: it.Name, Args: string(mustJSON(map[string]string{"input": it.Input}))}}})
+		case "function_call_output", "custom_tool_call_output":
 			content, err := decodeRsContent(field+".output", it.Output)
 			if err != nil {
 				return err
@@ -251,6 +256,10 @@ func EncodeResponsesRequest(r *Request) ([]byte, error) {
 	}
 	w.Input = mustJSON(items)
 	for _, t := range r.Tools {
+		if t.Custom {
+			w.Tools = append(w.Tools, rsTool{Type: "custom", Name: t.Name, Description: t.Description})
+			continue
+		}
 		w.Tools = append(w.Tools, rsTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Schema, Strict: t.Strict})
 	}
 	switch r.ToolChoice.Mode {
@@ -373,7 +382,7 @@ func addRsTools(field string, tools []rsTool, r *Request) error {
 		case "function":
 			r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.Parameters, Strict: t.Strict})
 		case "custom":
-			r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: customToolSchema})
+			r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: customToolSchema, Custom: true})
 		case "namespace":
 			if err := addRsTools(fmt.Sprintf("%s[%d].tools", field, i), t.Tools, r); err != nil {
 				return err

@@ -107,8 +107,9 @@ func DecodeResponsesResponse(body []byte) (*Response, error) {
 	return r, nil
 }
 
-// EncodeResponsesResponse writes r as a Responses answer naming model.
-func EncodeResponsesResponse(r *Response, model string) ([]byte, error) {
+// EncodeResponsesResponse writes r as a Responses answer naming model;
+// calls of the custom tools are custom_tool_call items.
+func EncodeResponsesResponse(r *Response, model string, custom ...string) ([]byte, error) {
 	id := r.ID
 	if id == "" || !strings.HasPrefix(id, "resp_") {
 		id = newID("resp_")
@@ -116,6 +117,10 @@ func EncodeResponsesResponse(r *Response, model string) ([]byte, error) {
 	w := rsResponse{ID: id, Object: "response", CreatedAt: now().Unix(), Status: "completed", Model: model,
 		Output: []rsItem{}, Usage: rsUsageOf(r.Usage)}
 	for _, p := range r.Parts {
+		if p.Kind == KindToolCall && contains(custom, p.Name) {
+			w.Output = append(w.Output, rsCustomCall(p, "completed"))
+			continue
+		}
 		w.Output = append(w.Output, rsOutputItem(p, "completed"))
 	}
 	w.Status, w.IncompleteDetails = rsStatusOf(r.Stop)
@@ -162,6 +167,27 @@ func rsOutputItem(p Part, status string) rsItem {
 	}
 	content := []rsOutPart{{Type: "output_text", Text: p.Text, Annotations: &[]any{}}}
 	return rsItem{Type: "message", ID: newID("msg_"), Status: status, Role: "assistant", Content: mustJSON(content)}
+}
+
+// rsCustomCall renders a call of a freeform tool: the "input" argument of
+// the function form it was offered in (customToolSchema) as the item's
+// input; arguments without it are passed as their JSON text.
+func rsCustomCall(p Part, status string) rsItem {
+	it := rsOutputItem(p, status)
+	it.Type, it.Arguments = "custom_tool_call", nil
+	it.ID = "ctc_" + strings.TrimPrefix(it.ID, "fc_")
+	it.Input = customInput(p.Args)
+	return it
+}
+
+func customInput(args string) string {
+	var a struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(argsOrEmpty(args)), &a) == nil && a.Input != nil {
+		return *a.Input
+	}
+	return args
 }
 
 // Responses stream event wire type: the union of the event payloads.
