@@ -151,3 +151,42 @@ func TestKindsHalfClose(t *testing.T) {
 		})
 	}
 }
+
+// TestKindsProbeAndHTTPSHealth: the TLS probe (CON-1) and an https://
+// health check (HC-1: CONNECT, TLS, the origin's status) run through
+// SOCKS5 and https gateways too.
+func TestKindsProbeAndHTTPSHealth(t *testing.T) {
+	ca := testworld.NewCA(t, "probe CA")
+	origin := testworld.NewTLSOrigin(t)
+	for _, tc := range []struct {
+		name string
+		gw   *testworld.Gateway
+	}{
+		{"GW-7/HC-1/CON-1/socks5h", testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithRoute("api.example.com:443", origin.Addr))},
+		{"GW-6/HC-1/CON-1/https-gateway-tls-in-tls", testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")), testworld.WithRoute("api.example.com:443", origin.Addr))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := selCand(t, tc.gw.URL)
+			// The second candidate is a refused gateway, never direct: no
+			// path here may resolve api.example.com (SPEC "Test safety").
+			spare := selCand(t, "http://"+testworld.RefusedAddr(t))
+			cfg := Config{Candidates: []path.Candidate{c, spare}, TLSProbe: true, GatewayTLS: &tls.Config{RootCAs: ca.Pool},
+				HealthURL: mustURL(t, "https://api.example.com/health"), HealthTLS: &tls.Config{RootCAs: origin.CertPool}}
+			addr, e := selProxy(t, cfg)
+			status, conn, _ := selConnect(t, addr, "api.example.com:443", "")
+			if status != 200 {
+				t.Fatalf("CONNECT: %d", status)
+			}
+			if body := selTLSGet(t, conn, origin.CertPool); body != origin.Greeting() {
+				t.Fatalf("body %q", body)
+			}
+			if e.TLSProbes() != 1 {
+				t.Fatalf("TLS probes %d, want 1", e.TLSProbes())
+			}
+			e.checker.run()
+			if p := e.health.Preferred(); p != c.Key() {
+				t.Fatalf("health preferred %q, want %s (results %+v)", p, c, e.Status().Health.Results)
+			}
+		})
+	}
+}

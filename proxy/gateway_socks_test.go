@@ -172,7 +172,10 @@ func TestSOCKSGateways(t *testing.T) {
 	t.Run("GW-7/tls-probe-through-socks5h", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithRoute("api.example.com:443", origin.Addr))
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL), path.Direct}, TLSProbe: true})
+		// A refused second gateway, never direct: nothing may resolve
+		// api.example.com (SPEC "Test safety"); two candidates make the probe run.
+		spare := selCand(t, "http://"+testworld.RefusedAddr(t))
+		addr, e := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL), spare}, TLSProbe: true})
 		status, conn, _ := selConnect(t, addr, "api.example.com:443", "")
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
