@@ -140,6 +140,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, instanceLine(e))
+		fmt.Fprintln(w, verdict(&st))
 		printPoolLink(w, e)
 		if err := printStatus(w, &st, nDecisions); err != nil {
 			return err

@@ -60,6 +60,7 @@ func statusCommand(sio IO) *cli.Command {
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
+			fmt.Fprintln(c.App.Writer, verdict(&st))
 			return printStatus(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}

@@ -58,6 +58,15 @@ func TestStatusCommand(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) })
 	addr, deadKey := statusWorld(t)
 
+	t.Run("OPS-2/status-leads-with-a-verdict", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "status", "--addr", addr)
+		first, _, _ := strings.Cut(out, "\n")
+		re := `^serving via direct \(last request \d\d:\d\d:\d\d\) · 1 of 2 paths healthy · http://u:\*\*\*@` + regexp.QuoteMeta(deadKey) +
+			` failing since \d\d:\d\d:\d\d: cannot connect to the gateway \(gateway-connect\)$`
+		if status != 0 || !regexp.MustCompile(re).MatchString(first) {
+			t.Fatalf("first line %q, want %s", first, re)
+		}
+	})
 	t.Run("OPS-2/status-prints-aligned-tables", func(t *testing.T) {
 		out, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", addr)
 		if status != 0 {

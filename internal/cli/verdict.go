@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
+	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+)
+
+// phaseWords says a failure phase in words (SPEC CD-3), as the status page
+// does; the code goes beside it.
+var phaseWords = map[string]string{
+	string(path.PhaseGatewayConnect):  "cannot connect to the gateway",
+	string(path.PhaseGatewayTLS):      "TLS to the https gateway failed",
+	string(path.PhaseSOCKSHandshake):  "the SOCKS5 handshake with the gateway failed",
+	string(path.PhaseLocal):           "local resource error",
+	string(path.PhaseConnectResponse): "the gateway refused the tunnel",
+	string(path.PhaseTLSProbe):        "TLS handshake through the path failed",
+	string(path.PhaseOriginConnect):   "cannot connect to the destination",
+	string(path.PhaseResponseHeader):  "no response head in time",
+	string(path.PhaseStream):          "the answer broke off",
+}
+
+// verdict is the one line above a proxy's status (as on its page): the path
+// serving, how many paths are healthy, and what fails since when.
+func verdict(st *proxystatus.Status) string {
+	healthFailed := map[string]string{}
+	for _, r := range st.Health.Results {
+		if !r.Alive {
+			healthFailed[r.Candidate] = r.Reason
+		}
+	}
+	// since: the first failed attempt of a candidate after its last success.
+	since := map[string]string{}
+	serving, last := "", ""
+	for _, d := range st.Decisions {
+		for _, f := range d.Failed {
+			if _, ok := since[f.Candidate]; !ok {
+				since[f.Candidate] = d.Time.Local().Format("15:04:05")
+			}
+		}
+		if d.Candidate != "" {
+			delete(since, d.Candidate)
+			serving, last = d.Candidate, d.Time.Local().Format("15:04:05")
+		}
+	}
+	parts := []string{"no requests yet"}
+	if serving != "" {
+		parts[0] = fmt.Sprintf("serving via %s (last request %s)", serving, last)
+	}
+	var failing []string
+	for _, c := range st.Candidates {
+		_, hf := healthFailed[c.Candidate]
+		if c.State != proxystatus.StateCooling && !hf {
+			continue
+		}
+		why := "health check failed"
+		if f := c.LastFailure; f != nil {
+			why = orDash(phaseWords[f.Phase]) + " (" + f.Phase + ")"
+			if _, ok := since[c.Candidate]; !ok {
+				since[c.Candidate] = f.Time.Local().Format("15:04:05")
+			}
+		}
+		when := since[c.Candidate]
+		if when == "" {
+			when = st.Health.LastRun.Local().Format("15:04:05")
+		}
+		failing = append(failing, fmt.Sprintf("%s failing since %s: %s", c.Candidate, when, why))
+	}
+	parts = append(parts, fmt.Sprintf("%d of %d paths healthy", len(st.Candidates)-len(failing), len(st.Candidates)))
+	return strings.Join(append(parts, failing...), " · ")
+}
