@@ -280,6 +280,17 @@ func TestConfig(t *testing.T) {
 		for _, line := range []string{"socks5h  (env:ALL_PROXY)", "https    (env:https_proxy)", "socks5   (gateway)"} {
 			mustContain(t, cands, line)
 		}
+		// GATEWAY takes every kind too.
+		_, errOut, status = launch(t, []string{"GATEWAY=socks5h://127.0.0.1:1082,https://gw.example:8443/?ca=%2Fdev%2Fnull"}, "--print-config")
+		if status != 2 || !strings.Contains(errOut, "GATEWAY") || !strings.Contains(errOut, "no PEM certificate") {
+			t.Fatalf("GATEWAY with an empty CA file (GW-6): status %d %q", status, errOut)
+		}
+		out, errOut, status = launch(t, []string{"GATEWAY=socks5h://127.0.0.1:1082,https://gw.example"}, "--print-config")
+		if status != 0 {
+			t.Fatalf("GATEWAY: status %d %q", status, errOut)
+		}
+		mustContain(t, out, "socks5h://127.0.0.1:1082")
+		mustContain(t, out, "https://gw.example:443")
 	})
 	t.Run("GW-3/socks4-extra-skipped-with-one-warning", func(t *testing.T) {
 		out, _, status := launch(t, []string{"ALL_PROXY=socks4a://127.0.0.1:1080", "all_proxy=socks4a://127.0.0.1:1080"}, "--print-config")
