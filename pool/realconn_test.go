@@ -28,6 +28,18 @@ func TestChannelConnectionReuse(t *testing.T) {
 			t.Fatalf("%d calls opened %d connections to the channel", calls, n)
 		}
 	})
+	t.Run("POOL-17/https-channel-keeps-tls-warm", func(t *testing.T) {
+		w := newRWorld(t, rconf{tls: true}, []string{"a"}, okChannel("a"))
+		for i := range 200 {
+			resp, body := w.do("/pool/p/v1/messages", "s1", anthropicBody(i%2 == 0))
+			if resp.StatusCode != 200 || !strings.Contains(body, "hi from a") {
+				t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+			}
+		}
+		if n := w.ch["a"].conns.Load(); n > 3 {
+			t.Fatalf("200 calls opened %d TLS connections to the channel", n)
+		}
+	})
 	t.Run("POOL-17/reused-connection-dying-after-the-request-is-not-resent", func(t *testing.T) {
 		// A raw channel: the first request on a connection is answered with
 		// keep-alive; the second is read whole, then the connection closes

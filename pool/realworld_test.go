@@ -9,6 +9,8 @@ package pool_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,7 +49,7 @@ type channel struct {
 	handle func(w http.ResponseWriter, r *http.Request, n int, body []byte)
 }
 
-func newChannel(t *testing.T, h func(w http.ResponseWriter, r *http.Request, n int, body []byte)) *channel {
+func newChannel(t *testing.T, tls bool, h func(w http.ResponseWriter, r *http.Request, n int, body []byte)) *channel {
 	c := &channel{handle: h}
 	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
@@ -65,7 +67,11 @@ func newChannel(t *testing.T, h func(w http.ResponseWriter, r *http.Request, n i
 			c.conns.Add(1)
 		}
 	}
-	c.srv.Start()
+	if tls {
+		c.srv.StartTLS()
+	} else {
+		c.srv.Start()
+	}
 	t.Cleanup(c.srv.Close)
 	return c
 }
@@ -85,6 +91,7 @@ type rworld struct {
 }
 
 type rconf struct {
+	tls          bool   // channels on https:// (httptest certificates)
 	api          string // config.APIAnthropic (default) or config.APIOpenAI
 	poolExtra    string // YAML under the pool, indented 4 spaces
 	proxyTimeout time.Duration
@@ -100,7 +107,7 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 	var y strings.Builder
 	y.WriteString("channels:\n")
 	for i, n := range names {
-		c := newChannel(t, hs[i])
+		c := newChannel(t, rc.tls, hs[i])
 		w.ch[n] = c
 		base := c.srv.URL
 		if rc.api == config.APIOpenAI {
@@ -120,6 +127,13 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 	}
 	t.Cleanup(e.Close)
 	tr := e.PoolRoundTripper() // as internal/cli wires the pool
+	if rc.tls {
+		roots := x509.NewCertPool()
+		for _, c := range w.ch {
+			roots.AddCert(c.srv.Certificate())
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+	}
 	t.Cleanup(tr.CloseIdleConnections)
 	if rc.opts.Transport == nil {
 		rc.opts.Transport = tr
