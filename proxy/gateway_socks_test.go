@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"crypto/tls"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -85,6 +87,20 @@ func TestSOCKSGateways(t *testing.T) {
 			if got := tc.gw.Targets(); !slices.Equal(got, []string{tc.want}) {
 				t.Errorf("%s: gateway asked for %v, want %s", tc.url, got, tc.want)
 			}
+		}
+	})
+
+	t.Run("GW-7/ipv6-destination-atyp-ipv6", func(t *testing.T) {
+		dst := tcpServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
+		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
+		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, "socks5://"+gw.Addr)}})
+		status, _, br := selConnect(t, addr, dst, "")
+		b := make([]byte, 3)
+		if _, err := io.ReadFull(br, b); status != 200 || err != nil || string(b) != "six" {
+			t.Fatalf("CONNECT %s: %d, read %q %v", dst, status, b, err)
+		}
+		if got := gw.Targets(); !slices.Equal(got, []string{dst}) {
+			t.Fatalf("gateway asked for %v, want %s", got, dst)
 		}
 	})
 
