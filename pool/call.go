@@ -51,8 +51,11 @@ type call struct {
 	// translated stream its converter.
 	nreq *translate.Request
 	nerr error
-	rt   route
-	conv *translate.Stream
+	// bodies caches translated bodies by target API, model and effort:
+	// the eligibility check encodes each member's once, its attempts reuse it.
+	bodies map[string][]byte
+	rt     route
+	conv   *translate.Stream
 	// translated: the answer the client got was translated (status).
 	translated bool
 	// oneMember: the body did not fit the body budget (budget.go): this

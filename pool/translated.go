@@ -83,6 +83,10 @@ func (c *call) translatedBody(rt route, ch *config.Channel, effort string) ([]by
 	if err != nil {
 		return nil, err
 	}
+	key := string(rt.to) + "\x00" + c.target(ch.ID) + "\x00" + effort
+	if b, ok := c.bodies[key]; ok {
+		return b, nil
+	}
 	r := *n
 	r.Model = c.target(ch.ID)
 	if effort != "" && effort != c.ci.Effort {
@@ -91,7 +95,23 @@ func (c *call) translatedBody(rt route, ch *config.Channel, effort string) ([]by
 		}
 		r.Reasoning = translate.Reasoning{Effort: effort}
 	}
-	return translate.EncodeRequest(rt.to, &r)
+	b, err := translate.EncodeRequest(rt.to, &r)
+	if err == nil {
+		if c.bodies == nil {
+			c.bodies = map[string][]byte{}
+		}
+		c.bodies[key] = b
+	}
+	return b, err
+}
+
+// memberEffort is the effort sent to member ch: the client's, mapped by
+// the unified model's effort_map (SPEC POOL-12).
+func (c *call) memberEffort(ch *config.Channel) string {
+	if c.ci.Effort == "" {
+		return ""
+	}
+	return config.MapEffort(c.um, ch.ID, c.ci.Effort)
 }
 
 // memberPath is the path appended to the member's base_url: the client's
@@ -181,7 +201,7 @@ func (c *call) untranslatable(m string) string {
 	if !rt.translate || c.ep.Kind != wire.EpGenerate {
 		return ""
 	}
-	if _, err := c.translatedBody(rt, ch, ""); err != nil {
+	if _, err := c.translatedBody(rt, ch, c.memberEffort(ch)); err != nil {
 		return fmt.Sprintf("not expressible in the %s API (%v)", rt.to, err)
 	}
 	return ""

@@ -44,10 +44,7 @@ func isVersion(seg string) bool {
 // (without a Gemini key=). A translated call (SPEC POOL-21) gets the body,
 // path and query of the member's API.
 func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
-	effort := ""
-	if c.ci.Effort != "" {
-		effort = config.MapEffort(c.um, ch.ID, c.ci.Effort)
-	}
+	effort := c.memberEffort(ch)
 	var body []byte
 	var err error
 	if c.rt.translate {
