@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -66,6 +67,12 @@ func TestSOCKSGateways(t *testing.T) {
 		e.checker.run()
 		if gw.Connects() != 3 || e.health.Preferred() != c.Key() {
 			t.Fatalf("health check: %d CONNECTs, preferred %q", gw.Connects(), e.health.Preferred())
+		}
+		// OPS-2: the status shows the kind and never the password.
+		st := e.Status()
+		doc, _ := json.Marshal(st)
+		if st.Candidates[0].Kind != "socks5h" || st.Candidates[0].Candidate != "socks5h://gw%20user:***@"+gw.Addr || strings.Contains(string(doc), "p@ss") {
+			t.Fatalf("status candidate %+v", st.Candidates[0])
 		}
 	})
 

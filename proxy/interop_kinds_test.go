@@ -201,6 +201,21 @@ func interopHTTPS(t *testing.T) {
 		}
 	})
 
+	t.Run("GW-6/GW-4/stunnel-tinyproxy-basic-auth-right-and-wrong", func(t *testing.T) {
+		locked := startReal(t, "tinyproxy", true, w.origin)
+		lockedFront := realgw.Stunnel(t, locked.addr, cert, key)
+		ca := "/?ca=" + url.QueryEscape(caFile)
+		right := selCand(t, "https://gwuser:gwpass@"+lockedFront.Addr+ca)
+		if e := w.serveBoth(t, right); e.health.Preferred() != right.Key() {
+			t.Fatalf("health preferred %q", e.health.Preferred())
+		}
+		wrong := selCand(t, "https://gwuser:nope@"+lockedFront.Addr+ca)
+		e := w.serveBoth(t, wrong, good)
+		if f := lastFailure(t, e, wrong.Key()); f != "connect-response gateway" {
+			t.Fatalf("wrong credentials: %q, want connect-response gateway (tinyproxy's 401)", f)
+		}
+	})
+
 	t.Run("GW-6/go-api-tls-inside-tls", func(t *testing.T) {
 		e, err := NewEngine(Config{Candidates: []path.Candidate{good}})
 		if err != nil {
