@@ -115,6 +115,9 @@ func (c *call) run() {
 		}
 		eligible = append(eligible, m)
 	}
+	if c.probe != nil && c.probe.member != "" {
+		eligible, skipped = onlyMember(eligible, skipped, c.pc, c.probe.member)
+	}
 	if len(eligible) == 0 {
 		c.headers(c.w.Header(), "none")
 		wire.WriteError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/editor"
 	"github.com/dual-proxy/dual-proxy/pool/status"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -57,6 +58,17 @@ type Options struct {
 	// replay (SPEC POOL-17, budget.go); a call whose body does not fit is
 	// sent to one member only. 0 → DefaultBodyBudget; negative: no bound.
 	BodyBudget int64
+	// ConfigFile, when set, is the configuration file GET/PUT /pool/config
+	// and the page's editor edit (SPEC POOL-22, package editor); "" → no
+	// editor (404).
+	ConfigFile string
+	// Getenv resolves api_key_env when the editor validates a document, as
+	// the reload does; nil → no variable is set.
+	Getenv func(string) string
+	// Reload re-reads ConfigFile and applies it in place, as SIGHUP does
+	// (internal/cli's reload); the editor calls it after a save. nil → the
+	// pool loads ConfigFile with Getenv itself and calls Reload.
+	Reload func() error
 }
 
 // Observer receives the pool's events; either hook may be nil. They run on
@@ -81,6 +93,9 @@ type Pool struct {
 	state balance.State
 	// bodies is the replay budget for request bodies (POOL-17).
 	bodies *bodyBudget
+
+	// editor serves /pool/config… when Options.ConfigFile is set.
+	editor *editor.Editor
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -113,8 +128,23 @@ func New(cfg *config.Config, opts Options) *Pool {
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
-	return &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
+	p := &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
 		cfg: cfg, scrub: config.NewScrubber(cfg)}
+	if opts.ConfigFile != "" {
+		apply := opts.Reload
+		if apply == nil {
+			apply = func() error {
+				cfg, err := config.LoadConfig(opts.ConfigFile, opts.Getenv)
+				if err != nil {
+					return err
+				}
+				p.Reload(cfg)
+				return nil
+			}
+		}
+		p.editor = editor.New(editor.Options{Path: opts.ConfigFile, Getenv: opts.Getenv, Apply: apply, Transport: opts.Transport})
+	}
+	return p
 }
 
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
@@ -201,7 +231,10 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = enc.Encode(p.Status())
 		return
 	case "/pool", "/pool/":
-		status.ServePage(w, r)
+		status.ServePage(w, r, p.editor != nil)
+		return
+	case editor.PathConfig, editor.PathValidate, editor.PathModels:
+		p.serveEditor(w, r)
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
@@ -238,6 +271,20 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
+}
+
+// serveEditor hands /pool/config… to the editor (SPEC POOL-22) once the
+// token is checked (the browser guard has run): 404 without a ConfigFile.
+func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
+	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+		return
+	}
+	if p.editor == nil {
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusNotFound, "no configuration file to edit (start with --config FILE)", nil)
+		return
+	}
+	p.editor.ServeHTTP(w, r)
 }
 
 // serveCall reads and checks a model call's body (size, duplicate keys,

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +59,9 @@ type probeKey struct{}
 
 // probe receives the call's record (call.record).
 type probe struct {
+	// member, when set, is the only member the call may go to (a member
+	// test from the editor, SPEC POOL-22).
+	member   string
 	mu       sync.Mutex
 	rec      *balance.CallRecord
 	attempts []wire.Attempt
@@ -90,6 +95,15 @@ func testBody(api, model string) (path string, body []byte) {
 // call is not an error: Result says "failed" with Class and Error. The call
 // is bounded by MaxTestDuration.
 func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error) {
+	return p.TestMember(ctx, pool, model, "")
+}
+
+// TestMember is Test restricted to one member of the pool (SPEC POOL-14,
+// POOL-22: the editor's per-member test): one real streamed call to that
+// member only, never failed over to another; member "" is Test. A member
+// that is not in the pool, or cannot serve the model, is a failed result
+// (400, class bad_request) naming why.
+func (p *Pool) TestMember(ctx context.Context, pool, model, member string) (TestResult, error) {
 	res := TestResult{Pool: pool, Model: model}
 	cfg, _ := p.config()
 	pc := cfg.Pool(pool)
@@ -101,7 +115,7 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, MaxTestDuration)
 	defer cancel()
-	pr := &probe{}
+	pr := &probe{member: member}
 	path, body := testBody(pc.API, model)
 	req, err := http.NewRequestWithContext(context.WithValue(ctx, probeKey{}, pr), http.MethodPost,
 		"/pool/"+pool+path, bytes.NewReader(body))
@@ -191,7 +205,7 @@ func (t *testRecorder) Write(b []byte) (int, error) {
 
 func (t *testRecorder) Flush() {}
 
-// serveTest answers POST /pool/{pool}/test?model=M with Test's TestResult as
+// serveTest answers POST /pool/{pool}/test?model=M[&member=X] with Test's TestResult as
 // JSON (200 whatever the call's outcome); 405 for other methods, 400 without
 // a model. The token rule of /pool/{pool}/… applies (checked by ServeHTTP).
 func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl wire.Flavour, pool string) {
@@ -204,7 +218,7 @@ func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl wire.Flavour
 		wire.WriteError(w, fl, http.StatusBadRequest, "query parameter model is required", nil)
 		return
 	}
-	res, err := p.Test(r.Context(), pool, model)
+	res, err := p.TestMember(r.Context(), pool, model, r.URL.Query().Get("member"))
 	if err != nil {
 		wire.WriteError(w, fl, http.StatusNotFound, err.Error(), nil)
 		return
@@ -213,4 +227,21 @@ func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl wire.Flavour
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(res)
+}
+
+// onlyMember narrows a member test (POOL-22) to its member, saying why when
+// it is not in the pool or cannot serve the call.
+func onlyMember(eligible, skipped []string, pc *config.PoolConfig, member string) ([]string, []string) {
+	if slices.Contains(eligible, member) {
+		return []string{member}, nil
+	}
+	if !slices.Contains(pc.Members, member) {
+		return nil, []string{member + ": not a member of this pool"}
+	}
+	for _, s := range skipped {
+		if strings.HasPrefix(s, member+": ") {
+			return nil, []string{s}
+		}
+	}
+	return nil, []string{member + ": cannot serve this call"}
 }

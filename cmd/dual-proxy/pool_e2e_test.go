@@ -84,4 +84,22 @@ printf '%s\n' "${MOCK_KEY:-unset}"`
 			t.Fatalf("status %d stderr %q", status, errOut)
 		}
 	})
+	t.Run("POOL-22/launcher-pool-mode-edits-the-file-it-read", func(t *testing.T) {
+		edit := `{"channels": {"mock": {"api": "anthropic", "base_url": "` + channel.URL + `", "api_key_env": "MOCK_KEY"}}, "pools": {"p1": {"members": ["mock"], "models": [{"id": "unified", "targets": {"mock": "m-real"}}]}, "p2": {"members": ["mock"]}}}`
+		script := `cfgurl="${ANTHROPIC_BASE_URL%/p1}/config"
+auth="Authorization: Bearer $ANTHROPIC_AUTH_TOKEN"
+curl -s -o /dev/null -w '%{http_code}\n' "$cfgurl"
+etag=$(curl -s -o /dev/null -D - -H "$auth" "$cfgurl" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+curl -s -o /dev/null -w '%{http_code}\n' -X PUT -H "$auth" -H "If-Match: $etag" --data-binary "$EDIT" "$cfgurl"
+curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" "${ANTHROPIC_BASE_URL%/p1}/p2/v1/models"`
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "EDIT=" + edit}, "run", "--listen-port", "0", "--health-url", "",
+			"--config", cfg, "--pool", "p1", "--", "sh", "-c", strings.ReplaceAll(script, "curl ", curl+" "))
+		if status != 0 || out != "401\n200\n200\n" {
+			t.Fatalf("status %d stderr %q out %q (want: 401 without the token, the save, the new pool served)", status, errOut, out)
+		}
+		saved, _ := os.ReadFile(cfg)
+		if !strings.Contains(string(saved), "p2:") || !strings.Contains(string(saved), "api_key_env: MOCK_KEY") {
+			t.Fatalf("saved file:\n%s", saved)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -117,6 +118,32 @@ func TestPoolReload(t *testing.T) {
 		}
 		if got := strings.Join(pools(t), ","); got != "p1,p2" {
 			t.Fatalf("pools %s after a broken reload", got)
+		}
+	})
+	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
+		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
+		resp, err := http.Get("http://" + addr + "/pool/config")
+		if err != nil {
+			t.Fatal(err)
+		}
+		etag := resp.Header.Get("ETag")
+		resp.Body.Close()
+		doc := `{"channels": {"a": {"api": "anthropic", "base_url": "http://127.0.0.1:9", "api_key": "***"}}, "pools": {"p1": {"members": ["a"]}, "p3": {"members": ["a"]}}}`
+		req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/pool/config", strings.NewReader(doc))
+		req.Header.Set("If-Match", etag)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"applied": true`) || strings.Contains(string(body), "k1") {
+			t.Fatalf("PUT: %d %s", resp.StatusCode, body)
+		}
+		waitPools(t, "p1,p3") // applied at once, no SIGHUP
+		saved, _ := os.ReadFile(cfg)
+		if !strings.Contains(string(saved), "# kept comment") || !strings.Contains(string(saved), "api_key: k1") {
+			t.Fatalf("saved file:\n%s", saved)
 		}
 	})
 }

@@ -221,7 +221,7 @@ func serve(c *cli.Context, sio IO) error {
 	met := mountMetrics(mux, srv)
 	var p *pool.Pool
 	if s.Pool != nil {
-		p = pool.New(s.Pool, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()})
+		p = newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
 		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
@@ -306,7 +306,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 			mux.Attach(srv)
 			met := mountMetrics(mux, srv)
 			if s.Pool != nil {
-				p := pool.New(s.Pool, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: token, Observer: met.PoolObserver()})
+				p := newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: token, Observer: met.PoolObserver()}, log)
 				met.AttachPool(func() *pool.Pool { return p })
 				mux.Handle("/pool/", p)
 			}

@@ -185,12 +185,35 @@ func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
 		log.Info("SIGHUP: no pool configuration to reload")
 		return
 	}
-	getenv := func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
-	cfg, err := config.LoadConfig(s.ConfigPath, getenv)
-	if err != nil {
+	if err := applyPool(s, p, log); err != nil {
 		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
-		return
+	}
+}
+
+// applyPool re-reads s.ConfigPath and applies it to p in place (SIGHUP, and
+// the editor's save, SPEC POOL-16/POOL-22). An error keeps the old
+// configuration.
+func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
+	cfg, err := config.LoadConfig(s.ConfigPath, poolGetenv(s))
+	if err != nil {
+		return err
 	}
 	p.Reload(cfg)
-	log.Info("SIGHUP: pool configuration reloaded", "config", s.ConfigPath)
+	log.Info("pool configuration reloaded", "config", s.ConfigPath)
+	return nil
+}
+
+// poolGetenv resolves api_key_env from the process environment s holds.
+func poolGetenv(s *Settings) func(string) string {
+	return func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
+}
+
+// newPool is the pool of s with its editor (SPEC POOL-22) on the file the
+// configuration was read from, saved edits applied like SIGHUP.
+func newPool(s *Settings, opts pool.Options, log *slog.Logger) *pool.Pool {
+	var p *pool.Pool
+	opts.ConfigFile, opts.Getenv = s.ConfigPath, poolGetenv(s)
+	opts.Reload = func() error { return applyPool(s, p, log) }
+	p = pool.New(s.Pool, opts)
+	return p
 }

@@ -1,9 +1,11 @@
 package status
 
 import (
+	"bytes"
 	_ "embed"
 	"net/http"
 
+	"github.com/dual-proxy/dual-proxy/pool/editor"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -25,8 +27,10 @@ import (
 var pageHTML []byte
 
 // ServePage answers GET/HEAD /pool/ with pageHTML. It holds no data; the
-// data comes from /pool/status (no secrets) and needs no token.
-func ServePage(w http.ResponseWriter, r *http.Request) {
+// data comes from /pool/status (no secrets) and needs no token. With
+// editing set, the editor's section (editor.Section: its own markup, style
+// and script, SPEC POOL-22) is added before </body>.
+func ServePage(w http.ResponseWriter, r *http.Request, editing bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 		return
@@ -38,5 +42,15 @@ func ServePage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	// Inline script and style only; fetches go to this origin.
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-	_, _ = w.Write(pageHTML)
+	if !editing {
+		_, _ = w.Write(pageHTML)
+		return
+	}
+	i := bytes.LastIndex(pageHTML, []byte("</body>"))
+	if i < 0 {
+		i = len(pageHTML)
+	}
+	_, _ = w.Write(pageHTML[:i])
+	_, _ = w.Write(editor.Section)
+	_, _ = w.Write(pageHTML[i:])
 }

@@ -1,0 +1,109 @@
+package editor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Version is the version of a file's content the editor hands out and
+// expects back in If-Match: "sha256:" and the hex SHA-256 of the bytes.
+func Version(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// sameVersion compares an If-Match value (quoted as an entity tag or
+// bare, RFC 9110 §13.1.1) with a version.
+func sameVersion(ifMatch, version string) bool {
+	v := strings.TrimSpace(ifMatch)
+	v = strings.TrimPrefix(v, "W/")
+	return strings.Trim(v, `"`) == version
+}
+
+// saved tells what a write did.
+type saved struct {
+	Mode      fs.FileMode // of the new file
+	Tightened bool        // mode was made 0600 because the file holds a literal key
+	Backup    string      // the previous content's file (PATH.bak)
+}
+
+// writeFile replaces the file at path with data atomically (SPEC POOL-22):
+// the previous content goes to PATH.bak (mode 0600, it may hold keys), the
+// new one is written to a temporary file in the same directory, synced and
+// renamed over the old, and the directory is synced. A symlink is followed:
+// its target is replaced, the link stays. The file keeps its mode, except
+// that a file holding a literal key is written 0600 (POOL-15: a key lives
+// only in a file nobody else can read).
+func writeFile(path string, old, data []byte, literalKey bool) (saved, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return saved{}, err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return saved{}, err
+	}
+	s := saved{Mode: fi.Mode().Perm(), Backup: real + ".bak"}
+	if literalKey && s.Mode&0o077 != 0 {
+		s.Mode, s.Tightened = 0o600, true
+	}
+	if err := replace(s.Backup, old, 0o600); err != nil {
+		return saved{}, fmt.Errorf("writing the backup: %w", err)
+	}
+	if err := replace(real, data, s.Mode); err != nil {
+		return saved{}, err
+	}
+	return s, nil
+}
+
+// replace writes data to a temporary file next to path, syncs it and renames
+// it over path, then syncs the directory (where the OS allows it).
+func replace(path string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = tmp.Close()
+			_ = os.Remove(name)
+		}
+	}()
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	ok = true
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable; directories cannot be synced on
+// every OS (Windows), where this does nothing.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}
