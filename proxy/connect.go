@@ -38,6 +38,9 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		return
 	}
 	defer s.trackUpstream(up, false)
+	// Open from before the client sees the 200 (metrics, traffic.go).
+	s.engine.traffic.open.Add(1)
+	defer s.engine.traffic.open.Add(-1)
 	if _, err := io.WriteString(c, connectEstablished); err != nil {
 		up.Close()
 		return
@@ -51,9 +54,7 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, h
 		}
 		br.Discard(n)
 	}
-	s.engine.traffic.open.Add(1)
 	sent, received := relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout)
-	s.engine.traffic.open.Add(-1)
 	s.engine.countTunnel(cand, sent, received)
 }
 
