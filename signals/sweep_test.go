@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // procSessionMembers is macOS's sessionMembers, read from /proc: the live processes of session
@@ -39,6 +41,20 @@ exit 0`)
 			t.Fatal(err)
 		}
 		sid := cmd.Process.Pid
+		// The sleepers start asynchronously: wait until both have exec'd sleep (the stubborn one's
+		// ignored SIGTERM is in place only then), else a loaded machine sends SIGTERM too early.
+		testkit.WaitFor(t, 10*time.Second, "both sleepers running sleep", func() bool {
+			for _, f := range []string{"polite", "stubborn"} {
+				pid, err := strconv.Atoi(readFile(dir + "/" + f))
+				if err != nil {
+					return false
+				}
+				if st, ok := procState(pid, "sleep"); !ok || st == 'Z' {
+					return false
+				}
+			}
+			return true
+		})
 		left := procSessionMembers(sid)
 		if len(left) != 2 {
 			t.Fatalf("session %d has %v left, want the two sleepers", sid, left)
@@ -51,12 +67,14 @@ exit 0`)
 		s := &supervisor{log: slog.New(slog.DiscardHandler)}
 		start := time.Now()
 		s.sweepSession(sid, procSessionMembers)
-		if rest := procSessionMembers(sid); len(rest) != 0 {
-			t.Fatalf("still in session %d after the sweep: %v", sid, rest)
-		}
 		if d := time.Since(start); d < LeftoverGrace || d > 3*time.Second {
 			t.Fatalf("sweep took %v, want the SIGKILL after LeftoverGrace (%v) for the stubborn one", d, LeftoverGrace)
 		}
+		// SIGKILL is delivered asynchronously: on a busy machine the killed sleeper can still be
+		// listed for a moment after kill(2) returned, so wait for it to go (bounded).
+		testkit.WaitFor(t, 5*time.Second, "session empty after the sweep", func() bool {
+			return len(procSessionMembers(sid)) == 0
+		})
 		for _, f := range []string{"polite", "stubborn"} {
 			pid, _ := strconv.Atoi(readFile(dir + "/" + f))
 			if st, ok := procState(pid, "sleep"); ok && st != 'Z' {
