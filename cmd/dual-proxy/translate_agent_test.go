@@ -223,16 +223,15 @@ func TestTranslatedAgents(t *testing.T) {
 		}
 		cfg, logs := startXPool(t, l, mock, members)
 		home, cwd := t.TempDir(), t.TempDir()
-		// Gemini CLI 0.61 -p takes GOOGLE_GEMINI_BASE_URL as its "gateway"
-		// auth, which its non-interactive check then refuses ("Invalid auth
-		// method selected"); API-key auth with the same base URL works.
-		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+		// No ~/.gemini/settings.json: the launcher's Gemini preset selects
+		// API-key auth (GEMINI_CLI_SYSTEM_SETTINGS_PATH) with a file in
+		// XDG_RUNTIME_DIR; Gemini CLI ignores one under world-writable /tmp.
+		runtime, err := os.MkdirTemp("/run", "dpx-agents-runtime-")
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}}}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := l.Command(append(xEnv(home, members), "GEMINI_CLI_TRUST_WORKSPACE=true"), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+		cmd := l.Command(append(xEnv(home, members), "GEMINI_CLI_TRUST_WORKSPACE=true", "XDG_RUNTIME_DIR="+runtime), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
 			gemini, "-m", "gemini-2.5-flash", "-p", "say ok")
 		cmd.Dir = cwd
 		r := agentlab.Run(t, cmd, 180*time.Second)

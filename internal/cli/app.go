@@ -292,6 +292,12 @@ func run(c *cli.Context, m mode, sio IO) error {
 	var reg *registry.Registration
 	defer func() { reg.Remove() }()
 	var engine *proxy.Engine
+	var poolCleanup []func() // what pool-mode presets wrote (poolChild)
+	defer func() {
+		for _, f := range poolCleanup {
+			f()
+		}
+	}()
 	status, err := launcher.Run(context.Background(), launcher.Config{
 		ListenHost:   s.ListenHost,
 		ListenPort:   s.ListenPort,
@@ -315,7 +321,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 		},
 		Prepare: func(port int, env, argv []string) ([]string, []string) {
 			if s.PoolName != "" {
-				env, argv = poolChild(s, token, port, env, argv)
+				var cleanup func()
+				env, argv, cleanup = poolChild(s, token, port, env, argv)
+				poolCleanup = append(poolCleanup, cleanup)
 			}
 			warnAgentOverrides(c.App.Name, s, env, argv, func(w string) {
 				fmt.Fprintln(sio.Stderr, w)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -109,13 +110,16 @@ func newToken() string {
 // token of every agent point at it (envrewrite.RewritePool); agents that
 // take their endpoint only from config get presets: Codex -c overrides for
 // a provider named dual-pool (Responses), OpenCode an inline config
-// (OPENCODE_CONFIG_CONTENT) for its anthropic, openai and google providers.
-func poolChild(s *Settings, token string, port int, env, argv []string) ([]string, []string) {
+// (OPENCODE_CONFIG_CONTENT) for its anthropic, openai and google providers,
+// Gemini CLI a settings file selecting API-key auth (geminiPreset). cleanup
+// removes what the presets wrote; call it when the child has ended.
+func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []string, cleanup func()) {
+	cleanup = func() {}
 	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, s.PoolName)
 	env = withoutChannelKeys(env, s.Pool)
 	env = envrewrite.RewritePool(env, base, token)
 	if !s.AgentPresets || len(argv) == 0 {
-		return env, argv
+		return env, argv, cleanup
 	}
 	switch commandName(argv[0]) {
 	case "codex":
@@ -130,8 +134,38 @@ func poolChild(s *Settings, token string, port int, env, argv []string) ([]strin
 		argv = append(append([]string{argv[0]}, pre...), argv[1:]...)
 	case "opencode":
 		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token))
+	case "gemini":
+		env, cleanup = geminiPreset(env)
 	}
-	return env, argv
+	return env, argv, cleanup
+}
+
+// geminiSettings select API-key auth: Gemini CLI 0.61 takes
+// GOOGLE_GEMINI_BASE_URL as its "gateway" auth, which its -p mode then
+// refuses ("Invalid auth method selected"); API-key auth uses the same base
+// URL and GEMINI_API_KEY.
+const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
+
+// geminiPreset writes geminiSettings to a private temporary file and names
+// it in GEMINI_CLI_SYSTEM_SETTINGS_PATH, the settings layer that wins over
+// the user's and the workspace's. Gemini CLI skips a settings file with a
+// group- or world-writable ancestor (such as /tmp), so the file goes into
+// the child's XDG_RUNTIME_DIR when set (0700 by the XDG spec), else the
+// temporary directory. A file that cannot be written leaves env as it is
+// (the child then reports its own auth error).
+func geminiPreset(env []string) ([]string, func()) {
+	parent, _ := envrewrite.Get(env, "XDG_RUNTIME_DIR")
+	dir, err := os.MkdirTemp(parent, "dual-proxy-gemini-")
+	if err != nil {
+		return env, func() {}
+	}
+	cleanup := func() { _ = os.RemoveAll(dir) }
+	path := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(path, []byte(geminiSettings), 0o600); err != nil {
+		cleanup()
+		return env, func() {}
+	}
+	return envrewrite.Set(env, "GEMINI_CLI_SYSTEM_SETTINGS_PATH", path), cleanup
 }
 
 // commandName is a command's base name, lower case, without a Windows ".exe".
