@@ -31,7 +31,12 @@ const MaxRequestBody = 32 << 20
 // use http.DefaultTransport, time.Now, slog.Default and no token.
 type Options struct {
 	// Transport carries every upstream call (the proxy's selection engine,
-	// SPEC OPS-4); nil → http.DefaultTransport. Redirects are not followed.
+	// SPEC OPS-4: internal/cli passes proxy.Engine.PoolRoundTripper());
+	// nil → http.DefaultTransport. Redirects are not followed. It must not
+	// bound the wait for a response itself: the pool's own timeouts govern
+	// each call through its request context (SPEC POOL-17), and it should
+	// keep connections alive without ever resending a request once a byte
+	// of it was written.
 	Transport http.RoundTripper
 	// Now is the clock (bindings, cooldowns, records); nil → time.Now.
 	// Timeouts (first output, pings) use real timers regardless.

@@ -105,3 +105,19 @@ func TestResponsesFailureReason(t *testing.T) {
 		})
 	}
 }
+
+// TestResponsesFailureReasonBeforeCommit: a response.failed without an error
+// before the first output, then the reason as an error event: the member's
+// attempt (and the aggregated error) carries the reason (SPEC POOL-19).
+func TestResponsesFailureReasonBeforeCommit(t *testing.T) {
+	t.Run("POOL-19/responses-failed-then-error-before-commit", func(t *testing.T) {
+		raw := "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_a\",\"status\":\"in_progress\",\"output\":[]}}\n\n" +
+			"event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_a\",\"status\":\"failed\",\"error\":null}}\n\n" +
+			"event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,\"code\":\"server_error\",\"message\":\"shard 7 is overloaded\"}\n\n"
+		w := newRWorld(t, rconf{api: "openai"}, []string{"a"}, rawStream(raw))
+		_, got := w.do("/pool/p/v1/responses", "s1", `{"model":"m","stream":true,"input":"hi"}`)
+		if !strings.Contains(got, "shard 7 is overloaded") {
+			t.Fatalf("the reason is lost: %s", got)
+		}
+	})
+}

@@ -192,6 +192,13 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		case wire.VEnd:
 			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
 		case wire.VError:
+			if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
+				// The reason may follow (Responses: an "error" event after
+				// a response.failed without one, SPEC POOL-19).
+				if more, ok := nextError(events, w); ok {
+					obs = more
+				}
+			}
 			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 			a := &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
 			if class != config.ClassBadRequest {
@@ -333,6 +340,28 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 			return outcome{canceled: true, served: true}
 		}
 	}
+}
+
+// reasonWait bounds the wait for an error event that gives the reason of a
+// failure event that had none.
+const reasonWait = time.Second
+
+// nextError returns the next event's error observation when the stream's
+// next event (within reasonWait) is an error event with a message.
+func nextError(events <-chan sseResult, w wire.StreamWatcher) (wire.Observation, bool) {
+	t := time.NewTimer(reasonWait)
+	defer t.Stop()
+	select {
+	case res, ok := <-events:
+		if !ok || res.err != nil {
+			return wire.Observation{}, false
+		}
+		if o := w.Observe(&res.ev, false); o.Verdict == wire.VError && o.ErrMsg != "" {
+			return o, true
+		}
+	case <-t.C:
+	}
+	return wire.Observation{}, false
 }
 
 // endDrainWait bounds the wait for a body's end after its protocol's end
