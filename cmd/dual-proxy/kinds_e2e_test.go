@@ -21,7 +21,8 @@ func TestGatewayKindsEndToEnd(t *testing.T) {
 	}
 	origin := testworld.NewOrigin(t)
 	gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
-	run := func(env ...string) string {
+	// run takes the subtest's t, so a failure is reported under its name.
+	run := func(t *testing.T, env ...string) string {
 		t.Helper()
 		out, errOut, code := launch(t, env, "run", "--listen-port", "0", "--upstream-url", gw.URL, "--loopback-direct=false",
 			"--health-url", "", "--", curl, "-sS", "-f", "--noproxy", "", origin.URL+"/kinds")
@@ -31,13 +32,13 @@ func TestGatewayKindsEndToEnd(t *testing.T) {
 		return out
 	}
 	t.Run("GW-6/SSL_CERT_FILE-trusts-the-gateway", func(t *testing.T) {
-		if out := run("SSL_CERT_FILE=" + caFile); out != origin.Greeting() || gw.Requests() != 1 {
+		if out := run(t, "SSL_CERT_FILE="+caFile); out != origin.Greeting() || gw.Requests() != 1 {
 			t.Fatalf("child printed %q, gateway saw %d requests", out, gw.Requests())
 		}
 	})
 	t.Run("GW-6/untrusted-gateway-skipped-direct-serves", func(t *testing.T) {
 		before := gw.Requests()
-		out := run("SSL_CERT_DIR=" + t.TempDir()) // no roots that know the test CA
+		out := run(t, "SSL_CERT_DIR="+t.TempDir()) // no roots that know the test CA
 		if !strings.HasPrefix(out, "origin ") || gw.Requests() != before || gw.TLSFailures() == 0 {
 			t.Fatalf("child printed %q, gateway requests %d→%d, TLS failures %d", out, before, gw.Requests(), gw.TLSFailures())
 		}
