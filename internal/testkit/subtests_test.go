@@ -173,4 +173,3 @@ func runBody(n ast.Node, t string) *ast.BlockStmt {
 	}
 	return nil
 }
-
