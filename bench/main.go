@@ -59,7 +59,7 @@ func main() {
 		round   = flag.Duration("round", 900*time.Millisecond, "length of one measured round")
 		rounds  = flag.Int("rounds", 4, "measured rounds per configuration")
 		warm    = flag.Duration("warm", 300*time.Millisecond, "warm-up before each round")
-		tunnels = flag.Int("tunnels", 10000, "idle tunnels for the memory scenario (also measured at 1,000)")
+		tunnels = flag.Int("tunnels", 9000, "idle tunnels for the memory scenario (also measured at 1,000, 3,000 and 6,000)")
 		dpBin   = flag.String("dual-proxy", "", "prebuilt dual-proxy binary (default: go build ./cmd/dual-proxy)")
 		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
@@ -102,7 +102,7 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 	w := &world{tmp: tmp, ph: ph, tunnels: tunnels, newConc: newConc, gw: map[string]*proc{},
 		bulkPh: phases{warm: ph.warm / 2, round: max(ph.round/2, 200*time.Millisecond), rounds: ph.rounds}}
 	if need := 2*tunnels + 1000; limit < uint64(need) {
-		w.tunnels = max(int(limit/6)-200, 100)
+		w.tunnels = max(int(limit/2)-600, 100) // the bench holds 2 fds per tunnel (client, origin)
 		w.note("RLIMIT_NOFILE could only be raised to %d: the memory scenario opened %d tunnels instead of %d.", limit, w.tunnels, tunnels)
 	}
 

@@ -13,7 +13,8 @@ const (
 	targetNewTunnel      = 0.75                   // new tunnel + TLS per request, per-host cache warm
 	targetBulk           = 0.95                   // one tunnel bulk MB/s vs direct
 	targetIdleRSSKiB     = 15 * 1024              // idle dual-proxy RSS
-	targetPerTunnelKiB   = 48                     // RSS per idle tunnel
+	targetPerTunnelKiB   = 16                     // RSS per idle tunnel (issue 20)
+	targetFDsPerTunnel   = 2                      // fds per idle tunnel in dual-proxy (issue 20; squid's figure)
 	targetRefusedExtra   = 10 * time.Millisecond  // first gateway refuses
 	targetBlackholeRaced = 400 * time.Millisecond // first gateway silent, racing on
 	targetLauncher       = 30 * time.Millisecond  // dual-proxy run -- true vs true
