@@ -162,6 +162,21 @@ func TestGeminiClientSide(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 	})
+	t.Run("POOL-1/gemini-count-tokens-passthrough-to-gemini-member", func(t *testing.T) {
+		g := newMixWorld(t, []mixMember{{name: "g", api: "gemini", speaks: mockllm.Gemini}}, "    models: [{id: m, targets: {g: gemini-target}}]\n")
+		c := clientRequest(translate.APIGemini, false, "x")
+		c.path = "/v1beta/models/m:countTokens"
+		resp, body := g.do(c)
+		calls := g.mocks["g"].Calls()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"totalTokens"`) || len(calls) != 1 || calls[0].Path != "/v1beta/models/gemini-target:countTokens" {
+			t.Fatalf("%d %s %+v", resp.StatusCode, body, calls)
+		}
+		resp, body = g.do(clientRequest(translate.APIGemini, true, "x"))
+		calls = g.mocks["g"].Calls()
+		if resp.StatusCode != 200 || len(calls) != 2 || calls[1].Path != "/v1beta/models/gemini-target:streamGenerateContent" || calls[1].Query != "alt=sse" {
+			t.Fatalf("POOL-2: %d %s %+v", resp.StatusCode, body, calls[len(calls)-1])
+		}
+	})
 	t.Run("POOL-1/count-tokens-estimated-for-other-apis", func(t *testing.T) {
 		c := clientRequest(translate.APIAnthropic, false, "x")
 		c.path = "/v1/messages/count_tokens"

@@ -121,6 +121,8 @@ func (c *call) memberEffort(ch *config.Channel) string {
 func (c *call) memberPath(rt route, ch *config.Channel) (path, query string) {
 	query = withoutKeyParam(c.r.URL.RawQuery)
 	switch {
+	case rt.to == translate.APIGemini && c.ep.Kind == wire.EpCountTokens:
+		path = "/v1beta/models/" + c.target(ch.ID) + ":countTokens"
 	case rt.to == translate.APIGemini:
 		path = strings.SplitN(translate.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
 		if rt.translate {

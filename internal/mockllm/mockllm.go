@@ -147,6 +147,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hook != nil {
 		hook(call)
 	}
+	if c.API == Gemini && strings.HasSuffix(r.URL.Path, ":countTokens") && r.Method == http.MethodPost {
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": len(raw) / 4})
+		return
+	}
 	if !ok || r.Method != http.MethodPost {
 		writeJSON(w, http.StatusNotFound, errorDoc(c.API, http.StatusNotFound, "mockllm ("+c.API+"): no route "+r.Method+" "+r.URL.Path))
 		return
