@@ -1,0 +1,218 @@
+//go:build browser
+
+package pool
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/config"
+)
+
+// modelChannel is an Anthropic channel on loopback: GET /v1/models answers
+// list, model calls are a mockllm channel.
+func modelChannel(t *testing.T, list string) (*httptest.Server, *mockllm.Channel) {
+	ch := &mockllm.Channel{API: mockllm.Anthropic}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, list)
+			return
+		}
+		ch.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, ch
+}
+
+// browser starts headless Chromium under chromedp: loopback only (every
+// name resolves to nothing), no background traffic, a fresh profile.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1400))
+	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	return ctx
+}
+
+// typeInto clears an input and types text as a user would (input events).
+func typeInto(sel, text string) chromedp.Action[chromedp.Void] {
+	clear := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](`(function (e) { e.value = ''; return true; })(document.querySelector(`+strconv.Quote(sel)+`))`)(ctx, tg)
+		return chromedp.Void{}, err
+	}
+	return chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)), clear, chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+func wait(sel string) chromedp.Action[chromedp.Void]  { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+
+// text reads an element's text into *out.
+func text(sel string, out *string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		v, err := chromedp.Text(chromedp.CSS(sel))(ctx, tg)
+		*out = v
+		return chromedp.Void{}, err
+	}
+}
+
+// shot saves a PNG of the editor section to docs/ (the README links them).
+func shot(name string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		png, err := chromedp.Screenshot(chromedp.CSS("#editor"))(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Void{}, os.WriteFile(filepath.Join("..", "docs", name), png, 0o644)
+	}
+}
+
+const editorFile = `# team channels: edited from the page too
+channels:
+  # the first account
+  ch1: {api: anthropic, base_url: %s, api_key_env: CH1_KEY}
+  ch2:
+    api: anthropic
+    base_url: %s
+    api_key: sk-ch2-SECRET-literal # typed once
+pools:
+  old: {members: [ch1]} # kept as it is
+`
+
+func TestEditorInChromium(t *testing.T) {
+	s1, m1 := modelChannel(t, `{"data":[{"type":"model","id":"m-shared","max_input_tokens":200000},{"type":"model","id":"only-one"}]}`)
+	s2, m2 := modelChannel(t, `{"data":[{"type":"model","id":"m-shared-20250101","max_input_tokens":128000}]}`)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	orig := fmt.Sprintf(editorFile, s1.URL, s2.URL)
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "CH1_KEY" {
+			return "sk-ch1-SECRET-env"
+		}
+		return ""
+	}
+	cfg, err := config.LoadConfig(path, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(cfg, Options{Token: "tok", ConfigFile: path, Getenv: getenv})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	page := srv.URL + "/pool/#token=tok"
+
+	t.Run("POOL-22/add-pool-gather-map-save-then-call", func(t *testing.T) {
+		ctx := browser(t)
+		var diff string
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`#ed-new-id`, "team"), click(`#ed-new-pool`), wait(`fieldset[data-pool="team"]`),
+			typeInto(`input[data-field="pools.team.display_name"]`, "Team pool"),
+			click(`fieldset[data-pool="team"] button[data-add-member="ch1"]`),
+			click(`fieldset[data-pool="team"] button[data-add-member="ch2"]`),
+			click(`button[data-gather="team"]`), wait(`#editor[data-gathered="team"]`), wait(`[data-proposal="m-shared"]`),
+			click(`button[data-use="m-shared"]`), wait(`table[data-models="team"] tr[data-model="m-shared"]`),
+			typeInto(`input[data-field="pools.team.models[0].id"]`, "unified"),
+			shot("pool-editor.png"),
+			click(`#ed-review`), wait(`#editor[data-state="reviewed"]`), text(`#ed-diff`, &diff),
+			click(`#ed-save`), wait(`#editor[data-state="saved"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		for _, want := range []string{"+   team:", "+     display_name: Team pool", "+     members: [ch1, ch2]", "+       - id: unified", "ch2: m-shared-20250101"} {
+			if !strings.Contains(diff, want) {
+				t.Errorf("diff lacks %q:\n%s", want, diff)
+			}
+		}
+		if strings.Contains(diff, "SECRET") {
+			t.Fatal("POOL-15: a key on the page")
+		}
+		saved, _ := os.ReadFile(path)
+		for _, want := range []string{"# team channels: edited from the page too", "# the first account", "# typed once", "# kept as it is", "api_key: sk-ch2-SECRET-literal"} {
+			if !strings.Contains(string(saved), want) {
+				t.Errorf("saved file lacks %q:\n%s", want, saved)
+			}
+		}
+		// A real call through the new pool, as an agent makes it.
+		for _, session := range []string{"s-a", "s-b"} {
+			req, _ := http.NewRequest("POST", srv.URL+"/pool/team/v1/messages", strings.NewReader(`{"model":"unified","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer tok")
+			req.Header.Set("X-Session-Id", session)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), "message_stop") {
+				t.Fatalf("call through the saved pool: %d %s", resp.StatusCode, body)
+			}
+		}
+		models := map[string]bool{}
+		for _, m := range []*mockllm.Channel{m1, m2} {
+			for _, c := range m.Calls() {
+				if c.Method == "POST" {
+					models[fmt.Sprint(c.Body["model"])] = true
+				}
+			}
+		}
+		if !models["m-shared"] || !models["m-shared-20250101"] {
+			t.Fatalf("members got models %v, want each its own target", models)
+		}
+	})
+
+	t.Run("POOL-22/wrong-base-url-shown-at-field-nothing-saved", func(t *testing.T) {
+		before, _ := os.ReadFile(path)
+		ctx := browser(t)
+		var fieldErr string
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`input[data-field="channels.ch2.base_url"]`, "htp://127.0.0.1:1"),
+			typeInto(`#ed-new-id`, "broken"), click(`#ed-new-pool`), wait(`fieldset[data-pool="broken"]`),
+			click(`fieldset[data-pool="broken"] button[data-add-member="ch2"]`),
+			click(`button[data-gather="broken"]`), wait(`#editor[data-gathered="broken"]`),
+			click(`#ed-review`), wait(`#editor[data-state="invalid"]`),
+			text(`.ed-err[data-path="channels.ch2.base_url"]`, &fieldErr),
+			shot("pool-editor-error.png"))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.Contains(fieldErr, "base_url must be an absolute http:// or https:// URL") {
+			t.Fatalf("error at channels.ch2.base_url: %q", fieldErr)
+		}
+		state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('editor').getAttribute('data-state')`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		disabled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('ed-save').disabled`))
+		if err != nil || !disabled {
+			t.Fatalf("Save enabled with errors (%v)", err)
+		}
+		after, _ := os.ReadFile(path)
+		if string(after) != string(before) || state != "invalid" {
+			t.Fatal("an invalid edit changed the file")
+		}
+	})
+}
