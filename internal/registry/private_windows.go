@@ -2,7 +2,11 @@
 
 package registry
 
-import "golang.org/x/sys/windows"
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
 
 // alive reports whether process pid exists and has not exited.
 func alive(pid int) bool {
@@ -20,3 +24,9 @@ func alive(pid int) bool {
 
 // checkPrivate: %LocalAppData% is readable by its user only (profile ACL).
 func checkPrivate(string) error { return nil }
+
+// checkTrusted: see checkPrivate.
+func checkTrusted(string) error { return nil }
+
+// ownedByMe: files under %LocalAppData% are the user's (profile ACL).
+func ownedByMe(os.FileInfo) bool { return true }

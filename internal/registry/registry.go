@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,7 +107,10 @@ func (r *Registration) Remove() {
 }
 
 // List returns the live entries in dir, oldest first. Entries whose process
-// no longer runs are deleted. A missing dir is no error (nothing runs).
+// no longer runs are deleted. A missing dir is no error (nothing runs). A
+// dir that someone else could have written to (a symlink, another user's,
+// group- or world-writable) is an error and none of its entries is read:
+// callers send an entry's token to the entry's address.
 func List(dir string) ([]Entry, error) {
 	names, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -114,6 +118,9 @@ func List(dir string) ([]Entry, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := checkTrusted(dir); err != nil {
+		return nil, fmt.Errorf("registry %s not read: %w", dir, err)
 	}
 	var out []Entry
 	for _, n := range names {
@@ -141,16 +148,35 @@ func List(dir string) ([]Entry, error) {
 	return out, nil
 }
 
-// Token reads e's pool token ("" when it has none).
+// Token reads e's pool token ("" when it has none). The token file must be
+// a regular file of this user; a symlink is refused.
 func (e Entry) Token() (string, error) {
 	if !e.HasToken || e.dir == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(filepath.Join(e.dir, strconv.Itoa(e.PID)+".token"))
+	b, err := readOwnFile(filepath.Join(e.dir, strconv.Itoa(e.PID)+".token"))
 	if err != nil {
 		return "", fmt.Errorf("pool token of pid %d: %w", e.PID, err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// readOwnFile reads path when it is a regular file of this user, never
+// through a symlink (a token file must not stand for another file of ours).
+func readOwnFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if ofi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, ofi) || !ownedByMe(fi) {
+		return nil, errors.New("not a regular file of this user")
+	}
+	return io.ReadAll(io.LimitReader(f, 4096))
 }
 
 // writeFile writes data to path (0600) through a temporary file and a
