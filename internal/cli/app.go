@@ -222,6 +222,7 @@ func serve(c *cli.Context, sio IO) error {
 	var p *pool.Pool
 	if s.Pool != nil {
 		p = newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
+		defer p.Close()
 		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
@@ -290,6 +291,8 @@ func run(c *cli.Context, m mode, sio IO) error {
 		token = newToken()
 	}
 	var reg *registry.Registration
+	closePool := func() error { return nil }
+	defer func() { _ = closePool() }()
 	defer func() { reg.Remove() }()
 	var engine *proxy.Engine
 	var poolCleanup []func() // what pool-mode presets wrote (poolChild)
@@ -313,6 +316,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 			met := mountMetrics(mux, srv)
 			if s.Pool != nil {
 				p := newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: token, Observer: met.PoolObserver()}, log)
+				closePool = p.Close
 				met.AttachPool(func() *pool.Pool { return p })
 				mux.Handle("/pool/", p)
 			}

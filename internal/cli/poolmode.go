@@ -18,7 +18,9 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/redisstate"
 )
 
 // Pool flag names (SPEC §10, POOL-20).
@@ -27,6 +29,7 @@ const (
 	fPool            = "pool"
 	fNoAgentPresets  = "no-agent-presets"
 	fPoolToken       = "pool-token"
+	fPoolState       = "pool-state"
 	codexProviderKey = "dual-pool"
 )
 
@@ -34,6 +37,7 @@ const (
 func poolFlags(m mode) []cli.Flag {
 	fs := []cli.Flag{
 		&cli.StringFlag{Name: fConfig, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default " + configHint + " when it exists)"},
+		&cli.StringFlag{Name: fPoolState, EnvVars: []string{"DUAL_PROXY_POOL_STATE"}, DefaultText: "the config's state:, else memory", Usage: "where the pool keeps bindings, cooldowns and counters: memory, or redis://[user:pass@]host:port/db (rediss:// for TLS) shared by a team's instances (wins over the config's state:)"},
 	}
 	if m == modeServe {
 		return append(fs, &cli.StringFlag{Name: fPoolToken, EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, Usage: "require this token (x-api-key or Bearer) on /pool/ endpoints"})
@@ -63,6 +67,17 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		s.ConfigPath = ""
 	default:
 		return usageError(fConfig, "%s: %v", path, err)
+	}
+	if v := c.String(fPoolState); v != "" && s.Pool != nil {
+		if err := config.CheckStateURL(v); err != nil {
+			return usageError(fPoolState, "%v", err)
+		}
+		s.Pool.State.URL = v // the flag (or DUAL_PROXY_POOL_STATE) wins over state: (SPEC POOL-23)
+	}
+	if s.Pool != nil && s.Pool.State.Shared() {
+		if err := redisstate.CheckURL(s.Pool.State.URL); err != nil {
+			return usageError(fPoolState, "%v", err)
+		}
 	}
 	if c.Command != nil && s.Mode != modeServe {
 		s.PoolName = c.String(fPool)
@@ -211,6 +226,25 @@ func printPool(s *Settings, w io.Writer) {
 	fmt.Fprint(w, s.Pool.Redacted())
 }
 
+// poolState is the State of s.Pool: memory, or the shared Redis of state:
+// / --pool-state (SPEC POOL-23), naming this instance by host and pid in the
+// recent calls. An unreachable Redis is not an error: the pool starts on
+// local state and says so on its status. nil means memory.
+func poolState(s *Settings, log *slog.Logger) (balance.State, error) {
+	sc := s.Pool.State
+	if !sc.Shared() {
+		return nil, nil
+	}
+	host, _ := os.Hostname()
+	st, err := redisstate.New(redisstate.Options{URL: sc.URL, Prefix: config.StatePrefix(s.Pool), Timeout: sc.Timeout,
+		Instance: fmt.Sprintf("%s:%d", host, os.Getpid()), Logger: log, Config: s.Pool})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("pool state shared", "store", config.RedactStateURL(sc.URL), "prefix", config.StatePrefix(s.Pool), "degraded", st.Health().Degraded)
+	return st, nil
+}
+
 // reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
 // bindings whose member still exists are kept. A bad file keeps the old
 // configuration.
@@ -248,6 +282,11 @@ func newPool(s *Settings, opts pool.Options, log *slog.Logger) *pool.Pool {
 	var p *pool.Pool
 	opts.ConfigFile, opts.Getenv = s.ConfigPath, poolGetenv(s)
 	opts.Reload = func() error { return applyPool(s, p, log) }
+	if st, err := poolState(s, log); err != nil {
+		log.Error("pool state: going on in memory", "reason", err.Error()) // resolvePool checked the URL
+	} else if st != nil {
+		opts.State = st
+	}
 	p = pool.New(s.Pool, opts)
 	return p
 }
