@@ -13,7 +13,7 @@ import (
 // ignored is dropped on purpose (its loss does not change the answer), any
 // other key is a FieldError (the target cannot express it).
 func objectKeys(body []byte, typed any, known, ignored []string) error {
-	var raw map[string]json.RawMessage
+	var raw map[string]keyOnly
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return &FieldError{Field: "body", Reason: "not a JSON object: " + err.Error()}
 	}
@@ -23,21 +23,40 @@ func objectKeys(body []byte, typed any, known, ignored []string) error {
 	return checkKeys("", raw, known, ignored)
 }
 
+// keyOnly records only whether a value is null: the key check needs no
+// copy of the (large) values.
+type keyOnly struct{ null bool }
+
+func (k *keyOnly) UnmarshalJSON(b []byte) error {
+	k.null = string(b) == "null"
+	return nil
+}
+
 // checkKeys reports the first key of raw (sorted, so errors are stable)
 // that is neither known nor ignored; null values are absent.
-func checkKeys(prefix string, raw map[string]json.RawMessage, known, ignored []string) error {
+func checkKeys[V keyOnly | json.RawMessage](prefix string, raw map[string]V, known, ignored []string) error {
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if contains(known, k) || contains(ignored, k) || string(raw[k]) == "null" {
+		if contains(known, k) || contains(ignored, k) || isNull(raw[k]) {
 			continue
 		}
 		return fieldErr(prefix+k, "not translatable to another API")
 	}
 	return nil
+}
+
+func isNull[V keyOnly | json.RawMessage](v V) bool {
+	switch x := any(v).(type) {
+	case keyOnly:
+		return x.null
+	case json.RawMessage:
+		return string(x) == "null"
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {
