@@ -215,4 +215,66 @@ func TestEditorInChromium(t *testing.T) {
 			t.Fatal("an invalid edit changed the file")
 		}
 	})
+
+	t.Run("POOL-22/file-changed-on-disk-is-a-conflict-the-user-resolves", func(t *testing.T) {
+		ctx := browser(t)
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`input[data-field="pools.old.display_name"]`, "Old pool"),
+			click(`#ed-review`), wait(`#editor[data-state="reviewed"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		disk, _ := os.ReadFile(path)
+		edited := string(disk) + "# edited by hand meanwhile\n"
+		if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var diff string
+		err = chromedp.Do(ctx, click(`#ed-save`), wait(`#editor[data-state="conflict"]`), wait(`#ed-conflict`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if now, _ := os.ReadFile(path); string(now) != edited {
+			t.Fatal("the conflicting save overwrote the file")
+		}
+		err = chromedp.Do(ctx, click(`#ed-rebase`), wait(`#editor[data-state="reviewed"]`), text(`#ed-diff`, &diff),
+			click(`#ed-save`), wait(`#editor[data-state="saved"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.Contains(diff, "+     display_name: Old pool") && !strings.Contains(diff, "display_name: Old pool") {
+			t.Fatalf("diff against the new file:\n%s", diff)
+		}
+		now, _ := os.ReadFile(path)
+		if !strings.Contains(string(now), "# edited by hand meanwhile") || !strings.Contains(string(now), "display_name: Old pool") {
+			t.Fatalf("after resolving: both edits should be in the file:\n%s", now)
+		}
+	})
+
+	t.Run("POOL-15/key-typed-once-written-0600-never-shown", func(t *testing.T) {
+		ctx := browser(t)
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`#ed-new-id`, "ch3"), click(`#ed-new-channel`), wait(`fieldset[data-channel="ch3"]`),
+			typeInto(`input[data-field="channels.ch3.base_url"]`, s2.URL),
+			typeInto(`input[data-field="channels.ch3.api_key"]`, "sk-typed-SECRET-once"),
+			click(`#ed-review`), wait(`#editor[data-state="reviewed"]`), click(`#ed-save`), wait(`#editor[data-state="saved"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		now, _ := os.ReadFile(path)
+		fi, _ := os.Stat(path)
+		if !strings.Contains(string(now), "api_key: sk-typed-SECRET-once") || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("mode %o, file:\n%s", fi.Mode().Perm(), now)
+		}
+		dom, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML + JSON.stringify(Array.from(document.querySelectorAll('input')).map(function (i) { return i.value; }))`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(dom, "SECRET") {
+			t.Fatal("a key is on the page after the save")
+		}
+		if !strings.Contains(dom, `placeholder="stored (kept)" data-field="channels.ch3.api_key"`) && !strings.Contains(dom, "stored (kept)") {
+			t.Fatal("the stored key is not shown as kept")
+		}
+	})
 }
