@@ -30,8 +30,9 @@ type sseResult struct {
 
 // streamAttempt runs one streamed attempt (SPEC POOL-7):
 //
-//   - before the commit point nothing reaches the client: preamble events
-//     are held; an HTTP error, connect failure, `event: error`, early EOF,
+//   - before the commit point nothing of the member reaches the client
+//     (after keepalive_hold_ms only the pool's early head and keep-alives,
+//     POOL-7b, keepalive.go): preamble events are held; an HTTP error, connect failure, `event: error`, early EOF,
 //     clean end with no content, or no visible event within
 //     first_output_timeout_ms is a failure and the caller tries the next
 //     member;
