@@ -222,3 +222,30 @@ func TestMixedPools(t *testing.T) {
 		}
 	})
 }
+
+func TestKeepaliveHold(t *testing.T) {
+	parse := func(extra string) *PoolConfig {
+		t.Helper()
+		cfg, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:1\", api_key: sk-test-a-0123456789}\npools:\n  p:\n    members: [a]\n"+extra), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Pool("p")
+	}
+	t.Run("POOL-7b/default-hold", func(t *testing.T) {
+		if got := parse("").KeepaliveHold; got != 3*time.Second {
+			t.Fatalf("default hold %v", got)
+		}
+	})
+	t.Run("POOL-7b/hold-0-is-off", func(t *testing.T) {
+		if got := parse("    keepalive_hold_ms: 0\n").KeepaliveHold; got != 0 {
+			t.Fatalf("hold %v", got)
+		}
+	})
+	t.Run("POOL-7b/hold-negative-is-an-error", func(t *testing.T) {
+		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:1\", api_key: sk-test-a-0123456789}\npools:\n  p:\n    members: [a]\n    keepalive_hold_ms: -5\n"), func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), "keepalive_hold_ms") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
