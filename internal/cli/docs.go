@@ -117,7 +117,9 @@ func manCommand(sio IO) *cli.Command {
 		Usage:     "print the man page (dual-proxy man | man -l -; add claude-dual-proxy for the launcher's)",
 		UsageText: "dual-proxy man [claude-dual-proxy]",
 		Action: func(c *cli.Context) error {
-			page, err := manPage(c.Args().First(), sio)
+			// No environment: the page shows the per-OS defaults, as docs/*.1 do,
+			// not this user's paths.
+			page, err := manPage(c.Args().First(), IO{})
 			if err != nil {
 				return cli.Exit("dual-proxy man: "+err.Error(), 2)
 			}

@@ -62,6 +62,20 @@ func TestManPages(t *testing.T) {
 			t.Fatalf("status %d %.80q", status, out)
 		}
 	})
+	t.Run("OPS-1/man-command-equals-checked-in-page-whatever-the-environment", func(t *testing.T) {
+		if runtime.GOOS != "linux" {
+			t.Skip("the checked-in pages show the Linux defaults")
+		}
+		env := []string{"HOME=/home/someone", "XDG_STATE_HOME=/home/someone/state", "PATH=" + os.Getenv("PATH")}
+		for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
+			out, _, status := runCmdEnv(t, DualProxy, env, "man", prog)
+			want, err := os.ReadFile(filepath.Join("..", "..", "docs", prog+".1"))
+			if err != nil || status != 0 || out != string(want) {
+				t.Fatalf("%s: status %d, err %v; the printed page differs from docs/%s.1 (user paths leaked: %v)",
+					prog, status, err, prog, strings.Contains(out, "/home/someone"))
+			}
+		}
+	})
 }
 
 func TestHelpCommand(t *testing.T) {

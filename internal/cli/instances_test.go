@@ -113,6 +113,12 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		if status != 0 || !strings.Contains(out, "result    ok") || !strings.Contains(out, "member    up") {
 			t.Fatalf("pool test: status %d out %q err %q", status, out, errOut)
 		}
+		// A pool no instance serves: the error says so and names the pools
+		// that are served, not just "cannot reach 127.0.0.1:7898".
+		_, errOut, status = runCmdEnv(t, DualProxy, penv, "pool", "test", "nosuch", "m")
+		if status != 1 || !strings.Contains(errOut, `no running instance serves pool "nosuch" (running: lp on 127.0.0.1:`) {
+			t.Fatalf("pool test of an unserved pool: status %d err %q", status, errOut)
+		}
 	})
 }
 

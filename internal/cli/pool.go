@@ -58,13 +58,13 @@ func poolTest(c *cli.Context, env []string) error {
 	if len(args) != 2 || args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
-	addr, token, err := poolTarget(env, args[0], c.String("addr"), c.String("token"))
+	addr, token, note, err := poolTarget(env, args[0], c.String("addr"), c.String("token"))
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
 	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], token)
 	if err != nil {
-		return cli.Exit(name+": "+oneLine(err.Error()), 1)
+		return cli.Exit(name+": "+note+oneLine(err.Error()), 1)
 	}
 	var res pool.TestResult
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -86,22 +86,35 @@ func poolTest(c *cli.Context, env []string) error {
 // poolTarget is the instance to test poolID on and its token: --addr and
 // --token when given; else the registered instance serving poolID (SPEC
 // OPS-6), else the standalone default; the token, when not given, from the
-// registry entry of that address.
-func poolTarget(env []string, poolID, addrFlag, token string) (string, string, error) {
-	addr := ""
+// registry entry of that address. note, when the standalone default was
+// taken because no registered instance serves poolID, says so and names the
+// pools the running instances do serve (it prefixes a connection error).
+func poolTarget(env []string, poolID, addrFlag, token string) (string, string, string, error) {
+	addr, note := "", ""
 	if addrFlag != "" {
 		a, err := statusAddr(addrFlag)
 		if err != nil {
-			return "", "", fmt.Errorf("--addr: %v", err)
+			return "", "", "", fmt.Errorf("--addr: %v", err)
 		}
 		addr = a
 	} else {
-		addr = defaultStandalone
+		var served []string
 		for _, e := range instances(env) {
 			if slices.Contains(e.Pools, poolID) {
 				addr = e.Addr
 				break
 			}
+			for _, p := range e.Pools {
+				served = append(served, p+" on "+e.Addr)
+			}
+		}
+		if addr == "" {
+			addr = defaultStandalone
+			note = fmt.Sprintf("no running instance serves pool %q", poolID)
+			if len(served) > 0 {
+				note += " (running: " + strings.Join(served, ", ") + ")"
+			}
+			note += "; "
 		}
 	}
 	if token == "" {
@@ -109,7 +122,7 @@ func poolTarget(env []string, poolID, addrFlag, token string) (string, string, e
 			token, _ = e.Token()
 		}
 	}
-	return addr, token, nil
+	return addr, token, note, nil
 }
 
 // trailingFlags applies --addr, --token and --json given after the
