@@ -127,6 +127,17 @@ func TestStatusEndToEnd(t *testing.T) {
 		if pr.StatusCode != 200 || !strings.HasPrefix(pr.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("page: %d %q", pr.StatusCode, pr.Header.Get("Content-Type"))
 		}
+		// POOL-13: the page links to /pool/; without a pool configuration
+		// that answers 404 saying why.
+		pp, err := (&http.Transport{Proxy: nil}).RoundTrip(mustRequest(t, "http://"+addr+"/pool/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pbody, _ := io.ReadAll(pp.Body)
+		pp.Body.Close()
+		if pp.StatusCode != 404 || !strings.Contains(string(pbody), "no model pool on this instance") {
+			t.Fatalf("POOL-13: /pool/ without a pool: %d %q", pp.StatusCode, pbody)
+		}
 
 		if code := stop(); code != 0 {
 			t.Fatalf("dual-proxy exited %d after SIGTERM", code)

@@ -44,7 +44,7 @@ func dualProxyApp(sio IO) *cli.App {
 		Name:                   "dual-proxy",
 		Version:                version.String(),
 		Usage:                  "local forwarding proxy that picks a working path per host among gateways and direct",
-		UsageText:              "dual-proxy [flags]                 run the proxy\n   dual-proxy run [flags] -- CMD ARGS   run a command behind it\n   dual-proxy status                    show running proxies and launchers\n   dual-proxy demo                      offline demonstration",
+		UsageText:              "dual-proxy [flags]                   run the proxy\ndual-proxy run [flags] -- CMD ARGS   run a command behind it\ndual-proxy status                    show running proxies and launchers\ndual-proxy pool test POOL MODEL      one real call through a model pool\ndual-proxy demo                      offline demonstration",
 		Description:            dualProxyDescription,
 		Flags:                  proxyFlags(modeServe),
 		Action:                 func(c *cli.Context) error { return serve(c, sio) },
@@ -226,6 +226,8 @@ func serve(c *cli.Context, sio IO) error {
 		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
 		log.Info("model pool loaded", "config", s.ConfigPath)
+	} else {
+		mux.Handle("/pool/", noPool)
 	}
 	// Signal handling is in place before "listening" is logged, so a
 	// supervisor that signals as soon as it sees the line is handled.
@@ -319,6 +321,8 @@ func run(c *cli.Context, m mode, sio IO) error {
 				closePool = p.Close
 				met.AttachPool(func() *pool.Pool { return p })
 				mux.Handle("/pool/", p)
+			} else {
+				mux.Handle("/pool/", noPool)
 			}
 			engine = srv.Engine()
 			reg = register(s, launcherProgram(m), port, token, log)

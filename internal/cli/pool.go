@@ -242,3 +242,11 @@ func printPoolTest(w io.Writer, r *pool.TestResult) {
 	}
 	tw.Flush()
 }
+
+// noPool answers /pool/ on an instance started without a model pool
+// configuration (SPEC POOL-13): 404 with one line saying so, so the status
+// page's "model pools" link and a base URL aimed at the wrong instance
+// explain themselves instead of "404 page not found".
+var noPool = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "no model pool on this instance: it was started without a pool configuration (--config FILE, e.g. contrib/config.example.yaml)", http.StatusNotFound)
+})

@@ -131,7 +131,11 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	case !h.Enabled:
 		p("health\toff\n")
 	default:
-		p("health\t%s, preferred %s, last run %s, %d runs\n", h.Origin, orDash(h.Preferred), since(now, h.LastRun), st.HealthRuns)
+		runs := "runs"
+		if st.HealthRuns == 1 {
+			runs = "run"
+		}
+		p("health\t%s, preferred %s, last run %s, %d %s\n", h.Origin, orDash(h.Preferred), since(now, h.LastRun), st.HealthRuns, runs)
 	}
 	p("tls probes\t%d\n", st.TLSProbes)
 	p("cooldown\t%s\n", msText(st.Settings.CooldownMS))
