@@ -290,3 +290,29 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+func TestConfigSymlink(t *testing.T) {
+	t.Run("POOL-22/symlinked-file-target-replaced-link-kept", func(t *testing.T) {
+		w := newWorld(t, commented, 0o600)
+		real := w.path + ".real"
+		if err := os.Rename(w.path, real); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(real, w.path); err != nil {
+			t.Skip("no symlinks here:", err)
+		}
+		g := w.get()
+		g.Doc["pools"].(map[string]any)["p"].(map[string]any)["strategy"] = "failover"
+		if st, out := w.put(g.Version, g.Doc); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		if fi, err := os.Lstat(w.path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the link was replaced: %v", err)
+		}
+		b, _ := os.ReadFile(real)
+		mustSub(t, string(b), "strategy: failover")
+		if bak, _ := os.ReadFile(real + ".bak"); string(bak) != commented {
+			t.Fatal("no backup next to the target")
+		}
+	})
+}
