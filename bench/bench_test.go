@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -318,7 +320,7 @@ func TestStats(t *testing.T) {
 
 func TestDocumentKeepsHandWrittenNotes(t *testing.T) {
 	prev := "# old\n| table |\n" + keepMarker + "\n## Analysis\nkept text\n"
-	doc := document(prev, time.Unix(0, 0), []string{"fact"}, []row{{sec: "1", path: "a|b", verdict: "PASS"}}, []string{"note"}, time.Second)
+	doc := document(prev, time.Unix(0, 0), []string{"fact"}, []row{{sec: "1", path: "a|b", verdict: "PASS"}}, []string{"note"}, nil, time.Second)
 	for _, want := range []string{"## Analysis\nkept text\n", "- fact\n", `a\|b`, "| PASS |", "- note\n"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document lacks %q:\n%s", want, doc)
@@ -345,5 +347,37 @@ func TestLoadAgainstOrigin(t *testing.T) {
 		if len(s) != 2 || s[0].ops == 0 || s[1].ops == 0 || s[0].errs != 0 {
 			t.Fatalf("newConn=%v: samples %+v", newConn, s)
 		}
+	}
+}
+
+// TestChartsWriteSVG: the curves of a run become SVG files with every
+// series in the legend, and the document links them (issue 20).
+func TestChartsWriteSVG(t *testing.T) {
+	w := &world{}
+	for _, c := range []float64{1, 16, 512} {
+		w.point("plain-rps.svg", "Plain", "clients", "req/s", true, "dual-proxy", c, 1000*c)
+		w.point("plain-rps.svg", "", "", "", true, "squid", c, 500*c)
+	}
+	w.point("idle-fds.svg", "fds", "tunnels", "fds", false, "dual-proxy", 0, 10)
+	w.point("idle-fds.svg", "", "", "", false, "dual-proxy", 9000, 18010)
+	dir := t.TempDir()
+	if err := w.writeCharts(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "plain-rps.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "dual-proxy", "squid"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("plain-rps.svg lacks %q", want)
+		}
+	}
+	if len(w.charts) != 2 || len(w.charts[0].series[1].xs) != 3 {
+		t.Fatalf("charts %+v", w.charts)
+	}
+	doc := document("", time.Unix(0, 0), nil, nil, nil, w.charts, time.Second)
+	if !strings.Contains(doc, "](benchmarks/plain-rps.svg)") {
+		t.Fatal("document does not link the chart")
 	}
 }

@@ -45,6 +45,8 @@ type world struct {
 	gwVers []string
 	rows   []row
 	notes  []string
+	charts []*chart // curves of the run (plots.go)
+	limit  uint64   // RLIMIT_NOFILE soft limit in effect (children inherit it)
 }
 
 func (w *world) add(r row)               { w.rows = append(w.rows, r) }
@@ -53,14 +55,15 @@ func (w *world) note(f string, a ...any) { w.notes = append(w.notes, fmt.Sprintf
 func main() {
 	var (
 		quick   = flag.Bool("quick", false, "short rounds and 1,000 tunnels (smoke test)")
-		write   = flag.Bool("write", false, "also write the table to docs/BENCHMARKS.md (or -out)")
+		write   = flag.Bool("write", false, "also write the table to docs/BENCHMARKS.md (or -out) and the curves to docs/benchmarks/*.svg")
 		_       = flag.Bool("no-write", false, "ignored: not writing is the default (kept for old command lines)")
-		only    = flag.String("only", "1,2,3,4,5", "comma-separated scenarios to run")
+		only    = flag.String("only", "1,2,3,4,5,6", "comma-separated scenarios to run (6: plain-HTTP curves)")
 		round   = flag.Duration("round", 900*time.Millisecond, "length of one measured round")
 		rounds  = flag.Int("rounds", 4, "measured rounds per configuration")
 		warm    = flag.Duration("warm", 300*time.Millisecond, "warm-up before each round")
 		tunnels = flag.Int("tunnels", 9000, "idle tunnels for the memory scenario (also measured at 1,000, 3,000 and 6,000)")
 		dpBin   = flag.String("dual-proxy", "", "prebuilt dual-proxy binary (default: go build ./cmd/dual-proxy)")
+		results = flag.String("results", "", "directory for this run's BENCHMARKS.md and SVG curves (default: a new temporary directory, printed at the end)")
 		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
 		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1 and 2 add its rows (A/B a proxy change)")
@@ -79,13 +82,13 @@ func main() {
 	if *quick {
 		*round, *rounds, *warm, *tunnels = 300*time.Millisecond, 2, 200*time.Millisecond, 1000
 	}
-	if err := runAll(*only, *dpBin, *out, !*write && *out == "", phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir, *compare); err != nil {
+	if err := runAll(*only, *dpBin, *out, *results, !*write && *out == "", phases{warm: *warm, round: *round, rounds: *rounds}, *tunnels, *newConc, *profDir, *compare); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc int, profDir, compare string) error {
+func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, newConc int, profDir, compare string) error {
 	began, loadBefore := time.Now(), loadAvg()
 	root, err := moduleRoot()
 	if err != nil {
@@ -101,6 +104,7 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 	limit := raiseNoFile(1 << 17)
 	w := &world{tmp: tmp, ph: ph, tunnels: tunnels, newConc: newConc, gw: map[string]*proc{},
 		bulkPh: phases{warm: ph.warm / 2, round: max(ph.round/2, 200*time.Millisecond), rounds: ph.rounds}}
+	w.limit = limit
 	if need := 2*tunnels + 1000; limit < uint64(need) {
 		w.tunnels = max(int(limit/2)-600, 100) // the bench holds 2 fds per tunnel (client, origin)
 		w.note("RLIMIT_NOFILE could only be raised to %d: the memory scenario opened %d tunnels instead of %d.", limit, w.tunnels, tunnels)
@@ -165,6 +169,8 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 			err = w.failover()
 		case "5":
 			err = w.launcher()
+		case "6":
+			err = w.curves()
 		default:
 			err = fmt.Errorf("unknown scenario %q", s)
 		}
@@ -178,6 +184,28 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 	for _, n := range w.notes {
 		fmt.Println("- " + n)
 	}
+	facts := []string{fmt.Sprintf("Load average (1 min, 5 min, 15 min) before the run %s, after %s: other jobs on the machine share the cores, which is what the spread column shows.", loadBefore, loadAvg())}
+	if w.built != "" {
+		facts = append(facts, w.built)
+	}
+	if len(w.gwVers) > 0 {
+		facts = append(facts, "Gateways: "+strings.Join(w.gwVers, "; "))
+	}
+	now, elapsed := time.Now(), time.Since(began)
+	// The results directory always gets the run (issue 20: a casual run
+	// changes no tracked file); -write also updates docs/.
+	if results == "" {
+		if results, err = os.MkdirTemp("", "dual-proxy-bench-results-"); err != nil {
+			return err
+		}
+	}
+	if err := w.writeCharts(filepath.Join(results, chartDir)); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(results, "BENCHMARKS.md"), []byte(document("", now, facts, w.rows, w.notes, w.charts, elapsed)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "results in", results)
 	if noWrite {
 		return nil
 	}
@@ -185,17 +213,10 @@ func runAll(only, dpBin, out string, noWrite bool, ph phases, tunnels, newConc i
 		out = filepath.Join(root, "docs", "BENCHMARKS.md")
 	}
 	prev, _ := os.ReadFile(out)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := w.writeCharts(filepath.Join(filepath.Dir(out), chartDir)); err != nil {
 		return err
 	}
-	facts := []string{fmt.Sprintf("Load average (1 min) before the run %s, after %s: other jobs on the machine share the cores, which is what the spread column shows.", loadBefore, loadAvg())}
-	if w.built != "" {
-		facts = append(facts, w.built)
-	}
-	if len(w.gwVers) > 0 {
-		facts = append(facts, "Gateways: "+strings.Join(w.gwVers, "; "))
-	}
-	doc := document(string(prev), time.Now(), facts, w.rows, w.notes, time.Since(began))
+	doc := document(string(prev), now, facts, w.rows, w.notes, w.charts, elapsed)
 	if err := os.WriteFile(out, []byte(doc), 0o644); err != nil {
 		return err
 	}

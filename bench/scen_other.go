@@ -36,6 +36,8 @@ func (w *world) memory() error {
 		return err
 	}
 	fd0 := countFDs(dp)
+	w.point("idle-rss.svg", "Idle CONNECT tunnels: memory", "idle tunnels", "RSS (MiB)", false, "dual-proxy", 0, float64(rss0)/1024)
+	w.point("idle-fds.svg", "Idle CONNECT tunnels: file descriptors", "idle tunnels", "open fds", false, "dual-proxy", 0, float64(fd0))
 	w.add(row{sec: sec, path: "dual-proxy idle (no tunnels)", result: fmt.Sprintf("%.1f MiB RSS, %d threads, %d goroutines, %d fds", float64(rss0)/1024, thr0, g0, fd0),
 		target: "≤ 15 MiB RSS", verdict: verdict(rss0 <= targetIdleRSSKiB)})
 
@@ -73,6 +75,8 @@ func (w *world) memory() error {
 			result: fmt.Sprintf("%.1f MiB RSS (%.1f KiB/tunnel), %d threads, %.1f fds/tunnel", float64(rss)/1024, per, thr, fdPer),
 			p50:    fmt.Sprintf("opened at %s/s", commas(int64(openRate))), target: fmt.Sprintf("≤ %d KiB and ≤ %d fds per tunnel", targetPerTunnelKiB, targetFDsPerTunnel),
 			verdict: verdict(per <= targetPerTunnelKiB && fdPer <= targetFDsPerTunnel)})
+		w.point("idle-rss.svg", "", "", "", false, "dual-proxy", float64(n), float64(rss)/1024)
+		w.point("idle-fds.svg", "", "", "", false, "dual-proxy", float64(n), float64(fds))
 		fmt.Printf("  %d tunnels: RSS %d KiB (%.1f KiB/tunnel), threads %d, fds %d\n", n, rss, per, thr, fds)
 		last = n
 	}
@@ -82,6 +86,19 @@ func (w *world) memory() error {
 	}
 	w.add(row{sec: sec, path: fmt.Sprintf("goroutines with %s idle tunnels", commas(int64(last))), conc: commas(int64(last)),
 		result: fmt.Sprintf("%s goroutines (%.2f per tunnel)", commas(int64(g)), float64(g-g0)/float64(last))})
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	// Peers on the same curves: the minimal Go relay (io.Copy, as
+	// dual-proxy did before issue 20) and squid.
+	if rl, err := w.startRelay("relay-idle", false); err == nil {
+		w.idlePeer(refSpliceName, rl, target, steps, 6, w.limit)
+		rl.stop()
+	}
+	if sq := w.gw["squid"]; sq != nil {
+		w.idlePeer("squid", sq, target, steps, 2, w.limit)
+	}
 	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process (the status endpoint does not report goroutines); the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket and upstream socket; since issue 20 the relay waits for readability in the netpoller and takes a splice(2) pipe only while bytes are queued, so an idle tunnel holds no pipe).")
 	return nil
 }
