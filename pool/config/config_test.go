@@ -224,7 +224,7 @@ func TestMixedPools(t *testing.T) {
 }
 
 func TestKeepaliveHold(t *testing.T) {
-	parse := func(extra string) *PoolConfig {
+	parse := func(t *testing.T, extra string) *PoolConfig {
 		t.Helper()
 		cfg, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:1\", api_key: sk-test-a-0123456789}\npools:\n  p:\n    members: [a]\n"+extra), func(string) string { return "" })
 		if err != nil {
@@ -233,12 +233,12 @@ func TestKeepaliveHold(t *testing.T) {
 		return cfg.Pool("p")
 	}
 	t.Run("POOL-7b/default-hold", func(t *testing.T) {
-		if got := parse("").KeepaliveHold; got != 3*time.Second {
+		if got := parse(t, "").KeepaliveHold; got != 3*time.Second {
 			t.Fatalf("default hold %v", got)
 		}
 	})
 	t.Run("POOL-7b/hold-0-is-off", func(t *testing.T) {
-		if got := parse("    keepalive_hold_ms: 0\n").KeepaliveHold; got != 0 {
+		if got := parse(t, "    keepalive_hold_ms: 0\n").KeepaliveHold; got != 0 {
 			t.Fatalf("hold %v", got)
 		}
 	})
