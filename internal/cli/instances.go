@@ -142,6 +142,9 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		fmt.Fprintln(w, instanceLine(e))
 		fmt.Fprintln(w, verdict(&st))
 		printPoolLink(w, e)
+		if len(e.Pools) > 0 {
+			printPoolState(c.Context, w, e.Addr)
+		}
 		if err := printStatus(w, &st, nDecisions); err != nil {
 			return err
 		}

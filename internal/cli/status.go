@@ -61,6 +61,7 @@ func statusCommand(sio IO) *cli.Command {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
 			fmt.Fprintln(c.App.Writer, verdict(&st))
+			printPoolState(c.Context, c.App.Writer, addr)
 			return printStatus(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}
@@ -86,6 +87,12 @@ func statusAddr(s string) (string, error) {
 
 // fetchStatus GETs the status document from the proxy at addr.
 func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
+	return fetchDoc(ctx, addr, proxystatus.StatusPath)
+}
+
+// fetchDoc GETs path from the proxy at addr directly (no HTTP_PROXY) and
+// returns the body of a 200 answer.
+func fetchDoc(ctx context.Context, addr, path string) ([]byte, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -93,7 +100,7 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 	defer cancel()
 	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
-	u := "http://" + addr + proxystatus.StatusPath
+	u := "http://" + addr + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -112,7 +119,7 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 		return nil, fmt.Errorf("reading the status from %s: %v", addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s to %s (is it dual-proxy?)", addr, resp.Status, proxystatus.StatusPath)
+		return nil, fmt.Errorf("%s answered %s to %s (is it dual-proxy?)", addr, resp.Status, path)
 	}
 	return body, nil
 }
