@@ -19,6 +19,10 @@ import (
 // recentCalls is how many calls the shared list keeps (SPEC POOL-13).
 const recentCalls = 200
 
+// statusTimeout multiplies the state deadline for Bindings, which scans
+// every binding of the configuration for the status document.
+const statusTimeout = 20
+
 // Key names (all under the prefix): b:POOL:SESSIONKEY binding hash,
 // n:POOL:MEMBER load sorted set, c:POOL cursor, cd:KEY cooldown hash,
 // o:POOL:MEMBER counters, s:POOL:SESSIONHASH session cache totals, recent
@@ -121,7 +125,7 @@ func (s *Store) release(ctx context.Context, p *config.PoolConfig, key balance.B
 // Redis (one SCAN of the binding hashes), else the local ones.
 func (s *Store) Bindings(ctx context.Context, cfg *config.Config, now time.Time) []balance.Binding {
 	var out []balance.Binding
-	ok := s.run(ctx, func(c context.Context) error {
+	ok := s.runFor(ctx, statusTimeout*s.timeout, func(c context.Context) error {
 		out = out[:0]
 		var keys []string
 		iter := s.rdb.Scan(c, 0, s.prefix+"b:*", 1000).Iterator()

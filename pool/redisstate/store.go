@@ -191,10 +191,16 @@ func (s *Store) up() bool {
 // run does op on Redis within the deadline and reports whether it did; a
 // failure not caused by the caller's own context degrades the Store.
 func (s *Store) run(ctx context.Context, op func(ctx context.Context) error) bool {
+	return s.runFor(ctx, s.timeout, op)
+}
+
+// runFor is run with deadline d (listing every binding for the status page
+// takes longer than one call's operation, and is on no call's path).
+func (s *Store) runFor(ctx context.Context, d time.Duration, op func(ctx context.Context) error) bool {
 	if !s.up() {
 		return false
 	}
-	c, cancel := context.WithTimeout(ctx, s.timeout)
+	c, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	err := op(c)
 	if err == nil || errors.Is(err, redis.Nil) {
