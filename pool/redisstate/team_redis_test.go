@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,6 +161,46 @@ func TestTeamPool(t *testing.T) {
 			m1, _ := tm.call(t, i%2, s)
 			if m2, _ := tm.call(t, (i+1)%2, s); m2 != m1 {
 				t.Fatalf("after recovery %s: %s then %s", s, m1, m2)
+			}
+		}
+	})
+	t.Run("POOL-23/redis-hung-calls-within-deadline-then-sharing-resumes", func(t *testing.T) {
+		own := startRedis(t, 0)
+		tm := newTeam(t, own.url(), "hung", 2, config.StrategySticky)
+		tm.call(t, 0, "hung-before")
+		if err := own.cmd.Process.Signal(syscall.SIGSTOP); err != nil { // a hung Redis: connections open, no answers
+			t.Fatal(err)
+		}
+		stopped := true
+		defer func() {
+			if stopped {
+				_ = own.cmd.Process.Signal(syscall.SIGCONT)
+			}
+		}()
+		var slowest time.Duration
+		for i := 0; i < 10; i++ {
+			_, took := tm.call(t, i%2, fmt.Sprint("hung-", i))
+			if took > stateTimeout+time.Second {
+				t.Fatalf("call %d with Redis hung took %v", i, took)
+			}
+			slowest = max(slowest, took)
+		}
+		t.Logf("slowest call with Redis hung: %v (state deadline %v)", slowest, stateTimeout)
+		if !tm.stores[0].Health().Degraded || !tm.stores[1].Health().Degraded {
+			t.Fatal("not degraded while Redis is hung")
+		}
+		_ = own.cmd.Process.Signal(syscall.SIGCONT)
+		stopped = false
+		testkit.WaitFor(t, 10*time.Second, "both instances share again", func() bool {
+			tm.call(t, 0, "poll")
+			tm.call(t, 1, "poll")
+			return !tm.stores[0].Health().Degraded && !tm.stores[1].Health().Degraded
+		})
+		for i := 0; i < 4; i++ {
+			s := fmt.Sprint("hung-after-", i)
+			m1, _ := tm.call(t, i%2, s)
+			if m2, _ := tm.call(t, (i+1)%2, s); m2 != m1 {
+				t.Fatalf("after Redis resumed %s: %s then %s", s, m1, m2)
 			}
 		}
 	})
