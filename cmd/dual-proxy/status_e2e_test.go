@@ -138,6 +138,11 @@ func TestStatusEndToEnd(t *testing.T) {
 		if pp.StatusCode != 404 || !strings.Contains(string(pbody), "no model pool on this instance") {
 			t.Fatalf("POOL-13: /pool/ without a pool: %d %q", pp.StatusCode, pbody)
 		}
+		// POOL-14: `pool test` against it passes that line on.
+		_, errOut, status = launch(t, nil, "pool", "test", "--addr", addr, "p", "m")
+		if status != 1 || !strings.Contains(errOut, addr+": 404 no model pool on this instance") {
+			t.Fatalf("POOL-14: pool test on an instance without a pool: %d %q", status, errOut)
+		}
 
 		if code := stop(); code != 0 {
 			t.Fatalf("dual-proxy exited %d after SIGTERM", code)

@@ -205,6 +205,8 @@ func requestPoolTest(ctx context.Context, addr, poolID, model, token string) ([]
 		msg := resp.Status
 		if json.Unmarshal(body, &doc) == nil && doc.Error.Message != "" {
 			msg = fmt.Sprintf("%d %s", resp.StatusCode, doc.Error.Message)
+		} else if line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n"); line != "" && len(line) <= 300 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+			msg = fmt.Sprintf("%d %s", resp.StatusCode, line) // e.g. an instance without a pool (noPool)
 		}
 		return nil, fmt.Errorf("%s: %s", addr, msg)
 	}
