@@ -280,9 +280,17 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveEditor hands /pool/config… to the editor (SPEC POOL-22) once the
 // token is checked (the browser guard has run): 404 without a ConfigFile.
+// Without a pool token only GET and validate are served: a save or a
+// gather decides where the channel keys are sent, and on a shared machine
+// any local user can reach the listener (SPEC POOL-15, POOL-20).
 func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
 		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+		return
+	}
+	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == editor.PathValidate
+	if p.opts.Token == "" && !readOnly {
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusForbidden, "saving and gathering models need a pool token: start with --pool-token (or DUAL_PROXY_POOL_TOKEN) and open /pool/#token=TOKEN", nil)
 		return
 	}
 	if p.editor == nil {

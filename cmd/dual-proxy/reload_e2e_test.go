@@ -38,7 +38,7 @@ func TestPoolReload(t *testing.T) {
 	}
 	write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 
-	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg)
+	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "edit-tok")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -122,7 +122,9 @@ func TestPoolReload(t *testing.T) {
 	})
 	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
 		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
-		resp, err := http.Get("http://" + addr + "/pool/config")
+		get, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/pool/config", nil)
+		get.Header.Set("Authorization", "Bearer edit-tok")
+		resp, err := http.DefaultClient.Do(get)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +133,17 @@ func TestPoolReload(t *testing.T) {
 		doc := `{"channels": {"a": {"api": "anthropic", "base_url": "http://127.0.0.1:9", "api_key": "***"}}, "pools": {"p1": {"members": ["a"]}, "p3": {"members": ["a"]}}}`
 		req, _ := http.NewRequest(http.MethodPut, "http://"+addr+"/pool/config", strings.NewReader(doc))
 		req.Header.Set("If-Match", etag)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Fatalf("PUT without the token: %d", resp.StatusCode)
+		}
+		req, _ = http.NewRequest(http.MethodPut, "http://"+addr+"/pool/config", strings.NewReader(doc))
+		req.Header.Set("If-Match", etag)
+		req.Header.Set("Authorization", "Bearer edit-tok")
 		resp, err = http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -2,11 +2,16 @@ package editor_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 )
 
@@ -223,6 +228,7 @@ func TestConfigGuard(t *testing.T) {
 	w := newWorld(t, commented, 0o600)
 	routes := [][2]string{{"GET", "/pool/config"}, {"PUT", "/pool/config"}, {"POST", "/pool/config/validate"}, {"POST", "/pool/config/models?members=a"}}
 	t.Run("POOL-20/token-required", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		for _, r := range routes {
 			if st, _, _ := w.do(r[0], r[1], "{}", map[string]string{"Authorization": "", "If-Match": "x"}); st != 401 {
 				t.Errorf("%s %s without token: %d", r[0], r[1], st)
@@ -233,6 +239,7 @@ func TestConfigGuard(t *testing.T) {
 		}
 	})
 	t.Run("POOL-20/foreign-origin-refused", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		for _, r := range routes {
 			if st, _, _ := w.do(r[0], r[1], "{}", map[string]string{"Origin": "https://evil.example", "If-Match": "x"}); st != 403 {
 				t.Errorf("%s %s from another origin: %d", r[0], r[1], st)
@@ -313,6 +320,41 @@ func TestConfigSymlink(t *testing.T) {
 		mustSub(t, string(b), "strategy: failover")
 		if bak, _ := os.ReadFile(real + ".bak"); string(bak) != commented {
 			t.Fatal("no backup next to the target")
+		}
+	})
+}
+
+func TestConfigWithoutToken(t *testing.T) {
+	t.Run("POOL-15/no-token-no-save-no-gather", func(t *testing.T) {
+		path := t.TempDir() + "/config.yaml"
+		if err := os.WriteFile(path, []byte(commented), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.LoadConfig(path, getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(pool.New(cfg, pool.Options{ConfigFile: path, Getenv: getenv}))
+		defer srv.Close()
+		defer http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		for _, c := range []struct {
+			method, path string
+			want         int
+		}{{"GET", "/pool/config", 200}, {"POST", "/pool/config/validate", 200}, {"PUT", "/pool/config", 403}, {"POST", "/pool/config/models?members=a", 403}} {
+			req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader("{}"))
+			req.Header.Set("If-Match", editor.Version([]byte(commented)))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || strings.Contains(string(body), secretKey) {
+				t.Errorf("%s %s without a pool token: %d, want %d (%s)", c.method, c.path, resp.StatusCode, c.want, body)
+			}
+		}
+		if b, _ := os.ReadFile(path); string(b) != commented {
+			t.Fatal("file changed")
 		}
 	})
 }

@@ -30,6 +30,7 @@ func TestGatherModels(t *testing.T) {
 	w := newWorld(t, yaml, 0o600)
 
 	t.Run("POOL-12/gather-proposes-unified-models-with-targets-and-conflicts", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		before := w.tr.n.Load()
 		st, _, out := w.do("POST", "/pool/config/models?members=a,b", "", nil)
 		if st != 200 {
@@ -65,6 +66,7 @@ func TestGatherModels(t *testing.T) {
 	})
 
 	t.Run("POOL-22/gather-error-at-base-url-of-the-edited-channel", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		doc := fmt.Sprintf(`{"channels": {"a": {"api": "anthropic", "base_url": %q, "api_key": "***"}, "n": {"api": "anthropic", "base_url": %q, "api_key": "typed-key-1234"}}, "pools": {"p": {"members": ["a"]}}}`, a.URL, deadURL(t))
 		st, _, out := w.do("POST", "/pool/config/models?members=a,n", doc, nil)
 		if st != 200 {
@@ -87,6 +89,7 @@ func TestMemberTest(t *testing.T) {
 	yaml := fmt.Sprintf("channels:\n  a: {api: anthropic, base_url: %q, api_key: %s}\n  b: {api: anthropic, base_url: %q, api_key_env: ENV_KEY}\npools:\n  p: {strategy: failover, members: [a, b]}\n", a.URL, secretKey, b.URL)
 	w := newWorld(t, yaml, 0o600)
 	t.Run("POOL-14/test-one-member-only", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		st, _, out := w.do("POST", "/pool/p/test?model=m&member=b", "", nil)
 		var res pool.TestResult
 		_ = json.Unmarshal([]byte(out), &res)
@@ -98,6 +101,7 @@ func TestMemberTest(t *testing.T) {
 		}
 	})
 	t.Run("POOL-14/member-test-never-fails-over", func(t *testing.T) {
+		w.t = t // failures belong to the subtest
 		mb.FailFirst, mb.FailStatus = 1, 500
 		st, _, out := w.do("POST", "/pool/p/test?model=m&member=b", "", nil)
 		var res pool.TestResult
