@@ -176,10 +176,10 @@ func loadAvg() string {
 		return "?"
 	}
 	f := strings.Fields(string(b))
-	if len(f) == 0 {
+	if len(f) < 3 {
 		return "?"
 	}
-	return f[0]
+	return strings.Join(f[:3], " / ")
 }
 
 // chartDir is where -write puts the SVG curves, relative to
