@@ -59,3 +59,31 @@ func TestHostileMemberErrorBodies(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateStatusNeverSuccess: members that answer 200 with something
+// the pool cannot use (a JSON document to a streaming request) failed; the
+// aggregated error (SPEC POOL-11) must carry an error status, never the
+// members' 200, or clients read the error document as an answer and do not
+// retry.
+func TestAggregateStatusNeverSuccess(t *testing.T) {
+	jsonAnswer := func(w http.ResponseWriter, r *http.Request, _ int) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}]}`)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []behaviour
+		want int
+	}{
+		{"POOL-11/unusable-200-answers-are-502", []behaviour{jsonAnswer, jsonAnswer}, 502},
+		{"POOL-11/unusable-200-then-401-is-502-the-more-transient", []behaviour{jsonAnswer, statusAnswer(401, nil, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)}, 502},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, []string{"a", "b"}, tc.b, "    strategy: failover\n", Options{})
+			resp, body := w.call("s1", true)
+			if resp.StatusCode != tc.want || !strings.Contains(body, "all 2 attempted members failed") {
+				t.Fatalf("client got %d (want %d): %.300s", resp.StatusCode, tc.want, body)
+			}
+		})
+	}
+}

@@ -232,7 +232,9 @@ func (c *call) aggregate() {
 	var parts []string
 	for _, a := range c.attempts {
 		st := a.Status
-		if st == 0 {
+		if st < 400 {
+			// No status, or a 2xx whose answer the pool could not use:
+			// the client must see an error status.
 			st = balance.ClassStatus(a.Class)
 		}
 		if t := balance.Transience(st); t > best {
