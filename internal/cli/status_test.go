@@ -175,3 +175,24 @@ func TestStatusTableHealthFailing(t *testing.T) {
 		}
 	})
 }
+
+func TestVerdictHealthOnlyFailure(t *testing.T) {
+	t.Run("OPS-2/health-only-failure-names-the-last-run-not-a-since", func(t *testing.T) {
+		lastRun := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+		st := &proxystatus.Status{
+			Candidates: []proxystatus.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot},
+				{Candidate: "direct", State: proxystatus.StateHot},
+			},
+			Health: proxystatus.HealthStatus{Enabled: true, LastRun: lastRun,
+				Results: []proxystatus.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
+		}
+		// The last run is all that is known: "failing since <last run>"
+		// would move forward with every run of a candidate that has failed
+		// for hours.
+		got := verdict(st)
+		if want := "http://127.0.0.1:7897 failing: health check failed (last run 03:04:05)"; !strings.Contains(got, want) || strings.Contains(got, "since") {
+			t.Fatalf("verdict %q, want it to contain %q and no 'since'", got, want)
+		}
+	})
+}

@@ -64,7 +64,9 @@ func verdict(st *proxystatus.Status) string {
 		}
 		when := since[c.Candidate]
 		if when == "" {
-			when = st.Health.LastRun.Local().Format("15:04:05")
+			// Only the last health run is known, not when the failing began.
+			failing = append(failing, fmt.Sprintf("%s failing: %s (last run %s)", c.Candidate, why, st.Health.LastRun.Local().Format("15:04:05")))
+			continue
 		}
 		failing = append(failing, fmt.Sprintf("%s failing since %s: %s", c.Candidate, when, why))
 	}
