@@ -260,15 +260,17 @@ loop:
 	return nil
 }
 
-// warnOpenProxy logs SPEC LIS-2's warning for a non-loopback listener.
-func warnOpenProxy(host string, log *slog.Logger) {
+// warnOpenProxy logs SPEC LIS-2's warning for a non-loopback listener and
+// reports whether it did.
+func warnOpenProxy(host string, log *slog.Logger) bool {
 	if host == "localhost" {
-		return
+		return false
 	}
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && a.IsLoopback() {
-		return
+		return false
 	}
 	log.Warn("listening on a non-loopback address: this is an unauthenticated open proxy reachable by others", "listen_host", host)
+	return true
 }
 
 // run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3).
@@ -286,7 +288,10 @@ func run(c *cli.Context, m mode, sio IO) error {
 	}
 	defer logw.Close()
 	log := newLogger(s, logw)
-	warnOpenProxy(s.ListenHost, log)
+	if warnOpenProxy(s.ListenHost, log) {
+		// The log is a file here: say it on the terminal too (SPEC LIS-2).
+		fmt.Fprintf(sio.Stderr, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)
+	}
 	mux := proxy.NewMux()
 	token := ""
 	if s.PoolName != "" {

@@ -157,3 +157,16 @@ func TestRules(t *testing.T) {
 		}
 	})
 }
+
+func TestOpenProxyWarningOnLauncherTerminal(t *testing.T) {
+	t.Run("LIS-2/launcher-says-it-on-stderr-not-only-in-its-log-file", func(t *testing.T) {
+		// 192.0.2.1 (TEST-NET-1) is on no interface: the bind fails after the
+		// warning, so nothing is ever exposed.
+		env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+		_, errOut, _ := runCmdEnv(t, DualProxy, env, "run", "--listen-host", "192.0.2.1", "--health-url", "",
+			"--log-file", filepath.Join(t.TempDir(), "l.log"), "--", "true")
+		if !strings.Contains(errOut, "dual-proxy: warning: listening on 192.0.2.1, not loopback: this is an unauthenticated open proxy") {
+			t.Fatalf("stderr %q", errOut)
+		}
+	})
+}
