@@ -101,6 +101,8 @@ type Pool struct {
 
 	// editor serves /pool/config… when Options.ConfigFile is set.
 	editor *editor.Editor
+	// via is this instance's Via entry on member requests (loop.go).
+	via string
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -134,7 +136,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 		cfg = &config.Config{}
 	}
 	p := &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
-		cfg: cfg, scrub: config.NewScrubber(cfg)}
+		cfg: cfg, scrub: config.NewScrubber(cfg), via: newViaEntry()}
 	if opts.ConfigFile != "" {
 		apply := opts.Reload
 		if apply == nil {
@@ -303,6 +305,10 @@ func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 // serveCall reads and checks a model call's body (size, duplicate keys,
 // the flavour's parse, the pool's model list) and runs the call.
 func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl wire.Flavour, ep wire.Endpoint) {
+	if p.looped(r.Header) {
+		wire.WriteError(w, fl, http.StatusLoopDetected, "pool loop: this call already went through this pool (a member's base_url leads back to it)", nil)
+		return
+	}
 	body, err := wire.ReadBodySized(r.Body, r.ContentLength, MaxRequestBody)
 	if err == wire.ErrBodyTooLarge {
 		wire.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)

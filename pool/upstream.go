@@ -78,6 +78,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.R
 		req.Header.Del(k)
 	}
 	dropBrowserHeaders(req.Header)
+	req.Header.Add("Via", c.p.via) // loop detection (loop.go)
 	if tok := c.p.opts.Token; tok != "" {
 		for k, vs := range req.Header {
 			for _, v := range vs {
