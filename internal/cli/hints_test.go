@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,11 @@ func TestUnknownPoolListsPools(t *testing.T) {
 		_, errOut, status := runCmd(t, Claude, nil, "--config", cfg, "--pool", "wrok", "--print-config")
 		if want := fmt.Sprintf("claude-dual-proxy: --pool: no pool \"wrok\" in %s (pools: work, home)\n", cfg); status != 2 || errOut != want {
 			t.Fatalf("status %d %q", status, errOut)
+		}
+		// POOL-20: --print-config names the pool the child will be put on.
+		out, errOut, status := runCmd(t, Claude, nil, "--config", cfg, "--pool", "home", "--print-config")
+		if status != 0 || !regexp.MustCompile(`(?m)^pool:\s+home$`).MatchString(out) {
+			t.Fatalf("status %d %q, no 'pool: home' line in\n%s", status, errOut, out)
 		}
 	})
 }

@@ -350,7 +350,7 @@ func (s *Settings) Print(w io.Writer) error {
 	}
 	if s.Mode != modeServe {
 		kv = append(kv, [2]string{"log-file", s.LogFile}, [2]string{"kill-after-ms", fmt.Sprint(s.KillAfter.Milliseconds())})
-		kv = append(kv, [2]string{"command", orNone(strings.Join(s.Command, " "))})
+		kv = append(kv, [2]string{"command", orNone(strings.Join(s.Command, " "))}, [2]string{"pool", orNone(s.PoolName)})
 	}
 	width := 0
 	for _, p := range kv {
