@@ -18,44 +18,54 @@ const connectEstablished = "HTTP/1.1 200 Connection established\r\n\r\n"
 
 // handleConnect serves "CONNECT host:port" (SPEC CON-1..CON-3): open a path
 // through the first working candidate, answer 200, relay bytes both ways.
-func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) {
+//
+// It reports true when the tunnel relay owns c from now on: the relay
+// closes c and calls s.untrack(c) when the tunnel ends.
+func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
 	host, port, err := splitConnectTarget(head.Target)
 	if err != nil {
 		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
-		return
+		return false
 	}
 	up, cand, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
 	if isLocal(err) {
 		writeSimple(bw, 503, localAnswer(err), nil)
-		return
+		return false
 	}
 	if err != nil {
 		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
-		return
+		return false
 	}
 	if !s.trackUpstream(up, true) {
 		up.Close()
-		return
+		return false
 	}
-	defer s.trackUpstream(up, false)
 	// Open from before the client sees the 200 (metrics, traffic.go).
 	s.engine.traffic.open.Add(1)
-	defer s.engine.traffic.open.Add(-1)
-	if _, err := io.WriteString(c, connectEstablished); err != nil {
+	abandon := func() bool {
+		s.engine.traffic.open.Add(-1)
+		s.trackUpstream(up, false)
 		up.Close()
-		return
+		return false
+	}
+	if _, err := io.WriteString(c, connectEstablished); err != nil {
+		return abandon()
 	}
 	// Bytes the client sent right after its CONNECT head (SPEC CON-2).
 	if n := br.Buffered(); n > 0 {
 		early, _ := br.Peek(n)
 		if _, err := up.Write(early); err != nil {
-			up.Close()
-			return
+			return abandon()
 		}
 		br.Discard(n)
 	}
-	sent, received := relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout)
-	s.engine.countTunnel(cand, sent, received)
+	relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
+		s.engine.countTunnel(cand, sent, received)
+		s.engine.traffic.open.Add(-1)
+		s.trackUpstream(up, false)
+		s.untrack(c)
+	})
+	return true
 }
 
 // splitConnectTarget validates an authority-form target "host:port"

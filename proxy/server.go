@@ -284,8 +284,11 @@ func (s *Server) waitConns(ctx context.Context) {
 
 // serveConn runs the request loop of one client connection.
 func (s *Server) serveConn(c net.Conn) {
-	handedOff := false
+	handedOff, relayed := false, false
 	defer func() {
+		if relayed {
+			return // the tunnel relay closes and untracks c
+		}
 		if !handedOff {
 			c.Close()
 		}
@@ -316,7 +319,7 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		switch {
 		case head.Method == http.MethodConnect:
-			s.handleConnect(c, br, bw, head)
+			relayed = s.handleConnect(c, br, bw, head)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
 			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
