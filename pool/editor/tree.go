@@ -296,27 +296,40 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // redact returns a deep copy of doc with every channel's api_key and every
-// base_url password replaced by Placeholder (POOL-15).
+// base_url password replaced by Placeholder (POOL-15). The copy keeps the
+// document's alias graph (an alias points at the copied anchor), and keys are
+// found through aliases, so neither `b: *a` nor `api_key: &k …` with `*k`
+// elsewhere can carry a key past the redaction.
 func redact(doc *yaml.Node) *yaml.Node {
 	c := deepCopy(doc)
 	for _, ch := range channelNodes(c) {
-		if k := mapValue(ch, "api_key"); k != nil && k.Kind == yaml.ScalarNode && k.Value != "" {
+		if k := resolveAlias(mapValue(ch, "api_key")); k != nil && k.Kind == yaml.ScalarNode && k.Value != "" {
 			k.Value, k.Tag, k.Style = Placeholder, "!!str", 0
 		}
-		if u := mapValue(ch, "base_url"); u != nil && u.Kind == yaml.ScalarNode {
+		if u := resolveAlias(mapValue(ch, "base_url")); u != nil && u.Kind == yaml.ScalarNode {
 			u.Value = redactURLPassword(u.Value)
 		}
 	}
 	return c
 }
 
-// channelNodes are the mapping nodes under channels, in file order.
+// resolveAlias follows an alias node to its anchor (at most 16 hops, as
+// pool/config does); other nodes are returned as they are.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// channelNodes are the mapping nodes under channels, in file order (a channel
+// written as an alias of a mapping is that mapping).
 func channelNodes(doc *yaml.Node) []*yaml.Node {
 	var out []*yaml.Node
-	if chans := mapValue(doc.Content[0], "channels"); chans != nil && chans.Kind == yaml.MappingNode {
+	if chans := resolveAlias(mapValue(doc.Content[0], "channels")); chans != nil && chans.Kind == yaml.MappingNode {
 		for i := 1; i < len(chans.Content); i += 2 {
-			if chans.Content[i].Kind == yaml.MappingNode {
-				out = append(out, chans.Content[i])
+			if ch := resolveAlias(chans.Content[i]); ch.Kind == yaml.MappingNode {
+				out = append(out, ch)
 			}
 		}
 	}
@@ -326,18 +339,33 @@ func channelNodes(doc *yaml.Node) []*yaml.Node {
 // hasLiteralKey reports whether any channel holds an api_key in the file.
 func hasLiteralKey(doc *yaml.Node) bool {
 	for _, ch := range channelNodes(doc) {
-		if k := mapValue(ch, "api_key"); k != nil && k.Value != "" {
+		if k := resolveAlias(mapValue(ch, "api_key")); k != nil && k.Value != "" {
 			return true
 		}
 	}
 	return false
 }
 
+// deepCopy returns a copy of the tree under n that shares no node with it.
 func deepCopy(n *yaml.Node) *yaml.Node {
+	return copyGraph(n, map[*yaml.Node]*yaml.Node{})
+}
+
+// copyGraph copies n once per node: an alias in the copy points at the copied
+// anchor, never back into the original tree (POOL-15: the redacted copy must
+// not reach the unredacted key through an alias).
+func copyGraph(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
+	if c, ok := seen[n]; ok {
+		return c
+	}
 	c := *n
+	seen[n] = &c
 	c.Content = make([]*yaml.Node, len(n.Content))
 	for i, k := range n.Content {
-		c.Content[i] = deepCopy(k)
+		c.Content[i] = copyGraph(k, seen)
+	}
+	if n.Alias != nil {
+		c.Alias = copyGraph(n.Alias, seen)
 	}
 	return &c
 }
