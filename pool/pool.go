@@ -277,6 +277,13 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveModels(w, cfg, pc, fl)
 		return
 	}
+	if ep.Stream && fl.Name() == config.APIGemini && r.URL.Query().Get("alt") != "sse" {
+		// Without alt=sse Gemini streams one JSON array; the pool streams
+		// Server-Sent Events only, so it says so instead of answering in a
+		// framing the client did not ask for (SPEC POOL-21).
+		wire.WriteError(w, fl, http.StatusBadRequest, "streamGenerateContent needs ?alt=sse: the pool streams Server-Sent Events, not a JSON array", nil)
+		return
+	}
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
 }
 

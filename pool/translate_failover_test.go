@@ -154,6 +154,18 @@ func TestGeminiClientSide(t *testing.T) {
 			}
 		}
 	})
+	t.Run("POOL-21/gemini-stream-without-alt-sse-is-400-naming-it", func(t *testing.T) {
+		before := len(w.mocks["c"].Calls())
+		c := clientRequest(translate.APIGemini, true, "x")
+		c.path = "/v1beta/models/m:streamGenerateContent"
+		resp, body := w.do(c)
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "alt=sse") || !strings.Contains(string(body), `"status":"INVALID_ARGUMENT"`) {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if n := len(w.mocks["c"].Calls()); n != before {
+			t.Fatalf("the member was called %d times", n-before)
+		}
+	})
 	t.Run("POOL-20/gemini-without-token-is-401-in-gemini-shape", func(t *testing.T) {
 		c := clientRequest(translate.APIGemini, false, "x")
 		c.hdr = nil
