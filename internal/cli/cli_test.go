@@ -5,9 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // runCmd runs a command line (DualProxy or Claude) in-process with env and
@@ -169,4 +172,21 @@ func TestOpenProxyWarningOnLauncherTerminal(t *testing.T) {
 			t.Fatalf("stderr %q", errOut)
 		}
 	})
+}
+
+func TestLaunchersAvoidStandalonePort(t *testing.T) {
+	spec := route.CandidateSpec{UpstreamHost: "127.0.0.1", UpstreamPort: 7897, ListenHost: "127.0.0.1", ListenPort: 7896}
+	for _, tc := range []struct {
+		name  string
+		m     mode
+		avoid bool
+	}{{"run", modeRun, true}, {"claude", modeClaude, true}, {"standalone", modeServe, false}} {
+		t.Run("LIS-1/"+tc.name+"-fallback-skips-7898", func(t *testing.T) {
+			s := &Settings{Mode: tc.m, ListenHost: "127.0.0.1", ListenPort: 7896, PortFallback: 10, Spec: spec}
+			got := s.AvoidPorts()
+			if slices.Contains(got, 7898) != tc.avoid || !slices.Contains(got, 7897) {
+				t.Fatalf("avoid ports %v: 7898 avoided should be %v, 7897 (gateway) always", got, tc.avoid)
+			}
+		})
+	}
 }

@@ -56,9 +56,13 @@ const (
 	modeClaude
 )
 
+// standalonePort is the standalone proxy's default port (SPEC LIS-1);
+// launchers never fall back onto it.
+const standalonePort = 7898
+
 // proxyFlags are the flags of every command that runs a proxy.
 func proxyFlags(m mode) []cli.Flag {
-	port, fallback := 7898, 0
+	port, fallback := standalonePort, 0
 	if m != modeServe {
 		port, fallback = 7896, 10
 	}

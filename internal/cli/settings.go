@@ -233,12 +233,17 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 }
 
 // AvoidPorts are the ports of gateways on loopback or on the listen host:
-// the listener never falls back onto them (proxy.Listen).
+// the listener never falls back onto them (proxy.Listen). A launcher also
+// avoids the standalone proxy's default port, so a `dual-proxy` started
+// later (or its systemd unit) can still bind it (SPEC LIS-1).
 func (s *Settings) AvoidPorts() []int {
 	spec := s.Spec
 	spec.ListenPort = 0 // no self-loop exclusion: we want every gateway
 	cands, _, _ := route.BuildCandidates(spec)
 	var out []int
+	if s.Mode != modeServe {
+		out = append(out, standalonePort)
+	}
 	for _, c := range cands {
 		if c.Direct {
 			continue
