@@ -316,6 +316,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 		Proxy: func(port int) (proxy.Config, []string, error) {
 			pc, w, err := s.ProxyConfig(port, log)
 			pc.Handler = mux
+			// The log is a file here: startup warnings (skipped gateways,
+			// redacted) go to the terminal too (SPEC GW-3, as LIS-2).
+			for _, line := range w {
+				fmt.Fprintf(sio.Stderr, "%s: warning: %s\n", c.App.Name, line)
+			}
 			return pc, w, err
 		},
 		Ready: func(srv *proxy.Server, port int) {

@@ -190,3 +190,25 @@ func TestLaunchersAvoidStandalonePort(t *testing.T) {
 		})
 	}
 }
+
+func TestGatewayWarningsOnLauncherTerminal(t *testing.T) {
+	t.Run("GW-3/launcher-prints-skipped-gateway-on-stderr-redacted", func(t *testing.T) {
+		env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+		logFile := filepath.Join(t.TempDir(), "l.log")
+		_, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--listen-port", "0", "--health-url", "",
+			"--gateway", "localhost:99999", "--gateway", "http://user:s3cret@127.0.0.1:1/x?y=1",
+			"--log-file", logFile, "--", "true")
+		if status != 0 {
+			t.Fatalf("status %d, stderr %q", status, errOut)
+		}
+		var lines []string
+		for _, l := range strings.Split(errOut, "\n") {
+			if strings.HasPrefix(l, "dual-proxy: warning: skipping gateway") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 2 || !strings.Contains(lines[0], "localhost:99999") || strings.Contains(errOut, "s3cret") {
+			t.Fatalf("want two skipped-gateway warnings, redacted; stderr %q", errOut)
+		}
+	})
+}
