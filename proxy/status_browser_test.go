@@ -112,7 +112,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		if serving != w.good.String() || !strings.HasPrefix(text, "Serving via "+w.good.String()) {
 			t.Fatalf("verdict %q does not name the serving path %s", text, w.good.String())
 		}
-		if level != "warn" || !strings.Contains(text, "2 of 3 paths healthy") ||
+		if level != "warn" || !strings.Contains(text, "1 of 3 paths proven, 1 untried") ||
 			!strings.Contains(text, w.dead.String()+" failing since ") || !strings.Contains(text, "cannot connect to the gateway (gateway-connect)") {
 			t.Fatalf("verdict (%s) %q: want the dead gateway failing in words", level, text)
 		}
@@ -208,8 +208,30 @@ func TestBrowserHealthFailingNeverHot(t *testing.T) {
 			!strings.Contains(dom, `<td class="state failing">failing (health)</td>`) {
 			t.Fatalf("a candidate failing its health check is shown as hot:\n%s", dom)
 		}
-		if !strings.Contains(dom, "1 of 2 paths healthy") || !strings.Contains(dom, "health check failed: connection refused") {
+		if !strings.Contains(dom, "1 of 2 paths proven") || !strings.Contains(dom, "health check failed: connection refused") {
 			t.Fatalf("verdict does not say the health check fails:\n%s", dom)
+		}
+	})
+}
+
+// TestBrowserVerdictUntried renders a status with health checks off and no
+// traffic: no path has evidence, so none is called healthy.
+func TestBrowserVerdictUntried(t *testing.T) {
+	st := status.Status{
+		Listeners: []string{"127.0.0.1:7898"},
+		Now:       time.Now().UTC(),
+		Candidates: []status.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: status.StateHot},
+			{Candidate: "direct", Key: "direct", Source: "direct", State: status.StateHot},
+		},
+		Decisions: []status.Decision{}, // as Engine.Status sends it
+	}
+	srv := httptest.NewServer(status.Handler(func() status.Status { return st }))
+	defer srv.Close()
+	t.Run("OPS-2/no-evidence-is-untried-not-healthy", func(t *testing.T) {
+		dom := runChromium(t, srv.URL+status.PagePath, "--dump-dom")
+		if !strings.Contains(dom, "0 of 2 paths proven, 2 untried") || strings.Contains(dom, "paths healthy") {
+			t.Fatalf("verdict over-claims untried paths:\n%s", dom)
 		}
 	})
 }

@@ -61,7 +61,7 @@ func TestStatusCommand(t *testing.T) {
 	t.Run("OPS-2/status-leads-with-a-verdict", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, nil, "status", "--addr", addr)
 		first, _, _ := strings.Cut(out, "\n")
-		re := `^serving via direct \(last request \d\d:\d\d:\d\d\) · 1 of 2 paths healthy · http://u:\*\*\*@` + regexp.QuoteMeta(deadKey) +
+		re := `^serving via direct \(last request \d\d:\d\d:\d\d\) · 1 of 2 paths proven · http://u:\*\*\*@` + regexp.QuoteMeta(deadKey) +
 			` failing since \d\d:\d\d:\d\d: cannot connect to the gateway \(gateway-connect\)$`
 		if status != 0 || !regexp.MustCompile(re).MatchString(first) {
 			t.Fatalf("first line %q, want %s", first, re)
@@ -193,6 +193,33 @@ func TestVerdictHealthOnlyFailure(t *testing.T) {
 		got := verdict(st)
 		if want := "http://127.0.0.1:7897 failing: health check failed (last run 03:04:05)"; !strings.Contains(got, want) || strings.Contains(got, "since") {
 			t.Fatalf("verdict %q, want it to contain %q and no 'since'", got, want)
+		}
+	})
+}
+
+func TestVerdictUntriedNotHealthy(t *testing.T) {
+	t.Run("OPS-2/no-evidence-is-untried-not-healthy", func(t *testing.T) {
+		// Health checks off, no traffic: nothing is known about either path
+		// (the gateway may have nothing listening).
+		st := &proxystatus.Status{Candidates: []proxystatus.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot},
+			{Candidate: "direct", State: proxystatus.StateHot},
+		}}
+		if got, want := verdict(st), "no requests yet · 0 of 2 paths proven, 2 untried"; got != want {
+			t.Fatalf("verdict %q, want %q", got, want)
+		}
+	})
+	t.Run("OPS-2/success-or-passing-health-check-proves", func(t *testing.T) {
+		st := &proxystatus.Status{
+			Candidates: []proxystatus.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot, Successes: 3},
+				{Candidate: "socks5://127.0.0.1:1080", State: proxystatus.StateHot},
+				{Candidate: "direct", State: proxystatus.StateHot},
+			},
+			Health: proxystatus.HealthStatus{Enabled: true, Results: []proxystatus.HealthResultStatus{{Candidate: "direct", Alive: true}}},
+		}
+		if got, want := verdict(st), "2 of 3 paths proven, 1 untried"; !strings.Contains(got, want) {
+			t.Fatalf("verdict %q, want it to contain %q", got, want)
 		}
 	})
 }

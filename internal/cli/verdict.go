@@ -23,12 +23,15 @@ var phaseWords = map[string]string{
 }
 
 // verdict is the one line above a proxy's status (as on its page): the path
-// serving, how many paths are healthy, and what fails since when.
+// serving, how many paths are proven (a success or a passing health check)
+// and untried, and what fails since when.
 func verdict(st *proxystatus.Status) string {
-	healthFailed := map[string]string{}
+	healthFailed, healthPassed := map[string]string{}, map[string]bool{}
 	for _, r := range st.Health.Results {
 		if !r.Alive {
 			healthFailed[r.Candidate] = r.Reason
+		} else {
+			healthPassed[r.Candidate] = true
 		}
 	}
 	// since: the first failed attempt of a candidate after its last success.
@@ -50,9 +53,13 @@ func verdict(st *proxystatus.Status) string {
 		parts[0] = fmt.Sprintf("serving via %s (last request %s)", serving, last)
 	}
 	var failing []string
+	proven := 0
 	for _, c := range st.Candidates {
 		_, hf := healthFailed[c.Candidate]
 		if c.State != proxystatus.StateCooling && !hf {
+			if c.Successes > 0 || healthPassed[c.Candidate] {
+				proven++
+			}
 			continue
 		}
 		why := "health check failed"
@@ -70,6 +77,16 @@ func verdict(st *proxystatus.Status) string {
 		}
 		failing = append(failing, fmt.Sprintf("%s failing since %s: %s", c.Candidate, when, why))
 	}
-	parts = append(parts, fmt.Sprintf("%d of %d paths healthy", len(st.Candidates)-len(failing), len(st.Candidates)))
+	parts = append(parts, provenText(proven, len(st.Candidates)-len(failing)-proven, len(st.Candidates)))
 	return strings.Join(append(parts, failing...), " · ")
+}
+
+// provenText counts paths with evidence: one without a success or a passing
+// health check is untried, never healthy (SPEC OPS-2).
+func provenText(proven, untried, total int) string {
+	t := fmt.Sprintf("%d of %d paths proven", proven, total)
+	if untried > 0 {
+		t += fmt.Sprintf(", %d untried", untried)
+	}
+	return t
 }
