@@ -3,19 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/selfcert"
 )
 
 // smallBody is the answer body of every origin request except /bulk.
@@ -216,29 +213,9 @@ func (o *origin) close() {
 	o.wg.Wait()
 }
 
-// selfSigned makes an in-memory ECDSA P-256 certificate for 127.0.0.1 and
-// localhost, and a pool that trusts it.
+// selfSigned makes the bench origin's in-memory certificate for 127.0.0.1
+// and localhost, and a pool that trusts it.
 func selfSigned() (tls.Certificate, *x509.CertPool, error) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "dual-proxy bench origin"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &k.PublicKey, k)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: k, Leaf: leaf}, pool, nil
+	c, err := selfcert.Loopback("dual-proxy bench origin")
+	return c.TLS, c.Pool, err
 }

@@ -126,37 +126,28 @@ const (
 	DefaultMaxPendingHeads = 1024             // issue 13 (slow heads)
 )
 
+// zeroToDefault sets *p to d when *p is the zero value (the field was
+// left unset).
+func zeroToDefault[T comparable](p *T, d T) {
+	var zero T
+	if *p == zero {
+		*p = d
+	}
+}
+
 func (c *Config) setDefaults() error {
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if c.FastFail == 0 {
-		c.FastFail = DefaultFastFail
-	}
-	if c.ResponseTimeout == 0 {
-		c.ResponseTimeout = DefaultResponseTimeout
-	}
-	if c.PrefTTL == 0 {
-		c.PrefTTL = DefaultPrefTTL
-	}
-	if c.CacheSize == 0 {
-		c.CacheSize = DefaultCacheSize
-	}
-	if c.TunnelIdleTimeout == 0 {
-		c.TunnelIdleTimeout = DefaultTunnelIdle
-	}
-	if c.TunnelHalfCloseTimeout == 0 {
-		c.TunnelHalfCloseTimeout = DefaultTunnelHalfClose
-	}
-	if c.HeadTimeout == 0 {
-		c.HeadTimeout = DefaultHeadTimeout
-	}
+	zeroToDefault(&c.ConnectTimeout, DefaultConnectTimeout)
+	zeroToDefault(&c.FastFail, DefaultFastFail)
+	zeroToDefault(&c.ResponseTimeout, DefaultResponseTimeout)
+	zeroToDefault(&c.PrefTTL, DefaultPrefTTL)
+	zeroToDefault(&c.CacheSize, DefaultCacheSize)
+	zeroToDefault(&c.TunnelIdleTimeout, DefaultTunnelIdle)
+	zeroToDefault(&c.TunnelHalfCloseTimeout, DefaultTunnelHalfClose)
+	zeroToDefault(&c.HeadTimeout, DefaultHeadTimeout)
 	if c.MaxPendingHeads <= 0 {
 		c.MaxPendingHeads = DefaultMaxPendingHeads
 	}
-	if c.HealthRecoverCount == 0 {
-		c.HealthRecoverCount = DefaultRecoverCount
-	}
+	zeroToDefault(&c.HealthRecoverCount, DefaultRecoverCount)
 	if c.ConnectTimeout < 0 || c.ResponseTimeout < 0 || c.FastFail < 0 || c.RaceDelay < 0 || c.Cooldown < 0 || c.HealthInterval < 0 || c.HeadTimeout < 0 {
 		return errors.New("proxy: negative duration in Config")
 	}

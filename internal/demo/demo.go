@@ -8,15 +8,8 @@ package demo
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/selfcert"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
@@ -227,31 +221,11 @@ func childEnv(env []string) []string {
 	return out
 }
 
-// selfSigned returns a throwaway ECDSA certificate for 127.0.0.1 and
-// localhost, valid for one hour.
+// selfSigned returns the demo origin's throwaway certificate for 127.0.0.1
+// and localhost, PEM-encoded and as a tls.Certificate.
 func selfSigned() ([]byte, tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "dual-proxy demo origin"},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:         true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return certPEM, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	c, err := selfcert.Loopback("dual-proxy demo origin")
+	return c.PEM, c.TLS, err
 }
 
 // shellJoin quotes args for display the way a shell user would type them.

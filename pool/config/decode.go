@@ -164,28 +164,46 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 
 func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
 	var m ModelSpec
+	common := modelFields{&m.ID, &m.ContextWindow, &m.MaxTokens, &m.Input, &m.Efforts}
 	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
-		var err error
-		switch k {
-		case "id":
-			m.ID, err = scalar(v, kp)
-		case "context_window":
-			m.ContextWindow, err = posInt(v, kp)
-		case "max_tokens":
-			m.MaxTokens, err = posInt(v, kp)
-		case "input":
-			m.Input, err = inputList(v, kp)
-		case "efforts":
-			m.Efforts, err = effortList(v, kp)
-		default:
-			err = unknownKey(kp, k, modelKeys)
+		if ok, err := common.decode(k, v, kp); ok {
+			return err
 		}
-		return err
+		return unknownKey(kp, k, modelKeys)
 	})
 	if err == nil && m.ID == "" {
 		err = &ConfigError{p + ".id", "missing"}
 	}
 	return m, err
+}
+
+// modelFields points at the fields a channel's model (ModelSpec) and a
+// pool's unified model (UnifiedModel) share: id, context_window,
+// max_tokens, input and efforts.
+type modelFields struct {
+	id                       *string
+	contextWindow, maxTokens *int
+	input, efforts           *[]string
+}
+
+// decode sets the shared field that key k names from v (kp is its path for
+// errors); ok is false when k is not one of them.
+func (f modelFields) decode(k string, v *yaml.Node, kp string) (ok bool, err error) {
+	switch k {
+	case "id":
+		*f.id, err = scalar(v, kp)
+	case "context_window":
+		*f.contextWindow, err = posInt(v, kp)
+	case "max_tokens":
+		*f.maxTokens, err = posInt(v, kp)
+	case "input":
+		*f.input, err = inputList(v, kp)
+	case "efforts":
+		*f.efforts, err = effortList(v, kp)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
@@ -236,11 +254,13 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 
 func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
 	var m UnifiedModel
+	common := modelFields{&m.ID, &m.ContextWindow, &m.MaxTokens, &m.Input, &m.Efforts}
 	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+		if ok, err := common.decode(k, v, kp); ok {
+			return err
+		}
 		var err error
 		switch k {
-		case "id":
-			m.ID, err = scalar(v, kp)
 		case "name":
 			m.Name, err = scalar(v, kp)
 		case "targets":
@@ -250,14 +270,6 @@ func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
 				m.Targets[mem] = t
 				return err
 			})
-		case "context_window":
-			m.ContextWindow, err = posInt(v, kp)
-		case "max_tokens":
-			m.MaxTokens, err = posInt(v, kp)
-		case "input":
-			m.Input, err = inputList(v, kp)
-		case "efforts":
-			m.Efforts, err = effortList(v, kp)
 		case "default_effort":
 			m.DefaultEffort, err = scalar(v, kp)
 		case "effort_map":

@@ -2,7 +2,9 @@
 
 package upstream
 
-// quiet reports whether an idle connection has nothing buffered. Without
-// a socket peek (js, wasip1, plan9) unsolicited bytes still in the kernel
-// are not seen; see quiet_unix.go.
-func (uc *upConn) quiet() bool { return uc.br.Buffered() == 0 }
+import "syscall"
+
+// socketQuiet is true: without a socket peek (js, wasip1, plan9)
+// unsolicited bytes still in the kernel are not seen, only buffered ones
+// (see quiet).
+func socketQuiet(syscall.RawConn) bool { return true }

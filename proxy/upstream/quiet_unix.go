@@ -8,22 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// quiet reports whether an idle connection has nothing to read: no
-// buffered bytes, no unsolicited data and no EOF waiting in the socket (a
-// peek that never blocks). Anything else would be read as the answer to
-// the next request (response desync), so such a connection is dropped.
-func (uc *upConn) quiet() bool {
-	if uc.br.Buffered() > 0 {
-		return false
-	}
-	sc, ok := uc.conn.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
+// socketQuiet peeks at the socket without blocking (MSG_PEEK|MSG_DONTWAIT):
+// quiet only when the peek would block, so unsolicited bytes and a peer's
+// FIN (EOF) are both seen.
+func socketQuiet(rc syscall.RawConn) bool {
 	quiet := false
 	var b [1]byte
 	rerr := rc.Read(func(fd uintptr) bool {

@@ -11,24 +11,12 @@ import (
 // bytes waiting in a socket's receive buffer.
 const fionread = 0x4004667f
 
-// quiet reports whether an idle connection has nothing to read (see
-// quiet_unix.go for why). Windows has no non-blocking MSG_PEEK on an
-// overlapped socket, so it asks FIONREAD how many bytes wait: unsolicited
-// data is caught, but a peer's FIN (EOF) is not visible this way; such a
+// socketQuiet asks FIONREAD how many bytes wait: Windows has no
+// non-blocking MSG_PEEK on an overlapped socket. Unsolicited data is
+// caught, but a peer's FIN (EOF) is not visible this way; such a
 // connection fails on its first write or read and, being pooled, is
 // retried once on a fresh connection (errStaleConn).
-func (uc *upConn) quiet() bool {
-	if uc.br.Buffered() > 0 {
-		return false
-	}
-	sc, ok := uc.conn.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
+func socketQuiet(rc syscall.RawConn) bool {
 	var avail, ret uint32
 	var ierr error
 	cerr := rc.Control(func(fd uintptr) {
