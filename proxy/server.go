@@ -101,8 +101,11 @@ func newServer(cfg Config, eng *Engine) *Server {
 		if len(d.Failed) > 0 || d.Candidate == "" {
 			level = slog.LevelInfo
 		}
-		cfg.Logger.Log(context.Background(), level, "routed", "host", d.Host, "kind", d.Kind, "candidate", d.Candidate,
-			"latency_ms", d.LatencyMS, "failovers", len(d.Failed), "error", d.Error)
+		attrs := []any{"host", d.Host, "kind", d.Kind, "candidate", d.Candidate, "latency_ms", d.LatencyMS, "failovers", len(d.Failed)}
+		if d.Error != "" { // a failover that ended in success has none (SPEC HTTP-6)
+			attrs = append(attrs, "error", d.Error)
+		}
+		cfg.Logger.Log(context.Background(), level, "routed", attrs...)
 	})
 	h := cfg.Handler
 	if h == nil {

@@ -229,6 +229,23 @@ func TestStatusDocument(t *testing.T) {
 			t.Errorf("no 'path failed' line with host, candidate, phase, reason:\n%s", logs)
 		}
 	})
+
+	t.Run("HTTP-6/routed-line-of-a-successful-failover-has-no-empty-error", func(t *testing.T) {
+		var failovers int
+		for _, line := range strings.Split(strings.TrimSpace(w.logs.String()), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "routed" || rec["failovers"] == float64(0) {
+				continue
+			}
+			failovers++
+			if e, ok := rec["error"]; ok {
+				t.Errorf("routed line of a successful failover carries error=%q: %s", e, line)
+			}
+		}
+		if failovers == 0 {
+			t.Fatalf("no routed line with a failover:\n%s", w.logs.String())
+		}
+	})
 }
 
 func TestStatusHandler(t *testing.T) {
