@@ -242,6 +242,10 @@ type sample struct {
 // run drives l for the warm-up and every round and returns one sample per
 // measured round. Every operation has a deadline; the whole run is bounded
 // by the phase lengths plus opTimeout.
+//
+// One piece: the workers and the phase clock share the phase counter and
+// the per-worker records; split, they would need a struct whose only job
+// is to hold them.
 func (l load) run(ph phases) ([]sample, error) {
 	var phase atomic.Int32
 	nph := ph.rounds + 1

@@ -88,6 +88,9 @@ func main() {
 	}
 }
 
+// runAll runs the scenarios named by only (all when empty) and writes the
+// results. One piece: it is the bench's top-level sequence (build, start
+// the world, each scenario, report), sharing the deferred cleanup of tmp.
 func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, newConc int, profDir, compare string) error {
 	began, loadBefore := time.Now(), loadAvg()
 	root, err := moduleRoot()

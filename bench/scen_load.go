@@ -160,6 +160,9 @@ func (w *world) plainHTTP() error {
 // connect is scenario 2: requests inside reused tunnels, a new tunnel + TLS
 // handshake per request (TLS probe on/off, cache warm), and one-tunnel bulk
 // throughput.
+//
+// One piece: it is the scenario's script (start, measure each row, stop),
+// every row sharing the deferred teardown of the same processes.
 func (w *world) connect() error {
 	fmt.Println("scenario 2: CONNECT")
 	org := w.origin.tlsAddr()

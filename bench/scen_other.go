@@ -11,6 +11,10 @@ import (
 
 // memory is scenario 3: RSS, threads, goroutines and file descriptors of
 // one dual-proxy process idle, with 1,000 and with w.tunnels idle tunnels.
+//
+// One piece: it is the scenario's script (start, measure each row, stop),
+// every row sharing the deferred teardown of the same processes and
+// tunnels.
 func (w *world) memory() error {
 	const sec = "3 memory"
 	fmt.Println("scenario 3: memory of idle tunnels")
@@ -115,6 +119,10 @@ func countFDs(p *proc) int {
 // fresh dual-proxy process whose first gateway refuses, is silent
 // (blackhole; racing on and off), or was cached and died; against the same
 // request when the first gateway works.
+//
+// One piece: it is the scenario's script (start, measure each row, stop),
+// every row sharing the deferred teardown of the same processes and
+// gateways.
 func (w *world) failover() error {
 	const sec = "4 failover"
 	fmt.Println("scenario 4: failover")

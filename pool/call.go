@@ -93,6 +93,9 @@ type outcome struct {
 var dropRequestHeaders = []string{"Host", "Content-Length",
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
+// run serves the call: it picks the eligible members, tries them in the
+// balancer's order (one retry on the same member where the outcome allows
+// it) and answers with the first usable result or the aggregated error.
 func (c *call) run() {
 	sessionID, _ := balance.SessionIdentity(c.r.Header, c.ci)
 	c.session = balance.SessionHash(sessionID)
@@ -102,19 +105,7 @@ func (c *call) run() {
 		sessionID, c.session = "", testSession
 	}
 	key := balance.BindKey{Pool: c.pc.ID, Session: sessionID, Model: c.ci.Model}
-	var eligible []string
-	var skipped []string
-	for _, m := range c.pc.Members {
-		if why := config.CannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.Demands); why != "" {
-			skipped = append(skipped, m+": "+why)
-			continue
-		}
-		if why := c.untranslatable(m); why != "" {
-			skipped = append(skipped, m+": "+why)
-			continue
-		}
-		eligible = append(eligible, m)
-	}
+	eligible, skipped := c.eligibleMembers()
 	if c.probe != nil && c.probe.member != "" {
 		eligible, skipped = onlyMember(eligible, skipped, c.pc, c.probe.member)
 	}
@@ -181,6 +172,23 @@ func (c *call) run() {
 		}
 	}
 	c.aggregate()
+}
+
+// eligibleMembers splits the pool's members into those that can serve
+// this call and, for the rest, "member: reason" lines.
+func (c *call) eligibleMembers() (eligible, skipped []string) {
+	for _, m := range c.pc.Members {
+		if why := config.CannotServe(c.cfg, c.pc, c.um, c.ci.Model, m, c.ci.Demands); why != "" {
+			skipped = append(skipped, m+": "+why)
+			continue
+		}
+		if why := c.untranslatable(m); why != "" {
+			skipped = append(skipped, m+": "+why)
+			continue
+		}
+		eligible = append(eligible, m)
+	}
+	return eligible, skipped
 }
 
 // attempt runs one attempt on member m.

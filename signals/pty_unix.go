@@ -60,6 +60,10 @@ type ptySession struct {
 
 // startPTY opens a PTY sized like the terminal in, copies the terminal's settings to it, puts in
 // into raw mode and starts cmd as session leader with the PTY as controlling terminal.
+//
+// One piece: each step's failure must undo exactly the steps before it
+// (fds, terminal mode), which one function's error paths and defers express
+// directly.
 func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 	m, tty, err := pty.Open()
 	if err != nil {

@@ -274,6 +274,10 @@ func warnOpenProxy(host string, log *slog.Logger) bool {
 }
 
 // run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3).
+//
+// One piece: the launcher's setup sequence (log, listener, pool, registry,
+// child) whose deferred cleanups must run in reverse order of that
+// sequence.
 func run(c *cli.Context, m mode, sio IO) error {
 	s, err := resolve(c, m, sio.Environ)
 	if err != nil {

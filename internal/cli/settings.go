@@ -70,6 +70,10 @@ type Settings struct {
 const maxMS = 7 * 24 * 3600 * 1000
 
 // resolve reads and validates the flags of c.
+//
+// One piece: a flat list of independent flag reads in the order their
+// errors are reported, all filling the one Settings; split, each part would
+// only pass s and c along.
 func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	s := &Settings{
 		Mode:            m,

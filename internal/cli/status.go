@@ -127,6 +127,9 @@ func fetchDoc(ctx context.Context, addr, path string) ([]byte, error) {
 // printStatus writes st as aligned text tables: a summary, candidates,
 // host-scoped cooldowns, health results, the per-host cache and the last
 // nDecisions decisions (newest first).
+//
+// One piece: one table after another on the same tabwriter, in the order
+// they are printed.
 func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	now := st.Now

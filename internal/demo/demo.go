@@ -41,6 +41,9 @@ type Options struct {
 
 // Run performs the demonstration and returns an error when any fetch did
 // not succeed through the working gateway.
+//
+// One piece: it is the demonstration's script; the origin, gateways and
+// proxy it starts are all torn down by its deferred calls.
 func Run(opts Options) error {
 	out := opts.Out
 	dir, err := os.MkdirTemp("", "dual-proxy-demo-")

@@ -99,6 +99,9 @@ const DefaultMaxTokens = 32000
 // DecodeAnthropicRequest reads a Messages request body. Server tools,
 // documents, containers and MCP servers are FieldErrors; cache_control and
 // citations settings are dropped.
+//
+// One piece: a flat walk over the Messages fields in document order, each
+// filling the one Request.
 func DecodeAnthropicRequest(body []byte) (*Request, error) {
 	var w anRequest
 	if err := objectKeys(body, &w, anKnownKeys, anIgnoredKeys); err != nil {

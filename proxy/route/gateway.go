@@ -42,6 +42,9 @@ var gatewayKinds = map[string]struct {
 // the system roots for this gateway, SPEC GW-6); no other path, query or
 // fragment is accepted. socks4:// and socks4a:// are ErrUnsupportedScheme.
 // Errors never contain the password. source is copied to Candidate.Source.
+//
+// One piece: one URL's parsing steps in order (scheme, userinfo, host,
+// port, query), each consuming what the previous left.
 func ParseGateway(raw, source string) (path.Candidate, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {

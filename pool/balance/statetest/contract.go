@@ -30,6 +30,9 @@ func Start() time.Time { return time.UnixMilli(time.Now().UnixMilli()) }
 func allHot(string) bool { return true }
 
 // Run checks the contract on fresh states made by newState.
+//
+// One piece: it is the list of the contract's subtests, each a short t.Run
+// closure on the shared pool fixture.
 func Run(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()
 	cfg, pc := Pool()
