@@ -1,10 +1,10 @@
 package proxy
 
 import (
-	"net"
 	"runtime"
-	"sync"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // TestIdleTunnelStacks: an idle tunnel keeps two small relay stacks, not
@@ -13,38 +13,13 @@ import (
 func TestIdleTunnelStacks(t *testing.T) {
 	t.Run("CON-2/idle-tunnel-stacks-under-10KiB", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var held []net.Conn
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				held = append(held, c)
-				mu.Unlock()
-			}
-		}()
-		t.Cleanup(func() {
-			ln.Close()
-			<-done
-			for _, c := range held {
-				c.Close()
-			}
-		})
+		dest := testworld.Blackhole(t) // accepts and stays silent: the tunnels stay idle
 		var m0, m1 runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
 		const n = 1000
 		for range n {
-			openTunnel(t, addr, ln.Addr().String())
+			openTunnel(t, addr, dest)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
