@@ -112,10 +112,10 @@ func instanceLine(e registry.Entry) string {
 }
 
 // statusAll prints every instance found: a line naming it, the pool page
-// link (with the token from the registry, so the page's test button works),
-// then its status. Instances that do not answer are skipped, unless none
+// link (printPoolLink), then its status. Instances that do not answer are skipped, unless none
 // answers: then it is an error naming where it looked.
 func statusAll(c *cli.Context, env []string, nDecisions int) error {
+	showToken := c.Bool(fShowToken)
 	w := c.App.Writer
 	var docs []json.RawMessage
 	found := 0
@@ -141,7 +141,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		}
 		fmt.Fprintln(w, instanceLine(e))
 		fmt.Fprintln(w, verdict(&st))
-		printPoolLink(w, e)
+		printPoolLink(w, e, showToken)
 		if len(e.Pools) > 0 {
 			printPoolState(c.Context, w, e.Addr)
 		}
@@ -160,17 +160,26 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 	return nil
 }
 
-// printPoolLink writes the pool page URL of an instance that serves pools;
-// its token rides in the fragment, which browsers never send.
-func printPoolLink(w io.Writer, e registry.Entry) {
+// printPoolLink writes the pool page URL of an instance that serves pools.
+// The pool token rides in the link's fragment (which browsers never send)
+// only when showToken asks for it (--show-token, like `gh auth status
+// --show-token`): status output is pasted into chats and tickets, and the
+// token spends the pool's keys (SPEC OPS-6, POOL-20). Without it, the line
+// says how to get the link with the token.
+func printPoolLink(w io.Writer, e registry.Entry, showToken bool) {
 	if len(e.Pools) == 0 {
 		return
 	}
 	link := "http://" + e.Addr + "/pool/"
-	if tok, err := e.Token(); err == nil && tok != "" {
-		link += "#token=" + tok
+	tok, err := e.Token()
+	switch {
+	case err != nil || tok == "":
+		fmt.Fprintf(w, "pool page: %s\n", link)
+	case showToken:
+		fmt.Fprintf(w, "pool page: %s#token=%s\n", link, tok)
+	default:
+		fmt.Fprintf(w, "pool page: %s (tests and saving need its token: dual-proxy status --show-token prints the link with it)\n", link)
 	}
-	fmt.Fprintf(w, "pool page: %s\n", link)
 }
 
 // launcherProgram is the registry's name for a launcher of mode m.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,8 +107,24 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		penv := append(env, "UP_KEY=sk-up")
 		startLauncher(t, penv, "--config", cfg, "--pool", "lp")
 		out := pollStatus(t, penv, "pool lp")
+		// OPS-6/status-link-hides-the-token-unless-asked: status output is
+		// pasted into chats; the link carries the token only with --show-token.
+		if !strings.Contains(out, "/pool/ (tests and saving need its token: dual-proxy status --show-token") || strings.Contains(out, "dpx-") {
+			t.Fatalf("pool page link without --show-token:\n%s", out)
+		}
+		out, _, _ = runCmdEnv(t, DualProxy, penv, "status", "--decisions", "0", "--show-token")
 		if !strings.Contains(out, "/pool/#token=dpx-") {
-			t.Fatalf("no pool page link with the token:\n%s", out)
+			t.Fatalf("no pool page link with the token under --show-token:\n%s", out)
+		}
+		m := regexp.MustCompile(`== dual-proxy run on (127\.0\.0\.1:\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no launcher line:\n%s", out)
+		}
+		for _, args := range [][]string{{"--addr", m[1]}, {"--addr", m[1], "--show-token"}} {
+			out, _, _ = runCmdEnv(t, DualProxy, penv, append([]string{"status", "--decisions", "0"}, args...)...)
+			if hasTok := strings.Contains(out, "/pool/#token=dpx-"); hasTok != (len(args) == 3) || !strings.Contains(out, "pool page: http://"+m[1]+"/pool/") {
+				t.Fatalf("status %v:\n%s", args, out)
+			}
 		}
 		out, errOut, status := runCmdEnv(t, DualProxy, penv, "pool", "test", "lp", "m")
 		if status != 0 || !strings.Contains(out, "result    ok") || !strings.Contains(out, "member    up") {

@@ -19,6 +19,9 @@ import (
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
+// fShowToken is status's flag that prints the pool page link with its token.
+const fShowToken = "show-token"
+
 // statusTimeout bounds the whole `dual-proxy status` request.
 const statusTimeout = 5 * time.Second
 
@@ -31,10 +34,11 @@ func statusCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show the running proxies and launchers: candidates, cooldowns, health, per-host cache and recent decisions",
-		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
+		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N] [--show-token]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the raw JSON document"},
+			&cli.BoolFlag{Name: fShowToken, Usage: "print each pool page link with its token (#token=…, for the page's test button and editor); off by default so pasted output never carries it"},
 			&cli.IntFlag{Name: "decisions", Value: 20, Usage: "how many recent decisions to list (newest first, at most 200)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -61,6 +65,9 @@ func statusCommand(sio IO) *cli.Command {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
 			fmt.Fprintln(c.App.Writer, verdict(&st))
+			if e, ok := instanceByAddr(sio.Environ, addr); ok {
+				printPoolLink(c.App.Writer, e, c.Bool(fShowToken))
+			}
 			printPoolState(c.Context, c.App.Writer, addr)
 			return printStatus(c.App.Writer, &st, c.Int("decisions"))
 		},
