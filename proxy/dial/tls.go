@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -70,7 +71,9 @@ func (d *Dialer) tlsConfig(c path.Candidate) (*tls.Config, error) {
 	} else {
 		cfg = &tls.Config{}
 	}
-	cfg.ServerName = host
+	// Verified against the host without an IPv6 zone id, which
+	// certificates never name (the zone only picks the link to dial).
+	cfg.ServerName, _, _ = strings.Cut(host, "%")
 	cfg.InsecureSkipVerify = false
 	if cfg.MinVersion < tls.VersionTLS12 {
 		cfg.MinVersion = tls.VersionTLS12

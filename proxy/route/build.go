@@ -154,6 +154,7 @@ func (sc selfCheck) is(addr string) bool {
 	if err != nil || port != sc.port {
 		return false
 	}
+	host, _, _ = strings.Cut(host, "%") // a gateway keeps its IPv6 zone id (ParseGateway); ours have none
 	if host == sc.listenHost || host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}

@@ -81,10 +81,14 @@ func TestBuildCandidates(t *testing.T) {
 			{"0.0.0.0", "10.0.0.5:7898", true}, // one of LocalAddrs
 			{"::", "10.0.0.6:7898", false},
 			{"::", "[::1]:7898", true},
+			{"::", "[::1%25lo]:7898", true},
+			{"::", "[fe80::5%25eth0]:7898", true}, // GW-3: the zone id is kept, ours has none
+			{"fe80::5%eth0", "[fe80::5%25eth0]:7898", true},
+			{"127.0.0.1", "[fe80::5%25eth0]:7898", false},
 		} {
 			cs, warns, err := BuildCandidates(CandidateSpec{
 				Gateways: []string{c.gw}, ListenHost: c.listen, ListenPort: 7898,
-				LocalAddrs: []netip.Addr{netip.MustParseAddr("10.0.0.5")},
+				LocalAddrs: []netip.Addr{netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("fe80::5")},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -168,7 +172,6 @@ func TestParseGateway(t *testing.T) {
 			"http://GW.Example.:3128":     "gw.example:3128",
 			"gw.example":                  "gw.example:80",
 			"http://[0:0::1]:8080":        "[::1]:8080",
-			"http://[fe80::1%25eth0]:1":   "[fe80::1]:1",
 			"[::1]":                       "[::1]:80",
 			"http://bücher.example:1":     "xn--bcher-kva.example:1",
 			"HTTP://127.0.0.1.:1/":        "127.0.0.1:1",
@@ -179,6 +182,32 @@ func TestParseGateway(t *testing.T) {
 			c, err := ParseGateway(in, "gateway")
 			if err != nil || c.Addr != want {
 				t.Errorf("ParseGateway(%q) = %q, %v; want %q", in, c.Addr, err, want)
+			}
+		}
+	})
+	t.Run("GW-3/ipv6-zone-id-kept-for-the-dial", func(t *testing.T) {
+		for in, want := range map[string]string{
+			"http://[fe80::1%25eth0]:3128":       "[fe80::1%eth0]:3128",
+			"http://[FE80:0::1%eth0]:3128":       "[fe80::1%eth0]:3128", // curl's bare form
+			"socks5h://u:p@[fe80::1%252]:1080":   "[fe80::1%2]:1080",    // Windows zone index
+			"[fe80::1%25en0]":                    "[fe80::1%en0]:80",
+			"https://[fe80::1%25br-lan.10]:8443": "[fe80::1%br-lan.10]:8443",
+			"http://[fe80::1%25eth%30]:1":        "[fe80::1%eth0]:1", // RFC 6874 pct-encoded
+		} {
+			c, err := ParseGateway(in, "gateway")
+			if err != nil || c.Addr != want {
+				t.Errorf("ParseGateway(%q) = %q, %v; want %q", in, c.Addr, err, want)
+			}
+		}
+		a, _ := ParseGateway("http://[fe80::1%25eth0]:1", "gateway")
+		b, _ := ParseGateway("http://[fe80::1%25eth1]:1", "gateway")
+		if a.Key() == b.Key() {
+			t.Errorf("one link-local address on two links is one candidate: %q", a.Key())
+		}
+		for _, in := range []string{"http://[fe80::1%25]:1", "http://[fe80::1%]:1", "http://[fe80::1%25a%2Fb]:1",
+			"http://[fe80::1%25%zz]:1", "http://[fe80::1%25" + strings.Repeat("e", 65) + "]:1", "http://1.2.3.4%25eth0:1"} {
+			if c, err := ParseGateway(in, "gateway"); err == nil {
+				t.Errorf("ParseGateway(%q) = %+v, want error", in, c)
 			}
 		}
 	})
@@ -263,7 +292,7 @@ func TestRedactURL(t *testing.T) {
 
 func FuzzParseGateway(f *testing.F) {
 	for _, s := range []string{"http://user%20name:p%40ss@h:1", "[::1]:80", "https://u:p@h", "gw.example", "http://u:p%zz@h:1",
-		"socks5h://u:p@127.0.0.1:1080", "SOCKS5://[::1]", "https://gw.example:8443/?ca=%2Ftmp%2Fca.pem", "socks4a://h:1"} {
+		"socks5h://u:p@127.0.0.1:1080", "SOCKS5://[::1]", "https://gw.example:8443/?ca=%2Ftmp%2Fca.pem", "socks4a://h:1", "http://[fe80::1%25eth0]:3128", "[fe80::1%2525x]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -284,7 +313,8 @@ func FuzzParseGateway(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := ParseGateway(c.Kind.String()+"://"+c.Addr, "gateway")
+		// Addr is a dial address: its zone id is written "%25" in a URL.
+		again, err := ParseGateway(c.Kind.String()+"://"+strings.Replace(c.Addr, "%", "%25", 1), "gateway")
 		if err != nil || again.Addr != c.Addr || again.Kind != c.Kind {
 			t.Fatalf("%s://%s does not round-trip: %s %q, %v", c.Kind, c.Addr, again.Kind, again.Addr, err)
 		}

@@ -40,7 +40,10 @@ var gatewayKinds = map[string]struct {
 // bytes, password at most 255). An https URL may carry one query
 // parameter, "ca=FILE" (percent-encoded path of a PEM file that replaces
 // the system roots for this gateway, SPEC GW-6); no other path, query or
-// fragment is accepted. socks4:// and socks4a:// are ErrUnsupportedScheme.
+// fragment is accepted. An IPv6 literal's zone id, "[fe80::1%25eth0]"
+// (RFC 6874) or curl's bare "[fe80::1%eth0]", is kept in Addr as
+// "[fe80::1%eth0]:port", the form net.Dial takes; it must be 1-64 RFC 3986
+// unreserved characters. socks4:// and socks4a:// are ErrUnsupportedScheme.
 // Errors never contain the password. source is copied to Candidate.Source.
 //
 // One piece: one URL's parsing steps in order (scheme, userinfo, host,
@@ -118,13 +121,49 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 	}
 	// The host is normalized like every destination (SPEC GW-2 dedupes by
 	// normalized host:port): lower case, IDN to punycode, canonical IP, no
-	// trailing dot, no IPv6 zone id. Garbage is refused here, not at dial.
+	// trailing dot. Garbage is refused here, not at dial. Unlike a
+	// destination's, a gateway's IPv6 zone id is kept: it says which link
+	// a link-local gateway is on, so the dial needs it.
+	host, zone, err := splitZone(host)
+	if err != nil {
+		return path.Candidate{}, err
+	}
 	h, err := NormalizeHost(host)
 	if err != nil {
 		return path.Candidate{}, fmt.Errorf("bad proxy host: %w", err)
 	}
+	if zone != "" {
+		h += "%" + zone
+	}
 	c.Addr = net.JoinHostPort(h, strconv.Itoa(n))
 	return c, nil
+}
+
+// splitZone splits an IPv6 literal's zone id off host (no brackets):
+// "fe80::1%25eth0" (RFC 6874 §2, percent-decoded after "%25") and
+// "fe80::1%eth0" (curl's lenient form) both give ("fe80::1", "eth0"). A
+// host without ':' is returned as is (a '%' there is NormalizeHost's error).
+func splitZone(host string) (addr, zone string, err error) {
+	i := strings.IndexByte(host, '%')
+	if i < 0 || !strings.Contains(host[:i], ":") {
+		return host, "", nil
+	}
+	zone = host[i+1:]
+	if strings.HasPrefix(zone, "25") {
+		if zone, err = url.PathUnescape(zone[2:]); err != nil {
+			return "", "", errors.New("bad proxy host: malformed percent-escape in IPv6 zone id")
+		}
+	}
+	if zone == "" || len(zone) > 64 || strings.IndexFunc(zone, func(r rune) bool { return !isUnreserved(r) }) >= 0 {
+		return "", "", fmt.Errorf("bad proxy host: IPv6 zone id %q (want an interface name or number)", zone)
+	}
+	return host[:i], zone, nil
+}
+
+// isUnreserved reports whether r is an RFC 3986 §2.3 unreserved character,
+// what an RFC 6874 zone id is made of.
+func isUnreserved(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~", r)
 }
 
 // parseGatewayQuery reads an https gateway's query: only "ca=FILE".
