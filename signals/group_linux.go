@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 	"unsafe"
@@ -49,27 +50,116 @@ func parseProcStat(b []byte) (st procStat, ok bool) {
 }
 
 // listProcs returns the parsed /proc/PID/stat of every process visible in /proc for which keep
-// returns true. Processes that vanish while being read are skipped.
+// returns true. Processes that vanish while being read are skipped. It reads one file per
+// process on the machine (hundreds on a desktop); [childProcs] is what Run uses.
 func listProcs(keep func(procStat) bool) []procStat {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	var out []procStat
+	buf := make([]byte, 0, 1024)
 	for _, e := range entries {
 		name := e.Name()
 		if name == "" || name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
-		}
-		if st, ok := parseProcStat(b); ok && keep(st) {
+		if st, ok := readProcStat(name, &buf); ok && keep(st) {
 			out = append(out, st)
 		}
 	}
 	return out
+}
+
+// childProcs returns the parsed /proc/PID/stat of this process's children (zombies included)
+// for which keep returns true. The children are listed by /proc/self/task/TID/children
+// (proc(5); Linux 3.5, CONFIG_PROC_CHILDREN): a child is listed under the thread that started
+// or, as subreaper, adopted it, so every thread's list is read — a few files instead of one per
+// process on the machine. Without those files it falls back to [listProcs]. Like that scan, it
+// can miss a child that appears while it reads; callers look again (SIGCHLD, cleanup rounds).
+func childProcs(keep func(procStat) bool) []procStat {
+	self := os.Getpid()
+	mine := func(st procStat) bool { return st.ppid == self && keep(st) }
+	pids, ok := childPIDs()
+	if !ok {
+		return listProcs(mine)
+	}
+	var out []procStat
+	buf := make([]byte, 0, 1024)
+	for _, pid := range pids {
+		if st, ok := readProcStat(strconv.Itoa(pid), &buf); ok && mine(st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// childPIDs returns the pids in this process's /proc/self/task/*/children files, each once;
+// ok is false when none of them could be read (kernel without CONFIG_PROC_CHILDREN).
+func childPIDs() (pids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	buf := make([]byte, 0, 256)
+	for _, t := range tasks {
+		b, err := readSmallFile("/proc/self/task/"+t.Name()+"/children", &buf)
+		if err != nil {
+			continue // the thread exited (its children moved to another thread) or no such file
+		}
+		ok = true
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil && pid > 0 && !slices.Contains(pids, pid) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, ok
+}
+
+// readProcStat reads and parses /proc/PID/stat (pid as a decimal string) into buf's storage.
+func readProcStat(pid string, buf *[]byte) (procStat, bool) {
+	b, err := readSmallFile("/proc/"+pid+"/stat", buf)
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseProcStat(b)
+}
+
+// readSmallFile reads the whole file at path into *buf (grown as needed) with open, read and
+// close only: os.ReadFile also stats the file and tries to register it with the netpoller,
+// which doubles the system calls per /proc file.
+func readSmallFile(path string, buf *[]byte) ([]byte, error) {
+	fd, err := retryEINTR(func() (int, error) { return unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, cap(b)+512)
+		}
+		n, err := retryEINTR(func() (int, error) { return unix.Read(fd, b[len(b):cap(b)]) })
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			*buf = b
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
+// retryEINTR calls f until it fails with something other than EINTR.
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
+	}
 }
 
 // subreaper makes the calling process a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER), so
@@ -97,9 +187,8 @@ func subreaper() (restore func(), ok bool) {
 // process groups are left alone so that other exec.Cmd values in the same program keep their
 // exit statuses. It returns the number of processes reaped.
 func reapDescendants(pgid, skipPID int, inSession bool) int {
-	self := os.Getpid()
-	zombies := listProcs(func(st procStat) bool {
-		return st.ppid == self && st.state == 'Z' && st.pid != skipPID &&
+	zombies := childProcs(func(st procStat) bool {
+		return st.state == 'Z' && st.pid != skipPID &&
 			(st.pgrp == pgid || (inSession && st.session == pgid))
 	})
 	n := 0
@@ -121,9 +210,8 @@ func reapDescendants(pgid, skipPID int, inSession bool) int {
 
 // ourChildren returns the pids of this process's current children.
 func ourChildren() map[int]bool {
-	self := os.Getpid()
 	m := map[int]bool{}
-	for _, st := range listProcs(func(st procStat) bool { return st.ppid == self }) {
+	for _, st := range childProcs(func(procStat) bool { return true }) {
 		m[st.pid] = true
 	}
 	return m
@@ -145,10 +233,9 @@ func (s *supervisor) cleanupEscaped(known map[int]bool, childPID int) {
 // get SIGTERM, then SIGKILL after LeftoverGrace; all are reaped. Their own
 // orphans are reparented to us in turn, so a few rounds are made.
 func (s *supervisor) cleanupOrphans(known map[int]bool, childPID int) {
-	self := os.Getpid()
 	find := func() []procStat {
-		return listProcs(func(st procStat) bool {
-			return st.ppid == self && !known[st.pid] && st.pid != childPID
+		return childProcs(func(st procStat) bool {
+			return !known[st.pid] && st.pid != childPID
 		})
 	}
 	reap := func(pid int) {

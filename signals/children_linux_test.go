@@ -1,0 +1,118 @@
+//go:build linux
+
+package signals
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
+)
+
+// TestChildProcs: the per-thread children lists Run reads find the same children as a scan of
+// every process in /proc — running ones, a zombie, and children started from other OS threads
+// (each thread lists only the children it started) — so the orphan reaping and cleanup of SPEC
+// SIG-2 see everything the old full scan saw.
+func TestChildProcs(t *testing.T) {
+	t.Run("SIG-2/children-lists-match-full-proc-scan", func(t *testing.T) {
+		if _, ok := childPIDs(); !ok {
+			t.Skip("kernel without /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN): childProcs scans /proc")
+		}
+		var cmds []*exec.Cmd
+		t.Cleanup(func() {
+			for _, c := range cmds {
+				_ = c.Process.Kill()
+				_ = c.Wait()
+			}
+		})
+		start := func(args ...string) *exec.Cmd {
+			c := exec.Command(args[0], args[1:]...)
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, c)
+			return c
+		}
+		// Started from three OS threads at once (each goroutine holds its thread locked until the
+		// end of the test), so the children sit in three different threads' lists.
+		release := make(chan struct{})
+		var held sync.WaitGroup
+		t.Cleanup(func() { close(release); held.Wait() })
+		for range 3 {
+			started := make(chan *exec.Cmd)
+			held.Add(1)
+			go func() {
+				defer held.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				c := exec.Command("sleep", "30")
+				if err := c.Start(); err != nil {
+					started <- nil
+					return
+				}
+				started <- c
+				<-release
+			}()
+			c := <-started
+			if c == nil {
+				t.Fatal("sleep did not start")
+			}
+			cmds = append(cmds, c)
+		}
+		zombie := start("true") // not waited for: stays a zombie until Cleanup
+		self := os.Getpid()
+		full := func() []int {
+			var pids []int
+			for _, st := range listProcs(func(st procStat) bool { return st.ppid == self }) {
+				pids = append(pids, st.pid)
+			}
+			slices.Sort(pids)
+			return pids
+		}
+		testkit.WaitFor(t, 5*time.Second, "zombie", func() bool {
+			st, ok := readProcStat(strconv.Itoa(zombie.Process.Pid), new([]byte))
+			return ok && st.state == 'Z'
+		})
+		want := full()
+		if len(want) < 4 {
+			t.Fatalf("full scan found %v, want the 4 children", want)
+		}
+		var got []int
+		for _, st := range childProcs(func(procStat) bool { return true }) {
+			got = append(got, st.pid)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("childProcs %v, full /proc scan %v", got, want)
+		}
+		zs := childProcs(func(st procStat) bool { return st.state == 'Z' })
+		if len(zs) != 1 || zs[0].pid != zombie.Process.Pid {
+			t.Fatalf("zombies %v, want only %d", zs, zombie.Process.Pid)
+		}
+	})
+}
+
+// BenchmarkOurChildren is the cost of one look at this process's children, which Run takes
+// before the child starts and on every SIGCHLD and cleanup round after it (SPEC SIG-2). The
+// test process has three children, like a launcher whose child left two orphans.
+func BenchmarkOurChildren(b *testing.B) {
+	for range 3 {
+		cmd := exec.Command("sleep", "30")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(ourChildren()) < 3 {
+			b.Fatal("children missing")
+		}
+	}
+}
