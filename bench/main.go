@@ -9,7 +9,9 @@
 //
 // Scenarios: 1 plain HTTP keep-alive, 2 CONNECT (reused tunnel, new tunnel
 // + TLS, one-tunnel bulk), 3 memory of idle tunnels, 4 failover, 5 launcher
-// overhead. Targets and the PASS/MISS verdicts are in the table. See
+// overhead, 6 plain-HTTP curves, 7 pool streaming (TTFT, per-event delay
+// and CPU per event through the model pool). Targets and the PASS/MISS
+// verdicts are in the table. See
 // bench/README.md.
 package main
 
@@ -57,7 +59,7 @@ func main() {
 		quick   = flag.Bool("quick", false, "short rounds and 1,000 tunnels (smoke test)")
 		write   = flag.Bool("write", false, "also write the table to docs/BENCHMARKS.md (or -out) and the curves to docs/benchmarks/*.svg")
 		_       = flag.Bool("no-write", false, "ignored: not writing is the default (kept for old command lines)")
-		only    = flag.String("only", "1,2,3,4,5,6", "comma-separated scenarios to run (6: plain-HTTP curves)")
+		only    = flag.String("only", "1,2,3,4,5,6,7", "comma-separated scenarios to run (6: plain-HTTP curves, 7: pool streaming)")
 		round   = flag.Duration("round", 900*time.Millisecond, "length of one measured round")
 		rounds  = flag.Int("rounds", 4, "measured rounds per configuration")
 		warm    = flag.Duration("warm", 300*time.Millisecond, "warm-up before each round")
@@ -66,12 +68,33 @@ func main() {
 		results = flag.String("results", "", "directory for this run's BENCHMARKS.md and SVG curves (default: a new temporary directory, printed at the end)")
 		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
-		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1 and 2 add its rows (A/B a proxy change)")
+		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1, 2 and 7 add its rows (A/B a proxy change)")
 		relay   = flag.Bool("relay-serve", false, "internal: serve the reference CONNECT relay (a child process of the bench)")
 		relayCB = flag.Bool("relay-copybuf", false, "internal: with -relay-serve, relay through a 32 KiB Read/Write loop")
 		newConc = flag.Int("new-conc", 8, "workers of the new-tunnel-per-request load (scenario 2)")
+		streams = flag.String("pool-streams", "1,16,64,256", "concurrent streams of scenario 7 (comma-separated; e.g. one value to profile one load)")
+		mockLLM = flag.Bool("poolmock-serve", false, "internal: serve scenario 7's mock model channel (a child process of the bench)")
+		sseRly  = flag.String("sserelay-serve", "", "internal: serve scenario 7's reference streaming relay to this mock address (a child process of the bench)")
 	)
 	flag.Parse()
+	if err := setPoolConcs(*streams); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -pool-streams:", err)
+		os.Exit(2)
+	}
+	if *sseRly != "" {
+		if err := serveSSERelay(*sseRly); err != nil {
+			fmt.Fprintln(os.Stderr, "bench SSE relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *mockLLM {
+		if err := serveStreamMock(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench pool mock:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *relay {
 		if err := serveRelay(*relayCB); err != nil {
 			fmt.Fprintln(os.Stderr, "bench relay:", err)
@@ -174,6 +197,8 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 			err = w.launcher()
 		case "6":
 			err = w.curves()
+		case "7":
+			err = w.poolStreaming()
 		default:
 			err = fmt.Errorf("unknown scenario %q", s)
 		}
