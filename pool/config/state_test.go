@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,17 @@ func TestStateConfig(t *testing.T) {
 			_, err := ParseConfig([]byte(base+v+"\n"), nil)
 			if err == nil || !strings.HasPrefix(err.Error(), "state") || strings.Contains(err.Error(), "hunter2pw") {
 				t.Errorf("%s: %v", v, err)
+			}
+		}
+	})
+	t.Run("POOL-23/state-name-charset-and-length", func(t *testing.T) {
+		for name, ok := range map[string]bool{
+			"team-a": true, "A.b_c-9": true, strings.Repeat("x", 64): true,
+			"": false, strings.Repeat("x", 65): false, "a b": false, "a:b": false, "é": false, "a\nb": false, "a/b": false,
+		} {
+			_, err := ParseConfig([]byte(base+"state: {name: "+strconv.Quote(name)+"}\n"), nil)
+			if got := err == nil; got != ok {
+				t.Errorf("name %q: err %v, want ok=%v", name, err, ok)
 			}
 		}
 	})
