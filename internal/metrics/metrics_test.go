@@ -254,6 +254,23 @@ func TestProxyMetrics(t *testing.T) {
 	})
 }
 
+// TestRuntimeSeries: the Go runtime and process series, registered on the
+// first scrape rather than at start (issue 20), are in the first and every
+// later scrape, once each.
+func TestRuntimeSeries(t *testing.T) {
+	t.Run("OPS-5/runtime-and-process-series-on-every-scrape", func(t *testing.T) {
+		w := newWorld(t, []path.Candidate{path.Direct})
+		for i := range 3 {
+			fams := w.scrape(t)
+			for _, name := range []string{"go_goroutines", "go_gc_duration_seconds", "go_memstats_heap_alloc_bytes", "process_start_time_seconds"} {
+				if f := fams[name]; f == nil || len(f.GetMetric()) != 1 {
+					t.Fatalf("scrape %d: %s missing or repeated: %v", i+1, name, f)
+				}
+			}
+		}
+	})
+}
+
 // TestCardinalityBounded: 1,000 destination hosts add no series.
 func TestCardinalityBounded(t *testing.T) {
 	t.Run("OPS-5/series-bounded-under-1000-hosts", func(t *testing.T) {
@@ -380,7 +397,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 		m := New()
 		known := map[string]bool{}
-		fams, err := m.reg.Gather()
+		fams, err := m.registry().Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +407,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		// Vectors without samples yet and state series are not gathered:
 		// list them from the descriptors.
 		descs := make(chan *prometheus.Desc, 64)
-		go func() { m.reg.Describe(descs); close(descs) }()
+		go func() { m.registry().Describe(descs); close(descs) }()
 		for d := range descs {
 			if s := regexp.MustCompile(`fqName: "([a-z_]+)"`).FindStringSubmatch(d.String()); s != nil {
 				known[s[1]] = true
@@ -407,4 +424,13 @@ func TestGrafanaDashboard(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkNew is what every dual-proxy and launcher start pays for the
+// registry before the first scrape (issue 20).
+func BenchmarkNew(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = New().Handler()
+	}
 }
