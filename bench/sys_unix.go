@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,4 +42,14 @@ func raiseNoFile(want uint64) uint64 {
 	}
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l)
 	return l.Cur
+}
+
+// selfCPU is the user+system CPU time this process has used so far
+// (getrusage(2)); the in-process benchmarks report it per operation.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

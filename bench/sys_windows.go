@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // The benchmark drives Linux gateways (squid, tinyproxy, privoxy) and reads /proc; on Windows it
@@ -19,3 +20,6 @@ func kernelName() string { return "Windows" }
 
 // raiseNoFile: Windows has no descriptor limit to raise.
 func raiseNoFile(want uint64) uint64 { return want }
+
+// selfCPU is 0: the in-process benchmarks report no CPU metric on Windows.
+func selfCPU() time.Duration { return 0 }
