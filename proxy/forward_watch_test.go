@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingConn counts Read calls on the client side of a connection.
+type countingConn struct {
+	net.Conn
+	reads atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.Conn.Read(p)
+}
+
+func TestWatchClient(t *testing.T) {
+	pair := func(t *testing.T) (ours *countingConn, peer net.Conn) {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return &countingConn{Conn: a}, b
+	}
+	t.Run("HTTP-4/fast-answer-never-reads-the-client", func(t *testing.T) {
+		// issue 20: a request answered within clientWatchDelay costs no
+		// watch goroutine and no read of the client connection.
+		c, _ := pair(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		stop := watchClient(c, bufio.NewReader(c), cancel)
+		stop()
+		if n := c.reads.Load(); n != 0 {
+			t.Fatalf("%d reads of the client connection before the watch delay", n)
+		}
+		if context.Cause(ctx) != nil {
+			t.Fatalf("cancelled: %v", context.Cause(ctx))
+		}
+	})
+	t.Run("HTTP-4/client-gone-after-the-delay-cancels", func(t *testing.T) {
+		c, peer := pair(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		stop := watchClient(c, bufio.NewReader(c), cancel)
+		defer stop()
+		peer.Close()
+		select {
+		case <-ctx.Done():
+			if context.Cause(ctx) != errClientGone {
+				t.Fatalf("cause %v", context.Cause(ctx))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a client that left was not noticed")
+		}
+	})
+	t.Run("HTTP-4/stop-after-the-delay-leaves-pipelined-bytes", func(t *testing.T) {
+		c, peer := pair(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		br := bufio.NewReader(c)
+		stop := watchClient(c, br, cancel)
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			peer.Write([]byte("G")) // the next request's first byte: net.Pipe returns once the watch read it
+		}()
+		select {
+		case <-wrote:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the watch never read the client")
+		}
+		stop()
+		if b, err := br.Peek(1); err != nil || b[0] != 'G' || context.Cause(ctx) != nil {
+			t.Fatalf("after stop: %q %v, cause %v", b, err, context.Cause(ctx))
+		}
+	})
+}
