@@ -101,6 +101,9 @@ func newServer(cfg Config, eng *Engine) *Server {
 		if len(d.Failed) > 0 || d.Candidate == "" {
 			level = slog.LevelInfo
 		}
+		if !cfg.Logger.Enabled(context.Background(), level) {
+			return // no attribute slice built per request for a disabled level (issue 20)
+		}
 		attrs := []any{"host", d.Host, "kind", d.Kind, "candidate", d.Candidate, "latency_ms", d.LatencyMS, "failovers", len(d.Failed)}
 		if d.Error != "" { // a failover that ended in success has none (SPEC HTTP-6)
 			attrs = append(attrs, "error", d.Error)
