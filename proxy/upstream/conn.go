@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -17,6 +18,8 @@ type upConn struct {
 	key   string
 	since time.Time // idle since
 	dw    *deadlineWriter
+	rc    syscall.RawConn // for quiet; set on its first use
+	peek  sockPeek
 }
 
 // newUpConn wraps a fresh connection; writes extend a write deadline of

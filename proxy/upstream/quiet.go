@@ -6,20 +6,33 @@ import "syscall"
 // buffered bytes, no unsolicited data and no EOF waiting in the socket (a
 // peek that never blocks). Anything else would be read as the answer to
 // the next request (response desync), so such a connection is dropped.
-// The socket check is per OS (socketQuiet in quiet_unix.go,
+// The socket check is per OS (socketQuiet in quiet_linux.go, quiet_unix.go,
 // quiet_windows.go, quiet_other.go); a conn that is no socket is quiet
-// when nothing is buffered.
+// when nothing is buffered. The syscall.RawConn and the peek's callback
+// are made once per connection: the check runs before every reuse.
 func (uc *upConn) quiet() bool {
 	if uc.br.Buffered() > 0 {
 		return false
 	}
-	sc, ok := uc.conn.(syscall.Conn)
-	if !ok {
-		return true
+	if uc.rc == nil {
+		sc, ok := uc.conn.(syscall.Conn)
+		if !ok {
+			return true
+		}
+		rc, err := sc.SyscallConn()
+		if err != nil {
+			return false
+		}
+		uc.rc = rc
+		uc.peek.check = uc.peek.peekFD
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	return socketQuiet(rc)
+	return socketQuiet(uc.rc, &uc.peek)
+}
+
+// sockPeek is the state of one connection's socket peek, kept with the
+// connection so that a peek allocates nothing.
+type sockPeek struct {
+	quiet bool
+	b     [1]byte
+	check func(fd uintptr) bool // peekFD as a method value, made once
 }

@@ -16,7 +16,7 @@ const fionread = 0x4004667f
 // caught, but a peer's FIN (EOF) is not visible this way; such a
 // connection fails on its first write or read and, being pooled, is
 // retried once on a fresh connection (errStaleConn).
-func socketQuiet(rc syscall.RawConn) bool {
+func socketQuiet(rc syscall.RawConn, _ *sockPeek) bool {
 	var avail, ret uint32
 	var ierr error
 	cerr := rc.Control(func(fd uintptr) {
@@ -25,3 +25,6 @@ func socketQuiet(rc syscall.RawConn) bool {
 	})
 	return cerr == nil && ierr == nil && avail == 0
 }
+
+// peekFD is unused: FIONREAD runs through RawConn.Control.
+func (p *sockPeek) peekFD(uintptr) bool { return true }

@@ -1,0 +1,61 @@
+package upstream
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
+)
+
+// loopbackPair is a connected TCP pair on 127.0.0.1: ours, wrapped as a
+// pooled upConn, and the peer's end.
+func loopbackPair(t *testing.T) (uc *upConn, peer net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer = <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { c.Close(); peer.Close() })
+	return newUpConn(c, "k", time.Second), peer
+}
+
+func TestQuiet(t *testing.T) {
+	t.Run("HTTP-5/idle-connection-is-quiet-and-the-peek-allocates-nothing", func(t *testing.T) {
+		uc, _ := loopbackPair(t)
+		if !uc.quiet() {
+			t.Fatal("an idle connection with nothing queued is not quiet")
+		}
+		if n := testing.AllocsPerRun(100, func() { uc.quiet() }); n != 0 {
+			t.Fatalf("quiet allocates %v times per check (issue 20: it runs before every reuse)", n)
+		}
+	})
+	t.Run("HTTP-5/unsolicited-byte-is-not-quiet", func(t *testing.T) {
+		uc, peer := loopbackPair(t)
+		io.WriteString(peer, "H")
+		testkit.WaitFor(t, 5*time.Second, "the byte seen", func() bool { return !uc.quiet() })
+		if b, err := uc.br.Peek(1); err != nil || b[0] != 'H' {
+			t.Fatalf("the peek consumed the byte: %q %v", b, err)
+		}
+	})
+	t.Run("HTTP-5/peer-close-is-not-quiet", func(t *testing.T) {
+		uc, peer := loopbackPair(t)
+		peer.Close()
+		testkit.WaitFor(t, 5*time.Second, "the EOF seen", func() bool { return !uc.quiet() })
+	})
+}
