@@ -27,9 +27,14 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		return false
 	}
 
-	c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
+	hasBody := head.Chunked || head.ContentLength > 0
+	if hasBody { // no deadline to set and clear for a request without a body (issue 20)
+		c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
+	}
 	body, err := readBody(br, bw, head, s.reserveBody)
-	c.SetReadDeadline(time.Time{})
+	if hasBody {
+		c.SetReadDeadline(time.Time{})
+	}
 	if body != nil && body.reserved > 0 {
 		defer s.releaseBody(body.reserved)
 	}

@@ -21,16 +21,16 @@ import (
 // deadline error, or errClientGone (the client left between requests, or
 // the connection was closed as the oldest pending one).
 func (s *Server) readHead(c net.Conn, br *bufio.Reader, first bool) (*httpmsg.RequestHead, error) {
-	if !first {
+	if !first && br.Buffered() == 0 {
 		c.SetReadDeadline(time.Now().Add(idleTimeout))
-		_, err := br.Peek(1)
-		c.SetReadDeadline(time.Time{})
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			return nil, errClientGone
 		}
 	}
 	s.pendingHead(c, true)
 	defer s.pendingHead(c, false)
+	// The head deadline replaces the idle one (no clearing in between: each
+	// deadline change is a runtime timer operation, issue 20).
 	c.SetReadDeadline(time.Now().Add(s.engine.cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	return httpmsg.ReadRequestHead(br)

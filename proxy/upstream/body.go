@@ -22,6 +22,7 @@ type upBody struct {
 	pool      *connPool
 	stop      func() bool
 	reusable  bool
+	length    int64 // the response's Content-Length; -1: chunked (or unknown)
 	cancelled func() bool
 
 	mu   sync.Mutex
@@ -76,11 +77,18 @@ func (b *upBody) release(interrupted bool) error {
 		return nil
 	}
 	b.done = true
+	probed := false
 	if !b.eof && !interrupted {
 		// The caller read exactly Content-Length bytes (or the last chunk
 		// is already buffered): one more read returns EOF without
-		// touching the network; anything else is not a clean end.
-		b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+		// touching the network; anything else is not a clean end. Only a
+		// body without a length (chunked) can make that read wait, so
+		// only then is it bounded (a deadline is a timer operation,
+		// issue 20).
+		if b.length < 0 {
+			b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+			probed = true
+		}
 		var one [1]byte
 		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err == io.EOF {
 			b.eof = true
@@ -91,7 +99,14 @@ func (b *upBody) release(interrupted bool) error {
 	// Bytes after the response (an origin that sent more than it framed)
 	// would be read as the next answer: such a connection is not reused.
 	if b.eof && !interrupted && b.reusable && !b.cancelled() && err == nil && b.uc.br.Buffered() == 0 {
-		b.uc.conn.SetDeadline(time.Time{})
+		if probed {
+			b.uc.conn.SetReadDeadline(time.Time{})
+		}
+		// The read deadline is clear (exchange cleared the head's); the
+		// write deadline of the request stays armed while the
+		// connection is idle: the next request's first write replaces
+		// it (deadlineWriter), and expiring on an idle connection it
+		// affects nothing.
 		b.pool.put(b.uc)
 		return nil
 	}

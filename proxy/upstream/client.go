@@ -220,7 +220,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		if resp, err := readFinal(uc, r.Method); err == nil {
 			uc.conn.SetReadDeadline(time.Time{})
 			resp.Close = true // the request was not fully sent: never reuse
-			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, cancelled: func() bool { return true }}
+			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, length: resp.ContentLength, cancelled: func() bool { return true }}
 			res.Resp = resp
 			return res
 		}
@@ -240,7 +240,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 	}
 	uc.conn.SetReadDeadline(time.Time{})
 	reusable := !resp.Close
-	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable,
+	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable, length: resp.ContentLength,
 		cancelled: func() bool { mu.Lock(); defer mu.Unlock(); return cancelled }}
 	res.Resp = resp
 	return res

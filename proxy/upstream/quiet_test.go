@@ -1,12 +1,14 @@
 package upstream
 
 import (
+	"context"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // loopbackPair is a connected TCP pair on 127.0.0.1: ours, wrapped as a
@@ -57,5 +59,36 @@ func TestQuiet(t *testing.T) {
 		uc, peer := loopbackPair(t)
 		peer.Close()
 		testkit.WaitFor(t, 5*time.Second, "the EOF seen", func() bool { return !uc.quiet() })
+	})
+}
+
+func TestPooledWriteDeadline(t *testing.T) {
+	t.Run("HTTP-4/pooled-connection-works-after-the-previous-write-deadline-passed", func(t *testing.T) {
+		// release leaves the request's write deadline armed on a pooled
+		// connection; the next request's write must replace it.
+		addr, closed := keepAliveOrigin(t)
+		c := &Client{Dial: newTestClient().Dial, ResponseTimeout: 100 * time.Millisecond}
+		defer c.CloseIdle()
+		send := func() time.Time {
+			r := getRequest(addr)
+			r.ResponseTimeout = 10 * time.Second // the head wait; ResponseTimeout above is the write bound
+			res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			defer res.Resp.Body.Close()
+			if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
+				t.Fatalf("%q %v", b, err)
+			}
+			return time.Now()
+		}
+		done := send()
+		testkit.WaitFor(t, 5*time.Second, "the write deadline to pass", func() bool { return time.Since(done) > 300*time.Millisecond })
+		send()
+		select {
+		case <-closed:
+			t.Fatal("the pooled connection was not reused")
+		default:
+		}
 	})
 }
