@@ -79,3 +79,27 @@ func TestWatchClient(t *testing.T) {
 		}
 	})
 }
+
+func TestTargetPort(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+	}{
+		{"http://127.0.0.1:7898/x", 7898},
+		{"http://localhost:80", 80},
+		{"http://h:8080?q=1", 8080},
+		{"http://[::1]:7898/", 7898},
+		{"http://[::1]/", 0},
+		{"http://example.com/a:b", 0},
+		{"http://example.com", 0},
+		{"http://h:/x", 0},
+		{"http://h:x/", 0},
+		{"/origin-form", 0},
+	} {
+		t.Run("HTTP-1/"+tc.raw, func(t *testing.T) {
+			if got := targetPort(tc.raw); got != tc.want {
+				t.Fatalf("targetPort(%q) = %d, want %d", tc.raw, got, tc.want)
+			}
+		})
+	}
+}

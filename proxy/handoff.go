@@ -77,6 +77,9 @@ func closeAfter(h http.Handler) http.Handler {
 // this server's own listener (loopback or listen address, same port); if
 // so it rewrites head.Raw's request line to origin-form.
 func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
+	if !s.listensOn(targetPort(head.Target)) {
+		return false // the common case, decided without parsing the URL (issue 20)
+	}
 	u, err := url.Parse(head.Target)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
 		return false
@@ -108,4 +111,42 @@ func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
 	head.Raw = append([]byte(line), head.Raw[eol+1:]...)
 	head.Target = path
 	return true
+}
+
+// targetPort is the explicit port of an absolute-form target's authority
+// ("http://h:8080/x" → 8080), or 0 when it has none or it is not a number;
+// selfTarget's first, parse-free filter.
+func targetPort(raw string) int {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return 0
+	}
+	auth := raw[i+3:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth = auth[:j]
+	}
+	j := strings.LastIndexByte(auth, ':')
+	if j < 0 || strings.IndexByte(auth[j:], ']') >= 0 {
+		return 0 // no port, or the last colon is inside an IPv6 literal
+	}
+	port, err := strconv.Atoi(auth[j+1:])
+	if err != nil || port <= 0 {
+		return 0
+	}
+	return port
+}
+
+// listensOn reports whether one of the server's TCP listeners has port.
+func (s *Server) listensOn(port int) bool {
+	if port == 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ln := range s.listeners {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.Port == port {
+			return true
+		}
+	}
+	return false
 }
