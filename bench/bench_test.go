@@ -124,7 +124,24 @@ func tunnelReused(tb testing.TB, n int, reset func()) {
 // no probe): plan, dial, 200, relay set-up and tear-down.
 func tunnelNew(tb testing.TB, n int, reset func()) {
 	addr, o := startProxy(tb)
-	p := path{proxy: addr, origin: o.plainAddr(), tunnel: true}
+	newTunnels(tb, n, reset, path{proxy: addr, origin: o.plainAddr(), tunnel: true})
+}
+
+// tunnelNewRelay is tunnelNew through the bench's minimal Go CONNECT relay
+// (gateway.go, io.Copy): the same client and origin work, so the
+// difference to BenchmarkTunnelNew is dual-proxy's own cost per tunnel.
+func tunnelNewRelay(tb testing.TB, n int, reset func()) {
+	_, o := startProxy(tb)
+	g, err := newGoGateway("127.0.0.1:0", false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.kill)
+	newTunnels(tb, n, reset, path{proxy: g.addr, origin: o.plainAddr(), tunnel: true})
+}
+
+// newTunnels runs n requests over p, each on a new tunnel.
+func newTunnels(tb testing.TB, n int, reset func(), p path) {
 	req := p.reqLine("/", true)
 	reset()
 	for i := 0; i < n; i++ {
@@ -201,6 +218,13 @@ func BenchmarkProbeHandshakeX25519(b *testing.B) {
 func BenchmarkPlainDirect(b *testing.B)      { plainDirect(b, b.N, cpuReset(b)) }
 func BenchmarkPlainProxy(b *testing.B)       { plainProxy(b, b.N, cpuReset(b)) }
 func BenchmarkPlainManyHeaders(b *testing.B) { plainManyHeaders(b, b.N, cpuReset(b)) }
+func BenchmarkTunnelReused(b *testing.B)     { tunnelReused(b, b.N, cpuReset(b)) }
+func BenchmarkTunnelNew(b *testing.B)        { tunnelNew(b, b.N, cpuReset(b)) }
+func BenchmarkTunnelNewRelay(b *testing.B)   { tunnelNewRelay(b, b.N, cpuReset(b)) }
+func BenchmarkTunnelBulk(b *testing.B) {
+	b.SetBytes(int64(len(bulkChunk)))
+	tunnelBulk(b, b.N, cpuReset(b))
+}
 
 // cpuReset is b.ResetTimer that also starts a "cpu-ns/op" metric: this
 // process's CPU time (proxy, client and origin) per operation, which a
@@ -253,7 +277,7 @@ func BenchmarkPlainProxyParallel(b *testing.B) {
 func TestScenariosRun(t *testing.T) {
 	for name, f := range map[string]func(testing.TB, int, func()){
 		"PlainDirect": plainDirect, "PlainProxy": plainProxy, "PlainManyHeaders": plainManyHeaders,
-		"TunnelReused": tunnelReused, "TunnelNew": tunnelNew, "TunnelBulk": tunnelBulk,
+		"TunnelReused": tunnelReused, "TunnelNew": tunnelNew, "TunnelNewRelay": tunnelNewRelay, "TunnelBulk": tunnelBulk,
 		"ProbeHandshake": func(tb testing.TB, n int, reset func()) { probeHandshakes(tb, n, reset, nil) },
 	} {
 		t.Run(name, func(t *testing.T) { f(t, 20, func() {}) })
