@@ -33,23 +33,82 @@ type result struct {
 // It returns the connection and its candidate, an *AllFailedError, or
 // the *path.PathError of PhaseLocal when this machine ran out of
 // descriptors (no cooldown recorded, no further attempt started).
-// One function on purpose: launch, the race timer and the result loop
-// share the attempt counters, and split apart they would need a struct
-// whose only job is to hold them.
 func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, path.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	atts, _ := e.plan(host, port)
-	// With a single candidate (loopback direct, or one path configured) a
-	// probe cannot change the outcome, only cost a handshake.
-	probe := e.cfg.TLSProbe && port == 443 && len(atts) > 1
-
-	raceCtx, cancelRace := context.WithCancel(ctx)
-	defer cancelRace()
 	open := e.openVerified
 	if e.openAttempt != nil {
 		open = e.openAttempt
 	}
+	var o outcome
+	if len(atts) == 1 {
+		// Nothing to race (loopback direct, or one path configured): the
+		// attempt runs here, without a goroutine, channel or timer (issue
+		// 20: CPU per new tunnel), and a probe cannot change the outcome,
+		// only cost a handshake.
+		o = e.openOnly(ctx, atts[0], host, port, target, open)
+	} else {
+		o = e.race(ctx, atts, host, port, target, open, e.cfg.TLSProbe && port == 443)
+	}
+	if o.won != nil {
+		e.succeed(host, o.won.att.cand)
+		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: o.won.att.cand.String(), Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start))})
+		return o.won.conn, o.won.att.cand, nil
+	}
+	if o.local != nil {
+		e.cfg.Logger.Warn("out of local resources", "host", host, "reason", o.local.Error())
+		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
+		return nil, path.Candidate{}, o.local
+	}
+	if ctx.Err() == nil {
+		e.allFailed(host) // not when the client left or the server stops
+	}
+	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
+	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: o.fails}
+}
+
+// openFunc opens the path of one attempt (openVerified, or a test's).
+type openFunc func(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error)
+
+// outcome is what the attempts of one openTunnel came to: the winner (nil
+// if none), the failures in the order they arrived, and the first local
+// resource failure (PhaseLocal).
+type outcome struct {
+	won   *result
+	fails []error
+	local error
+}
+
+// openOnly runs the single attempt of a plan on the calling goroutine,
+// with the same bookkeeping as race: a failure records its cooldown unless
+// ctx ended; a local resource failure records none.
+func (e *Engine) openOnly(ctx context.Context, a attempt, host string, port int, target string, open openFunc) outcome {
+	conn, err := open(ctx, a, host, target, false)
+	if err == nil {
+		return outcome{won: &result{att: a, conn: conn}}
+	}
+	o := outcome{fails: []error{err}}
+	if isLocal(err) {
+		o.local = err
+		return o
+	}
+	var pe *path.PathError
+	if errors.As(err, &pe) && ctx.Err() == nil {
+		e.fail(host, port, pe)
+	}
+	return o
+}
+
+// race runs the attempts of a plan with more than one candidate (see
+// openTunnel): probe is whether attempts other than the cache hit run the
+// TLS probe first.
+// One function on purpose: launch, the race timer and the result loop
+// share the attempt counters, and split apart they would need a struct
+// whose only job is to hold them.
+func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int, target string, open openFunc, probe bool) outcome {
+	raceCtx, cancelRace := context.WithCancel(ctx)
+	defer cancelRace()
 	results := make(chan result, len(atts))
 	next, running := 0, 0
 	launch := func() {
@@ -81,9 +140,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		}
 	}()
 
-	var fails []error
-	var won *result
-	var local error // the first local resource failure (PhaseLocal)
+	var o outcome
 	launch()
 	armTimer()
 	for running > 0 {
@@ -91,8 +148,8 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		case r := <-results:
 			running--
 			if r.err == nil {
-				if won == nil {
-					won = &r
+				if o.won == nil {
+					o.won = &r
 					timerC = nil // no attempt starts after the win
 					cancelRace() // losers stop; drained below
 				} else {
@@ -100,14 +157,14 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 				}
 				continue
 			}
-			if won != nil {
+			if o.won != nil {
 				continue // a loser we cancelled: no cooldown
 			}
-			fails = append(fails, r.err)
+			o.fails = append(o.fails, r.err)
 			if isLocal(r.err) {
 				// Out of descriptors: no candidate is to blame and none
 				// would do better; stop launching (running ones finish).
-				local, next = r.err, len(atts)
+				o.local, next = r.err, len(atts)
 				timerC = nil
 				continue
 			}
@@ -124,21 +181,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 			armTimer()
 		}
 	}
-	if won != nil {
-		e.succeed(host, won.att.cand)
-		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: won.att.cand.String(), Failed: status.Failures(fails), LatencyMS: ms(time.Since(start))})
-		return won.conn, won.att.cand, nil
-	}
-	if local != nil {
-		e.cfg.Logger.Warn("out of local resources", "host", host, "reason", local.Error())
-		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
-		return nil, path.Candidate{}, local
-	}
-	if ctx.Err() == nil {
-		e.allFailed(host) // not when the client left or the server stops
-	}
-	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
-	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: fails}
+	return o
 }
 
 // openVerified opens the path of one attempt within its connect timeout;
