@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"strconv"
 )
 
 // anthropicStreamDecoder reads a Messages stream (POOL-NOTES "Streams"):
@@ -216,21 +217,33 @@ func (e *anthropicStreamEncoder) Encode(ev Event) ([]byte, error) {
 }
 
 func (e *anthropicStreamEncoder) delta(ev Event) []byte {
-	var d map[string]string
+	var typ, field, val string
 	p := ev.Part
 	switch {
 	case p.Kind == KindText && p.Text != "":
-		d = map[string]string{"type": "text_delta", "text": p.Text}
+		typ, field, val = "text_delta", "text", p.Text
 	case p.Kind == KindToolCall && p.Args != "":
-		d = map[string]string{"type": "input_json_delta", "partial_json": p.Args}
+		typ, field, val = "input_json_delta", "partial_json", p.Args
 	case p.Kind == KindReasoning && p.Text != "":
-		d = map[string]string{"type": "thinking_delta", "thinking": p.Text}
+		typ, field, val = "thinking_delta", "thinking", p.Text
 	case p.Kind == KindReasoning && p.Signature != "":
-		d = map[string]string{"type": "signature_delta", "signature": p.Signature}
+		typ, field, val = "signature_delta", "signature", p.Signature
 	default:
 		return nil
 	}
-	return sse("content_block_delta", mustJSON(map[string]any{"type": "content_block_delta", "index": ev.Index, "delta": d}))
+	// Written by hand, not json.Marshal of a map: this is the per-event
+	// path of every translated stream (issue 20). Fields in the API's own
+	// order (type, index, delta).
+	b := make([]byte, 0, 112+len(val)+len(val)/8)
+	b = append(b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
+	b = strconv.AppendInt(b, int64(ev.Index), 10)
+	b = append(b, `,"delta":{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = appendJSONString(b, val)
+	return append(b, "}}\n\n"...)
 }
 
 // AnthropicErrorEvent renders e as a Messages stream's error event.

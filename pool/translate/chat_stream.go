@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // chatStreamDecoder reads a Chat Completions stream: "data: {chunk}" events
@@ -185,6 +186,24 @@ func (e *chatStreamEncoder) chunk(delta chatDeltaOut, finish *string, u *chatUsa
 	return sse("", mustJSON(c))
 }
 
+// textChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
+// hand, byte for byte the same: the per-event path of every translated
+// stream to a Chat client (issue 20) skips json.Marshal's reflection.
+func (e *chatStreamEncoder) textChunk(field, text string) []byte {
+	b := make([]byte, 0, 160+len(e.id)+len(e.model)+len(text)+len(text)/8)
+	b = append(b, `data: {"id":`...)
+	b = appendJSONString(b, e.id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, e.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, e.model)
+	b = append(b, `,"choices":[{"index":0,"delta":{"`...)
+	b = append(b, field...)
+	b = append(b, `":`...)
+	b = appendJSONString(b, text)
+	return append(b, "},\"finish_reason\":null}]}\n\n"...)
+}
+
 func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 	switch ev.Kind {
 	case EvStart:
@@ -213,9 +232,9 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 		p := ev.Part
 		switch {
 		case p.Kind == KindText && p.Text != "":
-			return e.chunk(chatDeltaOut{Content: &p.Text}, nil, nil), nil
+			return e.textChunk("content", p.Text), nil
 		case p.Kind == KindReasoning && p.Text != "":
-			return e.chunk(chatDeltaOut{ReasoningContent: &p.Text}, nil, nil), nil
+			return e.textChunk("reasoning_content", p.Text), nil
 		case p.Kind == KindToolCall && p.Args != "":
 			n := e.tools[ev.Index]
 			var tc chatToolCall

@@ -1,0 +1,70 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// jsonStringSeeds are strings whose encoding/json form has every escape
+// Marshal writes.
+var jsonStringSeeds = []string{"", "Hello there, ", `q"uote\back`, "<tag> & amp", "\b\f\n\r\t\x00\x01\x1f\x7f",
+	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300)}
+
+// FuzzAppendJSONString: the hand-written string encoder of the streamed
+// deltas writes exactly the bytes json.Marshal writes (SPEC POOL-21: a
+// translated event must not change the text it carries).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, json.Marshal = %s", s, got[1:], want)
+		}
+	})
+}
+
+// TestStreamDeltaEncodersMatchMarshal: the hand-written text-delta events
+// carry what the json.Marshal forms carried — byte for byte for Chat
+// chunks, the same JSON in the API's field order for Anthropic deltas.
+func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		t.Run("POOL-21/chat-text-chunk", func(t *testing.T) {
+			e := &chatStreamEncoder{model: `m<"x">`, id: "chatcmpl-&1", created: 1700000000}
+			for field, d := range map[string]chatDeltaOut{"content": {Content: &s}, "reasoning_content": {ReasoningContent: &s}} {
+				if got, want := e.textChunk(field, s), e.chunk(d, nil, nil); string(got) != string(want) {
+					t.Errorf("%s %q:\n got %s\nwant %s", field, s, got, want)
+				}
+			}
+		})
+		t.Run("POOL-21/anthropic-delta", func(t *testing.T) {
+			e := &anthropicStreamEncoder{}
+			for _, c := range []struct {
+				p          Part
+				typ, field string
+			}{
+				{Part{Kind: KindText, Text: s}, "text_delta", "text"},
+				{Part{Kind: KindToolCall, Args: s}, "input_json_delta", "partial_json"},
+				{Part{Kind: KindReasoning, Text: s}, "thinking_delta", "thinking"},
+				{Part{Kind: KindReasoning, Signature: s}, "signature_delta", "signature"},
+			} {
+				got := string(e.delta(Event{Kind: EvDelta, Index: 3, Part: c.p}))
+				want := "event: content_block_delta\ndata: " + string(mustJSON(struct {
+					Type  string            `json:"type"`
+					Index int               `json:"index"`
+					Delta map[string]string `json:"delta"`
+				}{"content_block_delta", 3, nil}))
+				want = strings.TrimSuffix(want, "null}") + `{"type":"` + c.typ + `","` + c.field + `":` + string(mustJSON(s)) + "}}\n\n"
+				if got != want {
+					t.Errorf("%s %q:\n got %s\nwant %s", c.typ, s, got, want)
+				}
+				old := mustJSON(map[string]any{"type": "content_block_delta", "index": 3, "delta": map[string]string{"type": c.typ, c.field: s}})
+				if data := strings.TrimSuffix(strings.TrimPrefix(got, "event: content_block_delta\ndata: "), "\n\n"); !sameJSON(data, string(old)) {
+					t.Errorf("%s %q: %s is not the JSON of %s", c.typ, s, data, old)
+				}
+			}
+		})
+	}
+}
