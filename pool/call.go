@@ -28,6 +28,7 @@ type call struct {
 	um    *config.UnifiedModel
 	w     http.ResponseWriter
 	r     *http.Request
+	rc    *http.ResponseController // of w, made on the first write (stream.go)
 
 	start      time.Time // monotonic, for latencies
 	startClock time.Time // injected clock, for records

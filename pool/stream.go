@@ -256,9 +256,15 @@ func (c *call) commit(m string, resp *http.Response, held []byte) error {
 	return c.write(held)
 }
 
+// write writes b to the client and flushes (SPEC POOL-7: events are
+// flushed as they arrive). The ResponseController is made once per call,
+// not per event (issue 20).
 func (c *call) write(b []byte) error {
 	if _, err := c.w.Write(b); err != nil {
 		return err
 	}
-	return http.NewResponseController(c.w).Flush()
+	if c.rc == nil {
+		c.rc = http.NewResponseController(c.w)
+	}
+	return c.rc.Flush()
 }

@@ -43,6 +43,8 @@ type SSEReader struct {
 	br     *bufio.Reader
 	skipLF bool // the last line ended with CR: a following LF belongs to it
 	eof    bool
+	// line and raw are scratch space reused across events (Next).
+	line, raw []byte
 }
 
 // NewSSEReader reads events from r through a 32 KiB buffer.
@@ -100,13 +102,23 @@ func (r *SSEReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 
 var lf, crlf = []byte("\n"), []byte("\r\n")
 
-// Next reads the next event. The returned slices are owned by the caller.
+// Next reads the next event. The returned slices are owned by the caller:
+// Raw is one new allocation per event, Data a slice of it (capacity
+// limited, so appending to Data never writes into Raw) unless the event has
+// several data lines, and Name is interned for the APIs' event names — the
+// per-event cost of every pool stream (issue 20).
 func (r *SSEReader) Next() (SSEEvent, error) {
 	if r.eof {
 		return SSEEvent{}, io.EOF
 	}
 	var ev SSEEvent
-	var raw, line []byte
+	raw, line := r.raw[:0], r.line[:0]
+	defer func() {
+		if cap(raw) <= maxKeptScratch && cap(line) <= maxKeptScratch {
+			r.raw, r.line = raw[:0], line[:0]
+		}
+	}()
+	var d dataSpan
 	fields, comments := 0, 0
 	for {
 		var end []byte
@@ -121,31 +133,58 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 		if err == io.EOF {
 			r.eof = true
 			if len(line) > 0 {
-				fields, comments = parseField(&ev, line, fields, comments)
+				at := len(raw)
 				raw = append(append(raw, line...), '\n')
+				fields, comments = parseField(&ev, &d, raw, at, line, fields, comments)
 			}
 			if fields == 0 && comments == 0 {
 				return SSEEvent{}, io.EOF
 			}
-			ev.Raw, ev.Comment = append(raw, '\n'), fields == 0
-			return ev, nil
+			raw = append(raw, '\n')
+			return d.dispatch(ev, raw, fields == 0), nil
 		}
 		if len(line) == 0 {
 			if fields == 0 && comments == 0 {
 				raw = raw[:0] // stray blank line between events
 				continue
 			}
-			ev.Raw, ev.Comment = append(raw, end...), fields == 0
-			return ev, nil
+			raw = append(raw, end...)
+			return d.dispatch(ev, raw, fields == 0), nil
 		}
+		at := len(raw)
 		raw = append(append(raw, line...), end...)
-		fields, comments = parseField(&ev, line, fields, comments)
+		fields, comments = parseField(&ev, &d, raw, at, line, fields, comments)
 	}
 }
 
+// maxKeptScratch bounds the line and raw buffers an SSEReader keeps between
+// events (one huge event does not pin its memory for the stream's life).
+const maxKeptScratch = 64 << 10
+
+// dataSpan is where an event's data is: the one data line's value as an
+// offset into the event's raw bytes, or the joined value of several.
+type dataSpan struct {
+	lines  int
+	off, n int    // first data value in raw
+	joined []byte // several data lines, joined with "\n"
+}
+
+// dispatch returns ev with Raw a copy of raw and Data from d.
+func (d *dataSpan) dispatch(ev SSEEvent, raw []byte, comment bool) SSEEvent {
+	ev.Raw, ev.Comment = append([]byte(nil), raw...), comment
+	switch {
+	case d.lines == 1:
+		ev.Data = ev.Raw[d.off : d.off+d.n : d.off+d.n]
+	case d.lines > 1:
+		ev.Data = d.joined
+	}
+	return ev
+}
+
 // parseField applies one non-empty line to ev and returns the updated
-// counts of field and comment lines.
-func parseField(ev *SSEEvent, line []byte, fields, comments int) (int, int) {
+// counts of field and comment lines; the line was appended to raw at
+// offset at.
+func parseField(ev *SSEEvent, d *dataSpan, raw []byte, at int, line []byte, fields, comments int) (int, int) {
 	if line[0] == ':' {
 		return fields, comments + 1
 	}
@@ -155,16 +194,42 @@ func parseField(ev *SSEEvent, line []byte, fields, comments int) (int, int) {
 	}
 	switch string(name) {
 	case "event":
-		ev.Name = string(value)
+		ev.Name = eventName(value)
 	case "data":
-		if ev.Data != nil {
-			ev.Data = append(ev.Data, '\n')
+		if d.lines++; d.lines == 1 {
+			d.off, d.n = at+len(line)-len(value), len(value)
 		} else {
-			ev.Data = []byte{}
+			if d.lines == 2 {
+				d.joined = append([]byte(nil), raw[d.off:d.off+d.n]...)
+			}
+			d.joined = append(append(d.joined, '\n'), value...)
 		}
-		ev.Data = append(ev.Data, value...)
 	}
 	return fields + 1, comments
+}
+
+// knownEvents are the event names the four APIs stream (POOL-NOTES
+// "Streams"); eventName returns these without allocating.
+var knownEvents = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop", "ping", "error", "response.created", "response.in_progress",
+		"response.output_item.added", "response.output_item.done", "response.content_part.added",
+		"response.content_part.done", "response.output_text.delta", "response.output_text.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+		"response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+		"response.completed", "response.failed", "response.incomplete"} {
+		m[n] = n
+	}
+	return m
+}()
+
+func eventName(v []byte) string {
+	if n, ok := knownEvents[string(v)]; ok {
+		return n
+	}
+	return string(v)
 }
 
 // maxSniffBlank bounds the blank lines skipped while sniffing (bytes).
