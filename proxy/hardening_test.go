@@ -381,6 +381,22 @@ func TestTunnelBounds(t *testing.T) {
 			t.Fatal("tunnel still open 3 s after a half-close with a silent other side (bound 300 ms)")
 		}
 	})
+	t.Run("CON-2/half-close-bound-holds-with-the-idle-bound-off", func(t *testing.T) {
+		// The silent direction waits without a deadline until the other
+		// ends; the half-close must arm one (relay.go, issue 20).
+		addr, _ := startProxy(t, Config{TunnelIdleTimeout: -1, TunnelHalfCloseTimeout: 300 * time.Millisecond})
+		o, eof := quietOrigin(t)
+		c := openTunnel(t, addr, o)
+		c.(*net.TCPConn).CloseWrite()
+		select {
+		case <-eof:
+		case <-time.After(3 * time.Second):
+			t.Fatal("half-close not propagated")
+		}
+		if !closedWithin(c, 3*time.Second) {
+			t.Fatal("tunnel still open 3 s after a half-close (bound 300 ms, idle bound off)")
+		}
+	})
 	t.Run("CON-2/idle-tunnel-closed-after-idle-timeout", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{TunnelIdleTimeout: 300 * time.Millisecond})
 		o, _ := quietOrigin(t)

@@ -60,6 +60,11 @@ func relay(client, up net.Conn, idle, halfClose time.Duration, done func(sent, r
 
 func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
 
+// window is the read-deadline window of a direction under bound limit (> 0).
+func window(limit time.Duration) time.Duration {
+	return min(max(limit/4, time.Millisecond), maxWindow)
+}
+
 // limit is the silence allowed now: halfClose once a direction ended.
 func (t *tunnel) limit() time.Duration {
 	if t.halfClosed.Load() {
@@ -93,7 +98,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 	for {
 		limit := t.limit()
 		if limit > 0 {
-			src.SetReadDeadline(time.Now().Add(min(max(limit/4, time.Millisecond), maxWindow)))
+			src.SetReadDeadline(time.Now().Add(window(limit)))
 		} else {
 			src.SetReadDeadline(time.Time{})
 		}
@@ -115,10 +120,18 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 		return written
 	}
 	// This direction ended: the other may stay silent for halfClose only,
-	// counted from now; wake it so it picks up the shorter bound.
+	// counted from now. If the other ended first, relay closes both
+	// connections now (a FIN each; no half-close to send).
 	t.touch()
-	t.halfClosed.Store(true)
-	dst.SetReadDeadline(time.Now())
+	if !t.halfClosed.CompareAndSwap(false, true) {
+		return written
+	}
+	if t.halfClose > 0 {
+		// The other direction checks the shorter bound within one of its
+		// windows; not at once: waking it now cost every short-lived
+		// tunnel a goroutine switch (issue 20).
+		dst.SetReadDeadline(time.Now().Add(window(t.halfClose)))
+	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		if cw.CloseWrite() == nil {
 			return written
