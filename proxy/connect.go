@@ -20,20 +20,21 @@ const connectEstablished = "HTTP/1.1 200 Connection established\r\n\r\n"
 // through the first working candidate, answer 200, relay bytes both ways.
 //
 // It reports true when the tunnel relay owns c from now on: the relay
-// closes c and calls s.untrack(c) when the tunnel ends.
-func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
+// closes c and calls s.untrack(c) when the tunnel ends. out gives the
+// buffered writer for error answers.
+func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, out func() *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
 	host, port, err := splitConnectTarget(head.Target)
 	if err != nil {
-		writeSimple(bw, 400, "bad CONNECT target: "+err.Error()+"\n", nil)
+		writeSimple(out(), 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return false
 	}
 	up, cand, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
 	if isLocal(err) {
-		writeSimple(bw, 503, localAnswer(err), nil)
+		writeSimple(out(), 503, localAnswer(err), nil)
 		return false
 	}
 	if err != nil {
-		writeSimple(bw, 502, "dual-proxy: "+err.Error()+"\n", nil)
+		writeSimple(out(), 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return false
 	}
 	if !s.trackUpstream(up, true) {
