@@ -115,6 +115,16 @@ func (w *world) plainHTTP() error {
 		defer dps.stop()
 		paths = append(paths, named{"dual-proxy → squid", path{proxy: dps.addr, origin: org}, []*proc{dps, sq}})
 	}
+	// Floor (issue 20): the same keep-alive requests, cleartext, inside one
+	// CONNECT tunnel per client through the minimal Go relay with a 32 KiB
+	// read/write loop: one read(2) and one write(2) per direction per
+	// request and no HTTP work, the least any Go forwarder pays here.
+	ref, err := w.startRelay("relay-plain-floor", true)
+	if err != nil {
+		return err
+	}
+	defer ref.stop()
+	paths = append(paths, named{refPlainName, path{proxy: ref.addr, origin: org, tunnel: true}, []*proc{ref}})
 	if w.compareBin != "" {
 		b, err := w.startDualProxyBin(w.compareBin, "dp-direct-B", "--upstream-host", "")
 		if err != nil {
@@ -154,6 +164,7 @@ func (w *world) plainHTTP() error {
 		}
 	}
 	w.note("Scenario 1: p50 cells show the added latency against direct in µs in parentheses. tinyproxy closes the client connection after every plain request, so its rows include a new TCP connection per request.")
+	w.note("Scenario 1 floor row (" + refPlainName + "): the same requests, cleartext, inside one CONNECT tunnel per client through the minimal Go relay of scenario 2 (32 KiB read/write loop, own process): one read(2) and one write(2) per direction per request and no HTTP parsing, routing or header work. Its proxy CPU is the least any Go forwarder pays per request on this machine.")
 	return nil
 }
 
@@ -262,6 +273,7 @@ func (w *world) connect() error {
 }
 
 const (
+	refPlainName  = "reference: minimal Go relay, requests in a CONNECT tunnel (floor)"
 	refSpliceName = "reference: minimal Go relay, io.Copy (splice)"
 	refBufName    = "reference: minimal Go relay, 32 KiB read/write"
 )
