@@ -64,7 +64,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	if body.rest == nil {
 		// The client sent the whole request: watch its connection so a
 		// client that hangs up aborts the upstream request (no cooldown).
-		stopWatch = watchClient(c, br, cancel)
+		stopWatch = s.watches.watch(c, br, cancel)
 	}
 	resp, err := s.engine.roundTrip(ctx, req)
 	if err != nil {
@@ -164,59 +164,4 @@ func (e *Engine) outgoingHeader(head *httpmsg.RequestHead) http.Header {
 	h.Del("Host")
 	h.Add("Via", e.viaEntry()) // RFC 9110 §7.6.3; loop detection (loop.go)
 	return h
-}
-
-// clientWatchDelay is how long a request runs before watchClient starts
-// watching the client connection. A request answered sooner costs no
-// goroutine, no read(2) and no wake-ups (issue 20: the watch was a third of
-// the plain path's scheduler work at c=1); a client leaving a longer
-// request (an agent cancelling a model call) still cancels it, at most
-// this much later.
-const clientWatchDelay = 20 * time.Millisecond
-
-// watchClient notices a client that closes its connection while the
-// request is in flight and cancels the request with errClientGone (like
-// net/http's background read), from clientWatchDelay after the call on.
-// Bytes of a pipelined next request stay in br. stop ends the watch and
-// must be called before br is read again.
-func watchClient(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) (stop func()) {
-	w := &clientWatch{c: c, br: br, cancel: cancel, done: make(chan struct{})}
-	w.t = time.AfterFunc(clientWatchDelay, w.run)
-	return w.stop
-}
-
-// clientWatch is one request's watch of its client connection.
-type clientWatch struct {
-	c      net.Conn
-	br     *bufio.Reader
-	cancel context.CancelCauseFunc
-	t      *time.Timer // starts run on its own goroutine
-	done   chan struct{}
-}
-
-// run waits for the client's next byte or EOF (on the timer's goroutine).
-func (w *clientWatch) run() {
-	defer close(w.done)
-	if _, err := w.br.Peek(1); err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return // stopped
-		}
-		// EOF: the client closed (an agent's cancel). A half-close
-		// after the request looks the same and is treated the same,
-		// like net/http's server does: cancelling upstream work the
-		// client abandoned matters more than half-close clients.
-		w.cancel(errClientGone)
-	}
-}
-
-// stop ends the watch: before the delay it only stops the timer;
-// afterwards it aborts the pending Peek and waits for run to return.
-func (w *clientWatch) stop() {
-	if w.t.Stop() {
-		return // run never started: br was not touched
-	}
-	w.c.SetReadDeadline(time.Unix(1, 0)) // a Peek not yet begun fails at once too
-	<-w.done
-	w.c.SetReadDeadline(time.Time{})
 }

@@ -26,13 +26,19 @@ func TestWatchClient(t *testing.T) {
 		t.Cleanup(func() { a.Close(); b.Close() })
 		return &countingConn{Conn: a}, b
 	}
+	sweeper := func(t *testing.T, delay time.Duration) *watchSweeper {
+		done := make(chan struct{})
+		t.Cleanup(func() { close(done) })
+		return &watchSweeper{done: done, delay: delay}
+	}
 	t.Run("HTTP-4/fast-answer-never-reads-the-client", func(t *testing.T) {
 		// issue 20: a request answered within clientWatchDelay costs no
 		// watch goroutine and no read of the client connection.
 		c, _ := pair(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		stop := watchClient(c, bufio.NewReader(c), cancel)
+		ws := sweeper(t, time.Hour) // "fast": stopped long before the delay, however busy the machine
+		stop := ws.watch(c, bufio.NewReader(c), cancel)
 		stop()
 		if n := c.reads.Load(); n != 0 {
 			t.Fatalf("%d reads of the client connection before the watch delay", n)
@@ -45,7 +51,8 @@ func TestWatchClient(t *testing.T) {
 		c, peer := pair(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		stop := watchClient(c, bufio.NewReader(c), cancel)
+		ws := sweeper(t, clientWatchDelay)
+		stop := ws.watch(c, bufio.NewReader(c), cancel)
 		defer stop()
 		peer.Close()
 		select {
@@ -62,7 +69,8 @@ func TestWatchClient(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		br := bufio.NewReader(c)
-		stop := watchClient(c, br, cancel)
+		ws := sweeper(t, clientWatchDelay)
+		stop := ws.watch(c, br, cancel)
 		wrote := make(chan struct{})
 		go func() {
 			defer close(wrote)

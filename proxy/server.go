@@ -48,6 +48,7 @@ type Server struct {
 	log        *slog.Logger
 
 	handoff *chanListener // origin-form connections for the internal http.Server
+	watches watchSweeper  // client-gone watches of plain requests (forward_watch.go)
 	httpSrv *http.Server
 
 	mu        sync.Mutex
@@ -93,6 +94,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 		pending:   map[net.Conn]time.Time{},
 		done:      make(chan struct{}),
 	}
+	s.watches.done = s.done
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	eng.OnDecision(func(d status.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and

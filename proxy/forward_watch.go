@@ -1,0 +1,140 @@
+package proxy
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// Client-gone watch of plain requests (SPEC HTTP-4: a client that hangs
+// up cancels the upstream request, like net/http's background read).
+//
+// Watching a client connection costs a goroutine blocked in a read of it,
+// and stopping the watch a past read deadline and a hand-off. A request
+// answered within clientWatchDelay is not worth that (issue 20: the watch
+// was a third of the plain path's scheduler work at c=1), and neither is a
+// timer per request (its arming often wakes the netpoller). So requests
+// register with the server's watchSweeper, one goroutine that ticks every
+// clientWatchDelay while requests are in flight and starts the watch of
+// those older than that; a client leaving a longer request (an agent
+// cancelling a model call) still cancels it, at most two ticks later.
+
+// clientWatchDelay is how long a request runs before its client is watched.
+const clientWatchDelay = 20 * time.Millisecond
+
+// sweeperIdleTicks is how many ticks without a request in flight the
+// sweeper goroutine waits before it exits (a new request starts it again).
+const sweeperIdleTicks = 50
+
+// watchSweeper starts the client watches of one server. The zero value is
+// ready; done, when set, ends the sweeper (Server.Shutdown).
+type watchSweeper struct {
+	done  <-chan struct{}
+	delay time.Duration // zero: clientWatchDelay (tests set their own)
+
+	mu      sync.Mutex
+	pending map[*clientWatch]struct{} // registered, not yet watching
+	running bool                      // the sweeper goroutine runs
+}
+
+// clientWatch is one request's watch of its client connection.
+type clientWatch struct {
+	c      net.Conn
+	br     *bufio.Reader
+	cancel context.CancelCauseFunc
+	since  time.Time
+	ws     *watchSweeper
+	done   chan struct{} // closed when run returns
+
+	started bool // under ws.mu: run was started
+}
+
+// watch registers a request on c: from clientWatchDelay on, a client that
+// closes its connection cancels it with errClientGone. Bytes of a
+// pipelined next request stay in br. stop ends the watch and must be
+// called before br is read again.
+func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) (stop func()) {
+	w := &clientWatch{c: c, br: br, cancel: cancel, since: time.Now(), ws: ws}
+	ws.mu.Lock()
+	if ws.pending == nil {
+		ws.pending = map[*clientWatch]struct{}{}
+	}
+	ws.pending[w] = struct{}{}
+	if !ws.running {
+		ws.running = true
+		go ws.loop()
+	}
+	ws.mu.Unlock()
+	return w.stop
+}
+
+// loop starts the watches of requests older than clientWatchDelay, every
+// clientWatchDelay, until done or sweeperIdleTicks ticks without requests.
+func (ws *watchSweeper) loop() {
+	delay := cmp.Or(ws.delay, clientWatchDelay)
+	t := time.NewTicker(delay)
+	defer t.Stop()
+	for idle := 0; ; {
+		select {
+		case <-ws.done:
+			ws.mu.Lock()
+			ws.running = false
+			ws.mu.Unlock()
+			return
+		case now := <-t.C:
+			ws.mu.Lock()
+			for w := range ws.pending {
+				if now.Sub(w.since) >= delay {
+					delete(ws.pending, w)
+					w.started, w.done = true, make(chan struct{})
+					go w.run()
+				}
+			}
+			if idle++; len(ws.pending) > 0 {
+				idle = 0
+			}
+			if idle >= sweeperIdleTicks {
+				ws.running = false
+				ws.mu.Unlock()
+				return
+			}
+			ws.mu.Unlock()
+		}
+	}
+}
+
+// run waits for the client's next byte or EOF.
+func (w *clientWatch) run() {
+	defer close(w.done)
+	if _, err := w.br.Peek(1); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return // stopped
+		}
+		// EOF: the client closed (an agent's cancel). A half-close after
+		// the request looks the same and is treated the same, like
+		// net/http's server does: cancelling upstream work the client
+		// abandoned matters more than half-close clients.
+		w.cancel(errClientGone)
+	}
+}
+
+// stop ends the watch: before it started it only unregisters the request;
+// afterwards it aborts the pending Peek and waits for run to return.
+func (w *clientWatch) stop() {
+	ws := w.ws
+	ws.mu.Lock()
+	if !w.started {
+		delete(ws.pending, w)
+		ws.mu.Unlock()
+		return // br was not touched
+	}
+	ws.mu.Unlock()
+	w.c.SetReadDeadline(time.Unix(1, 0)) // a Peek not yet begun fails at once too
+	<-w.done
+	w.c.SetReadDeadline(time.Time{})
+}
