@@ -107,8 +107,37 @@ func proxyFlags(m mode) []cli.Flag {
 	if m == modeClaude {
 		fs = append(fs, &cli.StringFlag{Name: fCommand, Value: "claude", EnvVars: []string{"CLAUDE_COMMAND"}, Usage: "the Claude Code executable"})
 	}
+	return namesOnce(fs)
+}
+
+// namesOnce replaces each *cli.IntFlag of fs by an intFlag, whose names are
+// computed once.
+func namesOnce(fs []cli.Flag) []cli.Flag {
+	for i, f := range fs {
+		if v, ok := f.(*cli.IntFlag); ok {
+			names := cli.FlagNames(v.Name, v.Aliases)
+			fs[i] = intFlag{IntFlag: v, names: names[:len(names):len(names)]}
+		}
+	}
 	return fs
 }
+
+// intFlag is a *cli.IntFlag whose Names are computed once. urfave/cli v2
+// recomputes a flag's names (one regexp run per name, cli.FlagNames) every
+// time it asks, and while parsing it looks every flag that was not given
+// up by walking the flag list (runFlagActions → IsSet → lookupFlag):
+// O(flags²) regexp runs, ≈ 1 ms of every start with ≈ 45 flags (issue 20).
+// Only IntFlag is wrapped: nothing in urfave/cli or here type-switches on
+// *cli.IntFlag, while *BoolFlag, *StringFlag and *StringSliceFlag are
+// switched on (help, fish completion, withLogPath). Every other method is
+// the embedded flag's.
+type intFlag struct {
+	*cli.IntFlag
+	names []string
+}
+
+// Names returns the flag's name and aliases.
+func (f intFlag) Names() []string { return f.names }
 
 // healthFlag is --health-url; claude-dual-proxy's default is the origin of
 // the agent's own endpoint (SPEC RUN-1b, resolved in resolve).
