@@ -68,3 +68,30 @@ func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
 		})
 	}
 }
+
+// FuzzTopKeys: for every body json.Unmarshal reads as an object (or null),
+// the key scan of objectKeys finds the same keys with the same null-ness as
+// the json.Unmarshal into a map it replaces (SPEC POOL-21: a key that
+// cannot be translated is still refused).
+func FuzzTopKeys(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `{"a":1,"b":null,"c":"x\"}","d":[1,{"e":null}],"f":{"g":"]"}}`,
+		` { "model" : "m" , "stream" :true,"x":null , "x": 2 } `, `{"\u006dodel":"m","k\u00e9y":null,"\ud83d\ude00":[]}`,
+		"{\"bad\xff\":1,\"t\":true,\"n\":-1.5e3}", `{"a":"\\","b":"\\\""}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var want map[string]keyOnly
+		if json.Unmarshal(in, &want) != nil {
+			return
+		}
+		got := topKeys(in)
+		if len(got) != len(want) {
+			t.Fatalf("%q: keys %v, want %v", in, got, want)
+		}
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Fatalf("%q: key %q = %v (found %v), want %v", in, k, g, ok, v)
+			}
+		}
+	})
+}

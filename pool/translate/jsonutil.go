@@ -13,14 +13,102 @@ import (
 // ignored is dropped on purpose (its loss does not change the answer), any
 // other key is a FieldError (the target cannot express it).
 func objectKeys(body []byte, typed any, known, ignored []string) error {
-	var raw map[string]keyOnly
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return &FieldError{Field: "body", Reason: "not a JSON object: " + err.Error()}
-	}
 	if err := json.Unmarshal(body, typed); err != nil {
+		var raw map[string]keyOnly
+		if err := json.Unmarshal(body, &raw); err != nil {
+			return &FieldError{Field: "body", Reason: "not a JSON object: " + err.Error()}
+		}
 		return wireErr("body", err)
 	}
-	return checkKeys("", raw, known, ignored)
+	// The body is valid JSON (an object, or null): its keys are read by a
+	// scan instead of a second json.Unmarshal, which validated and walked
+	// the whole (often 100 KiB) body again (issue 20).
+	return checkKeys("", topKeys(body), known, ignored)
+}
+
+// topKeys returns the top-level keys of b, valid JSON, with whether each
+// value is null (the last of duplicate keys wins, as in json.Unmarshal
+// into a map); nil when b is not an object. Keys with escapes or non-ASCII
+// bytes are decoded by json.Unmarshal, so they compare as Unmarshal's map
+// keys do (FuzzTopKeys).
+func topKeys(b []byte) map[string]keyOnly {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	keys := map[string]keyOnly{}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
+		ks, ke := i, skipJSONString(b, i)
+		key := string(b[ks+1 : ke-1])
+		if bytes.IndexByte(b[ks:ke], '\\') >= 0 || !isASCII(b[ks:ke]) {
+			_ = json.Unmarshal(b[ks:ke], &key)
+		}
+		vs := skipSpace(b, skipSpace(b, ke)+1) // past ':'
+		ve := skipJSONValue(b, vs)
+		keys[key] = keyOnly{null: string(b[vs:ve]) == "null"}
+		i = skipSpace(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return keys
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONString returns the index after the string starting at b[i] ('"').
+func skipJSONString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipJSONValue returns the index after the value starting at b[i].
+func skipJSONValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			i = skipJSONString(b, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		if depth == 0 && b[i] == '"' {
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // keyOnly records only whether a value is null: the key check needs no
