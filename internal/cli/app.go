@@ -83,7 +83,7 @@ func dualProxyApp(sio IO) *cli.App {
 			manCommand(sio),
 		},
 	}
-	return app
+	return withCompletion(app)
 }
 
 // Claude runs the claude-dual-proxy command line: `claude-dual-proxy
@@ -96,7 +96,7 @@ func Claude(args []string, sio IO) int {
 // subcommands: every argument that is not one of its flags belongs to
 // claude (RUN-1), so `claude-dual-proxy help` runs `claude help`.
 func claudeApp(sio IO) *cli.App {
-	return &cli.App{
+	return withCompletion(&cli.App{
 		Name:                 "claude-dual-proxy",
 		Version:              version.String(),
 		Usage:                "run Claude Code behind dual-proxy",
@@ -108,7 +108,7 @@ func claudeApp(sio IO) *cli.App {
 		ErrWriter:            sio.Stderr,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-	}
+	})
 }
 
 // runApp runs app and maps errors to exit statuses: usage errors 2 with

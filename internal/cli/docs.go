@@ -32,7 +32,7 @@ func completionCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script for dual-proxy and claude-dual-proxy (bash, zsh or fish)",
-		UsageText: "dual-proxy completion bash|zsh|fish\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish",
+		UsageText: "dual-proxy completion bash|zsh|fish\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish\n         (and the same file as claude-dual-proxy.fish: fish loads one per command)",
 		Action: func(c *cli.Context) error {
 			script, err := completionScript(c.Args().First(), sio)
 			if err != nil {
@@ -45,9 +45,9 @@ func completionCommand(sio IO) *cli.Command {
 }
 
 // completionScript is the script for shell. bash and zsh ask the program
-// itself (urfave/cli's --generate-bash-completion) and fall back to file
-// names after "--", where the words belong to the child; fish gets static
-// completions generated from the definitions.
+// itself (--generate-bash-completion, answered by completeNode) and fall
+// back to file names after "--", where the words belong to the child; fish
+// gets static completions generated from the definitions (fishCompletion).
 func completionScript(shell string, sio IO) (string, error) {
 	switch shell {
 	case "bash":
@@ -55,15 +55,7 @@ func completionScript(shell string, sio IO) (string, error) {
 	case "zsh":
 		return zshCompletion, nil
 	case "fish":
-		var b strings.Builder
-		for _, app := range []*cli.App{dualProxyApp(sio), claudeApp(sio)} {
-			s, err := app.ToFishCompletion()
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(s)
-		}
-		return b.String(), nil
+		return fishCompletion(dualProxyApp(sio)) + "\n" + fishCompletion(claudeApp(sio)), nil
 	}
 	return "", fmt.Errorf("want bash, zsh or fish, got %q", shell)
 }
@@ -76,7 +68,9 @@ _dual_proxy_complete() {
     [[ "$w" == "--" ]] && return 1   # the child's arguments: default completion
   done
   if [[ "$cur" == -* ]]; then
-    opts=$("${words[@]}" "$cur" --generate-bash-completion 2>/dev/null)
+    local ask="$cur"
+    [[ "$ask" == "--" ]] && ask="-"   # a lone "--" would end the flags; "-" asks for every flag
+    opts=$("${words[@]}" "$ask" --generate-bash-completion 2>/dev/null)
   else
     opts=$("${words[@]}" --generate-bash-completion 2>/dev/null)
   fi
@@ -95,7 +89,9 @@ _dual_proxy_complete() {
     return
   fi
   if [[ "$cur" == -* ]]; then
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion 2>/dev/null)}")
+    local ask=$cur
+    [[ "$ask" == "--" ]] && ask=-   # a lone "--" would end the flags; "-" asks for every flag
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${ask} --generate-bash-completion 2>/dev/null)}")
   else
     opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
   fi

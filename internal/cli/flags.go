@@ -99,7 +99,7 @@ func proxyFlags(m mode) []cli.Flag {
 	}
 	if m != modeServe {
 		fs = append(fs,
-			&cli.StringFlag{Name: fLogFile, EnvVars: []string{"DUAL_PROXY_LOG_FILE"}, Usage: "launcher log file (default " + logHint + ")"},
+			&cli.StringFlag{Name: fLogFile, TakesFile: true, EnvVars: []string{"DUAL_PROXY_LOG_FILE"}, Usage: "launcher log file (default " + logHint + ")"},
 			&cli.IntFlag{Name: fKillAfterMS, Value: 5000, EnvVars: []string{"KILL_AFTER_MS"}, Usage: "SIGKILL the child this long after a forwarded SIGTERM/SIGHUP (ms)"},
 		)
 	}

@@ -36,7 +36,7 @@ const (
 // poolFlags are the model-pool flags of a command.
 func poolFlags(m mode) []cli.Flag {
 	fs := []cli.Flag{
-		&cli.StringFlag{Name: fConfig, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default " + configHint + " when it exists)"},
+		&cli.StringFlag{Name: fConfig, TakesFile: true, EnvVars: []string{"DUAL_PROXY_CONFIG"}, Usage: "model pool YAML config (default " + configHint + " when it exists)"},
 		&cli.StringFlag{Name: fPoolState, EnvVars: []string{"DUAL_PROXY_POOL_STATE"}, DefaultText: "the config's state:, else memory", Usage: "where the pool keeps bindings, cooldowns and counters: memory, or redis://[user:pass@]host:port/db (rediss:// for TLS) shared by a team's instances (wins over the config's state:)"},
 	}
 	if m == modeServe {

@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Shell completion from one walk of the command tree (SPEC LIS-5): bash
+// and zsh ask the program (urfave/cli's --generate-bash-completion, served
+// by completeNode), fish gets a static script written from the same walk
+// (fishCompletion), so no script can list a command or flag the program
+// lacks, or miss one it has.
+
+// argValues are the values a command's first positional argument takes,
+// offered by every shell's completion.
+var argValues = map[string][]string{
+	"completion": {"bash", "zsh", "fish"},
+	"man":        {"dual-proxy", "claude-dual-proxy"},
+}
+
+// cmdNode is one command of a program's tree: its path below the program
+// ("" for the program itself, "pool test"), its visible flags (help and
+// version included, as urfave/cli adds them), visible subcommands and the
+// values of its first argument.
+type cmdNode struct {
+	path  string
+	flags []cli.Flag
+	subs  []*cli.Command
+	args  []string
+}
+
+// commandTree lists app's commands, the program first, depth first.
+func commandTree(app *cli.App) []cmdNode {
+	root := cmdNode{flags: append(visibleFlags(app.Flags), cli.HelpFlag), subs: visibleCommands(app.Commands)}
+	if app.Version != "" && !app.HideVersion {
+		root.flags = append(root.flags, cli.VersionFlag)
+	}
+	nodes := []cmdNode{root}
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := strings.TrimSpace(prefix + " " + c.Name)
+			nodes = append(nodes, cmdNode{path: p, flags: append(visibleFlags(c.Flags), cli.HelpFlag),
+				subs: visibleCommands(c.Subcommands), args: argValues[c.Name]})
+			walk(p, visibleCommands(c.Subcommands))
+		}
+	}
+	walk("", root.subs)
+	return nodes
+}
+
+// visibleCommands drops hidden commands and urfave/cli's own "help"
+// command, which completion never offers (it is a positional argument
+// below the top level).
+func visibleCommands(cmds []*cli.Command) []*cli.Command {
+	var out []*cli.Command
+	for _, c := range cmds {
+		if !c.Hidden && c.Name != "help" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func visibleFlags(flags []cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range flags {
+		if v, ok := f.(cli.VisibleFlag); !ok || v.IsVisible() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// withCompletion makes every command of app answer
+// --generate-bash-completion from commandTree: flags when the word being
+// completed starts with '-', else its subcommands, or its argument values
+// while no argument is given. urfave/cli's default offered "help" after
+// leaves, nothing for argument values, and nothing for a lone "--".
+func withCompletion(app *cli.App) *cli.App {
+	nodes := map[string]cmdNode{}
+	for _, n := range commandTree(app) {
+		nodes[n.path] = n
+	}
+	app.BashComplete = func(c *cli.Context) { completeNode(c, nodes[""]) }
+	var set func(prefix string, cmds []*cli.Command)
+	set = func(prefix string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			p := strings.TrimSpace(prefix + " " + cmd.Name)
+			n := nodes[p]
+			cmd.BashComplete = func(c *cli.Context) { completeNode(c, n) }
+			set(p, cmd.Subcommands)
+		}
+	}
+	set("", app.Commands)
+	return app
+}
+
+// completeNode prints n's completions, one a line. Like urfave/cli it reads
+// the word being completed from os.Args (the one before
+// --generate-bash-completion); the scripts pass "-" for a lone "--",
+// which urfave/cli would take for the end of the flags.
+func completeNode(c *cli.Context, n cmdNode) {
+	w := c.App.Writer
+	var cur string
+	if len(os.Args) > 2 {
+		cur = os.Args[len(os.Args)-2]
+	}
+	if strings.HasPrefix(cur, "-") {
+		for _, f := range n.flags {
+			for _, name := range f.Names() {
+				if opt := flagOption(name); strings.HasPrefix(opt, cur) && opt != cur {
+					fmt.Fprintln(w, opt)
+				}
+			}
+		}
+		return
+	}
+	if c.NArg() > 0 {
+		return
+	}
+	for _, s := range n.subs {
+		fmt.Fprintln(w, s.Name)
+	}
+	for _, a := range n.args {
+		fmt.Fprintln(w, a)
+	}
+}
+
+// flagOption is how name is written on the command line: -x or --name.
+func flagOption(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// fishCompletion is the fish script for app: one function that finds the
+// command path on the command line (skipping flags and their values,
+// stopping at "--", whose words belong to the child), then per command its
+// subcommands, argument values and flags under that path.
+func fishCompletion(app *cli.App) string {
+	nodes := commandTree(app)
+	fn := "__" + strings.ReplaceAll(app.Name, "-", "_") + "_at"
+	var paths, valued []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if n.path != "" {
+			paths = append(paths, fishQuote(n.path))
+		}
+		for _, f := range n.flags {
+			if takesValue(f) {
+				for _, name := range f.Names() {
+					if opt := flagOption(name); !seen[opt] {
+						seen[opt] = true
+						valued = append(valued, opt)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(valued)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# fish completion for %s (dual-proxy completion fish), generated from its command tree\n", app.Name)
+	fmt.Fprintf(&b, `function %s --description 'is the command line at command path $argv[1]? (with "args": and no argument given yet)'
+    set -l commands %s
+    set -l valued %s
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l path ''
+    set -l nargs 0
+    set -l skip 0
+    for w in $words
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        switch $w
+            case --
+                return 1
+            case '-*=*'
+                continue
+            case '-*'
+                contains -- $w $valued; and set skip 1
+                continue
+        end
+        set -l next (string trim -- "$path $w")
+        if test $nargs = 0; and contains -- $next $commands
+            set path $next
+        else
+            set nargs (math $nargs + 1)
+        end
+    end
+    test "$path" = "$argv[1]"; or return 1
+    test "$argv[2]" != args; or test $nargs = 0
+end
+`, fn, strings.Join(paths, " "), strings.Join(valued, " "))
+	for _, n := range nodes {
+		at := fishQuote(fn + " " + fishQuote(n.path))
+		args := fishQuote(fn + " " + fishQuote(n.path) + " args")
+		fmt.Fprintf(&b, "\ncomplete -c %s -n %s -f\n", app.Name, at)
+		for _, s := range n.subs {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s -d %s\n", app.Name, args, fishQuote(s.Name), fishQuote(s.Usage))
+		}
+		for _, a := range n.args {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, args, fishQuote(a))
+		}
+		for _, f := range n.flags {
+			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), fishValue(f), fishQuote(flagUsage(f)))
+		}
+	}
+	return b.String()
+}
+
+func fishNames(f cli.Flag) string {
+	var s string
+	for _, name := range f.Names() {
+		if len(name) == 1 {
+			s += " -s " + name
+		} else {
+			s += " -l " + name
+		}
+	}
+	return s
+}
+
+// fishValue says whether f takes a value, and whether that value is a file.
+func fishValue(f cli.Flag) string {
+	switch {
+	case !takesValue(f):
+		return ""
+	case takesFile(f):
+		return " -r -F"
+	}
+	return " -x"
+}
+
+func takesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return ok && d.TakesValue()
+}
+
+func takesFile(f cli.Flag) bool {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		return f.TakesFile
+	case *cli.PathFlag:
+		return f.TakesFile
+	case *cli.StringSliceFlag:
+		return f.TakesFile
+	case *cli.GenericFlag:
+		return f.TakesFile
+	}
+	return false
+}
+
+func flagUsage(f cli.Flag) string {
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		return d.GetUsage()
+	}
+	return ""
+}
+
+// fishQuote is s as one single-quoted fish word.
+func fishQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// treeNode is one command as the test reads it straight from the
+// definitions: the words that reach it, the subcommand names and argument
+// values completion must offer there, and its long flags.
+type treeNode struct {
+	prog  string
+	words []string
+	subs  []string
+	flags []string
+}
+
+// realTree walks the command definitions of both programs (its own walk,
+// not commandTree's) into treeNodes.
+func realTree(t *testing.T) []treeNode {
+	var nodes []treeNode
+	var walk func(prog string, words []string, flags []cli.Flag, cmds []*cli.Command, name string)
+	walk = func(prog string, words []string, flags []cli.Flag, cmds []*cli.Command, name string) {
+		n := treeNode{prog: prog, words: words, flags: []string{"--help"}}
+		if len(words) == 0 {
+			n.flags = append(n.flags, "--version")
+		}
+		for _, f := range flags {
+			for _, fn := range f.Names() {
+				if len(fn) > 1 {
+					n.flags = append(n.flags, "--"+fn)
+				}
+			}
+		}
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			n.subs = append(n.subs, c.Name)
+			walk(prog, append(append([]string{}, words...), c.Name), c.Flags, c.Subcommands, c.Name)
+		}
+		n.subs = append(n.subs, argValues[name]...)
+		sort.Strings(n.subs)
+		sort.Strings(n.flags)
+		nodes = append(nodes, n)
+	}
+	for _, app := range []*cli.App{dualProxyApp(IO{}), claudeApp(IO{})} {
+		walk(app.Name, nil, app.Flags, app.Commands, "")
+	}
+	if len(nodes) < 8 {
+		t.Fatalf("command tree has only %d nodes", len(nodes))
+	}
+	return nodes
+}
+
+func (n treeNode) line() string { return strings.TrimSpace(n.prog + " " + strings.Join(n.words, " ")) }
+
+// completionBin is a directory holding dual-proxy and claude-dual-proxy:
+// the test binary standing in for each (see TestMain).
+func completionBin(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
+		script := "#!/bin/sh\nDUAL_PROXY_TEST_MAIN=" + prog + " exec " + self + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(bin, prog), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin
+}
+
+// shellWords runs a shell script in an empty directory with bin first on
+// PATH and returns its output split into sorted words ("--flag\tdescription"
+// lines keep their first field).
+func shellWords(t *testing.T, bin string, argv ...string) []string {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = t.TempDir() // no file names among the answers
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", argv[0], err, out)
+	}
+	var words []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		for _, w := range strings.Fields(l) {
+			words = append(words, w)
+			if strings.Contains(l, "\t") {
+				break
+			}
+		}
+	}
+	sort.Strings(words)
+	return words
+}
+
+// checkShell compares what complete(line) offers with the tree: the
+// subcommands and argument values after "CMD ", the long flags after
+// "CMD --".
+func checkShell(t *testing.T, complete func(line string) []string) {
+	for _, n := range realTree(t) {
+		if got := complete(n.line() + " "); strings.Join(got, " ") != strings.Join(n.subs, " ") {
+			t.Errorf("%q completes to %q, the command tree has %q", n.line()+" ", got, n.subs)
+		}
+		if got := complete(n.line() + " --"); strings.Join(got, " ") != strings.Join(n.flags, " ") {
+			t.Errorf("%q completes to %q, the command tree has %q", n.line()+" --", got, n.flags)
+		}
+	}
+}
+
+func TestCompletionMatchesCommandTree(t *testing.T) {
+	t.Run("LIS-5/argument-values-are-accepted", func(t *testing.T) {
+		for _, sh := range argValues["completion"] {
+			if _, err := completionScript(sh, IO{}); err != nil {
+				t.Errorf("completion offers %q: %v", sh, err)
+			}
+		}
+		for _, p := range argValues["man"] {
+			if _, err := manPage(p, IO{}); err != nil {
+				t.Errorf("man offers %q: %v", p, err)
+			}
+		}
+	})
+	t.Run("LIS-5/bash-offers-every-command-and-flag", func(t *testing.T) {
+		bin := completionBin(t)
+		checkShell(t, func(line string) []string {
+			// COMP_WORDS as bash splits the line; an empty last word when it
+			// ends in a space.
+			words := strings.Fields(line)
+			if strings.HasSuffix(line, " ") {
+				words = append(words, "''")
+			}
+			sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
+				"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+			return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
+		})
+	})
+	t.Run("LIS-5/fish-script-names-every-command-and-flag", func(t *testing.T) {
+		// Without fish: the script text at least names every path and flag.
+		script, err := completionScript("fish", IO{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range realTree(t) {
+			if len(n.words) > 0 && !strings.Contains(script, "'"+strings.Join(n.words, " ")+"'") {
+				t.Errorf("fish script lacks the command %q", n.line())
+			}
+			at := "complete -c " + n.prog + " -n '__" + strings.ReplaceAll(n.prog, "-", "_") + "_at \\'" + strings.Join(n.words, " ") + "\\'' "
+			for _, f := range n.flags {
+				found := false
+				for _, l := range strings.Split(script, "\n") {
+					found = found || strings.HasPrefix(l, at) && strings.Contains(l, " -l "+f[2:]+" ")
+				}
+				if !found {
+					t.Errorf("fish script lacks %s under %q", f, n.line())
+				}
+			}
+		}
+	})
+}
