@@ -138,12 +138,39 @@ type ModelInfo struct {
 }
 
 // ModelList is the pool's unified models with merged capabilities, sorted as
-// configured.
+// configured. A pool without models: accepts every model id and sends it
+// unchanged (SPEC POOL-2), so its list is what its members offer: every
+// model its members' channels declare (channel models:), in member then
+// declaration order, each id once, with the capabilities merged over the
+// members that declare it (SPEC POOL-1, POOL-12).
 func ModelList(cfg *Config, p *PoolConfig) []ModelInfo {
+	if len(p.Models) == 0 {
+		return memberModels(cfg, p)
+	}
 	out := make([]ModelInfo, 0, len(p.Models))
 	for i := range p.Models {
 		m := &p.Models[i]
 		out = append(out, ModelInfo{ID: m.ID, DisplayName: m.Name, Capabilities: MergeCaps(cfg, p, m)})
+	}
+	return out
+}
+
+// memberModels is ModelList for a pool without models:.
+func memberModels(cfg *Config, p *PoolConfig) []ModelInfo {
+	out := []ModelInfo{}
+	seen := map[string]bool{}
+	for _, mem := range p.Members {
+		ch := cfg.Channel(mem)
+		if ch == nil {
+			continue
+		}
+		for _, spec := range ch.Models {
+			if seen[spec.ID] {
+				continue
+			}
+			seen[spec.ID] = true
+			out = append(out, ModelInfo{ID: spec.ID, DisplayName: spec.ID, Capabilities: MergeCaps(cfg, p, &UnifiedModel{ID: spec.ID})})
+		}
 	}
 	return out
 }

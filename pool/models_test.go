@@ -1,0 +1,102 @@
+package pool
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/config"
+)
+
+func TestModelsWithoutModelsKey(t *testing.T) {
+	// A pool without models: takes any model id; its lists show what its
+	// members declare, merged over the members declaring each id.
+	y := `
+channels:
+  a: {api: openai, base_url: "http://127.0.0.1:9", api_key: sk-a, models: [{id: fa, context_window: 200000, max_tokens: 64000}, {id: shared, context_window: 200000, max_tokens: 64000, input: [text, image]}]}
+  b: {api: anthropic, base_url: "http://127.0.0.1:9", api_key: sk-b, models: [{id: shared, context_window: 131072, max_tokens: 32768, input: [text]}, {id: fb}]}
+  c: {api: anthropic, base_url: "http://127.0.0.1:9", api_key: sk-c}
+pools:
+  p: {members: [a, b, c]}
+  bare: {members: [c]}
+`
+	cfg, err := config.ParseConfig([]byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(cfg, Options{Transport: &http.Transport{}})
+	get := func(path string, hdr ...string) []byte {
+		req, _ := http.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:8080" // in process: ServeHTTP checks Host (POOL-20)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		return rec.Body.Bytes()
+	}
+	type entry struct {
+		ID            string   `json:"id"`
+		ContextWindow int      `json:"context_window"`
+		MaxTokens     int      `json:"max_tokens"`
+		Input         []string `json:"input"`
+	}
+	check := func(t *testing.T, data []entry) {
+		var ids []string
+		for _, e := range data {
+			ids = append(ids, e.ID)
+		}
+		if strings.Join(ids, ",") != "fa,shared,fb" {
+			t.Fatalf("models %v, want fa,shared,fb (member then declaration order)", ids)
+		}
+		if s := data[1]; s.ContextWindow != 131072 || s.MaxTokens != 32768 || strings.Join(s.Input, ",") != "text,image" {
+			t.Fatalf("shared not merged over its members: %+v", s)
+		}
+	}
+	t.Run("POOL-1/openai-list-shows-the-members-models", func(t *testing.T) {
+		var doc struct {
+			Object string  `json:"object"`
+			Data   []entry `json:"data"`
+		}
+		if err := json.Unmarshal(get("/pool/p/v1/models"), &doc); err != nil || doc.Object != "list" {
+			t.Fatalf("%+v %v", doc, err)
+		}
+		check(t, doc.Data)
+	})
+	t.Run("POOL-1/anthropic-list-shows-the-members-models", func(t *testing.T) {
+		var doc struct {
+			Data    []entry `json:"data"`
+			FirstID string  `json:"first_id"`
+			LastID  string  `json:"last_id"`
+		}
+		if err := json.Unmarshal(get("/pool/p/v1/models", "anthropic-version", "2023-06-01"), &doc); err != nil {
+			t.Fatal(err)
+		}
+		check(t, doc.Data)
+		if doc.FirstID != "fa" || doc.LastID != "fb" {
+			t.Fatalf("first_id %q last_id %q", doc.FirstID, doc.LastID)
+		}
+	})
+	t.Run("POOL-1/gemini-list-shows-the-members-models", func(t *testing.T) {
+		var doc struct {
+			Models []struct {
+				Name            string `json:"name"`
+				InputTokenLimit int    `json:"inputTokenLimit"`
+			} `json:"models"`
+		}
+		if err := json.Unmarshal(get("/pool/p/v1beta/models"), &doc); err != nil || len(doc.Models) != 3 ||
+			doc.Models[1].Name != "models/shared" || doc.Models[1].InputTokenLimit != 131072 {
+			t.Fatalf("%+v %v", doc, err)
+		}
+	})
+	t.Run("POOL-1/no-member-declares-models-empty-list", func(t *testing.T) {
+		if got := string(get("/pool/bare/v1/models", "anthropic-version", "2023-06-01")); !strings.HasPrefix(got, `{"data":[],`) {
+			t.Fatalf("bare pool: %s", got)
+		}
+	})
+}
