@@ -27,7 +27,7 @@ pools:
 		t.Fatal(err)
 	}
 	p := New(cfg, Options{Transport: &http.Transport{}})
-	get := func(path string, hdr ...string) []byte {
+	get := func(t *testing.T, path string, hdr ...string) []byte {
 		req, _ := http.NewRequest(http.MethodGet, path, nil)
 		req.Host = "127.0.0.1:8080" // in process: ServeHTTP checks Host (POOL-20)
 		for i := 0; i+1 < len(hdr); i += 2 {
@@ -63,7 +63,7 @@ pools:
 			Object string  `json:"object"`
 			Data   []entry `json:"data"`
 		}
-		if err := json.Unmarshal(get("/pool/p/v1/models"), &doc); err != nil || doc.Object != "list" {
+		if err := json.Unmarshal(get(t, "/pool/p/v1/models"), &doc); err != nil || doc.Object != "list" {
 			t.Fatalf("%+v %v", doc, err)
 		}
 		check(t, doc.Data)
@@ -74,7 +74,7 @@ pools:
 			FirstID string  `json:"first_id"`
 			LastID  string  `json:"last_id"`
 		}
-		if err := json.Unmarshal(get("/pool/p/v1/models", "anthropic-version", "2023-06-01"), &doc); err != nil {
+		if err := json.Unmarshal(get(t, "/pool/p/v1/models", "anthropic-version", "2023-06-01"), &doc); err != nil {
 			t.Fatal(err)
 		}
 		check(t, doc.Data)
@@ -89,13 +89,13 @@ pools:
 				InputTokenLimit int    `json:"inputTokenLimit"`
 			} `json:"models"`
 		}
-		if err := json.Unmarshal(get("/pool/p/v1beta/models"), &doc); err != nil || len(doc.Models) != 3 ||
+		if err := json.Unmarshal(get(t, "/pool/p/v1beta/models"), &doc); err != nil || len(doc.Models) != 3 ||
 			doc.Models[1].Name != "models/shared" || doc.Models[1].InputTokenLimit != 131072 {
 			t.Fatalf("%+v %v", doc, err)
 		}
 	})
 	t.Run("POOL-1/no-member-declares-models-empty-list", func(t *testing.T) {
-		if got := string(get("/pool/bare/v1/models", "anthropic-version", "2023-06-01")); !strings.HasPrefix(got, `{"data":[],`) {
+		if got := string(get(t, "/pool/bare/v1/models", "anthropic-version", "2023-06-01")); !strings.HasPrefix(got, `{"data":[],`) {
 			t.Fatalf("bare pool: %s", got)
 		}
 	})
