@@ -20,7 +20,7 @@ import (
 // it through the candidates (replay rules, HTTP-3; forward_trip.go), and
 // stream the answer with a flush per read (HTTP-4; response.go). It reports
 // whether the client connection can carry another request.
-func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead) bool {
+func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, cc *connCtx) bool {
 	t, err := parseTarget(head.Target, head.Method)
 	if err != nil {
 		writeSimple(bw, 400, err.Error()+"\n", nil)
@@ -58,8 +58,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		length: body.length(head),
 	}
 
-	ctx, cancel := context.WithCancelCause(s.baseCtx)
-	defer cancel(nil)
+	ctx, cancel := cc.get(s.baseCtx)
 	stopWatch := func() {}
 	if body.rest == nil {
 		// The client sent the whole request: watch its connection so a
@@ -92,6 +91,33 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.
 	return ok && head.KeepAlive && body.finished() && context.Cause(ctx) == nil
+}
+
+// connCtx is the context of one client connection's plain requests, made
+// by the first of them and cancelled when the connection ends (issue 20:
+// one context per request registered with the server's base context, a
+// lock and a map insert and delete shared by all connections). Sharing it
+// is safe because whatever cancels it ends the connection too: the client
+// left (errClientGone, forward then answers that no further request
+// follows) or Shutdown cancelled the base context.
+type connCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// get returns the connection's context, derived from parent on first use.
+func (cc *connCtx) get(parent context.Context) (context.Context, context.CancelCauseFunc) {
+	if cc.ctx == nil {
+		cc.ctx, cc.cancel = context.WithCancelCause(parent)
+	}
+	return cc.ctx, cc.cancel
+}
+
+// end cancels the context, if one was made.
+func (cc *connCtx) end() {
+	if cc.cancel != nil {
+		cc.cancel(nil)
+	}
 }
 
 // target is the parsed absolute-form request target of a plain request.

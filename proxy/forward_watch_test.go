@@ -3,10 +3,15 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // countingConn counts Read calls on the client side of a connection.
@@ -110,4 +115,41 @@ func TestTargetPort(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestClientGoneLaterRequest(t *testing.T) {
+	t.Run("HTTP-4/client-gone-on-a-later-keep-alive-request-cancels-it", func(t *testing.T) {
+		// The requests of one connection share a context (connCtx): the
+		// first one's end must not cancel the second, and the second's
+		// client leaving must cancel it.
+		cancelled := make(chan struct{})
+		var n atomic.Int64
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 1 {
+				io.WriteString(w, "first")
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				close(cancelled)
+			case <-time.After(10 * time.Second):
+			}
+		}))
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		req := "GET " + origin.URL + "/ HTTP/1.1\r\nHost: " + origin.Addr + "\r\n\r\n"
+		io.WriteString(c, req)
+		if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "first" {
+			t.Fatalf("first: %d %q", resp.StatusCode, body)
+		}
+		io.WriteString(c, req)
+		testkit.WaitFor(t, 5*time.Second, "origin got the second request", func() bool { return n.Load() == 2 })
+		c.Close()
+		select {
+		case <-cancelled:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the second request was not cancelled after the client left")
+		}
+	})
 }

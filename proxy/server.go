@@ -312,6 +312,8 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		return bw
 	}
+	var cc connCtx // plain requests' context, made by the first (forward.go)
+	defer cc.end()
 	for first := true; ; first = false {
 		if !s.setIdle(c, true) {
 			return
@@ -350,7 +352,7 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		default:
-			if !s.forward(c, br, out(), head) {
+			if !s.forward(c, br, out(), head, &cc) {
 				return
 			}
 		}
