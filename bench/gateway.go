@@ -69,6 +69,7 @@ func (g *goGateway) listen(addr string) error {
 
 // serve answers one CONNECT and relays both ways.
 func (g *goGateway) serve(c net.Conn) {
+	defer g.forget(c)
 	defer c.Close()
 	br := bufio.NewReader(c)
 	line, err := br.ReadSlice('\n')
@@ -99,6 +100,7 @@ func (g *goGateway) serve(c net.Conn) {
 	g.mu.Lock()
 	g.conns[up] = struct{}{}
 	g.mu.Unlock()
+	defer g.forget(up)
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
@@ -115,6 +117,15 @@ func (g *goGateway) serve(c net.Conn) {
 	g.copy(c, up)
 	c.Close()
 	<-done
+}
+
+// forget drops c from the connections kill closes once serve is done with
+// it, so a long run's map (and the GC's work on it) stays the size of the
+// open tunnels, as a real relay's would.
+func (g *goGateway) forget(c net.Conn) {
+	g.mu.Lock()
+	delete(g.conns, c)
+	g.mu.Unlock()
 }
 
 // onlyReader and onlyWriter hide ReaderFrom/WriterTo so that io.CopyBuffer

@@ -134,6 +134,9 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		cmd.OnUsageError = app.OnUsageError
 	}
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
+	if len(args) > 1 && args[len(args)-1] == completionFlag {
+		ignoreEnvForCompletion(app)
+	}
 	err := app.Run(args)
 	if err == nil {
 		return 0
@@ -387,4 +390,43 @@ func openLogFile(path string) (*os.File, error) {
 		return nil, err
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
+// completionFlag is the argument urfave/cli's shell completion scripts
+// append to ask for candidate words.
+const completionFlag = "--generate-bash-completion"
+
+// ignoreEnvForCompletion detaches every flag of app and its commands from
+// its environment variable for a completion request: candidate words do not
+// depend on settings, and urfave/cli v2 dereferences a nil flag set when an
+// environment value fails to parse during completion (a bad LISTEN_PORT
+// made every TAB print a Go panic into the shell; SPEC LIS-5).
+func ignoreEnvForCompletion(app *cli.App) {
+	clear := func(fs []cli.Flag) {
+		for _, f := range fs {
+			switch f := f.(type) {
+			case *cli.BoolFlag:
+				f.EnvVars = nil
+			case *cli.StringFlag:
+				f.EnvVars = nil
+			case *cli.StringSliceFlag:
+				f.EnvVars = nil
+			case *cli.IntFlag:
+				f.EnvVars = nil
+			case intFlag:
+				f.EnvVars = nil
+			case *cli.Int64Flag:
+				f.EnvVars = nil
+			}
+		}
+	}
+	clear(app.Flags)
+	var walk func([]*cli.Command)
+	walk = func(cs []*cli.Command) {
+		for _, c := range cs {
+			clear(c.Flags)
+			walk(c.Subcommands)
+		}
+	}
+	walk(app.Commands)
 }

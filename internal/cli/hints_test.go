@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -95,6 +96,32 @@ func TestEnvValueNamed(t *testing.T) {
 		_, errOut, status := runCmd(t, DualProxy, []string{"LISTEN_PORT=abc"}, "--print-config")
 		if want := "dual-proxy: environment variable LISTEN_PORT (--listen-port): want a whole number, got \"abc\"\n"; status != 2 || errOut != want {
 			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+	t.Run("LIS-5/completion-with-unparsable-env-number", func(t *testing.T) {
+		// A bad LISTEN_PORT used to make urfave/cli dereference a nil
+		// flag set: every TAB printed a Go panic into the shell.
+		for _, env := range []string{"LISTEN_PORT", "UPSTREAM_PORT", "HEAD_TIMEOUT_MS"} {
+			t.Setenv(env, "abc")
+		}
+		// The candidate words themselves come from os.Args (the word
+		// being completed), which a test process cannot set safely: the
+		// exec-based TestCompletionMatchesCommandTree checks them. Here the
+		// run must end normally instead of panicking.
+		for _, args := range [][]string{{"--generate-bash-completion"}, {"pool", "--generate-bash-completion"}, {"run", "--generate-bash-completion"}} {
+			_, errOut, status := runCmd(t, DualProxy, []string{"LISTEN_PORT=abc"}, args...)
+			if status != 0 || errOut != "" {
+				t.Fatalf("%v: status %d err %q", args, status, errOut)
+			}
+		}
+		cmd := exec.Command(filepath.Join(completionBin(t), "dual-proxy"), "pool", "--generate-bash-completion")
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "LISTEN_PORT=abc", "UPSTREAM_PORT=x"}
+		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "test\n" {
+			t.Fatalf("pool completion with LISTEN_PORT=abc: %v %q", err, out)
+		}
+		_, errOut, status := runCmd(t, Claude, []string{"LISTEN_PORT=abc"}, "--generate-bash-completion")
+		if status != 0 || errOut != "" {
+			t.Fatalf("claude-dual-proxy: status %d err %q", status, errOut)
 		}
 	})
 	t.Run("LIS-5/gateway-env-without-port", func(t *testing.T) {
