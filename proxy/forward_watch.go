@@ -31,9 +31,11 @@ const clientWatchDelay = 20 * time.Millisecond
 const sweeperIdleTicks = 50
 
 // watchSweeper starts the client watches of one server. The zero value is
-// ready; done, when set, ends the sweeper (Server.Shutdown).
+// ready; done, when set, ends the sweeper (Server.Shutdown), and wg, when
+// set, counts the sweeper goroutine (Shutdown waits for it).
 type watchSweeper struct {
 	done  <-chan struct{}
+	wg    *sync.WaitGroup
 	delay time.Duration // zero: clientWatchDelay (tests set their own)
 
 	mu      sync.Mutex
@@ -66,6 +68,9 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 	ws.pending[w] = struct{}{}
 	if !ws.running {
 		ws.running = true
+		if ws.wg != nil {
+			ws.wg.Add(1) // the caller's connection is counted too, so Wait has not returned
+		}
 		go ws.loop()
 	}
 	ws.mu.Unlock()
@@ -75,6 +80,9 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 // loop starts the watches of requests older than clientWatchDelay, every
 // clientWatchDelay, until done or sweeperIdleTicks ticks without requests.
 func (ws *watchSweeper) loop() {
+	if ws.wg != nil {
+		defer ws.wg.Done()
+	}
 	delay := cmp.Or(ws.delay, clientWatchDelay)
 	t := time.NewTicker(delay)
 	defer t.Stop()

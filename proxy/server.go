@@ -94,7 +94,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 		pending:   map[net.Conn]time.Time{},
 		done:      make(chan struct{}),
 	}
-	s.watches.done = s.done
+	s.watches.done, s.watches.wg = s.done, &s.wg
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	eng.OnDecision(func(d status.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
