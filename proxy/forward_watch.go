@@ -65,6 +65,13 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 	if ws.pending == nil {
 		ws.pending = map[*clientWatch]struct{}{}
 	}
+	select {
+	case <-ws.done: // shutting down: no sweeper runs; watch at once
+		ws.start(w)
+		ws.mu.Unlock()
+		return w.stop
+	default:
+	}
 	ws.pending[w] = struct{}{}
 	if !ws.running {
 		ws.running = true
@@ -89,7 +96,13 @@ func (ws *watchSweeper) loop() {
 	for idle := 0; ; {
 		select {
 		case <-ws.done:
+			// Shutdown: in-flight requests finish within the grace
+			// period, and a client leaving one of them must still end it
+			// (HTTP-4, LIS-3), so every pending watch starts now.
 			ws.mu.Lock()
+			for w := range ws.pending {
+				ws.start(w)
+			}
 			ws.running = false
 			ws.mu.Unlock()
 			return
@@ -97,9 +110,7 @@ func (ws *watchSweeper) loop() {
 			ws.mu.Lock()
 			for w := range ws.pending {
 				if now.Sub(w.since) >= delay {
-					delete(ws.pending, w)
-					w.started, w.done = true, make(chan struct{})
-					go w.run()
+					ws.start(w)
 				}
 			}
 			if idle++; len(ws.pending) > 0 {
@@ -113,6 +124,13 @@ func (ws *watchSweeper) loop() {
 			ws.mu.Unlock()
 		}
 	}
+}
+
+// start unregisters w and starts its watch; ws.mu is held.
+func (ws *watchSweeper) start(w *clientWatch) {
+	delete(ws.pending, w)
+	w.started, w.done = true, make(chan struct{})
+	go w.run()
 }
 
 // run waits for the client's next byte or EOF.

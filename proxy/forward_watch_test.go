@@ -153,3 +153,52 @@ func TestClientGoneLaterRequest(t *testing.T) {
 		}
 	})
 }
+
+func TestClientGoneDuringShutdown(t *testing.T) {
+	t.Run("HTTP-4/client-gone-during-the-shutdown-grace-cancels-its-request", func(t *testing.T) {
+		// LIS-3: in-flight requests get the grace period; one whose client
+		// leaves during it (its watch not yet started by the sweeper,
+		// which Shutdown ends) must still be cancelled, and Shutdown must
+		// return when it ends instead of waiting out the grace.
+		cancelled := make(chan struct{})
+		got := make(chan struct{})
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(got)
+			select {
+			case <-r.Context().Done():
+				close(cancelled)
+			case <-time.After(20 * time.Second):
+			}
+		}))
+		srv, err := New(Config{LoopbackDirect: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.watches.delay = time.Hour // the request is still pending when Shutdown starts
+		addr := testkit.Serve(t, srv)
+		c := dialProxy(t, addr)
+		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		<-got
+		shut := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			shut <- srv.Shutdown(ctx)
+		}()
+		testkit.WaitFor(t, 5*time.Second, "shutdown begun", srv.isClosing)
+		c.Close()
+		select {
+		case <-cancelled:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a client leaving during the shutdown grace did not cancel its request")
+		}
+		select {
+		case err := <-shut:
+			if err != nil {
+				t.Fatalf("Shutdown: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Shutdown waits although the last request ended")
+		}
+	})
+}

@@ -23,6 +23,7 @@ type upBody struct {
 	stop      func() bool
 	reusable  bool
 	length    int64 // the response's Content-Length; -1: chunked (or unknown)
+	read      int64 // body bytes returned by Read (under mu)
 	cancelled func() bool
 
 	mu   sync.Mutex
@@ -43,6 +44,7 @@ func (b *upBody) Read(p []byte) (int, error) {
 		return 0, errBodyClosed
 	}
 	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
 	if err == io.EOF {
 		b.eof = true
 		b.release(false) // release the connection before the client sees the end
@@ -82,10 +84,11 @@ func (b *upBody) release(interrupted bool) error {
 		// The caller read exactly Content-Length bytes (or the last chunk
 		// is already buffered): one more read returns EOF without
 		// touching the network; anything else is not a clean end. Only a
-		// body without a length (chunked) can make that read wait, so
-		// only then is it bounded (a deadline is a timer operation,
-		// issue 20).
-		if b.length < 0 {
+		// body without a length (chunked) or one not read to its length
+		// (a caller that gave up halfway, a HEAD answer's body) can make
+		// that read wait, so only then is it bounded (a deadline is a
+		// timer operation, issue 20).
+		if b.length < 0 || b.read != b.length {
 			b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 			probed = true
 		}
