@@ -12,7 +12,7 @@ import (
 // DefaultMaxTokens. Consecutive messages of one role are merged, tool results
 // first (Anthropic's rule for user turns that answer tool calls).
 func EncodeAnthropicRequest(r *Request) ([]byte, error) {
-	w := anRequest{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+	w := anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
 	if w.MaxTokens == 0 {
 		w.MaxTokens = DefaultMaxTokens
@@ -21,7 +21,7 @@ func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 		w.Metadata = &anMetadata{UserID: r.User}
 	}
 	if len(r.System) > 0 {
-		w.System = mustJSON(strings.Join(r.System, "\n\n"))
+		w.System = strings.Join(r.System, "\n\n")
 	}
 	msgs, err := encodeAnMessages(r.Messages)
 	if err != nil {
@@ -51,7 +51,10 @@ func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 	return mustJSON(w), nil
 }
 
-func encodeAnToolChoice(r *Request, w *anRequest) error {
+// anRequestOut is an encoded Messages request.
+type anRequestOut = anRequestT[any, anMessageOut]
+
+func encodeAnToolChoice(r *Request, w *anRequestOut) error {
 	tc := &anToolChoice{}
 	switch r.ToolChoice.Mode {
 	case ChoiceDefault:
@@ -78,7 +81,7 @@ func encodeAnToolChoice(r *Request, w *anRequest) error {
 // encodeAnReasoning sets a thinking budget only: output_config.effort is
 // refused by Anthropic models older than Opus 4.5, while budget_tokens works
 // on every thinking model and on Anthropic-compatible servers.
-func encodeAnReasoning(r *Request, w *anRequest) {
+func encodeAnReasoning(r *Request, w *anRequestOut) {
 	re := r.Reasoning
 	switch {
 	case re.Disabled || re.Effort == "none":
@@ -98,13 +101,13 @@ func encodeAnReasoning(r *Request, w *anRequest) {
 	}
 }
 
-func encodeAnMessages(msgs []Message) ([]anMessage, error) {
-	var out []anMessage
+func encodeAnMessages(msgs []Message) ([]anMessageOut, error) {
+	var out []anMessageOut
 	var blocks []anBlock
 	role := ""
 	flush := func() {
 		if len(blocks) > 0 {
-			out = append(out, anMessage{Role: role, Content: mustJSON(blocks)})
+			out = append(out, anMessageOut{Role: role, Content: blocks})
 		}
 		blocks = nil
 	}

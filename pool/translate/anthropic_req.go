@@ -6,10 +6,15 @@ import (
 )
 
 // Anthropic Messages request wire types (docs.anthropic.com "Messages").
-type anRequest struct {
+// anRequest is the decoded form; the encoder writes
+// anRequestT[any, anMessageOut] (system a string, content blocks as
+// values), encoded once by the one json.Marshal of the request (issue 20).
+type anRequest = anRequestT[json.RawMessage, anMessage]
+
+type anRequestT[S, M any] struct {
 	Model         string          `json:"model"`
-	Messages      []anMessage     `json:"messages"`
-	System        json.RawMessage `json:"system,omitempty"`
+	Messages      []M             `json:"messages"`
+	System        S               `json:"system,omitempty"`
 	MaxTokens     int             `json:"max_tokens"`
 	Metadata      *anMetadata     `json:"metadata,omitempty"`
 	StopSequences []string        `json:"stop_sequences,omitempty"`
@@ -28,9 +33,14 @@ type anMetadata struct {
 	UserID string `json:"user_id,omitempty"`
 }
 
-type anMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+type anMessage = anMessageT[json.RawMessage]
+
+// anMessageOut is an encoded message.
+type anMessageOut = anMessageT[[]anBlock]
+
+type anMessageT[C any] struct {
+	Role    string `json:"role"`
+	Content C      `json:"content"`
 }
 
 type anBlock struct {

@@ -48,6 +48,53 @@ func BenchmarkRequest(b *testing.B) {
 			}
 		})
 	}
+	// A Chat client's request for an Anthropic member, and scenario 7's
+	// shape (bench/scen_pool.go: a 16 KiB system prompt, one user turn).
+	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
+	for _, c := range []struct {
+		name     string
+		from, to API
+		body     string
+	}{
+		{"chat-to-anthropic", APIChat, APIAnthropic, chatBenchRequest()},
+		{"scen7-anthropic-to-chat", APIAnthropic, APIChat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
+		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r, err := DecodeRequest(c.from, body, "", false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := EncodeRequest(c.to, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// chatBenchRequest is benchRequest's conversation as a Chat Completions
+// request: system message, tool calls and "tool" results, 15 functions.
+func chatBenchRequest() string {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","max_tokens":32000,"stream":true,"messages":[{"role":"system","content":` + string(mustJSON(strings.Repeat("You are a coding agent. ", 400))) + `}`)
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"text","text":%q}]}`, strings.Repeat("please edit the file ", 30))
+		fmt.Fprintf(&b, `,{"role":"assistant","content":"ok","tool_calls":[{"id":"t%d","type":"function","function":{"name":"Edit","arguments":%q}}]}`, i, `{"path":"a.go","text":`+string(mustJSON(strings.Repeat("x := 1\n", 40)))+`}`)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"t%d","content":%q}`, i, strings.Repeat("line\n", 60))
+	}
+	b.WriteString(`],"tools":[`)
+	for i := 0; i < 15; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"function","function":{"name":"Tool%d","description":%q,"parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}}`, i, strings.Repeat("does things ", 40))
+	}
+	b.WriteString(`]}`)
+	return b.String()
 }
 
 // BenchmarkStreamEvent is the added time per streamed event: one upstream

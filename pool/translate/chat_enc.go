@@ -13,7 +13,7 @@ import (
 // signatures and encrypted reasoning are dropped. A stream asks for usage
 // (stream_options.include_usage) so cache accounting keeps working.
 func EncodeChatRequest(r *Request) ([]byte, error) {
-	w := chatRequest{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+	w := chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, TopK: r.TopK, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
 	if r.Stream {
 		w.StreamOptions = &struct {
@@ -24,7 +24,7 @@ func EncodeChatRequest(r *Request) ([]byte, error) {
 		w.Stop = mustJSON(r.Stop)
 	}
 	if len(r.System) > 0 {
-		w.Messages = append(w.Messages, chatMessage{Role: "system", Content: mustJSON(strings.Join(r.System, "\n\n"))})
+		w.Messages = append(w.Messages, chatMessageOut{Role: "system", Content: strings.Join(r.System, "\n\n")})
 	}
 	for i, m := range r.Messages {
 		msgs, err := encodeChatMessage(fmt.Sprintf("messages[%d]", i), m)
@@ -77,10 +77,10 @@ func openAIEffort(re Reasoning, allowed []string) string {
 	return ""
 }
 
-func encodeChatMessage(field string, m Message) ([]chatMessage, error) {
-	var out []chatMessage
+func encodeChatMessage(field string, m Message) ([]chatMessageOut, error) {
+	var out []chatMessageOut
 	var content []chatContentPart
-	msg := chatMessage{Role: string(m.Role)}
+	msg := chatMessageOut{Role: string(m.Role)}
 	var reasoning strings.Builder
 	for j, p := range m.Parts {
 		pf := fmt.Sprintf("%s.content[%d]", field, j)
@@ -109,7 +109,7 @@ func encodeChatMessage(field string, m Message) ([]chatMessage, error) {
 			if p.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
 				text = "Error: " + text
 			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: p.CallID, Content: mustJSON(text)})
+			out = append(out, chatMessageOut{Role: "tool", ToolCallID: p.CallID, Content: text})
 		case KindReasoning:
 			reasoning.WriteString(p.Text)
 		}
@@ -118,18 +118,20 @@ func encodeChatMessage(field string, m Message) ([]chatMessage, error) {
 		rc := reasoning.String()
 		msg.ReasoningContent = &rc
 	}
+	keep := true
 	switch {
 	case len(content) == 1 && content[0].Type == "text":
-		msg.Content = mustJSON(content[0].Text)
+		msg.Content = content[0].Text
 	case len(content) > 0 && m.Role == RoleAssistant:
-		text, _ := textOnly(field, chatPartsNeutral(content))
-		msg.Content = mustJSON(text)
+		msg.Content, _ = textOnly(field, chatPartsNeutral(content))
 	case len(content) > 0:
-		msg.Content = mustJSON(content)
+		msg.Content = content
 	case m.Role == RoleAssistant:
-		msg.Content = json.RawMessage("null")
+		keep = len(msg.ToolCalls) > 0 // content null
+	default:
+		keep = false
 	}
-	if len(msg.Content) > 0 && (string(msg.Content) != "null" || len(msg.ToolCalls) > 0) {
+	if keep {
 		out = append(out, msg)
 	}
 	return out, nil

@@ -6,10 +6,14 @@ import (
 )
 
 // OpenAI Chat Completions request wire types (platform.openai.com
-// "Create chat completion").
-type chatRequest struct {
+// "Create chat completion"). chatRequest is the decoded form; the encoder
+// writes chatRequestT[chatMessageOut], whose content values are encoded
+// once by the one json.Marshal of the request (issue 20).
+type chatRequest = chatRequestT[chatMessage]
+
+type chatRequestT[M any] struct {
 	Model               string          `json:"model"`
-	Messages            []chatMessage   `json:"messages"`
+	Messages            []M             `json:"messages"`
 	Tools               []chatTool      `json:"tools,omitempty"`
 	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
 	ParallelToolCalls   *bool           `json:"parallel_tool_calls,omitempty"`
@@ -30,9 +34,15 @@ type chatRequest struct {
 	Modalities      []string    `json:"modalities,omitempty"`
 }
 
-type chatMessage struct {
+type chatMessage = chatMessageT[json.RawMessage]
+
+// chatMessageOut is an encoded message: Content is a string, a
+// []chatContentPart or nil (null).
+type chatMessageOut = chatMessageT[any]
+
+type chatMessageT[C any] struct {
 	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
+	Content          C               `json:"content"`
 	Name             string          `json:"name,omitempty"`
 	ToolCalls        []chatToolCall  `json:"tool_calls,omitempty"`
 	ToolCallID       string          `json:"tool_call_id,omitempty"`

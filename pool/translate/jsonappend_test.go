@@ -95,3 +95,55 @@ func FuzzTopKeys(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainString: a string token taken without json.Unmarshal
+// (plainString, the request decode's fast path) has exactly the value
+// json.Unmarshal gives it (SPEC POOL-21: translation keeps the text).
+func FuzzPlainString(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		f.Add([]byte(`"` + s + `"`))
+		b, _ := json.Marshal(s)
+		f.Add(b)
+	}
+	f.Add([]byte(`"a"b"`))
+	f.Add([]byte(`"unterminated`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := plainString(in)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatalf("plainString(%q) = %q, but json.Unmarshal fails: %v", in, got, err)
+		}
+		if got != want {
+			t.Fatalf("plainString(%q) = %q, json.Unmarshal = %q", in, got, want)
+		}
+	})
+}
+
+// TestRequestEncodersWriteTextOnce: the system prompt and message text of a
+// translated request are written as json.Marshal writes the string (HTML
+// escapes and all), now that the request is marshalled once instead of
+// string by string and again as raw fields (SPEC POOL-21, issue 20).
+func TestRequestEncodersWriteTextOnce(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		want, _ := json.Marshal(s)
+		r := &Request{Model: "m", System: []string{s}, Messages: []Message{{Role: RoleUser, Parts: []Part{{Kind: KindText, Text: s}}},
+			{Role: RoleAssistant, Parts: []Part{{Kind: KindText, Text: s}}}}}
+		for api, wantSub := range map[API]string{
+			APIChat:      `"messages":[{"role":"system","content":` + string(want) + `},{"role":"user","content":` + string(want) + `},{"role":"assistant","content":` + string(want) + `}]`,
+			APIAnthropic: `"messages":[{"role":"user","content":[{"type":"text","text":` + string(want) + `}]},{"role":"assistant","content":[{"type":"text","text":` + string(want) + `}]}],"system":` + string(want),
+		} {
+			t.Run("POOL-21/request-text-exact-"+string(api), func(t *testing.T) {
+				got, err := EncodeRequest(api, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(got), wantSub) {
+					t.Errorf("%q:\n got %s\nwant …%s…", s, got, wantSub)
+				}
+			})
+		}
+	}
+}

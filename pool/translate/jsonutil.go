@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // objectKeys decodes body as a JSON object into typed (a pointer to a wire
@@ -197,6 +198,9 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 		return "", false, nil
 	}
 	if raw[0] == '"' {
+		if s, ok := plainString(raw); ok {
+			return s, true, nil
+		}
 		if err := json.Unmarshal(raw, &str); err != nil {
 			return "", false, wireErr(field, err)
 		}
@@ -209,6 +213,29 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 		return "", false, prefixErr(field, wireErr(field, err))
 	}
 	return "", false, nil
+}
+
+// plainString is the value of raw, a JSON string token, when it needs no
+// decoding: closed, without escapes, control bytes or bytes json.Unmarshal
+// would replace (invalid UTF-8). raw comes from a body the caller has
+// already validated (a json.RawMessage field), so this saves a second scan
+// and decode of what is often the whole system prompt (issue 20); anything
+// else goes to json.Unmarshal, whose result is the same (FuzzPlainString).
+func plainString(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : n-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
 }
 
 // prefixErr puts field in front of a FieldError's field.
