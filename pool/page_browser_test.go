@@ -108,7 +108,7 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Fatalf("no pool verdict:\n%s", dom)
 		}
 		if m[1] != "warn" || m[2] != "a" || !strings.HasPrefix(m[3], "p: serving via a (last call ") ||
-			!strings.Contains(m[3], "2 of 3 members ready") || !strings.Contains(m[3], "c cooling until ") || !strings.Contains(m[3], "key refused (auth)") {
+			!strings.Contains(m[3], "2 of 3 members ready") || !regexp.MustCompile(`c cooling since \d\d:\d\d:\d\d \(for \d+ s\), retry in \d+ s: `).MatchString(m[3]) || !strings.Contains(m[3], "key refused (auth)") {
 			t.Fatalf("verdict %q (level %s, serving %s)", m[3], m[1], m[2])
 		}
 		if !has(dom, `<div id="verdict" class="verdict" data-level="warn">p: serving via a`) {

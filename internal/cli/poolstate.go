@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"text/tabwriter"
 	"time"
+
+	poolstatus "github.com/dual-proxy/dual-proxy/pool/status"
 )
 
-// poolStateDoc is the "state" part of /pool/status (balance.Health).
+// poolStateDoc is the part of /pool/status status prints: the pools'
+// members and where the state lives (balance.Health).
 type poolStateDoc struct {
+	Pools []poolstatus.PoolStatus `json:"pools"`
 	State struct {
 		Kind     string     `json:"kind"`
 		Store    string     `json:"store"`
@@ -20,7 +26,7 @@ type poolStateDoc struct {
 	} `json:"state"`
 }
 
-// printPoolState writes where the pool of the proxy at addr keeps its state
+// printPoolState writes the pools' members (printPoolMembers) and where the pool of the proxy at addr keeps its state
 // when it is shared (SPEC POOL-23), and loudly when the shared store is
 // unreachable and the instance runs on local state. The store address
 // comes redacted from the pool. A proxy without a pool prints nothing.
@@ -30,7 +36,11 @@ func printPoolState(ctx context.Context, w io.Writer, addr string) {
 		return
 	}
 	var doc poolStateDoc
-	if json.Unmarshal(raw, &doc) != nil || doc.State.Kind == "" || doc.State.Kind == "memory" {
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	defer printPoolMembers(w, doc.Pools, time.Now())
+	if doc.State.Kind == "" || doc.State.Kind == "memory" {
 		return
 	}
 	st := doc.State
@@ -44,4 +54,27 @@ func printPoolState(ctx context.Context, w io.Writer, addr string) {
 	}
 	fmt.Fprintf(w, "pool state: DEGRADED since %s: %s %s unreachable (%s); this instance balances on its local state until it is back\n",
 		since, st.Kind, st.Store, st.Reason)
+}
+
+// printPoolMembers writes one row per pool member: state, cooldown in the
+// page's words (poolstatus.CooldownText: since when, for how long, retry
+// in), its class, and the pool's counts for it (SPEC POOL-13, OPS-2).
+func printPoolMembers(w io.Writer, pools []poolstatus.PoolStatus, now time.Time) {
+	if len(pools) == 0 {
+		return
+	}
+	section(w, "POOL MEMBERS")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "POOL\tMEMBER\tAPI\tSTATE\tCOOLDOWN\tCLASS\tOK\tFAILED\tBOUND\n")
+	for _, p := range pools {
+		for _, m := range p.Members {
+			cd := "-"
+			if m.CooldownUntil != nil {
+				cd = orDash(poolstatus.CooldownText(m.CooldownSince, *m.CooldownUntil, now, time.Local))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", p.ID, m.ID, orDash(m.API), m.State, cd, orDash(m.CooldownClass),
+				m.Successes, m.Failures, strconv.Itoa(m.BoundSessions))
+		}
+	}
+	tw.Flush()
 }

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/redisstate"
+	poolstatus "github.com/dual-proxy/dual-proxy/pool/status"
 )
 
 func TestPoolStateFlag(t *testing.T) {
@@ -71,6 +73,27 @@ func TestPoolStateInStatus(t *testing.T) {
 		printPoolState(context.Background(), &b, strings.TrimPrefix(srv.URL, "http://"))
 		if out := b.String(); !strings.Contains(out, "pool state: DEGRADED since") || !strings.Contains(out, "redis://u:***@"+dead) || strings.Contains(out, "statuspassword4") {
 			t.Fatalf("%q", out)
+		}
+	})
+}
+
+func TestPoolMembersTable(t *testing.T) {
+	t.Run("POOL-13/status-shows-cooldown-since-and-retry-in", func(t *testing.T) {
+		now := time.Now()
+		since, until := now.Add(-40*time.Second), now.Add(20*time.Second)
+		pools := []poolstatus.PoolStatus{{ID: "p", Members: []poolstatus.MemberStatus{
+			{ID: "a", API: "anthropic", State: "ready", Successes: 3},
+			{ID: "b", API: "openai", State: "cooling", CooldownSince: &since, CooldownUntil: &until, CooldownClass: "auth", Failures: 1},
+		}}}
+		var b strings.Builder
+		printPoolMembers(&b, pools, now)
+		out := b.String()
+		want := "since " + since.Local().Format(time.TimeOnly) + " (for 40 s), retry in 20 s"
+		if !strings.Contains(out, "POOL MEMBERS") || !strings.Contains(out, want) || !strings.Contains(out, "auth") {
+			t.Fatalf("no %q in\n%s", want, out)
+		}
+		if strings.Contains(out, "until") {
+			t.Fatalf("cooldown as 'until':\n%s", out)
 		}
 	})
 }

@@ -375,6 +375,17 @@ func TestPoolMetrics(t *testing.T) {
 				t.Errorf("%s%v = %v, want %v", c.name, c.labels, v, c.want)
 			}
 		}
+		// OPS-5/member-cooldown-since-and-retry-in: the page's "since T,
+		// retry in M s" as numbers, only for the cooling member.
+		if v := value(f, "dual_proxy_pool_member_cooldown_remaining_seconds", "pool", "p", "member", "bad"); v <= 0 || v > 3600 {
+			t.Errorf("bad's cooldown remaining = %v s", v)
+		}
+		if v := value(f, "dual_proxy_pool_member_cooldown_start_time_seconds", "pool", "p", "member", "bad"); time.Since(time.UnixMilli(int64(v*1000))).Abs() > time.Minute {
+			t.Errorf("bad's cooldown start = %v", v)
+		}
+		if v := value(f, "dual_proxy_pool_member_cooldown_remaining_seconds", "pool", "p", "member", "good"); v != 0 {
+			t.Errorf("ready member has a cooldown remaining: %v", v)
+		}
 	})
 }
 

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dual-proxy/dual-proxy/proxy/status"
@@ -30,6 +32,10 @@ var (
 		"Sessions bound to the member in the pool (SPEC POOL-5).", []string{"pool", "member"}, nil)
 	descMemberCooling = prometheus.NewDesc("dual_proxy_pool_member_cooling",
 		"1 while the member's channel is cooling down, else 0.", []string{"pool", "member"}, nil)
+	descMemberRetry = prometheus.NewDesc("dual_proxy_pool_member_cooldown_remaining_seconds",
+		"Seconds until a cooling member is tried again (absent when ready); the status page's \"retry in\".", []string{"pool", "member"}, nil)
+	descMemberSince = prometheus.NewDesc("dual_proxy_pool_member_cooldown_start_time_seconds",
+		"Unix time the member's running cooldown began (absent when ready or unknown); the status page's \"since\".", []string{"pool", "member"}, nil)
 )
 
 // stateCollector reads the attached engine and pool when scraped.
@@ -37,7 +43,7 @@ type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descOpenTunnels, descTunnelBytes, descHTTPBytes, descCooling, descHostCooldowns, descCandSuccesses,
-		descHealthAlive, descHealthEligible, descHealthRuns, descBound, descMemberCooling} {
+		descHealthAlive, descHealthEligible, descHealthRuns, descBound, descMemberCooling, descMemberRetry, descMemberSince} {
 		ch <- d
 	}
 }
@@ -63,10 +69,17 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if p == nil {
 		return
 	}
+	now := time.Now()
 	for _, ps := range p.Status().Pools {
 		for _, ms := range ps.Members {
 			ch <- prometheus.MustNewConstMetric(descBound, prometheus.GaugeValue, float64(ms.BoundSessions), ps.ID, ms.ID)
 			ch <- prometheus.MustNewConstMetric(descMemberCooling, prometheus.GaugeValue, boolf(ms.State == "cooling"), ps.ID, ms.ID)
+			if ms.CooldownUntil != nil {
+				ch <- prometheus.MustNewConstMetric(descMemberRetry, prometheus.GaugeValue, max(ms.CooldownUntil.Sub(now).Seconds(), 0), ps.ID, ms.ID)
+			}
+			if ms.CooldownSince != nil {
+				ch <- prometheus.MustNewConstMetric(descMemberSince, prometheus.GaugeValue, float64(ms.CooldownSince.UnixMilli())/1000, ps.ID, ms.ID)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -36,6 +37,21 @@ func TestCooldownRules(t *testing.T) {
 		}
 		if _, _, cooling := c.until("a", u.Add(time.Second)); !cooling {
 			t.Fatal("not cooling")
+		}
+	})
+	t.Run("POOL-13/cooldown-since-kept-across-extensions", func(t *testing.T) {
+		s := NewMemory()
+		ctx := context.Background()
+		s.Fail(ctx, "a", config.ClassServer, base, 0, t0)
+		s.Fail(ctx, "a", config.ClassAuth, 600*time.Second, 0, t0.Add(time.Second)) // extends, same cooldown
+		cd := s.Cooldowns(ctx, []string{"a"}, t0.Add(2*time.Second))["a"]
+		if !cd.Since.Equal(t0) || !cd.Until.Equal(t0.Add(601*time.Second)) {
+			t.Fatalf("since %v until %v, want since t0", cd.Since, cd.Until)
+		}
+		s.Succeed(ctx, "a")
+		s.Fail(ctx, "a", config.ClassServer, base, 0, t0.Add(10*time.Second))
+		if cd := s.Cooldowns(ctx, []string{"a"}, t0.Add(11*time.Second))["a"]; !cd.Since.Equal(t0.Add(10 * time.Second)) {
+			t.Fatalf("a new cooldown keeps the old start: %v", cd.Since)
 		}
 	})
 	t.Run("POOL-10/longest-deadline-wins", func(t *testing.T) {

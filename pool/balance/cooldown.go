@@ -18,6 +18,7 @@ func ModelKey(member, target string) string { return member + "\x00" + target }
 // cooldownState is one member's passive health.
 type cooldownState struct {
 	until time.Time
+	since time.Time // when the running cooldown began (extensions keep it)
 	class string
 	last  time.Duration // length of the most recent cooldown
 }
@@ -67,6 +68,9 @@ func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now ti
 	if deadline := now.Add(d); deadline.After(st.until) {
 		st.until, st.class = deadline, class
 	}
+	if !wasCooling {
+		st.since = now
+	}
 	if wasCooling {
 		st.last = max(st.last, d)
 	} else {
@@ -80,18 +84,24 @@ func (c *cooldowns) succeed(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.state(key)
-	st.until, st.class, st.last = time.Time{}, "", 0
+	st.until, st.since, st.class, st.last = time.Time{}, time.Time{}, "", 0
 }
 
 // until reports the cooldown deadline of key and whether it is cooling at now.
 func (c *cooldowns) until(key string, now time.Time) (time.Time, string, bool) {
+	cd, ok := c.get(key, now)
+	return cd.Until, cd.Class, ok
+}
+
+// get reports the running cooldown of key at now, if any.
+func (c *cooldowns) get(key string, now time.Time) (Cooldown, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.m[key]
 	if st == nil || !now.Before(st.until) {
-		return time.Time{}, "", false
+		return Cooldown{}, false
 	}
-	return st.until, st.class, true
+	return Cooldown{Until: st.until, Class: st.class, Since: st.since}, true
 }
 
 // retain drops state of channels that no longer exist (SPEC POOL-16).

@@ -87,6 +87,9 @@ type State interface {
 type Cooldown struct {
 	Until time.Time
 	Class string
+	// Since is when the running cooldown began (a longer failure extends
+	// Until, not Since); zero when the shared store does not know it.
+	Since time.Time
 }
 
 // Cooling reports whether member (or its target model, for
@@ -167,8 +170,8 @@ func (s *Memory) Succeed(_ context.Context, key string) { s.cd.succeed(key) }
 func (s *Memory) Cooldowns(_ context.Context, keys []string, now time.Time) map[string]Cooldown {
 	out := make(map[string]Cooldown, len(keys))
 	for _, k := range keys {
-		if until, class, cooling := s.cd.until(k, now); cooling {
-			out[k] = Cooldown{until, class}
+		if cd, cooling := s.cd.get(k, now); cooling {
+			out[k] = cd
 		}
 	}
 	return out

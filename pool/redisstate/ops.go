@@ -218,20 +218,26 @@ func (s *Store) Cooldowns(ctx context.Context, keys []string, now time.Time) map
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.SliceCmd, len(keys))
 		for i, k := range keys {
-			cmds[i] = pipe.HMGet(c, s.cdKey(k), "u", "c")
+			cmds[i] = pipe.HMGet(c, s.cdKey(k), "u", "c", "s")
 		}
 		if _, err := pipe.Exec(c); err != nil && err != redis.Nil {
 			return err
 		}
 		for i, k := range keys {
 			v := cmds[i].Val()
-			if len(v) != 2 {
+			if len(v) != 3 {
 				continue
 			}
 			us, _ := v[0].(string)
 			class, _ := v[1].(string)
 			if u, err := strconv.ParseInt(us, 10, 64); err == nil && now.Before(time.UnixMilli(u)) {
-				out[k] = balance.Cooldown{Until: time.UnixMilli(u), Class: class}
+				cd := balance.Cooldown{Until: time.UnixMilli(u), Class: class}
+				if ss, _ := v[2].(string); ss != "" {
+					if since, err := strconv.ParseInt(ss, 10, 64); err == nil {
+						cd.Since = time.UnixMilli(since)
+					}
+				}
+				out[k] = cd
 			}
 		}
 		return nil

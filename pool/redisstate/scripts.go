@@ -154,7 +154,8 @@ return 1
 // failure soon after a cooldown ended (within max(last, base)) doubles the
 // last length, capped at 10× base; a failure during a cooldown only extends
 // it when its deadline is later (the longest deadline wins). KEYS: cooldown
-// hash (u until ms, c class, l last length ms). ARGV: now, class, base ms,
+// hash (u until ms, c class, l last length ms, s start ms of the running
+// cooldown). ARGV: now, class, base ms,
 // explicit ms. Returns the deadline (ms), 0 for none.
 var failScript = redis.NewScript(`
 local now, class, base, explicit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -167,6 +168,7 @@ elseif base <= 0 then return 0
 elseif last > 0 and not was and now - u <= math.max(last, base) then d = math.min(math.max(last * 2, base), base * 10)
 else d = base end
 if now + d > u then u = now + d; redis.call('HSET', KEYS[1], 'u', u, 'c', class) end
+if not was then redis.call('HSET', KEYS[1], 's', now) end
 if was then last = math.max(last, d) else last = d end
 redis.call('HSET', KEYS[1], 'l', last)
 redis.call('PEXPIRE', KEYS[1], (u - now) + math.max(last, base) + 60000)
@@ -181,6 +183,7 @@ local now, until, class, last = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], t
 local v = redis.call('HMGET', KEYS[1], 'u', 'l')
 local u, l = tonumber(v[1] or '0'), tonumber(v[2] or '0')
 if until > u then u = until; redis.call('HSET', KEYS[1], 'u', u, 'c', class) end
+if now >= tonumber(v[1] or '0') then redis.call('HSET', KEYS[1], 's', now) end
 l = math.max(l, last)
 redis.call('HSET', KEYS[1], 'l', l)
 redis.call('PEXPIRE', KEYS[1], math.max(u - now, 0) + l + 60000)

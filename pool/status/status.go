@@ -7,6 +7,7 @@ package status
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -54,7 +55,12 @@ type MemberStatus struct {
 	// openai, openai-chat, gemini; SPEC POOL-21).
 	API string `json:"api"`
 	// State is "ready" or "cooling".
-	State         string     `json:"state"`
+	State string `json:"state"`
+	// CooldownSince is when the running cooldown began (absent when a
+	// shared store written by an older instance does not know it),
+	// CooldownUntil when it ends, CooldownClass the failure class that set
+	// it (SPEC POOL-10, POOL-13). CooldownText renders them.
+	CooldownSince *time.Time `json:"cooldown_since,omitempty"`
 	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
 	CooldownClass string     `json:"cooldown_class,omitempty"`
 	// Successes and Failures count this pool's calls to the member (a
@@ -99,6 +105,9 @@ func Build(ctx context.Context, cfg *config.Config, st balance.State, now time.T
 			}
 			if cd, cooling := cds[m]; cooling {
 				ms.State, ms.CooldownUntil, ms.CooldownClass = "cooling", &cd.Until, cd.Class
+				if !cd.Since.IsZero() {
+					ms.CooldownSince = &cd.Since
+				}
 			}
 			ms.Successes, ms.Failures, ms.Cache = st.Counts(ctx, pc.ID, m)
 			ps.Members = append(ps.Members, ms)
@@ -160,3 +169,23 @@ func sessions(ctx context.Context, st balance.State, binds []balance.Binding, bo
 	}
 	return out, total
 }
+
+// CooldownText is how a member's cooldown reads at now, the same on the page,
+// in `dual-proxy status` and (as numbers) in /metrics: "since 14:02:05 (for
+// 40 s), retry in 20 s" — when it began, how long it has run, and when the
+// member is tried again; without a known start, "retry in 20 s (at
+// 14:03:05)". Times are HH:MM:SS in loc; "" when until is not after now.
+func CooldownText(since *time.Time, until, now time.Time, loc *time.Location) string {
+	if !until.After(now) {
+		return ""
+	}
+	left := secondsUp(until.Sub(now))
+	if since == nil || since.IsZero() {
+		return fmt.Sprintf("retry in %d s (at %s)", left, until.In(loc).Format(time.TimeOnly))
+	}
+	return fmt.Sprintf("since %s (for %d s), retry in %d s", since.In(loc).Format(time.TimeOnly), int64(max(now.Sub(*since), 0)/time.Second), left)
+}
+
+// secondsUp is d in whole seconds, rounded up: "retry in 0 s" never shows
+// while the member is still cooling.
+func secondsUp(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

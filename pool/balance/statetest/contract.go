@@ -166,6 +166,10 @@ func cooldownContract(t *testing.T, newState func(t *testing.T) balance.State) {
 		if c := st.Cooldowns(ctx, []string{"a"}, now.Add(4*time.Second))["a"]; !c.Until.Equal(now.Add(903*time.Second)) || c.Class != config.ClassRateLimit {
 			t.Fatalf("%+v", c)
 		}
+		// POOL-13: extensions keep the start of the running cooldown.
+		if c := st.Cooldowns(ctx, []string{"a"}, now.Add(4*time.Second))["a"]; !c.Since.Equal(now) {
+			t.Fatalf("cooldown since %v, want %v", c.Since, now)
+		}
 		st.Succeed(ctx, "a")
 		if len(st.Cooldowns(ctx, []string{"a"}, now.Add(5*time.Second))) != 0 {
 			t.Fatal("cooling after success")
