@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -335,6 +336,39 @@ func TestSlowHeads(t *testing.T) {
 		fmt.Fprintf(c4, "%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.Addr, origin.Addr)
 		if resp, _ := readResponse(t, bufio.NewReader(c4), "GET"); resp.StatusCode != 200 {
 			t.Fatalf("newest connection: %d", resp.StatusCode)
+		}
+	})
+	t.Run("HTTP-4/pending-heads-cap-holds-under-concurrent-arrivals", func(t *testing.T) {
+		// 12 connections start a head at once against a cap of 4: each
+		// one past the cap closes exactly one other (issue 20: the count
+		// is an atomic, the oldest is taken with a compare-and-swap).
+		const limit, n = 4, 12
+		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
+		conns := make([]net.Conn, n)
+		for i := range conns {
+			conns[i] = dialProxy(t, addr)
+		}
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() { defer wg.Done(); io.WriteString(c, "GET http://") }()
+		}
+		wg.Wait()
+		closed := make(chan bool, n)
+		for _, c := range conns {
+			go func() { closed <- closedWithin(c, 2*time.Second) }()
+		}
+		shut := 0
+		for range n {
+			if <-closed {
+				shut++
+			}
+		}
+		if shut != n-limit {
+			t.Fatalf("%d of %d connections closed, want %d", shut, n, n-limit)
+		}
+		if got := srv.pendingHeads(); got != limit {
+			t.Fatalf("pendingHeads = %d, want %d", got, limit)
 		}
 	})
 }

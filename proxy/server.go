@@ -53,11 +53,12 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]bool // value: idle between requests
+	conns     map[net.Conn]*connState // each client connection's own state
 	upstreams map[net.Conn]struct{}
-	pending   map[net.Conn]time.Time // waiting for a complete head since (headwait.go)
-	buffered  atomic.Int64           // request body bytes buffered right now (maxBuffered)
-	closing   bool
+	nPending  atomic.Int64    // connections waiting for a complete head (headwait.go)
+	epoch     time.Time       // connState.pendingSince is counted from here
+	buffered  atomic.Int64    // request body bytes buffered right now (maxBuffered)
+	closing   atomic.Bool     // stored under mu (Shutdown), read without it
 	wg        sync.WaitGroup  // connection goroutines and Serve loops
 	done      chan struct{}   // closed by Shutdown
 	baseCtx   context.Context // cancelled by Shutdown; parent of upstream work
@@ -89,9 +90,9 @@ func newServer(cfg Config, eng *Engine) *Server {
 		log:       cfg.Logger,
 		handoff:   newChanListener(),
 		listeners: map[net.Listener]struct{}{},
-		conns:     map[net.Conn]bool{},
+		conns:     map[net.Conn]*connState{},
 		upstreams: map[net.Conn]struct{}{},
-		pending:   map[net.Conn]time.Time{},
+		epoch:     time.Now(),
 		done:      make(chan struct{}),
 	}
 	s.watches.done, s.watches.wg = s.done, &s.wg
@@ -138,7 +139,7 @@ func (s *Server) Engine() *Engine { return s.engine }
 // Shutdown and the accept error otherwise. ln is closed on return.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
-	if s.closing {
+	if s.closing.Load() {
 		s.mu.Unlock()
 		ln.Close()
 		return nil
@@ -169,24 +170,39 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		if !s.track(c) {
+		cs := s.track(c)
+		if cs == nil {
 			c.Close()
 			return nil
 		}
-		go s.serveConn(c)
+		go s.serveConn(c, cs)
 	}
 }
 
-// track registers c; it reports false when the server is shutting down.
-func (s *Server) track(c net.Conn) bool {
+// connState is what the server-wide walks (Shutdown, the pending-head
+// cap) read of one client connection. Its goroutine updates it with
+// atomics per request, without the server's lock (issue 20: two lock and
+// map updates per request for idle, two for pending heads, shared by every
+// connection).
+type connState struct {
+	idle atomic.Bool // waiting for the next request head
+	// pendingSince is when c began waiting for a complete head, in ns since
+	// Server.epoch plus one; 0 while it is not waiting (headwait.go).
+	pendingSince atomic.Int64
+}
+
+// track registers c and returns its state; nil when the server is shutting
+// down.
+func (s *Server) track(c net.Conn) *connState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
-		return false
+	if s.closing.Load() {
+		return nil
 	}
-	s.conns[c] = false
+	cs := &connState{}
+	s.conns[c] = cs
 	s.wg.Add(1)
-	return true
+	return cs
 }
 
 func (s *Server) untrack(c net.Conn) {
@@ -196,23 +212,18 @@ func (s *Server) untrack(c net.Conn) {
 	s.wg.Done()
 }
 
-// setIdle marks c idle (waiting for a request head) or busy. An idle
-// connection is closed at once by Shutdown. It reports false when the server
-// is closing and c should be dropped.
-func (s *Server) setIdle(c net.Conn, idle bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.conns[c]; ok {
-		s.conns[c] = idle
-	}
-	return !s.closing
+// setIdle marks a connection idle (waiting for a request head) or busy. An
+// idle connection is closed at once by Shutdown. It reports false when the
+// server is closing and the connection should be dropped. The store comes
+// before the load of closing and Shutdown stores closing before it loads
+// idle (both sequentially consistent atomics), so a connection that turns
+// idle during Shutdown either sees closing or is closed by the walk.
+func (s *Server) setIdle(cs *connState, idle bool) bool {
+	cs.idle.Store(idle)
+	return !s.closing.Load()
 }
 
-func (s *Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closing
-}
+func (s *Server) isClosing() bool { return s.closing.Load() }
 
 // Shutdown stops accepting, closes idle client connections, waits for
 // in-flight requests and tunnels until ctx ends, then force-closes every
@@ -220,14 +231,14 @@ func (s *Server) isClosing() bool {
 // deadline). It returns ctx.Err() when the grace period ran out, else nil.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	if !s.closing {
-		s.closing = true
+	if !s.closing.Load() {
+		s.closing.Store(true)
 		close(s.done)
 		for ln := range s.listeners {
 			ln.Close()
 		}
-		for c, idle := range s.conns {
-			if idle {
+		for c, cs := range s.conns {
+			if cs.idle.Load() {
 				c.Close()
 			}
 		}
@@ -291,7 +302,7 @@ func (s *Server) waitConns(ctx context.Context) {
 }
 
 // serveConn runs the request loop of one client connection.
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(c net.Conn, cs *connState) {
 	handedOff, relayed := false, false
 	defer func() {
 		if relayed {
@@ -315,11 +326,11 @@ func (s *Server) serveConn(c net.Conn) {
 	var cc connCtx // plain requests' context, made by the first (forward.go)
 	defer cc.end()
 	for first := true; ; first = false {
-		if !s.setIdle(c, true) {
+		if !s.setIdle(cs, true) {
 			return
 		}
-		head, err := s.readHead(c, br, first)
-		if !s.setIdle(c, false) {
+		head, err := s.readHead(c, cs, br, first)
+		if !s.setIdle(cs, false) {
 			return
 		}
 		if err != nil {
@@ -387,7 +398,7 @@ func (s *Server) trackUpstream(c net.Conn, add bool) bool {
 		delete(s.upstreams, c)
 		return true
 	}
-	if s.closing {
+	if s.closing.Load() {
 		return false
 	}
 	s.upstreams[c] = struct{}{}
