@@ -366,6 +366,24 @@ func TestDocumentKeepsHandWrittenNotes(t *testing.T) {
 	}
 }
 
+func TestDocumentGlanceCountsTargets(t *testing.T) {
+	rows := []row{
+		{sec: "1", path: "direct", result: "9 req/s"},
+		{sec: "1", path: "dual-proxy", conc: "32", result: "5 req/s", vsSquid: "2.6×", target: "≥ 2.5× squid", verdict: "PASS"},
+		{sec: "5", path: "run", result: "12 ms", target: "≤ 10 ms", verdict: "MISS"},
+		{sec: "2", path: "relay", result: "7 req/s", target: "≥ relay; ≥ 0.75× direct", verdict: "PASS; MISS"},
+	}
+	doc := document("", time.Unix(0, 0), nil, rows, nil, nil, time.Second)
+	for _, want := range []string{"Targets in this run: 2 PASS, 2 MISS", "| 1 | dual-proxy | 32 | ≥ 2.5× squid | 5 req/s; 2.6× | PASS |", "| 5 | run | – | ≤ 10 ms | 12 ms | MISS |"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
+	}
+	if g := glance(rows[:1]); g != "" {
+		t.Errorf("a run without targets got a glance list %q", g)
+	}
+}
+
 // TestLoadAgainstOrigin runs the load generator for a short round against
 // the origin directly, keep-alive and new connection per request.
 func TestLoadAgainstOrigin(t *testing.T) {

@@ -4,7 +4,7 @@
 // (a tracked file, so a plain run never leaves the tree dirty).
 //
 //	go run ./bench -write           # full run, ≈ 2-3 minutes, updates docs/BENCHMARKS.md
-//	go run ./bench -quick           # smoke run, ≈ 30 s, table on stdout only
+//	go run ./bench -quick           # smoke run (≈ 1–3 min), results in a temporary directory
 //	go run ./bench -only 1,3        # scenarios 1 and 3
 //
 // Scenarios: 1 plain HTTP keep-alive, 2 CONNECT (reused tunnel, new tunnel
@@ -212,7 +212,11 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 	for _, n := range w.notes {
 		fmt.Println("- " + n)
 	}
-	facts := []string{fmt.Sprintf("Load average (1 min, 5 min, 15 min) before the run %s, after %s: other jobs on the machine share the cores, which is what the spread column shows.", loadBefore, loadAvg())}
+	facts := []string{"Command: `go run ./bench " + strings.Join(os.Args[1:], " ") + "`"}
+	if ph.rounds <= 2 && ph.round <= 300*time.Millisecond {
+		facts = append(facts, fmt.Sprintf("**Smoke run** (%d rounds of %v): too short for the verdicts to mean anything; run without -quick for figures.", ph.rounds, ph.round))
+	}
+	facts = append(facts, fmt.Sprintf("Load average (1 min, 5 min, 15 min) before the run %s, after %s: other jobs on the machine share the cores, which is what the spread column shows.", loadBefore, loadAvg()))
 	if w.built != "" {
 		facts = append(facts, w.built)
 	}
