@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,7 +137,22 @@ func (h *healthChecker) run() {
 		return // stopped mid-run: the last result may be the cancel's
 	}
 	h.e.health.Record(results)
-	h.e.cfg.Logger.Info("health check done", "preferred", h.e.health.Preferred())
+	if p := h.e.health.Preferred(); p != "" {
+		h.e.cfg.Logger.Info("health check done", "preferred", p)
+		return
+	}
+	// No candidate reached the health URL: say why, per candidate, at the
+	// default level (a trial user saw only preferred="" and could not
+	// tell a dead gateway from an offline machine). The URL's host only,
+	// never its path (SPEC OPS-1).
+	var why strings.Builder
+	for i, r := range results {
+		if i > 0 {
+			why.WriteString("; ")
+		}
+		why.WriteString(r.Key + ": " + r.Reason)
+	}
+	h.e.cfg.Logger.Warn("health check: no candidate reached the health URL", "host", h.e.cfg.HealthURL.Host, "tried", why.String())
 }
 
 // HealthRuns returns how many health checks have started (tests, status).

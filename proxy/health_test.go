@@ -3,8 +3,12 @@ package proxy
 import (
 	"crypto/tls"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,6 +93,31 @@ func TestHealth(t *testing.T) {
 		atts, _ := e.plan("x.test", 80)
 		if atts[0].cand.Key() != c.Key() || atts[0].timeout != DefaultConnectTimeout {
 			t.Fatalf("plan %+v: want the default order with the normal timeout", atts)
+		}
+	})
+
+	t.Run("HC-1/no-candidate-alive-logs-why-per-candidate", func(t *testing.T) {
+		var status atomic.Int32
+		status.Store(503)
+		origin := statusOrigin(t, &status)
+		gw := testworld.NewGateway(t)
+		gw.SetMode(testworld.ModeStatus(502))
+		c := selCand(t, gw.URL)
+		var logs strings.Builder
+		var mu sync.Mutex
+		logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+		e := healthEngine(t, Config{Candidates: []path.Candidate{c, path.Direct}, HealthURL: mustURL(t, origin.URL+"/secret-path"), Logger: logger})
+		e.checker.run()
+		mu.Lock()
+		out := logs.String()
+		mu.Unlock()
+		for _, want := range []string{"level=WARN", "no candidate reached the health URL", c.Key() + ": gateway answered 502", "direct: status 503"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("log lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "secret-path") {
+			t.Errorf("log names the health URL's path (OPS-1):\n%s", out)
 		}
 	})
 
@@ -253,4 +282,17 @@ func TestHealth(t *testing.T) {
 			t.Fatalf("a run cut by Close was recorded: %+v", p)
 		}
 	})
+}
+
+// lockedWriter serialises writes to w (slog handlers may write from the
+// health loop's goroutine while the test reads).
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
