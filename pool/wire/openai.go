@@ -71,11 +71,35 @@ func (ChatFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 		case m.Role == "system" || m.Role == "developer":
 			system = append(system, json.RawMessage(m.Content))
 		case m.Role == "user":
-			sys, _ := json.Marshal(system)
-			ci.ContentHash = contentHash(sys, m.Content)
+			ci.ContentHash = contentHash(systemArray(system), m.Content)
 		}
 	}
 	return ci, nil
+}
+
+// systemArray is json.Marshal(system), the system messages' contents as
+// one array for the content hash (SPEC POOL-5), without its re-validation
+// and compaction of every (often 16 KiB and more) prompt when each is a
+// string token json.Marshal writes unchanged: no '<', '>', '&' (escaped
+// as \u003c …) and no U+2028/U+2029. FuzzSystemArray compares the two.
+func systemArray(system []json.RawMessage) []byte {
+	n := 2
+	for _, s := range system {
+		if len(s) < 2 || s[0] != '"' || bytes.ContainsAny(s, "<>&") || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029")) {
+			b, _ := json.Marshal(system)
+			return b
+		}
+		n += len(s) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, s := range system {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s...)
+	}
+	return append(out, ']')
 }
 
 // openaiImageTypes are the content part types that carry an image: Chat
