@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -85,10 +86,10 @@ func (b *upBody) release(interrupted bool) error {
 		// is already buffered): one more read returns EOF without
 		// touching the network; anything else is not a clean end. Only a
 		// body without a length (chunked) or one not read to its length
-		// (a caller that gave up halfway, a HEAD answer's body) can make
-		// that read wait, so only then is it bounded (a deadline is a
-		// timer operation, issue 20).
-		if b.length < 0 || b.read != b.length {
+		// (a caller that gave up halfway) can make that read wait, so
+		// only then is it bounded (a deadline is a timer operation, issue
+		// 20); a HEAD answer's empty body never waits.
+		if b.length < 0 || (b.read != b.length && b.ReadCloser != http.NoBody) {
 			b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 			probed = true
 		}
