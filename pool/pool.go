@@ -164,7 +164,7 @@ func (p *Pool) Reload(cfg *config.Config) {
 	p.cfg, p.scrub = cfg, config.NewScrubber(cfg)
 	p.mu.Unlock()
 	p.state.Retain(context.Background(), cfg)
-	p.log.Info("pool config reloaded", "pools", len(cfg.Pools), "channels", len(cfg.Channels))
+	p.log.Info("pool configuration reloaded", "config", p.opts.ConfigFile, "pools", len(cfg.Pools), "channels", len(cfg.Channels))
 }
 
 // Close closes the pool's State (a shared store's connections). The pool

@@ -119,6 +119,20 @@ func TestPoolReload(t *testing.T) {
 		if got := strings.Join(pools(t), ","); got != "p1,p2" {
 			t.Fatalf("pools %s after a broken reload", got)
 		}
+		// The good SIGHUP before this one is logged once (it was twice:
+		// the pool's line and the command line's), with its file.
+		n := 0
+		for _, l := range strings.Split(logText(), "\n") {
+			if strings.Contains(l, "reloaded") && !strings.Contains(l, "not reloaded") {
+				n++
+				if !strings.Contains(l, "config=") || !strings.Contains(l, "pools=2") {
+					t.Errorf("reload line lacks the file or the counts: %s", l)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d reload lines for one good SIGHUP, want 1:\n%s", n, logText())
+		}
 	})
 	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
 		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")

@@ -266,8 +266,7 @@ func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	p.Reload(cfg)
-	log.Info("pool configuration reloaded", "config", s.ConfigPath)
+	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts
 	return nil
 }
 
