@@ -202,3 +202,31 @@ func TestClientGoneDuringShutdown(t *testing.T) {
 		}
 	})
 }
+
+func TestPipelinedSlowRequests(t *testing.T) {
+	t.Run("HTTP-4/pipelined-requests-behind-a-watched-slow-one-are-all-answered-in-order", func(t *testing.T) {
+		// The first request outlives the watch delay, so its watch runs
+		// and reads the pipelined heads into the buffer; they must stay
+		// there for the request loop (no byte lost, none read twice).
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				time.Sleep(10 * clientWatchDelay) // the origin's own pace, not synchronisation
+			}
+			io.WriteString(w, "answer"+r.URL.Path)
+		}))
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		var reqs string
+		paths := []string{"/slow", "/a", "/slow", "/b"}
+		for _, p := range paths {
+			reqs += "GET " + origin.URL + p + " HTTP/1.1\r\nHost: " + origin.Addr + "\r\n\r\n"
+		}
+		io.WriteString(c, reqs)
+		br := bufio.NewReader(c)
+		for _, p := range paths {
+			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "answer"+p {
+				t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
+			}
+		}
+	})
+}
