@@ -136,6 +136,32 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		if status != 1 || !strings.Contains(errOut, `no running instance serves pool "nosuch" (running: lp on 127.0.0.1:`) {
 			t.Fatalf("pool test of an unserved pool: status %d err %q", status, errOut)
 		}
+		if !strings.Contains(out, "instance  "+m[1]+"\n") {
+			t.Fatalf("pool test output does not name the instance it tested (%s):\n%s", m[1], out)
+		}
+		// OPS-6/pool-test-says-which-of-several-instances: a second
+		// launcher serving the same pool; the test names the one it used
+		// and how to pick the other instead of choosing silently.
+		startLauncher(t, penv, "--config", cfg, "--pool", "lp")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			o, _, _ := runCmdEnv(t, DualProxy, penv, "status", "--decisions", "0")
+			if strings.Count(o, "== dual-proxy run on") >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("second launcher never listed:\n%s", o)
+			}
+			time.Sleep(50 * time.Millisecond) // polling an external view
+		}
+		out, errOut, status = runCmdEnv(t, DualProxy, penv, "pool", "test", "lp", "m")
+		if status != 0 || !strings.Contains(errOut, `2 running instances serve pool "lp" (127.0.0.1:`) || !strings.Contains(errOut, "--addr picks another") {
+			t.Fatalf("pool test with two instances: status %d err %q", status, errOut)
+		}
+		tested := regexp.MustCompile(`testing (127\.0\.0\.1:\d+)`).FindStringSubmatch(errOut)
+		if tested == nil || !strings.Contains(out, "instance  "+tested[1]+"\n") {
+			t.Fatalf("the note and the output disagree on the instance:\n%s\n%s", errOut, out)
+		}
 	})
 }
 

@@ -66,6 +66,9 @@ func poolTest(c *cli.Context, env []string) error {
 	if err != nil {
 		return cli.Exit(name+": "+note+oneLine(err.Error()), 1)
 	}
+	if note != "" {
+		fmt.Fprintln(c.App.ErrWriter, name+": "+strings.TrimSuffix(note, "; "))
+	}
 	var res pool.TestResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cli.Exit(name+": "+addr+" did not answer a pool test result", 1)
@@ -75,7 +78,7 @@ func poolTest(c *cli.Context, env []string) error {
 			return err
 		}
 	} else {
-		printPoolTest(c.App.Writer, &res)
+		printPoolTest(c.App.Writer, addr, &res)
 	}
 	if res.Result != "ok" {
 		return cli.Exit("", 1)
@@ -98,15 +101,24 @@ func poolTarget(env []string, poolID, addrFlag, token string) (string, string, s
 		}
 		addr = a
 	} else {
-		var served []string
+		var served, serving []string
 		for _, e := range instances(env) {
 			if slices.Contains(e.Pools, poolID) {
-				addr = e.Addr
-				break
+				serving = append(serving, e.Addr)
+				continue
 			}
 			for _, p := range e.Pools {
 				served = append(served, p+" on "+e.Addr)
 			}
+		}
+		if len(serving) > 0 {
+			addr = serving[0]
+		}
+		if len(serving) > 1 {
+			// Several instances (e.g. a standalone one and a launcher's)
+			// serve the pool: say which one is tested (trial finding).
+			note = fmt.Sprintf("%d running instances serve pool %q (%s); testing %s, --addr picks another; ",
+				len(serving), poolID, strings.Join(serving, ", "), addr)
 		}
 		if addr == "" {
 			addr = defaultStandalone
@@ -213,15 +225,16 @@ func requestPoolTest(ctx context.Context, addr, poolID, model, token string) ([]
 	return body, nil
 }
 
-// printPoolTest writes a TestResult as aligned lines: result, member, time
-// to first token, total time, attempts, and each failed member.
-func printPoolTest(w io.Writer, r *pool.TestResult) {
+// printPoolTest writes a TestResult as aligned lines: the instance tested
+// (addr, HOST:PORT; several may serve a pool), result, member, time to
+// first token, total time, attempts, and each failed member.
+func printPoolTest(w io.Writer, addr string, r *pool.TestResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	result := r.Result
 	if r.Class != "" {
 		result += " (" + r.Class + ")"
 	}
-	fmt.Fprintf(tw, "pool\t%s\nmodel\t%s\nresult\t%s\n", r.Pool, r.Model, result)
+	fmt.Fprintf(tw, "instance\t%s\npool\t%s\nmodel\t%s\nresult\t%s\n", addr, r.Pool, r.Model, result)
 	fmt.Fprintf(tw, "member\t%s\n", orDash(r.Member))
 	if r.TTFTMs > 0 {
 		fmt.Fprintf(tw, "ttft\t%d ms\n", r.TTFTMs)
