@@ -102,6 +102,13 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 		} else {
 			src.SetReadDeadline(time.Time{})
 		}
+		if t.limit() != limit {
+			// The other direction half-closed between reading the bound
+			// and setting it, and its shorter deadline may have been
+			// overwritten by ours: set the new bound (SPEC CON-2; the
+			// closer stores halfClosed before it sets our deadline).
+			continue
+		}
 		n, err := copyTunnel(dst, src)
 		written += n
 		if n > 0 {
