@@ -136,6 +136,9 @@ func (d *anthropicStreamDecoder) blockDelta(ev anStreamEvent) ([]Event, error) {
 	if !ok {
 		return nil, fieldErr("stream.content_block_delta.index", "block %d is not open", *ev.Index)
 	}
+	if text, ok := plainTextDelta(ev.Delta); ok {
+		return []Event{{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: text}}}, nil
+	}
 	var dl anDelta
 	if err := json.Unmarshal(ev.Delta, &dl); err != nil {
 		return nil, fieldErr("stream.content_block_delta.delta", "not JSON: %v", err)
@@ -154,6 +157,18 @@ func (d *anthropicStreamDecoder) blockDelta(ev anStreamEvent) ([]Event, error) {
 		return nil, nil // citations_delta and future kinds carry nothing we translate
 	}
 	return []Event{{Kind: EvDelta, Index: i, Part: p}}, nil
+}
+
+// plainTextDelta is the text of the usual delta, exactly
+// {"type":"text_delta","text":"…"} with a plainString text, read without
+// a second json.Unmarshal of what the event's decode already validated
+// (issue 20); any other form is left to json.Unmarshal (FuzzTextDelta).
+func plainTextDelta(raw []byte) (string, bool) {
+	const head = `{"type":"text_delta","text":`
+	if len(raw) < len(head)+3 || string(raw[:len(head)]) != head || raw[len(raw)-1] != '}' {
+		return "", false
+	}
+	return plainString(raw[len(head) : len(raw)-1])
 }
 
 func (d *anthropicStreamDecoder) End() ([]Event, error) {

@@ -58,8 +58,11 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 		if rc := firstNonNil(dl.ReasoningContent, dl.Reasoning); rc != "" {
 			out = append(out, d.text(KindReasoning, rc)...)
 		}
-		var s string
-		if len(dl.Content) > 0 && json.Unmarshal(dl.Content, &s) == nil && s != "" {
+		s, ok := plainString(dl.Content) // the chunk's decode validated it: no second decode (issue 20)
+		if !ok && len(dl.Content) > 0 && json.Unmarshal(dl.Content, &s) != nil {
+			s = ""
+		}
+		if s != "" {
 			out = append(out, d.text(KindText, s)...)
 		}
 		for _, tc := range dl.ToolCalls {

@@ -147,3 +147,27 @@ func TestRequestEncodersWriteTextOnce(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTextDelta: an Anthropic delta read by plainTextDelta is the text
+// delta json.Unmarshal reads (SPEC POOL-21: the streamed text unchanged).
+func FuzzTextDelta(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		b, _ := json.Marshal(s)
+		f.Add([]byte(`{"type":"text_delta","text":` + string(b) + `}`))
+	}
+	f.Add([]byte(`{"type":"text_delta","text":"a","text":"b"}`))
+	f.Add([]byte(`{"type":"text_delta","text":"a"}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := plainTextDelta(in)
+		if !ok {
+			return
+		}
+		var want anDelta
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatalf("plainTextDelta(%q) = %q, but json.Unmarshal fails: %v", in, got, err)
+		}
+		if want.Type != "text_delta" || got != want.Text || want.PartialJSON != "" || want.Thinking != "" || want.Signature != "" {
+			t.Fatalf("plainTextDelta(%q) = %q, json.Unmarshal = %+v", in, got, want)
+		}
+	})
+}
