@@ -35,6 +35,10 @@ type Engine struct {
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 	traffic   traffic      // tunnel counters (traffic.go, metrics)
 	via       string       // Via pseudonym for loop detection (loop.go)
+	// loopPlan is plan's answer for a loopback destination under
+	// LoopbackDirect, made once and shared: callers only read a plan
+	// (issue 20: one allocation per request less).
+	loopPlan []attempt
 
 	// openAttempt replaces openVerified in tests (a path that opens
 	// whatever the context says); nil in production.
@@ -58,6 +62,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cooldowns: route.NewCooldowns(cfg.Cooldown, cfg.Now),
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       newViaToken(),
+		loopPlan:  []attempt{{cand: path.Direct, timeout: cfg.ConnectTimeout}},
 	}
 	e.traffic.cands = make([]candTraffic, len(cfg.Candidates))
 	e.dialer.GatewayTLS = cfg.GatewayTLS
@@ -102,10 +107,11 @@ type attempt struct {
 // candidates last. The first attempt gets the fast-fail timeout when it
 // comes from the cache or the preference (ORD-5). cacheHit reports a cache
 // entry for host that leads the order (it skips the TLS probe, ORD-4).
-// Loopback destinations go direct only (GW-5).
+// Loopback destinations go direct only (GW-5). The result is read-only
+// (it may be shared).
 func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	if e.cfg.LoopbackDirect && isLoopback(host) {
-		return []attempt{{cand: path.Direct, timeout: e.cfg.ConnectTimeout}}, false
+		return e.loopPlan, false
 	}
 	cached, _ := e.cache.Get(host)
 	preferred := e.health.Preferred()

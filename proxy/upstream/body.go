@@ -19,13 +19,12 @@ import (
 // concurrently) and closes the connection; it is never pooled then.
 type upBody struct {
 	io.ReadCloser
-	uc        *upConn
-	pool      *connPool
-	stop      func() bool
-	reusable  bool
-	length    int64 // the response's Content-Length; -1: chunked (or unknown)
-	read      int64 // body bytes returned by Read (under mu)
-	cancelled func() bool
+	uc       *upConn
+	pool     *connPool
+	stop     func() bool // the exchange's context.AfterFunc stop: false once the context ended
+	reusable bool        // false for a response to a request not fully sent
+	length   int64       // the response's Content-Length; -1: chunked (or unknown)
+	read     int64       // body bytes returned by Read (under mu)
 
 	mu   sync.Mutex
 	eof  bool // the body was read to its end (under mu)
@@ -99,10 +98,12 @@ func (b *upBody) release(interrupted bool) error {
 		}
 	}
 	err := b.ReadCloser.Close()
-	b.stop()
+	// stop reports false when the exchange's context ended and its
+	// past-deadline callback has run or is about to: never pooled then.
+	stopped := b.stop()
 	// Bytes after the response (an origin that sent more than it framed)
 	// would be read as the next answer: such a connection is not reused.
-	if b.eof && !interrupted && b.reusable && !b.cancelled() && err == nil && b.uc.br.Buffered() == 0 {
+	if b.eof && !interrupted && b.reusable && stopped && err == nil && b.uc.br.Buffered() == 0 {
 		if probed {
 			b.uc.conn.SetReadDeadline(time.Time{})
 		}

@@ -191,14 +191,10 @@ const maxInterim = 8
 // any byte was written is errStaleConn (retried on a fresh connection).
 func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
-	var cancelled bool
-	var mu sync.Mutex
-	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		cancelled = true
-		mu.Unlock()
-		uc.conn.SetDeadline(time.Unix(1, 0))
-	})
+	// The response body's Close reuses the connection only when its stop
+	// call keeps this from running (upBody.release): a cancelled exchange's
+	// connection, its deadline in the past, is never pooled.
+	stop := context.AfterFunc(ctx, func() { uc.conn.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error) Result {
 		stop()
 		uc.conn.Close()
@@ -220,7 +216,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		if resp, err := readFinal(uc, r.Method); err == nil {
 			uc.conn.SetReadDeadline(time.Time{})
 			resp.Close = true // the request was not fully sent: never reuse
-			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, length: resp.ContentLength, cancelled: func() bool { return true }}
+			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, length: resp.ContentLength}
 			res.Resp = resp
 			return res
 		}
@@ -240,8 +236,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 	}
 	uc.conn.SetReadDeadline(time.Time{})
 	reusable := !resp.Close
-	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable, length: resp.ContentLength,
-		cancelled: func() bool { mu.Lock(); defer mu.Unlock(); return cancelled }}
+	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable, length: resp.ContentLength}
 	res.Resp = resp
 	return res
 }

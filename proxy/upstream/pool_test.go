@@ -105,3 +105,29 @@ func TestIdleExpiry(t *testing.T) {
 		}
 	})
 }
+
+func TestCancelledExchangeNotPooled(t *testing.T) {
+	t.Run("HTTP-4/context-ended-before-body-close-connection-closed-not-pooled", func(t *testing.T) {
+		// The context ends after the head arrived and before the body
+		// (already buffered) is read: the exchange's callback sets a past
+		// deadline on the connection in its own goroutine, so the
+		// connection must be closed, never pooled (before, the body's end
+		// could pool it when that goroutine had not yet run).
+		addr, closed := keepAliveOrigin(t)
+		c := newTestClient()
+		defer c.CloseIdle()
+		ctx, cancel := context.WithCancel(context.Background())
+		res := c.Send(ctx, path.Direct, getRequest(addr), nil, time.Second, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		cancel()
+		io.ReadAll(res.Resp.Body)
+		res.Resp.Body.Close()
+		select {
+		case <-closed:
+		case <-time.After(3 * time.Second):
+			t.Fatal("the connection of an exchange whose context ended is still open 3 s after Close (pooled)")
+		}
+	})
+}
