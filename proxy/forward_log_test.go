@@ -34,3 +34,21 @@ func TestRoutedLineLevel(t *testing.T) {
 		})
 	}
 }
+
+func TestRoutedLineFailovers(t *testing.T) {
+	t.Run("OPS-1/one-failed-candidate-is-failed-1-failovers-0", func(t *testing.T) {
+		// A trial user read failovers=1 on a request whose only candidate
+		// failed: nothing was failed over to.
+		dead := testworld.RefusedAddr(t)
+		var logs logBuffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, dead), Logger: log})
+		if resp, _ := fwSend(t, addr, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n"); resp.StatusCode < 500 {
+			t.Fatalf("status %d through a dead gateway", resp.StatusCode)
+		}
+		out := logs.String()
+		if !strings.Contains(out, "msg=routed") || !strings.Contains(out, "failed=1 failovers=0") {
+			t.Fatalf("routed line of one failed candidate:\n%s", out)
+		}
+	})
+}

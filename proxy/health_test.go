@@ -3,12 +3,10 @@ package proxy
 import (
 	"crypto/tls"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,14 +101,11 @@ func TestHealth(t *testing.T) {
 		gw := testworld.NewGateway(t)
 		gw.SetMode(testworld.ModeStatus(502))
 		c := selCand(t, gw.URL)
-		var logs strings.Builder
-		var mu sync.Mutex
-		logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+		var logs logBuffer
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
 		e := healthEngine(t, Config{Candidates: []path.Candidate{c, path.Direct}, HealthURL: mustURL(t, origin.URL+"/secret-path"), Logger: logger})
 		e.checker.run()
-		mu.Lock()
 		out := logs.String()
-		mu.Unlock()
 		for _, want := range []string{"level=WARN", "no candidate reached the health URL", c.Key() + ": gateway answered 502", "direct: status 503"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("log lacks %q:\n%s", want, out)
@@ -282,17 +277,4 @@ func TestHealth(t *testing.T) {
 			t.Fatalf("a run cut by Close was recorded: %+v", p)
 		}
 	})
-}
-
-// lockedWriter serialises writes to w (slog handlers may write from the
-// health loop's goroutine while the test reads).
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -107,7 +107,14 @@ func newServer(cfg Config, eng *Engine) *Server {
 		if !cfg.Logger.Enabled(context.Background(), level) {
 			return // no attribute slice built per request for a disabled level (issue 20)
 		}
-		attrs := []any{"host", d.Host, "kind", d.Kind, "candidate", d.Candidate, "latency_ms", d.LatencyMS, "failovers", len(d.Failed)}
+		// failovers counts moves to a next candidate: every failed
+		// attempt of a served decision, all but the last of a failed one
+		// (one candidate that failed is failed=1 failovers=0).
+		failovers := len(d.Failed)
+		if d.Candidate == "" && failovers > 0 {
+			failovers--
+		}
+		attrs := []any{"host", d.Host, "kind", d.Kind, "candidate", d.Candidate, "latency_ms", d.LatencyMS, "failed", len(d.Failed), "failovers", failovers}
 		if d.Error != "" { // a failover that ended in success has none (SPEC HTTP-6)
 			attrs = append(attrs, "error", d.Error)
 		}
