@@ -267,18 +267,17 @@ func newSSERelay(target string) (*http.Server, net.Listener, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	dir := rp.Director
-	rp.Director = func(r *http.Request) {
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(u)
+		pr.Out.Host = pr.In.Host // as NewSingleHostReverseProxy's Director did
 		// The body is read before the answer starts, as net/http asks of
 		// HTTP/1.x handlers and as the pool does (it keeps it for
 		// failover): a streamed body may no longer be readable once the
 		// answer's head is flushed, and the Transport then drops the
 		// channel connection mid-answer.
-		dir(r)
-		b, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(b))
-	}
+		b, _ := io.ReadAll(pr.In.Body)
+		pr.Out.Body = io.NopCloser(bytes.NewReader(b))
+	}}
 	rp.FlushInterval = -1
 	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
