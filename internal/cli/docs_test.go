@@ -132,17 +132,7 @@ func bashComplete(t *testing.T, line string) string {
 	if err != nil {
 		t.Skip("bash not installed")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
-		script := "#!/bin/sh\nDUAL_PROXY_TEST_MAIN=" + prog + " exec " + self + " \"$@\"\n"
-		if err := os.WriteFile(filepath.Join(bin, prog), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bin := completionBin(t)
 	words := strings.Fields(line)
 	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
 		strconv.Itoa(len(words)-1) + "\n_dual_proxy_complete\necho \"${COMPREPLY[*]}\"\n"
