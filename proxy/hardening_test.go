@@ -371,6 +371,41 @@ func TestSlowHeads(t *testing.T) {
 			t.Fatalf("pendingHeads = %d, want %d", got, limit)
 		}
 	})
+	t.Run("HTTP-4/pending-heads-cap-walks-connections-once-per-batch", func(t *testing.T) {
+		// 40 idle tunnels and a slow-head stream past a cap of 4: closing
+		// the oldest must not walk every tracked connection for each new
+		// arrival (the attack run: one walk per arrival since 44d2feb).
+		const limit, arrivals = 4, 24
+		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
+		for range 40 {
+			openTunnel(t, addr, origin.Addr)
+		}
+		var conns []net.Conn
+		for i := range limit + arrivals {
+			c := dialProxy(t, addr)
+			io.WriteString(c, "GET http://")
+			conns = append(conns, c)
+			if i < limit {
+				testkit.WaitFor(t, 2*time.Second, "pending heads", func() bool { return srv.pendingHeads() == i+1 })
+				continue
+			}
+			if !closedWithin(conns[i-limit], 3*time.Second) {
+				t.Fatalf("arrival %d: the oldest pending connection (%d) was not closed", i, i-limit)
+			}
+		}
+		for _, c := range conns[len(conns)-limit:] {
+			if closedWithin(c, 100*time.Millisecond) {
+				t.Fatal("one of the newest pending connections was closed")
+			}
+		}
+		srv.mu.Lock()
+		walks := srv.walks
+		srv.mu.Unlock()
+		t.Logf("%d walks for %d arrivals past the cap", walks, arrivals)
+		if walks > arrivals/2 {
+			t.Fatalf("%d walks of the tracked connections for %d arrivals past the cap, want at most %d", walks, arrivals, arrivals/2)
+		}
+	})
 }
 
 // quietOrigin reads a connection to its end and reports that on eof, then

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bufio"
+	"cmp"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -41,7 +43,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 // MaxPendingHeads closes the connection that has waited longest (its read
 // fails and its goroutine ends). The common case is two atomic operations
 // and no lock (issue 20); only a connection over the cap takes the
-// server's lock to find the oldest.
+// server's lock to close the oldest.
 func (s *Server) pendingHead(c net.Conn, cs *connState, now time.Time) {
 	cs.pendingSince.Store(int64(now.Sub(s.epoch)) + 1)
 	if s.nPending.Add(1) <= int64(s.engine.cfg.MaxPendingHeads) {
@@ -51,26 +53,47 @@ func (s *Server) pendingHead(c net.Conn, cs *connState, now time.Time) {
 	defer s.mu.Unlock()
 	// Another connection over the cap may have closed one meanwhile.
 	for s.nPending.Load() > int64(s.engine.cfg.MaxPendingHeads) {
-		var oldest net.Conn
-		var ocs *connState
-		var since int64
-		for pc, pcs := range s.conns {
-			t := pcs.pendingSince.Load()
-			if pc != c && t != 0 && (oldest == nil || t < since) {
-				oldest, ocs, since = pc, pcs, t
-			}
-		}
-		if oldest == nil {
+		if len(s.victims) == 0 && !s.collectVictims(c) {
 			return
 		}
-		// The CAS loses when the connection completed its head meanwhile
-		// (headDone counted it then): look again.
-		if ocs.pendingSince.CompareAndSwap(since, 0) {
+		v := s.victims[0]
+		s.victims[0] = pendingConn{}
+		s.victims = s.victims[1:]
+		// The CAS loses when the connection completed its head since the
+		// walk (headDone counted it then) or waits for a later one: next.
+		if v.cs.pendingSince.CompareAndSwap(v.since, 0) {
 			s.nPending.Add(-1)
-			oldest.Close()
+			v.c.Close()
 			s.log.Debug("closed the oldest connection without a complete request head", "limit", s.engine.cfg.MaxPendingHeads)
 		}
 	}
+}
+
+// pendingConn is a connection that waited for a head since since (ns from
+// the server's epoch, +1) when the victims were collected.
+type pendingConn struct {
+	c     net.Conn
+	cs    *connState
+	since int64
+}
+
+// collectVictims fills s.victims (s.mu held) with every connection but c
+// waiting for a head, oldest first, and reports whether there is one. One
+// walk of all tracked connections serves the evictions of about as many
+// arrivals as were pending, instead of one walk per arrival past the cap
+// (a slow-head attack with many tunnels open made each arrival walk them
+// all). Oldest-first stays exact: a connection that starts waiting after
+// the walk is younger than every one collected, and one that completed
+// its head and waits again has a new since, which the CAS rejects.
+func (s *Server) collectVictims(c net.Conn) bool {
+	s.walks++
+	for pc, pcs := range s.conns {
+		if t := pcs.pendingSince.Load(); pc != c && t != 0 {
+			s.victims = append(s.victims, pendingConn{c: pc, cs: pcs, since: t})
+		}
+	}
+	slices.SortFunc(s.victims, func(a, b pendingConn) int { return cmp.Compare(a.since, b.since) })
+	return len(s.victims) > 0
 }
 
 // headDone forgets cs as waiting for a head, unless the cap already did

@@ -56,6 +56,8 @@ type Server struct {
 	conns     map[net.Conn]*connState // each client connection's own state
 	upstreams map[net.Conn]struct{}
 	nPending  atomic.Int64    // connections waiting for a complete head (headwait.go)
+	victims   []pendingConn   // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (headwait.go)
+	walks     int             // under mu: walks of conns for victims (tests)
 	epoch     time.Time       // connState.pendingSince is counted from here
 	buffered  atomic.Int64    // request body bytes buffered right now (maxBuffered)
 	closing   atomic.Bool     // stored under mu (Shutdown), read without it
