@@ -89,17 +89,7 @@ func benchCallMarker(tr http.RoundTripper, url, body, marker string) (ttfb, dela
 // of the request, model splice, commit-point parse of each preamble event,
 // one extra loopback hop).
 func BenchmarkStreamOverhead(b *testing.B) {
-	up := benchUpstream()
-	defer up.Close()
-	cfg, err := config.ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	upTr := &http.Transport{MaxIdleConnsPerHost: 256}
-	defer upTr.CloseIdleConnections()
-	p := New(cfg, Options{Transport: upTr, Logger: discardLogger()})
-	ps := httptest.NewServer(p)
-	defer ps.Close()
+	up, ps := benchPoolServer(b)
 	body := msgBody("m", true)
 	for _, c := range []int{1, 64} {
 		for _, target := range []struct{ name, url string }{
@@ -147,6 +137,23 @@ func BenchmarkStreamOverhead(b *testing.B) {
 	}
 }
 
+// benchPoolServer serves pool p with one Anthropic member x, the streaming
+// benchUpstream up, on an httptest server ps; all of it ends with the
+// benchmark.
+func benchPoolServer(b *testing.B) (up, ps *httptest.Server) {
+	up = benchUpstream()
+	b.Cleanup(up.Close)
+	cfg, err := config.ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	upTr := &http.Transport{MaxIdleConnsPerHost: 256}
+	b.Cleanup(upTr.CloseIdleConnections)
+	ps = httptest.NewServer(New(cfg, Options{Transport: upTr, Logger: discardLogger()}))
+	b.Cleanup(ps.Close)
+	return up, ps
+}
+
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // BenchmarkTranslatedStream measures what translation adds (SPEC POOL-21):
@@ -155,17 +162,7 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 // ns/op is one whole call of benchEvents deltas; ttfb-µs and event-µs as in
 // BenchmarkStreamOverhead. The translation cost is translated − passthrough.
 func BenchmarkTranslatedStream(b *testing.B) {
-	up := benchUpstream()
-	defer up.Close()
-	cfg, err := config.ParseConfig([]byte("channels:\n  x: {api: anthropic, base_url: "+up.URL+", api_key: sk-bench}\npools:\n  p: {members: [x]}\n"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	upTr := &http.Transport{MaxIdleConnsPerHost: 256}
-	defer upTr.CloseIdleConnections()
-	p := New(cfg, Options{Transport: upTr, Logger: discardLogger()})
-	ps := httptest.NewServer(p)
-	defer ps.Close()
+	_, ps := benchPoolServer(b)
 	chat := `{"model":"m","stream":true,"max_tokens":1024,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"say ok"}]}`
 	for _, c := range []struct{ name, path, body, marker string }{
 		{"passthrough", "/pool/p/v1/messages", msgBody("m", true), `"text":"t`},
