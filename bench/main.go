@@ -75,11 +75,15 @@ func main() {
 		streams = flag.String("pool-streams", "1,16,64,256", "concurrent streams of scenario 7 (comma-separated; e.g. one value to profile one load)")
 		mockLLM = flag.Bool("poolmock-serve", false, "internal: serve scenario 7's mock model channel (a child process of the bench)")
 		sseRly  = flag.String("sserelay-serve", "", "internal: serve scenario 7's reference streaming relay to this mock address (a child process of the bench)")
+		spin    = flag.Bool("spin-serve", false, "internal: busy-loop on every core (scenario 1's diagnostic rows run it at idle priority)")
 	)
 	flag.Parse()
 	if err := setPoolConcs(*streams); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: -pool-streams:", err)
 		os.Exit(2)
+	}
+	if *spin {
+		serveSpin()
 	}
 	if *sseRly != "" {
 		if err := serveSSERelay(*sseRly); err != nil {

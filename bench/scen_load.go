@@ -163,6 +163,7 @@ func (w *world) plainHTTP() error {
 			w.add(rw)
 		}
 	}
+	w.awakeRows(paths)
 	w.note("Scenario 1: p50 cells show the added latency against direct in µs in parentheses. tinyproxy closes the client connection after every plain request, so its rows include a new TCP connection per request.")
 	w.note("Scenario 1 floor row (" + refPlainName + "): the same requests, cleartext, inside one CONNECT tunnel per client through the minimal Go relay of scenario 2 (32 KiB read/write loop, own process): one read(2) and one write(2) per direction per request and no HTTP parsing, routing or header work. Its proxy CPU is the least any Go forwarder pays per request on this machine.")
 	return nil
