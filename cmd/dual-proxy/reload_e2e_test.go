@@ -134,6 +134,21 @@ func TestPoolReload(t *testing.T) {
 			t.Errorf("%d reload lines for one good SIGHUP, want 1:\n%s", n, logText())
 		}
 	})
+	t.Run("POOL-16/duplicate-key-on-reload-names-file-line-column", func(t *testing.T) {
+		write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a]}\n")
+		cmd.Process.Signal(syscall.SIGHUP)
+		want := cfg + ":3:3: channels.a: duplicate key (first at line 2)"
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logText(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", want, logText())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := strings.Join(pools(t), ","); got != "p1,p2" {
+			t.Fatalf("pools %s after a refused reload", got)
+		}
+	})
 	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
 		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 		get, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/pool/config", nil)

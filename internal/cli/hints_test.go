@@ -153,6 +153,24 @@ func TestUnknownPoolListsPools(t *testing.T) {
 	})
 }
 
+func TestConfigErrorsAllAtOnce(t *testing.T) {
+	t.Run("POOL-3/every-config-error-with-file-line-column", func(t *testing.T) {
+		cfg := filepath.Join(t.TempDir(), "c.yaml")
+		yaml := "channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:9\", api_key: sk-x, colour: red}\npools:\n  work: {members: [a, b], stratgy: sticky}\n  work: {members: [a]}\n"
+		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, status := runCmd(t, DualProxy, nil, "--config", cfg, "--print-config")
+		want := "dual-proxy: --config: " + cfg + ":2:70: channels.a.colour: unknown key (known: api, base_url, api_key_env, api_key, auth, models)\n" +
+			"  " + cfg + ":4:23: pools.work.members[1]: unknown channel \"b\"\n" +
+			"  " + cfg + ":4:27: pools.work.stratgy: unknown key (did you mean strategy?)\n" +
+			"  " + cfg + ":5:3: pools.work: duplicate key (first at line 4)\n"
+		if status != 2 || errOut != want {
+			t.Fatalf("status %d\n%s\nwant\n%s", status, errOut, want)
+		}
+	})
+}
+
 func TestSuggest(t *testing.T) {
 	known := []string{"gateway", "print-config", "addr", "status", "h", "help"}
 	for _, tc := range []struct{ typed, want string }{

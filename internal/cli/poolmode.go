@@ -65,6 +65,8 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		s.Pool = cfg
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		s.ConfigPath = ""
+	case config.AllErrors(err) != nil:
+		return usageError(fConfig, "%s", configErrorText(err))
 	default:
 		return usageError(fConfig, "%s: %v", path, err)
 	}
@@ -268,6 +270,20 @@ func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
 	}
 	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts
 	return nil
+}
+
+// configErrorText is every error of a bad configuration file, one a line:
+// the first after the flag ("--config: FILE:LINE:COLUMN: PATH: MSG", the
+// shape of a single error), the others indented below it (POOL-3).
+func configErrorText(err error) string {
+	var b strings.Builder
+	for i, e := range config.AllErrors(err) {
+		if i > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
 }
 
 // poolGetenv resolves api_key_env from the process environment s holds.

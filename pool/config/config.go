@@ -11,8 +11,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -167,30 +169,20 @@ var DefaultCooldown = CooldownConfig{
 	Network: 30 * time.Second, ModelNotFound: 600 * time.Second,
 }
 
-// ConfigError is a configuration error at a YAML path such as
-// "pools.ustc-pool.members[2]" (SPEC POOL-3). Its message never contains a key.
-type ConfigError struct {
-	Path string // YAML path, "" for a file-level error
-	Msg  string
-}
-
-// Error is "PATH: MSG", or MSG alone when Path is empty.
-func (e *ConfigError) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
-
 // LoadConfig reads and validates the YAML file at path (see ParseConfig).
 // getenv resolves api_key_env; the package never reads the environment
-// itself. Errors: the file cannot be read, or a *ConfigError.
+// itself. Errors: the file cannot be read, or what ParseConfig returns
+// with File set to path in every *ConfigError.
 func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("pool config: %w", err)
 	}
-	return ParseConfig(data, getenv)
+	cfg, err := ParseConfig(data, getenv)
+	for _, e := range AllErrors(err) {
+		e.File = path
+	}
+	return cfg, err
 }
 
 // Channel returns the channel with that id, or nil.
@@ -262,7 +254,8 @@ func (p *PoolConfig) Target(m *UnifiedModel, model, member string) string {
 	return model
 }
 
-// validate checks the cross references (SPEC POOL-3) after decoding.
+// validate checks the cross references (SPEC POOL-3) after decoding and
+// returns every error it finds.
 func (c *Config) validate() error {
 	chans := map[string]*Channel{}
 	for _, ch := range c.Channels {
@@ -272,65 +265,77 @@ func (c *Config) validate() error {
 	for _, p := range c.Pools {
 		pools[p.ID] = true
 	}
+	var errs errList
 	for _, p := range c.Pools {
 		pp := "pools." + p.ID
 		if _, dup := chans[p.ID]; dup {
-			return &ConfigError{pp, fmt.Sprintf("pool id %q equals a channel id; pick another name", p.ID)}
+			errs.add(cfgErr(pp, fmt.Sprintf("pool id %q equals a channel id; pick another name", p.ID)))
 		}
 		if len(p.Members) == 0 {
-			return &ConfigError{pp + ".members", "a pool needs at least one member"}
+			errs.add(cfgErr(pp+".members", "a pool needs at least one member"))
 		}
 		seen := map[string]bool{}
 		apis := map[string]bool{}
 		for i, m := range p.Members {
 			mp := fmt.Sprintf("%s.members[%d]", pp, i)
-			if pools[m] {
-				return &ConfigError{mp, fmt.Sprintf("%q is a pool; a pool cannot contain a pool", m)}
-			}
 			ch := chans[m]
-			if ch == nil {
-				return &ConfigError{mp, fmt.Sprintf("unknown channel %q", m)}
+			switch {
+			case pools[m]:
+				errs.add(cfgErr(mp, fmt.Sprintf("%q is a pool; a pool cannot contain a pool", m)))
+			case ch == nil:
+				errs.add(cfgErr(mp, fmt.Sprintf("unknown channel %q", m)))
+			case seen[m]:
+				errs.add(cfgErr(mp, fmt.Sprintf("channel %q listed twice", m)))
+			default:
+				seen[m] = true
+				apis[ch.API] = true
+				if p.API == "" {
+					p.API = ch.API
+				}
 			}
-			if seen[m] {
-				return &ConfigError{mp, fmt.Sprintf("channel %q listed twice", m)}
-			}
-			seen[m] = true
-			apis[ch.API] = true
 		}
 		// Members may speak different APIs: calls are translated (POOL-21).
-		p.API = chans[p.Members[0]].API
 		if len(apis) > 1 {
 			p.API = APIMixed
 		}
-		ids := map[string]bool{}
-		for i := range p.Models {
-			m := &p.Models[i]
-			mp := fmt.Sprintf("%s.models[%d]", pp, i)
-			if ids[m.ID] {
-				return &ConfigError{mp + ".id", fmt.Sprintf("model %q defined twice", m.ID)}
-			}
-			ids[m.ID] = true
-			for mem := range m.Targets {
-				if !seen[mem] {
-					return &ConfigError{mp + ".targets." + mem, "not a member of this pool"}
-				}
-			}
-			for mem, em := range m.EffortMap {
-				if !seen[mem] {
-					return &ConfigError{mp + ".effort_map." + mem, "not a member of this pool"}
-				}
-				for from, to := range em {
-					if !validEffort(from) || !validEffort(to) {
-						return &ConfigError{mp + ".effort_map." + mem + "." + from, fmt.Sprintf("unknown effort %q→%q (known: %s)", from, to, strings.Join(effortScale, ", "))}
-					}
-				}
-			}
-			if m.DefaultEffort != "" && len(m.Efforts) > 0 && !contains(m.Efforts, m.DefaultEffort) {
-				return &ConfigError{mp + ".default_effort", fmt.Sprintf("%q is not in efforts", m.DefaultEffort)}
+		errs.add(p.validateModels(seen))
+	}
+	return errs.err()
+}
+
+// validateModels checks the pool's unified models against its members.
+func (p *PoolConfig) validateModels(members map[string]bool) error {
+	var errs errList
+	ids := map[string]bool{}
+	for i := range p.Models {
+		m := &p.Models[i]
+		mp := fmt.Sprintf("pools.%s.models[%d]", p.ID, i)
+		if ids[m.ID] {
+			errs.add(cfgErr(mp+".id", fmt.Sprintf("model %q defined twice", m.ID)))
+		}
+		ids[m.ID] = true
+		for _, mem := range slices.Sorted(maps.Keys(m.Targets)) {
+			if !members[mem] {
+				errs.add(cfgErr(mp+".targets."+mem, "not a member of this pool"))
 			}
 		}
+		for _, mem := range slices.Sorted(maps.Keys(m.EffortMap)) {
+			if !members[mem] {
+				errs.add(cfgErr(mp+".effort_map."+mem, "not a member of this pool"))
+				continue
+			}
+			em := m.EffortMap[mem]
+			for _, from := range slices.Sorted(maps.Keys(em)) {
+				if to := em[from]; !validEffort(from) || !validEffort(to) {
+					errs.add(cfgErr(mp+".effort_map."+mem+"."+from, fmt.Sprintf("unknown effort %q→%q (known: %s)", from, to, strings.Join(effortScale, ", "))))
+				}
+			}
+		}
+		if m.DefaultEffort != "" && len(m.Efforts) > 0 && !contains(m.Efforts, m.DefaultEffort) {
+			errs.add(cfgErr(mp+".default_effort", fmt.Sprintf("%q is not in efforts", m.DefaultEffort)))
+		}
 	}
-	return nil
+	return errs.err()
 }
 
 func validateBaseURL(raw string) error {

@@ -110,7 +110,7 @@ func TestConfigErrorsNamePath(t *testing.T) {
 		{"POOL-3/channel-model-key-typo", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, models: [{id: m, max_token: 5}]}\n", `channels.a.models[0].max_token: unknown key (did you mean max_tokens?)`},
 		{"POOL-3/cooldown-class-typo", base + "pools:\n  p: {members: [a], cooldown: {auth: 5}}\n", `pools.p.cooldown.auth: unknown key (known: auth_ms, quota_ms`},
 		{"POOL-15/all-missing-keys-at-once", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: NOPE_A}\n  b: {api: anthropic, base_url: http://x, api_key: k1}\n  c: {api: anthropic, base_url: http://x, api_key_env: NOPE_C}\npools:\n  p: {members: [a, b, c]}\n",
-			`2 channels have no key: channels.a.api_key_env: environment variable NOPE_A is empty or unset; channels.c.api_key_env: environment variable NOPE_C is empty or unset`},
+			`channels.a.api_key_env: environment variable NOPE_A is empty or unset (line 2, column 43); channels.c.api_key_env: environment variable NOPE_C is empty or unset (line 4, column 43)`},
 		{"POOL-3/bad-strategy", base + "pools:\n  p: {members: [a], strategy: random}\n", `pools.p.strategy: unknown strategy "random"`},
 		{"POOL-3/target-not-member", base + "pools:\n  p: {members: [a], models: [{id: m, targets: {b: x}}]}\n", `pools.p.models[0].targets.b: not a member`},
 		{"POOL-3/bad-cooldown", base + "pools:\n  p: {members: [a], cooldown: {auth_ms: -1}}\n", `pools.p.cooldown.auth_ms: expected milliseconds`},

@@ -26,35 +26,34 @@ import (
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
-// unknown channel "x"` (POOL-3). An unknown key anywhere, top level
-// included, is an error naming its path and the key it probably meant
-// (strict.go). api_key_env is resolved with getenv and wins over api_key;
-// channels with neither a non-empty variable nor api_key are one error
-// naming all of them. Error messages name the variable, never its value
-// (POOL-15).
+// unknown channel "x"` (POOL-3), and the line and column of that key or
+// item. An unknown key anywhere, top level included, is an error naming
+// its path and the key it probably meant (strict.go); a duplicate key is
+// one at the second key. api_key_env is resolved with getenv and wins over
+// api_key. Error messages name the variable, never its value (POOL-15).
+//
+// Decoding goes on past an error: the error is every problem found, in
+// file order — one *ConfigError, or ConfigErrors when there are several
+// (errors.go; AllErrors lists either).
 func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ConfigError{"", strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, YAMLError(err)
 	}
 	cfg := &Config{}
 	if len(doc.Content) == 0 {
 		return cfg, nil
 	}
-	var missing []*ConfigError
-	err := eachKey(doc.Content[0], "", func(k string, v *yaml.Node, p string) error {
+	var errs errList
+	errs.add(eachKey(doc.Content[0], "", func(k string, v *yaml.Node, p string) error {
 		switch k {
 		case "channels":
 			return eachKey(v, p, func(id string, cv *yaml.Node, cp string) error {
 				ch, err := decodeChannel(id, cv, cp, getenv)
 				cfg.Channels = append(cfg.Channels, ch)
-				if mk, ok := err.(missingKeyError); ok {
-					missing = append(missing, mk.ConfigError)
-					return nil
-				}
 				return err
 			})
 		case "pools":
@@ -69,15 +68,18 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 			return err
 		}
 		return unknownKey(p, k, topKeys)
-	})
-	if err != nil {
-		return nil, err
+	}))
+	// Cross references are checked even when a key was bad, but an error
+	// there is not repeated by a check of the same path.
+	var refs errList
+	refs.add(cfg.validate())
+	for _, e := range refs {
+		if !errs.covers(e.Path) {
+			errs = append(errs, e)
+		}
 	}
-	if len(missing) > 0 {
-		return nil, joinMissing(missing)
-	}
-	if err := cfg.validate(); err != nil {
-		return nil, err
+	if len(errs) > 0 {
+		return nil, errs.located(doc.Content[0]).err()
 	}
 	return cfg, nil
 }
@@ -85,32 +87,33 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string) (*Channel, error) {
 	ch := &Channel{ID: id}
 	var inline string
-	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
+	var errs errList
+	errs.add(eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
 		var err error
 		switch k {
 		case "api":
 			ch.API, err = scalar(v, kp)
 			if err == nil && !slices.Contains(ChannelAPIs, ch.API) {
-				err = &ConfigError{kp, fmt.Sprintf("unknown api %s (%s)", quoteSafe(ch.API), strings.Join(ChannelAPIs, ", "))}
+				err = cfgErr(kp, fmt.Sprintf("unknown api %s (%s)", quoteSafe(ch.API), strings.Join(ChannelAPIs, ", ")))
 			}
 		case "base_url":
 			ch.BaseURL, err = scalar(v, kp)
 			if err == nil {
 				if e := validateBaseURL(ch.BaseURL); e != nil {
-					err = &ConfigError{kp, e.Error()}
+					err = cfgErr(kp, e.Error())
 				}
 			}
 		case "api_key_env":
 			ch.APIKeyEnv, err = scalar(v, kp)
 			if err == nil && !envName(ch.APIKeyEnv) {
-				err = &ConfigError{kp, "is not a valid environment variable name (letters, digits, _; a key itself belongs in the environment or in api_key)"}
+				err = cfgErr(kp, "is not a valid environment variable name (letters, digits, _; a key itself belongs in the environment or in api_key)")
 			}
 		case "api_key":
 			inline, err = scalar(v, kp)
 		case "auth":
 			ch.AuthHeader, err = scalar(v, kp)
 			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" && ch.AuthHeader != "x-goog-api-key" {
-				err = &ConfigError{kp, fmt.Sprintf("unknown auth %s (x-api-key, bearer or x-goog-api-key)", quoteSafe(ch.AuthHeader))}
+				err = cfgErr(kp, fmt.Sprintf("unknown auth %s (x-api-key, bearer or x-goog-api-key)", quoteSafe(ch.AuthHeader)))
 			}
 		case "models":
 			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
@@ -122,15 +125,12 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 			err = unknownKey(kp, k, channelKeys)
 		}
 		return err
-	})
-	if err != nil {
-		return ch, err
+	}))
+	if ch.API == "" && !errs.covers(p+".api") {
+		errs.add(cfgErr(p+".api", "missing ("+strings.Join(ChannelAPIs, ", ")+")"))
 	}
-	if ch.API == "" {
-		return ch, &ConfigError{p + ".api", "missing (" + strings.Join(ChannelAPIs, ", ") + ")"}
-	}
-	if ch.BaseURL == "" {
-		return ch, &ConfigError{p + ".base_url", "missing"}
+	if ch.BaseURL == "" && !errs.covers(p+".base_url") {
+		errs.add(cfgErr(p+".base_url", "missing"))
 	}
 	if ch.AuthHeader == "" {
 		switch ch.API {
@@ -149,17 +149,18 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 	if key == "" {
 		key = inline
 	}
-	if key == "" {
-		if ch.APIKeyEnv != "" {
-			if looksSecret(ch.APIKeyEnv) {
-				return ch, missingKeyError{&ConfigError{p + ".api_key_env", "the environment variable it names is empty or unset"}}
-			}
-			return ch, missingKeyError{&ConfigError{p + ".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)}}
-		}
-		return ch, missingKeyError{&ConfigError{p, "no key: set api_key_env (preferred) or api_key"}}
+	switch {
+	case key != "":
+		ch.key = &secret{v: key, inline: inline != ""}
+	case errs.covers(p + ".api_key_env"), errs.covers(p + ".api_key"):
+	case ch.APIKeyEnv != "" && looksSecret(ch.APIKeyEnv):
+		errs.add(cfgErr(p+".api_key_env", "the environment variable it names is empty or unset"))
+	case ch.APIKeyEnv != "":
+		errs.add(cfgErr(p+".api_key_env", fmt.Sprintf("environment variable %s is empty or unset", ch.APIKeyEnv)))
+	default:
+		errs.add(cfgErr(p, "no key: set api_key_env (preferred) or api_key"))
 	}
-	ch.key = &secret{v: key, inline: inline != ""}
-	return ch, nil
+	return ch, errs.err()
 }
 
 func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
@@ -171,8 +172,8 @@ func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
 		}
 		return unknownKey(kp, k, modelKeys)
 	})
-	if err == nil && m.ID == "" {
-		err = &ConfigError{p + ".id", "missing"}
+	if m.ID == "" {
+		err = missingID(err, p)
 	}
 	return m, err
 }
@@ -219,7 +220,7 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 		case "strategy":
 			pc.Strategy, err = scalar(v, kp)
 			if err == nil && pc.Strategy != StrategySticky && pc.Strategy != StrategyRoundRobin && pc.Strategy != StrategyFailover {
-				err = &ConfigError{kp, fmt.Sprintf("unknown strategy %q (sticky, round-robin or failover)", pc.Strategy)}
+				err = cfgErr(kp, fmt.Sprintf("unknown strategy %q (sticky, round-robin or failover)", pc.Strategy))
 			}
 		case "members":
 			pc.Members, err = stringList(v, kp)
@@ -288,8 +289,8 @@ func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
 		}
 		return err
 	})
-	if err == nil && m.ID == "" {
-		err = &ConfigError{p + ".id", "missing"}
+	if m.ID == "" {
+		err = missingID(err, p)
 	}
 	if m.Name == "" {
 		m.Name = m.ID
@@ -312,4 +313,15 @@ func decodeCooldown(n *yaml.Node, p string, c *CooldownConfig) error {
 		*f = d
 		return err
 	})
+}
+
+// missingID adds "missing" at p.id to err, the errors of the model item at
+// p, unless one of them is about the id already.
+func missingID(err error, p string) error {
+	var errs errList
+	errs.add(err)
+	if !errs.covers(p + ".id") {
+		errs.add(cfgErr(p+".id", "missing"))
+	}
+	return errs.err()
 }

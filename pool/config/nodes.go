@@ -13,44 +13,49 @@ import (
 // node's path.
 
 // eachKey walks a mapping node in order; fn gets the key, the value and the
-// value's path. Duplicate keys are errors.
+// value's path. An error of fn does not stop the walk: every error is
+// returned (errList.err). A duplicate key is an error at its own position
+// naming the first one's line.
 func eachKey(n *yaml.Node, p string, fn func(k string, v *yaml.Node, kp string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			return nil
 		}
-		return &ConfigError{p, "expected a mapping"}
+		return cfgErr(p, "expected a mapping")
 	}
-	seen := map[string]bool{}
+	var errs errList
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i].Value
+		kn := n.Content[i]
+		k := kn.Value
 		kp := k
 		if p != "" {
 			kp = p + "." + k
 		}
-		if seen[k] {
-			return &ConfigError{kp, "duplicate key"}
+		if first := seen[k]; first != nil {
+			e := cfgErr(kp, fmt.Sprintf("duplicate key (first at line %d)", first.Line))
+			e.Line, e.Column, e.repeat = kn.Line, kn.Column, true
+			errs.add(e)
+			continue
 		}
-		seen[k] = true
-		if err := fn(k, n.Content[i+1], kp); err != nil {
-			return err
-		}
+		seen[k] = kn
+		errs.add(fn(k, n.Content[i+1], kp))
 	}
-	return nil
+	return errs.err()
 }
 
+// eachItem walks a list node; like eachKey it returns every error of fn.
 func eachItem(n *yaml.Node, p string, fn func(v *yaml.Node, ip string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
-		return &ConfigError{p, "expected a list"}
+		return cfgErr(p, "expected a list")
 	}
+	var errs errList
 	for i, v := range n.Content {
-		if err := fn(v, fmt.Sprintf("%s[%d]", p, i)); err != nil {
-			return err
-		}
+		errs.add(fn(v, fmt.Sprintf("%s[%d]", p, i)))
 	}
-	return nil
+	return errs.err()
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -63,7 +68,7 @@ func deref(n *yaml.Node) *yaml.Node {
 func scalar(n *yaml.Node, p string) (string, error) {
 	n = deref(n)
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", &ConfigError{p, "expected a string"}
+		return "", cfgErr(p, "expected a string")
 	}
 	return strings.TrimSpace(n.Value), nil
 }
@@ -75,7 +80,7 @@ func posInt(n *yaml.Node, p string) (int, error) {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v <= 0 {
-		return 0, &ConfigError{p, fmt.Sprintf("expected a positive integer, got %q", s)}
+		return 0, cfgErr(p, fmt.Sprintf("expected a positive integer, got %q", s))
 	}
 	return v, nil
 }
@@ -87,7 +92,7 @@ func millis(n *yaml.Node, p string, zeroOK bool) (time.Duration, error) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 0 || (v == 0 && !zeroOK) || v > 1<<40 {
-		return 0, &ConfigError{p, fmt.Sprintf("expected milliseconds (integer > 0), got %q", s)}
+		return 0, cfgErr(p, fmt.Sprintf("expected milliseconds (integer > 0), got %q", s))
 	}
 	return time.Duration(v) * time.Millisecond, nil
 }
@@ -97,7 +102,7 @@ func stringList(n *yaml.Node, p string) ([]string, error) {
 	err := eachItem(n, p, func(v *yaml.Node, ip string) error {
 		s, err := scalar(v, ip)
 		if err == nil && s == "" {
-			err = &ConfigError{ip, "empty"}
+			err = cfgErr(ip, "empty")
 		}
 		out = append(out, s)
 		return err
@@ -106,21 +111,35 @@ func stringList(n *yaml.Node, p string) ([]string, error) {
 }
 
 func inputList(n *yaml.Node, p string) ([]string, error) {
-	out, err := stringList(n, p)
-	for i, s := range out {
-		if err == nil && s != "text" && s != "image" && s != "pdf" {
-			err = &ConfigError{fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("unknown input %q (text, image, pdf)", s)}
+	return checkedList(n, p, func(s string) string {
+		if s == "text" || s == "image" || s == "pdf" {
+			return ""
 		}
-	}
-	return out, err
+		return fmt.Sprintf("unknown input %q (text, image, pdf)", s)
+	})
 }
 
 func effortList(n *yaml.Node, p string) ([]string, error) {
+	return checkedList(n, p, func(s string) string {
+		if validEffort(s) {
+			return ""
+		}
+		return fmt.Sprintf("unknown effort %q (known: %s)", s, strings.Join(effortScale, ", "))
+	})
+}
+
+// checkedList is a string list whose every item bad says "" about; the
+// others are errors at their item with bad's message.
+func checkedList(n *yaml.Node, p string, bad func(string) string) ([]string, error) {
 	out, err := stringList(n, p)
+	if err != nil {
+		return out, err
+	}
+	var errs errList
 	for i, s := range out {
-		if err == nil && !validEffort(s) {
-			err = &ConfigError{fmt.Sprintf("%s[%d]", p, i), fmt.Sprintf("unknown effort %q (known: %s)", s, strings.Join(effortScale, ", "))}
+		if msg := bad(s); msg != "" {
+			errs.add(cfgErr(fmt.Sprintf("%s[%d]", p, i), msg))
 		}
 	}
-	return out, err
+	return out, errs.err()
 }

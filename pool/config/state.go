@@ -80,12 +80,12 @@ func decodeState(n *yaml.Node, p string) (StateConfig, error) {
 			}
 		case "name":
 			if sc.Name, err = scalar(v, kp); err == nil && !validStateName(sc.Name) {
-				err = &ConfigError{kp, "must be 1-64 letters, digits, '.', '_' or '-'"}
+				err = cfgErr(kp, "must be 1-64 letters, digits, '.', '_' or '-'")
 			}
 		case "timeout_ms":
 			sc.Timeout, err = millis(v, kp, false)
 		default:
-			err = &ConfigError{kp, "unknown key (url, name, timeout_ms)"}
+			err = cfgErr(kp, "unknown key (url, name, timeout_ms)")
 		}
 		return err
 	})
@@ -109,15 +109,15 @@ func checkStateURL(raw, p string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return &ConfigError{p, "not a URL (memory, redis://[user:pass@]host:port/db or rediss://…)"}
+		return cfgErr(p, "not a URL (memory, redis://[user:pass@]host:port/db or rediss://…)")
 	case u.Scheme != "redis" && u.Scheme != "rediss":
-		return &ConfigError{p, fmt.Sprintf("unknown state %s (memory, redis://… or rediss://…)", quoteSafe(u.Scheme+"://"))}
+		return cfgErr(p, fmt.Sprintf("unknown state %s (memory, redis://… or rediss://…)", quoteSafe(u.Scheme+"://")))
 	case u.Host == "":
-		return &ConfigError{p, "redis URL without host:port"}
+		return cfgErr(p, "redis URL without host:port")
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		if n, err := strconv.Atoi(db); err != nil || n < 0 {
-			return &ConfigError{p, "redis database must be a number (redis://host:port/0)"}
+			return cfgErr(p, "redis database must be a number (redis://host:port/0)")
 		}
 	}
 	return nil

@@ -32,24 +32,7 @@ func unknownKey(path, key string, known []string) *ConfigError {
 		}
 	}
 	if bestD <= 2 && bestD*2 <= len(key) {
-		return &ConfigError{path, fmt.Sprintf("unknown key (did you mean %s?)", best)}
+		return cfgErr(path, fmt.Sprintf("unknown key (did you mean %s?)", best))
 	}
-	return &ConfigError{path, "unknown key (known: " + strings.Join(known, ", ") + ")"}
-}
-
-// missingKeyError marks a channel whose key variable is empty or unset:
-// ParseConfig collects all of them and reports them at once.
-type missingKeyError struct{ *ConfigError }
-
-// joinMissing is one *ConfigError naming every channel without a key, in
-// file order (one alone keeps its own path and message).
-func joinMissing(errs []*ConfigError) *ConfigError {
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Error()
-	}
-	return &ConfigError{"", fmt.Sprintf("%d channels have no key: %s", len(errs), strings.Join(parts, "; "))}
+	return cfgErr(path, "unknown key (known: "+strings.Join(known, ", ")+")")
 }

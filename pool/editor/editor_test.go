@@ -175,6 +175,46 @@ func TestConfigInvalid(t *testing.T) {
 		}
 	})
 
+	t.Run("POOL-3/duplicate-key-in-edit-names-its-line", func(t *testing.T) {
+		w := newWorld(t, commented, 0o600)
+		g := w.get()
+		doc := "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key: '***'}\npools:\n  p: {members: [a]}\n  p: {members: [a], strategy: failover}\n"
+		st, out := w.put(g.Version, doc)
+		var res struct{ Errors []editor.FieldError }
+		_ = json.Unmarshal([]byte(out), &res)
+		want := editor.FieldError{Path: "pools.p", Message: "duplicate key (first at line 4)", Line: 5, Column: 3}
+		if st != 400 || len(res.Errors) != 1 || res.Errors[0] != want || w.file() != commented {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+	})
+
+	t.Run("POOL-3/duplicate-key-on-disk-names-its-line", func(t *testing.T) {
+		w := newWorld(t, commented, 0o600)
+		if err := os.WriteFile(w.path, []byte(commented+"channels: {}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, _, out := w.do("GET", "/pool/config", "", nil)
+		if st != 500 || !strings.Contains(out, "channels: duplicate key (first at line 2) (line 19, column 1)") {
+			t.Fatalf("GET: %d %s", st, out)
+		}
+	})
+
+	t.Run("POOL-3/validate-errors-carry-line-and-column", func(t *testing.T) {
+		w := newWorld(t, commented, 0o600)
+		doc := "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key: '***', colour: red}\npools:\n  p: {members: [a, zz]}\n"
+		_, _, out := w.do("POST", "/pool/config/validate", doc, nil)
+		var res struct{ Errors []editor.FieldError }
+		_ = json.Unmarshal([]byte(out), &res)
+		if len(res.Errors) != 2 || res.Errors[0].Path != "channels.a.colour" || res.Errors[1].Path != "pools.p.members[1]" {
+			t.Fatalf("validate: %s", out)
+		}
+		for _, e := range res.Errors {
+			if e.Line == 0 || e.Column == 0 {
+				t.Errorf("no position: %+v", e)
+			}
+		}
+	})
+
 	t.Run("POOL-15/placeholder-without-stored-key", func(t *testing.T) {
 		w := newWorld(t, commented, 0o600)
 		g := w.get()

@@ -37,13 +37,16 @@ const Placeholder = "***"
 func parseDoc(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &config.ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, config.YAMLError(err)
 	}
 	if len(doc.Content) == 0 {
 		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
 	}
 	if doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &config.ConfigError{Msg: "the document must be a mapping (channels, pools, state)"}
+	}
+	if err := duplicateKey(doc.Content[0], ""); err != nil {
+		return nil, err
 	}
 	return &doc, nil
 }

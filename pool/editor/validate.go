@@ -1,7 +1,6 @@
 package editor
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -16,82 +15,29 @@ type FieldError struct {
 	// Path is the YAML path, e.g. "channels.a.base_url"; "" for the file.
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	// Line and Column are the 1-based position in the document the error
+	// is about (the edited document for a parse error or a duplicate key,
+	// else the merged one the validate call returns as yaml); 0 when
+	// unknown.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
 }
 
 // reservedPools are pool ids the /pool/ routes already use.
 var reservedPools = []string{"config", "status"}
 
 // Validate parses data as config.ParseConfig does (getenv resolves
-// api_key_env) and returns every error it can find, each with its YAML
-// path; nil when the configuration is valid. ParseConfig stops at the
-// first error, so after one each channel, the state and each pool is
-// checked on its own (pools against stand-in channels), which finds the
-// errors of every part; the first error is always the one ParseConfig
-// itself reports, so a save never accepts what a reload would refuse.
+// api_key_env) and returns every error it finds, each with its YAML path
+// and position, in file order; nil when the configuration is valid. They
+// are exactly ParseConfig's errors (plus the pool ids the page's routes
+// shadow), so a save never accepts what a reload would refuse.
 func Validate(data []byte, getenv func(string) string) []FieldError {
 	_, err := config.ParseConfig(data, getenv)
-	if err == nil {
-		return poolIDErrors(data)
-	}
-	errs := []FieldError{fieldError(err)}
-	doc, perr := parseDoc(data)
-	if perr != nil {
-		return errs
-	}
-	add := func(part []byte) {
-		if _, err := config.ParseConfig(part, getenv); err != nil {
-			if fe := fieldError(err); !slices.Contains(errs, fe) {
-				errs = append(errs, fe)
-			}
-		}
-	}
-	root := doc.Content[0]
-	var chanIDs, apis []string
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		switch k.Value {
-		case "channels":
-			for j := 0; v.Kind == yaml.MappingNode && j+1 < len(v.Content); j += 2 {
-				add(docOf(mapOf("channels", mapOf(v.Content[j].Value, v.Content[j+1]))))
-				chanIDs = append(chanIDs, v.Content[j].Value)
-				api := "anthropic"
-				if a := mapValue(v.Content[j+1], "api"); a != nil && slices.Contains(config.ChannelAPIs, a.Value) {
-					api = a.Value
-				}
-				apis = append(apis, api)
-			}
-		case "pools":
-		default:
-			add(docOf(mapOf(k.Value, v)))
-		}
-	}
-	pools := mapValue(root, "pools")
-	for j := 0; pools != nil && pools.Kind == yaml.MappingNode && j+1 < len(pools.Content); j += 2 {
-		add(poolAlone(pools, j, chanIDs, apis))
+	var errs []FieldError
+	if err != nil {
+		errs = fieldErrors(err)
 	}
 	return append(errs, poolIDErrors(data)...)
-}
-
-// poolAlone is a document with pool j of pools, stand-ins for every channel
-// (valid, with a key) and one-member stand-ins for the other pools (for the
-// "a pool cannot contain a pool" rule).
-func poolAlone(pools *yaml.Node, j int, chanIDs, apis []string) []byte {
-	chans := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for i, id := range chanIDs {
-		chans.Content = append(chans.Content, scalar(id), mapOf("api", scalar(apis[i]), "base_url", scalar("http://127.0.0.1:1"), "api_key", scalar("stand-in")))
-	}
-	ps := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for i := 0; i+1 < len(pools.Content); i += 2 {
-		v := pools.Content[i+1]
-		if i != j {
-			if len(chanIDs) == 0 || slices.Contains(chanIDs, pools.Content[i].Value) {
-				continue
-			}
-			v = mapOf("members", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{scalar(chanIDs[0])}})
-		}
-		ps.Content = append(ps.Content, pools.Content[i], v)
-	}
-	return docOf(mapOf("channels", chans, "pools", ps))
 }
 
 // poolIDErrors: pool ids the page's routes shadow.
@@ -103,19 +49,27 @@ func poolIDErrors(data []byte) []FieldError {
 	var out []FieldError
 	pools := mapValue(doc.Content[0], "pools")
 	for i := 0; pools != nil && pools.Kind == yaml.MappingNode && i+1 < len(pools.Content); i += 2 {
-		if id := pools.Content[i].Value; slices.Contains(reservedPools, id) {
-			out = append(out, FieldError{"pools." + id, fmt.Sprintf("pool id %q is reserved (/pool/%s is a page route); pick another name", id, id)})
+		if k := pools.Content[i]; slices.Contains(reservedPools, k.Value) {
+			out = append(out, FieldError{Path: "pools." + k.Value, Message: fmt.Sprintf("pool id %q is reserved (/pool/%s is a page route); pick another name", k.Value, k.Value), Line: k.Line, Column: k.Column})
 		}
 	}
 	return out
 }
 
-func fieldError(err error) FieldError {
-	var ce *config.ConfigError
-	if errors.As(err, &ce) {
-		return FieldError{Path: ce.Path, Message: ce.Msg}
+func fieldError(err error) FieldError { return fieldErrors(err)[0] }
+
+// fieldErrors are err's *config.ConfigErrors as FieldErrors (err itself
+// when it holds none).
+func fieldErrors(err error) []FieldError {
+	ces := config.AllErrors(err)
+	if ces == nil {
+		return []FieldError{{Message: err.Error()}}
 	}
-	return FieldError{Message: err.Error()}
+	out := make([]FieldError, len(ces))
+	for i, ce := range ces {
+		out[i] = FieldError{Path: ce.Path, Message: ce.Msg, Line: ce.Line, Column: ce.Column}
+	}
+	return out
 }
 
 func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
@@ -133,4 +87,36 @@ func mapOf(kv ...any) *yaml.Node {
 func docOf(root *yaml.Node) []byte {
 	b, _ := encodeDoc(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, 2)
 	return b
+}
+
+// duplicateKey is the first key of n's mappings (n included) that repeats
+// an earlier key of its mapping, as an error at the repeat's path and
+// position: merge could not tell which of the two an edit means, and the
+// reload would refuse the file (POOL-3). nil when there is none.
+func duplicateKey(n *yaml.Node, p string) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			kp := k.Value
+			if p != "" {
+				kp = p + "." + k.Value
+			}
+			if first := seen[k.Value]; first != nil {
+				return &config.ConfigError{Path: kp, Msg: fmt.Sprintf("duplicate key (first at line %d)", first.Line), Line: k.Line, Column: k.Column}
+			}
+			seen[k.Value] = k
+			if err := duplicateKey(n.Content[i+1], kp); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			if err := duplicateKey(v, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,119 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// badFile has one error of each kind on known lines: unknown keys, bad
+// values, a missing key variable, a bad cross reference, a duplicate key.
+const badFile = `channels:
+  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key: k1, colour: red}
+  b:
+    api: nonsense
+    base_url: http://127.0.0.1:2
+    api_key_env: NOPE_B
+    modles: []
+pools:
+  p:
+    members: [a, b, zz]
+    strategy: fast
+    models: [{id: m, efforts: [low, huge, vast]}]
+    session_ttl_ms: -5
+  p:
+    members: [a]
+`
+
+func TestEveryErrorWithPosition(t *testing.T) {
+	want := []string{
+		"2:66: channels.a.colour: unknown key",
+		"4:5: channels.b.api: unknown api \"nonsense\"",
+		"6:5: channels.b.api_key_env: environment variable NOPE_B is empty or unset",
+		"7:5: channels.b.modles: unknown key (did you mean models?)",
+		"10:21: pools.p.members[2]: unknown channel \"zz\"",
+		"11:5: pools.p.strategy: unknown strategy \"fast\"",
+		"12:37: pools.p.models[0].efforts[1]: unknown effort \"huge\"",
+		"12:43: pools.p.models[0].efforts[2]: unknown effort \"vast\"",
+		"13:5: pools.p.session_ttl_ms: expected milliseconds",
+		"14:3: pools.p: duplicate key (first at line 9)",
+	}
+	t.Run("POOL-3/every-error-in-file-order-with-line-and-column", func(t *testing.T) {
+		_, err := ParseConfig([]byte(badFile), nil)
+		es := AllErrors(err)
+		if len(es) != len(want) {
+			t.Fatalf("%d errors, want %d:\n%s", len(es), len(want), strings.Join(ConfigErrors(es).Lines(), "\n"))
+		}
+		for i, e := range es {
+			if got := fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Column, e.Path, e.Msg); !strings.HasPrefix(got, want[i]) {
+				t.Errorf("error %d = %q, want %q…", i, got, want[i])
+			}
+		}
+		if strings.Contains(err.Error(), "k1") {
+			t.Fatalf("key in error: %v", err)
+		}
+	})
+	t.Run("POOL-3/load-config-names-the-file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(badFile), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, nil)
+		lines := ConfigErrors(AllErrors(err)).Lines()
+		if len(lines) != len(want) {
+			t.Fatalf("%d errors: %v", len(lines), err)
+		}
+		for i, l := range lines {
+			if !strings.HasPrefix(l, path+":"+want[i]) {
+				t.Errorf("line %d = %q, want %s:%s…", i, l, path, want[i])
+			}
+		}
+	})
+	t.Run("POOL-3/one-error-is-a-config-error-with-its-position", func(t *testing.T) {
+		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://x, api_key: k}\n  a: {api: openai}\n"), nil)
+		e, ok := err.(*ConfigError)
+		if !ok || e.Path != "channels.a" || e.Line != 3 || e.Column != 3 || err.Error() != "channels.a: duplicate key (first at line 2) (line 3, column 3)" {
+			t.Fatalf("%T %v", err, err)
+		}
+	})
+	t.Run("POOL-3/syntax-error-has-its-line", func(t *testing.T) {
+		_, err := ParseConfig([]byte("channels:\n  a: [\n"), nil)
+		e, ok := err.(*ConfigError)
+		if !ok || e.Line != 2 || e.Path != "" {
+			t.Fatalf("%T %+v", err, err)
+		}
+	})
+	t.Run("POOL-3/cross-reference-not-repeated-under-a-bad-value", func(t *testing.T) {
+		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://x, api_key: k}\npools:\n  p: {members: a}\n"), nil)
+		if es := AllErrors(err); len(es) != 1 || es[0].Path != "pools.p.members" || es[0].Msg != "expected a list" {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func TestLocate(t *testing.T) {
+	doc := "channels:\n  v1.2: {models: [{id: m}, {id: n, input: [text]}]}\npools:\n  p: {members: [a]}\n"
+	var errs errList
+	for _, p := range []string{"channels.v1.2.models[1].input[0]", "pools.p.members[0]", "pools.p", "nosuch", "pools.p.members[9]"} {
+		errs = append(errs, cfgErr(p, "x"))
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range errs.located(root.Content[0]) {
+		got[e.Path] = fmt.Sprintf("%d:%d", e.Line, e.Column)
+	}
+	t.Run("POOL-3/paths-with-dots-and-items", func(t *testing.T) {
+		for p, w := range map[string]string{"channels.v1.2.models[1].input[0]": "2:44", "pools.p.members[0]": "4:17", "pools.p": "4:3", "nosuch": "0:0", "pools.p.members[9]": "0:0"} {
+			if got[p] != w {
+				t.Errorf("%s at %s, want %s", p, got[p], w)
+			}
+		}
+	})
+}
