@@ -130,6 +130,14 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		if status != 0 || !strings.Contains(out, "result    ok") || !strings.Contains(out, "member    up") {
 			t.Fatalf("pool test: status %d out %q err %q", status, out, errOut)
 		}
+		// OPS-2/status-has-a-pool-verdict-line: plain status (the launcher
+		// found in the registry) and status --addr both sum the pool up.
+		verdictRE := regexp.MustCompile(`(?m)^pool lp: serving via up \(last call \d\d:\d\d:\d\d\) · 1 of 1 members up, 0 cooling down, 0 failing$`)
+		for _, args := range [][]string{{"status", "--decisions", "0"}, {"status", "--decisions", "0", "--addr", m[1]}} {
+			if o, _, _ := runCmdEnv(t, DualProxy, penv, args...); !verdictRE.MatchString(o) {
+				t.Fatalf("%v: no pool verdict line:\n%s", args, o)
+			}
+		}
 		// A pool no instance serves: the error says so and names the pools
 		// that are served, not just "cannot reach 127.0.0.1:7898".
 		_, errOut, status = runCmdEnv(t, DualProxy, penv, "pool", "test", "nosuch", "m")

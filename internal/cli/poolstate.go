@@ -9,14 +9,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
 	poolstatus "github.com/dual-proxy/dual-proxy/pool/status"
 )
 
 // poolStateDoc is the part of /pool/status status prints: the pools'
 // members and where the state lives (balance.Health).
 type poolStateDoc struct {
-	Pools []poolstatus.PoolStatus `json:"pools"`
-	State struct {
+	Pools  []poolstatus.PoolStatus `json:"pools"`
+	Recent []balance.CallRecord    `json:"recent"`
+	State  struct {
 		Kind     string     `json:"kind"`
 		Store    string     `json:"store"`
 		Instance string     `json:"instance"`
@@ -26,10 +28,12 @@ type poolStateDoc struct {
 	} `json:"state"`
 }
 
-// printPoolState writes the pools' members (printPoolMembers) and where the pool of the proxy at addr keeps its state
-// when it is shared (SPEC POOL-23), and loudly when the shared store is
-// unreachable and the instance runs on local state. The store address
-// comes redacted from the pool. A proxy without a pool prints nothing.
+// printPoolState writes one summary line per pool (poolVerdict), the
+// pools' members (printPoolMembers) and where the pool of the proxy at
+// addr keeps its state when it is shared (SPEC POOL-23), and loudly when
+// the shared store is unreachable and the instance runs on local state.
+// The store address comes redacted from the pool. A proxy without a pool
+// prints nothing.
 func printPoolState(ctx context.Context, w io.Writer, addr string) {
 	raw, err := fetchDoc(ctx, addr, "/pool/status")
 	if err != nil {
@@ -39,7 +43,11 @@ func printPoolState(ctx context.Context, w io.Writer, addr string) {
 	if json.Unmarshal(raw, &doc) != nil {
 		return
 	}
-	defer printPoolMembers(w, doc.Pools, time.Now())
+	now := time.Now()
+	for _, p := range doc.Pools {
+		fmt.Fprintln(w, poolVerdict(p, doc.Recent, now, time.Local))
+	}
+	defer printPoolMembers(w, doc.Pools, now)
 	if doc.State.Kind == "" || doc.State.Kind == "memory" {
 		return
 	}

@@ -2,8 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/balance"
+	"github.com/dual-proxy/dual-proxy/pool/config"
+	poolstatus "github.com/dual-proxy/dual-proxy/pool/status"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
@@ -89,4 +94,53 @@ func provenText(proven, untried, total int) string {
 		t += fmt.Sprintf(", %d untried", untried)
 	}
 	return t
+}
+
+// notMemberFaults are the call classes that do not make a member failing:
+// success, the caller's bad request, state another member holds (POOL-18),
+// and the client's cancel.
+var notMemberFaults = []string{"", config.ClassBadRequest, config.ClassState, "canceled"}
+
+// poolVerdict is one pool's line above its members, like the verdict on
+// the pool page (SPEC POOL-13, OPS-2): the member that answered the last
+// call, how many members are up, cooling down and failing, then each
+// member that is not up and why. A member is failing when it is not
+// cooling but its latest call in recent (oldest first) failed for a
+// reason of its own (not the caller's bad request, not a client cancel).
+func poolVerdict(p poolstatus.PoolStatus, recent []balance.CallRecord, now time.Time, loc *time.Location) string {
+	last := map[string]balance.CallRecord{}
+	var served *balance.CallRecord
+	for i := range recent {
+		c := &recent[i]
+		if c.Pool != p.ID || c.Member == "" {
+			continue
+		}
+		last[c.Member] = *c
+		if c.Class == "" {
+			served = c
+		}
+	}
+	head := "pool " + p.ID + ": no call answered yet"
+	if served != nil {
+		head = fmt.Sprintf("pool %s: serving via %s (last call %s)", p.ID, served.Member, served.Time.In(loc).Format(time.TimeOnly))
+	}
+	var cooling, failing int
+	var why []string
+	for _, m := range p.Members {
+		c, called := last[m.ID]
+		switch {
+		case m.State == "cooling":
+			cooling++
+			cd := ""
+			if m.CooldownUntil != nil {
+				cd = " " + poolstatus.CooldownText(m.CooldownSince, *m.CooldownUntil, now, loc)
+			}
+			why = append(why, fmt.Sprintf("%s cooling down%s: %s", m.ID, cd, poolstatus.ClassText(m.CooldownClass)))
+		case called && !slices.Contains(notMemberFaults, c.Class):
+			failing++
+			why = append(why, fmt.Sprintf("%s failing: %s, last call %s", m.ID, poolstatus.ClassText(c.Class), c.Time.In(loc).Format(time.TimeOnly)))
+		}
+	}
+	counts := fmt.Sprintf("%d of %d members up, %d cooling down, %d failing", len(p.Members)-cooling-failing, len(p.Members), cooling, failing)
+	return strings.Join(append([]string{head, counts}, why...), " · ")
 }

@@ -189,3 +189,28 @@ func CooldownText(since *time.Time, until, now time.Time, loc *time.Location) st
 // secondsUp is d in whole seconds, rounded up: "retry in 0 s" never shows
 // while the member is still cooling.
 func secondsUp(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
+
+// classWords say a failure class (SPEC POOL-10) in words, as the page's
+// CLASSES table does (page.html; keep the two alike).
+var classWords = map[string]string{
+	config.ClassAuth: "key refused", config.ClassQuota: "quota or billing exhausted",
+	config.ClassRateLimit: "rate limited", config.ClassServer: "server error",
+	config.ClassTimeout: "timed out", config.ClassEmpty: "empty answer",
+	config.ClassNetwork: "network error", config.ClassBadRequest: "bad request (the caller's)",
+	config.ClassModelNotFound: "model not found", config.ClassState: "conversation state unavailable",
+	"canceled": "canceled by the client",
+}
+
+// ClassText is a failure class in the page's words with the class beside
+// it, "rate limited (rate_limit)"; "failed (x)" for a class it does not
+// know, "" for none.
+func ClassText(class string) string {
+	if class == "" {
+		return ""
+	}
+	w, ok := classWords[class]
+	if !ok {
+		w = "failed"
+	}
+	return w + " (" + class + ")"
+}
