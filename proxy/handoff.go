@@ -1,13 +1,14 @@
 package proxy
 
 // Hand-off of origin-form requests (SPEC HTTP-1, HTTP-5b): the proxy's own
-// endpoints are served by net/http, fed one connection at a time through
-// chanListener with the bytes already read replayed first.
+// endpoints are served by net/http, fed one request at a time through
+// chanListener as a handoffConn (handoff_conn.go); the connection goes
+// back to the proxy's loop after each answer.
 
 import (
+	"bufio"
 	"bytes"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,7 +18,8 @@ import (
 )
 
 // chanListener is a net.Listener fed by deliver: the proxy hands it
-// origin-form connections so net/http serves the proxy's own endpoints.
+// one-request views of client connections so net/http serves the proxy's
+// own endpoints.
 type chanListener struct {
 	ch     chan net.Conn
 	mu     sync.Mutex
@@ -62,15 +64,17 @@ func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// closeAfter answers every origin-form request with Connection: close, so
-// the client opens a new connection for its next request, which may be a
-// proxy request again (SPEC HTTP-5b): net/http keeps a connection it was
-// handed for good.
-func closeAfter(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Connection", "close")
-		h.ServeHTTP(w, r)
-	})
+// handOff serves one origin-form request with the internal http.Server
+// on a one-request view of c (handoff_conn.go) and reports whether c can
+// carry another request: net/http answered keep-alive and the request was
+// read to its end (SPEC HTTP-5b). It returns once net/http is done with the
+// request and br may be read again.
+func (s *Server) handOff(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead) bool {
+	h := newHandoffConn(c, br, head, &s.watches)
+	if !s.handoff.deliver(h) {
+		return false // shutting down
+	}
+	return h.finish()
 }
 
 // selfTarget reports whether head is an absolute-form http:// request for

@@ -9,7 +9,14 @@
 //	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate: own HTTP/1.1
 //	   │                        client (proxy/upstream; replay rules, forward_trip.go)
 //	   │                        ──► stream answer, flush per read (response.go)
-//	   └─ GET /…  (origin-form) ──► handed to Config.Handler via net/http (status, pool)
+//	   └─ GET /…  (origin-form) ──► Config.Handler via net/http (status, pool),
+//	                            then back to the loop: keep-alive (handoff.go)
+//
+// Keep-alive for the proxy's own endpoints (SPEC HTTP-5b): net/http keeps
+// a connection it is given for good, so it gets a one-request view of the
+// client connection (handoffConn) and the loop takes the connection back
+// when the answer is complete; the next request may be a proxy request or
+// a CONNECT. Handlers keep all of net/http (why: handoff_conn.go).
 //
 // Shutdown (SPEC LIS-3) stops accepting, lets in-flight work finish for a
 // grace period, then closes every socket, hijacked tunnels included.
@@ -126,12 +133,14 @@ func newServer(cfg Config, eng *Engine) *Server {
 	if h == nil {
 		h = http.NotFoundHandler()
 	}
-	h = closeAfter(h)
+	// No read timeouts: the proxy read the head itself (headwait.go) and
+	// bounds body reads (handoffConn); each connection net/http sees
+	// carries one request and ends when it goes idle (handoff_conn.go).
 	s.httpSrv = &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       idleTimeout,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+		Handler:     h,
+		ConnState:   handoffState,
+		ConnContext: handoffContext,
+		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
 	s.wg.Add(1)
 	go func() {
@@ -312,14 +321,12 @@ func (s *Server) waitConns(ctx context.Context) {
 
 // serveConn runs the request loop of one client connection.
 func (s *Server) serveConn(c net.Conn, cs *connState) {
-	handedOff, relayed := false, false
+	relayed := false
 	defer func() {
 		if relayed {
 			return // the tunnel relay closes and untracks c
 		}
-		if !handedOff {
-			c.Close()
-		}
+		c.Close()
 		s.untrack(c)
 	}()
 	br := bufio.NewReaderSize(c, 4096)
@@ -364,13 +371,9 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 			// absolute-form request naming this listener (a child that
 			// ignores NO_PROXY and sends its pool call through the proxy)
 			// is served the same way instead of looping back (loop.go).
-			rest := make([]byte, br.Buffered())
-			br.Read(rest)
-			pc := &netutil.PrefixConn{Conn: c, Prefix: append(head.Raw, rest...)}
-			if s.handoff.deliver(pc) {
-				handedOff = true
+			if !s.handOff(c, br, head) {
+				return
 			}
-			return
 		default:
 			if !s.forward(c, br, out(), head, &cc) {
 				return
