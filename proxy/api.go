@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
 // DialContext opens a TCP path to addr ("host:port", IPv6 bracketed)
@@ -237,11 +238,50 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Request = req
+	hr := httpResponse(resp)
+	hr.Request = req
 	if streamed {
-		resp.Body = &closeBoth{ReadCloser: resp.Body, also: req.Body}
+		hr.Body = &closeBoth{ReadCloser: hr.Body, also: req.Body}
 	}
-	return resp, nil
+	return hr, nil
+}
+
+// httpResponse is r as net/http.ReadResponse would have returned it, for
+// the RoundTripper (the pool gets an http.RoundTripper, nothing of
+// proxy/upstream): keys canonical, Transfer-Encoding in TransferEncoding
+// instead of the header, one Content-Length kept (none for a chunked
+// body). Unlike net/http it keeps a Connection field that holds "close"
+// (so RemoveHopByHop still finds the fields it names, SPEC HTTP-5), adds
+// no Cache-Control for "Pragma: no-cache" and leaves Trailer empty (the
+// trailer section is read and dropped).
+func httpResponse(r *upstream.Response) *http.Response {
+	hr := &http.Response{
+		Status:     strconv.Itoa(r.StatusCode),
+		StatusCode: r.StatusCode,
+		Proto:      "HTTP/1." + strconv.Itoa(r.Minor), ProtoMajor: 1, ProtoMinor: r.Minor,
+		Header:        make(http.Header, len(r.Fields)),
+		ContentLength: r.ContentLength,
+		Close:         r.Close,
+		Body:          r.Body,
+	}
+	if r.Reason != "" {
+		hr.Status += " " + r.Reason
+	}
+	if r.Chunked {
+		hr.TransferEncoding = []string{"chunked"}
+	}
+	for _, f := range r.Fields {
+		switch k := http.CanonicalHeaderKey(f.Name); k {
+		case "Transfer-Encoding":
+		case "Content-Length":
+			if (!r.Chunked || r.NoBody) && hr.Header[k] == nil {
+				hr.Header[k] = []string{f.Value}
+			}
+		default:
+			hr.Header[k] = append(hr.Header[k], f.Value)
+		}
+	}
+	return hr
 }
 
 // closeBoth closes the request body along with the response body, so a

@@ -107,7 +107,7 @@ var errShuttingDown = errors.New("proxy shutting down")
 
 // tripResult is the outcome of one attempt.
 type tripResult struct {
-	resp      *http.Response
+	resp      *upstream.Response
 	err       error
 	connected bool // a TCP connection to the gateway/origin was established
 	// local is true when the transport refused the request before asking
@@ -131,7 +131,7 @@ type tripResult struct {
 // One function on purpose: every exit is a replay decision (HTTP-3) that
 // reads the same loop state (fails, replay, last); split, the rules would
 // be spread over helpers that each need all of it.
-func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, error) {
+func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response, error) {
 	var fails []error
 	start := time.Now()
 	decide := func(cand, errText string) {
@@ -191,7 +191,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*http.Response, err
 			continue
 		}
 		resp := res.resp
-		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp) {
+		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
 			e.succeed(r.host, c)
 			decide(c.String(), "")
 			return resp, nil
@@ -243,14 +243,14 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 // isGatewayFailure reports answers by which a gateway says it could not
 // serve the request (SPEC HTTP-5c, GW-4): 500, 502, 503, 504, 407, and the
 // 401 tinyproxy 1.11 sends for wrong proxy credentials (it answers plain
-// requests like CONNECT, SPEC CD-1; recognised by its own Server header, so
-// an origin's 401 relayed by the gateway still passes through).
-func isGatewayFailure(c path.Candidate, resp *http.Response) bool {
-	switch resp.StatusCode {
+// requests like CONNECT, SPEC CD-1; recognised by its own Server header,
+// server, so an origin's 401 relayed by the gateway still passes through).
+func isGatewayFailure(c path.Candidate, status int, server string) bool {
+	switch status {
 	case 500, 502, 503, 504, http.StatusProxyAuthRequired, http.StatusLoopDetected:
 		return true
 	case http.StatusUnauthorized:
-		return c.HasAuth && strings.HasPrefix(strings.ToLower(resp.Header.Get("Server")), "tinyproxy/")
+		return c.HasAuth && strings.HasPrefix(strings.ToLower(server), "tinyproxy/")
 	}
 	return false
 }
@@ -287,7 +287,7 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 }
 
 // closeResp discards a response that is not passed on.
-func closeResp(resp *http.Response) {
+func closeResp(resp *upstream.Response) {
 	if resp != nil {
 		resp.Body.Close()
 	}

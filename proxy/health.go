@@ -241,7 +241,7 @@ func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) (_ route.Hea
 	}
 	resp.Body.Close()
 	switch {
-	case absolute && isGatewayFailure(c, resp):
+	case absolute && isGatewayFailure(c, resp.StatusCode, resp.Header.Get("Server")):
 		res.Reason = "gateway answered " + strconv.Itoa(resp.StatusCode)
 	case resp.StatusCode >= 500:
 		res.Reason = "status " + strconv.Itoa(resp.StatusCode)

@@ -7,30 +7,30 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
-// writeResponse writes resp to the client: status line, end-to-end headers
-// (hop-by-hop removed, SPEC HTTP-5), and the body with a flush after every
-// read so event streams are not buffered (SPEC HTTP-4). It reports whether
-// the response was framed and fully delivered, so the connection may be
-// reused, and the body bytes written (metrics).
-func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestHead) (ok bool, n int64) {
-	h := resp.Header
-	httpmsg.RemoveHopByHop(h)
+// writeResponse writes resp to the client: status line, end-to-end fields
+// in the order received (hop-by-hop ones removed, SPEC HTTP-5; no header
+// map), and the body with a flush after every read so event streams are
+// not buffered (SPEC HTTP-4). It reports whether the response was framed
+// and fully delivered, so the connection may be reused, and the body
+// bytes written (metrics).
+func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.RequestHead) (ok bool, n int64) {
 	bodyless := head.Method == http.MethodHead || resp.StatusCode == 204 || resp.StatusCode == 304 || resp.StatusCode < 200
-	cl := h.Get("Content-Length")
-	h.Del("Content-Length")
+	length := int64(-1) // the Content-Length to send
 	chunked, closeDelimited := false, false
 	switch {
 	case bodyless:
-		if cl != "" && head.Method == http.MethodHead {
-			h.Set("Content-Length", cl)
+		if head.Method == http.MethodHead {
+			length = resp.ContentLength // what a GET would get; -1: none received
 		}
 	case resp.ContentLength >= 0:
-		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		length = resp.ContentLength
 	case head.Minor >= 1:
 		chunked = true
 	default:
@@ -42,19 +42,21 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 	bw.WriteByte(' ')
 	// A clean status line, never the upstream's bytes (a bare CR or an
 	// ESC in its reason phrase must not reach the client).
-	received := ""
-	if len(resp.Status) > 4 {
-		received = resp.Status[4:] // "200 OK" from http.ReadResponse
-	}
-	bw.WriteString(httpmsg.Reason(resp.StatusCode, received))
+	bw.WriteString(httpmsg.Reason(resp.StatusCode, resp.Reason))
 	bw.WriteString("\r\n")
-	for k, vs := range h {
-		for _, v := range vs {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
+	for f := range httpmsg.EndToEnd(resp.Fields) {
+		if len(f.Name) == len("Content-Length") && strings.EqualFold(f.Name, "Content-Length") {
+			continue // framing is ours
 		}
+		bw.WriteString(f.Name)
+		bw.WriteString(": ")
+		bw.WriteString(f.Value)
+		bw.WriteString("\r\n")
+	}
+	if length >= 0 {
+		bw.WriteString("Content-Length: ")
+		bw.WriteString(strconv.FormatInt(length, 10))
+		bw.WriteString("\r\n")
 	}
 	if chunked {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
@@ -92,7 +94,7 @@ func writeResponse(bw *bufio.Writer, resp *http.Response, head *httpmsg.RequestH
 // copyBody streams resp's body to bw after the head, chunked when asked,
 // with a flush after every read (SPEC HTTP-4). It reports whether the body
 // ended cleanly and the body bytes written.
-func copyBody(bw *bufio.Writer, resp *http.Response, chunked bool) (ok bool, written int64) {
+func copyBody(bw *bufio.Writer, resp *upstream.Response, chunked bool) (ok bool, written int64) {
 	w := bw
 	var cw interface {
 		Write([]byte) (int, error)
@@ -144,7 +146,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 
 // bodyHere reports whether resp's whole body is already buffered, so
 // reading it cannot delay the head (SPEC HTTP-4: stream as it arrives).
-func bodyHere(resp *http.Response) bool {
+func bodyHere(resp *upstream.Response) bool {
 	b, ok := resp.Body.(interface{ Buffered() int })
 	return ok && int64(b.Buffered()) >= resp.ContentLength
 }

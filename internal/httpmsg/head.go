@@ -140,13 +140,21 @@ func IsTokenString(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+		if !tchar[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// tchar holds the bytes of an RFC 9110 §5.6.2 token: visible ASCII but
+// the delimiters (a table: this runs for every field name of every head).
+var tchar = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c)
+	}
+	return t
+}()
 
 func (h *RequestHead) parseRequestLine(l string) error {
 	method, rest, ok1 := strings.Cut(l, " ")

@@ -1,6 +1,7 @@
 package httpmsg
 
 import (
+	"iter"
 	"net/http"
 	"strings"
 )
@@ -39,6 +40,52 @@ func RemoveHopByHop(h http.Header) {
 			delete(h, k)
 		}
 	}
+}
+
+// EndToEnd yields the fields of one message head that a proxy passes on,
+// in order: the ones RemoveHopByHop would keep (not in HopByHop, not named
+// by any Connection line, not an underscore alias of a framing or
+// hop-by-hop field; RFC 9110 §7.6.1, SPEC HTTP-5). It needs no header map
+// and does not change fields.
+func EndToEnd(fields []Field) iter.Seq[Field] {
+	return func(yield func(Field) bool) { endToEnd(fields, yield) }
+}
+
+func endToEnd(fields []Field, yield func(Field) bool) {
+	// The Connection lines' values; more than a few is rare and costs an
+	// allocation.
+	var connBuf [4]string
+	conn := connBuf[:0]
+	for _, f := range fields {
+		if equalFoldASCII(f.Name, "Connection") {
+			conn = append(conn, f.Value)
+		}
+	}
+	for _, f := range fields {
+		if isHopByHop(f.Name) || (strings.IndexByte(f.Name, '_') >= 0 && isUnderscoreAlias(f.Name)) {
+			continue
+		}
+		named := false
+		for _, v := range conn {
+			if hasToken(v, f.Name) {
+				named = true
+				break
+			}
+		}
+		if !named && !yield(f) {
+			return
+		}
+	}
+}
+
+// isHopByHop reports whether name is in HopByHop (ASCII case-insensitive).
+func isHopByHop(name string) bool {
+	for _, h := range HopByHop {
+		if equalFoldASCII(name, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // underscoreAliased are the fields whose underscore spelling is dropped:

@@ -1,7 +1,6 @@
 package httpmsg
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 )
@@ -38,35 +37,3 @@ func Reason(code int, received string) string {
 
 // reasonByte reports whether c may appear in a reason-phrase (RFC 9112 §4).
 func reasonByte(c byte) bool { return c == '\t' || c >= ' ' && c != 0x7f }
-
-// ConnectionTokens returns the tokens of every Connection field line of a
-// raw message head (start line, field lines, optional empty line), in
-// order: the fields a sender declared hop-by-hop (RFC 9110 §7.6.1). Use it
-// where net/http has already dropped the Connection field (http.ReadResponse
-// deletes it when it holds "close").
-func ConnectionTokens(head []byte) []string {
-	var out []string
-	first := true
-	for len(head) > 0 {
-		line := head
-		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			line, head = head[:i], head[i+1:]
-		} else {
-			head = nil
-		}
-		if first {
-			first = false // the status or request line
-			continue
-		}
-		name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r"), []byte(":"))
-		if !ok || !strings.EqualFold(string(name), "Connection") {
-			continue
-		}
-		for _, t := range strings.Split(string(value), ",") {
-			if t = strings.Trim(t, " \t"); t != "" {
-				out = append(out, t)
-			}
-		}
-	}
-	return out
-}

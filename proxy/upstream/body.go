@@ -1,15 +1,17 @@
 package upstream
 
 import (
+	"bufio"
 	"errors"
 	"io"
-	"net/http"
+	"net/http/httputil"
 	"sync"
 	"time"
 )
 
-// upBody is a response body read from an upstream connection; at EOF or
-// Close the connection goes back to the pool when the exchange is complete.
+// upBody is a response body read from an upstream connection by its
+// head's framing (RFC 9112 §6.3); at EOF or Close the connection goes
+// back to the pool when the exchange is complete.
 //
 // Close may be called while a Read is in flight on another goroutine (the
 // pool ends a stream that way): mu is held by Read for the whole read and
@@ -18,17 +20,34 @@ import (
 // it with a past read deadline (SetReadDeadline is safe to call
 // concurrently) and closes the connection; it is never pooled then.
 type upBody struct {
-	io.ReadCloser
 	uc       *upConn
 	pool     *connPool
 	stop     func() bool // the exchange's context.AfterFunc stop: false once the context ended
-	reusable bool        // false for a response to a request not fully sent
-	length   int64       // the response's Content-Length; -1: chunked (or unknown)
-	read     int64       // body bytes returned by Read (under mu)
+	reusable bool        // false after Connection: close, or a request not fully sent
+	// left is the rest of a Content-Length body (0: none left, or no
+	// body); -1: chunked or until close (under mu).
+	left    int64
+	chunked io.Reader // the chunked decoder, for a chunked body
 
 	mu   sync.Mutex
-	eof  bool // the body was read to its end (under mu)
-	done bool // released (under mu)
+	err  error // sticky end of the body: io.EOF or the failure (under mu)
+	eof  bool  // the body was read to its end (under mu)
+	done bool  // released (under mu)
+}
+
+// setBody makes r.Body read r's body from uc.
+func (r *Response) setBody(uc *upConn, pool *connPool, stop func() bool) {
+	b := &r.body
+	b.uc, b.pool, b.stop, b.reusable = uc, pool, stop, !r.Close
+	switch {
+	case r.NoBody:
+		b.left = 0
+	case r.Chunked:
+		b.left, b.chunked = -1, httputil.NewChunkedReader(uc.br)
+	default:
+		b.left = r.ContentLength // -1: until close
+	}
+	r.Body = b
 }
 
 // errBodyClosed is a Read after Close (net/http says the same).
@@ -43,13 +62,82 @@ func (b *upBody) Read(p []byte) (int, error) {
 		}
 		return 0, errBodyClosed
 	}
-	n, err := b.ReadCloser.Read(p)
-	b.read += int64(n)
+	n, err := b.readWire(p)
 	if err == io.EOF {
 		b.eof = true
 		b.release(false) // release the connection before the client sees the end
 	}
 	return n, err
+}
+
+// readWire reads body bytes by the framing; io.EOF only at the body's
+// clean end (a connection closed inside a Content-Length body or a chunk
+// is io.ErrUnexpectedEOF). Called with mu held.
+func (b *upBody) readWire(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	var n int
+	var err error
+	switch {
+	case b.chunked != nil:
+		n, err = b.chunked.Read(p)
+		if err == io.EOF {
+			if terr := skipTrailer(b.uc.br); terr != nil {
+				err = terr
+			}
+		}
+	case b.left == 0:
+		err = io.EOF
+	case b.left > 0:
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
+		n, err = b.uc.br.Read(p)
+		b.left -= int64(n)
+		switch {
+		case b.left == 0:
+			err = io.EOF
+		case err == io.EOF:
+			err = io.ErrUnexpectedEOF
+		}
+	default:
+		n, err = b.uc.br.Read(p)
+	}
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// maxTrailer bounds the trailer section of a chunked response (bytes).
+const maxTrailer = 64 << 10
+
+// skipTrailer reads the trailer section after the last chunk up to its
+// empty line and drops it (RFC 9112 §7.1.2): trailers are not forwarded
+// (the proxy announces none, and Trailer is hop-by-hop).
+func skipTrailer(br *bufio.Reader) error {
+	total, partial := 0, false
+	for {
+		line, err := br.ReadSlice('\n')
+		if total += len(line); total > maxTrailer {
+			return errors.New("response trailer section too large")
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			partial = true
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if !partial && (len(line) == 1 || len(line) == 2 && line[0] == '\r') {
+			return nil
+		}
+		partial = false
+	}
 }
 
 // Buffered is how many response bytes are already read from the socket:
@@ -84,26 +172,26 @@ func (b *upBody) release(interrupted bool) error {
 		// The caller read exactly Content-Length bytes (or the last chunk
 		// is already buffered): one more read returns EOF without
 		// touching the network; anything else is not a clean end. Only a
-		// body without a length (chunked) or one not read to its length
-		// (a caller that gave up halfway) can make that read wait, so
-		// only then is it bounded (a deadline is a timer operation, issue
-		// 20); a HEAD answer's empty body never waits.
-		if b.length < 0 || (b.read != b.length && b.ReadCloser != http.NoBody) {
+		// body that may still wait for the network (chunked, until close,
+		// or not read to its length: a caller that gave up halfway) can
+		// make that read wait, so only then is it bounded (a deadline is
+		// a timer operation, issue 20); an answer without a body never
+		// waits.
+		if b.left != 0 {
 			b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 			probed = true
 		}
 		var one [1]byte
-		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err == io.EOF {
+		if n, err := b.readWire(one[:]); n == 0 && err == io.EOF {
 			b.eof = true
 		}
 	}
-	err := b.ReadCloser.Close()
 	// stop reports false when the exchange's context ended and its
 	// past-deadline callback has run or is about to: never pooled then.
 	stopped := b.stop()
 	// Bytes after the response (an origin that sent more than it framed)
 	// would be read as the next answer: such a connection is not reused.
-	if b.eof && !interrupted && b.reusable && stopped && err == nil && b.uc.br.Buffered() == 0 {
+	if b.eof && !interrupted && b.reusable && stopped && b.uc.br.Buffered() == 0 {
 		if probed {
 			b.uc.conn.SetReadDeadline(time.Time{})
 		}
@@ -116,7 +204,7 @@ func (b *upBody) release(interrupted bool) error {
 		return nil
 	}
 	b.uc.conn.Close()
-	return err
+	return nil
 }
 
 // errHeaderTimeout is the response-header timeout (SPEC HTTP-4); it is a

@@ -36,6 +36,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
@@ -100,12 +101,22 @@ type Request struct {
 	Reopen func() io.Reader
 }
 
+// Response is the final answer to one Send (interim 1xx answers are
+// skipped): its head as received, fields in wire order (the proxy writes
+// them on without a header map), and its body. Close is set too when the
+// request was not fully sent (the connection is never reused then).
+type Response struct {
+	httpmsg.ResponseHead
+	// Body streams from the upstream connection by the head's framing
+	// (empty when NoBody); closing it returns the connection to the pool
+	// when the exchange completed cleanly.
+	Body io.ReadCloser
+	body upBody // Body's storage: one allocation for both
+}
+
 // Result is the outcome of one Send. Exactly one of Resp and Err is set.
 type Result struct {
-	// Resp's Body streams from the upstream connection; closing it
-	// returns the connection to the pool when the exchange completed
-	// cleanly.
-	Resp *http.Response
+	Resp *Response
 	Err  error
 	// Connected is true when a TCP connection to the gateway or origin
 	// was established (request bytes may have reached it, SPEC HTTP-3).
@@ -216,7 +227,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		if resp, err := readFinal(uc, r.Method); err == nil {
 			uc.conn.SetReadDeadline(time.Time{})
 			resp.Close = true // the request was not fully sent: never reuse
-			resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, length: resp.ContentLength}
+			resp.setBody(uc, c.idlePool(), stop)
 			res.Resp = resp
 			return res
 		}
@@ -235,8 +246,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		return fail(err)
 	}
 	uc.conn.SetReadDeadline(time.Time{})
-	reusable := !resp.Close
-	resp.Body = &upBody{ReadCloser: resp.Body, uc: uc, pool: c.idlePool(), stop: stop, reusable: reusable, length: resp.ContentLength}
+	resp.setBody(uc, c.idlePool(), stop)
 	res.Resp = resp
 	return res
 }

@@ -35,41 +35,21 @@ func writeRequest(bw *bufio.Writer, c path.Candidate, r *Request, body io.Reader
 	return bw.Flush()
 }
 
-// readFinal reads the final response head from uc: interim 1xx answers
-// are skipped (at most maxInterim); a head over maxResponseHead, a status
-// outside 100-599, 101 (we never ask to switch protocols: Upgrade is
-// hop-by-hop and removed) and field names that are not tokens (RFC 9112
-// §5.1: "Name : value" is a smuggling shape) are errors.
-func readFinal(uc *upConn, method string) (*http.Response, error) {
-	lim := uc.lim
-	lim.n, lim.rec = maxResponseHead, lim.rec[:0]
-	if n := uc.br.Buffered(); n > 0 {
-		b, _ := uc.br.Peek(n)
-		lim.rec = append(lim.rec, b...)
-	}
-	defer func() {
-		lim.n = -1
-		if cap(lim.rec) > 64<<10 {
-			lim.rec = nil // do not keep a huge head's buffer with a pooled connection
-		}
-	}()
+// readFinal reads the final response head from uc (httpmsg.ReadResponseHead:
+// a status outside 100-599, a field name that is not a token, RFC 9112
+// §5.1, and smuggling shapes are errors there): interim 1xx answers are
+// skipped (at most maxInterim), all heads together may take at most
+// maxResponseHead bytes, and 101 is an error (we never ask to switch
+// protocols: Upgrade is hop-by-hop and removed).
+func readFinal(uc *upConn, method string) (*Response, error) {
+	resp := &Response{}
+	left := maxResponseHead
 	for i := 0; ; i++ {
-		start := len(lim.rec) - uc.br.Buffered()
-		resp, err := http.ReadResponse(uc.br, &http.Request{Method: method})
-		if err != nil {
+		if err := httpmsg.ReadResponseHead(uc.br, left, method, &resp.ResponseHead); err != nil {
 			return nil, err
 		}
-		if resp.Close {
-			// net/http deleted the Connection field because it holds
-			// "close"; the fields it names are hop-by-hop all the same
-			// (RFC 9110 §7.6.1, SPEC HTTP-5).
-			for _, name := range httpmsg.ConnectionTokens(lim.rec[start : len(lim.rec)-uc.br.Buffered()]) {
-				resp.Header.Del(name)
-			}
-		}
+		left -= resp.Size
 		switch {
-		case resp.StatusCode < 100 || resp.StatusCode > 599:
-			return nil, errors.New("malformed response status " + strconv.Itoa(resp.StatusCode))
 		case resp.StatusCode == http.StatusSwitchingProtocols:
 			return nil, errors.New("unexpected 101 Switching Protocols (the proxy does not forward Upgrade)")
 		case resp.StatusCode < 200:
@@ -77,11 +57,6 @@ func readFinal(uc *upConn, method string) (*http.Response, error) {
 				return nil, errors.New("too many interim responses")
 			}
 			continue
-		}
-		for k := range resp.Header {
-			if !httpmsg.IsTokenString(k) {
-				return nil, errors.New("malformed response header field name")
-			}
 		}
 		return resp, nil
 	}
