@@ -16,7 +16,51 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childEnv); role != "" {
+		os.Exit(child(role, os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// childEnv names the role the test binary plays when Run starts it as the
+// child: the same program on every OS, where "sh -c" would exist only on Unix.
+const childEnv = "LAUNCHER_TEST_CHILD"
+
+// child plays role: "print-http-proxy" writes $HTTP_PROXY to stdout, "exit"
+// exits with args[0], "touch" creates the file args[0].
+func child(role string, args []string) int {
+	switch role {
+	case "print-http-proxy":
+		os.Stdout.WriteString(os.Getenv("HTTP_PROXY"))
+		return 0
+	case "exit":
+		n, _ := strconv.Atoi(args[0])
+		return n
+	case "touch":
+		if err := os.WriteFile(args[0], nil, 0o600); err != nil {
+			return 1
+		}
+		return 0
+	}
+	return 2
+}
+
+// childRun is the Config of a Run whose child is this test binary in role,
+// with args and the environment env.
+func childRun(t *testing.T, role string, args []string, env ...string) Config {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{
+		ListenHost: "127.0.0.1",
+		Proxy:      directOnly,
+		Command:    append([]string{self}, args...),
+		Env:        append([]string{childEnv + "=" + role}, env...),
+	}
+}
 
 func directOnly(int) (proxy.Config, []string, error) {
 	return proxy.Config{Candidates: []path.Candidate{path.Direct}}, nil, nil
@@ -31,24 +75,19 @@ func TestRun(t *testing.T) {
 		}
 		defer f.Close()
 		var bound int
-		status, err := Run(context.Background(), Config{
-			ListenHost: "127.0.0.1",
-			Proxy:      directOnly,
-			// The child proves the proxy is listening when it starts.
-			Command: []string{"sh", "-c", `printf '%s' "$HTTP_PROXY"`},
-			Env:     []string{"PATH=" + os.Getenv("PATH"), "HTTP_PROXY=http://user:pw@10.1.2.3:8080"},
-			Stdout:  f,
-			Stderr:  f,
-			Ready: func(s *proxy.Server, port int) {
-				bound = port
-				c, err := net.Dial("tcp", "127.0.0.1:"+itoa(port))
-				if err != nil {
-					t.Errorf("proxy not listening before the child starts: %v", err)
-					return
-				}
-				c.Close()
-			},
-		})
+		cfg := childRun(t, "print-http-proxy", nil, "HTTP_PROXY=http://user:pw@10.1.2.3:8080")
+		cfg.Stdout, cfg.Stderr = f, f
+		// The child proves the proxy is listening when it starts.
+		cfg.Ready = func(s *proxy.Server, port int) {
+			bound = port
+			c, err := net.Dial("tcp", "127.0.0.1:"+itoa(port))
+			if err != nil {
+				t.Errorf("proxy not listening before the child starts: %v", err)
+				return
+			}
+			c.Close()
+		}
+		status, err := Run(context.Background(), cfg)
 		if err != nil || status != 0 {
 			t.Fatalf("status %d err %v", status, err)
 		}
@@ -72,7 +111,7 @@ func TestRun(t *testing.T) {
 	})
 
 	t.Run("RUN-3/exit-status-passed-through", func(t *testing.T) {
-		status, err := Run(context.Background(), Config{ListenHost: "127.0.0.1", Proxy: directOnly, Command: []string{"sh", "-c", "exit 7"}, Env: []string{"PATH=" + os.Getenv("PATH")}})
+		status, err := Run(context.Background(), childRun(t, "exit", []string{"7"}))
 		if err != nil || status != 7 {
 			t.Fatalf("status %d err %v", status, err)
 		}
@@ -86,8 +125,10 @@ func TestRun(t *testing.T) {
 		defer held.Close()
 		port := held.Addr().(*net.TCPAddr).Port
 		marker := filepath.Join(t.TempDir(), "ran")
-		status, err := Run(context.Background(), Config{ListenHost: "127.0.0.1", ListenPort: port, Proxy: directOnly, Command: []string{"touch", marker}, Env: []string{"PATH=" + os.Getenv("PATH")}})
-		if err == nil || status == 0 || !strings.Contains(err.Error(), "ss -tan") {
+		cfg := childRun(t, "touch", []string{marker})
+		cfg.ListenPort = port
+		status, err := Run(context.Background(), cfg)
+		if err == nil || status == 0 || !strings.Contains(err.Error(), "all in use") {
 			t.Fatalf("status %d err %v", status, err)
 		}
 		if _, serr := os.Stat(marker); serr == nil {

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
@@ -278,7 +277,7 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 		pe.Phase, pe.Tier = path.PhaseOriginConnect, path.TierHost
 	case !res.connected:
 		pe.Phase, pe.Tier = path.PhaseGatewayConnect, path.TierGateway
-	case !c.SpeaksHTTP(), errors.Is(err, syscall.ECONNRESET), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+	case !c.SpeaksHTTP(), netutil.IsReset(err), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		pe.Phase, pe.Tier = path.PhaseResponseHeader, path.TierHost
 	default:
 		pe.Phase, pe.Tier = path.PhaseConnectResponse, path.TierGateway

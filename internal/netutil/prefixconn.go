@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"syscall"
 )
 
 // PrefixConn is a net.Conn whose Read first returns Prefix (bytes already
@@ -41,7 +40,7 @@ func (p *PrefixConn) CloseWrite() error {
 }
 
 // IsClosed reports errors that mean the peer or we closed the connection:
-// net.ErrClosed, ECONNRESET, or a read cut short (io.ErrUnexpectedEOF).
+// net.ErrClosed, a reset (IsReset), or a read cut short (io.ErrUnexpectedEOF).
 func IsClosed(err error) bool {
-	return errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.Is(err, net.ErrClosed) || IsReset(err) || errors.Is(err, io.ErrUnexpectedEOF)
 }

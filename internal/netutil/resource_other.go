@@ -4,5 +4,9 @@ package netutil
 
 import "syscall"
 
-// localResourceErrnos are the errnos of IsLocalResource.
-var localResourceErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE}
+// The errnos of IsLocalResource, IsReset and IsAddrInUse.
+var (
+	localResourceErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE}
+	resetErrnos         = []syscall.Errno{syscall.ECONNRESET}
+	addrInUseErrnos     = []syscall.Errno{syscall.EADDRINUSE}
+)

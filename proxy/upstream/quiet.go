@@ -34,5 +34,6 @@ func (uc *upConn) quiet() bool {
 type sockPeek struct {
 	quiet bool
 	b     [1]byte
+	n     [2]uint32             // Windows: FIONREAD's byte count and the length it returned
 	check func(fd uintptr) bool // peekFD as a method value, made once
 }

@@ -55,11 +55,6 @@ func TestQuiet(t *testing.T) {
 			t.Fatalf("the peek consumed the byte: %q %v", b, err)
 		}
 	})
-	t.Run("HTTP-5/peer-close-is-not-quiet", func(t *testing.T) {
-		uc, peer := loopbackPair(t)
-		peer.Close()
-		testkit.WaitFor(t, 5*time.Second, "the EOF seen", func() bool { return !uc.quiet() })
-	})
 }
 
 func TestPooledWriteDeadline(t *testing.T) {
@@ -91,4 +86,32 @@ func TestPooledWriteDeadline(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// BenchmarkQuiet is the check before every reuse of a pooled connection
+// (HTTP-5): one idle loopback connection, nothing queued.
+func BenchmarkQuiet(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	uc := newUpConn(c, "k", time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !uc.quiet() {
+			b.Fatal("idle connection not quiet")
+		}
+	}
 }
