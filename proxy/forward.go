@@ -6,13 +6,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // forward serves one absolute-form plain HTTP request (SPEC HTTP-1..HTTP-6):
@@ -118,62 +114,6 @@ func (cc *connCtx) end() {
 	if cc.cancel != nil {
 		cc.cancel(nil)
 	}
-}
-
-// target is the parsed absolute-form request target of a plain request.
-type target struct {
-	authority string // as sent by the client ("Example.com:8080"), for Host
-	host      string // normalized host for routing (SPEC ORD-3)
-	port      int
-	// origin is the request-target for the origin, byte for byte as the
-	// client sent it ("/a%2Fb|c?q"; "*" for OPTIONS without a path):
-	// the proxy never re-encodes paths.
-	origin string
-	// absolute is the request-target for a gateway ("http://host/…").
-	absolute string
-}
-
-// parseTarget validates an absolute-form http:// target (RFC 9112 §3.2.2).
-// Errors are the short reason for a 400 answer.
-func parseTarget(raw, method string) (*target, error) {
-	u, err := url.Parse(raw)
-	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" || u.User != nil {
-		if err == nil && strings.EqualFold(u.Scheme, "https") {
-			return nil, errors.New("https:// targets must use CONNECT")
-		}
-		return nil, errors.New("absolute-form http:// target required")
-	}
-	host, err := route.NormalizeHost(u.Hostname())
-	if err != nil {
-		return nil, errors.New("bad host")
-	}
-	port := 80
-	if p := u.Port(); p != "" {
-		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
-			return nil, errors.New("bad port")
-		}
-	}
-	// "http://authority" + path-and-query, taken from the raw bytes.
-	rest := raw[len(u.Scheme)+3:]
-	i := strings.IndexAny(rest, "/?")
-	path := "/"
-	if i >= 0 {
-		path = rest[i:]
-		if path[0] == '?' {
-			path = "/" + path
-		}
-	} else if method == http.MethodOptions {
-		path = "*" // RFC 9112 §3.2.4
-	}
-	if j := strings.IndexByte(path, '#'); j >= 0 {
-		path = path[:j]
-	}
-	t := &target{authority: u.Host, host: host, port: port, origin: path}
-	t.absolute = "http://" + u.Host + path
-	if path == "*" {
-		t.absolute = "http://" + u.Host
-	}
-	return t, nil
 }
 
 // outgoingHeader is the client's header minus hop-by-hop fields (SPEC
