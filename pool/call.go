@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
@@ -41,8 +43,13 @@ type call struct {
 	// response head went out before a commit; lastKA is the last
 	// keep-alive; gone: a keep-alive write failed (the client left).
 	early  bool
-	gone   bool
+	gone   atomic.Bool
 	lastKA time.Time
+	// wmu orders the client writes of the serving goroutine and of a
+	// ticker (keep-alives, pings; stream_read.go); unflushed: bytes were
+	// written and not flushed yet (send).
+	wmu       sync.Mutex
+	unflushed bool
 	// stripAll: members that rejected encrypted content in this call get
 	// every reasoning item they did not produce removed (state.go).
 	stripAll map[string]bool
@@ -302,7 +309,7 @@ func (c *call) record(member, class string, status int) {
 // stopped by first_output_timeout_ms; a deadline error of a non-streamed
 // call is response_timeout_ms. Both say so instead of "context canceled".
 func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
-	if c.r.Context().Err() != nil || c.gone {
+	if c.r.Context().Err() != nil || c.gone.Load() {
 		return outcome{canceled: true}
 	}
 	class, msg := config.ClassNetwork, c.scrub.Scrub(shortErr(err))

@@ -56,7 +56,7 @@ func (c *call) keepAlive() bool {
 	}
 	c.lastKA = time.Now()
 	if err := c.write(c.fl.PingEvent()); err != nil {
-		c.gone = true
+		c.gone.Store(true)
 		return false
 	}
 	return true
@@ -70,6 +70,22 @@ func (c *call) tick(t *time.Timer) bool {
 	}
 	t.Reset(c.kaDue())
 	return true
+}
+
+// kaTicker writes the keep-alives while an attempt's events are read
+// (stream_read.go); a failed write ends the attempt (cancel). nil when
+// keep-alives are off.
+func (c *call) kaTicker(cancel func()) *ticker {
+	if !c.kaEnabled() {
+		return nil
+	}
+	return c.startTicker(c.kaDue(), func() (time.Duration, bool) {
+		if !c.keepAlive() {
+			cancel()
+			return 0, false
+		}
+		return c.kaDue(), true
+	})
 }
 
 // roundTrip sends req; while the member has not answered with its head,

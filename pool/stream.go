@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -20,12 +19,6 @@ import (
 // A preamble that grows past it is committed as is: the client gets its
 // bytes, and the attempt can no longer fail over.
 const maxPreamble = 256 << 10
-
-// sseResult is one read from the upstream stream.
-type sseResult struct {
-	ev  wire.SSEEvent
-	err error
-}
 
 // streamAttempt runs one streamed attempt (SPEC POOL-7):
 //
@@ -43,12 +36,12 @@ type sseResult struct {
 //     event and the stream ends — never a fake clean end, never a second
 //     member's output.
 //
-// It is one function (about 160 lines) on purpose: every exit before the
-// commit point must stop the same first-output timer, cancel the same
-// attempt context and drain the same reader goroutine, and the held
-// preamble is written exactly once at the commit; split up, each piece
-// would need all of them passed back and forth. relay takes over after the
-// commit point.
+// It is one function (about 150 lines) on purpose: every exit before the
+// commit point must stop the same first-output timer and keep-alive ticker
+// and close the same upstream, and the held preamble is written exactly
+// once at the commit; split up, each piece would need all of them passed
+// back and forth. relay takes over after the commit point. The events are
+// read on this goroutine (stream_read.go).
 func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	ch := c.cfg.Channel(m)
 	actx, cancel := context.WithCancel(c.r.Context())
@@ -99,52 +92,13 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		}
 	}
 
-	events := make(chan sseResult)
-	go func() {
-		defer close(events)
-		rd := wire.NewSSEReader(src)
-		for {
-			ev, err := rd.Next()
-			select {
-			case events <- sseResult{ev, err}:
-			case <-actx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	u := newUpstream(actx, cancel, src, resp.Body)
 	clean := false // the stream reached its protocol's end
 	defer func() {
 		if clean {
-			// Read on to the body's end, so the connection goes back to
-			// the keep-alive pool instead of being cut by the cancel
-			// (SPEC POOL-17); the end is normally already in flight.
-			drainEnd(events)
+			u.drainEnd()
 		}
-		// The canceled context ends the reader's Read (net/http and the
-		// proxy's Transport both tie body reads to it); the body is closed
-		// once the reader is out, so Close never races a Read. A
-		// RoundTripper that ignores the context gets its body closed after
-		// readerExitWait anyway (concurrent Close is legal for net/http).
-		cancel()
-		t := time.NewTimer(readerExitWait)
-		defer t.Stop()
-		for {
-			select {
-			case _, ok := <-events:
-				if ok {
-					continue
-				}
-			case <-t.C:
-				_ = resp.Body.Close()
-				for range events { //nolint:revive // drain until the reader exits
-				}
-			}
-			_ = resp.Body.Close()
-			return
-		}
+		u.close()
 	}()
 
 	w := c.rt.fl.NewWatcher()
@@ -152,33 +106,21 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.ci.Model, c.customTools()...)
 	}
 	var held bytes.Buffer
-	ka := c.kaTimer()
-	defer ka.Stop()
+	ka := c.kaTicker(cancel)
+	defer ka.stop()
 	for {
-		var res sseResult
-		var ok bool
-		select {
-		case res, ok = <-events:
-		case <-ka.C:
-			if !c.tick(ka) {
-				return outcome{canceled: true}
-			}
-			continue
-		}
-		if !ok {
-			return c.transportFailure(m, errors.New("stream reader stopped"), timedOut.Load())
-		}
-		if res.err != nil {
-			if res.err == io.EOF || res.err == io.ErrUnexpectedEOF {
+		ev, err := u.next()
+		if err != nil {
+			if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut.Load() && !c.gone.Load() {
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true}
 				}
 				return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
 			}
-			return c.transportFailure(m, res.err, timedOut.Load())
+			return c.transportFailure(m, err, timedOut.Load())
 		}
-		obs := w.Observe(&res.ev, false)
-		out, err := c.out(&res.ev)
+		obs := w.Observe(&ev, false)
+		out, err := c.out(&ev)
 		if err != nil {
 			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
 				Message: c.scrub.Scrub(wire.Clip("stream not translatable: " + err.Error()))}}
@@ -195,7 +137,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
 				// The reason may follow (Responses: an "error" event after
 				// a response.failed without one, SPEC POOL-19).
-				if more, ok := nextError(events, w); ok {
+				if more, ok := nextError(u, w); ok {
 					obs = more
 				}
 			}
@@ -206,6 +148,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			}
 			// The request is wrong: pass the stream's answer through as is.
 			held.Write(out)
+			ka.stop()
 			if !firstOutput.Stop() {
 				return c.transportFailure(m, context.DeadlineExceeded, true)
 			}
@@ -214,18 +157,21 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 			}
 			return outcome{done: true, fail: a}
 		}
-		// Commit point: a visible event (or a preamble past its cap).
+		// Commit point: a visible event (or a preamble past its cap). The
+		// keep-alives stop first: from here only this goroutine and the
+		// relay's pings write.
+		ka.stop()
 		if !firstOutput.Stop() {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
-		if res.ev.Raw != nil && obs.Verdict == wire.VVisible {
+		if ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(out)
 		}
 		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
 			return outcome{canceled: true, served: true}
 		}
-		o := c.relay(m, events, w)
+		o := c.relay(m, u, w)
 		clean = o.done && o.fail == nil && !o.canceled
 		if sw, ok := w.(wire.StateWatcher); ok {
 			o.state = sw.StateKeys()
@@ -257,14 +203,21 @@ func (c *call) commit(m string, resp *http.Response, held []byte) error {
 }
 
 // write writes b to the client and flushes (SPEC POOL-7: events are
-// flushed as they arrive). The ResponseController is made once per call,
-// not per event (issue 20).
+// flushed as they arrive). While a ticker may write (keep-alives, pings)
+// it runs under c.wmu: the ticker's own callback, or send.
 func (c *call) write(b []byte) error {
 	if _, err := c.w.Write(b); err != nil {
 		return err
 	}
+	return c.flush()
+}
+
+// flush flushes what was written. The ResponseController is made once per
+// call, not per event (issue 20).
+func (c *call) flush() error {
 	if c.rc == nil {
 		c.rc = http.NewResponseController(c.w)
 	}
+	c.unflushed = false
 	return c.rc.Flush()
 }

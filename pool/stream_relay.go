@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
@@ -12,16 +13,26 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// relay forwards the rest of a committed stream (SPEC POOL-7).
-func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) outcome {
-	ping := time.NewTimer(c.p.opts.PingInterval)
-	defer ping.Stop()
-	var idle <-chan time.Time
+// relay forwards the rest of a committed stream (SPEC POOL-7). An event
+// is written as it arrives; it is flushed unless the next one arrived with
+// it (EventBuffered), whose flush then carries both: one write for what
+// came in one read, never a wait for more.
+func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
+	every := c.p.opts.PingInterval
+	ping := c.startTicker(every, func() (time.Duration, bool) {
+		if c.write(c.fl.PingEvent()) != nil {
+			c.gone.Store(true)
+			u.cancel()
+			return 0, false
+		}
+		return every, true
+	})
+	defer ping.stop()
+	var idled atomic.Bool
 	var idleT *time.Timer
 	if c.pc.StreamIdleTimeout > 0 {
-		idleT = time.NewTimer(c.pc.StreamIdleTimeout)
+		idleT = time.AfterFunc(c.pc.StreamIdleTimeout, func() { idled.Store(true); u.cancel() })
 		defer idleT.Stop()
-		idle = idleT.C
 	}
 	fail := func(class string, status int, msg string) outcome {
 		ev := c.fl.ErrorEvent(status, msg)
@@ -31,62 +42,59 @@ func (c *call) relay(m string, events <-chan sseResult, w wire.StreamWatcher) ou
 		if c.conv != nil {
 			ev = c.conv.Error(translate.Error{Status: status, Message: msg})
 		}
-		_ = c.write(ev)
+		_ = c.send(ev, true)
 		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
 	for {
-		select {
-		case res, ok := <-events:
-			if !ok || res.err != nil {
-				if c.r.Context().Err() != nil {
-					return outcome{canceled: true, served: true}
-				}
-				if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && (!ok || res.err == io.EOF) {
-					if c.conv != nil {
-						if end, err := c.conv.End(); err == nil {
-							_ = c.write(c.scrub.ScrubBytes(end))
-						}
+		ev, err := u.next()
+		if err != nil {
+			ping.stop()
+			switch {
+			case c.r.Context().Err() != nil || c.gone.Load():
+				return outcome{canceled: true, served: true}
+			case idled.Load():
+				return fail(config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
+			}
+			if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
+				var end []byte
+				if c.conv != nil {
+					if b, err := c.conv.End(); err == nil {
+						end = c.scrub.ScrubBytes(b)
 					}
-					return outcome{done: true, served: true, u: w.Usage()}
 				}
-				msg := "upstream stream ended before its end event"
-				if ok && res.err != io.EOF && res.err != io.ErrUnexpectedEOF {
-					msg = "upstream stream failed: " + shortErr(res.err)
-				}
-				return fail(config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
-			}
-			obs := w.Observe(&res.ev, true)
-			raw, err := c.out(&res.ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
-			if err != nil {
-				return fail(config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
-			}
-			if err := c.write(raw); err != nil {
-				return outcome{canceled: true, served: true}
-			}
-			ping.Reset(c.p.opts.PingInterval)
-			if idleT != nil {
-				idleT.Reset(c.pc.StreamIdleTimeout)
-			}
-			switch obs.Verdict {
-			case wire.VEnd:
+				_ = c.send(end, true)
 				return outcome{done: true, served: true, u: w.Usage()}
-			case wire.VError:
-				class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-				if c.conv == nil {
-					c.forwardTrailer(events) // translated: the client's error event was the end
-				}
-				return outcome{done: true, served: true, u: w.Usage(),
-					fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
 			}
-		case <-ping.C:
-			if err := c.write(c.fl.PingEvent()); err != nil {
-				return outcome{canceled: true, served: true}
+			msg := "upstream stream ended before its end event"
+			if err != io.EOF && err != io.ErrUnexpectedEOF {
+				msg = "upstream stream failed: " + shortErr(err)
 			}
-			ping.Reset(c.p.opts.PingInterval)
-		case <-idle:
-			return fail(config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
-		case <-c.r.Context().Done():
+			return fail(config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
+		}
+		obs := w.Observe(&ev, true)
+		raw, err := c.out(&ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
+		if err != nil {
+			return fail(config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
+		}
+		last := obs.Verdict == wire.VEnd || obs.Verdict == wire.VError
+		if err := c.send(raw, last || !u.rd.EventBuffered()); err != nil {
 			return outcome{canceled: true, served: true}
+		}
+		ping.reset(every)
+		if idleT != nil {
+			idleT.Reset(c.pc.StreamIdleTimeout)
+		}
+		switch obs.Verdict {
+		case wire.VEnd:
+			return outcome{done: true, served: true, u: w.Usage()}
+		case wire.VError:
+			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+			if c.conv == nil {
+				ping.stop()
+				c.forwardTrailer(u) // translated: the client's error event was the end
+			}
+			return outcome{done: true, served: true, u: w.Usage(),
+				fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
 		}
 	}
 }
@@ -97,42 +105,20 @@ const reasonWait = time.Second
 
 // nextError returns the next event's error observation when the stream's
 // next event (within reasonWait) is an error event with a message.
-func nextError(events <-chan sseResult, w wire.StreamWatcher) (wire.Observation, bool) {
-	t := time.NewTimer(reasonWait)
-	defer t.Stop()
-	select {
-	case res, ok := <-events:
-		if !ok || res.err != nil {
-			return wire.Observation{}, false
-		}
-		if o := w.Observe(&res.ev, false); o.Verdict == wire.VError && o.ErrMsg != "" {
-			return o, true
-		}
-	case <-t.C:
+func nextError(u *upstream, w wire.StreamWatcher) (wire.Observation, bool) {
+	ev, err := u.nextWithin(reasonWait)
+	if err != nil {
+		return wire.Observation{}, false
+	}
+	if o := w.Observe(&ev, false); o.Verdict == wire.VError && o.ErrMsg != "" {
+		return o, true
 	}
 	return wire.Observation{}, false
 }
 
 // endDrainWait bounds the wait for a body's end after its protocol's end
-// event (the chunked terminator, or EOF).
+// event (the chunked terminator, or EOF): upstream.drainEnd.
 const endDrainWait = time.Second
-
-// drainEnd waits at most endDrainWait for the stream reader to reach the
-// body's end (events closed), discarding anything after the end event.
-func drainEnd(events <-chan sseResult) {
-	t := time.NewTimer(endDrainWait)
-	defer t.Stop()
-	for {
-		select {
-		case _, ok := <-events:
-			if !ok {
-				return
-			}
-		case <-t.C:
-			return
-		}
-	}
-}
 
 // readerExitWait bounds the wait for a stream reader to notice its canceled
 // context before the body is closed under it.
@@ -147,21 +133,15 @@ const trailerWait = 5 * time.Second
 // Responses API sends the reason as an "error" event after
 // "response.failed" (SPEC POOL-19). Nothing is added: the upstream has
 // ended the stream in its protocol's own way.
-func (c *call) forwardTrailer(events <-chan sseResult) {
-	t := time.NewTimer(trailerWait)
+func (c *call) forwardTrailer(u *upstream) {
+	t := time.AfterFunc(trailerWait, u.cancel) // the client gone cancels the read too
 	defer t.Stop()
 	for {
-		select {
-		case res, ok := <-events:
-			if !ok || res.err != nil {
-				return
-			}
-			if c.write(c.scrub.ScrubBytes(res.ev.Raw)) != nil {
-				return
-			}
-		case <-t.C:
+		ev, err := u.next()
+		if err != nil {
 			return
-		case <-c.r.Context().Done():
+		}
+		if c.send(c.scrub.ScrubBytes(ev.Raw), true) != nil {
 			return
 		}
 	}

@@ -157,6 +157,42 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 	}
 }
 
+// EventBuffered reports whether a whole event is already in the reader's
+// buffer: the next Next returns it without reading from the stream. A relay
+// may then write the event it holds without a flush and flush with the last
+// event before the reader would block (SPEC POOL-7: events are still
+// flushed as they arrive; only what arrived together is written together,
+// issue 20). false when unsure: a flush too many is always safe.
+func (r *SSEReader) EventBuffered() bool {
+	n := r.br.Buffered()
+	if n == 0 || r.eof {
+		return false
+	}
+	b, _ := r.br.Peek(n)
+	i := 0
+	if r.skipLF && b[0] == '\n' {
+		i = 1 // the LF of the last line's CRLF
+	}
+	content := false // a non-blank line is pending: a blank line dispatches it
+	for i < len(b) {
+		j := bytes.IndexAny(b[i:], "\r\n")
+		if j < 0 {
+			return false // a line still without its end
+		}
+		if j > 0 {
+			content = true
+		} else if content {
+			return true
+		}
+		j += i
+		if b[j] == '\r' && j+1 < len(b) && b[j+1] == '\n' {
+			j++
+		}
+		i = j + 1
+	}
+	return false
+}
+
 // maxKeptScratch bounds the line and raw buffers an SSEReader keeps between
 // events (one huge event does not pin its memory for the stream's life).
 const maxKeptScratch = 64 << 10

@@ -1,0 +1,94 @@
+package wire
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// chunkReader returns data in reads of the sizes in sizes (cycled); a read
+// while forbid is set is recorded in read.
+type chunkReader struct {
+	data          []byte
+	sizes         []byte
+	n             int
+	forbid, badRd bool
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.forbid {
+		r.badRd = true
+	}
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := 1
+	if len(r.sizes) > 0 {
+		k = int(r.sizes[r.n%len(r.sizes)])%64 + 1
+	}
+	r.n++
+	k = min(k, len(p), len(r.data))
+	copy(p, r.data[:k])
+	r.data = r.data[k:]
+	return k, nil
+}
+
+// FuzzEventBuffered: whenever EventBuffered says a whole event is buffered,
+// the next Next returns an event without reading from the stream (SPEC
+// POOL-7: the pool writes such an event without a flush only because the
+// next one is already there; a wrong true would hold an event back until
+// the upstream sends more).
+func FuzzEventBuffered(f *testing.F) {
+	for _, s := range []string{"event: a\ndata: x\n\nevent: b\ndata: y\n\n", "data: a\r\rdata: b\r\n\r\n", "\n\n\ndata: x\n\n",
+		": c\n\n: d\n\n", "data: a\r\n\r\n\r\ndata: b\r\n\r\n", "data: x\r\n\r", "data: x\n\r\n\rdata: y\r\r"} {
+		f.Add([]byte(s), []byte{3, 7, 1})
+		f.Add([]byte(s), []byte{63})
+	}
+	f.Fuzz(func(t *testing.T, in, sizes []byte) {
+		src := &chunkReader{data: in, sizes: sizes}
+		rd := NewSSEReader(src)
+		ref := NewSSEReader(bytes.NewReader(in))
+		for i := 0; i < 1<<12; i++ {
+			buffered := rd.EventBuffered()
+			src.forbid = buffered
+			ev, err := rd.Next()
+			src.forbid = false
+			if buffered && (src.badRd || err != nil) {
+				t.Fatalf("event %d of %q (reads %v): EventBuffered was true, but Next read (%v) or failed (%v)", i, in, sizes, src.badRd, err)
+			}
+			want, werr := ref.Next()
+			if err != werr || ev.Name != want.Name || !bytes.Equal(ev.Data, want.Data) {
+				t.Fatalf("event %d of %q: %+v %v, want %+v %v", i, in, ev, err, want, werr)
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+}
+
+// TestEventBuffered names the cases: SPEC POOL-7.
+func TestEventBuffered(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     bool // after the first event
+	}{
+		{"POOL-7/next-event-whole", "data: a\n\ndata: b\n\n", true},
+		{"POOL-7/next-event-partial", "data: a\n\ndata: b\n", false},
+		{"POOL-7/only-blank-lines", "data: a\n\n\n\n", false},
+		{"POOL-7/comment-event", "data: a\n\n: ping\n\n", true},
+		{"POOL-7/crlf", "data: a\r\n\r\ndata: b\r\n\r\n", true},
+		{"POOL-7/bare-cr", "data: a\r\rdata: b\r\r", true},
+		{"POOL-7/nothing-buffered", "data: a\n\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rd := NewSSEReader(bytes.NewReader([]byte(c.in)))
+			if _, err := rd.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if got := rd.EventBuffered(); got != c.want {
+				t.Fatalf("EventBuffered = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
