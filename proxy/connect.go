@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"errors"
-	"io"
 	"net"
 	"strconv"
 
@@ -13,22 +12,28 @@ import (
 )
 
 // connectEstablished is the exact CONNECT success answer (SPEC CON-2): no
-// Content-Length, no Transfer-Encoding (RFC 9110 §9.3.6).
-const connectEstablished = "HTTP/1.1 200 Connection established\r\n\r\n"
+// Content-Length, no Transfer-Encoding (RFC 9110 §9.3.6). A []byte so the
+// write converts nothing per tunnel.
+var connectEstablished = []byte("HTTP/1.1 200 Connection established\r\n\r\n")
 
 // handleConnect serves "CONNECT host:port" (SPEC CON-1..CON-3): open a path
 // through the first working candidate, answer 200, relay bytes both ways.
 //
 // It reports true when the tunnel relay owns c from now on: the relay
 // closes c and calls s.untrack(c) when the tunnel ends. out gives the
-// buffered writer for error answers.
-func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, out func() *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
+// buffered writer for error answers. The upstream connection is kept in
+// cs (not in a server-wide map) so Shutdown can force-close it.
+func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out func() *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
 	host, port, err := splitConnectTarget(head.Target)
 	if err != nil {
 		writeSimple(out(), 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return false
 	}
-	up, cand, err := s.engine.openTunnel(dial.WithVia(s.baseCtx, s.engine.viaChain(head.Vias())), host, port)
+	ctx := s.viaCtx // the usual request carries no Via: ours alone, made once
+	if vias := head.Vias(); len(vias) > 0 {
+		ctx = dial.WithVia(s.baseCtx, s.engine.viaChain(vias))
+	}
+	up, cand, err := s.engine.openTunnel(ctx, host, port)
 	if isLocal(err) {
 		writeSimple(out(), 503, localAnswer(err), nil)
 		return false
@@ -37,35 +42,42 @@ func (s *Server) handleConnect(c net.Conn, br *bufio.Reader, out func() *bufio.W
 		writeSimple(out(), 502, "dual-proxy: "+err.Error()+"\n", nil)
 		return false
 	}
-	if !s.trackUpstream(up, true) {
+	if !s.setUpstream(cs, up) {
 		up.Close()
 		return false
 	}
 	// Open from before the client sees the 200 (metrics, traffic.go).
 	s.engine.traffic.open.Add(1)
-	abandon := func() bool {
+	if !s.startTunnel(c, cs, br, up) {
 		s.engine.traffic.open.Add(-1)
-		s.trackUpstream(up, false)
+		s.setUpstream(cs, nil)
 		up.Close()
 		return false
-	}
-	if _, err := io.WriteString(c, connectEstablished); err != nil {
-		return abandon()
-	}
-	// Bytes the client sent right after its CONNECT head (SPEC CON-2).
-	if n := br.Buffered(); n > 0 {
-		early, _ := br.Peek(n)
-		if _, err := up.Write(early); err != nil {
-			return abandon()
-		}
-		br.Discard(n)
 	}
 	relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
 		s.engine.countTunnel(cand, sent, received)
 		s.engine.traffic.open.Add(-1)
-		s.trackUpstream(up, false)
+		s.setUpstream(cs, nil)
 		s.untrack(c)
 	})
+	return true
+}
+
+// startTunnel writes the 200 answer and forwards the bytes the client sent
+// right after its CONNECT head (SPEC CON-2); false when either write
+// failed. br goes back to the pool: the relay reads c directly.
+func (s *Server) startTunnel(c net.Conn, cs *connState, br *bufio.Reader, up net.Conn) bool {
+	if _, err := c.Write(connectEstablished); err != nil {
+		return false
+	}
+	if n := br.Buffered(); n > 0 {
+		early, _ := br.Peek(n)
+		if _, err := up.Write(early); err != nil {
+			return false
+		}
+		br.Discard(n)
+	}
+	putReader(br)
 	return true
 }
 

@@ -35,6 +35,7 @@ type Engine struct {
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 	traffic   traffic      // tunnel counters (traffic.go, metrics)
 	via       string       // Via pseudonym for loop detection (loop.go)
+	viaOne    string       // "1.1 " + via, made once (viaEntry)
 	// loopPlan is plan's answer for a loopback destination under
 	// LoopbackDirect, made once and shared: callers only read a plan
 	// (issue 20: one allocation per request less).
@@ -56,12 +57,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
+	via := newViaToken()
 	e := &Engine{
 		cfg:       cfg,
 		cache:     route.NewCacheClock(cfg.CacheSize, cfg.PrefTTL, cfg.Now),
 		cooldowns: route.NewCooldowns(cfg.Cooldown, cfg.Now),
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
-		via:       newViaToken(),
+		via:       via,
+		viaOne:    "1.1 " + via,
 		loopPlan:  []attempt{{cand: path.Direct, timeout: cfg.ConnectTimeout}},
 	}
 	e.traffic.cands = make([]candTraffic, len(cfg.Candidates))
@@ -222,6 +225,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // isLocal reports a failure of this machine's resources (path.PhaseLocal).
 func isLocal(err error) bool {
+	if err == nil {
+		return false // errors.As would cost an allocation for &pe
+	}
 	var pe *path.PathError
 	return errors.As(err, &pe) && pe.Phase == path.PhaseLocal
 }

@@ -25,7 +25,7 @@ func newViaToken() string {
 }
 
 // viaEntry is this engine's Via list element.
-func (e *Engine) viaEntry() string { return "1.1 " + e.via }
+func (e *Engine) viaEntry() string { return e.viaOne }
 
 // viaChain is the Via value to send upstream for a request that arrived
 // with the given Via field values: theirs, then ours.

@@ -26,11 +26,18 @@ import (
 // maxWindow caps the read-deadline window of a tunnel direction.
 const maxWindow = 10 * time.Second
 
-// tunnel is the shared state of one relayed tunnel.
+// tunnel is the shared state of one relayed tunnel: one allocation per
+// tunnel for the bounds, the byte counts and the end (issue 20: the
+// counters, the finish closure and the goroutines' captures were six).
 type tunnel struct {
 	idle, halfClose time.Duration
 	last            atomic.Int64 // UnixNano of the last byte moved or half-close
 	halfClosed      atomic.Bool  // one direction has ended
+
+	client, up     net.Conn
+	sent, received int64        // written by one direction each, read by the last
+	left           atomic.Int32 // directions still running
+	done           func(sent, received int64)
 }
 
 // relay copies bytes both ways until both directions finish or a bound
@@ -42,20 +49,25 @@ type tunnel struct {
 // two small stacks, not the caller's grown one (issue 20: RSS per idle
 // tunnel).
 func relay(client, up net.Conn, idle, halfClose time.Duration, done func(sent, received int64)) {
-	t := &tunnel{idle: idle, halfClose: halfClose}
+	t := &tunnel{idle: idle, halfClose: halfClose, client: client, up: up, done: done}
 	t.touch()
-	var sent, received int64
-	var left atomic.Int32
-	left.Store(2)
-	finish := func() {
-		if left.Add(-1) == 0 {
-			client.Close()
-			up.Close()
-			done(sent, received)
-		}
+	t.left.Store(2)
+	go t.upward()
+	go t.downward()
+}
+
+// upward copies client to up, downward up to client; the last to end
+// closes both connections and reports (the left counter orders each
+// direction's count before the report).
+func (t *tunnel) upward()   { t.sent = t.pipe(t.up, t.client); t.finish() }
+func (t *tunnel) downward() { t.received = t.pipe(t.client, t.up); t.finish() }
+
+func (t *tunnel) finish() {
+	if t.left.Add(-1) == 0 {
+		t.client.Close()
+		t.up.Close()
+		t.done(t.sent, t.received)
 	}
-	go func() { sent = t.pipe(up, client); finish() }()
-	go func() { received = t.pipe(client, up); finish() }()
 }
 
 func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }

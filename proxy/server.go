@@ -35,6 +35,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
@@ -61,16 +62,16 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]*connState // each client connection's own state
-	upstreams map[net.Conn]struct{}
-	nPending  atomic.Int64    // connections waiting for a complete head (headwait.go)
-	victims   []pendingConn   // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (headwait.go)
-	walks     int             // under mu: walks of conns for victims (tests)
-	epoch     time.Time       // connState.pendingSince is counted from here
-	buffered  atomic.Int64    // request body bytes buffered right now (maxBuffered)
-	closing   atomic.Bool     // stored under mu (Shutdown), read without it
-	wg        sync.WaitGroup  // connection goroutines and Serve loops
-	done      chan struct{}   // closed by Shutdown
-	baseCtx   context.Context // cancelled by Shutdown; parent of upstream work
+	nPending  atomic.Int64            // connections waiting for a complete head (headwait.go)
+	victims   []pendingConn           // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (headwait.go)
+	walks     int                     // under mu: walks of conns for victims (tests)
+	epoch     time.Time               // connState.pendingSince is counted from here
+	buffered  atomic.Int64            // request body bytes buffered right now (maxBuffered)
+	closing   atomic.Bool             // stored under mu (Shutdown), read without it
+	wg        sync.WaitGroup          // connection goroutines and Serve loops
+	done      chan struct{}           // closed by Shutdown
+	baseCtx   context.Context         // cancelled by Shutdown; parent of upstream work
+	viaCtx    context.Context         // baseCtx with our Via entry alone (dial.WithVia), made once
 	cancel    context.CancelFunc
 }
 
@@ -100,12 +101,12 @@ func newServer(cfg Config, eng *Engine) *Server {
 		handoff:   newChanListener(),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]*connState{},
-		upstreams: map[net.Conn]struct{}{},
 		epoch:     time.Now(),
 		done:      make(chan struct{}),
 	}
 	s.watches.done, s.watches.wg = s.done, &s.wg
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.viaCtx = dial.WithVia(s.baseCtx, eng.viaEntry())
 	eng.OnDecision(func(d status.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
 		// failovers — never paths or headers (SPEC OPS-1).
@@ -207,6 +208,13 @@ type connState struct {
 	// pendingSince is when c began waiting for a complete head, in ns since
 	// Server.epoch plus one; 0 while it is not waiting (headwait.go).
 	pendingSince atomic.Int64
+
+	// up is the upstream connection of c's CONNECT tunnel, nil before and
+	// after (setUpstream; Shutdown force-closes it). Its own lock, not the
+	// server's: a new tunnel took the server lock twice more for a map of
+	// upstreams (issue 20).
+	upMu sync.Mutex
+	up   net.Conn
 }
 
 // track registers c and returns its state; nil when the server is shutting
@@ -280,11 +288,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.cancel() // grace is over: abort upstream work still in flight
 	s.mu.Lock()
-	for c := range s.conns {
+	for c, cs := range s.conns {
 		c.Close()
-	}
-	for c := range s.upstreams {
-		c.Close()
+		cs.upMu.Lock()
+		if cs.up != nil {
+			cs.up.Close()
+		}
+		cs.upMu.Unlock()
 	}
 	s.mu.Unlock()
 	<-all
@@ -329,7 +339,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 		c.Close()
 		s.untrack(c)
 	}()
-	br := bufio.NewReaderSize(c, 4096)
+	br := getReader(c)
 	// The answer buffer is made on first use: a CONNECT writes its 200
 	// straight to c and never needs it (issue 20: 4 KiB less per tunnel).
 	var bw *bufio.Writer
@@ -364,7 +374,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 		}
 		switch {
 		case head.Method == http.MethodConnect:
-			relayed = s.handleConnect(c, br, out, head)
+			relayed = s.handleConnect(c, cs, br, out, head)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
 			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
@@ -401,18 +411,42 @@ func writeSimple(bw *bufio.Writer, status int, body string, extra http.Header) {
 	bw.Flush()
 }
 
-// trackUpstream registers (add) or forgets an upstream tunnel connection so
-// Shutdown can force-close it. It reports false when the server is closing.
-func (s *Server) trackUpstream(c net.Conn, add bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !add {
-		delete(s.upstreams, c)
+// setUpstream records up (nil: forgets it) as the upstream of cs's tunnel,
+// so Shutdown can force-close it. It reports false when the server is
+// closing: the store comes before the load of closing, and Shutdown
+// stores closing before its force-close walk reads up under cs.upMu, so
+// a tunnel either sees closing or has its upstream closed by the walk.
+func (s *Server) setUpstream(cs *connState, up net.Conn) bool {
+	cs.upMu.Lock()
+	cs.up = up
+	cs.upMu.Unlock()
+	if up == nil {
 		return true
 	}
 	if s.closing.Load() {
+		cs.upMu.Lock()
+		cs.up = nil
+		cs.upMu.Unlock()
 		return false
 	}
-	s.upstreams[c] = struct{}{}
 	return true
+}
+
+// readers recycles the 4 KiB head readers of client connections that
+// became tunnels (the relay reads the socket directly): one allocation and
+// clear of 4 KiB less per new tunnel (issue 20). Plain connections drop
+// theirs: a client-gone watch may still hold it (forward_watch.go).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
+
+// getReader returns a head reader on c.
+func getReader(c net.Conn) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(c)
+	return br
+}
+
+// putReader returns br to the pool; nothing may use it afterwards.
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
 }
