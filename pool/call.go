@@ -69,6 +69,13 @@ type call struct {
 	// oneMember: the body did not fit the body budget (budget.go): this
 	// call goes to the first member only and the body is not kept.
 	oneMember bool
+	// end collects what the call writes to State once it is over (one
+	// Finish); nil before Begin.
+	end *balance.CallEnd
+	// boundTo is the member of the live binding the call started on, ""
+	// for a first pick (or no binding): a stream it serves needs no
+	// commit-point Bind.
+	boundTo string
 }
 
 // outcome is how one attempt ended.
@@ -123,20 +130,28 @@ func (c *call) run() {
 		c.record("", config.ClassBadRequest, http.StatusBadRequest)
 		return
 	}
-	now := c.p.opts.Now()
-	cdKeys := make([]string, 0, 2*len(eligible))
-	for _, m := range eligible {
-		cdKeys = append(cdKeys, m, balance.ModelKey(m, c.target(m)))
+	start := balance.CallStart{Pool: c.pc, Key: key, Eligible: eligible, Targets: make([]string, len(eligible)), Now: c.p.opts.Now()}
+	for i, m := range eligible {
+		start.Targets[i] = c.target(m)
 	}
-	cds := c.p.state.Cooldowns(c.sctx(), cdKeys, now) // one read per call (a shared state: one round trip)
+	if c.ci.Previous != "" {
+		start.Owner = wire.RespKey(c.ci.Previous) // POOL-18
+	}
+	// One Begin before the attempts and one Finish after them: on a shared
+	// state, two round trips per call (SPEC POOL-23).
+	begun := c.p.state.Begin(c.sctx(), start)
+	cds := begun.Cooldowns
 	until := func(m string) (time.Time, bool) { return balance.Cooling(cds, m, c.target(m)) }
 	hot := func(m string) bool { _, cooling := until(m); return !cooling }
-	primary, inFlight := c.p.state.Acquire(c.sctx(), c.pc, key, eligible, hot, now)
-	if owner := c.stateOwner(); owner != "" && hot(owner) && slices.Contains(eligible, owner) {
+	primary := begun.Member
+	if owner := begun.Owner; owner != "" && hot(owner) && slices.Contains(eligible, owner) {
 		primary = owner // POOL-18: the member that holds previous_response_id
 	}
-	served := ""
-	defer func() { c.p.state.Release(c.sctx(), c.pc, key, inFlight, served, c.p.opts.Now()) }()
+	if !begun.InFlight && c.pc.Strategy == config.StrategySticky && key.Session != "" {
+		c.boundTo = begun.Member // a live binding: Acquire touched it
+	}
+	c.end = &balance.CallEnd{Pool: c.pc, Key: key, InFlight: begun.InFlight, Session: c.session}
+	defer c.finish()
 	for _, m := range balance.AttemptOrder(eligible, primary, until) {
 		o := c.attempt(m, key)
 		if o.retry && !o.canceled && !c.oneMember {
@@ -152,17 +167,10 @@ func (c *call) run() {
 			c.failed(m, o)
 		}
 		if o.served && c.ep.Kind == wire.EpGenerate {
-			served = m
-			if o.fail == nil {
-				c.p.state.Succeed(c.sctx(), m)
-				c.p.state.Count(c.sctx(), c.pc.ID, m, true)
-			}
-			c.p.state.AddUsage(c.sctx(), c.pc.ID, c.session, m, o.u, c.p.opts.Now())
+			// Written by Finish (served implies done: the call ends here).
+			c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, o.state
 			if f := c.p.opts.Observer.Usage; f != nil {
 				f(c.pc.ID, m, o.u)
-			}
-			if len(o.state) > 0 {
-				c.p.state.RecordOwner(c.sctx(), m, o.state)
 			}
 		}
 		if c.oneMember && !o.done {
@@ -295,7 +303,26 @@ func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
 		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(apiOf(c.fl)), Translated: c.translated}
+	if c.end != nil {
+		c.end.Record = &rec // written and told by finish
+		return
+	}
 	c.p.state.Record(c.sctx(), rec)
+	c.told(rec)
+}
+
+// finish ends a call begun with State.Begin: one Finish writes what the
+// call did, then the record is told to the observer and the probe.
+func (c *call) finish() {
+	c.end.Now = c.p.opts.Now()
+	c.p.state.Finish(c.sctx(), *c.end)
+	if c.end.Record != nil {
+		c.told(*c.end.Record)
+	}
+}
+
+// told passes a finished call's record to the observer and the probe.
+func (c *call) told(rec balance.CallRecord) {
 	if f := c.p.opts.Observer.Call; f != nil {
 		f(rec)
 	}

@@ -11,15 +11,16 @@
 //
 //	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
 //	       (model, stream, session hints, capability demands)
-//	       ──► balance.State.Acquire (POOL-4/5/6: binding, or least bound, shared
-//	           by concurrent first calls) ──► order (hot first, fail-open by
-//	           earliest recovery, POOL-11)
+//	       ──► balance.State.Begin (cooldowns, then POOL-4/5/6: binding, or
+//	           least bound, shared by concurrent first calls) ──► order (hot
+//	           first, fail-open by earliest recovery, POOL-11)
 //	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport
 //	           non-2xx / connect error / event: error / early EOF / silence
 //	           before the commit point ─► classify, cooldown, next member
 //	           (POOL-7/10); first visible event ─► commit: headers, held
 //	           preamble, then every event flushed as it arrives
 //	       ──► all failed ─► one aggregated error (POOL-11)
+//	       ──► balance.State.Finish (binding, cooldown reset, counters, record)
 //
 // Configuration is YAML (config.ParseConfig).
 package pool

@@ -47,12 +47,3 @@ func (c *call) stateFor(m string, body []byte) []byte {
 		return owner == "" || owner == m
 	})
 }
-
-// stateOwner is the member holding the response this call continues
-// (previous_response_id), or "".
-func (c *call) stateOwner() string {
-	if c.ci.Previous == "" {
-		return ""
-	}
-	return c.p.state.OwnerOf(c.sctx(), wire.RespKey(c.ci.Previous))
-}

@@ -167,7 +167,11 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		if ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(out)
 		}
-		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
+		if m != c.boundTo {
+			// A first pick (or a failover off the binding): joiners see it
+			// now, not when the stream ends (POOL-5, POOL-8).
+			c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
+		}
 		if err := c.commit(m, resp, held.Bytes()); err != nil {
 			return outcome{canceled: true, served: true}
 		}

@@ -31,6 +31,18 @@ import (
 // Times are passed in (the pool's injected clock). Implementations are safe
 // for concurrent use.
 type State interface {
+	// Begin is what a call reads and decides before its first attempt, as
+	// one step (a shared store: one round trip, SPEC POOL-23): the
+	// cooldowns of its members (Cooldowns), the member it starts on
+	// (Acquire, hot being "not cooling" in those cooldowns) and, when
+	// asked, the owner of a state key (OwnerOf). A call that Begins ends
+	// with one Finish.
+	Begin(ctx context.Context, b CallStart) CallStarted
+	// Finish is everything a call writes once it is over, as one step (a
+	// shared store: one round trip): Succeed and Count for the member that
+	// answered, AddUsage, RecordOwner, Record, and the Release that pairs
+	// with Begin's Acquire.
+	Finish(ctx context.Context, e CallEnd)
 	// Acquire picks the member a call starts on (SPEC POOL-4, POOL-6; rules
 	// at assigner.acquire). eligible are the members that can serve the
 	// call in configured order, hot tells whether one is out of cooldown.

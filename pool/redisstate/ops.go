@@ -33,6 +33,7 @@ func (s *Store) cdKey(key string) string {
 func (s *Store) outKey(pool, member string) string {
 	return s.prefix + "o:" + pool + ":" + member
 }
+func (s *Store) ownKey(stateKey string) string { return s.prefix + "own:" + stateKey }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
@@ -104,18 +105,26 @@ func (s *Store) Bind(ctx context.Context, p *config.PoolConfig, key balance.Bind
 }
 
 func (s *Store) release(ctx context.Context, p *config.PoolConfig, key balance.BindKey, inFlight bool, success string, now time.Time) {
-	if p.Strategy != config.StrategySticky || key.Session == "" {
+	keys, args, ok := s.releaseCall(p, key, inFlight, success, now)
+	if !ok {
 		return
+	}
+	s.run(ctx, func(c context.Context) error { return releaseScript.Run(c, s.rdb, keys, args...).Err() })
+}
+
+// releaseCall is releaseScript's keys and arguments, ok false when there is
+// nothing to release (not sticky, or no session).
+func (s *Store) releaseCall(p *config.PoolConfig, key balance.BindKey, inFlight bool, success string, now time.Time) (keys []string, args []any, ok bool) {
+	if p.Strategy != config.StrategySticky || key.Session == "" {
+		return nil, nil, false
 	}
 	sk := balance.SessionKey(key.Session)
 	fl := "0"
 	if inFlight {
 		fl = "1"
 	}
-	s.run(ctx, func(c context.Context) error {
-		return releaseScript.Run(c, s.rdb, []string{s.bindKey(p.ID, sk)}, ms(now), p.SessionTTL.Milliseconds(),
-			pickTTL.Milliseconds(), key.Model, sk, s.loadPrefix(p.ID), success, fl).Err()
-	})
+	return []string{s.bindKey(p.ID, sk)}, []any{ms(now), p.SessionTTL.Milliseconds(),
+		pickTTL.Milliseconds(), key.Model, sk, s.loadPrefix(p.ID), success, fl}, true
 }
 
 // Bindings implements balance.State: every live binding of cfg's pools in
@@ -224,19 +233,7 @@ func (s *Store) Cooldowns(ctx context.Context, keys []string, now time.Time) map
 			return err
 		}
 		for i, k := range keys {
-			v := cmds[i].Val()
-			if len(v) != 3 {
-				continue
-			}
-			us, _ := v[0].(string)
-			class, _ := v[1].(string)
-			if u, err := strconv.ParseInt(us, 10, 64); err == nil && now.Before(time.UnixMilli(u)) {
-				cd := balance.Cooldown{Until: time.UnixMilli(u), Class: class}
-				if ss, _ := v[2].(string); ss != "" {
-					if since, err := strconv.ParseInt(ss, 10, 64); err == nil {
-						cd.Since = time.UnixMilli(since)
-					}
-				}
+			if cd, cooling := parseCooldown(cmds[i].Val(), now); cooling {
 				out[k] = cd
 			}
 		}
@@ -248,17 +245,43 @@ func (s *Store) Cooldowns(ctx context.Context, keys []string, now time.Time) map
 	return out
 }
 
+// parseCooldown reads a cooldown hash's u, c and s fields (as HMGET
+// answers them) and reports whether it is running at now.
+func parseCooldown(v []any, now time.Time) (balance.Cooldown, bool) {
+	if len(v) < 3 {
+		return balance.Cooldown{}, false
+	}
+	us, _ := v[0].(string)
+	u, err := strconv.ParseInt(us, 10, 64)
+	if err != nil || !now.Before(time.UnixMilli(u)) {
+		return balance.Cooldown{}, false
+	}
+	cd := balance.Cooldown{Until: time.UnixMilli(u)}
+	cd.Class, _ = v[1].(string)
+	if ss, _ := v[2].(string); ss != "" {
+		if since, err := strconv.ParseInt(ss, 10, 64); err == nil {
+			cd.Since = time.UnixMilli(since)
+		}
+	}
+	return cd, true
+}
+
 // RecordOwner implements balance.State.
 func (s *Store) RecordOwner(ctx context.Context, member string, keys []string) {
 	s.local.RecordOwner(ctx, member, keys)
 	s.run(ctx, func(c context.Context) error {
 		pipe := s.rdb.Pipeline()
-		for _, k := range keys {
-			pipe.Set(c, s.prefix+"own:"+k, member, keepFor)
-		}
+		s.ownerCmds(c, pipe, member, keys)
 		_, err := pipe.Exec(c)
 		return err
 	})
+}
+
+// ownerCmds queues RecordOwner's writes on pipe.
+func (s *Store) ownerCmds(c context.Context, pipe redis.Pipeliner, member string, keys []string) {
+	for _, k := range keys {
+		pipe.Set(c, s.ownKey(k), member, keepFor)
+	}
 }
 
 // OwnerOf implements balance.State.
@@ -266,7 +289,7 @@ func (s *Store) OwnerOf(ctx context.Context, key string) string {
 	owner := ""
 	if !s.run(ctx, func(c context.Context) error {
 		var err error
-		owner, err = s.rdb.Get(c, s.prefix+"own:"+key).Result()
+		owner, err = s.rdb.Get(c, s.ownKey(key)).Result()
 		return err
 	}) {
 		return s.local.OwnerOf(ctx, key)

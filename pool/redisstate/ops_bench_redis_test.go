@@ -9,36 +9,52 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/balance/statetest"
-	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
+// BenchmarkOps is one State operation on a loopback redis-server, with its
+// round trips (SPEC POOL-23; docs/BENCHMARKS.md). begin and finish are a
+// call's two steps; the others the single operations they batch.
 func BenchmarkOps(b *testing.B) {
 	srv := startRedis(b, 0)
 	cfg, pc := statetest.Pool()
-	st, _ := New(Options{URL: srv.url(), Prefix: "dp:ops:", Config: cfg})
+	st, _ := New(Options{URL: srv.url(), Prefix: "dp:ops:", Timeout: measureTimeout, Config: cfg})
 	defer st.Close()
 	ctx := context.Background()
 	now := statetest.Start()
 	hot := func(string) bool { return true }
-	b.Run("acquire", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			st.Acquire(ctx, pc, balance.BindKey{Pool: "p", Session: fmt.Sprint(i % 100), Model: "m"}, pc.Members, hot, now)
-		}
-	})
-	b.Run("cooldowns", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			st.Cooldowns(ctx, []string{"a", "b", "c", "a\x00m", "b\x00m", "c\x00m"}, now)
-		}
-	})
-	b.Run("succeed", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			st.Succeed(ctx, "a")
-		}
-	})
-	b.Run("record", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			st.Record(ctx, balance.CallRecord{Pool: "p"})
-		}
-	})
-	_ = config.StrategySticky
+	key := func(i int) balance.BindKey {
+		return balance.BindKey{Pool: "p", Session: fmt.Sprint(i % 100), Model: "m"}
+	}
+	rec := balance.CallRecord{Pool: "p"}
+	ops := []struct {
+		name string
+		op   func(i int)
+	}{
+		{"acquire", func(i int) { st.Acquire(ctx, pc, key(i), pc.Members, hot, now) }},
+		{"cooldowns", func(int) { st.Cooldowns(ctx, []string{"a", "b", "c", "a\x00m", "b\x00m", "c\x00m"}, now) }},
+		{"succeed", func(int) { st.Succeed(ctx, "a") }},
+		{"record", func(int) { st.Record(ctx, rec) }},
+		{"release", func(i int) { st.Release(ctx, pc, key(i), false, "a", now) }},
+		{"begin", func(i int) {
+			st.Begin(ctx, balance.CallStart{Pool: pc, Key: key(i), Eligible: pc.Members, Targets: []string{"m", "m", "m"}, Now: now})
+		}},
+		{"finish", func(i int) {
+			st.Finish(ctx, balance.CallEnd{Pool: pc, Key: key(i), Served: "a", Succeeded: true, Session: "0123456789ab",
+				Usage: wire.Usage{Input: 10}, Record: &rec, Now: now})
+		}},
+	}
+	rt := countRoundTrips(st)
+	for _, o := range ops {
+		b.Run(o.name, func(b *testing.B) {
+			rt.n.Store(0)
+			for i := 0; i < b.N; i++ {
+				o.op(i)
+			}
+			b.ReportMetric(float64(rt.n.Load())/float64(b.N), "roundtrips/op")
+			if st.Health().Degraded {
+				b.Fatal("store degraded during the run")
+			}
+		})
+	}
 }

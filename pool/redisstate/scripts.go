@@ -13,23 +13,19 @@ local function has(t, v) for _, x in ipairs(t) do if x == v then return true end
 local function split(v) local p = string.find(v, '|', 1, true); return string.sub(v, 1, p - 1), tonumber(string.sub(v, p + 1)) end
 `
 
-// acquireScript is assign-if-unbound (SPEC POOL-4/5/6), the rules of
-// balance's assigner.acquire in one atomic step: a live binding whose member
-// is eligible is reused and touched; else a running first pick of the key
-// is joined; else the session's member for another unified model when it is
-// a candidate; else the candidate with the fewest bound sessions, ties
-// rotating from the pool's cursor. The new pick is recorded as a first
-// pick in flight. KEYS: binding hash, cursor. ARGV: now, ttl, pickTTL,
-// model, session key ("" → no binding), load-key prefix, then the eligible,
-// the candidates (hot eligible) and all members, each list preceded by its
-// length. Returns {member, inFlight}.
-var acquireScript = redis.NewScript(luaHelpers + `
-local now, ttl, pickttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local model, sk, lp = ARGV[4], ARGV[5], ARGV[6]
-local i = 7
-local function list() local n = tonumber(ARGV[i]); local t = {}; for j = 1, n do t[j] = ARGV[i + j] end; i = i + n + 1; return t end
-local elig, cand, members = list(), list(), list()
-local zm, life, bk = sk .. '|' .. model, ttl + pickttl, KEYS[1]
+// acquireCore is assign-if-unbound (SPEC POOL-4/5/6), the rules of
+// balance's assigner.acquire in one atomic step, as the Lua function
+// acquire(bk, ck, now, ttl, pickttl, model, sk, lp, elig, cand, members):
+// a live binding whose member is eligible is reused and touched; else a
+// running first pick of the key is joined; else the session's member for
+// another unified model when it is a candidate; else the candidate with the
+// fewest bound sessions, ties rotating from the pool's cursor. The new pick
+// is recorded as a first pick in flight. bk is the binding hash, ck the
+// cursor, sk the session key ("" → no binding), lp the load-key prefix,
+// cand the hot eligible members. Returns {member, inFlight}.
+const acquireCore = `
+local function acquire(bk, ck, now, ttl, pickttl, model, sk, lp, elig, cand, members)
+local zm, life = sk .. '|' .. model, ttl + pickttl
 if sk ~= '' then
   local b = redis.call('HGET', bk, 'm:' .. model)
   if b then
@@ -66,7 +62,7 @@ if sk ~= '' then
 end
 if not member then
   local n = #members
-  local cur = tonumber(redis.call('GET', KEYS[2]) or '0') % n
+  local cur = tonumber(redis.call('GET', ck) or '0') % n
   local idx = {}
   for j, m in ipairs(members) do idx[m] = j - 1 end
   local bl, bd = 0, 0
@@ -76,7 +72,7 @@ if not member then
     local d = (idx[m] - cur + n) % n
     if member == nil or l < bl or (l == bl and d < bd) then member, bl, bd = m, l, d end
   end
-  redis.call('SET', KEYS[2], (idx[member] + 1) % n, 'PX', 86400000)
+  redis.call('SET', ck, (idx[member] + 1) % n, 'PX', 86400000)
 end
 if sk == '' then return {member, 0} end
 local old = redis.call('HGET', bk, 'p:' .. model)
@@ -90,6 +86,65 @@ redis.call('ZADD', lp .. member, 'GT', now + pickttl, zm)
 redis.call('PEXPIRE', lp .. member, life)
 redis.call('PEXPIRE', bk, life)
 return {member, 1}
+end
+`
+
+// listArg reads ARGV lists: list() returns the list at ARGV[i] (its
+// length, then its items) and moves i past it.
+const listArg = `
+local i = 7
+local function list() local n = tonumber(ARGV[i]); local t = {}; for j = 1, n do t[j] = ARGV[i + j] end; i = i + n + 1; return t end
+`
+
+// acquireScript is acquireCore on its own (State.Acquire). KEYS: binding
+// hash, cursor. ARGV: now, ttl, pickTTL, model, session key, load-key
+// prefix, then the eligible, the candidates (hot eligible) and all
+// members, each list preceded by its length. Returns {member, inFlight}.
+var acquireScript = redis.NewScript(luaHelpers + acquireCore + listArg + `
+local elig, cand, members = list(), list(), list()
+return acquire(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], elig, cand, members)
+`)
+
+// beginScript is State.Begin in one step (SPEC POOL-23: one round trip
+// before a call): it reads the cooldown hash of every eligible member and
+// of its (member, target model) key, takes the members cooling in neither
+// as candidates (all eligible when none is hot, POOL-11), picks the start
+// member by the pool's strategy (sticky: acquireCore; round-robin: the
+// shared cursor; failover: the first candidate) and reads a state key's
+// owner. Reading and picking in one script also makes the pick atomic with
+// the cooldowns it saw. KEYS: binding hash, cursor, owner key ("" none),
+// then two cooldown hashes per eligible member (member, member/target).
+// ARGV: as acquireScript's first six, then the strategy, then the eligible
+// and all members, each list preceded by its length. Returns {member,
+// inFlight, owner or nil, then u, c, s of each cooldown hash}.
+var beginScript = redis.NewScript(luaHelpers + acquireCore + listArg + `
+local now, strategy = tonumber(ARGV[1]), ARGV[7]
+i = 8
+local elig, members = list(), list()
+local out, cand = {'', 0, false}, {}
+for j, m in ipairs(elig) do
+  local cooling = false
+  for k = 0, 1 do
+    local v = redis.call('HMGET', KEYS[2 + 2 * j + k], 'u', 'c', 's')
+    local n = #out
+    out[n + 1], out[n + 2], out[n + 3] = v[1], v[2], v[3]
+    if v[1] and now < tonumber(v[1]) then cooling = true end
+  end
+  if not cooling then cand[#cand + 1] = m end
+end
+if #cand == 0 then cand = elig end
+if strategy == 'failover' then
+  out[1] = cand[1]
+elseif strategy == 'round-robin' then
+  local c = tonumber(redis.call('GET', KEYS[2]) or '0') % #cand
+  redis.call('SET', KEYS[2], c + 1, 'PX', 86400000)
+  out[1] = cand[c + 1]
+else
+  local r = acquire(KEYS[1], KEYS[2], now, tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], elig, cand, members)
+  out[1], out[2] = r[1], r[2]
+end
+if KEYS[3] ~= '' then out[3] = redis.call('GET', KEYS[3]) end
+return out
 `)
 
 // releaseScript ends a call (balance's assigner.release and bind): success

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
@@ -14,17 +16,22 @@ import (
 // Count implements balance.State.
 func (s *Store) Count(ctx context.Context, pool, member string, success bool) {
 	s.local.Count(ctx, pool, member, success)
+	s.run(ctx, func(c context.Context) error {
+		pipe := s.rdb.Pipeline()
+		s.countCmds(c, pipe, pool, member, success)
+		_, err := pipe.Exec(c)
+		return err
+	})
+}
+
+// countCmds queues Count's writes on pipe.
+func (s *Store) countCmds(c context.Context, pipe redis.Pipeliner, pool, member string, success bool) {
 	field := "f"
 	if success {
 		field = "s"
 	}
-	s.run(ctx, func(c context.Context) error {
-		pipe := s.rdb.Pipeline()
-		pipe.HIncrBy(c, s.outKey(pool, member), field, 1)
-		pipe.PExpire(c, s.outKey(pool, member), keepFor)
-		_, err := pipe.Exec(c)
-		return err
-	})
+	pipe.HIncrBy(c, s.outKey(pool, member), field, 1)
+	pipe.PExpire(c, s.outKey(pool, member), keepFor)
 }
 
 // AddUsage implements balance.State.
@@ -32,27 +39,30 @@ func (s *Store) AddUsage(ctx context.Context, pool, session, member string, u wi
 	s.local.AddUsage(ctx, pool, session, member, u, now)
 	s.run(ctx, func(c context.Context) error {
 		pipe := s.rdb.Pipeline()
-		keys := []string{s.outKey(pool, member)}
-		if session != "" {
-			keys = append(keys, s.prefix+"s:"+pool+":"+session)
-		}
-		for _, k := range keys {
-			pipe.HIncrBy(c, k, "in", u.Input)
-			pipe.HIncrBy(c, k, "cr", u.CacheRead)
-			pipe.HIncrBy(c, k, "cc", u.CacheCreation)
-			pipe.PExpire(c, k, keepFor)
-		}
+		s.usageCmds(c, pipe, pool, session, member, u)
 		_, err := pipe.Exec(c)
 		return err
 	})
 }
 
+// usageCmds queues AddUsage's writes on pipe.
+func (s *Store) usageCmds(c context.Context, pipe redis.Pipeliner, pool, session, member string, u wire.Usage) {
+	keys := []string{s.outKey(pool, member)}
+	if session != "" {
+		keys = append(keys, s.prefix+"s:"+pool+":"+session)
+	}
+	for _, k := range keys {
+		pipe.HIncrBy(c, k, "in", u.Input)
+		pipe.HIncrBy(c, k, "cr", u.CacheRead)
+		pipe.HIncrBy(c, k, "cc", u.CacheCreation)
+		pipe.PExpire(c, k, keepFor)
+	}
+}
+
 // Record implements balance.State: the record names this instance and goes
 // to the capped shared list.
 func (s *Store) Record(ctx context.Context, r balance.CallRecord) {
-	if r.Instance == "" {
-		r.Instance = s.instance
-	}
+	r = s.named(r)
 	s.local.Record(ctx, r)
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -60,12 +70,25 @@ func (s *Store) Record(ctx context.Context, r balance.CallRecord) {
 	}
 	s.run(ctx, func(c context.Context) error {
 		pipe := s.rdb.Pipeline()
-		pipe.LPush(c, s.prefix+"recent", b)
-		pipe.LTrim(c, s.prefix+"recent", 0, recentCalls-1)
-		pipe.PExpire(c, s.prefix+"recent", keepFor)
+		s.recordCmds(c, pipe, b)
 		_, err := pipe.Exec(c)
 		return err
 	})
+}
+
+// named is r naming this instance unless it names one.
+func (s *Store) named(r balance.CallRecord) balance.CallRecord {
+	if r.Instance == "" {
+		r.Instance = s.instance
+	}
+	return r
+}
+
+// recordCmds queues Record's writes of the encoded record b on pipe.
+func (s *Store) recordCmds(c context.Context, pipe redis.Pipeliner, b []byte) {
+	pipe.LPush(c, s.prefix+"recent", b)
+	pipe.LTrim(c, s.prefix+"recent", 0, recentCalls-1)
+	pipe.PExpire(c, s.prefix+"recent", keepFor)
 }
 
 // Recent implements balance.State.

@@ -10,6 +10,9 @@
 // TTL, and holds no prompt, no key and no raw session id (sessions are named
 // by balance.SessionKey).
 //
+// A call costs two round trips (call.go): Begin, one script before the
+// first attempt, and Finish, one pipeline of every write after the last.
+//
 // Redis is never on a call's critical path for long: every operation has a
 // short deadline (config.DefaultStateTimeout). Every write is also applied
 // to a local balance.Memory; when Redis fails, the Store logs once, marks

@@ -28,7 +28,7 @@ type upstream struct {
 func newUpstream(t testing.TB) *upstream {
 	u := &upstream{}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
 		u.calls.Add(1)
 		if g := u.gate.Load(); g != nil {
 			(*g)()
@@ -40,11 +40,24 @@ func newUpstream(t testing.TB) *upstream {
 			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)
 			return
 		}
+		if strings.Contains(string(body), `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, streamAnswer)
+			return
+		}
 		_, _ = io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
 	}))
 	t.Cleanup(u.srv.Close)
 	return u
 }
+
+// streamAnswer is a whole streamed Anthropic answer ("ok").
+const streamAnswer = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n" +
+	"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n" +
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 
 // Secrets the key scan looks for (SPEC POOL-23: no prompt, key or raw
 // session id in the store).
@@ -65,6 +78,11 @@ type team struct {
 }
 
 func newTeam(t testing.TB, url, name string, n int, strategy string) *team {
+	return newTeamWith(t, url, name, n, strategy, stateTimeout)
+}
+
+// newTeamWith is newTeam with the state deadline timeout.
+func newTeamWith(t testing.TB, url, name string, n int, strategy string, timeout time.Duration) *team {
 	tm := &team{ups: map[string]*upstream{}, clock: testkit.NewClock(time.Now())}
 	var b strings.Builder
 	b.WriteString("channels:\n")
@@ -84,7 +102,7 @@ func newTeam(t testing.TB, url, name string, n int, strategy string) *team {
 	for i := 0; i < n; i++ {
 		opts := pool.Options{Now: tm.clock.Now}
 		if url != "" {
-			st, err := New(Options{URL: url, Prefix: config.StatePrefix(cfg), Timeout: stateTimeout, Instance: fmt.Sprintf("i%d", i+1), Config: cfg, Now: tm.clock.Now})
+			st, err := New(Options{URL: url, Prefix: config.StatePrefix(cfg), Timeout: timeout, Instance: fmt.Sprintf("i%d", i+1), Config: cfg, Now: tm.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +123,13 @@ const stateTimeout = 100 * time.Millisecond
 // returns the member that answered and how long the call took.
 func (tm *team) call(t testing.TB, i int, session string) (string, time.Duration) {
 	t.Helper()
-	body := `{"model":"m","max_tokens":16,"messages":[{"role":"user","content":"` + promptMark + `"}]}`
+	return tm.send(t, i, session, false)
+}
+
+// send is call, streamed when stream is set (the answer is read whole).
+func (tm *team) send(t testing.TB, i int, session string, stream bool) (string, time.Duration) {
+	t.Helper()
+	body := `{"model":"m","max_tokens":16,"stream":` + fmt.Sprint(stream) + `,"messages":[{"role":"user","content":"` + promptMark + `"}]}`
 	r := httptest.NewRequest("POST", "/pool/team/v1/messages", strings.NewReader(body))
 	r.Host = "127.0.0.1"
 	r.Header.Set("Content-Type", "application/json")
@@ -114,7 +138,7 @@ func (tm *team) call(t testing.TB, i int, session string) (string, time.Duration
 	start := time.Now()
 	tm.pools[i].ServeHTTP(w, r)
 	took := time.Since(start)
-	if w.Code != 200 {
+	if w.Code != 200 || (stream && !strings.Contains(w.Body.String(), "message_stop")) {
 		t.Fatalf("instance %d session %s: status %d: %s", i+1, session, w.Code, w.Body.String())
 	}
 	return w.Header().Get("X-Pool-Member"), took

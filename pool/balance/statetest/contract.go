@@ -135,6 +135,7 @@ func Run(t *testing.T, newState func(t *testing.T) balance.State) {
 		}
 	})
 	cooldownContract(t, newState)
+	callContract(t, newState)
 	statsContract(t, newState)
 }
 
