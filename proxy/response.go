@@ -38,7 +38,7 @@ func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.Requ
 	}
 
 	bw.WriteString("HTTP/1.1 ")
-	bw.WriteString(strconv.Itoa(resp.StatusCode))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(resp.StatusCode), 10))
 	bw.WriteByte(' ')
 	// A clean status line, never the upstream's bytes (a bare CR or an
 	// ESC in its reason phrase must not reach the client).
@@ -55,7 +55,7 @@ func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.Requ
 	}
 	if length >= 0 {
 		bw.WriteString("Content-Length: ")
-		bw.WriteString(strconv.FormatInt(length, 10))
+		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
 		bw.WriteString("\r\n")
 	}
 	if chunked {

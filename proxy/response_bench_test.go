@@ -3,7 +3,8 @@
 // connection, writeResponse writes status line, end-to-end fields (SPEC
 // HTTP-5) and body to the client. The upstream connection is an in-memory
 // fake that answers every request written with a canned response, so only
-// the proxy's own work is measured (no syscalls, no other goroutine).
+// the proxy's own work is measured (no syscalls, no other goroutine); the
+// "-tcp" row uses a loopback origin instead.
 //
 //	go test -run '^$' -bench 'ResponseSide' -benchmem ./proxy
 
@@ -16,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,14 +68,58 @@ func (c *answerConn) SetDeadline(time.Time) error      { return nil }
 func (c *answerConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *answerConn) SetWriteDeadline(time.Time) error { return nil }
 
+// answerListener serves answer to every request head on loopback TCP
+// connections (the "-tcp" rows: deadlines and the pool's socket peek are
+// then real, syscalls included).
+func answerListener(b *testing.B, answer []byte) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					for {
+						l, err := br.ReadSlice('\n')
+						if err != nil {
+							return
+						}
+						if len(l) == 2 {
+							break
+						}
+					}
+					if _, err := c.Write(answer); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
 func BenchmarkResponseSide(b *testing.B) {
-	for _, name := range []string{"small", "api"} {
+	for _, name := range []string{"small", "api", "small-tcp"} {
 		b.Run(name, func(b *testing.B) {
-			answer := []byte(benchAnswers[name])
-			cl := &upstream.Client{ResponseTimeout: time.Minute,
-				Dial: func(context.Context, path.Candidate, string) (net.Conn, error) {
-					return &answerConn{answer: answer}, nil
-				}}
+			answer := []byte(benchAnswers[strings.TrimSuffix(name, "-tcp")])
+			dial := func(context.Context, path.Candidate, string) (net.Conn, error) {
+				return &answerConn{answer: answer}, nil
+			}
+			if strings.HasSuffix(name, "-tcp") {
+				addr := answerListener(b, answer)
+				dial = func(ctx context.Context, _ path.Candidate, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+				}
+			}
+			cl := &upstream.Client{ResponseTimeout: time.Minute, Dial: dial}
 			defer cl.CloseIdle()
 			req := &upstream.Request{Method: "GET", Origin: "/", Absolute: "http://127.0.0.1:1/",
 				Authority: "127.0.0.1:1", Addr: "127.0.0.1:1", Header: http.Header{}}

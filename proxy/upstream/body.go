@@ -194,6 +194,7 @@ func (b *upBody) release(interrupted bool) error {
 	if b.eof && !interrupted && b.reusable && stopped && b.uc.br.Buffered() == 0 {
 		if probed {
 			b.uc.conn.SetReadDeadline(time.Time{})
+			b.uc.headDeadline = time.Time{}
 		}
 		// The read deadline is clear (exchange cleared the head's); the
 		// write deadline of the request stays armed while the

@@ -153,11 +153,10 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 	}
 	// Pooled per path end: the gateway for an HTTP proxy, else the origin
 	// (a SOCKS5 tunnel leads to one origin only).
-	end := cand.Addr
+	key := poolKey{cand.Key(), cand.Addr}
 	if !cand.SpeaksHTTP() {
-		end = r.Addr
+		key.end = r.Addr
 	}
-	key := cand.Key() + "|" + end
 	if reuse || r.ReuseUnreplayable {
 		if uc := c.idlePool().get(key); uc != nil {
 			res := c.exchange(ctx, cand, r, body, uc, true, !reuse)
@@ -194,6 +193,15 @@ func (c *Client) headDeadline(r *Request) time.Time {
 	return time.Now().Add(d)
 }
 
+// bodyBuffered reports whether resp's body needs no further read from
+// the socket: none, or all of its Content-Length already buffered. The
+// head's read deadline then stays armed (clearing it is a timer operation
+// per request, issue 20) and bounds nothing: the next exchange sets its
+// own, and connPool.get clears one that passed while idle.
+func bodyBuffered(resp *Response, uc *upConn) bool {
+	return resp.NoBody || !resp.Chunked && resp.ContentLength >= 0 && int64(uc.br.Buffered()) >= resp.ContentLength
+}
+
 // maxInterim bounds the 1xx answers read before the final one.
 const maxInterim = 8
 
@@ -205,7 +213,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 	// The response body's Close reuses the connection only when its stop
 	// call keeps this from running (upBody.release): a cancelled exchange's
 	// connection, its deadline in the past, is never pooled.
-	stop := context.AfterFunc(ctx, func() { uc.conn.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, uc.interrupt)
 	fail := func(err error) Result {
 		stop()
 		uc.conn.Close()
@@ -233,7 +241,8 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		}
 		return fail(werr)
 	}
-	uc.conn.SetReadDeadline(c.headDeadline(r))
+	uc.headDeadline = c.headDeadline(r)
+	uc.conn.SetReadDeadline(uc.headDeadline)
 	resp, err := readFinal(uc, r.Method)
 	if err != nil {
 		if reused && !strict && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
@@ -245,7 +254,11 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		}
 		return fail(err)
 	}
-	uc.conn.SetReadDeadline(time.Time{})
+	if !uc.headDeadline.IsZero() && !bodyBuffered(resp, uc) {
+		// No timeout once the body streams (SPEC HTTP-4).
+		uc.conn.SetReadDeadline(time.Time{})
+		uc.headDeadline = time.Time{}
+	}
 	resp.setBody(uc, c.idlePool(), stop)
 	res.Resp = resp
 	return res

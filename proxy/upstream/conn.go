@@ -12,18 +12,26 @@ type upConn struct {
 	conn  net.Conn
 	br    *bufio.Reader
 	bw    *bufio.Writer
-	key   string
+	key   poolKey
 	since time.Time // idle since
 	dw    *deadlineWriter
 	rc    syscall.RawConn // for quiet; set on its first use
 	peek  sockPeek
+	// interrupt ends any read or write on conn at once (a past
+	// deadline): an exchange's context.AfterFunc, made once per
+	// connection instead of a closure per request.
+	interrupt func()
+	// headDeadline is the read deadline left armed on conn after a
+	// response whose body was already buffered (bodyBuffered); zero: none.
+	headDeadline time.Time
 }
 
 // newUpConn wraps a fresh connection; writes extend a write deadline of
 // writeIdle (a peer that stops reading our request fails instead of
 // hanging, SPEC HTTP-4).
-func newUpConn(conn net.Conn, key string, writeIdle time.Duration) *upConn {
+func newUpConn(conn net.Conn, key poolKey, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key}
+	uc.interrupt = func() { conn.SetDeadline(time.Unix(1, 0)) }
 	uc.br = bufio.NewReaderSize(conn, 4096)
 	uc.dw = &deadlineWriter{c: conn, idle: writeIdle}
 	uc.bw = bufio.NewWriterSize(uc.dw, 4096)

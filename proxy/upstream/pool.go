@@ -14,13 +14,18 @@ type connPool struct {
 	ttl time.Duration // idle lifetime; set before first use
 
 	mu    sync.Mutex
-	idle  map[string][]*upConn
+	idle  map[poolKey][]*upConn
 	n     int
 	timer *time.Timer // fires at the oldest connection's expiry; nil when empty
 }
 
+// poolKey names the path end of a pooled connection: the candidate
+// (path.Candidate.Key) and the gateway's or origin's address. A struct, so
+// that a lookup builds no string.
+type poolKey struct{ cand, end string }
+
 // get returns an idle connection for key that is not too old, or nil.
-func (p *connPool) get(key string) *upConn {
+func (p *connPool) get(key poolKey) *upConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -31,7 +36,13 @@ func (p *connPool) get(key string) *upConn {
 		c := l[len(l)-1]
 		p.idle[key] = l[:len(l)-1]
 		p.n--
-		if time.Since(c.since) < p.ttl && c.quiet() {
+		now := time.Now()
+		if !c.headDeadline.IsZero() && !now.Before(c.headDeadline) {
+			// A past deadline would fail quiet's peek (and every read).
+			c.conn.SetReadDeadline(time.Time{})
+			c.headDeadline = time.Time{}
+		}
+		if now.Sub(c.since) < p.ttl && c.quiet() {
 			return c
 		}
 		c.conn.Close()
@@ -43,8 +54,9 @@ func (p *connPool) get(key string) *upConn {
 // oldest connection left. Called with mu held.
 func (p *connPool) sweep() {
 	now := time.Now()
-	var oldestKey string
+	var oldestKey poolKey
 	var oldest time.Time
+	found := false
 	for k, l := range p.idle {
 		kept := l[:0]
 		for _, c := range l {
@@ -60,17 +72,17 @@ func (p *connPool) sweep() {
 			continue
 		}
 		p.idle[k] = kept
-		if oldestKey == "" || kept[0].since.Before(oldest) {
-			oldestKey, oldest = k, kept[0].since
+		if !found || kept[0].since.Before(oldest) {
+			oldestKey, oldest, found = k, kept[0].since, true
 		}
 	}
-	if p.n >= maxIdle && oldestKey != "" {
+	if p.n >= maxIdle && found {
 		l := p.idle[oldestKey]
 		l[0].conn.Close()
 		p.idle[oldestKey] = l[1:]
 		p.n--
 	}
-	p.arm(oldestKey != "", oldest.Add(p.ttl).Sub(now))
+	p.arm(found, oldest.Add(p.ttl).Sub(now))
 }
 
 // arm schedules the next sweep after d when any is true, else stops the
@@ -105,7 +117,7 @@ func (p *connPool) put(c *upConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idle == nil {
-		p.idle = map[string][]*upConn{}
+		p.idle = map[poolKey][]*upConn{}
 	}
 	if p.n >= maxIdle {
 		p.sweep()

@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func loopbackPair(t *testing.T) (uc *upConn, peer net.Conn) {
 		t.Fatal("accept failed")
 	}
 	t.Cleanup(func() { c.Close(); peer.Close() })
-	return newUpConn(c, "k", time.Second), peer
+	return newUpConn(c, poolKey{"k", "a"}, time.Second), peer
 }
 
 func TestQuiet(t *testing.T) {
@@ -107,11 +109,81 @@ func BenchmarkQuiet(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	uc := newUpConn(c, "k", time.Second)
+	uc := newUpConn(c, poolKey{"k", "a"}, time.Second)
 	b.ReportAllocs()
 	for b.Loop() {
 		if !uc.quiet() {
 			b.Fatal("idle connection not quiet")
 		}
 	}
+}
+
+func TestHeadDeadlineLeftArmed(t *testing.T) {
+	t.Run("HTTP-4/pooled-connection-reused-after-the-armed-head-deadline-passed", func(t *testing.T) {
+		// A body that was all buffered with the head leaves the head's
+		// read deadline armed on the pooled connection; once it passed,
+		// get must clear it, or quiet's peek fails and the connection is
+		// dropped.
+		addr, closed := keepAliveOrigin(t)
+		c := newTestClient()
+		defer c.CloseIdle()
+		send := func() time.Time {
+			r := getRequest(addr)
+			r.ResponseTimeout = 100 * time.Millisecond
+			res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			defer res.Resp.Body.Close()
+			if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
+				t.Fatalf("%q %v", b, err)
+			}
+			return time.Now()
+		}
+		done := send()
+		testkit.WaitFor(t, 5*time.Second, "the head deadline to pass", func() bool { return time.Since(done) > 300*time.Millisecond })
+		send()
+		select {
+		case <-closed:
+			t.Fatal("the pooled connection was not reused")
+		default:
+		}
+	})
+	t.Run("HTTP-4/body-arriving-after-the-head-deadline-is-read", func(t *testing.T) {
+		// No timeout once the body streams: a body not buffered with the
+		// head clears the head's deadline.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+				return
+			}
+			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab")
+			time.Sleep(400 * time.Millisecond) // past the 100 ms head deadline
+			io.WriteString(conn, "cd")
+		}()
+		defer func() { <-served }()
+		c := newTestClient()
+		defer c.CloseIdle()
+		r := getRequest(ln.Addr().String())
+		r.ResponseTimeout = 100 * time.Millisecond
+		res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		defer res.Resp.Body.Close()
+		if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "abcd" {
+			t.Fatalf("%q %v", b, err)
+		}
+	})
 }
