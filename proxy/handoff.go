@@ -1,30 +1,33 @@
 package proxy
 
 // Hand-off of origin-form requests (SPEC HTTP-1, HTTP-5b): the proxy's own
-// endpoints are served by net/http, fed one request at a time through
-// chanListener as a handoffConn (handoff_conn.go); the connection goes
-// back to the proxy's loop after each answer.
+// endpoints are served by net/http on a handoffConn per client connection
+// (handoff_conn.go), handed over through chanListener and fed one request
+// at a time; the connection goes back to the proxy's loop after each
+// answer.
 
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
 
-// chanListener is a net.Listener fed by deliver: the proxy hands it
-// one-request views of client connections so net/http serves the proxy's
-// own endpoints.
+// chanListener is a net.Listener fed by deliver: the proxy hands it views
+// of client connections so net/http serves the proxy's own endpoints.
 type chanListener struct {
-	ch     chan net.Conn
-	mu     sync.Mutex
-	closed bool
-	done   chan struct{}
+	delivered atomic.Int64 // connections handed to Accept (tests)
+	ch        chan net.Conn
+	mu        sync.Mutex
+	closed    bool
+	done      chan struct{}
 }
 
 func newChanListener() *chanListener {
@@ -35,6 +38,7 @@ func newChanListener() *chanListener {
 func (l *chanListener) deliver(c net.Conn) bool {
 	select {
 	case l.ch <- c:
+		l.delivered.Add(1)
 		return true
 	case <-l.done:
 		return false
@@ -65,16 +69,22 @@ func (l *chanListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // handOff serves one origin-form request with the internal http.Server
-// on a one-request view of c (handoff_conn.go) and reports whether c can
-// carry another request: net/http answered keep-alive and the request was
-// read to its end (SPEC HTTP-5b). It returns once net/http is done with the
-// request and br may be read again.
-func (s *Server) handOff(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead) bool {
-	h := newHandoffConn(c, br, head, &s.watches)
-	if !s.handoff.deliver(h) {
+// on c's view (*view, made on the connection's first origin-form request
+// and whenever net/http closed the last one; handoff_conn.go) and reports
+// whether c can carry another request: net/http answered keep-alive and
+// the request was read to its end (SPEC HTTP-5b). It returns once net/http
+// is done with the request and br may be read again.
+func (s *Server) handOff(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead, view **handoffConn) bool {
+	if v := *view; v != nil && v.assign(head) {
+		return v.finish()
+	}
+	v := newHandoffConn(c, br, &s.watches)
+	v.assign(head)
+	*view = v
+	if !s.handoff.deliver(v) {
 		return false // shutting down
 	}
-	return h.finish()
+	return v.finish()
 }
 
 // selfTarget reports whether head is an absolute-form http:// request for
@@ -153,4 +163,47 @@ func (s *Server) listensOn(port int) bool {
 		}
 	}
 	return false
+}
+
+// rechunker reads a chunked body from the client and hands net/http the
+// same body chunked again (the head it parses says chunked), so the view
+// ends exactly at the body's end; the trailer section is consumed and not
+// passed on (RFC 9110 §6.5.1 lets a recipient drop it).
+type rechunker struct {
+	br      *bufio.Reader
+	cr      io.Reader
+	buf     []byte
+	pending []byte // framing and data not yet returned
+	done    bool
+}
+
+func (r *rechunker) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		if r.buf == nil {
+			r.buf = make([]byte, 4096+32)
+		}
+		n, err := r.cr.Read(r.buf[16 : 16+4096])
+		if n > 0 {
+			hdr := strconv.AppendInt(r.buf[:0:16], int64(n), 16)
+			hdr = append(hdr, '\r', '\n')
+			start := 16 - len(hdr)
+			copy(r.buf[start:], hdr)
+			r.pending = append(r.buf[start:16+n], '\r', '\n')
+		}
+		if err == io.EOF {
+			if terr := skipTrailers(r.br); terr != nil {
+				return 0, terr
+			}
+			r.done = true
+			r.pending = append(r.pending, "0\r\n\r\n"...)
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
 }

@@ -1,12 +1,15 @@
 package proxy
 
-// One origin-form request as net/http sees it (SPEC HTTP-1, HTTP-5b): a
-// handoffConn is a view of the client connection that carries exactly one
-// request — the head the proxy already read, then the request body's bytes
-// framed by the proxy's own readers, then nothing — and ends when net/http
-// goes idle on it (the answer is complete and keep-alive) or closes it.
-// The proxy's loop then reads the next request from the client connection,
-// which may be absolute-form or CONNECT again.
+// The proxy's own endpoints on a keep-alive connection (SPEC HTTP-1,
+// HTTP-5b): a handoffConn is net/http's view of a client connection that
+// carries only the origin-form requests the proxy's loop assigns to it —
+// for each, the head the loop already read, then the body's bytes framed
+// by the proxy's own readers, then nothing until net/http goes idle on it
+// (the answer is complete and keep-alive). The loop then reads the next
+// request itself, which may be absolute-form or CONNECT; the next
+// origin-form one goes to the same view, so net/http's connection (its
+// goroutine with its grown stack, its buffers) lives as long as the
+// client's instead of being set up per request.
 //
 // Why a view and not a ResponseWriter of our own: the handlers (pool
 // streaming with a flush per SSE event, promhttp's gzip, the editor's
@@ -14,10 +17,9 @@ package proxy
 // keep every net/http behaviour — chunked answers, bodyless statuses,
 // Expect: 100-continue, the 256 KiB drain of an unread body, keep-alive
 // rules for HTTP/1.0 — with nothing re-implemented that could drift from
-// it (TestHandoffDifferential compares both servings). The price is
-// net/http's per-connection setup per request (a goroutine, pooled
-// buffers, a context), well under the dial, accept and TIME_WAIT socket
-// per call it replaces (BenchmarkHandoff).
+// it (TestHandoffDifferential compares both servings). The price is two
+// goroutine hand-offs per request (loop → net/http → loop) and a few small
+// allocations (BenchmarkHandoffPool).
 
 import (
 	"bufio"
@@ -27,78 +29,146 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
 
-// handoffConn is one request's view of a client connection for net/http.
-// Writes, addresses and write deadlines are the client connection's.
-// Reads return the head, then the body (a read deadline of idleTimeout
-// per read, like forward's), then block until net/http's read deadline,
-// the end of the request, or the client leaving (the server's client
-// watch, forward_watch.go: net/http's background read sees EOF and cancels
-// the request context, SPEC HTTP-4). After a hijack, reads and read
+// States of a handoffConn.
+const (
+	viewIdle    = iota // between requests: reads wait for the next origin-form request
+	viewServing        // a request is assigned: reads return its head, then its body
+	viewClosed         // net/http closed the view, or the loop let go of the connection
+)
+
+// handoffConn is a client connection's view for net/http, one per client
+// connection that sends origin-form requests: net/http's connection (its
+// goroutine, buffers and grown stack) lives as long as the client's, and
+// the loop feeds it the origin-form requests one at a time (serve).
+// Writes, addresses and write deadlines are the client connection's while
+// a request is served. Reads return the request's head, then its body (a
+// read deadline of idleTimeout per read, like forward's), then block until
+// net/http's read deadline, the request's end, or the client leaving (the
+// server's client watch, forward_watch.go, cancels the connection's
+// context: SPEC HTTP-4, POOL-9). Between requests reads block until the
+// loop assigns the next one, or return io.EOF once it let go of the
+// connection (a CONNECT, the client left). After a hijack, reads and read
 // deadlines are the client connection's.
 type handoffConn struct {
 	net.Conn
-	br   *bufio.Reader
-	ws   *watchSweeper
-	head []byte    // head bytes net/http has not read yet
-	body io.Reader // the body's unread part; nil: none, or read to its end
+	br *bufio.Reader
+	ws *watchSweeper
 
 	mu        sync.Mutex
-	rdl       time.Time               // net/http's read deadline, for the wait after the body
+	state     int
+	head      []byte                  // head bytes net/http has not read yet
+	body      io.Reader               // the body's unread part; nil: none, or read to its end
+	rdl       time.Time               // net/http's read deadline, for the waits
 	wake      chan struct{}           // closed to wake a waiting Read
 	wdl       bool                    // a write deadline is set on the client connection
-	cancel    context.CancelCauseFunc // of the request's context (handoffContext)
+	cancel    context.CancelCauseFunc // of the connection's context (handoffContext)
 	stopWatch func()                  // the client watch, once the body was read to its end
-	watched   bool                    // the watch was started (and maybe stopped again)
+	watched   bool                    // this request's watch was started (and maybe stopped)
 	gone      bool                    // the client left (the watch saw EOF)
 	broken    bool                    // a body read failed: the connection is not at a request boundary
 	hijacked  bool
-	ended     bool
-	keep      bool          // set with ended: the client connection can carry another request
-	endc      chan struct{} // closed when ended is set
+	keep      bool          // set when endc closes: the client connection can carry another request
+	endc      chan struct{} // closed when the assigned request ends
 }
 
-func newHandoffConn(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead, ws *watchSweeper) *handoffConn {
-	h := &handoffConn{Conn: c, br: br, ws: ws, head: head.Raw, endc: make(chan struct{})}
+func newHandoffConn(c net.Conn, br *bufio.Reader, ws *watchSweeper) *handoffConn {
+	return &handoffConn{Conn: c, br: br, ws: ws}
+}
+
+// assign makes head the view's request; false when the view is not idle
+// (net/http closed it: the caller starts a new view).
+func (h *handoffConn) assign(head *httpmsg.RequestHead) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != viewIdle || h.gone || h.broken {
+		return false
+	}
+	h.head, h.body = head.Raw, nil
 	switch {
 	case head.Chunked:
-		h.body = &rechunker{br: br, cr: httputil.NewChunkedReader(br)}
+		h.body = &rechunker{br: h.br, cr: httputil.NewChunkedReader(h.br)}
 	case head.ContentLength > 0:
-		h.body = &lengthReader{r: br, n: head.ContentLength}
+		h.body = &lengthReader{r: h.br, n: head.ContentLength}
 	}
-	return h
+	h.watched, h.keep = false, false
+	h.endc = make(chan struct{})
+	h.state = viewServing
+	h.wakeLocked()
+	return true
+}
+
+// finish waits for the assigned request's end, stops the client watch and
+// reports whether the client connection can carry another request.
+func (h *handoffConn) finish() bool {
+	h.mu.Lock()
+	endc := h.endc
+	h.mu.Unlock()
+	<-endc
+	h.mu.Lock()
+	stop := h.stopWatch
+	h.stopWatch = nil
+	keep := h.keep
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return keep
+}
+
+// release lets go of the client connection (the loop ends or relays it):
+// net/http's next read is io.EOF and the view never touches it again. A
+// nil view has nothing to release.
+func (h *handoffConn) release() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.state = viewClosed
+	h.wakeLocked()
+	h.mu.Unlock()
 }
 
 // Read serves net/http's reads. Only one runs at a time (net/http's
 // connReader serialises them; after a hijack the handler reads).
 func (h *handoffConn) Read(p []byte) (int, error) {
-	if len(h.head) > 0 {
-		n := copy(p, h.head)
-		h.head = h.head[n:]
-		return n, nil
-	}
 	h.mu.Lock()
-	switch {
-	case h.ended:
-		h.mu.Unlock()
-		if h.hijacked {
-			return 0, net.ErrClosed
+	for {
+		switch {
+		case h.state == viewClosed:
+			h.mu.Unlock()
+			if h.hijacked {
+				return 0, net.ErrClosed
+			}
+			return 0, io.EOF
+		case h.state == viewIdle:
+		case len(h.head) > 0:
+			n := copy(p, h.head)
+			h.head = h.head[n:]
+			h.mu.Unlock()
+			return n, nil
+		case h.hijacked:
+			h.mu.Unlock()
+			return h.br.Read(p)
+		case h.body != nil:
+			h.mu.Unlock()
+			return h.readBody(p)
+		case h.gone:
+			h.mu.Unlock()
+			return 0, io.EOF
+		default:
+			h.startWatchLocked() // a request without a body reaches here first
 		}
-		return 0, io.EOF // net/http's read for a next request: none on this view
-	case h.hijacked:
-		h.mu.Unlock()
-		return h.br.Read(p)
-	case h.body != nil:
-		h.mu.Unlock()
-		return h.readBody(p)
+		if err := h.waitLocked(); err != nil {
+			h.mu.Unlock()
+			return 0, err
+		}
 	}
-	return h.waitLocked()
 }
 
 // readBody reads the body; at its end the client watch starts.
@@ -122,48 +192,41 @@ func (h *handoffConn) readBody(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// startWatchLocked starts the client watch once (h.mu held; the watch's
-// cancel takes h.mu from its own goroutine, never under ws.mu).
+// startWatchLocked starts the request's client watch once (h.mu held; the
+// watch's cancel takes h.mu from its own goroutine, never under ws.mu).
 func (h *handoffConn) startWatchLocked() {
-	if !h.watched && !h.hijacked && !h.ended {
+	if !h.watched && !h.hijacked {
 		h.watched = true
 		h.stopWatch = h.ws.watch(h.Conn, h.br, h.clientGone)
 	}
 }
 
-// waitLocked blocks (h.mu held) until the request ends, the client leaves
-// (io.EOF for both), or the read deadline passes (os.ErrDeadlineExceeded,
-// a net.Error whose Timeout is true: net/http's abortPendingRead).
-func (h *handoffConn) waitLocked() (int, error) {
-	h.startWatchLocked() // a request without a body reaches here first
-	for {
-		if h.ended || h.gone {
-			h.mu.Unlock()
-			return 0, io.EOF
+// waitLocked blocks (h.mu held, and held again on return) until woken or
+// the read deadline passes (os.ErrDeadlineExceeded, a net.Error whose
+// Timeout is true: net/http's abortPendingRead).
+func (h *handoffConn) waitLocked() error {
+	var tc <-chan time.Time
+	var t *time.Timer
+	if !h.rdl.IsZero() {
+		d := time.Until(h.rdl)
+		if d <= 0 {
+			return os.ErrDeadlineExceeded
 		}
-		var tc <-chan time.Time
-		var t *time.Timer
-		if !h.rdl.IsZero() {
-			d := time.Until(h.rdl)
-			if d <= 0 {
-				h.mu.Unlock()
-				return 0, os.ErrDeadlineExceeded
-			}
-			t = time.NewTimer(d)
-			tc = t.C
-		}
-		wake := make(chan struct{})
-		h.wake = wake
-		h.mu.Unlock()
-		select {
-		case <-wake:
-		case <-tc:
-		}
-		if t != nil {
-			t.Stop()
-		}
-		h.mu.Lock()
+		t = time.NewTimer(d)
+		tc = t.C
 	}
+	wake := make(chan struct{})
+	h.wake = wake
+	h.mu.Unlock()
+	select {
+	case <-wake:
+	case <-tc:
+	}
+	if t != nil {
+		t.Stop()
+	}
+	h.mu.Lock()
+	return nil
 }
 
 func (h *handoffConn) wakeLocked() {
@@ -174,7 +237,7 @@ func (h *handoffConn) wakeLocked() {
 }
 
 // clientGone is the client watch's cancel: the client closed its
-// connection while the request was served. It cancels the request's
+// connection while a request was served. It cancels the connection's
 // context, also when the handler did not read the body to its end
 // (net/http's background read starts only then).
 func (h *handoffConn) clientGone(error) {
@@ -189,7 +252,7 @@ func (h *handoffConn) clientGone(error) {
 }
 
 // handoffContext is the internal http.Server's ConnContext hook: the
-// request context of a handoffConn is cancelled when its client leaves
+// requests' context of a handoffConn is cancelled when its client leaves
 // (SPEC HTTP-4, POOL-9).
 func handoffContext(ctx context.Context, c net.Conn) context.Context {
 	h, ok := c.(*handoffConn)
@@ -203,13 +266,25 @@ func handoffContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// SetReadDeadline sets the deadline of the wait after the body (net/http
-// sets one only to abort its background read); after a hijack, the client
+// Write writes to the client connection while a request is served (never
+// after the loop let go of it: a CONNECT tunnel may own it).
+func (h *handoffConn) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	ok := h.state == viewServing
+	h.mu.Unlock()
+	if !ok {
+		return 0, net.ErrClosed
+	}
+	return h.Conn.Write(p)
+}
+
+// SetReadDeadline sets the deadline of the waits (net/http sets one only
+// to abort its background read); after a hijack, the client
 // connection's.
 func (h *handoffConn) SetReadDeadline(t time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.hijacked {
+	if h.hijacked && h.state == viewServing {
 		return h.Conn.SetReadDeadline(t)
 	}
 	h.rdl = t
@@ -217,12 +292,13 @@ func (h *handoffConn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// SetWriteDeadline sets the client connection's write deadline; clearing
-// one that was never set costs nothing (net/http clears it per request).
+// SetWriteDeadline sets the client connection's write deadline while a
+// request is served; clearing one that was never set costs nothing
+// (net/http clears it per request).
 func (h *handoffConn) SetWriteDeadline(t time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t.IsZero() && !h.wdl {
+	if h.state != viewServing || t.IsZero() && !h.wdl {
 		return nil
 	}
 	h.wdl = !t.IsZero()
@@ -235,30 +311,39 @@ func (h *handoffConn) SetDeadline(t time.Time) error {
 	return h.SetWriteDeadline(t)
 }
 
-// Close ends the request without keep-alive: net/http closes a connection
-// after an answer with "Connection: close", after an error, and a handler
-// that hijacked it closes it when done. The client connection is closed.
+// Close closes the view. While a request is served it ends it without
+// keep-alive and closes the client connection: net/http closes after an
+// answer with "Connection: close" or an error, and a handler that hijacked
+// the connection closes it when done. Between requests (Shutdown closing
+// idle connections, or net/http after the io.EOF of release) the client
+// connection stays the loop's.
 func (h *handoffConn) Close() error {
-	if h.end(false) {
+	h.mu.Lock()
+	serving := h.state == viewServing
+	h.state = viewClosed
+	h.wakeLocked()
+	if serving {
+		close(h.endc)
+	}
+	h.mu.Unlock()
+	if serving {
 		return h.Conn.Close()
 	}
 	return nil
 }
 
-// end marks the request over, the client connection reusable when keep;
-// it reports whether this call ended it.
-func (h *handoffConn) end(keep bool) bool {
+// idle is net/http's StateIdle: the assigned request's answer is complete
+// and keep-alive.
+func (h *handoffConn) idle() {
 	h.mu.Lock()
-	if h.ended {
-		h.mu.Unlock()
-		return false
+	defer h.mu.Unlock()
+	if h.state != viewServing {
+		return
 	}
-	h.ended = true
-	h.keep = keep && !h.broken && !h.gone && !h.hijacked
-	h.wakeLocked()
-	h.mu.Unlock()
+	h.state = viewIdle
+	h.keep = !h.broken && !h.gone && !h.hijacked
+	h.head, h.body = nil, nil
 	close(h.endc)
-	return true
 }
 
 // hijack switches reads to the client connection; the client watch stops
@@ -274,23 +359,7 @@ func (h *handoffConn) hijack() {
 	}
 }
 
-// finish waits for the request's end, stops the client watch and reports
-// whether the client connection can carry another request.
-func (h *handoffConn) finish() bool {
-	<-h.endc
-	h.mu.Lock()
-	stop := h.stopWatch
-	h.stopWatch = nil
-	keep := h.keep
-	h.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	return keep
-}
-
-// handoffState is the internal http.Server's ConnState hook: idle means
-// the answer on a handoffConn is complete and keep-alive.
+// handoffState is the internal http.Server's ConnState hook.
 func handoffState(c net.Conn, st http.ConnState) {
 	h, ok := c.(*handoffConn)
 	if !ok {
@@ -298,51 +367,8 @@ func handoffState(c net.Conn, st http.ConnState) {
 	}
 	switch st {
 	case http.StateIdle:
-		h.end(true)
+		h.idle()
 	case http.StateHijacked:
 		h.hijack()
 	}
-}
-
-// rechunker reads a chunked body from the client and hands net/http the
-// same body chunked again (the head it parses says chunked), so the view
-// ends exactly at the body's end; the trailer section is consumed and not
-// passed on (RFC 9110 §6.5.1 lets a recipient drop it).
-type rechunker struct {
-	br      *bufio.Reader
-	cr      io.Reader
-	buf     []byte
-	pending []byte // framing and data not yet returned
-	done    bool
-}
-
-func (r *rechunker) Read(p []byte) (int, error) {
-	for len(r.pending) == 0 {
-		if r.done {
-			return 0, io.EOF
-		}
-		if r.buf == nil {
-			r.buf = make([]byte, 4096+32)
-		}
-		n, err := r.cr.Read(r.buf[16 : 16+4096])
-		if n > 0 {
-			hdr := strconv.AppendInt(r.buf[:0:16], int64(n), 16)
-			hdr = append(hdr, '\r', '\n')
-			start := 16 - len(hdr)
-			copy(r.buf[start:], hdr)
-			r.pending = append(r.buf[start:16+n], '\r', '\n')
-		}
-		if err == io.EOF {
-			if terr := skipTrailers(r.br); terr != nil {
-				return 0, terr
-			}
-			r.done = true
-			r.pending = append(r.pending, "0\r\n\r\n"...)
-		} else if err != nil {
-			return 0, err
-		}
-	}
-	n := copy(p, r.pending)
-	r.pending = r.pending[n:]
-	return n, nil
 }

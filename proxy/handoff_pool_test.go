@@ -25,7 +25,7 @@ func sseEvent(w http.ResponseWriter, name, data string) {
 // streamingChannel is an Anthropic channel that streams one text delta per
 // call; a call whose body mentions "hold" then waits for its context and
 // reports the cancel on cancelled.
-func streamingChannel(t *testing.T, cancelled chan<- struct{}) *httptest.Server {
+func streamingChannel(t testing.TB, cancelled chan<- struct{}) *httptest.Server {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")

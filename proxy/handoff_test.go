@@ -102,7 +102,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 	next, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	origin := testworld.NewOrigin(t)
 	echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
-	addr, _ := startProxy(t, Config{Handler: ownHandler(next, cancelled), LoopbackDirect: true})
+	addr, srv := startProxy(t, Config{Handler: ownHandler(next, cancelled), LoopbackDirect: true})
 
 	steps := map[string]func(rc *rawClient){
 		"own": func(rc *rawClient) {
@@ -135,9 +135,13 @@ func TestHandoffKeepAlive(t *testing.T) {
 	} {
 		t.Run("HTTP-5b/one-connection/"+strings.Join(order, "-")+"-connect", func(t *testing.T) {
 			rc := newRawClient(t, addr)
+			views := srv.handoff.delivered.Load()
 			for _, name := range order {
 				steps[name](rc)
 				steps[name](rc) // twice: the second on a connection the first left
+			}
+			if n := srv.handoff.delivered.Load() - views; n != 1 {
+				t.Fatalf("%d connections handed to net/http for one client connection, want 1 (its connection lives as long as the client's)", n)
 			}
 			connect(rc) // a CONNECT after own answers is proxied (the tunnel ends the loop)
 		})
@@ -259,54 +263,5 @@ func TestHandoffShutdown(t *testing.T) {
 			t.Fatalf("Shutdown: %v after %v (the idle connection held it)", err, time.Since(start))
 		}
 		rc.expectEOF()
-	})
-}
-
-// BenchmarkHandoff is an agent-shaped loop: sequential calls of the
-// proxy's own endpoint, each on a new connection (what a client did while
-// own answers closed the connection) or all on one keep-alive connection.
-func BenchmarkHandoff(b *testing.B) {
-	srv, err := New(Config{Handler: ownHandler(nil, nil)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	req := "POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
-	call := func(c net.Conn, br *bufio.Reader) {
-		if _, err := io.WriteString(c, req); err != nil {
-			b.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, &http.Request{Method: "POST"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	b.Run("dial-per-call", func(b *testing.B) {
-		for b.Loop() {
-			c, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			call(c, bufio.NewReader(c))
-			c.Close()
-		}
-	})
-	b.Run("keep-alive", func(b *testing.B) {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		br := bufio.NewReader(c)
-		for b.Loop() {
-			call(c, br)
-		}
 	})
 }

@@ -13,10 +13,11 @@
 //	                            then back to the loop: keep-alive (handoff.go)
 //
 // Keep-alive for the proxy's own endpoints (SPEC HTTP-5b): net/http keeps
-// a connection it is given for good, so it gets a one-request view of the
-// client connection (handoffConn) and the loop takes the connection back
-// when the answer is complete; the next request may be a proxy request or
-// a CONNECT. Handlers keep all of net/http (why: handoff_conn.go).
+// a connection it is given for good, so it gets a view of the client
+// connection (handoffConn) that the loop feeds one origin-form request at
+// a time, taking the connection back when each answer is complete; the
+// next request may be a proxy request or a CONNECT. Handlers keep all of
+// net/http (why: handoff_conn.go).
 //
 // Shutdown (SPEC LIS-3) stops accepting, lets in-flight work finish for a
 // grace period, then closes every socket, hijacked tunnels included.
@@ -135,8 +136,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 		h = http.NotFoundHandler()
 	}
 	// No read timeouts: the proxy read the head itself (headwait.go) and
-	// bounds body reads (handoffConn); each connection net/http sees
-	// carries one request and ends when it goes idle (handoff_conn.go).
+	// bounds body reads and waits between requests itself (handoffConn).
 	s.httpSrv = &http.Server{
 		Handler:     h,
 		ConnState:   handoffState,
@@ -351,6 +351,8 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 	}
 	var cc connCtx // plain requests' context, made by the first (forward.go)
 	defer cc.end()
+	var view *handoffConn // net/http's view of c, made by the first origin-form request
+	defer func() { view.release() }()
 	for first := true; ; first = false {
 		if !s.setIdle(cs, true) {
 			return
@@ -374,6 +376,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 		}
 		switch {
 		case head.Method == http.MethodConnect:
+			view.release() // the tunnel owns c now
 			relayed = s.handleConnect(c, cs, br, out, head)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
@@ -381,7 +384,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 			// absolute-form request naming this listener (a child that
 			// ignores NO_PROXY and sends its pool call through the proxy)
 			// is served the same way instead of looping back (loop.go).
-			if !s.handOff(c, br, head) {
+			if !s.handOff(c, br, head, &view) {
 				return
 			}
 		default:
