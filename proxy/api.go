@@ -7,8 +7,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -199,11 +201,17 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 		hdr = http.Header{}
 	}
 	httpmsg.RemoveHopByHop(hdr)
-	hdr.Add("Via", t.Engine.viaEntry())
 	hdr.Del("Content-Length")
 	hdr.Del("Host")
+	fields := make([]httpmsg.Field, 0, len(hdr)+1)
+	for _, k := range slices.Sorted(maps.Keys(hdr)) { // sorted, as net/http writes them
+		for _, v := range hdr[k] {
+			fields = append(fields, httpmsg.Field{Name: k, Value: v})
+		}
+	}
+	fields = append(fields, httpmsg.Field{Name: "Via", Value: t.Engine.viaEntry()})
 
-	r := &request{method: req.Method, url: &u, host: host, port: port, header: hdr, body: &body{},
+	r := &request{method: req.Method, url: &u, host: host, port: port, header: fields, body: &body{},
 		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections}
 	if r.method == "" {
 		r.method = http.MethodGet

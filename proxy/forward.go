@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -118,16 +119,15 @@ func (cc *connCtx) end() {
 
 // outgoingHeader is the client's header minus hop-by-hop fields (SPEC
 // HTTP-5, GW-4), Expect (answered by the proxy, HTTP-2) and framing fields
-// (set per attempt). Host is set from the target when sending.
-func (e *Engine) outgoingHeader(head *httpmsg.RequestHead) http.Header {
-	h := make(http.Header, len(head.Fields))
-	for _, f := range head.Fields {
-		h.Add(f.Name, f.Value)
+// (set per attempt), in the client's order, with this proxy's Via entry
+// appended (RFC 9110 §7.6.3; loop detection, loop.go). Host is set from the
+// target when sending. One slice, no header map (issue 20).
+func (e *Engine) outgoingHeader(head *httpmsg.RequestHead) []httpmsg.Field {
+	out := make([]httpmsg.Field, 0, len(head.Fields)+1)
+	for f := range httpmsg.EndToEnd(head.Fields) {
+		if !strings.EqualFold(f.Name, "Expect") && !strings.EqualFold(f.Name, "Content-Length") && !strings.EqualFold(f.Name, "Host") {
+			out = append(out, f)
+		}
 	}
-	httpmsg.RemoveHopByHop(h)
-	h.Del("Expect")
-	h.Del("Content-Length")
-	h.Del("Host")
-	h.Add("Via", e.viaEntry()) // RFC 9110 §7.6.3; loop detection (loop.go)
-	return h
+	return append(out, httpmsg.Field{Name: "Via", Value: e.viaEntry()})
 }

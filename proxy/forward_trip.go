@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"io"
 	"net"
 	"net/http"
@@ -31,7 +32,7 @@ type request struct {
 	url    *url.URL
 	host   string // normalized host for routing
 	port   int
-	header http.Header // end-to-end fields only (outgoingHeader)
+	header []httpmsg.Field // end-to-end fields only, in order (outgoingHeader)
 	body   *body
 	length int64             // Content-Length to send; -1: chunked
 	up     *upstream.Request // built by tripOnce from the fields above
@@ -70,9 +71,20 @@ func (e *Engine) canReplay(r *request) bool {
 	case idempotent(r.method), e.cfg.RetryNonIdempotentAfterSend:
 		return true
 	case e.cfg.RetryWithIdempotencyKey:
-		return r.header.Get("Idempotency-Key") != "" || r.header.Get("X-Idempotency-Key") != ""
+		return fieldValue(r.header, "Idempotency-Key") != "" || fieldValue(r.header, "X-Idempotency-Key") != ""
 	}
 	return false
+}
+
+// fieldValue is the value of the first field called name (ASCII case
+// insensitive), like http.Header.Get; "" when there is none.
+func fieldValue(fields []httpmsg.Field, name string) string {
+	for _, f := range fields {
+		if strings.EqualFold(f.Name, name) {
+			return f.Value
+		}
+	}
+	return ""
 }
 
 // notReplayedError stops the candidate loop: the request may have reached

@@ -16,7 +16,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +121,7 @@ func BenchmarkResponseSide(b *testing.B) {
 			cl := &upstream.Client{ResponseTimeout: time.Minute, Dial: dial}
 			defer cl.CloseIdle()
 			req := &upstream.Request{Method: "GET", Origin: "/", Absolute: "http://127.0.0.1:1/",
-				Authority: "127.0.0.1:1", Addr: "127.0.0.1:1", Header: http.Header{}}
+				Authority: "127.0.0.1:1", Addr: "127.0.0.1:1"}
 			head := &httpmsg.RequestHead{Method: "GET", Minor: 1, KeepAlive: true}
 			bw := bufio.NewWriterSize(io.Discard, 4096)
 			ctx := context.Background()

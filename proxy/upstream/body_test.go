@@ -47,7 +47,7 @@ func newTestClient() *Client {
 }
 
 func getRequest(addr string) *Request {
-	return &Request{Method: "GET", Origin: "/", Absolute: "http://" + addr + "/", Authority: addr, Addr: addr, Header: http.Header{}}
+	return &Request{Method: "GET", Origin: "/", Absolute: "http://" + addr + "/", Authority: addr, Addr: addr}
 }
 
 func TestBodyCloseDuringRead(t *testing.T) {

@@ -30,14 +30,12 @@ func (r *Request) check() error {
 	if !httpguts.ValidHostHeader(r.Authority) {
 		return invalid("host has invalid characters")
 	}
-	for k, vs := range r.Header {
-		if !httpguts.ValidHeaderFieldName(k) {
+	for _, f := range r.Header {
+		if !httpguts.ValidHeaderFieldName(f.Name) {
 			return invalid("header field name is not a token")
 		}
-		for _, v := range vs {
-			if !httpguts.ValidHeaderFieldValue(v) {
-				return invalid("header field value has control characters")
-			}
+		if !httpguts.ValidHeaderFieldValue(f.Value) {
+			return invalid("header field value has control characters")
 		}
 	}
 	return nil

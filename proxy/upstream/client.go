@@ -32,7 +32,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -72,8 +71,9 @@ type Client struct {
 }
 
 // Request is one request to send. Header holds end-to-end fields only
-// (the caller removed hop-by-hop fields, Host and Content-Length); Send
-// writes Host, Proxy-Authorization and the framing itself.
+// (the caller removed hop-by-hop fields, Host and Content-Length), in the
+// order they are written; Send writes Host, Proxy-Authorization and the
+// framing itself.
 type Request struct {
 	Method string
 	// Origin is the origin-form target ("/a?b", "*"), sent to an origin;
@@ -81,7 +81,7 @@ type Request struct {
 	// gateway; Authority the Host value. Addr is the origin's "host:port"
 	// for the dial of a direct or SOCKS5 path.
 	Origin, Absolute, Authority, Addr string
-	Header                            http.Header
+	Header                            []httpmsg.Field
 	// Length is the Content-Length to send; -1 sends the body chunked.
 	// A POST, PUT or PATCH with Length 0 gets "Content-Length: 0".
 	Length int64

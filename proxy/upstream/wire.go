@@ -65,7 +65,7 @@ func readFinal(uc *upConn, method string) (*Response, error) {
 // writeHead writes the request line and header of r for candidate c:
 // origin-form to an origin (direct or through SOCKS5), absolute-form with
 // Proxy-Authorization to an http or https gateway (SPEC GW-4); framing from
-// r.Length.
+// r.Length. The fields go out in r.Header's order.
 func writeHead(bw *bufio.Writer, c path.Candidate, r *Request) error {
 	bw.WriteString(r.Method)
 	bw.WriteByte(' ')
@@ -77,13 +77,11 @@ func writeHead(bw *bufio.Writer, c path.Candidate, r *Request) error {
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
 	bw.WriteString(r.Authority)
 	bw.WriteString("\r\n")
-	for k, vs := range r.Header {
-		for _, v := range vs {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(v)
-			bw.WriteString("\r\n")
-		}
+	for _, f := range r.Header {
+		bw.WriteString(f.Name)
+		bw.WriteString(": ")
+		bw.WriteString(f.Value)
+		bw.WriteString("\r\n")
 	}
 	if auth := c.ProxyAuthorization(); auth != "" {
 		bw.WriteString("Proxy-Authorization: ")
