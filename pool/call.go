@@ -72,6 +72,9 @@ type call struct {
 	// end collects what the call writes to State once it is over (one
 	// Finish); nil before Begin.
 	end *balance.CallEnd
+	// owners are the producers of the request's encrypted reasoning items
+	// (state.go), looked up on the first attempt that needs them.
+	owners map[string]string
 	// boundTo is the member of the live binding the call started on, ""
 	// for a first pick (or no binding): a stream it serves needs no
 	// commit-point Bind.

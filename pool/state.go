@@ -33,14 +33,20 @@ import (
 // stateFor returns the body for member m with the reasoning items it cannot
 // read removed (POOL-18): those another member produced, and, after m
 // rejected encrypted content once in this call (all), every item m did not
-// produce.
+// produce. The items' owners are looked up once per call, all at once (a
+// shared state: one round trip, not one per item and attempt).
 func (c *call) stateFor(m string, body []byte) []byte {
 	if !c.ci.Encrypted {
 		return body
 	}
+	if c.owners == nil {
+		var keys []string
+		wire.StripReasoning(body, func(key string) bool { keys = append(keys, key); return true })
+		c.owners = c.p.state.OwnersOf(c.sctx(), keys)
+	}
 	all := c.stripAll[m]
 	return wire.StripReasoning(body, func(key string) bool {
-		owner := c.p.state.OwnerOf(c.sctx(), key)
+		owner := c.owners[key]
 		if all {
 			return owner == m
 		}

@@ -86,6 +86,9 @@ type State interface {
 	RecordOwner(ctx context.Context, member string, keys []string)
 	// OwnerOf returns the member that produced state key, or "".
 	OwnerOf(ctx context.Context, key string) string
+	// OwnersOf is OwnerOf for many keys at once (a shared store: one round
+	// trip): the members that produced keys, unknown keys absent.
+	OwnersOf(ctx context.Context, keys []string) map[string]string
 	// Retain drops what refers to pools, members or channels cfg no longer
 	// has (SPEC POOL-16): bindings and cooldowns. Counters and recent calls
 	// stay.
@@ -222,6 +225,17 @@ func (s *Memory) RecordOwner(_ context.Context, member string, keys []string) {
 
 // OwnerOf implements State.
 func (s *Memory) OwnerOf(_ context.Context, key string) string { return s.owners.of(key) }
+
+// OwnersOf implements State.
+func (s *Memory) OwnersOf(_ context.Context, keys []string) map[string]string {
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		if m := s.owners.of(k); m != "" {
+			out[k] = m
+		}
+	}
+	return out
+}
 
 // Retain implements State.
 func (s *Memory) Retain(_ context.Context, cfg *config.Config) {

@@ -297,6 +297,30 @@ func (s *Store) OwnerOf(ctx context.Context, key string) string {
 	return owner
 }
 
+// OwnersOf implements balance.State: one MGET.
+func (s *Store) OwnersOf(ctx context.Context, keys []string) map[string]string {
+	out := make(map[string]string, len(keys))
+	if len(keys) == 0 {
+		return out
+	}
+	rkeys := make([]string, len(keys))
+	for i, k := range keys {
+		rkeys[i] = s.ownKey(k)
+	}
+	if !s.run(ctx, func(c context.Context) error {
+		vals, err := s.rdb.MGet(c, rkeys...).Result()
+		for i, v := range vals {
+			if m, _ := v.(string); m != "" && i < len(keys) {
+				out[keys[i]] = m
+			}
+		}
+		return err
+	}) {
+		return s.local.OwnersOf(ctx, keys)
+	}
+	return out
+}
+
 // Retain implements balance.State: the local state drops what cfg no
 // longer has; Redis keeps its keys (a binding to a member no longer
 // eligible is reassigned on use, SPEC POOL-6, and every key expires).

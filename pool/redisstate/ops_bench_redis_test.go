@@ -27,6 +27,13 @@ func BenchmarkOps(b *testing.B) {
 		return balance.BindKey{Pool: "p", Session: fmt.Sprint(i % 100), Model: "m"}
 	}
 	rec := balance.CallRecord{Pool: "p"}
+	// A Codex history of 20 encrypted reasoning items (POOL-18): looked up
+	// one by one before, all at once now.
+	enc := make([]string, 20)
+	for i := range enc {
+		enc[i] = fmt.Sprint("e:", i)
+	}
+	st.RecordOwner(ctx, "a", enc[:10])
 	ops := []struct {
 		name string
 		op   func(i int)
@@ -36,6 +43,12 @@ func BenchmarkOps(b *testing.B) {
 		{"succeed", func(int) { st.Succeed(ctx, "a") }},
 		{"record", func(int) { st.Record(ctx, rec) }},
 		{"release", func(i int) { st.Release(ctx, pc, key(i), false, "a", now) }},
+		{"owner-of-x20", func(int) {
+			for _, k := range enc {
+				st.OwnerOf(ctx, k)
+			}
+		}},
+		{"owners-of-20", func(int) { st.OwnersOf(ctx, enc) }},
 		{"begin", func(i int) {
 			st.Begin(ctx, balance.CallStart{Pool: pc, Key: key(i), Eligible: pc.Members, Targets: []string{"m", "m", "m"}, Now: now})
 		}},

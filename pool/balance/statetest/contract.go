@@ -224,5 +224,9 @@ func statsContract(t *testing.T, newState func(t *testing.T) balance.State) {
 		if st.OwnerOf(ctx, "r:resp_1") != "b" || st.OwnerOf(ctx, "e:abc") != "b" || st.OwnerOf(ctx, "r:nope") != "" {
 			t.Fatal("owners")
 		}
+		st.RecordOwner(ctx, "c", []string{"e:def"})
+		if o := st.OwnersOf(ctx, []string{"e:abc", "r:nope", "e:def"}); len(o) != 2 || o["e:abc"] != "b" || o["e:def"] != "c" {
+			t.Fatalf("owners of many: %v", o)
+		}
 	})
 }
