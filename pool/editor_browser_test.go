@@ -291,4 +291,17 @@ func TestEditorInChromium(t *testing.T) {
 			t.Fatal("the stored key is not shown as kept")
 		}
 	})
+
+	t.Run("POOL-22/rename-pool-from-the-page-keeps-its-comment", func(t *testing.T) {
+		ctx := browser(t)
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`#ed-new-id`, "older"), click(`button[data-rename-pool="old"]`), wait(`#editor[data-state="renamed"]`),
+			wait(`fieldset[data-pool="older"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if now, _ := os.ReadFile(path); !strings.Contains(string(now), "  older:") || !strings.Contains(string(now), "# kept as it is") || strings.Contains(string(now), "  old:") {
+			t.Fatalf("after the rename:\n%s", now)
+		}
+	})
 }

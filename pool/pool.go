@@ -239,7 +239,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/pool", "/pool/":
 		status.ServePage(w, r, p.editor != nil)
 		return
-	case editor.PathConfig, editor.PathValidate, editor.PathModels:
+	case editor.PathConfig, editor.PathValidate, editor.PathModels, editor.PathRename:
 		p.serveEditor(w, r)
 		return
 	}

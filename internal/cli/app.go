@@ -228,7 +228,11 @@ func serve(c *cli.Context, sio IO) error {
 		defer p.Close()
 		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
-		log.Info("model pool loaded", "config", s.ConfigPath)
+		if s.ConfigMissing {
+			log.Info("no pool configuration yet: create it on the pool page's editor (/pool/#token=…)", "config", s.ConfigPath)
+		} else {
+			log.Info("model pool loaded", "config", s.ConfigPath)
+		}
 	} else {
 		mux.Handle("/pool/", noPool)
 	}

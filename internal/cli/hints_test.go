@@ -171,6 +171,21 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 	})
 }
 
+func TestNoConfigYet(t *testing.T) {
+	t.Run("POOL-22/pool-token-without-a-file-serves-an-empty-pool-to-create-it", func(t *testing.T) {
+		dir := t.TempDir()
+		env := []string{"XDG_CONFIG_HOME=" + dir, "APPDATA=" + dir} // the default path's base on unix and Windows
+		out, errOut, status := runCmd(t, DualProxy, env, "--pool-token", "t", "--print-config")
+		if status != 0 || !strings.Contains(out, "pool config: "+dir) || !strings.Contains(out, "config.yaml (not yet created: the pool page's editor creates it)") {
+			t.Fatalf("status %d %q\n%s", status, errOut, out)
+		}
+		out, _, _ = runCmd(t, DualProxy, env, "--print-config")
+		if !strings.Contains(out, "pools: (none)") {
+			t.Fatalf("without a token: no pool expected\n%s", out)
+		}
+	})
+}
+
 func TestSuggest(t *testing.T) {
 	known := []string{"gateway", "print-config", "addr", "status", "h", "help"}
 	for _, tc := range []struct{ typed, want string }{

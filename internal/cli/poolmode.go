@@ -49,8 +49,9 @@ func poolFlags(m mode) []cli.Flag {
 }
 
 // resolvePool loads the pool configuration named by --config (an explicit
-// path must exist) or the default path (used only when present). It returns
-// nil when there is none. Errors name the flag or the YAML path (POOL-3).
+// path must exist) or the default path (used only when present, except
+// that the standalone proxy with a --pool-token gets an empty pool whose
+// editor creates it). It returns nil when there is none. Errors name the flag or the YAML path (POOL-3).
 func resolvePool(c *cli.Context, s *Settings) error {
 	path := c.String(fConfig)
 	explicit := path != ""
@@ -63,6 +64,10 @@ func resolvePool(c *cli.Context, s *Settings) error {
 	switch {
 	case err == nil:
 		s.Pool = cfg
+	case !explicit && errors.Is(err, fs.ErrNotExist) && s.Mode == modeServe && c.String(fPoolToken) != "":
+		// No file yet, but a token to save with: an empty pool whose
+		// editor creates the default file (SPEC POOL-22).
+		s.Pool, s.ConfigMissing = &config.Config{}, true
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		s.ConfigPath = ""
 	case config.AllErrors(err) != nil:
@@ -224,7 +229,11 @@ func printPool(s *Settings, w io.Writer) {
 		fmt.Fprintln(w, "pools: (none)")
 		return
 	}
-	fmt.Fprintf(w, "pool config: %s\n", s.ConfigPath)
+	if s.ConfigMissing {
+		fmt.Fprintf(w, "pool config: %s (not yet created: the pool page's editor creates it)\n", s.ConfigPath)
+	} else {
+		fmt.Fprintf(w, "pool config: %s\n", s.ConfigPath)
+	}
 	fmt.Fprint(w, s.Pool.Redacted())
 }
 

@@ -53,12 +53,15 @@ type Settings struct {
 
 	// Model pool (SPEC §10): the loaded config (nil: none), its path, and
 	// for launchers the pool the child uses (POOL-20).
-	Pool         *config.Config
-	ConfigPath   string
-	PoolName     string
-	PoolAPI      string
-	AgentPresets bool
-	PoolToken    string // serve: required on /pool/ endpoints when set
+	Pool       *config.Config
+	ConfigPath string
+	// ConfigMissing: ConfigPath does not exist yet; Pool is empty and the
+	// editor creates the file (serve with --pool-token, SPEC POOL-22).
+	ConfigMissing bool
+	PoolName      string
+	PoolAPI       string
+	AgentPresets  bool
+	PoolToken     string // serve: required on /pool/ endpoints when set
 
 	KillAfter time.Duration
 	Command   []string // launchers: the child's argv

@@ -69,18 +69,24 @@ const (
 	PathConfig   = "/pool/config"
 	PathValidate = "/pool/config/validate"
 	PathModels   = "/pool/config/models"
+	PathRename   = "/pool/config/rename"
 )
 
 // ServeHTTP answers (all JSON; see pool/README.md "Editing the
 // configuration"):
 //
-//	GET  /pool/config           {path, version, mode, yaml, doc}; ETag: "version"
+//	GET  /pool/config           {path, version, exists, mode, yaml, doc}; ETag: "version"
+//	                            (no file yet: exists false, an empty doc, the version
+//	                            of no bytes; a PUT with it creates the file, 0600)
 //	POST /pool/config/validate  body: YAML or JSON → {ok, errors[], yaml, version}
 //	PUT  /pool/config           If-Match: version; body: YAML or JSON →
 //	                            200 {version, mode, backup, applied} | 400 {errors} |
 //	                            409 {error, version} | 428 without If-Match
 //	POST /pool/config/models?members=a,b  body (optional): the edited document →
 //	                            {members[], models[]} (gather.go)
+//	POST /pool/config/rename    If-Match: version; body {kind: channel|pool, from, to} →
+//	                            as PUT, plus {renamed: {kind, from, to, references}}
+//	                            (rename.go)
 //
 // The caller (the pool handler) has checked the token and the browser guard.
 func (e *Editor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -93,8 +99,10 @@ func (e *Editor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.serveValidate(w, r)
 	case r.URL.Path == PathModels && r.Method == http.MethodPost:
 		e.serveModels(w, r)
+	case r.URL.Path == PathRename && r.Method == http.MethodPost:
+		e.serveRename(w, r)
 	default:
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use GET or PUT " + PathConfig + ", POST " + PathValidate + " or POST " + PathModels})
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use GET or PUT " + PathConfig + ", POST " + PathValidate + ", POST " + PathModels + " or POST " + PathRename})
 	}
 }
 
@@ -104,10 +112,21 @@ type loaded struct {
 	doc     *yaml.Node
 	version string
 	mode    fs.FileMode
+	missing bool // no file yet: a save creates it
 }
 
+// load reads the file. A file that does not exist yet is an empty
+// document (version Version(nil), mode 0600) that a save creates: a
+// configuration can be built from nothing on the page.
 func (e *Editor) load() (*loaded, error) {
 	data, err := os.ReadFile(e.opts.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(e.opts.Path); lerr == nil {
+			return nil, fmt.Errorf("%s is a symlink to a file that does not exist", e.opts.Path)
+		}
+		doc, _ := parseDoc(nil)
+		return &loaded{doc: doc, version: Version(nil), mode: 0o600, missing: true}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", e.opts.Path, errors.Unwrap(err))
 	}
@@ -133,7 +152,10 @@ func (e *Editor) serveGet(w http.ResponseWriter) {
 	var doc any
 	_ = red.Decode(&doc)
 	w.Header().Set("ETag", `"`+l.version+`"`)
-	writeJSON(w, http.StatusOK, map[string]any{"path": e.opts.Path, "version": l.version,
+	if l.missing {
+		text = nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"path": e.opts.Path, "version": l.version, "exists": !l.missing,
 		"mode": fmt.Sprintf("%04o", l.mode), "yaml": string(text), "doc": jsonable(doc)})
 }
 
@@ -198,21 +220,10 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Editor) servePut(w http.ResponseWriter, r *http.Request) {
-	ifMatch := r.Header.Get("If-Match")
-	if ifMatch == "" {
-		writeJSON(w, http.StatusPreconditionRequired, map[string]string{"error": "If-Match: the version from GET " + PathConfig + " is required"})
-		return
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	l, err := e.load()
-	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-		return
-	}
-	if !sameVersion(ifMatch, l.version) {
-		w.Header().Set("ETag", `"`+l.version+`"`)
-		writeJSON(w, http.StatusConflict, map[string]string{"error": e.opts.Path + " changed since it was loaded; load it again and redo the edit", "version": l.version})
+	l := e.loadMatching(w, r)
+	if l == nil {
 		return
 	}
 	merged, text, errs := e.edited(r, l)
@@ -220,12 +231,51 @@ func (e *Editor) servePut(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": errs})
 		return
 	}
-	s, err := writeFile(e.opts.Path, l.data, text, hasLiteralKey(merged))
+	e.save(w, l, merged, text, nil)
+}
+
+// loadMatching loads the file for a write and checks the request's
+// If-Match against its version; nil when it answered (428 without
+// If-Match, 409 when the file changed, 500 when it cannot be read). The
+// caller holds e.mu.
+func (e *Editor) loadMatching(w http.ResponseWriter, r *http.Request) *loaded {
+	ifMatch := r.Header.Get("If-Match")
+	if ifMatch == "" {
+		writeJSON(w, http.StatusPreconditionRequired, map[string]string{"error": "If-Match: the version from GET " + PathConfig + " is required"})
+		return nil
+	}
+	l, err := e.load()
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return nil
+	}
+	if !sameVersion(ifMatch, l.version) {
+		w.Header().Set("ETag", `"`+l.version+`"`)
+		writeJSON(w, http.StatusConflict, map[string]string{"error": e.opts.Path + " changed since it was loaded; load it again and redo the edit", "version": l.version})
+		return nil
+	}
+	return l
+}
+
+// save writes text (the tree merged) over the loaded file, applies it and
+// answers {version, mode, mode_tightened, backup, created, applied,
+// apply_error} plus extra.
+func (e *Editor) save(w http.ResponseWriter, l *loaded, merged *yaml.Node, text []byte, extra map[string]any) {
+	var s saved
+	var err error
+	if l.missing {
+		s, err = createFile(e.opts.Path, text)
+	} else {
+		s, err = writeFile(e.opts.Path, l.data, text, hasLiteralKey(merged))
+	}
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "saving " + e.opts.Path + ": " + err.Error()})
 		return
 	}
-	out := map[string]any{"version": Version(text), "mode": fmt.Sprintf("%04o", s.Mode), "mode_tightened": s.Tightened, "backup": s.Backup, "applied": false}
+	out := map[string]any{"version": Version(text), "mode": fmt.Sprintf("%04o", s.Mode), "mode_tightened": s.Tightened, "backup": s.Backup, "created": l.missing, "applied": false}
+	for k, v := range extra {
+		out[k] = v
+	}
 	if e.opts.Apply != nil {
 		if err := e.opts.Apply(); err != nil {
 			out["apply_error"] = err.Error()

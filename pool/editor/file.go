@@ -3,6 +3,7 @@ package editor
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -64,37 +65,65 @@ func writeFile(path string, old, data []byte, literalKey bool) (saved, error) {
 // replace writes data to a temporary file next to path, syncs it and renames
 // it over path, then syncs the directory (where the OS allows it).
 func replace(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	name, err := writeTemp(path, data, mode)
 	if err != nil {
 		return err
 	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
 	if err := os.Rename(name, path); err != nil {
+		_ = os.Remove(name)
 		return err
 	}
-	ok = true
-	syncDir(dir)
+	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// createFile creates the configuration file at path with data (mode 0600:
+// the page may have put a literal key in it; SPEC POOL-15) and its
+// directory (0700) when missing. The content appears at once and whole: a
+// synced temporary file is hard-linked to path, which fails when a file
+// appeared there since the editor looked (it is never overwritten).
+func createFile(path string, data []byte) (saved, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return saved{}, err
+	}
+	name, err := writeTemp(path, data, 0o600)
+	if err != nil {
+		return saved{}, err
+	}
+	defer func() { _ = os.Remove(name) }()
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return saved{}, fmt.Errorf("%s was created by someone else meanwhile; load it again", path)
+		}
+		return saved{}, err
+	}
+	syncDir(filepath.Dir(path))
+	return saved{Mode: 0o600}, nil
+}
+
+// writeTemp writes data, synced, to a new temporary file next to path and
+// returns its name.
+func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(mode)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
 }
 
 // syncDir makes a rename in dir durable; directories cannot be synced on

@@ -86,6 +86,13 @@ func newWorld(t *testing.T, yaml string, mode os.FileMode) *world {
 	if err != nil {
 		t.Fatalf("test config: %v", err)
 	}
+	return serveWorld(t, path, cfg)
+}
+
+// serveWorld serves a pool of cfg with an editor on path (which need not
+// exist) and the token.
+func serveWorld(t *testing.T, path string, cfg *config.Config) *world {
+	t.Helper()
 	w := &world{t: t, path: path, tr: &countingTransport{}, seen: &strings.Builder{}}
 	w.p = pool.New(cfg, pool.Options{Token: poolToken, ConfigFile: path, Getenv: getenv, Transport: w.tr})
 	w.srv = httptest.NewServer(w.p)

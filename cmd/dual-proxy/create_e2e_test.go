@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCreateConfigFromNothing: the standalone proxy with a pool token and
+// no configuration file yet serves an empty pool whose editor creates the
+// default file, applied at once (SPEC POOL-22).
+func TestCreateConfigFromNothing(t *testing.T) {
+	t.Run("POOL-22/standalone-without-config-creates-the-default-file", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--pool-token", "tok")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "APPDATA=" + filepath.Join(dir, "cfg")}
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		addrC := make(chan string, 1)
+		go func() {
+			re := regexp.MustCompile(`msg=listening addr=(\S+)`)
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				if m := re.FindStringSubmatch(sc.Text()); m != nil {
+					addrC <- m[1]
+				}
+			}
+		}()
+		defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+		defer http.DefaultClient.CloseIdleConnections()
+		var addr string
+		select {
+		case addr = <-addrC:
+		case <-time.After(20 * time.Second):
+			t.Fatal("no listening line")
+		}
+		do := func(method, path, body, ifMatch string) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer tok")
+			if ifMatch != "" {
+				req.Header.Set("If-Match", ifMatch)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		st, body := do("GET", "/pool/config", "", "")
+		var g struct {
+			Path, Version string
+			Exists        bool
+		}
+		_ = json.Unmarshal([]byte(body), &g)
+		if st != 200 || g.Exists || !strings.HasPrefix(g.Path, filepath.Join(dir, "cfg")) {
+			t.Fatalf("GET: %d %s", st, body)
+		}
+		doc := `{"channels": {"a": {"api": "anthropic", "base_url": "http://127.0.0.1:9", "api_key": "k1"}}, "pools": {"first": {"members": ["a"]}}}`
+		if st, body := do("PUT", "/pool/config", doc, `"`+g.Version+`"`); st != 200 || !strings.Contains(body, `"applied": true`) || !strings.Contains(body, `"created": true`) {
+			t.Fatalf("PUT: %d %s", st, body)
+		}
+		if _, err := os.Stat(g.Path); err != nil {
+			t.Fatal(err)
+		}
+		if st, body := do("GET", "/pool/status", "", ""); st != 200 || !strings.Contains(body, `"id": "first"`) {
+			t.Fatalf("status: %d %s", st, body)
+		}
+	})
+}
