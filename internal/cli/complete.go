@@ -11,14 +11,14 @@ import (
 
 // Shell completion from one walk of the command tree (SPEC LIS-5): bash
 // and zsh ask the program (urfave/cli's --generate-bash-completion, served
-// by completeNode), fish gets a static script written from the same walk
-// (fishCompletion), so no script can list a command or flag the program
+// by completeNode), fish and PowerShell get static scripts written from the
+// same walk (fishCompletion, powershellCompletion), so no script can list a command or flag the program
 // lacks, or miss one it has.
 
 // argValues are the values a command's first positional argument takes,
 // offered by every shell's completion.
 var argValues = map[string][]string{
-	"completion": {"bash", "zsh", "fish"},
+	"completion": {"bash", "zsh", "fish", "powershell"},
 	"man":        {"dual-proxy", "claude-dual-proxy"},
 }
 

@@ -18,7 +18,7 @@ Every flag can also be set by the environment variable shown beside it; a flag o
 
 Files: the model pool configuration is ` + configHint + ` (--config); launchers log to ` + logHint + ` (--log-file), which is where "see the log" points.
 
-Shell completion: "dual-proxy completion bash|zsh|fish" prints a script for dual-proxy and claude-dual-proxy.`
+Shell completion: "dual-proxy completion bash|zsh|fish|powershell" prints a script for dual-proxy and claude-dual-proxy.`
 
 var claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
 
@@ -26,13 +26,13 @@ var claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --comm
 
 Every flag can also be set by the environment variable shown beside it. The launcher logs to ` + logHint + ` (--log-file) so the terminal stays clean.`
 
-// completionCommand is `dual-proxy completion bash|zsh|fish`: print a
+// completionCommand is `dual-proxy completion bash|zsh|fish|powershell`: print a
 // completion script for both programs.
 func completionCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
-		Usage:     "print a shell completion script for dual-proxy and claude-dual-proxy (bash, zsh or fish)",
-		UsageText: "dual-proxy completion bash|zsh|fish\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish\n         (and the same file as claude-dual-proxy.fish: fish loads one per command)",
+		Usage:     "print a shell completion script for dual-proxy and claude-dual-proxy (bash, zsh, fish or powershell)",
+		UsageText: "dual-proxy completion bash|zsh|fish|powershell\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish\n         (and the same file as claude-dual-proxy.fish: fish loads one per command)\n   powershell: dual-proxy completion powershell | Out-String | Invoke-Expression   (e.g. in $PROFILE)",
 		Action: func(c *cli.Context) error {
 			script, err := completionScript(c.Args().First(), sio)
 			if err != nil {
@@ -56,8 +56,10 @@ func completionScript(shell string, sio IO) (string, error) {
 		return zshCompletion, nil
 	case "fish":
 		return fishCompletion(dualProxyApp(sio)) + "\n" + fishCompletion(claudeApp(sio)), nil
+	case "powershell", "pwsh":
+		return powershellCompletion(dualProxyApp(sio), claudeApp(sio)), nil
 	}
-	return "", fmt.Errorf("want bash, zsh or fish, got %q", shell)
+	return "", fmt.Errorf("want bash, zsh, fish or powershell, got %q", shell)
 }
 
 const bashCompletion = `# bash completion for dual-proxy and claude-dual-proxy (dual-proxy completion bash)

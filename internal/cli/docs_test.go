@@ -104,7 +104,7 @@ func TestCompletion(t *testing.T) {
 	})
 	t.Run("LIS-5/unknown-shell", func(t *testing.T) {
 		_, errOut, status := runCmd(t, DualProxy, nil, "completion", "tcsh")
-		if status != 2 || errOut != "dual-proxy completion: want bash, zsh or fish, got \"tcsh\"\n" {
+		if status != 2 || errOut != "dual-proxy completion: want bash, zsh, fish or powershell, got \"tcsh\"\n" {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})
