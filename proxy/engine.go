@@ -40,6 +40,12 @@ type Engine struct {
 	// LoopbackDirect, made once and shared: callers only read a plan
 	// (issue 20: one allocation per request less).
 	loopPlan []attempt
+	// names are the configured candidates' String(), made once: a
+	// decision names its candidate per request (candName).
+	names []string
+	// onePlans are plan's answers when cfg.Candidates has one entry
+	// (singlePlans; nil otherwise), shared the same way.
+	onePlans [][]attempt
 
 	// openAttempt replaces openVerified in tests (a path that opens
 	// whatever the context says); nil in production.
@@ -66,6 +72,14 @@ func NewEngine(cfg Config) (*Engine, error) {
 		via:       via,
 		viaOne:    "1.1 " + via,
 		loopPlan:  []attempt{{cand: path.Direct, timeout: cfg.ConnectTimeout}},
+	}
+	e.names = make([]string, len(cfg.Candidates))
+	for i, c := range cfg.Candidates {
+		e.names[i] = c.String()
+	}
+	if len(cfg.Candidates) == 1 {
+		p := singlePlans(cfg.Candidates[0], cfg)
+		e.onePlans = p[:]
 	}
 	e.traffic.cands = make([]candTraffic, len(cfg.Candidates))
 	e.dialer.GatewayTLS = cfg.GatewayTLS
@@ -118,9 +132,27 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	}
 	cached, _ := e.cache.Get(host)
 	preferred := e.health.Preferred()
+	if len(e.onePlans) > 0 {
+		// One candidate: Order's answer is that candidate whatever the
+		// rule, and whether it cools (a lone cooling candidate is still
+		// tried: fail open, ORD-2); only the cache and the preference
+		// choose its timeout. Plans made once (issue 20: no rule match,
+		// cooldown lookup or allocation per request).
+		switch k := e.onePlans[0][0].cand.Key(); k {
+		case cached:
+			return e.onePlans[0], true
+		case preferred:
+			return e.onePlans[1], false
+		}
+		return e.onePlans[2], false
+	}
 	rule := e.cfg.Rules.Match(host, port)
+	var dest string // made on the first cooldown lookup, once per plan
 	cands := route.Order(e.cfg.Candidates, rule, cached, preferred, func(key string) bool {
-		return e.cooldowns.Cooling(key, route.Dest(host, port))
+		if dest == "" {
+			dest = route.Dest(host, port)
+		}
+		return e.cooldowns.Cooling(key, dest)
 	})
 	atts = make([]attempt, len(cands))
 	for i, c := range cands {
@@ -135,6 +167,30 @@ func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 		}
 	}
 	return atts, cacheHit
+}
+
+// candName is c.String(), without building it when c is a configured
+// candidate (a gateway's "KIND://host:port" cost an allocation per
+// decision).
+func (e *Engine) candName(c path.Candidate) string {
+	for i := range e.cfg.Candidates {
+		if e.cfg.Candidates[i] == c {
+			return e.names[i]
+		}
+	}
+	return c.String()
+}
+
+// singlePlans returns plan's three answers for a lone candidate c: cache
+// hit (probe skipped, fast-fail timeout; ORD-4, ORD-5), health-preferred
+// (fast-fail timeout), neither.
+func singlePlans(c path.Candidate, cfg Config) [3][]attempt {
+	fast := min(cfg.FastFail, cfg.ConnectTimeout)
+	return [3][]attempt{
+		{{cand: c, timeout: fast, cached: true}},
+		{{cand: c, timeout: fast}},
+		{{cand: c, timeout: cfg.ConnectTimeout}},
+	}
 }
 
 // fail records a path failure of pe.Candidate for host and port: cooldown

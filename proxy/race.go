@@ -53,7 +53,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	}
 	if o.won != nil {
 		e.succeed(host, o.won.att.cand)
-		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: o.won.att.cand.String(), Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start))})
+		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: e.candName(o.won.att.cand), Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start))})
 		return o.won.conn, o.won.att.cand, nil
 	}
 	if o.local != nil {

@@ -53,6 +53,7 @@ type Metrics struct {
 	pool   func() *pool.Pool
 
 	runtimeOnce sync.Once // registers the Go runtime and process collectors
+	servedCache sync.Map  // servedKey → *servedSeries (decision)
 }
 
 // New returns a Metrics with no engine or pool attached yet. The Go runtime
@@ -121,7 +122,8 @@ func (m *Metrics) decision(d status.Decision) {
 	if served == "" {
 		served = "none"
 	}
-	m.requests.WithLabelValues(d.Kind, served).Inc()
+	s := m.served(d.Kind, served)
+	s.requests.Inc()
 	for _, f := range d.Failed {
 		m.failures.WithLabelValues(f.Candidate, f.Phase).Inc()
 	}
@@ -129,8 +131,31 @@ func (m *Metrics) decision(d status.Decision) {
 		if len(d.Failed) > 0 {
 			m.failovers.WithLabelValues(d.Kind).Inc()
 		}
-		m.openTime.WithLabelValues(d.Kind, d.Candidate).Observe(d.LatencyMS / 1000)
+		s.openTime.Observe(d.LatencyMS / 1000)
 	}
+}
+
+// servedKey and servedSeries: the requests counter and path-open
+// histogram of one (kind, candidate), looked up in the vectors once
+// (hashing and locking the label values cost every decision ≈ 0.5 µs,
+// issue 20). Labels stay bounded: kinds × candidates plus "none".
+type servedKey struct{ kind, candidate string }
+
+type servedSeries struct {
+	requests prometheus.Counter
+	openTime prometheus.Observer
+}
+
+func (m *Metrics) served(kind, candidate string) *servedSeries {
+	k := servedKey{kind, candidate}
+	if v, ok := m.servedCache.Load(k); ok {
+		return v.(*servedSeries)
+	}
+	v, _ := m.servedCache.LoadOrStore(k, &servedSeries{
+		requests: m.requests.WithLabelValues(kind, candidate),
+		openTime: m.openTime.WithLabelValues(kind, candidate),
+	})
+	return v.(*servedSeries)
 }
 
 // PoolObserver is the pool.Options.Observer that feeds the pool series.

@@ -1,0 +1,131 @@
+package proxy
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// TestPlanLoneCandidate: with one candidate plan answers from plans made
+// once, and they are what the ordering rules give (issue 20): the lone
+// candidate whatever its cooldown (ORD-2 fails open) or a rule (ORD-3),
+// the probe skipped and the fast-fail timeout on a cache hit (ORD-4,
+// ORD-5), the fast-fail timeout when health-preferred.
+func TestPlanLoneCandidate(t *testing.T) {
+	const host, port = "x.test", 443
+	fast, slow := 300*time.Millisecond, 4*time.Second
+	newEngine := func(t *testing.T, c path.Candidate, rules *route.Rules) *Engine {
+		e, err := NewEngine(Config{Candidates: []path.Candidate{c}, Rules: rules, ConnectTimeout: slow, FastFail: fast, Cooldown: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		return e
+	}
+	check := func(t *testing.T, e *Engine, c path.Candidate, wantHit bool, wantTimeout time.Duration) {
+		t.Helper()
+		atts, hit := e.plan(host, port)
+		if len(atts) != 1 || atts[0].cand != c || hit != wantHit || atts[0].cached != wantHit || atts[0].timeout != wantTimeout {
+			t.Fatalf("plan %+v hit=%v: want [%s] hit=%v timeout %v", atts, hit, c.Key(), wantHit, wantTimeout)
+		}
+	}
+	gw := selCand(t, "http://127.0.0.1:1")
+	t.Run("ORD-1/lone-candidate-plain-connect-timeout", func(t *testing.T) {
+		check(t, newEngine(t, gw, nil), gw, false, slow)
+	})
+	t.Run("ORD-2/lone-cooling-candidate-still-tried", func(t *testing.T) {
+		e := newEngine(t, gw, nil)
+		e.cooldowns.Fail(&path.PathError{Candidate: gw, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: errors.New("refused")}, route.Dest(host, port))
+		if !e.cooldowns.Cooling(gw.Key(), route.Dest(host, port)) {
+			t.Fatal("set-up: the gateway does not cool")
+		}
+		check(t, e, gw, false, slow)
+	})
+	t.Run("ORD-3/prefer-direct-rule-with-a-lone-gateway-keeps-it", func(t *testing.T) {
+		rules, err := route.ParseRules([]string{host}, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, newEngine(t, gw, rules), gw, false, slow)
+	})
+	t.Run("ORD-4/lone-cached-candidate-skips-probe-with-fast-fail", func(t *testing.T) {
+		e := newEngine(t, path.Direct, nil)
+		e.succeed(host, path.Direct)
+		check(t, e, path.Direct, true, fast)
+	})
+	t.Run("ORD-5/lone-health-preferred-candidate-gets-fast-fail", func(t *testing.T) {
+		e := newEngine(t, gw, nil)
+		e.health.Record([]route.HealthResult{{Key: gw.Key(), Alive: true}})
+		if e.health.Preferred() != gw.Key() {
+			t.Fatal("set-up: the gateway is not preferred")
+		}
+		check(t, e, gw, false, fast)
+	})
+	// Allocations per plan (issue 20): none for one candidate; for two,
+	// the order and the attempts plus one destination key ("host:port"
+	// made once, not per candidate).
+	t.Run("ORD-1/plan-allocations", func(t *testing.T) {
+		one := newEngine(t, path.Direct, nil)
+		if n := testing.AllocsPerRun(100, func() { one.plan(host, port) }); n != 0 {
+			t.Errorf("one candidate: %v allocations per plan, want 0", n)
+		}
+		e, err := NewEngine(Config{Candidates: []path.Candidate{gw, path.Direct}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		if n := testing.AllocsPerRun(100, func() { e.plan(host, port) }); n > 4 {
+			t.Errorf("two candidates: %v allocations per plan, want <= 4", n)
+		}
+	})
+}
+
+// TestCandName: a decision names its candidate as Candidate.String does
+// (SPEC OPS-2), from names made once for the configured candidates.
+func TestCandName(t *testing.T) {
+	t.Run("OPS-2/decision-candidate-name-made-once", func(t *testing.T) {
+		gw := selCand(t, "http://user:secret@127.0.0.1:1")
+		e, err := NewEngine(Config{Candidates: []path.Candidate{gw, path.Direct}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		for _, c := range []path.Candidate{gw, path.Direct, selCand(t, "http://127.0.0.1:2")} {
+			if got := e.candName(c); got != c.String() {
+				t.Errorf("candName = %q, want %q", got, c.String())
+			}
+		}
+		if n := testing.AllocsPerRun(100, func() { e.candName(gw) }); n != 0 {
+			t.Errorf("%v allocations per name of a configured gateway, want 0", n)
+		}
+	})
+}
+
+// BenchmarkPlan is the routing plan of one CONNECT to a name (not
+// loopback): one candidate (direct only, or one gateway) and a gateway
+// plus direct.
+func BenchmarkPlan(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		cands []path.Candidate
+	}{
+		{"one", []path.Candidate{path.Direct}},
+		{"two", []path.Candidate{{Kind: path.KindHTTP, Addr: "127.0.0.1:1"}, path.Direct}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e, err := NewEngine(Config{Candidates: tc.cands})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			e.succeed("x.test", tc.cands[0])
+			b.ReportAllocs()
+			for b.Loop() {
+				e.plan("x.test", 443)
+			}
+		})
+	}
+}
