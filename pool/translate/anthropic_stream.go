@@ -20,6 +20,9 @@ type anthropicStreamDecoder struct {
 }
 
 func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
+	if idx, text, ok := plainBlockText(data); ok {
+		return d.blockText(idx, text) // the usual text delta, without json.Unmarshal (issue 20)
+	}
 	var ev anStreamEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, fieldErr("stream."+name, "not JSON: %v", err)
@@ -132,12 +135,12 @@ func (d *anthropicStreamDecoder) blockDelta(ev anStreamEvent) ([]Event, error) {
 	if ev.Index == nil {
 		return nil, fieldErr("stream.content_block_delta.index", "missing")
 	}
+	if text, ok := plainTextDelta(ev.Delta); ok {
+		return d.blockText(*ev.Index, text)
+	}
 	i, ok := d.open[*ev.Index]
 	if !ok {
 		return nil, fieldErr("stream.content_block_delta.index", "block %d is not open", *ev.Index)
-	}
-	if text, ok := plainTextDelta(ev.Delta); ok {
-		return []Event{{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: text}}}, nil
 	}
 	var dl anDelta
 	if err := json.Unmarshal(ev.Delta, &dl); err != nil {
@@ -157,6 +160,15 @@ func (d *anthropicStreamDecoder) blockDelta(ev anStreamEvent) ([]Event, error) {
 		return nil, nil // citations_delta and future kinds carry nothing we translate
 	}
 	return []Event{{Kind: EvDelta, Index: i, Part: p}}, nil
+}
+
+// blockText is the text delta of upstream block idx.
+func (d *anthropicStreamDecoder) blockText(idx int, text string) ([]Event, error) {
+	i, ok := d.open[idx]
+	if !ok {
+		return nil, fieldErr("stream.content_block_delta.index", "block %d is not open", idx)
+	}
+	return []Event{{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: text}}}, nil
 }
 
 // plainTextDelta is the text of the usual delta, exactly

@@ -34,6 +34,11 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 		d.done = true
 		return append(d.closePart(), Event{Kind: EvFinish, Stop: d.finalStop(), Usage: d.usage}), nil
 	}
+	if name != "error" {
+		if f, ok := plainContentChunk(data); ok {
+			return d.contentChunk(f), nil // the usual text chunk, without json.Unmarshal (issue 20)
+		}
+	}
 	var c chatResponse
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fieldErr("stream.chunk", "not JSON: %v", err)
@@ -78,6 +83,19 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 		out = append(out, d.closePart()...)
 	}
 	return out, nil
+}
+
+// contentChunk is Decode of a plainContentChunk.
+func (d *chatStreamDecoder) contentChunk(f contentChunk) []Event {
+	var out []Event
+	if !d.started {
+		d.started = true
+		out = append(out, Event{Kind: EvStart, ID: string(f.id), Model: string(f.model)})
+	}
+	if f.content != "" {
+		out = append(out, d.text(KindText, f.content)...)
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -222,20 +222,29 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 // and decode of what is often the whole system prompt (issue 20); anything
 // else goes to json.Unmarshal, whose result is the same (FuzzPlainString).
 func plainString(raw []byte) (string, bool) {
+	b, ok := plainBytes(raw)
+	if !ok {
+		return "", false
+	}
+	return string(b), true
+}
+
+// plainBytes is plainString's value as a slice of raw, without a copy.
+func plainBytes(raw []byte) ([]byte, bool) {
 	n := len(raw)
 	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
-		return "", false
+		return nil, false
 	}
 	body := raw[1 : n-1]
 	for _, c := range body {
 		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
+			return nil, false
 		}
 	}
 	if !utf8.Valid(body) {
-		return "", false
+		return nil, false
 	}
-	return string(body), true
+	return body, true
 }
 
 // prefixErr puts field in front of a FieldError's field.

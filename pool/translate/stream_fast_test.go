@@ -1,0 +1,136 @@
+package translate
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// FuzzPlainBlockText: an Anthropic event read by plainBlockText is the
+// text delta json.Unmarshal reads, index and text (SPEC POOL-21: the
+// streamed text unchanged; issue 20: no json.Unmarshal per event).
+func FuzzPlainBlockText(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		b, _ := json.Marshal(s)
+		f.Add([]byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":` + string(b) + `}}`))
+	}
+	for _, s := range []string{`{"type":"content_block_delta","index":01,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"content_block_delta","index":1e2,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"content_block_delta","index":12345678901,"delta":{"type":"text_delta","text":"a"}}`,
+		`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"a"},"x":{}}`,
+		`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"a"}}}`,
+		`{"delta":{"text":"a","type":"text_delta"},"index":0,"type":"content_block_delta"}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","type":"x"}}`,
+		`{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		idx, text, ok := plainBlockText(in)
+		if !ok {
+			return
+		}
+		var ev anStreamEvent
+		if err := json.Unmarshal(in, &ev); err != nil {
+			t.Fatalf("plainBlockText(%q) = %d %q, but json.Unmarshal fails: %v", in, idx, text, err)
+		}
+		var dl anDelta
+		derr := json.Unmarshal(ev.Delta, &dl)
+		if ev.Type != "content_block_delta" || ev.Index == nil || *ev.Index != idx || derr != nil || dl.Type != "text_delta" || dl.Text != text ||
+			dl.PartialJSON != "" || dl.Thinking != "" || dl.Signature != "" || dl.StopReason != nil ||
+			ev.Message != nil || ev.ContentBlock != nil || ev.Usage != nil || ev.Error != nil {
+			t.Fatalf("plainBlockText(%q) = %d %q, json.Unmarshal = %+v", in, idx, text, ev)
+		}
+	})
+}
+
+// FuzzPlainContentChunk: a Chat chunk read by plainContentChunk is what
+// json.Unmarshal gives the Chat decoder: id, model, one choice whose delta
+// has only the content text, no finish reason, usage, error, reasoning or
+// tool calls (SPEC POOL-21; issue 20).
+func FuzzPlainContentChunk(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		b, _ := json.Marshal(s)
+		f.Add([]byte(`{"id":"c","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`))
+	}
+	for _, s := range []string{`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"system_fingerprint":null}`,
+		`{"id":"c","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}`,
+		`{"id":"c","choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
+		`{"id":"c","ID":"d","choices":[{"delta":{"content":"a"}}]}`,
+		`{"id":"c","id":"d","choices":[{"delta":{"content":"a"}}]}`,
+		`{"id":"c","choices":[{"delta":{"content":"a","Content":"b"}}]}`,
+		`{"choices":[{"delta":{"content":"a"}}],"usage":null}`,
+		`{"created":-1,"choices":[{"delta":{}}]}`, `{"choices":[{"delta":{"content":"a"}}]}x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := plainContentChunk(in)
+		if !ok {
+			return
+		}
+		var c chatResponse
+		if err := json.Unmarshal(in, &c); err != nil {
+			t.Fatalf("plainContentChunk(%q) = %+v, but json.Unmarshal fails: %v", in, got, err)
+		}
+		if c.ID != string(got.id) || c.Model != string(got.model) || c.Usage != nil || c.Error != nil || len(c.Choices) != 1 {
+			t.Fatalf("plainContentChunk(%q) = %+v, json.Unmarshal = %+v", in, got, c)
+		}
+		ch := c.Choices[0]
+		if ch.Delta == nil || ch.FinishReason != nil || ch.Message != nil {
+			t.Fatalf("plainContentChunk(%q): choice %+v", in, ch)
+		}
+		want := ""
+		if len(ch.Delta.Content) > 0 {
+			var ok bool
+			if want, ok = plainString(ch.Delta.Content); !ok {
+				t.Fatalf("plainContentChunk(%q): content %s", in, ch.Delta.Content)
+			}
+		}
+		dl := *ch.Delta
+		dl.Role, dl.Content = "", nil
+		if got.content != want || !reflect.DeepEqual(dl, chatMessage{}) {
+			t.Fatalf("plainContentChunk(%q) = %q, json.Unmarshal = %q, delta %+v", in, got.content, want, dl)
+		}
+	})
+}
+
+// TestStreamFastPaths: the usual text events of scenario 7's mock channel
+// (bench/poolmock.go) and of the APIs' own servers take the fast path,
+// and the decoders' events are the same either way (SPEC POOL-21).
+func TestStreamFastPaths(t *testing.T) {
+	t.Run("POOL-21/anthropic-text-delta-fast", func(t *testing.T) {
+		for _, in := range []string{`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"@1234567890@ hi"}}`,
+			`{"delta":{"text":"@1234567890@ hi","type":"text_delta"},"index":0,"type":"content_block_delta"}`} {
+			if idx, text, ok := plainBlockText([]byte(in)); !ok || idx != 0 || text != "@1234567890@ hi" {
+				t.Fatalf("%s: %d %q %v, want the fast path's 0 %q", in, idx, text, ok, "@1234567890@ hi")
+			}
+		}
+	})
+	for _, in := range []string{
+		`{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}]}`,
+	} {
+		t.Run("POOL-21/chat-content-chunk-fast", func(t *testing.T) {
+			if _, ok := plainContentChunk([]byte(in)); !ok {
+				t.Fatalf("%s does not take the fast path", in)
+			}
+		})
+	}
+	t.Run("POOL-21/chat-decode-same-events", func(t *testing.T) {
+		first := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`
+		delta := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`
+		fast := newChatStreamDecoder()
+		var got []Event
+		for _, d := range []string{first, delta, delta} {
+			evs, err := fast.Decode("", []byte(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, evs...)
+		}
+		want := []Event{{Kind: EvStart, ID: "chatcmpl-1", Model: "m"}, {Kind: EvPartStart, Index: 0, Part: Part{Kind: KindText}},
+			{Kind: EvDelta, Index: 0, Part: Part{Kind: KindText, Text: "hi"}}, {Kind: EvDelta, Index: 0, Part: Part{Kind: KindText, Text: "hi"}}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("events %+v, want %+v", got, want)
+		}
+	})
+}
