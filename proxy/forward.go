@@ -56,15 +56,15 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	}
 
 	ctx, cancel := cc.get(s.baseCtx)
-	stopWatch := func() {}
+	var watch *clientWatch // nil-safe stop; no func value per request (issue 20)
 	if body.rest == nil {
 		// The client sent the whole request: watch its connection so a
 		// client that hangs up aborts the upstream request (no cooldown).
-		stopWatch = s.watches.watch(c, br, cancel)
+		watch = s.watches.watch(c, br, cancel)
 	}
 	resp, err := s.engine.roundTrip(ctx, req)
 	if err != nil {
-		stopWatch()
+		watch.stop()
 		if errors.Is(err, errClientGone) {
 			return false
 		}
@@ -83,7 +83,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	ok, n := writeResponse(bw, resp, head)
 	s.engine.traffic.httpDown.Add(uint64(n))
 	resp.Body.Close()
-	stopWatch()
+	watch.stop()
 	// Another request may follow only when this one was read to its end:
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.

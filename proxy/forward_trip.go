@@ -234,14 +234,16 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 	if r.up == nil {
 		t := r.target
 		r.up = &upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
-			Addr: net.JoinHostPort(t.host, strconv.Itoa(t.port)), Header: r.header, Length: r.length,
-			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse,
-			Reopen: func() io.Reader {
+			Addr: t.addr(), Header: r.header, Length: r.length,
+			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse}
+		if ab != nil { // Send reopens only a body it was given (issue 20: no closure per GET)
+			r.up.Reopen = func() io.Reader {
 				if ab, _ := r.body.open(); ab != nil {
 					return ab
 				}
 				return nil
-			}}
+			}
+		}
 	}
 	var body io.Reader
 	if ab != nil {

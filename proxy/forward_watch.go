@@ -57,9 +57,9 @@ type clientWatch struct {
 
 // watch registers a request on c: from clientWatchDelay on, a client that
 // closes its connection cancels it with errClientGone. Bytes of a
-// pipelined next request stay in br. stop ends the watch and must be
+// pipelined next request stay in br. The watch's stop ends it and must be
 // called before br is read again.
-func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) (stop func()) {
+func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
 	w := &clientWatch{c: c, br: br, cancel: cancel, since: time.Now(), ws: ws}
 	ws.mu.Lock()
 	if ws.pending == nil {
@@ -69,7 +69,7 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 	case <-ws.done: // shutting down: no sweeper runs; watch at once
 		ws.start(w)
 		ws.mu.Unlock()
-		return w.stop
+		return w
 	default:
 	}
 	ws.pending[w] = struct{}{}
@@ -81,7 +81,7 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 		go ws.loop()
 	}
 	ws.mu.Unlock()
-	return w.stop
+	return w
 }
 
 // loop starts the watches of requests older than clientWatchDelay, every
@@ -150,8 +150,12 @@ func (w *clientWatch) run() {
 }
 
 // stop ends the watch: before it started it only unregisters the request;
-// afterwards it aborts the pending Peek and waits for run to return.
+// afterwards it aborts the pending Peek and waits for run to return. A nil
+// w (no watch) does nothing.
 func (w *clientWatch) stop() {
+	if w == nil {
+		return
+	}
 	ws := w.ws
 	ws.mu.Lock()
 	if !w.started {

@@ -43,7 +43,7 @@ func TestWatchClient(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		ws := sweeper(t, time.Hour) // "fast": stopped long before the delay, however busy the machine
-		stop := ws.watch(c, bufio.NewReader(c), cancel)
+		stop := ws.watch(c, bufio.NewReader(c), cancel).stop
 		stop()
 		if n := c.reads.Load(); n != 0 {
 			t.Fatalf("%d reads of the client connection before the watch delay", n)
@@ -57,7 +57,7 @@ func TestWatchClient(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		ws := sweeper(t, clientWatchDelay)
-		stop := ws.watch(c, bufio.NewReader(c), cancel)
+		stop := ws.watch(c, bufio.NewReader(c), cancel).stop
 		defer stop()
 		peer.Close()
 		select {
@@ -75,7 +75,7 @@ func TestWatchClient(t *testing.T) {
 		defer cancel(nil)
 		br := bufio.NewReader(c)
 		ws := sweeper(t, clientWatchDelay)
-		stop := ws.watch(c, br, cancel)
+		stop := ws.watch(c, br, cancel).stop
 		wrote := make(chan struct{})
 		go func() {
 			defer close(wrote)

@@ -197,7 +197,7 @@ func (h *handoffConn) readBody(p []byte) (int, error) {
 func (h *handoffConn) startWatchLocked() {
 	if !h.watched && !h.hijacked {
 		h.watched = true
-		h.stopWatch = h.ws.watch(h.Conn, h.br, h.clientGone)
+		h.stopWatch = h.ws.watch(h.Conn, h.br, h.clientGone).stop
 	}
 }
 

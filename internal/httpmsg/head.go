@@ -48,6 +48,11 @@ type RequestHead struct {
 	KeepAlive bool
 	// Expect100 is true for "Expect: 100-continue" (RFC 9110 §10.1.1).
 	Expect100 bool
+
+	// The first backing arrays of Raw and Fields, allocated with the head
+	// (issue 20: two allocations per request less for a usual head).
+	rawBuf   [512]byte
+	fieldBuf [8]Field
 }
 
 // StatusError is a request the proxy refuses before forwarding anything:
@@ -71,7 +76,8 @@ var ErrClientGone = errors.New("client closed connection")
 // is copied once into raw and converted to one string; the request line and
 // every field are substrings of it (few allocations on the hot path).
 func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
-	h := &RequestHead{ContentLength: -1, Raw: make([]byte, 0, 512)}
+	h := &RequestHead{ContentLength: -1}
+	h.Raw = h.rawBuf[:0]
 	type span struct{ a, b int } // a line of raw, without CRLF
 	var lineBuf [32]span
 	lines := lineBuf[:0]
@@ -115,7 +121,10 @@ func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
 	if err := h.parseRequestLine(all[lines[0].a:lines[0].b]); err != nil {
 		return nil, err
 	}
-	h.Fields = make([]Field, 0, len(lines)-1)
+	h.Fields = h.fieldBuf[:0]
+	if len(lines)-1 > len(h.fieldBuf) {
+		h.Fields = make([]Field, 0, len(lines)-1)
+	}
 	for _, sp := range lines[1:] {
 		l := all[sp.a:sp.b]
 		if l[0] == ' ' || l[0] == '\t' {
