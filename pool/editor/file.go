@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -39,7 +40,9 @@ type saved struct {
 // renamed over the old, and the directory is synced. A symlink is followed:
 // its target is replaced, the link stays. The file keeps its mode, except
 // that a file holding a literal key is written 0600 (POOL-15: a key lives
-// only in a file nobody else can read).
+// only in a file nobody else can read) where the OS has permission bits
+// (permBits); on Windows the user's profile ACL protects it and the mode
+// reported is the file's own.
 func writeFile(path string, old, data []byte, literalKey bool) (saved, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -50,7 +53,7 @@ func writeFile(path string, old, data []byte, literalKey bool) (saved, error) {
 		return saved{}, err
 	}
 	s := saved{Mode: fi.Mode().Perm(), Backup: real + ".bak"}
-	if literalKey && s.Mode&0o077 != 0 {
+	if literalKey && hostPermBits && s.Mode&0o077 != 0 {
 		s.Mode, s.Tightened = 0o600, true
 	}
 	if err := replace(s.Backup, old, 0o600); err != nil {
@@ -61,6 +64,14 @@ func writeFile(path string, old, data []byte, literalKey bool) (saved, error) {
 	}
 	return s, nil
 }
+
+// hostPermBits is permBits of the running OS.
+var hostPermBits = permBits(runtime.GOOS)
+
+// permBits reports whether goos (a runtime.GOOS value) has Unix permission
+// bits. Windows has only a read-only attribute (Go shows 0666 or 0444):
+// "tightening" to 0600 there would change nothing but the reported mode.
+func permBits(goos string) bool { return goos != "windows" && goos != "plan9" }
 
 // replace writes data to a temporary file next to path, syncs it and renames
 // it over path, then syncs the directory (where the OS allows it).
