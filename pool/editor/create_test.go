@@ -35,10 +35,10 @@ func TestCreateFromNothing(t *testing.T) {
 			Backup, Mode     string
 		}
 		_ = json.Unmarshal([]byte(out), &res)
-		if st != 200 || !res.Created || !res.Applied || res.Backup != "" || res.Mode != "0600" {
+		if st != 200 || !res.Created || !res.Applied || res.Backup != "" || res.Mode != permString(0o600) {
 			t.Fatalf("PUT: %d %s", st, out)
 		}
-		if mode(t, path) != 0o600 || !strings.Contains(w.file(), "api_key: "+secretKey) {
+		if mode(t, path) != osPerm(0o600) || !strings.Contains(w.file(), "api_key: "+secretKey) {
 			t.Fatalf("file %04o:\n%s", mode(t, path), w.file())
 		}
 		if ps := w.p.Status().Pools; len(ps) != 1 || ps[0].ID != "p" {

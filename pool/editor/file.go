@@ -109,7 +109,11 @@ func createFile(path string, data []byte) (saved, error) {
 		return saved{}, err
 	}
 	syncDir(filepath.Dir(path))
-	return saved{Mode: 0o600}, nil
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm() // the file's own: 0666 on Windows, which has no permission bits
+	}
+	return saved{Mode: mode}, nil
 }
 
 // writeTemp writes data, synced, to a new temporary file next to path and
