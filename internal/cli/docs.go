@@ -58,6 +58,9 @@ func completionScript(shell string, sio IO) (string, error) {
 		return fishCompletion(dualProxyApp(sio)) + "\n" + fishCompletion(claudeApp(sio)), nil
 	case "powershell", "pwsh":
 		return powershellCompletion(dualProxyApp(sio), claudeApp(sio)), nil
+	case "":
+		// No shell named: say how the script is used, not `got ""`.
+		return "", fmt.Errorf("name your shell: bash, zsh, fish or powershell (e.g. source <(dual-proxy completion bash))")
 	}
 	return "", fmt.Errorf("want bash, zsh, fish or powershell, got %q", shell)
 }

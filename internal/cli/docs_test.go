@@ -108,6 +108,12 @@ func TestCompletion(t *testing.T) {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})
+	t.Run("LIS-5/no-shell-named", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, nil, "completion")
+		if status != 2 || errOut != "dual-proxy completion: name your shell: bash, zsh, fish or powershell (e.g. source <(dual-proxy completion bash))\n" {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
 	for _, tc := range []struct{ name, line, want, not string }{
 		{"commands", "dual-proxy st", "status", ""},
 		{"flags", "dual-proxy run --gate", "--gateway", ""},

@@ -44,7 +44,7 @@ func poolFlags(m mode) []cli.Flag {
 	}
 	return append(fs,
 		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and a per-launch token)"},
-		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file)"},
 	)
 }
 
