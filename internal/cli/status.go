@@ -158,9 +158,9 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	p("cooldown\t%s\n", msText(st.Settings.CooldownMS))
 	tw.Flush()
 
-	healthFailed := map[string]bool{}
+	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
 	for _, r := range h.Results {
-		healthFailed[r.Candidate] = !r.Alive
+		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive, r.Alive
 	}
 	section(w, "CANDIDATES (default order)")
 	p("#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
@@ -168,6 +168,8 @@ func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 		state := c.State
 		if state == proxystatus.StateHot && healthFailed[c.Candidate] {
 			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
+		} else if state == proxystatus.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
+			state = "untried" // no success and no passing health check: as the verdict line counts it (OPS-2)
 		}
 		if c.Preferred {
 			state += " (preferred)"

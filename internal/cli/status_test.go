@@ -176,6 +176,28 @@ func TestStatusTableHealthFailing(t *testing.T) {
 	})
 }
 
+func TestStatusTableUntried(t *testing.T) {
+	t.Run("OPS-2/untried-candidate-not-shown-hot", func(t *testing.T) {
+		// The fresh-user trial: nothing listens on the default gateway, no
+		// traffic yet; the verdict said "1 untried" while the table said hot.
+		st := &proxystatus.Status{
+			Candidates: []proxystatus.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: proxystatus.StateHot},
+				{Candidate: "direct", Source: "direct", State: proxystatus.StateHot, Successes: 1},
+			},
+		}
+		var b strings.Builder
+		if err := printStatus(&b, st, 0); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !regexp.MustCompile(`1\s+http://127\.0\.0\.1:7897\s+-\s+upstream\s+untried`).MatchString(out) ||
+			!regexp.MustCompile(`2\s+direct\s+-\s+direct\s+hot`).MatchString(out) {
+			t.Fatalf("table:\n%s", out)
+		}
+	})
+}
+
 func TestVerdictHealthOnlyFailure(t *testing.T) {
 	t.Run("OPS-2/health-only-failure-names-the-last-run-not-a-since", func(t *testing.T) {
 		lastRun := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
