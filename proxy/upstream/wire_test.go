@@ -16,16 +16,15 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// answerOrigin answers every request on a connection with answer; when
-// hangUp, it closes the connection after the first answer. It counts
-// connections.
-func answerOrigin(t *testing.T, answer string, hangUp bool) (string, *atomic.Int32) {
+// serveLoopback listens on 127.0.0.1 and runs serve on every accepted
+// connection in its own goroutine; cleanup closes the listener and every
+// connection and waits for the goroutines.
+func serveLoopback(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	conns := new(atomic.Int32)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var open []net.Conn
@@ -46,27 +45,39 @@ func answerOrigin(t *testing.T, answer string, hangUp bool) (string, *atomic.Int
 			if err != nil {
 				return
 			}
-			conns.Add(1)
 			mu.Lock()
 			open = append(open, c)
 			mu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					if _, err := http.ReadRequest(br); err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, answer); err != nil || hangUp {
-						return
-					}
-				}
+				serve(c)
 			}()
 		}
 	}()
-	return ln.Addr().String(), conns
+	return ln.Addr().String()
+}
+
+// answerOrigin answers every request on a connection with answer; when
+// hangUp, it closes the connection after the first answer. It counts
+// connections.
+func answerOrigin(t *testing.T, answer string, hangUp bool) (string, *atomic.Int32) {
+	t.Helper()
+	conns := new(atomic.Int32)
+	addr := serveLoopback(t, func(c net.Conn) {
+		conns.Add(1)
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if _, err := io.WriteString(c, answer); err != nil || hangUp {
+				return
+			}
+		}
+	})
+	return addr, conns
 }
 
 func TestWireBody(t *testing.T) {
