@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // hostileOrigin answers the first request of a round with raw, and every
@@ -154,38 +156,7 @@ func readAllErr(resp *http.Response) (string, error) {
 
 // manyServer serves every accepted connection with fn until the test ends.
 func manyServer(t *testing.T, fn func(net.Conn)) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); fn(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	return testkit.ServeConns(t, func(c net.Conn) { defer c.Close(); fn(c) })
 }
 
 // TestAttackOwnSmuggling: a request for the proxy's own endpoints whose

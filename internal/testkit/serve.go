@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,5 +40,56 @@ func Serve(tb testing.TB, srv Server) string {
 		srv.Shutdown(ctx)
 		<-done
 	})
+	return ln.Addr().String()
+}
+
+// ServeConns listens on 127.0.0.1:0 and runs serve on every accepted
+// connection in its own goroutine, returning the listener's "host:port".
+// serve need not close its connection: a tb.Cleanup closes the listener
+// and every accepted connection, then waits for the accept loop and every
+// serve call to return (goleak). Listen errors fail tb.
+func ServeConns(tb testing.TB, serve func(net.Conn)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	closed := false
+	tb.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		closed = true
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if closed { // accepted just before the listener closed
+				mu.Unlock()
+				c.Close()
+				continue
+			}
+			open = append(open, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				serve(c)
+			}()
+		}
+	}()
 	return ln.Addr().String()
 }

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -73,4 +74,36 @@ func TestServe(t *testing.T) {
 	if _, err := http.Get("http://" + addr + "/"); err == nil {
 		t.Fatal("server still answers after its test ended")
 	}
+}
+
+func TestServeConns(t *testing.T) {
+	t.Run("serves-each-connection-and-cleanup-closes-them", func(t *testing.T) {
+		gone := make(chan struct{})
+		var addr string
+		t.Run("world", func(t *testing.T) {
+			addr = ServeConns(t, func(c net.Conn) {
+				c.Write([]byte("hi"))
+				io.Copy(io.Discard, c) // returns only when the cleanup closes c
+				close(gone)
+			})
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			b := make([]byte, 2)
+			if _, err := io.ReadFull(c, b); err != nil || string(b) != "hi" {
+				t.Fatalf("%q %v", b, err)
+			}
+		})
+		select {
+		case <-gone:
+		default:
+			t.Fatal("the serve call did not return by the end of the cleanup")
+		}
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			t.Fatal("the listener is still open after the cleanup")
+		}
+	})
 }

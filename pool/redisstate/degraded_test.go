@@ -4,13 +4,14 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/balance/statetest"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // closedPort returns a loopback address nobody listens on.
@@ -26,36 +27,7 @@ func closedPort(t *testing.T) string {
 
 // blackhole accepts connections and never answers (a hung Redis).
 func blackhole(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
+	return testkit.ServeConns(t, func(net.Conn) {}) // each connection stays open until the test ends
 }
 
 // TestUnreachableStore: the contract holds on local state while Redis is

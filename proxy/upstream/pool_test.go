@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // keepAliveOrigin answers every request on a connection with "ok" and
@@ -17,7 +19,7 @@ import (
 func keepAliveOrigin(t *testing.T) (addr string, closed <-chan struct{}) {
 	t.Helper()
 	ch := make(chan struct{}, 16)
-	addr = serveLoopback(t, func(c net.Conn) {
+	addr = testkit.ServeConns(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			if _, err := http.ReadRequest(br); err != nil {

@@ -8,55 +8,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/path"
-)
 
-// serveLoopback listens on 127.0.0.1 and runs serve on every accepted
-// connection in its own goroutine; cleanup closes the listener and every
-// connection and waits for the goroutines.
-func serveLoopback(t *testing.T, serve func(net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range open {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				serve(c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
+)
 
 // answerOrigin answers every request on a connection with answer; when
 // hangUp, it closes the connection after the first answer. It counts
@@ -64,7 +23,7 @@ func serveLoopback(t *testing.T, serve func(net.Conn)) string {
 func answerOrigin(t *testing.T, answer string, hangUp bool) (string, *atomic.Int32) {
 	t.Helper()
 	conns := new(atomic.Int32)
-	addr := serveLoopback(t, func(c net.Conn) {
+	addr := testkit.ServeConns(t, func(c net.Conn) {
 		conns.Add(1)
 		defer c.Close()
 		br := bufio.NewReader(c)
