@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 func TestAgentOverrides(t *testing.T) {
@@ -69,27 +71,25 @@ func TestAgentOverrideWarning(t *testing.T) {
 	project := t.TempDir()
 	write(filepath.Join(project, ".claude", "settings.local.json"), `{"env":{"NODE_USE_ENV_PROXY":"0"}}`)
 	t.Chdir(project)
-	// The "claude" child is a shell script that exits at once.
+	// The "claude" child, found on PATH, is a copy of the test binary that exits at once.
 	bin := t.TempDir()
-	write(filepath.Join(bin, "claude"), "#!/bin/sh\nexit 0\n")
-	if err := os.Chmod(filepath.Join(bin, "claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+":/usr/bin:/bin")
-	env := []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin", "XDG_STATE_HOME=" + t.TempDir()}
+	claude := testworld.ChildAs(t, bin, "claude", "exit", "0")
+	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	t.Setenv("PATH", path)
+	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
 	t.Run("ENV-1/warns-once-naming-file-and-key", func(t *testing.T) {
-		_, errOut, status := runCmdEnv(t, Claude, env, "--listen-port", "0", "--health-url", "", "--")
+		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
 		if status != 0 {
 			t.Fatalf("status %d %q", status, errOut)
 		}
-		want := "claude-dual-proxy: warning: ~/.claude/settings.json sets env.HTTPS_PROXY, which replaces the value the launcher set: claude will not use dual-proxy as launched\n" +
+		want := "claude-dual-proxy: warning: " + filepath.Join("~", ".claude", "settings.json") + " sets env.HTTPS_PROXY, which replaces the value the launcher set: claude will not use dual-proxy as launched\n" +
 			"claude-dual-proxy: warning: " + filepath.Join(project, ".claude", "settings.local.json") + " sets env.NODE_USE_ENV_PROXY, which replaces the value the launcher set: claude will not use dual-proxy as launched\n"
 		if errOut != want {
 			t.Fatalf("stderr\n%s\nwant\n%s", errOut, want)
 		}
 	})
 	t.Run("ENV-1/no-warning-for-other-commands", func(t *testing.T) {
-		_, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--listen-port", "0", "--health-url", "", "--", "true")
+		_, errOut, status := runCmdEnv(t, DualProxy, env, append([]string{"run", "--listen-port", "0", "--health-url", "", "--"}, testworld.Child(t, "exit", "0")...)...)
 		if status != 0 || errOut != "" {
 			t.Fatalf("status %d %q", status, errOut)
 		}

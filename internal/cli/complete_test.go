@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -61,49 +58,6 @@ func realTree(t *testing.T) []treeNode {
 
 func (n treeNode) line() string { return strings.TrimSpace(n.prog + " " + strings.Join(n.words, " ")) }
 
-// completionBin is a directory holding dual-proxy and claude-dual-proxy:
-// the test binary standing in for each (see TestMain).
-func completionBin(t *testing.T) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
-		script := "#!/bin/sh\nDUAL_PROXY_TEST_MAIN=" + prog + " exec " + self + " \"$@\"\n"
-		if err := os.WriteFile(filepath.Join(bin, prog), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return bin
-}
-
-// shellWords runs a shell script in an empty directory with bin first on
-// PATH and returns its output split into sorted words ("--flag\tdescription"
-// lines keep their first field).
-func shellWords(t *testing.T, bin string, argv ...string) []string {
-	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = t.TempDir() // no file names among the answers
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", argv[0], err, out)
-	}
-	var words []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		for _, w := range strings.Fields(l) {
-			words = append(words, w)
-			if strings.Contains(l, "\t") {
-				break
-			}
-		}
-	}
-	sort.Strings(words)
-	return words
-}
-
 // checkShell compares what complete(line) offers with the tree: the
 // subcommands and argument values after "CMD ", the long flags after
 // "CMD --".
@@ -130,20 +84,6 @@ func TestCompletionMatchesCommandTree(t *testing.T) {
 				t.Errorf("man offers %q: %v", p, err)
 			}
 		}
-	})
-	t.Run("LIS-5/bash-offers-every-command-and-flag", func(t *testing.T) {
-		bin := completionBin(t)
-		checkShell(t, func(line string) []string {
-			// COMP_WORDS as bash splits the line; an empty last word when it
-			// ends in a space.
-			words := strings.Fields(line)
-			if strings.HasSuffix(line, " ") {
-				words = append(words, "''")
-			}
-			sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
-				"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-			return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
-		})
 	})
 	t.Run("LIS-5/fish-script-names-every-command-and-flag", func(t *testing.T) {
 		// Without fish: the script text at least names every path and flag.

@@ -3,19 +3,21 @@ package cli
 import (
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite docs/*.1 from the command-line definitions")
 
 // TestMain lets the test binary stand in for the programs (shell completion
-// runs them): DUAL_PROXY_TEST_MAIN=dual-proxy|claude-dual-proxy.
+// runs them): DUAL_PROXY_TEST_MAIN=dual-proxy|claude-dual-proxy; and for the
+// launchers' children (testworld.Child).
 func TestMain(m *testing.M) {
+	testworld.ChildMain(nil)
 	sio := IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
 	switch os.Getenv("DUAL_PROXY_TEST_MAIN") {
 	case "dual-proxy":
@@ -87,7 +89,7 @@ func TestHelpCommand(t *testing.T) {
 	})
 	t.Run("LIS-5/help-lists-completion-and-env", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, nil, "help")
-		if status != 0 || !strings.Contains(out, "completion") || !strings.Contains(out, "$LOG_LEVEL") {
+		if status != 0 || !strings.Contains(out, "completion") || !strings.Contains(out, envHint("LOG_LEVEL")) {
 			t.Fatalf("status %d:\n%s", status, out)
 		}
 	})
@@ -114,39 +116,4 @@ func TestCompletion(t *testing.T) {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})
-	for _, tc := range []struct{ name, line, want, not string }{
-		{"commands", "dual-proxy st", "status", ""},
-		{"flags", "dual-proxy run --gate", "--gateway", ""},
-		{"launcher-flags", "claude-dual-proxy --pool-", "", "--pool-token"},
-		{"launcher-flags-2", "claude-dual-proxy --comm", "--command", ""},
-		{"after-dashdash-no-program-run", "claude-dual-proxy -- --he", "", "--help"},
-	} {
-		t.Run("LIS-5/bash-completes-"+tc.name, func(t *testing.T) {
-			got := bashComplete(t, tc.line)
-			if (tc.want != "" && !strings.Contains(" "+got+" ", " "+tc.want+" ")) || (tc.not != "" && strings.Contains(got, tc.not)) {
-				t.Fatalf("%q completes to %q (want %q, not %q)", tc.line, got, tc.want, tc.not)
-			}
-		})
-	}
-}
-
-// bashComplete sources the bash script and completes line (the last word is
-// the one being typed) with the test binary standing in for both programs.
-func bashComplete(t *testing.T, line string) string {
-	t.Helper()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash not installed")
-	}
-	bin := completionBin(t)
-	words := strings.Fields(line)
-	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
-		strconv.Itoa(len(words)-1) + "\n_dual_proxy_complete\necho \"${COMPREPLY[*]}\"\n"
-	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", sh)
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -114,8 +114,12 @@ func TestEnvValueNamed(t *testing.T) {
 				t.Fatalf("%v: status %d err %q", args, status, errOut)
 			}
 		}
-		cmd := exec.Command(filepath.Join(completionBin(t), "dual-proxy"), "pool", "--generate-bash-completion")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "LISTEN_PORT=abc", "UPSTREAM_PORT=x"}
+		self, err := os.Executable() // standing in for dual-proxy, see TestMain
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self, "pool", "--generate-bash-completion")
+		cmd.Env = []string{"DUAL_PROXY_TEST_MAIN=dual-proxy", "HOME=" + t.TempDir(), "LISTEN_PORT=abc", "UPSTREAM_PORT=x"}
 		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "test\n" {
 			t.Fatalf("pool completion with LISTEN_PORT=abc: %v %q", err, out)
 		}

@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
@@ -23,12 +25,8 @@ func startLauncher(t *testing.T, env []string, args ...string) (stop func() (str
 	t.Helper()
 	dir := t.TempDir()
 	stopFile := filepath.Join(dir, "stop")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child := []string{"--", "sh", "-c", "while [ ! -e '" + stopFile + "' ]; do sleep 0.05; done"}
-	cmd := exec.Command(self, append(append([]string{"run", "--listen-port", "0", "--health-url", ""}, args...), child...)...)
+	child := append([]string{"--"}, testworld.Child(t, "wait-file", stopFile)...)
+	cmd := exec.Command(child[1], append(append([]string{"run", "--listen-port", "0", "--health-url", ""}, args...), child...)...)
 	cmd.Env = append([]string{"DUAL_PROXY_TEST_MAIN=dual-proxy"}, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -77,11 +75,13 @@ func pollStatus(t *testing.T, env []string, want string) string {
 func TestStatusFindsLaunchers(t *testing.T) {
 	runtimeDir := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "launcher.log")
-	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + runtimeDir}
+	// The registry directory's base: XDG_RUNTIME_DIR on Linux, %LocalAppData% on Windows.
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + runtimeDir, "LOCALAPPDATA=" + runtimeDir}
+	self := testworld.Child(t, "exit", "0")[0]
 	t.Run("OPS-6/status-without-addr-lists-a-running-launcher", func(t *testing.T) {
 		stop := startLauncher(t, env, "--log-file", logFile)
 		out := pollStatus(t, env, "== dual-proxy run on 127.0.0.1:")
-		for _, want := range []string{"running sh", "log " + logFile, "CANDIDATES"} {
+		for _, want := range []string{"running " + self, "log " + logFile, "CANDIDATES"} {
 			if !strings.Contains(out, want) {
 				t.Fatalf("no %q in\n%s", want, out)
 			}
@@ -89,7 +89,7 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		if errOut, st := stop(); st != 0 {
 			t.Fatalf("launcher status %d %q", st, errOut)
 		}
-		if es, _ := os.ReadDir(filepath.Join(runtimeDir, "dual-proxy")); len(es) != 0 {
+		if es, _ := os.ReadDir(registryDir(env)); len(es) != 0 {
 			t.Fatalf("registry not emptied on exit: %v", es)
 		}
 		_, errOut, status := runCmdEnv(t, DualProxy, env, "status")
@@ -206,8 +206,14 @@ func TestFailedRequestsHint(t *testing.T) {
 func TestHelpShowsLogPath(t *testing.T) {
 	t.Run("OPS-1/help-shows-the-launcher-log-file", func(t *testing.T) {
 		home := t.TempDir()
-		out, _, status := runCmdEnv(t, Claude, []string{"HOME=" + home, "XDG_STATE_HOME=" + home + "/st"}, "--help")
-		if want := "(default: " + home + "/st/dual-proxy/launcher.log)"; status != 0 || !strings.Contains(out, want) {
+		st := filepath.Join(home, "st")
+		// The log's base: XDG_STATE_HOME on Linux, %LocalAppData% on Windows (paths_test.go).
+		env := []string{"HOME=" + home, "XDG_STATE_HOME=" + st, "LOCALAPPDATA=" + st}
+		out, _, status := runCmdEnv(t, Claude, env, "--help")
+		want, ok := map[string]string{"linux": filepath.Join(st, "dual-proxy", "launcher.log"),
+			"darwin":  filepath.Join(home, "Library", "Logs", "dual-proxy", "launcher.log"),
+			"windows": filepath.Join(st, "dual-proxy", "logs", "launcher.log")}[runtime.GOOS]
+		if want = "(default: " + want + ")"; !ok || status != 0 || !strings.Contains(out, want) {
 			t.Fatalf("status %d: no %q in\n%s", status, want, out)
 		}
 	})

@@ -17,7 +17,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	ChildMain(nil)
+	goleak.VerifyTestMain(m)
+}
 
 // client returns an http.Client using proxyURL (may be "") and trusting o's
 // certificate; its idle connections are closed at cleanup.

@@ -1,0 +1,111 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The bash completion tests run bash with sh scripts standing in for the programs: Unix only
+// (.ci/wine-tests runs the rest of the package's tests on Windows).
+
+func TestBashCompletion(t *testing.T) {
+	t.Run("LIS-5/bash-offers-every-command-and-flag", func(t *testing.T) {
+		bin := completionBin(t)
+		checkShell(t, func(line string) []string {
+			// COMP_WORDS as bash splits the line; an empty last word when it
+			// ends in a space.
+			words := strings.Fields(line)
+			if strings.HasSuffix(line, " ") {
+				words = append(words, "''")
+			}
+			sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
+				"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+			return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
+		})
+	})
+	for _, tc := range []struct{ name, line, want, not string }{
+		{"commands", "dual-proxy st", "status", ""},
+		{"flags", "dual-proxy run --gate", "--gateway", ""},
+		{"launcher-flags", "claude-dual-proxy --pool-", "", "--pool-token"},
+		{"launcher-flags-2", "claude-dual-proxy --comm", "--command", ""},
+		{"after-dashdash-no-program-run", "claude-dual-proxy -- --he", "", "--help"},
+	} {
+		t.Run("LIS-5/bash-completes-"+tc.name, func(t *testing.T) {
+			got := bashComplete(t, tc.line)
+			if (tc.want != "" && !strings.Contains(" "+got+" ", " "+tc.want+" ")) || (tc.not != "" && strings.Contains(got, tc.not)) {
+				t.Fatalf("%q completes to %q (want %q, not %q)", tc.line, got, tc.want, tc.not)
+			}
+		})
+	}
+}
+
+// completionBin is a directory holding dual-proxy and claude-dual-proxy:
+// the test binary standing in for each (see TestMain).
+func completionBin(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
+		script := "#!/bin/sh\nDUAL_PROXY_TEST_MAIN=" + prog + " exec " + self + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(bin, prog), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin
+}
+
+// shellWords runs a shell script in an empty directory with bin first on
+// PATH and returns its output split into sorted words ("--flag\tdescription"
+// lines keep their first field).
+func shellWords(t *testing.T, bin string, argv ...string) []string {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = t.TempDir() // no file names among the answers
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", argv[0], err, out)
+	}
+	var words []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		for _, w := range strings.Fields(l) {
+			words = append(words, w)
+			if strings.Contains(l, "\t") {
+				break
+			}
+		}
+	}
+	sort.Strings(words)
+	return words
+}
+
+// bashComplete sources the bash script and completes line (the last word is
+// the one being typed) with the test binary standing in for both programs.
+func bashComplete(t *testing.T, line string) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	bin := completionBin(t)
+	words := strings.Fields(line)
+	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
+		strconv.Itoa(len(words)-1) + "\n_dual_proxy_complete\necho \"${COMPREPLY[*]}\"\n"
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", sh)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

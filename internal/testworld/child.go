@@ -1,0 +1,170 @@
+package testworld
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childArg, as a test binary's first argument, makes it the stand-in child (see ChildMain).
+const childArg = "-dual-proxy-test-child"
+
+// ChildRole is one behaviour of the stand-in child: it gets the arguments after the role's name
+// and returns the exit status.
+type ChildRole func(args []string) int
+
+// ChildMain makes the test binary the portable stand-in for the programs the launcher starts
+// (the os/exec TestHelperProcess pattern; SPEC PLAT-1: no sh, true or curl on Windows): when
+// its first argument is the marker Child puts there, it runs the named role (one of
+// childRoles, or one of extra) and exits; otherwise it returns at once. Call it first in
+// TestMain. The role is chosen by argument, not environment, because the launcher passes its
+// own environment on to the child.
+func ChildMain(extra map[string]ChildRole) {
+	if len(os.Args) < 3 || os.Args[1] != childArg {
+		return
+	}
+	role, ok := extra[os.Args[2]]
+	if !ok {
+		role, ok = childRoles[os.Args[2]]
+	}
+	if !ok {
+		fmt.Fprintf(os.Stderr, "testworld child: no role %q\n", os.Args[2])
+		os.Exit(126)
+	}
+	os.Exit(role(os.Args[3:]))
+}
+
+// Child returns the argv that runs this test binary as the stand-in child with role and args
+// (the binary's TestMain must call ChildMain). The built-in roles:
+//
+//	exit N                 exit with status N
+//	env NAME...            print each variable's value on a line of its own ("" when unset)
+//	touch FILE             create FILE, exit 0
+//	wait-file FILE         exit 0 once FILE exists
+//	pid-wait FILE          write the child's pid to FILE, then block until killed
+//	fetch [-cacert F] URL  GET URL through the proxy the child's environment names
+//	                       (HTTPS_PROXY or HTTP_PROXY by scheme, also for loopback), print the
+//	                       body; exit 22 (curl -f's status) on an error or a non-2xx answer
+func Child(t testing.TB, role string, args ...string) []string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{self, childArg, role}, args...)
+}
+
+// ChildAs is Child with the test binary copied to dir under name (plus ".exe" where the test
+// binary has it), for a test that needs the child found by name on PATH or recognised by its
+// name (an agent such as claude). argv[0] is the copy.
+func ChildAs(t testing.TB, dir, name, role string, args ...string) []string {
+	t.Helper()
+	argv := Child(t, role, args...)
+	if strings.EqualFold(filepath.Ext(argv[0]), ".exe") {
+		name += ".exe"
+	}
+	b, err := os.ReadFile(argv[0])
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv[0] = filepath.Join(dir, name)
+	return argv
+}
+
+var childRoles = map[string]ChildRole{
+	"exit": func(args []string) int {
+		n, err := strconv.Atoi(strings.Join(args, ""))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testworld child: exit N")
+			return 126
+		}
+		return n
+	},
+	"env": func(args []string) int {
+		for _, name := range args {
+			fmt.Println(os.Getenv(name))
+		}
+		return 0
+	},
+	"touch": func(args []string) int {
+		if len(args) != 1 || os.WriteFile(args[0], nil, 0o600) != nil {
+			return 1
+		}
+		return 0
+	},
+	"wait-file": func(args []string) int {
+		for len(args) == 1 {
+			if _, err := os.Stat(args[0]); err == nil {
+				return 0
+			}
+			time.Sleep(20 * time.Millisecond) // polling a file another process creates
+		}
+		return 126
+	},
+	"pid-wait": func(args []string) int {
+		if len(args) != 1 || os.WriteFile(args[0], []byte(strconv.Itoa(os.Getpid())), 0o600) != nil {
+			return 1
+		}
+		select {}
+	},
+	"fetch": childFetch,
+}
+
+// childFetch is the child's curl: fetch [-cacert FILE] URL.
+func childFetch(args []string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "testworld child: fetch:", err); return 22 }
+	tlsConf := &tls.Config{}
+	if len(args) == 3 && args[0] == "-cacert" {
+		pem, err := os.ReadFile(args[1])
+		if err != nil {
+			return fail(err)
+		}
+		tlsConf.RootCAs = x509.NewCertPool()
+		tlsConf.RootCAs.AppendCertsFromPEM(pem)
+		args = args[2:]
+	}
+	if len(args) != 1 {
+		return fail(fmt.Errorf("usage: fetch [-cacert FILE] URL"))
+	}
+	target, err := url.Parse(args[0])
+	if err != nil {
+		return fail(err)
+	}
+	name := strings.ToUpper(target.Scheme) + "_PROXY"
+	proxy := os.Getenv(name)
+	if proxy == "" {
+		proxy = os.Getenv(strings.ToLower(name))
+	}
+	proxyURL, err := url.Parse(proxy)
+	if err != nil || proxy == "" {
+		return fail(fmt.Errorf("no usable %s: %q", name, proxy))
+	}
+	tr := &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: tlsConf}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Get(target.String())
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fail(err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fail(fmt.Errorf("%s", resp.Status))
+	}
+	os.Stdout.Write(body)
+	return 0
+}
