@@ -150,7 +150,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		}
 	}
 	if found == 0 {
-		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s)", defaultStandalone, registryDir(env)), 1)
+		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s); start the proxy with dual-proxy, or a command behind one with dual-proxy run -- CMD (claude-dual-proxy for Claude Code)", defaultStandalone, registryDir(env)), 1)
 	}
 	if c.Bool("json") {
 		out, _ := json.Marshal(docs)

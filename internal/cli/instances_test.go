@@ -92,8 +92,11 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		if es, _ := os.ReadDir(registryDir(env)); len(es) != 0 {
 			t.Fatalf("registry not emptied on exit: %v", es)
 		}
-		_, errOut, status := runCmdEnv(t, DualProxy, env, "status")
-		if status != 1 || !strings.Contains(errOut, "no running dual-proxy found") || !strings.Contains(errOut, runtimeDir) {
+		// OPS-2/status-with-nothing-running-says-how-to-start: one line,
+		// exit 1, naming where it looked and the commands that start one.
+		out, errOut, status := runCmdEnv(t, DualProxy, env, "status")
+		if status != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running dual-proxy found") || !strings.Contains(errOut, runtimeDir) ||
+			!strings.Contains(errOut, "start the proxy with dual-proxy, or a command behind one with dual-proxy run -- CMD (claude-dual-proxy for Claude Code)") {
 			t.Fatalf("after exit: status %d %q", status, errOut)
 		}
 	})

@@ -55,16 +55,26 @@ func poolTest(c *cli.Context, env []string) error {
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
+	if len(args) == 1 && args[0] != "" {
+		// A pool but no model: name the models it serves (trial finding).
+		return cli.Exit(name+": want POOL MODEL: "+modelsHint(c.Context, env, args[0], c.String("addr")), 2)
+	}
 	if len(args) != 2 || args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
-	addr, token, note, err := poolTarget(env, args[0], c.String("addr"), c.String("token"))
+	given := c.String("token")
+	addr, token, note, err := poolTarget(env, args[0], c.String("addr"), given)
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
 	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], token)
 	if err != nil {
-		return cli.Exit(name+": "+note+oneLine(err.Error()), 1)
+		msg := note + oneLine(err.Error())
+		var ae *answerError
+		if errors.As(err, &ae) && (ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden) {
+			msg += "; " + tokenHint(env, addr, given, token)
+		}
+		return cli.Exit(name+": "+msg, 1)
 	}
 	if note != "" {
 		fmt.Fprintln(c.App.ErrWriter, name+": "+strings.TrimSuffix(note, "; "))
@@ -220,10 +230,19 @@ func requestPoolTest(ctx context.Context, addr, poolID, model, token string) ([]
 		} else if line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n"); line != "" && len(line) <= 300 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 			msg = fmt.Sprintf("%d %s", resp.StatusCode, line) // e.g. an instance without a pool (noPool)
 		}
-		return nil, fmt.Errorf("%s: %s", addr, msg)
+		return nil, &answerError{status: resp.StatusCode, msg: addr + ": " + msg}
 	}
 	return body, nil
 }
+
+// answerError is a non-200 answer to a pool test: status is its HTTP
+// status, msg the instance and the pool's message.
+type answerError struct {
+	status int
+	msg    string
+}
+
+func (e *answerError) Error() string { return e.msg }
 
 // printPoolTest writes a TestResult as aligned lines: the instance tested
 // (addr, HOST:PORT; several may serve a pool), result, member, time to

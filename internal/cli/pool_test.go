@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
@@ -98,6 +100,90 @@ func TestPoolTestCommand(t *testing.T) {
 		_, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "p", "m", "--addr", addr[:strings.LastIndex(addr, ":")]+":1")
 		if status != 1 || !strings.Contains(errOut, "cannot reach") {
 			t.Fatalf("status %d err %q", status, errOut)
+		}
+	})
+}
+
+// poolServer serves the pools of cfgYAML (token "tok") with no upstream.
+func poolServer(t *testing.T, cfgYAML string) string {
+	t.Helper()
+	cfg, err := config.ParseConfig([]byte(cfgYAML), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(pool.New(cfg, pool.Options{Token: "tok"}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestPoolTestHints(t *testing.T) {
+	const cfg = "channels:\n  a: {api: anthropic, base_url: 'http://127.0.0.1:1', api_key: sk-SECRET-1,\n      models: [{id: a-large}, {id: a-small}]}\n  b: {api: anthropic, base_url: 'http://127.0.0.1:1', api_key: sk-SECRET-2}\n" +
+		"pools:\n  named: {members: [a, b], models: [{id: flash, targets: {a: a-small}}, {id: pro}]}\n  declared: {members: [a]}\n  open: {members: [b]}\n"
+	addr := poolServer(t, cfg)
+	t.Run("POOL-14/pool-test-without-model-lists-the-pools-models", func(t *testing.T) {
+		for pool, want := range map[string]string{
+			"named":    `pool "named" on ` + addr + ` serves flash, pro: e.g. dual-proxy pool test named flash`,
+			"declared": `pool "declared" on ` + addr + ` serves a-large, a-small: e.g. dual-proxy pool test declared a-large`,
+			"open":     `pool "open" on ` + addr + ` lists no models`,
+			"nosuch":   addr + ` serves no pool "nosuch" (its pools: named, declared, open)`,
+		} {
+			_, errOut, status := runCmd(t, poolApp, nil, "pool", "test", pool, "--addr", addr)
+			if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "want POOL MODEL: "+want) || strings.Contains(errOut, "SECRET") {
+				t.Errorf("%s: status %d err %q", pool, status, errOut)
+			}
+		}
+		_, errOut, status := runCmd(t, poolApp, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "pool", "test", "named", "--addr", testworld.RefusedAddr(t))
+		if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "so its models cannot be listed; start one") {
+			t.Errorf("unreachable: status %d err %q", status, errOut)
+		}
+	})
+	t.Run("POOL-20/pool-test-wrong-token-says-which-token-and-where-from", func(t *testing.T) {
+		cases := []struct {
+			env  []string
+			args []string
+			want string
+		}{
+			{nil, []string{"--token", "bad-flag-token"}, "the token from --token is not " + addr + "'s: it wants the token it was started with (dual-proxy: --pool-token / DUAL_PROXY_POOL_TOKEN; a launcher: its per-launch token"},
+			{[]string{"DUAL_PROXY_POOL_TOKEN=bad-env-token"}, nil, "the token from DUAL_PROXY_POOL_TOKEN (environment) is not " + addr + "'s"},
+			{nil, nil, "no token sent and " + addr + " is not registered in "},
+		}
+		for i, c := range cases {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				env := append([]string{"XDG_RUNTIME_DIR=" + t.TempDir()}, c.env...)
+				for _, kv := range c.env {
+					k, v, _ := strings.Cut(kv, "=")
+					t.Setenv(k, v) // urfave/cli reads a flag's variable from the process environment
+				}
+				_, errOut, status := runCmd(t, poolApp, env, append([]string{"pool", "test", "named", "flash", "--addr", addr}, c.args...)...)
+				if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "401 missing or wrong pool token") || !strings.Contains(errOut, c.want) {
+					t.Errorf("%v %v: status %d err %q", c.env, c.args, status, errOut)
+				}
+				if strings.Contains(errOut, "bad-") {
+					t.Errorf("a token in the message: %q", errOut)
+				}
+			})
+		}
+		// A registered instance whose token file is stale (it restarted
+		// with another token): the registry's token is the one refused.
+		runtime := t.TempDir()
+		env := []string{"XDG_RUNTIME_DIR=" + runtime}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr, Pools: []string{"named"}}, "stale-token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		for args, want := range map[string]string{
+			"":                   "the token registered for " + addr + " (pid ",
+			"--token=bad-flag-2": "; leave out --token and DUAL_PROXY_POOL_TOKEN to use the one registered for it",
+		} {
+			argv := []string{"pool", "test", "named", "flash"}
+			if args != "" {
+				argv = append(argv, args)
+			}
+			_, errOut, status := runCmd(t, poolApp, env, argv...)
+			if status != 1 || !strings.Contains(errOut, want) || strings.Contains(errOut, "stale-token") || strings.Contains(errOut, "bad-") {
+				t.Errorf("%q: status %d err %q", args, status, errOut)
+			}
 		}
 	})
 }
