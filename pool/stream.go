@@ -108,9 +108,10 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	var held bytes.Buffer
 	ka := c.kaTicker(cancel)
 	defer ka.stop()
+	var ev wire.SSEEvent // one per attempt, not one per event: &ev escapes (issue 20)
 	for {
-		ev, err := u.next()
-		if err != nil {
+		var err error
+		if ev, err = u.next(); err != nil {
 			if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut.Load() && !c.gone.Load() {
 				if c.r.Context().Err() != nil {
 					return outcome{canceled: true}

@@ -45,9 +45,10 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		_ = c.send(ev, true)
 		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
+	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes (issue 20)
 	for {
-		ev, err := u.next()
-		if err != nil {
+		var err error
+		if ev, err = u.next(); err != nil {
 			ping.stop()
 			switch {
 			case c.r.Context().Err() != nil || c.gone.Load():

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -17,6 +18,7 @@ type anthropicStreamDecoder struct {
 	stop     StopReason
 	stopSeq  string
 	usage    Usage
+	one      [1]Event // blockText's result, reused per event (issue 20)
 }
 
 func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
@@ -168,7 +170,8 @@ func (d *anthropicStreamDecoder) blockText(idx int, text string) ([]Event, error
 	if !ok {
 		return nil, fieldErr("stream.content_block_delta.index", "block %d is not open", idx)
 	}
-	return []Event{{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: text}}}, nil
+	d.one[0] = Event{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: text}}
+	return d.one[:1:1], nil // valid until the next Decode (StreamDecoder)
 }
 
 // plainTextDelta is the text of the usual delta, exactly
@@ -225,7 +228,8 @@ func (e *anthropicStreamEncoder) Encode(ev Event) ([]byte, error) {
 		}
 		return sse("content_block_start", mustJSON(map[string]any{"type": "content_block_start", "index": ev.Index, "content_block": b})), nil
 	case EvDelta:
-		return e.delta(ev), nil
+		b, _ := e.appendDelta(nil, ev)
+		return b, nil
 	case EvPartStop:
 		return sse("content_block_stop", mustJSON(map[string]any{"type": "content_block_stop", "index": ev.Index})), nil
 	case EvFinish:
@@ -243,7 +247,9 @@ func (e *anthropicStreamEncoder) Encode(ev Event) ([]byte, error) {
 	return nil, nil
 }
 
-func (e *anthropicStreamEncoder) delta(ev Event) []byte {
+// appendDelta appends the content_block_delta event of ev to dst; ok is
+// false (dst unchanged) for a delta with nothing to send.
+func (e *anthropicStreamEncoder) appendDelta(dst []byte, ev Event) (b []byte, ok bool) {
 	var typ, field, val string
 	p := ev.Part
 	switch {
@@ -256,12 +262,12 @@ func (e *anthropicStreamEncoder) delta(ev Event) []byte {
 	case p.Kind == KindReasoning && p.Signature != "":
 		typ, field, val = "signature_delta", "signature", p.Signature
 	default:
-		return nil
+		return dst, false
 	}
 	// Written by hand, not json.Marshal of a map: this is the per-event
 	// path of every translated stream (issue 20). Fields in the API's own
 	// order (type, index, delta).
-	b := make([]byte, 0, 112+len(val)+len(val)/8)
+	b = slices.Grow(dst, 112+len(val)+len(val)/8)
 	b = append(b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)
 	b = strconv.AppendInt(b, int64(ev.Index), 10)
 	b = append(b, `,"delta":{"type":"`...)
@@ -270,7 +276,7 @@ func (e *anthropicStreamEncoder) delta(ev Event) []byte {
 	b = append(b, field...)
 	b = append(b, `":`...)
 	b = appendJSONString(b, val)
-	return append(b, "}}\n\n"...)
+	return append(b, "}}\n\n"...), true
 }
 
 // AnthropicErrorEvent renders e as a Messages stream's error event.

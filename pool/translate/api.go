@@ -73,18 +73,35 @@ func EncodeResponse(api API, r *Response, model string, custom ...string) ([]byt
 type Stream struct {
 	dec     StreamDecoder
 	enc     StreamEncoder
-	started bool // EvStart was encoded
-	ended   bool // EvFinish or EvError was encoded
+	app     deltaAppender // enc's text-delta form, nil when it has none
+	started bool          // EvStart was encoded
+	ended   bool          // EvFinish or EvError was encoded
+	buf     []byte        // the last result, reused (Feed)
+}
+
+// maxKeptBuf is the largest output buffer a Stream keeps between events.
+const maxKeptBuf = 64 << 10
+
+// deltaAppender is an encoder that appends the usual delta events to a
+// buffer instead of returning new bytes: the per-event path of a
+// translated stream allocates nothing for its output (issue 20). ok false
+// leaves dst as it was, and the event to Encode.
+type deltaAppender interface {
+	appendDelta(dst []byte, ev Event) (b []byte, ok bool)
 }
 
 // NewStream returns a converter from member API from to client API to,
 // naming model in the client's events; custom as for EncodeResponse.
 func NewStream(from, to API, model string, custom ...string) *Stream {
-	return &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model, custom...)}
+	s := &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model, custom...)}
+	s.app, _ = s.enc.(deltaAppender)
+	return s
 }
 
 // Feed converts one upstream event (its "event" field and joined data).
-// An error is a malformed or untranslatable upstream event.
+// An error is a malformed or untranslatable upstream event. The bytes
+// returned by Feed, End and Error are valid until the next of these calls
+// (the Stream reuses its buffer): write them, or copy them.
 func (s *Stream) Feed(name string, data []byte) ([]byte, error) {
 	evs, err := s.dec.Decode(name, data)
 	if err != nil {
@@ -108,7 +125,7 @@ func (s *Stream) End() ([]byte, error) {
 // (upstreams that skip message_start/response.created), and nothing follows
 // the end.
 func (s *Stream) encode(evs []Event) ([]byte, error) {
-	var out []byte
+	out := s.buf[:0]
 	for _, ev := range evs {
 		if s.ended {
 			break
@@ -129,11 +146,24 @@ func (s *Stream) encode(evs []Event) ([]byte, error) {
 		if ev.Kind == EvFinish || ev.Kind == EvError {
 			s.ended = true
 		}
+		if s.app != nil && ev.Kind == EvDelta {
+			var ok bool
+			if out, ok = s.app.appendDelta(out, ev); ok {
+				continue
+			}
+		}
 		b, err := s.enc.Encode(ev)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, b...)
+	}
+	s.buf = out
+	if cap(out) > maxKeptBuf {
+		s.buf = nil // one large event does not stay with the stream
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }

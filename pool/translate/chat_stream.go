@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -23,6 +24,7 @@ type chatStreamDecoder struct {
 	stop          StopReason
 	stopSeen      bool
 	usage         Usage
+	one           [1]Event // contentChunk's usual result, reused per event (issue 20)
 }
 
 func newChatStreamDecoder() *chatStreamDecoder {
@@ -87,6 +89,12 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 
 // contentChunk is Decode of a plainContentChunk.
 func (d *chatStreamDecoder) contentChunk(f contentChunk) []Event {
+	if d.started && f.content != "" && d.cur >= 0 && d.curKind == KindText {
+		// The usual chunk: one more delta of the open text part, in the
+		// decoder's own slot (valid until the next Decode, StreamDecoder).
+		d.one[0] = Event{Kind: EvDelta, Index: d.cur, Part: Part{Kind: KindText, Text: f.content}}
+		return d.one[:1:1]
+	}
 	var out []Event
 	if !d.started {
 		d.started = true
@@ -210,8 +218,8 @@ func (e *chatStreamEncoder) chunk(delta chatDeltaOut, finish *string, u *chatUsa
 // textChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
 // hand, byte for byte the same: the per-event path of every translated
 // stream to a Chat client (issue 20) skips json.Marshal's reflection.
-func (e *chatStreamEncoder) textChunk(field, text string) []byte {
-	b := make([]byte, 0, 160+len(e.id)+len(e.model)+len(text)+len(text)/8)
+func (e *chatStreamEncoder) textChunk(dst []byte, field, text string) []byte {
+	b := slices.Grow(dst, 160+len(e.id)+len(e.model)+len(text)+len(text)/8)
 	b = append(b, `data: {"id":`...)
 	b = appendJSONString(b, e.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
@@ -223,6 +231,19 @@ func (e *chatStreamEncoder) textChunk(field, text string) []byte {
 	b = append(b, `":`...)
 	b = appendJSONString(b, text)
 	return append(b, "},\"finish_reason\":null}]}\n\n"...)
+}
+
+// appendDelta appends the chunk of a text or reasoning delta to dst; ok is
+// false (dst unchanged) for any other event.
+func (e *chatStreamEncoder) appendDelta(dst []byte, ev Event) ([]byte, bool) {
+	switch p := ev.Part; {
+	case ev.Kind != EvDelta:
+	case p.Kind == KindText && p.Text != "":
+		return e.textChunk(dst, "content", p.Text), true
+	case p.Kind == KindReasoning && p.Text != "":
+		return e.textChunk(dst, "reasoning_content", p.Text), true
+	}
+	return dst, false
 }
 
 func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
@@ -250,12 +271,11 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 		tc.Index, tc.ID, tc.Type, tc.Function.Name = &n, id, "function", ev.Part.Name
 		return e.chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
 	case EvDelta:
+		if b, ok := e.appendDelta(nil, ev); ok {
+			return b, nil
+		}
 		p := ev.Part
 		switch {
-		case p.Kind == KindText && p.Text != "":
-			return e.textChunk("content", p.Text), nil
-		case p.Kind == KindReasoning && p.Text != "":
-			return e.textChunk("reasoning_content", p.Text), nil
 		case p.Kind == KindToolCall && p.Args != "":
 			n := e.tools[ev.Index]
 			var tc chatToolCall

@@ -47,7 +47,10 @@ type Event struct {
 // "data" lines, and returns the neutral events it completes (often none).
 // End is called at the end of the upstream body and returns the closing
 // events of APIs whose end is the EOF (Gemini), or an error when the stream
-// stopped before its end. Errors name the stream field at fault.
+// stopped before its end. Errors name the stream field at fault. The
+// returned slice may be the decoder's own and is valid until the next
+// Decode: use its events, or copy them (issue 20: no allocation for the
+// usual text delta).
 type StreamDecoder interface {
 	Decode(name string, data []byte) ([]Event, error)
 	End() ([]Event, error)

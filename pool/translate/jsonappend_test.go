@@ -34,7 +34,7 @@ func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
 		t.Run("POOL-21/chat-text-chunk", func(t *testing.T) {
 			e := &chatStreamEncoder{model: `m<"x">`, id: "chatcmpl-&1", created: 1700000000}
 			for field, d := range map[string]chatDeltaOut{"content": {Content: &s}, "reasoning_content": {ReasoningContent: &s}} {
-				if got, want := e.textChunk(field, s), e.chunk(d, nil, nil); string(got) != string(want) {
+				if got, want := e.textChunk([]byte("prev"), field, s), e.chunk(d, nil, nil); string(got) != "prev"+string(want) {
 					t.Errorf("%s %q:\n got %s\nwant %s", field, s, got, want)
 				}
 			}
@@ -50,7 +50,11 @@ func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
 				{Part{Kind: KindReasoning, Text: s}, "thinking_delta", "thinking"},
 				{Part{Kind: KindReasoning, Signature: s}, "signature_delta", "signature"},
 			} {
-				got := string(e.delta(Event{Kind: EvDelta, Index: 3, Part: c.p}))
+				b, ok := e.appendDelta([]byte("prev"), Event{Kind: EvDelta, Index: 3, Part: c.p})
+				got, prev := strings.CutPrefix(string(b), "prev")
+				if !ok || !prev {
+					t.Fatalf("appendDelta: ok %v, earlier bytes kept %v", ok, prev)
+				}
 				want := "event: content_block_delta\ndata: " + string(mustJSON(struct {
 					Type  string            `json:"type"`
 					Index int               `json:"index"`
