@@ -141,6 +141,11 @@ func (c *Client) idlePool() *connPool {
 // the response arrived (the peer had closed it while it sat idle).
 var errStaleConn = errors.New("reused connection closed by peer")
 
+// errNotQuiet marks a reused connection on which bytes or EOF had arrived
+// while it sat idle (HTTP-5): it is closed before any byte of the request
+// was written, so any request may take the next one.
+var errNotQuiet = errors.New("reused connection not quiet")
+
 // Send performs one attempt of r through cand: body (nil: none) is the
 // request body, connectTimeout bounds the dial, and reuse allows a pooled
 // connection (only for requests the caller may replay; see the package
@@ -158,8 +163,15 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 		key.end = r.Addr
 	}
 	if reuse || r.ReuseUnreplayable {
-		if uc := c.idlePool().get(key); uc != nil {
+		for {
+			uc := c.idlePool().get(key)
+			if uc == nil {
+				break
+			}
 			res := c.exchange(ctx, cand, r, body, uc, true, !reuse)
+			if errors.Is(res.Err, errNotQuiet) {
+				continue // nothing was written: the next idle connection, or a fresh one
+			}
 			if !errors.Is(res.Err, errStaleConn) {
 				return res
 			}
@@ -168,6 +180,7 @@ func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body
 					return res // cannot be sent again: the failure stands
 				}
 			}
+			break
 		}
 	}
 	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
@@ -202,6 +215,23 @@ func bodyBuffered(resp *Response, uc *upConn) bool {
 	return resp.NoBody || !resp.Chunked && resp.ContentLength >= 0 && int64(uc.br.Buffered()) >= resp.ContentLength
 }
 
+// sendPlain writes r on uc with conn.Write and sets the head's read
+// deadline after it; check (a reused connection) first asks quiet, which
+// is false when bytes or EOF arrived while it sat idle (HTTP-5): nothing is
+// written then. Connections that are no socket, and every connection where
+// send has no read(2) of its own (Windows), take this path.
+func (uc *upConn) sendPlain(c *Client, check bool, cand path.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
+	if check && !uc.quiet() {
+		return false, nil
+	}
+	if werr = writeRequest(uc.bw, cand, r, body); werr != nil {
+		return true, werr
+	}
+	uc.headDeadline = c.headDeadline(r)
+	uc.conn.SetReadDeadline(uc.headDeadline)
+	return true, nil
+}
+
 // maxInterim bounds the 1xx answers read before the final one.
 const maxInterim = 8
 
@@ -224,7 +254,10 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		return res
 	}
 	before := uc.dw.written
-	werr := writeRequest(uc.bw, cand, r, body)
+	quiet, werr := uc.send(c, reused, cand, r, body)
+	if !quiet {
+		return fail(errNotQuiet)
+	}
 	if werr != nil && reused && (!strict || uc.dw.written == before) {
 		return fail(errStaleConn)
 	}
@@ -241,8 +274,6 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		}
 		return fail(werr)
 	}
-	uc.headDeadline = c.headDeadline(r)
-	uc.conn.SetReadDeadline(uc.headDeadline)
 	resp, err := readFinal(uc, r.Method)
 	if err != nil {
 		if reused && !strict && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {

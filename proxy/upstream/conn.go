@@ -15,8 +15,9 @@ type upConn struct {
 	key   poolKey
 	since time.Time // idle since
 	dw    *deadlineWriter
-	rc    syscall.RawConn // for quiet; set on its first use
-	peek  sockPeek
+	src   connReader      // br's source
+	rc    syscall.RawConn // for send's wait (await_unix.go); set on its first use
+	aw    await           // send's state, per OS
 	// interrupt ends any read or write on conn at once (a past
 	// deadline): an exchange's context.AfterFunc, made once per
 	// connection instead of a closure per request.
@@ -32,7 +33,8 @@ type upConn struct {
 func newUpConn(conn net.Conn, key poolKey, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key}
 	uc.interrupt = func() { conn.SetDeadline(time.Unix(1, 0)) }
-	uc.br = bufio.NewReaderSize(conn, 4096)
+	uc.src.conn = conn
+	uc.br = bufio.NewReaderSize(&uc.src, 4096)
 	uc.dw = &deadlineWriter{c: conn, idle: writeIdle}
 	uc.bw = bufio.NewWriterSize(uc.dw, 4096)
 	return uc
@@ -57,4 +59,28 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 	n, err := w.c.Write(p)
 	w.written += int64(n)
 	return n, err
+}
+
+// connReader is the source of an upConn's buffered reader: the connection,
+// except inside send's wait on Unix, where raw is set and a read is one
+// read(2) on the descriptor (the poller's read lock is held there, so
+// conn.Read would deadlock). err is a failure of that wait, returned to
+// the next read (readFinal's), as a failed conn.Read would have been.
+type connReader struct {
+	conn net.Conn
+	raw  bool
+	fd   uintptr
+	err  error
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		err := r.err
+		r.err = nil
+		return 0, err
+	}
+	if r.raw {
+		return rawRead(r.fd, p)
+	}
+	return r.conn.Read(p)
 }

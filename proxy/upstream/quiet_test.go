@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,48 +15,178 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// loopbackPair is a connected TCP pair on 127.0.0.1: ours, wrapped as a
-// pooled upConn, and the peer's end.
-func loopbackPair(t *testing.T) (uc *upConn, peer net.Conn) {
+// scriptOrigin serves connection i (from 0) with script[i] (the last one
+// for any later connection) and closes it when that returns; each step
+// gets the connection and its reader.
+func scriptOrigin(t *testing.T, script ...func(c net.Conn, br *bufio.Reader)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer = <-accepted
-	if peer == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { c.Close(); peer.Close() })
-	return newUpConn(c, poolKey{"k", "a"}, time.Second), peer
+	var conns atomic.Int32
+	return testkit.ServeConns(t, func(c net.Conn) {
+		defer c.Close()
+		i := int(conns.Add(1)) - 1
+		script[min(i, len(script)-1)](c, bufio.NewReader(c))
+	})
 }
 
-func TestQuiet(t *testing.T) {
-	t.Run("HTTP-5/idle-connection-is-quiet-and-the-peek-allocates-nothing", func(t *testing.T) {
-		uc, _ := loopbackPair(t)
-		if !uc.quiet() {
-			t.Fatal("an idle connection with nothing queued is not quiet")
+// readHead reads one request head and its body (Content-Length only),
+// counting it.
+func readHead(br *bufio.Reader, heads *atomic.Int32) bool {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	io.Copy(io.Discard, req.Body)
+	heads.Add(1)
+	return true
+}
+
+func postRequest(addr string) *Request {
+	r := getRequest(addr)
+	r.Method, r.Length, r.ReuseUnreplayable = "POST", 2, true
+	return r
+}
+
+// sendRead sends r with body (may be empty) and returns the status and body.
+func sendRead(t *testing.T, c *Client, r *Request, body string, reuse bool) (int, string, Result) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+		r.Reopen = func() io.Reader { return strings.NewReader(body) }
+	}
+	res := c.Send(context.Background(), path.Direct, r, rd, 5*time.Second, reuse)
+	if res.Err != nil {
+		return 0, "", res
+	}
+	defer res.Resp.Body.Close()
+	b, err := io.ReadAll(res.Resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Resp.StatusCode, string(b), res
+}
+
+func TestIdleCheck(t *testing.T) {
+	ok := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	serveOK := func(heads *atomic.Int32) func(c net.Conn, br *bufio.Reader) {
+		return func(c net.Conn, br *bufio.Reader) {
+			for readHead(br, heads) {
+				io.WriteString(c, ok)
+			}
 		}
-		if n := testing.AllocsPerRun(100, func() { uc.quiet() }); n != 0 {
-			t.Fatalf("quiet allocates %v times per check (issue 20: it runs before every reuse)", n)
+	}
+	t.Run("HTTP-5/bytes-sent-while-idle-never-answer-the-next-request", func(t *testing.T) {
+		var heads atomic.Int32
+		pooled, sent := make(chan struct{}), make(chan struct{})
+		addr := scriptOrigin(t, func(c net.Conn, br *bufio.Reader) {
+			readHead(br, &heads)
+			io.WriteString(c, ok)
+			<-pooled // unsolicited, while the connection sits in the pool
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
+			close(sent)
+			io.Copy(io.Discard, br)
+		}, serveOK(&heads))
+		c := newTestClient()
+		defer c.CloseIdle()
+		if st, b, res := sendRead(t, c, getRequest(addr), "", true); st != 200 || b != "ok" {
+			t.Fatalf("first: %d %q %v", st, b, res.Err)
+		}
+		close(pooled)
+		<-sent
+		for _, r := range []*Request{getRequest(addr), postRequest(addr)} {
+			body := ""
+			if r.Method == "POST" {
+				body = "hi"
+			}
+			if st, b, res := sendRead(t, c, r, body, r.Method == "GET"); st != 200 || b != "ok" {
+				t.Fatalf("%s after unsolicited bytes: %d %q %v", r.Method, st, b, res.Err)
+			}
 		}
 	})
-	t.Run("HTTP-5/unsolicited-byte-is-not-quiet", func(t *testing.T) {
-		uc, peer := loopbackPair(t)
-		io.WriteString(peer, "H")
-		testkit.WaitFor(t, 5*time.Second, "the byte seen", func() bool { return !uc.quiet() })
-		if b, err := uc.br.Peek(1); err != nil || b[0] != 'H' {
-			t.Fatalf("the peek consumed the byte: %q %v", b, err)
+	t.Run("HTTP-3/POST-on-a-pooled-connection-the-origin-closed-goes-on-a-fresh-one-once", func(t *testing.T) {
+		// The origin closes its idle connection (FIN): the check before
+		// the write sees it, so the POST (POOL-17: reusing, not
+		// replayable) is written once, on a fresh connection: neither
+		// lost nor replayed.
+		var heads atomic.Int32
+		closed := make(chan struct{})
+		addr := scriptOrigin(t, func(c net.Conn, br *bufio.Reader) {
+			readHead(br, &heads)
+			io.WriteString(c, ok)
+			c.Close()
+			close(closed)
+		}, serveOK(&heads))
+		c := newTestClient()
+		defer c.CloseIdle()
+		if st, _, res := sendRead(t, c, getRequest(addr), "", true); st != 200 {
+			t.Fatalf("first: %d %v", st, res.Err)
+		}
+		<-closed // on loopback the FIN is in our socket once Close returned
+		st, b, res := sendRead(t, c, postRequest(addr), "hi", false)
+		if st != 200 || b != "ok" {
+			t.Fatalf("POST: %d %q %v", st, b, res.Err)
+		}
+		if n := heads.Load(); n != 2 {
+			t.Fatalf("origin read %d requests, want 2 (the GET, the POST once)", n)
+		}
+	})
+	t.Run("HTTP-3/POST-whose-pooled-connection-fails-after-the-write-is-not-replayed", func(t *testing.T) {
+		// The origin reads the POST on the reused connection and closes
+		// without an answer: the POST may have been acted on, so it is
+		// not sent again (Connected true, the caller decides).
+		var heads atomic.Int32
+		addr := scriptOrigin(t, func(c net.Conn, br *bufio.Reader) {
+			readHead(br, &heads)
+			io.WriteString(c, ok)
+			readHead(br, &heads) // the POST, then close without answering
+		}, serveOK(&heads))
+		c := newTestClient()
+		defer c.CloseIdle()
+		if st, _, res := sendRead(t, c, getRequest(addr), "", true); st != 200 {
+			t.Fatalf("first: %d %v", st, res.Err)
+		}
+		_, _, res := sendRead(t, c, postRequest(addr), "hi", false)
+		if res.Err == nil || !res.Connected {
+			t.Fatalf("POST on a connection that failed after the write: err %v connected %v, want a failure after connecting", res.Err, res.Connected)
+		}
+		if n := heads.Load(); n != 2 {
+			t.Fatalf("origin read %d requests, want 2 (the POST exactly once)", n)
+		}
+	})
+	t.Run("HTTP-3/GET-whose-pooled-connection-fails-before-an-answer-byte-is-retried-once", func(t *testing.T) {
+		var heads atomic.Int32
+		drop := func(c net.Conn, br *bufio.Reader) { readHead(br, &heads) } // reads, closes, never answers
+		addr := scriptOrigin(t, func(c net.Conn, br *bufio.Reader) {
+			readHead(br, &heads)
+			io.WriteString(c, ok)
+			readHead(br, &heads) // the reused request: closed unanswered
+		}, serveOK(&heads))
+		c := newTestClient()
+		defer c.CloseIdle()
+		if st, _, res := sendRead(t, c, getRequest(addr), "", true); st != 200 {
+			t.Fatalf("first: %d %v", st, res.Err)
+		}
+		if st, b, res := sendRead(t, c, getRequest(addr), "", true); st != 200 || b != "ok" {
+			t.Fatalf("GET after the reused connection failed: %d %q %v", st, b, res.Err)
+		}
+		if n := heads.Load(); n != 3 {
+			t.Fatalf("origin read %d requests, want 3 (first, the failed reuse, the retry)", n)
+		}
+		// Once: when the fresh connection fails too, that failure stands.
+		heads.Store(0)
+		addr = scriptOrigin(t, func(c net.Conn, br *bufio.Reader) {
+			readHead(br, &heads)
+			io.WriteString(c, ok)
+			readHead(br, &heads)
+		}, drop)
+		if st, _, res := sendRead(t, c, getRequest(addr), "", true); st != 200 {
+			t.Fatalf("first: %d %v", st, res.Err)
+		}
+		if _, _, res := sendRead(t, c, getRequest(addr), "", true); res.Err == nil {
+			t.Fatal("a GET whose retry failed too succeeded")
+		}
+		if n := heads.Load(); n != 3 {
+			t.Fatalf("origin read %d requests, want 3 (first, the failed reuse, one retry)", n)
 		}
 	})
 }
@@ -88,34 +220,6 @@ func TestPooledWriteDeadline(t *testing.T) {
 		default:
 		}
 	})
-}
-
-// BenchmarkQuiet is the check before every reuse of a pooled connection
-// (HTTP-5): one idle loopback connection, nothing queued.
-func BenchmarkQuiet(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		if c, err := ln.Accept(); err == nil {
-			defer c.Close()
-			io.Copy(io.Discard, c)
-		}
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	uc := newUpConn(c, poolKey{"k", "a"}, time.Second)
-	b.ReportAllocs()
-	for b.Loop() {
-		if !uc.quiet() {
-			b.Fatal("idle connection not quiet")
-		}
-	}
 }
 
 func TestHeadDeadlineLeftArmed(t *testing.T) {
