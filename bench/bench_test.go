@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -267,6 +268,32 @@ func BenchmarkPlainProxyParallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
+		}
+	})
+}
+
+// BenchmarkTunnelNewParallel is tunnelNew from 8 clients at once (the
+// scenario-2 load: each connection's goroutine, stack and tracking work
+// runs next to others').
+func BenchmarkTunnelNewParallel(b *testing.B) {
+	addr, o := startProxy(b)
+	p := path{proxy: addr, origin: o.plainAddr(), tunnel: true}
+	req := p.reqLine("/", true)
+	b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+	cpuReset(b)()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c, br, err := p.dial(time.Now().Add(opTimeout))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := c.Write(req); err != nil {
+				b.Error(err)
+			} else if status, _, err := readResponse(br); err != nil || status != 200 {
+				b.Errorf("status %d err %v", status, err)
+			}
+			c.Close()
 		}
 	})
 }

@@ -69,11 +69,15 @@ type Server struct {
 	epoch     time.Time               // connState.pendingSince is counted from here
 	buffered  atomic.Int64            // request body bytes buffered right now (maxBuffered)
 	closing   atomic.Bool             // stored under mu (Shutdown), read without it
-	wg        sync.WaitGroup          // connection goroutines and Serve loops
+	wg        sync.WaitGroup          // connections, connection goroutines and Serve loops
 	done      chan struct{}           // closed by Shutdown
 	baseCtx   context.Context         // cancelled by Shutdown; parent of upstream work
 	viaCtx    context.Context         // baseCtx with our Via entry alone (dial.WithVia), made once
 	cancel    context.CancelFunc
+
+	jobs        chan connJob // unbuffered: accepted connections for waiting connection goroutines (workers.go)
+	idleServers atomic.Int64 // connection goroutines waiting on jobs
+	maxIdle     int64        // at most this many wait
 }
 
 // New validates cfg and returns a Server. Errors name the offending field.
@@ -104,6 +108,8 @@ func newServer(cfg Config, eng *Engine) *Server {
 		conns:     map[net.Conn]*connState{},
 		epoch:     time.Now(),
 		done:      make(chan struct{}),
+		jobs:      make(chan connJob),
+		maxIdle:   maxIdleServers(),
 	}
 	s.watches.done, s.watches.wg = s.done, &s.wg
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
@@ -194,7 +200,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			return nil
 		}
-		go s.serveConn(c, cs)
+		s.dispatch(c, cs)
 	}
 }
 
