@@ -2,12 +2,15 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -21,19 +24,36 @@ var connectEstablished = []byte("HTTP/1.1 200 Connection established\r\n\r\n")
 //
 // It reports true when the tunnel relay owns c from now on: the relay
 // closes c and calls s.untrack(c) when the tunnel ends. out gives the
-// buffered writer for error answers. The upstream connection is kept in
+// buffered writer for error answers; oc is the goroutine's open context. The upstream connection is kept in
 // cs (not in a server-wide map) so Shutdown can force-close it.
-func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out func() *bufio.Writer, head *httpmsg.RequestHead) (relayed bool) {
+func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out func() *bufio.Writer, head *httpmsg.RequestHead, oc *openCtx) (relayed bool) {
 	host, port, err := splitConnectTarget(head.Target)
 	if err != nil {
 		writeSimple(out(), 400, "bad CONNECT target: "+err.Error()+"\n", nil)
 		return false
 	}
-	ctx := s.viaCtx // the usual request carries no Via: ours alone, made once
+	// A client that leaves during a slow open cancels it, racing attempts
+	// included (SPEC CON-1; CD-1: no cooldown): the watch reads c only once
+	// the open has taken clientWatchDelay (forward_watch.go), so a fast
+	// open costs no goroutine, read or timer for it, and the usual CONNECT
+	// (no Via: ours alone) reuses its goroutine's context (workers.go).
+	ctx, cancel := oc.get(s.viaCtx)
 	if vias := head.Vias(); len(vias) > 0 {
-		ctx = dial.WithVia(s.baseCtx, s.engine.viaChain(vias))
+		ctx, cancel = context.WithCancelCause(dial.WithVia(s.baseCtx, s.engine.viaChain(vias)))
+		defer cancel(nil)
 	}
+	watch := s.watches.watch(c, br, cancel)
 	up, cand, err := s.engine.openTunnel(ctx, host, port)
+	watch.stop()
+	if context.Cause(ctx) == errClientGone {
+		opened := ""
+		if up != nil {
+			up.Close()
+			opened = s.engine.candName(cand)
+		}
+		s.log.Info("CONNECT abandoned: the client closed its connection while the path was opening", clientGoneAttrs(host, opened, err)...)
+		return false
+	}
 	if isLocal(err) {
 		writeSimple(out(), 503, localAnswer(err), nil)
 		return false
@@ -79,6 +99,29 @@ func (s *Server) startTunnel(c net.Conn, cs *connState, br *bufio.Reader, up net
 	}
 	putReader(br)
 	return true
+}
+
+// clientGoneAttrs are the log attributes of a CONNECT whose client left
+// while its path was opening (SPEC CON-1, HTTP-6: host, candidate, phase,
+// reason): the attempts the departure cancelled (with their phases), or
+// the candidate opened names the path that had just opened (phase
+// "opened", closed unused).
+func clientGoneAttrs(host, opened string, err error) []any {
+	if opened != "" {
+		return []any{"host", host, "candidate", opened, "phase", "opened", "reason", errClientGone.Error()}
+	}
+	var cands, phases []string
+	var af *AllFailedError
+	if errors.As(err, &af) {
+		for _, e := range af.Errs {
+			var pe *path.PathError
+			if errors.As(e, &pe) && errors.Is(e, context.Canceled) {
+				cands = append(cands, pe.Candidate.String())
+				phases = append(phases, string(pe.Phase))
+			}
+		}
+	}
+	return []any{"host", host, "candidate", strings.Join(cands, ","), "phase", strings.Join(phases, ","), "reason", errClientGone.Error()}
 }
 
 // splitConnectTarget validates an authority-form target "host:port"

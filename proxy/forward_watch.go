@@ -11,7 +11,8 @@ import (
 )
 
 // Client-gone watch of plain requests (SPEC HTTP-4: a client that hangs
-// up cancels the upstream request, like net/http's background read).
+// up cancels the upstream request, like net/http's background read), and
+// of CONNECT opens (SPEC CON-1, connect.go).
 //
 // Watching a client connection costs a goroutine blocked in a read of it,
 // and stopping the watch a past read deadline and a hand-off. A request

@@ -61,10 +61,14 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
 		return nil, path.Candidate{}, o.local
 	}
-	if ctx.Err() == nil {
+	why := "all candidates failed"
+	switch {
+	case context.Cause(ctx) == errClientGone:
+		why = "client gone" // as a plain request's (forward_trip.go)
+	case ctx.Err() == nil:
 		e.allFailed(host) // not when the client left or the server stops
 	}
-	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "all candidates failed"})
+	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: why})
 	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: o.fails}
 }
 
@@ -177,6 +181,10 @@ func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int
 				armTimer()
 			}
 		case <-timerC:
+			if ctx.Err() != nil {
+				timerC = nil // the client left or the server stops: no new attempt
+				continue
+			}
 			launch()
 			armTimer()
 		}

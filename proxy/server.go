@@ -335,8 +335,9 @@ func (s *Server) waitConns(ctx context.Context) {
 	}
 }
 
-// serveConn runs the request loop of one client connection.
-func (s *Server) serveConn(c net.Conn, cs *connState) {
+// serveConn runs the request loop of one client connection; oc is its
+// goroutine's context for opening tunnels (workers.go).
+func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 	relayed := false
 	defer func() {
 		if relayed {
@@ -383,7 +384,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState) {
 		switch {
 		case head.Method == http.MethodConnect:
 			view.release() // the tunnel owns c now
-			relayed = s.handleConnect(c, cs, br, out, head)
+			relayed = s.handleConnect(c, cs, br, out, head, oc)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
 			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"net"
 	"runtime"
 )
@@ -45,8 +46,9 @@ func (s *Server) dispatch(c net.Conn, cs *connState) {
 // than s.maxIdle goroutines would wait or the server shuts down.
 func (s *Server) serveLoop(c net.Conn, cs *connState) {
 	defer s.wg.Done()
+	var oc openCtx
 	for {
-		s.serveConn(c, cs)
+		s.serveConn(c, cs, &oc)
 		c, cs = nil, nil // a waiting goroutine keeps no connection alive
 		if s.idleServers.Add(1) > s.maxIdle {
 			s.idleServers.Add(-1)
@@ -61,4 +63,24 @@ func (s *Server) serveLoop(c net.Conn, cs *connState) {
 			return
 		}
 	}
+}
+
+// openCtx is a connection goroutine's context for opening tunnels: the
+// parent of every attempt's context, cancelled with errClientGone when the
+// client leaves during the open (SPEC CON-1, connect.go). One that nothing
+// cancelled serves the goroutine's next CONNECT too (issue 20: a cancel
+// context per tunnel, registered with the server's base context, was two
+// lock round trips and five allocations).
+type openCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// get returns the context, derived from parent (s.viaCtx) when there is
+// none yet or the last one was cancelled (a client left, Shutdown).
+func (o *openCtx) get(parent context.Context) (context.Context, context.CancelCauseFunc) {
+	if o.ctx == nil || o.ctx.Err() != nil {
+		o.ctx, o.cancel = context.WithCancelCause(parent)
+	}
+	return o.ctx, o.cancel
 }

@@ -1,0 +1,179 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// waitNoStack polls the goroutine dump until no goroutine runs a function
+// containing any of frames, or fails after within.
+func waitNoStack(t *testing.T, within time.Duration, frames ...string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	buf := make([]byte, 1<<20)
+	for {
+		dump := string(buf[:runtime.Stack(buf, true)])
+		left := ""
+		for _, f := range frames {
+			if strings.Contains(dump, f) {
+				left = f
+			}
+		}
+		if left == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a goroutine still runs %s after %v:\n%s", left, within, dump)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation
+	}
+}
+
+// openFrames are the functions of an open in progress and its client watch.
+var openFrames = []string{"proxy.(*Server).handleConnect", "proxy.(*Engine).openTunnel", "proxy/dial.", "proxy.(*clientWatch).run"}
+
+func TestConnectClientGone(t *testing.T) {
+	t.Run("CON-1/client-gone-during-slow-open-cancels-it", func(t *testing.T) {
+		before := goleak.IgnoreCurrent()
+		g := newSilentGateway(t)
+		gw := g.Addr
+		var logs logBuffer
+		srv, err := New(Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan struct{})
+		go func() { srv.Serve(ln); close(served) }()
+
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		c.Close()
+		// The connect timeout is 30 s: only the client's departure ends
+		// the open this early.
+		waitUntil(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		waitNoStack(t, 5*time.Second, openFrames...)
+
+		out := logs.String()
+		if n := strings.Count(out, "CONNECT abandoned"); n != 1 {
+			t.Fatalf("%d abandon lines, want 1:\n%s", n, out)
+		}
+		for _, want := range []string{"host=example.test", "candidate=http://" + gw, "phase=connect-response", `reason="client closed connection"`} {
+			mustContain(t, out, want)
+		}
+		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+			t.Fatalf("decision %+v, want error \"client gone\"", d)
+		}
+		if cd := srv.Engine().cooldowns; cd.Cooling(gateways(t, false, "http://"+gw)[0].Key(), "example.test:443") {
+			t.Fatal("CD-1: a client that left recorded a cooldown")
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-served
+		if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/dual-proxy/dual-proxy/proxy.newFakeGateway.func1")); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("CON-1/client-gone-cancels-every-racing-attempt", func(t *testing.T) {
+		g1, g2 := newSilentGateway(t), newSilentGateway(t)
+		gw1, gw2 := g1.Addr, g2.Addr
+		var logs logBuffer
+		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw1, "http://"+gw2), ConnectTimeout: 30 * time.Second,
+			RaceDelay: 20 * time.Millisecond, Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitUntil(t, 10*time.Second, "both attempts", func() bool { return g1.accepted.Load() == 1 && g2.accepted.Load() == 1 })
+		c.Close()
+		waitUntil(t, 5*time.Second, "the attempts outlived their client", func() bool { return g1.Open() == 0 && g2.Open() == 0 })
+		waitNoStack(t, 5*time.Second, openFrames...)
+		out := logs.String()
+		if !strings.Contains(out, "candidate=http://"+gw1+",http://"+gw2) && !strings.Contains(out, "candidate=http://"+gw2+",http://"+gw1) {
+			t.Fatalf("the abandon line does not name both attempts:\n%s", out)
+		}
+		for _, g := range []string{gw1, gw2} {
+			if srv.Engine().cooldowns.Cooling(gateways(t, false, "http://"+g)[0].Key(), "example.test:443") {
+				t.Fatalf("CD-1: a client that left cooled %s", g)
+			}
+		}
+	})
+
+	t.Run("CON-2/a-client-that-stays-through-a-watched-open-keeps-its-early-bytes", func(t *testing.T) {
+		// The open takes long enough for the client watch to start (it reads
+		// the client connection); bytes the client sends before the 200
+		// end the watch without cancelling and still reach the
+		// destination, in order.
+		release := make(chan struct{})
+		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			br := bufio.NewReader(c)
+			for {
+				l, err := br.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == "\r\n" {
+					break
+				}
+			}
+			<-release
+			io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+			io.Copy(c, br) // echo
+		})
+		t.Cleanup(func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		})
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+		io.WriteString(c, "early bytes") // before the 200, while the watch reads
+		waitNoStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+		close(release)
+		br := bufio.NewReader(c)
+		if st, body := readConnectReply(t, br); st != 200 {
+			t.Fatalf("status %d %s", st, body)
+		}
+		io.WriteString(c, ", then more")
+		want := "early bytes, then more"
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(br, got); err != nil || string(got) != want {
+			t.Fatalf("echo %q %v, want %q", got, err, want)
+		}
+	})
+}
+
+// waitStack polls the goroutine dump until a goroutine runs frame.
+func waitStack(t *testing.T, within time.Duration, frame string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	buf := make([]byte, 1<<20)
+	for !strings.Contains(string(buf[:runtime.Stack(buf, true)]), frame) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine runs %s after %v", frame, within)
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation
+	}
+}
