@@ -113,8 +113,14 @@ const DefaultMaxTokens = 32000
 // One piece: a flat walk over the Messages fields in document order, each
 // filling the one Request.
 func DecodeAnthropicRequest(body []byte) (*Request, error) {
+	return decodeAnthropicRequest(body, false)
+}
+
+// decodeAnthropicRequest is DecodeAnthropicRequest; valid says body is known to be valid JSON
+// (objectKeys).
+func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 	var w anRequest
-	if err := objectKeys(body, &w, anKnownKeys, anIgnoredKeys); err != nil {
+	if err := objectKeys(body, &w, anKnownKeys, anIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxTokens, Temperature: w.Temperature,

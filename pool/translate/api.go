@@ -4,15 +4,28 @@ package translate
 // stream come from the URL; the other APIs read them from the body and
 // ignore the arguments.
 func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, error) {
+	return decodeRequest(api, body, model, stream, false)
+}
+
+// DecodeValidRequest is DecodeRequest of a body known to be valid JSON (the
+// pool's, which ParseRequest's json.Unmarshal accepted): it is not
+// validated again, only decoded (issue 20: decoded once). A body that is
+// not valid JSON must not be passed: it is read without panicking, but
+// need not be refused.
+func DecodeValidRequest(api API, body []byte, model string, stream bool) (*Request, error) {
+	return decodeRequest(api, body, model, stream, true)
+}
+
+func decodeRequest(api API, body []byte, model string, stream, valid bool) (*Request, error) {
 	switch api {
 	case APIAnthropic:
-		return DecodeAnthropicRequest(body)
+		return decodeAnthropicRequest(body, valid)
 	case APIChat:
-		return DecodeChatRequest(body)
+		return decodeChatRequest(body, valid)
 	case APIResponses:
-		return DecodeResponsesRequest(body)
+		return decodeResponsesRequest(body, valid)
 	case APIGemini:
-		return DecodeGeminiRequest(body, model, stream)
+		return decodeGeminiRequest(body, model, stream, valid)
 	}
 	panic("translate: unknown API " + string(api))
 }

@@ -60,19 +60,26 @@ func BenchmarkRequest(b *testing.B) {
 		{"scen7-anthropic-to-chat", APIAnthropic, APIChat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
 		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			body := []byte(c.body)
-			b.SetBytes(int64(len(body)))
-			for b.Loop() {
-				r, err := DecodeRequest(c.from, body, "", false)
-				if err != nil {
-					b.Fatal(err)
+		// "-valid": the pool's call, DecodeValidRequest of a body its
+		// ParseRequest validated (issue 20: decoded once).
+		for _, dec := range []struct {
+			suffix string
+			fn     func(API, []byte, string, bool) (*Request, error)
+		}{{"", DecodeRequest}, {"-valid", DecodeValidRequest}} {
+			b.Run(c.name+dec.suffix, func(b *testing.B) {
+				body := []byte(c.body)
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					r, err := dec.fn(c.from, body, "", false)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := EncodeRequest(c.to, r); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if _, err := EncodeRequest(c.to, r); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -106,9 +106,13 @@ var chatEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 // DecodeChatRequest reads a Chat Completions request body. system and
 // developer messages are hoisted into Request.System in order; n > 1,
 // audio, files and logprobs are FieldErrors.
-func DecodeChatRequest(body []byte) (*Request, error) {
+func DecodeChatRequest(body []byte) (*Request, error) { return decodeChatRequest(body, false) }
+
+// decodeChatRequest is DecodeChatRequest; valid says body is known to be valid JSON
+// (objectKeys).
+func decodeChatRequest(body []byte, valid bool) (*Request, error) {
 	var w chatRequest
-	if err := objectKeys(body, &w, chatKnownKeys, chatIgnoredKeys); err != nil {
+	if err := objectKeys(body, &w, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if w.N != nil && *w.N != 1 {

@@ -115,13 +115,19 @@ const skipSignature = "skip_thought_signature_validator"
 // cachedContent, non-image media and candidateCount > 1 are FieldErrors;
 // thought signatures are dropped.
 func DecodeGeminiRequest(body []byte, model string, stream bool) (*Request, error) {
+	return decodeGeminiRequest(body, model, stream, false)
+}
+
+// decodeGeminiRequest is DecodeGeminiRequest; valid says body is known to be valid JSON
+// (objectKeys).
+func decodeGeminiRequest(body []byte, model string, stream bool, valid bool) (*Request, error) {
 	var raw any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, &FieldError{Field: "body", Reason: "not JSON: " + err.Error()}
 	}
 	body = mustJSON(camelKeys(raw))
 	var w gmRequest
-	if err := objectKeys(body, &w, gmKnownKeys, gmIgnoredKeys); err != nil {
+	if err := objectKeys(body, &w, gmKnownKeys, gmIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if err := checkGeminiNested(body); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -12,8 +13,16 @@ import (
 // objectKeys decodes body as a JSON object into typed (a pointer to a wire
 // struct) and checks its top-level keys: a key in known is decoded, a key in
 // ignored is dropped on purpose (its loss does not change the answer), any
-// other key is a FieldError (the target cannot express it).
-func objectKeys(body []byte, typed any, known, ignored []string) error {
+// other key is a FieldError (the target cannot express it). valid says
+// body is known to be valid JSON: then it is decoded by one scan
+// (decodeValid) when it can be.
+func objectKeys(body []byte, typed any, known, ignored []string, valid bool) error {
+	if valid {
+		if keys, ok := decodeValid(body, typed); ok {
+			return checkKeys("", keys, known, ignored)
+		}
+		reflect.ValueOf(typed).Elem().SetZero()
+	}
 	if err := json.Unmarshal(body, typed); err != nil {
 		var raw map[string]keyOnly
 		if err := json.Unmarshal(body, &raw); err != nil {
@@ -63,14 +72,24 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipJSONString returns the index after the string starting at b[i] ('"').
+// A quote ends the string unless an odd run of backslashes precedes it;
+// the quotes are found with bytes.IndexByte, not byte by byte (issue 20:
+// most of a request body is in a few long strings).
 func skipJSONString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0
+		for q-n-1 > i && b[q-n-1] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return len(b)
 }

@@ -88,8 +88,14 @@ var (
 // custom…) are FieldErrors: no other API can hold their state or run them.
 // Reasoning items keep their encrypted_content and id for a Responses member.
 func DecodeResponsesRequest(body []byte) (*Request, error) {
+	return decodeResponsesRequest(body, false)
+}
+
+// decodeResponsesRequest is DecodeResponsesRequest; valid says body is known to be valid JSON
+// (objectKeys).
+func decodeResponsesRequest(body []byte, valid bool) (*Request, error) {
 	var w rsRequest
-	if err := objectKeys(body, &w, rsKnownKeys, rsIgnoredKeys); err != nil {
+	if err := objectKeys(body, &w, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature,
