@@ -41,7 +41,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, YAMLError(err)
+		return nil, YAMLError(err, data)
 	}
 	cfg := &Config{}
 	if len(doc.Content) == 0 {

@@ -206,19 +206,28 @@ func locate(root *yaml.Node, p string) *yaml.Node {
 	return at
 }
 
-// YAMLError is the parser's error as a *ConfigError: yaml.v3 says "yaml:
-// line N: MSG" (or "yaml: unmarshal errors:\n  line N: MSG"), so the line
-// becomes the position.
-func YAMLError(err error) *ConfigError {
-	msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), "yaml: "))
-	msg = strings.TrimSpace(strings.TrimPrefix(msg, "unmarshal errors:"))
+// YAMLError is the parser's error on data as a *ConfigError at the line
+// to edit (yamlpos.go): yaml.v3 says "yaml: line N: MSG", where N is right
+// for a scanner error but, for a parser error, the line before the start of
+// the enclosing mapping or list; such a line is found again, and MSG gets a
+// hint in words for the usual causes. The column is left unknown.
+func YAMLError(err error, data []byte) *ConfigError {
+	line, msg := yamlLine(err)
 	e := cfgErr("", msg)
-	if rest, ok := strings.CutPrefix(msg, "line "); ok {
-		if num, tail, ok := strings.Cut(rest, ": "); ok {
-			if n, err := strconv.Atoi(num); err == nil {
-				e.Line, e.Msg = n, tail
-			}
+	e.Line = line
+	hint, parser := parserProblems[msg]
+	if parser || line == 0 {
+		if l := problemLine(data, msg); l > 0 {
+			e.Line = l
+		} else if parser && line > 0 {
+			e.Line = line + 1 // at least the enclosing collection's start
 		}
+	}
+	if !parser && indentedWithTab(data, e.Line) {
+		hint = tabHint
+	}
+	if hint != "" {
+		e.Msg += " (" + hint + ")"
 	}
 	return e
 }

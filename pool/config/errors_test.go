@@ -117,3 +117,59 @@ func TestLocate(t *testing.T) {
 		}
 	})
 }
+
+// TestYAMLSyntaxErrorLines: yaml.v3 names, for every parser error, the line
+// before the start of the enclosing collection (0-based context mark); the
+// wrapped error names the line to edit, per kind, and never a column.
+func TestYAMLSyntaxErrorLines(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		line       int
+		msg        string
+	}{
+		// parser errors: yaml.v3 says one line early, or further
+		{"key-indented-deeper", "channels:\n  a: {api: anthropic}\n   b: {api: openai}\npools:\n  p: {members: [a]}\n", 3, "did not find expected key (a line indented"},
+		{"key-indented-less", "channels:\n    a:\n      api: anthropic\n   b: x\npools: {}\n", 4, "did not find expected key"},
+		{"key-under-a-flow-value", "pools:\n  p:\n    members: [a]\n      strategy: sticky\n", 4, "did not find expected key"},
+		{"root-key-indented", "channels: {}\n pools: {}\n", 2, "did not find expected key"},
+		{"comment-lines-before", "# c\n\nchannels:\n  a: x\n b: y\n", 5, "did not find expected key"},
+		{"item-without-dash", "pools:\n  p:\n    members:\n      - a\n      b: c\n", 5, "did not find expected '-' indicator (a list item without '- '"},
+		{"flow-mapping-unclosed", "channels:\n  a: {api: anthropic, base_url: http://x\n  b: {api: openai}\n", 2, "did not find expected ',' or '}' (a { … } not closed, or a ',' missing"},
+		{"flow-mapping-unclosed-line-1", "{api: anthropic, base_url: http://x\n", 1, "did not find expected ',' or '}'"},
+		{"flow-mapping-comma-missing-over-lines", "channels:\n  u: {api: anthropic, base_url: http://x,\n      models: [{id: a}]\n      api_key_env: K}\n", 3, "did not find expected ',' or '}'"},
+		{"flow-sequence-unclosed", "pools:\n  p: {members: [a, b}\n  q: {members: [a]}\n", 2, "did not find expected ',' or ']' (a [ … ] not closed"},
+		{"flow-sequence-unclosed-block", "pools:\n  p:\n    members: [a, b\n  q:\n    members: [a]\n", 3, "did not find expected ',' or ']'"},
+		{"node-content-missing", "pools:\n  p: {members: [a, b], x: ]}\n", 2, "did not find expected node content"},
+		{"undefined-tag", "x: 1\na: !e!x b\n", 2, "found undefined tag handle"},
+		// scanner errors: yaml.v3's line is right and stays
+		{"tab-indent", "channels:\n  a:\n\t  b: x\n", 3, "found character that cannot start any token (a tab in the indentation"},
+		{"unclosed-quote", "channels:\n  a: {api: \"anthropic}\n  b: {api: openai}\n", 2, "found unexpected end of stream"},
+		{"unknown-escape", "x: 1\na: \"\\q\"\n", 2, "found unknown escape character"},
+		// no line from yaml.v3 at all: the line is found
+		{"mapping-value-on-line-1", "a: b: c\n", 1, "mapping values are not allowed in this context"},
+		{"unknown-anchor", "channels:\n  a: {api: anthropic}\n  b: *nope\n", 3, "unknown anchor 'nope' referenced"},
+	}
+	for _, c := range cases {
+		t.Run("POOL-3/"+c.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(c.yaml), nil)
+			es := AllErrors(err)
+			if len(es) != 1 {
+				t.Fatalf("want one error, got %v", err)
+			}
+			e := es[0]
+			if e.Line != c.line || e.Column != 0 || !strings.HasPrefix(e.Msg, c.msg) || strings.Contains(e.Msg, "line 1") || strings.Contains(e.Msg, "line 2") {
+				t.Errorf("line %d column %d msg %q, want line %d and %q…", e.Line, e.Column, e.Msg, c.line, c.msg)
+			}
+		})
+	}
+	t.Run("POOL-3/file-line-shape", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(cases[0].yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), path+":3: did not find expected key") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
