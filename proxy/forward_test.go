@@ -2,14 +2,17 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -228,6 +231,56 @@ func TestBodyBudget(t *testing.T) {
 		b, err = readBody(bufio.NewReader(strings.NewReader("hello")), bufio.NewWriter(io.Discard), head, s.reserveBody)
 		if err != nil || b.rest != nil || string(b.buf) != "hello" || b.reserved != 5 {
 			t.Fatalf("body %+v err %v: want buffered", b, err)
+		}
+	})
+}
+
+func TestConnCtxInterrupter(t *testing.T) {
+	// connCtx is the upstream.Interrupter of a connection's plain
+	// requests: one AfterFunc per connection instead of one per request
+	// (issue 20), with context.AfterFunc's stop semantics.
+	t.Run("HTTP-4/connection-context-ending-interrupts-the-armed-exchange-once", func(t *testing.T) {
+		var cc connCtx
+		ctx, cancel := cc.get(context.Background())
+		called := make(chan struct{}, 2)
+		cc.Arm(func() { called <- struct{}{} })
+		cancel(errClientGone)
+		select {
+		case <-called:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the armed interrupt did not run when the context ended")
+		}
+		if cc.Disarm() {
+			t.Fatal("Disarm after the interrupt ran reports true (the connection would be pooled)")
+		}
+		cc.Arm(func() { called <- struct{}{} }) // ended: runs at once
+		select {
+		case <-called:
+		default:
+			t.Fatal("Arm on an ended context did not interrupt at once")
+		}
+		if ctx.Err() == nil {
+			t.Fatal("context not ended")
+		}
+	})
+	t.Run("HTTP-4/disarmed-exchange-is-not-interrupted-later", func(t *testing.T) {
+		var cc connCtx
+		_, cancel := cc.get(context.Background())
+		var ran atomic.Bool
+		for range 3 { // a connection's sequential requests
+			cc.Arm(func() { ran.Store(true) })
+			if !cc.Disarm() {
+				t.Fatal("Disarm of a live context reports false")
+			}
+		}
+		cancel(nil)
+		testkit.WaitFor(t, 5*time.Second, "the AfterFunc to run", func() bool {
+			cc.mu.Lock()
+			defer cc.mu.Unlock()
+			return cc.ended
+		})
+		if ran.Load() {
+			t.Fatal("a disarmed interrupt ran when the context ended")
 		}
 	})
 }

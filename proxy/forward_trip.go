@@ -40,6 +40,9 @@ type request struct {
 	// upstream.Request.ResponseTimeout and ReuseUnreplayable.
 	respTimeout time.Duration
 	reuse       bool
+	// intr watches the context roundTrip is given (forward: the client
+	// connection's connCtx); nil: upstream's own context.AfterFunc.
+	intr upstream.Interrupter
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -235,7 +238,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		t := r.target
 		r.up = &upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
 			Addr: t.addr(), Header: r.header, Length: r.length,
-			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse}
+			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr}
 		if ab != nil { // Send reopens only a body it was given (issue 20: no closure per GET)
 			r.up.Reopen = func() io.Reader {
 				if ab, _ := r.body.open(); ab != nil {

@@ -22,8 +22,8 @@ import (
 type upBody struct {
 	uc       *upConn
 	pool     *connPool
-	stop     func() bool // the exchange's context.AfterFunc stop: false once the context ended
-	reusable bool        // false after Connection: close, or a request not fully sent
+	watch    watch // the exchange's: its end is false once the context ended
+	reusable bool  // false after Connection: close, or a request not fully sent
 	// left is the rest of a Content-Length body (0: none left, or no
 	// body); -1: chunked or until close (under mu).
 	left    int64
@@ -36,9 +36,9 @@ type upBody struct {
 }
 
 // setBody makes r.Body read r's body from uc.
-func (r *Response) setBody(uc *upConn, pool *connPool, stop func() bool) {
+func (r *Response) setBody(uc *upConn, pool *connPool, w watch) {
 	b := &r.body
-	b.uc, b.pool, b.stop, b.reusable = uc, pool, stop, !r.Close
+	b.uc, b.pool, b.watch, b.reusable = uc, pool, w, !r.Close
 	switch {
 	case r.NoBody:
 		b.left = 0
@@ -186,9 +186,9 @@ func (b *upBody) release(interrupted bool) error {
 			b.eof = true
 		}
 	}
-	// stop reports false when the exchange's context ended and its
+	// end reports false when the exchange's context ended and its
 	// past-deadline callback has run or is about to: never pooled then.
-	stopped := b.stop()
+	stopped := b.watch.end()
 	// Bytes after the response (an origin that sent more than it framed)
 	// would be read as the next answer: such a connection is not reused.
 	if b.eof && !interrupted && b.reusable && stopped && b.uc.br.Buffered() == 0 {

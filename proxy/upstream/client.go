@@ -94,11 +94,53 @@ type Request struct {
 	// false) take a pooled connection under the not-one-byte-written rule
 	// of the package comment.
 	ReuseUnreplayable bool
+	// Interrupt, when set, watches the context given to Send in place of
+	// a context.AfterFunc per request (two allocations and an insert into
+	// the context's children, issue 20).
+	Interrupt Interrupter
 	// Reopen returns a fresh reader over the whole body, for the one retry
 	// on a fresh connection after a pooled one turned out closed; nil when
 	// the body cannot be read again (Send then only reuses connections when
 	// asked to, and the caller must not ask).
 	Reopen func() io.Reader
+}
+
+// Interrupter ends a request's I/O when the context given to Send ends,
+// as context.AfterFunc would, for a caller that holds one such watch for
+// many requests (the proxy: one per client connection). Send calls Arm
+// with the function that interrupts the connection before anything is
+// written; Arm calls it at once (on the caller's goroutine) when the
+// context has already ended, else once it ends. Disarm, called once the
+// exchange is over (an error, or the response body's release), undoes
+// Arm and reports false when the function has run or is running: the
+// connection is not reused then. One exchange is armed at a time.
+type Interrupter interface {
+	Arm(interrupt func())
+	Disarm() bool
+}
+
+// watch is one exchange's interruption: r.Interrupt, or a
+// context.AfterFunc's stop.
+type watch struct {
+	intr Interrupter
+	stop func() bool
+}
+
+// arm starts watching ctx for uc.
+func arm(ctx context.Context, r *Request, uc *upConn) watch {
+	if r.Interrupt != nil {
+		r.Interrupt.Arm(uc.interrupt)
+		return watch{intr: r.Interrupt}
+	}
+	return watch{stop: context.AfterFunc(ctx, uc.interrupt)}
+}
+
+// end stops watching; false when the interruption has run or is running.
+func (w watch) end() bool {
+	if w.intr != nil {
+		return w.intr.Disarm()
+	}
+	return w.stop()
 }
 
 // Response is the final answer to one Send (interim 1xx answers are
@@ -240,12 +282,12 @@ const maxInterim = 8
 // any byte was written is errStaleConn (retried on a fresh connection).
 func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
-	// The response body's Close reuses the connection only when its stop
-	// call keeps this from running (upBody.release): a cancelled exchange's
-	// connection, its deadline in the past, is never pooled.
-	stop := context.AfterFunc(ctx, uc.interrupt)
+	// The response body's Close reuses the connection only when ending
+	// the watch keeps this from running (upBody.release): a cancelled
+	// exchange's connection, its deadline in the past, is never pooled.
+	w := arm(ctx, r, uc)
 	fail := func(err error) Result {
-		stop()
+		w.end()
 		uc.conn.Close()
 		if ce := context.Cause(ctx); ce != nil {
 			err = ce
@@ -268,7 +310,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		if resp, err := readFinal(uc, r.Method); err == nil {
 			uc.conn.SetReadDeadline(time.Time{})
 			resp.Close = true // the request was not fully sent: never reuse
-			resp.setBody(uc, c.idlePool(), stop)
+			resp.setBody(uc, c.idlePool(), w)
 			res.Resp = resp
 			return res
 		}
@@ -290,7 +332,7 @@ func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, 
 		uc.conn.SetReadDeadline(time.Time{})
 		uc.headDeadline = time.Time{}
 	}
-	resp.setBody(uc, c.idlePool(), stop)
+	resp.setBody(uc, c.idlePool(), w)
 	res.Resp = resp
 	return res
 }

@@ -101,3 +101,54 @@ func TestCancelledExchangeNotPooled(t *testing.T) {
 		}
 	})
 }
+
+// countingInterrupter records Arm and Disarm; Disarm answers live.
+type countingInterrupter struct {
+	arms, disarms int
+	live          bool
+}
+
+func (ci *countingInterrupter) Arm(func()) { ci.arms++ }
+func (ci *countingInterrupter) Disarm() bool {
+	ci.disarms++
+	return ci.live
+}
+
+func TestRequestInterrupter(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		name := "HTTP-4/interrupter-disarmed-live-connection-pooled"
+		if !live {
+			name = "HTTP-4/interrupter-that-ran-connection-closed-not-pooled"
+		}
+		t.Run(name, func(t *testing.T) {
+			// Request.Interrupt replaces the AfterFunc per request (issue
+			// 20): armed once per exchange, disarmed at the body's release,
+			// and its answer decides the pooling as stop's did.
+			addr, closed := keepAliveOrigin(t)
+			c := newTestClient()
+			defer c.CloseIdle()
+			ci := &countingInterrupter{live: live}
+			r := getRequest(addr)
+			r.Interrupt = ci
+			res := c.Send(context.Background(), path.Direct, r, nil, time.Second, true)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			io.ReadAll(res.Resp.Body)
+			res.Resp.Body.Close()
+			if ci.arms != 1 || ci.disarms != 1 {
+				t.Fatalf("Arm %d, Disarm %d times, want once each", ci.arms, ci.disarms)
+			}
+			select {
+			case <-closed:
+				if live {
+					t.Fatal("the connection of a live exchange was closed, not pooled")
+				}
+			case <-time.After(time.Second):
+				if !live {
+					t.Fatal("the connection of an interrupted exchange is still open 1 s after Close (pooled)")
+				}
+			}
+		})
+	}
+}
