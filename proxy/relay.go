@@ -16,8 +16,9 @@ import (
 // propagated as a half-close, SPEC CON-2) the other is closed after
 // halfClose without a byte. Non-positive values turn a bound off.
 //
-// Bytes flow with copyTunnel (on Linux splice(2) between two TCP
-// connections without holding a pipe while idle; io.Copy elsewhere): each
+// Bytes flow with copyTunnel (on Linux read/write for small messages and
+// splice(2) for bulk between two TCP connections, holding no pipe or
+// buffer while idle; io.Copy elsewhere): each
 // direction copies under a read deadline of one window (a
 // quarter of the bound, at most maxWindow) and, when the deadline fires,
 // checks the tunnel's last activity; a bound is therefore exact to within
@@ -88,7 +89,7 @@ func (t *tunnel) limit() time.Duration {
 // pipe copies src to dst, then half-closes dst on a clean EOF, or closes
 // both on error or when the tunnel was silent past its bound. It returns
 // the bytes written to dst. Between two *net.TCPConn copyTunnel uses
-// splice(2) on Linux.
+// read/write and splice(2) on Linux.
 func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 	if pc, ok := src.(*netutil.PrefixConn); ok {
 		if len(pc.Prefix) > 0 {

@@ -5,29 +5,64 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"syscall"
-	"unsafe"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // copyTunnel copies src to dst until EOF (nil error) or an error, like
-// io.Copy, but holds no splice pipe while src is silent (issue 20: io.Copy
-// between two *net.TCPConn keeps a pipe pair per direction while it waits,
-// 6 fds per idle tunnel instead of 2). Its readiness callback
-// (syscall.RawConn.Read) first peeks at src (recvfrom MSG_PEEK of one
-// byte, no pipe): nothing queued makes the runtime wait for readability;
-// once bytes are there (the peek saw them, or the runtime woke the wait)
-// it splices them into a pipe taken from a pool, and on to dst in a
-// RawConn.Write callback (waiting for writability holds the pipe only while
-// it has bytes); the pipe goes back to the pool before the next wait. A
-// short-lived tunnel pays what io.Copy pays, one syscall that finds nothing
-// queued per wait (the peek instead of a splice). After a large read the
-// next one splices at once, as io.Copy does for bulk. Other connection
-// types, or no pipe (out of descriptors), fall back to io.Copy. The read
-// deadline of src applies to the wait, the write deadline of dst to the
-// send.
+// io.Copy, but holds neither a splice pipe nor a buffer while src is silent
+// (issue 20: io.Copy between two *net.TCPConn keeps a pipe pair per
+// direction while it waits, 6 fds per idle tunnel instead of 2), and moves
+// a small message with read(2) and write(2) (issue 20: for the small
+// messages of a reused tunnel two splice(2) calls through a pipe cost more).
+//
+// In src's readiness callback (syscall.RawConn.Read) it reads into a pooled
+// buffer; a read that finds nothing gives the buffer back and lets the
+// runtime wait for readability. What it read goes to dst in a RawConn.Write
+// callback (waiting for writability holds the buffer only while it has
+// bytes), then the next read follows at once: a short read does not prove
+// that no FIN or error is queued behind the data. A read that fills the
+// buffer means bulk: the next transfers splice src into a pooled pipe and
+// on to dst, as io.Copy does, until the first splice after a wait moves
+// less than a buffer's worth. Buffer and pipe go back to their pools
+// before every wait for readability, so an idle tunnel holds neither. The
+// write to dst is not nested in src's callback: that would hold src's
+// descriptor while waiting for dst (closing src waits for it) and grow the
+// relay goroutines' 2 KiB stacks. Other connection types fall back to
+// io.Copy; no pipe (out of descriptors) means reads only. The read
+// deadline of src applies to the wait for bytes, the write deadline of dst
+// to the send.
 func copyTunnel(dst, src net.Conn) (int64, error) {
+	var c tunnelCopy
+	return c.copy(dst, src)
+}
+
+// copyBufSize is the read buffer of a tunnel direction, the size of Go's
+// io.Copy buffer; a read that fills it switches to splice.
+const copyBufSize = 32 << 10
+
+// maxSplice bounds one splice(2) into the pipe, as Go's own splice does
+// (its pipes are sized to it with F_SETPIPE_SZ).
+const maxSplice = 1 << 20
+
+// tunnelCopy is one tunnel direction's state between the callbacks of
+// copyTunnel.
+type tunnelCopy struct {
+	buf      *[copyBufSize]byte // held from a read until the next read finds nothing
+	pend     []byte             // bytes of buf dst has not taken
+	p        *splicePipe        // held from a splice until the next splice finds nothing
+	bulk     bool               // a read filled the buffer: splice until a wake finds less
+	woken    bool               // the next transfer is the first after a wait
+	noPipe   bool               // no pipe could be made: reads only
+	eof      bool               // src sent FIN and nothing is queued
+	err      error              // the socket (either end) reported an error
+	written  int64
+	spliced  int64        // bytes moved by splice (tests)
+	dstWaits atomic.Int32 // times dst's send buffer was full (tests)
+}
+
+func (c *tunnelCopy) copy(dst, src net.Conn) (int64, error) {
 	s, ok := src.(*net.TCPConn)
 	d, ok2 := dst.(*net.TCPConn)
 	if !ok || !ok2 {
@@ -41,137 +76,125 @@ func copyTunnel(dst, src net.Conn) (int64, error) {
 	if err != nil {
 		return io.Copy(dst, src)
 	}
-	var sp splicer
-	fill, drain := sp.fill, sp.drain // one method value each per direction, not per wait
+	readable, writable := c.readable, c.writable // one method value each per direction, not per wait
+	defer c.release()
 	for {
-		sp.ready = sp.moved >= eagerSplice
-		if err := rc.Read(fill); err != nil {
-			sp.release()
-			return sp.written, err
+		if err := rc.Read(readable); err != nil {
+			return c.written, err
 		}
-		switch {
-		case sp.noPipe:
-			n, err := io.Copy(dst, src)
-			return sp.written + n, err
-		case sp.err != nil:
-			sp.release()
-			return sp.written, sp.err
-		case sp.eof:
-			sp.release()
-			return sp.written, nil
+		if c.err != nil || c.eof {
+			return c.written, c.err
 		}
-		err := wc.Write(drain)
-		if err == nil {
-			err = sp.err
+		if err := wc.Write(writable); err != nil {
+			return c.written, err
 		}
-		if err != nil {
-			sp.release()
-			return sp.written, err
-		}
-		if sp.moved < eagerSplice {
-			sp.release() // the next read starts with a peek: no pipe while waiting
+		if c.err != nil {
+			return c.written, c.err
 		}
 	}
 }
 
-// maxSplice bounds one splice(2) into the pipe, as Go's own splice does
-// (its pipes are sized to it with F_SETPIPE_SZ).
-const maxSplice = 1 << 20
-
-// eagerSplice: after a read of at least this many bytes more are likely
-// queued (bulk), so the next read splices without peeking first.
-const eagerSplice = 64 << 10
-
-// splicer is one tunnel direction's state between the readiness callbacks
-// of copyTunnel.
-type splicer struct {
-	p       *splicePipe // held while bytes are in it, or between eager reads
-	written int64
-	moved   int   // bytes of the last read
-	ready   bool  // bytes are expected: splice without peeking
-	eof     bool  // src sent FIN and nothing is queued
-	noPipe  bool  // no pipe could be made: copy without splice
-	err     error // the socket (either end) reported an error
-	peek    [1]byte
-}
-
-// fill is the syscall.RawConn.Read callback: true once it spliced what
-// src holds into the pipe, or found EOF or an error; false makes the
-// runtime wait for readability, holding no pipe.
-func (s *splicer) fill(fd uintptr) bool {
-	s.eof, s.err, s.moved = false, nil, 0
-	if !s.ready {
-		// recvfrom(2) without a source address: unix.Recvfrom would
-		// allocate one per wait.
-		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&s.peek[0])), 1, unix.MSG_PEEK|unix.MSG_DONTWAIT, 0, 0)
-		switch {
-		case errno == unix.EINTR:
-			return s.fill(fd)
-		case errno == unix.EAGAIN:
-			s.ready = true // the runtime calls again when src is readable
-			return false
-		case errno != 0:
-			s.err = errno
-			return true
-		case n == 0:
-			s.eof = true
-			return true
-		}
-	}
-	if s.p == nil {
-		if s.p = getPipe(); s.p == nil {
-			s.noPipe = true
-			return true
-		}
-	}
+// readable is the syscall.RawConn.Read callback: true once it moved bytes
+// of src into the buffer or the pipe, or found EOF or an error; false
+// (nothing queued) makes the runtime wait for readability, holding neither.
+func (c *tunnelCopy) readable(fd uintptr) bool {
 	for {
-		n, err := unix.Splice(int(fd), nil, s.p.w, nil, maxSplice, unix.SPLICE_F_NONBLOCK)
+		var n int
+		var err error
+		if c.bulk {
+			if c.p == nil {
+				if c.p = getPipe(); c.p == nil {
+					c.noPipe, c.bulk = true, false
+					continue
+				}
+			}
+			var m int64
+			m, err = unix.Splice(int(fd), nil, c.p.w, nil, maxSplice, unix.SPLICE_F_NONBLOCK)
+			n = int(m)
+		} else {
+			if c.buf == nil {
+				c.buf = bufPool.Get().(*[copyBufSize]byte)
+			}
+			n, err = unix.Read(int(fd), c.buf[:])
+		}
 		switch {
-		case err == syscall.EINTR:
+		case err == unix.EINTR:
 			continue
-		case err == syscall.EAGAIN:
-			s.release() // woken without bytes: wait again, without the pipe
+		case err == unix.EAGAIN:
+			c.release() // woken without bytes, or src drained: wait holding nothing
+			c.woken = true
 			return false
 		case err != nil:
-			s.err = err
+			c.err = err
 		case n == 0:
-			s.eof = true
+			c.eof = true
+		case c.bulk:
+			c.p.data = n
+			c.spliced += int64(n)
+			// Less than a buffer's worth queued when woken: small again,
+			// the next bytes are read. (The last splice of a burst moves
+			// what trickled in meanwhile; it decides nothing.)
+			c.bulk = n >= copyBufSize || !c.woken
 		default:
-			s.p.data, s.moved = int(n), int(n)
+			c.pend = c.buf[:n]
+			c.bulk = n == copyBufSize && !c.noPipe
 		}
+		c.woken = false
 		return true
 	}
 }
 
-// drain is the syscall.RawConn.Write callback: it splices the pipe's bytes
-// into dst. False (EAGAIN: dst's send buffer is full) makes the runtime
-// wait for writability.
-func (s *splicer) drain(fd uintptr) bool {
-	for s.p.data > 0 {
-		n, err := unix.Splice(s.p.r, nil, int(fd), nil, s.p.data, unix.SPLICE_F_NONBLOCK)
+// writable is the syscall.RawConn.Write callback: it writes the pending
+// bytes (buffer or pipe) to dst. False (EAGAIN: dst's send buffer is full)
+// makes the runtime wait for writability.
+func (c *tunnelCopy) writable(fd uintptr) bool {
+	for {
+		var n int
+		var err error
 		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			s.err = err
+		case len(c.pend) > 0:
+			n, err = unix.Write(int(fd), c.pend)
+		case c.p != nil && c.p.data > 0:
+			var m int64
+			m, err = unix.Splice(c.p.r, nil, int(fd), nil, c.p.data, unix.SPLICE_F_NONBLOCK)
+			n = int(m)
+		default:
 			return true
 		}
-		s.p.data -= int(n)
-		s.written += n
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			c.dstWaits.Add(1)
+			return false
+		case err != nil:
+			c.err = err
+			return true
+		}
+		if len(c.pend) > 0 {
+			c.pend = c.pend[n:]
+		} else {
+			c.p.data -= n
+		}
+		c.written += int64(n)
 	}
-	return true
 }
 
-// release gives the pipe back to the pool, or closes it when bytes are
-// left in it (dst failed mid-send).
-func (s *splicer) release() {
-	if s.p != nil {
-		putPipe(s.p)
-		s.p = nil
+// release gives the buffer and the pipe back to their pools (a pipe with
+// bytes left in it, dst having failed mid-send, is closed).
+func (c *tunnelCopy) release() {
+	if c.buf != nil {
+		bufPool.Put(c.buf)
+		c.buf, c.pend = nil, nil
+	}
+	if c.p != nil {
+		putPipe(c.p)
+		c.p = nil
 	}
 }
+
+// bufPool keeps the read buffers of tunnel directions between reads.
+var bufPool = sync.Pool{New: func() any { return new([copyBufSize]byte) }}
 
 // splicePipe is a pipe pair used between two splice(2) calls; data is the
 // number of bytes in it.

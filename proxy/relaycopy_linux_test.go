@@ -34,7 +34,7 @@ func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 		buf := make([]byte, 5)
 		for i := range n {
 			c := openTunnel(t, addr, echo)
-			// Bytes both ways, so each direction has spliced once and
+			// Bytes both ways, so each direction has copied once and
 			// now waits (io.Copy would wait holding its pipe).
 			if _, err := c.Write([]byte("hello")); err != nil {
 				t.Fatalf("tunnel %d: %v", i, err)
@@ -87,7 +87,7 @@ func bufEcho(c net.Conn) {
 	}
 }
 
-// TestCopyTunnel covers copyTunnel's splice loop on real TCP pairs (SPEC
+// TestCopyTunnel covers copyTunnel's copy loop on real TCP pairs (SPEC
 // CON-2 relay): bytes and EOF, a reset, and the read deadline of a wait.
 func TestCopyTunnel(t *testing.T) {
 	pair := tcpPairs(t)
