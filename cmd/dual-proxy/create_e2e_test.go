@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -22,7 +21,7 @@ func TestCreateConfigFromNothing(t *testing.T) {
 	t.Run("POOL-22/standalone-without-config-creates-the-default-file", func(t *testing.T) {
 		dir := t.TempDir()
 		cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--pool-token", "tok")
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "cfg"), "APPDATA=" + filepath.Join(dir, "cfg")}
+		cmd.Env = append(baseEnv(dir), "XDG_CONFIG_HOME="+filepath.Join(dir, "cfg"), "APPDATA="+filepath.Join(dir, "cfg"))
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -37,7 +36,7 @@ func TestCreateConfigFromNothing(t *testing.T) {
 				}
 			}
 		}()
-		defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+		defer func() { _ = stopProcess(cmd.Process); _ = cmd.Wait() }()
 		defer http.DefaultClient.CloseIdleConnections()
 		var addr string
 		select {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,18 +16,23 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
-// bin is the dual-proxy binary built once for these end-to-end tests.
+// bin is the dual-proxy binary for these end-to-end tests: a copy of the test binary named
+// dual-proxy (dual-proxy.exe), which runs main when started under that name; the test binary
+// is also the launcher's child, started by testworld.Child. No `go build`, sh or curl: the same
+// tests run on Windows under Wine (SPEC PLAT-1).
 var bin string
 
 func TestMain(m *testing.M) {
+	testworld.ChildMain(childRoles)
+	if name := filepath.Base(os.Args[0]); name == "dual-proxy" || strings.EqualFold(name, "dual-proxy.exe") {
+		main()
+	}
 	dir, err := os.MkdirTemp("", "dual-proxy-e2e-")
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "dual-proxy")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.Exit(1)
+	if bin, err = testworld.CopyExecutable(dir, "dual-proxy"); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -41,6 +45,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// baseEnv is the clean, proxy-free environment of a dual-proxy process: its per-user
+// directories (XDG ones on Linux, %AppData% and %LocalAppData% on Windows) under home.
+func baseEnv(home string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"), "APPDATA=" + filepath.Join(home, "roaming"),
+		"LOCALAPPDATA=" + filepath.Join(home, "local")}
+}
+
 // launch runs the binary with args and a clean, proxy-free environment
 // whose HOME and state dir are temporary. It returns combined stdout,
 // stderr and the exit status.
@@ -48,7 +60,7 @@ func launch(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	home := t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, env...)
+	cmd.Env = append(baseEnv(home), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
@@ -73,17 +85,12 @@ func launch(t *testing.T, env []string, args ...string) (string, string, int) {
 	return "", "", -1
 }
 
-func needCurl(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("curl")
-	if err != nil {
-		t.Fatal("curl is required for the end-to-end tests (.ci/run installs it)")
-	}
-	return p
+// runArgs is the argv of `dual-proxy run` on any port without health checks, with ARGS, then CHILD.
+func runArgs(child []string, args ...string) []string {
+	return append(append(append([]string{"run", "--listen-port", "0", "--health-url", ""}, args...), "--"), child...)
 }
 
 func TestLauncherEndToEnd(t *testing.T) {
-	curl := needCurl(t)
 	t.Run("RUN-1/dead-gateway-then-working-gateway-http-and-https", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		tlsOrigin := testworld.NewTLSOrigin(t)
@@ -95,8 +102,8 @@ func TestLauncherEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, u := range []string{origin.URL + "/hello", tlsOrigin.URL + "/hello"} {
-			out, errOut, status := launch(t, nil, "run", "--listen-port", "0", "--upstream-port", deadPort, "--gateway", good.Addr,
-				"--loopback-direct=false", "--health-url", "", "--", curl, "-sS", "-f", "--noproxy", "", "--cacert", cert, u)
+			out, errOut, status := launch(t, nil, runArgs(testworld.Child(t, "fetch", "-cacert", cert, u),
+				"--upstream-port", deadPort, "--gateway", good.Addr, "--loopback-direct=false")...)
 			if status != 0 {
 				t.Fatalf("%s: status %d; stdout %q stderr %q", u, status, out, errOut)
 			}
@@ -118,14 +125,12 @@ func TestLauncherEndToEnd(t *testing.T) {
 			cmd  []string
 			want int
 		}{
-			{"exit-42", []string{"sh", "-c", "exit 42"}, 42},
-			{"killed-by-sigterm-143", []string{"sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM)},
+			{"exit-42", testworld.Child(t, "exit", "42"), 42},
 			{"unknown-command-127", []string{"no-such-command-dual-proxy-test"}, 127},
-			{"success-0", []string{"true"}, 0},
+			{"success-0", testworld.Child(t, "exit", "0"), 0},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				args := append([]string{"run", "--listen-port", "0", "--health-url", "", "--"}, tc.cmd...)
-				_, errOut, status := launch(t, nil, args...)
+				_, errOut, status := launch(t, nil, runArgs(tc.cmd)...)
 				if status != tc.want {
 					t.Fatalf("status %d, want %d (stderr %q)", status, tc.want, errOut)
 				}
@@ -151,13 +156,14 @@ func TestLauncherEndToEnd(t *testing.T) {
 				continue
 			}
 			probe.Close()
-			out, errOut, status := launch(t, []string{"https_proxy=http://stale.invalid:1"}, "run", "--listen-port", strconv.Itoa(p), "--health-url", "",
-				"--", "sh", "-c", `printf '%s %s %s' "$HTTPS_PROXY" "$https_proxy" "$NO_PROXY"`)
+			// On Windows https_proxy and HTTPS_PROXY are one variable.
+			out, errOut, status := launch(t, []string{"https_proxy=http://stale.invalid:1"},
+				runArgs(testworld.Child(t, "env", "HTTPS_PROXY", "https_proxy", "NO_PROXY"), "--listen-port", strconv.Itoa(p))...)
 			held.Close()
 			if status != 0 {
 				t.Fatalf("status %d stderr %q", status, errOut)
 			}
-			want := fmt.Sprintf("http://127.0.0.1:%d http://127.0.0.1:%d ", p+1, p+1)
+			want := fmt.Sprintf("http://127.0.0.1:%d\nhttp://127.0.0.1:%d\n", p+1, p+1)
 			if !strings.HasPrefix(out, want) {
 				t.Fatalf("child saw %q, want prefix %q", out, want)
 			}
@@ -190,13 +196,13 @@ func TestLauncherEndToEnd(t *testing.T) {
 				held.Close()
 				continue
 			}
-			out, errOut, status := launch(t, nil, "run", "--listen-port", strconv.Itoa(p), "--upstream-port", strconv.Itoa(p+1), "--health-url", "",
-				"--", "sh", "-c", `printf '%s' "$HTTP_PROXY"`)
+			out, errOut, status := launch(t, nil, runArgs(testworld.Child(t, "env", "HTTP_PROXY"),
+				"--listen-port", strconv.Itoa(p), "--upstream-port", strconv.Itoa(p+1))...)
 			held.Close()
 			if status != 0 {
 				t.Fatalf("status %d stderr %q", status, errOut)
 			}
-			if want := fmt.Sprintf("http://127.0.0.1:%d", p+2); out != want {
+			if want := fmt.Sprintf("http://127.0.0.1:%d\n", p+2); out != want {
 				t.Fatalf("child saw %q, want %q", out, want)
 			}
 			return
@@ -212,14 +218,14 @@ func TestLauncherEndToEnd(t *testing.T) {
 		defer held.Close()
 		p := held.Addr().(*net.TCPAddr).Port
 		marker := filepath.Join(t.TempDir(), "ran")
-		_, errOut, status := launch(t, nil, "run", "--listen-port", strconv.Itoa(p), "--port-fallback", "0", "--health-url", "", "--", "touch", marker)
+		_, errOut, status := launch(t, nil, runArgs(testworld.Child(t, "touch", marker), "--listen-port", strconv.Itoa(p), "--port-fallback", "0")...)
 		if status == 0 {
 			t.Fatal("launcher exited 0 without a listener")
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatal("child started although the proxy could not")
 		}
-		mustContain(t, errOut, "ss -tan")
+		mustContain(t, errOut, "see which process holds them with `") // the per-OS command: proxy TestListen
 	})
 }
 
@@ -277,7 +283,7 @@ func TestConfig(t *testing.T) {
 			}
 			last = i
 		}
-		for _, line := range []string{"socks5h  (env:ALL_PROXY)", "https    (env:https_proxy)", "socks5   (gateway)"} {
+		for _, line := range []string{"socks5h  (env:ALL_PROXY)", "https    (env:" + envLabel("https_proxy") + ")", "socks5   (gateway)"} {
 			mustContain(t, cands, line)
 		}
 		// GATEWAY takes every kind too.

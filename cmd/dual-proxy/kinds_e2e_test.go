@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,38 +10,52 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
-// TestGatewayKindsEndToEnd runs the binary with an https:// gateway that
-// only a test CA trusts (SPEC GW-6): SSL_CERT_FILE, as Go reads it, makes
-// it trusted; without it the gateway fails its handshake and direct serves.
-func TestGatewayKindsEndToEnd(t *testing.T) {
-	curl := needCurl(t)
+// kindsWorld is an https:// gateway that only a test CA trusts (SPEC GW-6), the CA's PEM
+// file and a loopback origin.
+type kindsWorld struct {
+	caFile string
+	origin *testworld.Origin
+	gw     *testworld.Gateway
+}
+
+func newKindsWorld(t *testing.T) *kindsWorld {
+	t.Helper()
 	ca := testworld.NewCA(t, "e2e gateway CA")
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
+	w := &kindsWorld{caFile: filepath.Join(t.TempDir(), "ca.pem"), origin: testworld.NewOrigin(t)}
+	if err := os.WriteFile(w.caFile, ca.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	origin := testworld.NewOrigin(t)
-	gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
-	// run takes the subtest's t, so a failure is reported under its name.
-	run := func(t *testing.T, env ...string) string {
-		t.Helper()
-		out, errOut, code := launch(t, env, "run", "--listen-port", "0", "--upstream-url", gw.URL, "--loopback-direct=false",
-			"--health-url", "", "--", curl, "-sS", "-f", "--noproxy", "", origin.URL+"/kinds")
-		if code != 0 {
-			t.Fatalf("status %d; stdout %q stderr %q", code, out, errOut)
-		}
-		return out
+	w.gw = testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
+	return w
+}
+
+// run launches a child fetching the origin with gateway as the first gateway and returns
+// what the child printed. It takes the subtest's t, so a failure is reported under its name.
+func (w *kindsWorld) run(t *testing.T, gateway string, env ...string) string {
+	t.Helper()
+	out, errOut, code := launch(t, env, runArgs(testworld.Child(t, "fetch", w.origin.URL+"/kinds"), "--upstream-url", gateway, "--loopback-direct=false")...)
+	if code != 0 {
+		t.Fatalf("status %d; stdout %q stderr %q", code, out, errOut)
 	}
-	t.Run("GW-6/SSL_CERT_FILE-trusts-the-gateway", func(t *testing.T) {
-		if out := run(t, "SSL_CERT_FILE="+caFile); out != origin.Greeting() || gw.Requests() != 1 {
-			t.Fatalf("child printed %q, gateway saw %d requests", out, gw.Requests())
+	return out
+}
+
+// TestGatewayKindsEndToEnd runs the binary with an https:// gateway that only a test CA
+// trusts: ?ca=FILE in its URL makes it trusted; with the system roots it fails its handshake
+// and direct serves. (SSL_CERT_FILE, which Go reads on Unix: e2e_unix_test.go.)
+func TestGatewayKindsEndToEnd(t *testing.T) {
+	w := newKindsWorld(t)
+	t.Run("GW-6/ca-file-in-the-url-trusts-the-gateway", func(t *testing.T) {
+		before := w.gw.Requests()
+		if out := w.run(t, w.gw.URL+"/?ca="+url.QueryEscape(w.caFile)); out != w.origin.Greeting() || w.gw.Requests() != before+1 {
+			t.Fatalf("child printed %q, gateway requests %d→%d", out, before, w.gw.Requests())
 		}
 	})
 	t.Run("GW-6/untrusted-gateway-skipped-direct-serves", func(t *testing.T) {
-		before := gw.Requests()
-		out := run(t, "SSL_CERT_DIR="+t.TempDir()) // no roots that know the test CA
-		if !strings.HasPrefix(out, "origin ") || gw.Requests() != before || gw.TLSFailures() == 0 {
-			t.Fatalf("child printed %q, gateway requests %d→%d, TLS failures %d", out, before, gw.Requests(), gw.TLSFailures())
+		before := w.gw.Requests()
+		out := w.run(t, w.gw.URL, "SSL_CERT_DIR="+t.TempDir()) // no roots that know the test CA
+		if !strings.HasPrefix(out, "origin ") || w.gw.Requests() != before || w.gw.TLSFailures() == 0 {
+			t.Fatalf("child printed %q, gateway requests %d→%d, TLS failures %d", out, before, w.gw.Requests(), w.gw.TLSFailures())
 		}
 	})
 }

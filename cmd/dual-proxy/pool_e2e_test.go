@@ -15,7 +15,6 @@ import (
 // TestPoolLaunch runs a child in pool mode against a mock Anthropic channel
 // on loopback.
 func TestPoolLaunch(t *testing.T) {
-	curl := needCurl(t)
 	const secret = "sk-channel-secret-123"
 	var sawKey, sawModel string
 	channel := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -34,14 +33,9 @@ func TestPoolLaunch(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	script := `printf '%s\n' "$ANTHROPIC_BASE_URL"
-curl -s -o /dev/null -w '%{http_code}\n' -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
-curl -s -H "Authorization: Bearer $ANTHROPIC_AUTH_TOKEN" -X POST -H 'content-type: application/json' -d '{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"
-printf '\n%s\n' "${ANTHROPIC_API_KEY:-unset}"
-printf '%s\n' "${MOCK_KEY:-unset}"`
 	t.Run("POOL-20/run-pool-sets-base-url-and-token", func(t *testing.T) {
-		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "ANTHROPIC_API_KEY=sk-user-own"}, "run", "--listen-port", "0", "--health-url", "",
-			"--config", cfg, "--pool", "p1", "--", "sh", "-c", strings.ReplaceAll(script, "curl ", curl+" "))
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "ANTHROPIC_API_KEY=sk-user-own"},
+			runArgs(testworld.Child(t, "pool-calls"), "--config", cfg, "--pool", "p1")...)
 		if status != 0 {
 			t.Fatalf("status %d stderr %q out %q", status, errOut, out)
 		}
@@ -86,14 +80,8 @@ printf '%s\n' "${MOCK_KEY:-unset}"`
 	})
 	t.Run("POOL-22/launcher-pool-mode-edits-the-file-it-read", func(t *testing.T) {
 		edit := `{"channels": {"mock": {"api": "anthropic", "base_url": "` + channel.URL + `", "api_key_env": "MOCK_KEY"}}, "pools": {"p1": {"members": ["mock"], "models": [{"id": "unified", "targets": {"mock": "m-real"}}]}, "p2": {"members": ["mock"]}}}`
-		script := `cfgurl="${ANTHROPIC_BASE_URL%/p1}/config"
-auth="Authorization: Bearer $ANTHROPIC_AUTH_TOKEN"
-curl -s -o /dev/null -w '%{http_code}\n' "$cfgurl"
-etag=$(curl -s -o /dev/null -D - -H "$auth" "$cfgurl" | tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
-curl -s -o /dev/null -w '%{http_code}\n' -X PUT -H "$auth" -H "If-Match: $etag" --data-binary "$EDIT" "$cfgurl"
-curl -s -o /dev/null -w '%{http_code}\n' -H "$auth" "${ANTHROPIC_BASE_URL%/p1}/p2/v1/models"`
-		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "EDIT=" + edit}, "run", "--listen-port", "0", "--health-url", "",
-			"--config", cfg, "--pool", "p1", "--", "sh", "-c", strings.ReplaceAll(script, "curl ", curl+" "))
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret, "EDIT=" + edit},
+			runArgs(testworld.Child(t, "pool-edit"), "--config", cfg, "--pool", "p1")...)
 		if status != 0 || out != "401\n200\n200\n" {
 			t.Fatalf("status %d stderr %q out %q (want: 401 without the token, the save, the new pool served)", status, errOut, out)
 		}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -20,6 +22,8 @@ import (
 
 // TestPoolReload: the standalone proxy re-reads its pool configuration on
 // SIGHUP; a broken file keeps the running configuration (SPEC POOL-16).
+// Unix only: Windows has no SIGHUP (there the editor's save applies a change,
+// TestCreateConfigFromNothing).
 func TestPoolReload(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -39,7 +43,7 @@ func TestPoolReload(t *testing.T) {
 	write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 
 	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "edit-tok")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Env = baseEnv(dir)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -7,11 +7,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,13 +18,13 @@ import (
 
 // startServe runs `dual-proxy [args]` in the background with a clean
 // environment and returns the address it logged as listening, a function
-// returning its stderr so far, and a stop function that sends SIGTERM and
-// returns the exit status (SPEC LIS-3).
+// returning its stderr so far, and a stop function that stops it (stopProcess:
+// SIGTERM on Unix) and returns the exit status (SPEC LIS-3).
 func startServe(t *testing.T, env []string, args ...string) (addr string, logs func() string, stop func() int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	home := t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, env...)
+	cmd.Env = append(baseEnv(home), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +61,7 @@ func startServe(t *testing.T, env []string, args ...string) (addr string, logs f
 	var once sync.Once
 	stop = func() int {
 		once.Do(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
+			stopProcess(cmd.Process)
 			go func() {
 				<-readDone
 				cmd.Wait()
@@ -76,7 +74,7 @@ func startServe(t *testing.T, env []string, args ...string) (addr string, logs f
 			return code
 		case <-time.After(15 * time.Second):
 			cmd.Process.Kill()
-			t.Fatalf("dual-proxy did not exit after SIGTERM; logs:\n%s", logs())
+			t.Fatalf("dual-proxy did not exit when stopped; logs:\n%s", logs())
 		}
 		return -1
 	}
@@ -144,8 +142,8 @@ func TestStatusEndToEnd(t *testing.T) {
 			t.Fatalf("POOL-14: pool test on an instance without a pool: %d %q", status, errOut)
 		}
 
-		if code := stop(); code != 0 {
-			t.Fatalf("dual-proxy exited %d after SIGTERM", code)
+		if code := stop(); code != stoppedStatus {
+			t.Fatalf("dual-proxy exited %d when stopped, want %d", code, stoppedStatus)
 		}
 		all := out + logs()
 		for _, secret := range []string{"E2E-PASSWORD", "E2E-QUERY", "/e2e-private"} {
@@ -161,8 +159,8 @@ func TestStatusEndToEnd(t *testing.T) {
 		socks := "socks4a://sockuser:SOCKS-PW@127.0.0.1:1080"
 		_, logs, stop := startServe(t, []string{"ALL_PROXY=" + socks, "all_proxy=" + socks, "HTTPS_PROXY=https://h:HTTPS-PW@127.0.0.1:8443/path"},
 			"--listen-port", "0", "--health-url", "")
-		if code := stop(); code != 0 {
-			t.Fatalf("exit %d", code)
+		if code := stop(); code != stoppedStatus {
+			t.Fatalf("exit %d, want %d", code, stoppedStatus)
 		}
 		out := logs()
 		if n := strings.Count(out, "socks4a://sockuser:***@127.0.0.1:1080"); n != 1 {

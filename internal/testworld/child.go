@@ -63,24 +63,37 @@ func Child(t testing.TB, role string, args ...string) []string {
 	return append([]string{self, childArg, role}, args...)
 }
 
-// ChildAs is Child with the test binary copied to dir under name (plus ".exe" where the test
-// binary has it), for a test that needs the child found by name on PATH or recognised by its
-// name (an agent such as claude). argv[0] is the copy.
+// ChildAs is Child with the test binary copied to dir under name (see CopyExecutable), for a
+// test that needs the child found by name on PATH or recognised by its name (an agent such as
+// claude). argv[0] is the copy.
 func ChildAs(t testing.TB, dir, name, role string, args ...string) []string {
 	t.Helper()
 	argv := Child(t, role, args...)
-	if strings.EqualFold(filepath.Ext(argv[0]), ".exe") {
-		name += ".exe"
-	}
-	b, err := os.ReadFile(argv[0])
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, name), b, 0o755)
-	}
+	p, err := CopyExecutable(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv[0] = filepath.Join(dir, name)
+	argv[0] = p
 	return argv
+}
+
+// CopyExecutable copies the running (test) binary to dir under name, plus ".exe" where the
+// binary's own name has it, and returns the copy's path: a test binary started under another
+// name can take that program's part (cmd/dual-proxy's TestMain runs main as "dual-proxy").
+func CopyExecutable(dir, name string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if strings.EqualFold(filepath.Ext(self), ".exe") {
+		name += ".exe"
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	return p, os.WriteFile(p, b, 0o755)
 }
 
 var childRoles = map[string]ChildRole{
@@ -117,7 +130,9 @@ var childRoles = map[string]ChildRole{
 		if len(args) != 1 || os.WriteFile(args[0], []byte(strconv.Itoa(os.Getpid())), 0o600) != nil {
 			return 1
 		}
-		select {}
+		for {
+			time.Sleep(time.Hour) // until killed (select{} alone would be a deadlock to the runtime)
+		}
 	},
 	"fetch": childFetch,
 }
