@@ -28,10 +28,14 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		return every, true
 	})
 	defer ping.stop()
+	// The idle timer runs only while the member's next event is awaited:
+	// a client that reads slowly holds up the write, which is not the
+	// member's silence (SPEC POOL-7).
 	var idled atomic.Bool
 	var idleT *time.Timer
 	if c.pc.StreamIdleTimeout > 0 {
 		idleT = time.AfterFunc(c.pc.StreamIdleTimeout, func() { idled.Store(true); u.cancel() })
+		idleT.Stop()
 		defer idleT.Stop()
 	}
 	fail := func(class string, status int, msg string) outcome {
@@ -47,8 +51,15 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 	}
 	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes (issue 20)
 	for {
+		if idleT != nil {
+			idleT.Reset(c.pc.StreamIdleTimeout)
+		}
 		var err error
-		if ev, err = u.next(); err != nil {
+		ev, err = u.next()
+		if idleT != nil {
+			idleT.Stop()
+		}
+		if err != nil {
 			ping.stop()
 			switch {
 			case c.r.Context().Err() != nil || c.gone.Load():
@@ -82,9 +93,6 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 			return outcome{canceled: true, served: true}
 		}
 		ping.reset(every)
-		if idleT != nil {
-			idleT.Reset(c.pc.StreamIdleTimeout)
-		}
 		switch obs.Verdict {
 		case wire.VEnd:
 			return outcome{done: true, served: true, u: w.Usage()}
