@@ -5,7 +5,21 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
+
+func TestLoopbackKeepAlive(t *testing.T) {
+	for host, want := range map[string]time.Duration{
+		"127.0.0.1": -1, "127.3.4.5": -1, "::1": -1, "::ffff:127.0.0.1": -1, "localhost": -1, "LocalHost": -1,
+		"0.0.0.0": 0, "::": 0, "192.168.1.2": 0, "": 0, "example.test": 0,
+	} {
+		t.Run("LIS-1/keepalive-"+host, func(t *testing.T) {
+			if got := loopbackKeepAlive(host); got != want {
+				t.Fatalf("loopbackKeepAlive(%q) = %v, want %v", host, got, want)
+			}
+		})
+	}
+}
 
 func TestListen(t *testing.T) {
 	t.Run("LIS-1/busy-port-falls-back-to-a-later-one", func(t *testing.T) {
