@@ -141,6 +141,16 @@ func (e *Editor) load() (*loaded, error) {
 	return &loaded{data: data, doc: doc, version: Version(data), mode: fi.Mode().Perm()}, nil
 }
 
+// text is doc (the file's tree edited) as the file's text: the file with
+// only what changed rewritten (spliceDoc), else yaml.v3's rendering of the
+// whole document at the file's indentation.
+func (l *loaded) text(doc *yaml.Node) ([]byte, error) {
+	if out, ok := spliceDoc(l.data, l.doc, doc, fileIndent(l.data)); ok {
+		return out, nil
+	}
+	return encodeDoc(doc, fileIndent(l.data))
+}
+
 func (e *Editor) serveGet(w http.ResponseWriter) {
 	l, err := e.load()
 	if err != nil {
@@ -148,7 +158,7 @@ func (e *Editor) serveGet(w http.ResponseWriter) {
 		return
 	}
 	red := redact(l.doc)
-	text, _ := encodeDoc(red, fileIndent(l.data))
+	text, _ := l.text(red)
 	var doc any
 	_ = red.Decode(&doc)
 	w.Header().Set("ETag", `"`+l.version+`"`)
@@ -194,7 +204,7 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 	if err != nil {
 		return nil, nil, []FieldError{fieldError(err)}
 	}
-	text, err := encodeDoc(merged, fileIndent(l.data))
+	text, err := l.text(merged)
 	if err != nil {
 		return nil, nil, []FieldError{{Message: err.Error()}}
 	}
@@ -213,7 +223,7 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 	merged, _, errs := e.edited(r, l)
 	out := map[string]any{"ok": len(errs) == 0, "errors": nonNil(errs), "version": l.version}
 	if merged != nil {
-		text, _ := encodeDoc(redact(merged), fileIndent(l.data))
+		text, _ := l.text(redact(merged))
 		out["yaml"] = string(text)
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -101,6 +101,27 @@ func TestConfigRoundTrip(t *testing.T) {
 		}
 	})
 
+	t.Run("POOL-22/save-rewrites-only-the-edited-line", func(t *testing.T) {
+		// The fresh-user trial: a save re-quoted the URL of every flow
+		// mapping and re-indented the file; now only the edited line changes.
+		file := "channels:\n  a:   {api: anthropic, base_url: http://127.0.0.1:1/v1, api_key: " + secretKey + "}   # first\n" +
+			"  b:   {api: openai-chat, base_url: http://127.0.0.1:2/v1, api_key_env: ENV_KEY}\npools:\n  p:\n    members: [a, b]     # order\n"
+		w := newWorld(t, file, 0o600)
+		g := w.get()
+		if g.YAML != strings.Replace(file, secretKey, "'***'", 1) {
+			t.Fatalf("GET's yaml is not the file with the key masked:\n%s", g.YAML)
+		}
+		g.Doc["pools"].(map[string]any)["p"].(map[string]any)["strategy"] = "failover"
+		g.Doc["channels"].(map[string]any)["b"].(map[string]any)["base_url"] = "http://127.0.0.1:3/v1"
+		if st, out := w.put(g.Version, g.Doc); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		want := strings.NewReplacer("127.0.0.1:2/v1", "127.0.0.1:3/v1", "# order\n", "# order\n    strategy: failover\n").Replace(file)
+		if f := w.file(); f != want {
+			t.Fatalf("saved\n%s\nwant\n%s", f, want)
+		}
+	})
+
 	t.Run("POOL-22/yaml-body-with-comments", func(t *testing.T) {
 		w := newWorld(t, commented, 0o600)
 		g := w.get()

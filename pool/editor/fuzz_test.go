@@ -13,6 +13,7 @@ func FuzzMerge(f *testing.F) {
 		`{"channels": {"a": {"api": "anthropic", "base_url": "http://u:***@h", "api_key": "***"}}, "pools": {"p": {"members": ["a", "b"]}}}`)
 	f.Add("a: [1, {id: x}]\n", "a: [{id: x, k: 2}, 3]\n")
 	f.Add("channels: {a: {api_key: k}}\n", "channels: {a: {api_key: ***}, b: {api_key: ***}}\n")
+	f.Add(spliceFile, "channels:\n  kimi: {api: openai-chat, base_url: 'https://x/v1', auth: bearer}\npools:\n  claude-pool:\n    strategy: failover\n    members: [ustc, kimi]\n    models:\n      - id: flash\n        targets: {ustc: x}\n      - id: pro\n")
 	f.Fuzz(func(t *testing.T, disk, edit string) {
 		d, err := parseDoc([]byte(disk))
 		if err != nil {
@@ -32,6 +33,14 @@ func FuzzMerge(f *testing.F) {
 		}
 		if _, err := parseDoc(text); err != nil {
 			t.Fatalf("merged text does not parse: %v\n%s", err, text)
+		}
+		// The save's splice (splice.go) never panics, and what it returns
+		// reads as the merged tree.
+		if out, ok := spliceDoc([]byte(disk), d, m, fileIndent([]byte(disk))); ok {
+			back, err := parseDoc(out)
+			if err != nil || !sameTree(back.Content[0], m.Content[0]) {
+				t.Fatalf("spliced text does not read as the merge (%v):\n%s", err, out)
+			}
 		}
 		for _, ch := range channelNodes(redact(m)) {
 			if k := mapValue(ch, "api_key"); k != nil && k.Value != "" && k.Value != Placeholder && !strings.Contains(edit, k.Value) {

@@ -40,12 +40,13 @@ func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
 	if l == nil {
 		return
 	}
-	refs, ferr := rename(l.doc, req)
+	renamed := deepCopy(l.doc)
+	refs, ferr := rename(renamed, req)
 	if ferr != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
 		return
 	}
-	text, err := encodeDoc(l.doc, fileIndent(l.data))
+	text, err := l.text(renamed)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
@@ -54,7 +55,7 @@ func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": errs})
 		return
 	}
-	e.save(w, l, l.doc, text, map[string]any{"renamed": map[string]any{"kind": req.Kind, "from": req.From, "to": req.To, "references": refs}})
+	e.save(w, l, renamed, text, map[string]any{"renamed": map[string]any{"kind": req.Kind, "from": req.From, "to": req.To, "references": refs}})
 }
 
 // rename renames channel or pool req.From to req.To in doc, in place: the

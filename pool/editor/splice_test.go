@@ -1,0 +1,157 @@
+package editor
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// spliceFile is a configuration written by hand: aligned flow mappings,
+// plain and quoted URLs, a flow mapping over three lines, line comments
+// aligned in a column, a blank line between pools.
+const spliceFile = `# my pools
+channels:
+  deepseek:  {api: anthropic, base_url: https://api.deepseek.com/anthropic, api_key_env: DEEPSEEK_KEY}
+  ustc:      {api: anthropic, base_url: https://llm.example.edu/anthropic, api_key_env: USTC_KEY,
+              models: [{id: deepseek-v4.1-flash, context_window: 131072, max_tokens: 32768,
+                        input: [text], efforts: [low, medium, high]}]}
+  openai-a:  {api: openai, base_url: "https://api.openai.com/v1", api_key: sk-abc}
+  kimi:      {api: openai-chat, base_url: 'https://api.moonshot.cn/v1', api_key_env: KIMI_KEY}
+pools:
+  claude-pool:                  # for Claude Code (Anthropic Messages API)
+    strategy: sticky            # sticky | round-robin | failover
+    members: [deepseek, ustc]
+    models:
+      - id: flash
+        targets: {deepseek: deepseek-chat, ustc: deepseek-v4.1-flash}
+        effort_map: {ustc: {max: high}}
+    cooldown: {auth_ms: 600000, server_ms: 30000}
+
+  codex-pool:
+    members: [openai-a, kimi]
+`
+
+// saveEdit lays the page's document (GET's doc, changed by change) over
+// file and returns the text a save writes.
+func saveEdit(t *testing.T, file string, change func(doc map[string]any)) string {
+	t.Helper()
+	disk, err := parseDoc([]byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := redact(disk).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	change(doc)
+	b, err := json.Marshal(jsonable(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit, err := parseDoc(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := merge(disk, edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &loaded{data: []byte(file), doc: disk}
+	out, err := l.text(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func at(d map[string]any, path ...string) map[string]any {
+	for _, p := range path {
+		d = d[p].(map[string]any)
+	}
+	return d
+}
+
+func TestSaveKeepsUntouchedLines(t *testing.T) {
+	cases := []struct {
+		name     string
+		change   func(map[string]any)
+		from, to string // the only change expected in the file (from "" = none)
+	}{
+		{"nothing-changed", func(map[string]any) {}, "", ""},
+		{"flow-mapping-field", func(d map[string]any) { at(d, "channels", "kimi")["api_key_env"] = "KIMI2" },
+			"api_key_env: KIMI_KEY}", "api_key_env: KIMI2}"},
+		{"flow-mapping-url-stays-plain", func(d map[string]any) { at(d, "channels", "deepseek")["base_url"] = "https://x.example/v2" },
+			"base_url: https://api.deepseek.com/anthropic,", "base_url: https://x.example/v2,"},
+		{"quoted-url-keeps-its-quotes", func(d map[string]any) { at(d, "channels", "kimi")["base_url"] = "https://y.example/v1" },
+			"base_url: 'https://api.moonshot.cn/v1'", "base_url: 'https://y.example/v1'"},
+		{"field-added-to-a-flow-mapping-over-lines", func(d map[string]any) { at(d, "channels", "ustc")["auth"] = "bearer" },
+			"efforts: [low, medium, high]}]}\n", "efforts: [low, medium, high]}], auth: bearer}\n"},
+		{"block-scalar-keeps-its-comment-column", func(d map[string]any) { at(d, "pools", "claude-pool")["strategy"] = "failover" },
+			"strategy: sticky            #", "strategy: failover            #"},
+		{"members-reordered-and-added", func(d map[string]any) { at(d, "pools", "claude-pool")["members"] = []any{"ustc", "deepseek", "kimi"} },
+			"members: [deepseek, ustc]", "members: [ustc, deepseek, kimi]"},
+		{"nested-flow-value", func(d map[string]any) { at(d, "pools", "claude-pool", "cooldown")["auth_ms"] = 1000 },
+			"{auth_ms: 600000,", "{auth_ms: 1000,"},
+		{"target-in-a-list-item", func(d map[string]any) {
+			at(d, "pools", "claude-pool")["models"].([]any)[0].(map[string]any)["targets"].(map[string]any)["ustc"] = "other"
+		}, "ustc: deepseek-v4.1-flash}", "ustc: other}"},
+		{"pool-deleted", func(d map[string]any) { delete(at(d, "pools"), "codex-pool") },
+			"  codex-pool:\n    members: [openai-a, kimi]\n", ""},
+		{"channel-deleted", func(d map[string]any) { delete(at(d, "channels"), "openai-a") },
+			"  openai-a:  {api: openai, base_url: \"https://api.openai.com/v1\", api_key: sk-abc}\n", ""},
+		{"pool-added-at-the-end", func(d map[string]any) { at(d, "pools")["new"] = map[string]any{"members": []any{"kimi"}} },
+			"    members: [openai-a, kimi]\n", "    members: [openai-a, kimi]\n  new:\n    members: [kimi]\n"},
+		{"model-added-to-the-list", func(d map[string]any) {
+			p := at(d, "pools", "claude-pool")
+			p["models"] = append(p["models"].([]any), map[string]any{"id": "pro"})
+		}, "        effort_map: {ustc: {max: high}}\n", "        effort_map: {ustc: {max: high}}\n      - id: pro\n"},
+	}
+	for _, c := range cases {
+		t.Run("POOL-22/"+c.name, func(t *testing.T) {
+			want := spliceFile
+			if c.from != "" {
+				if strings.Count(spliceFile, c.from) != 1 {
+					t.Fatalf("test: %q is not once in the file", c.from)
+				}
+				want = strings.Replace(spliceFile, c.from, c.to, 1)
+			}
+			if got := saveEdit(t, spliceFile, c.change); got != want {
+				t.Errorf("saved\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	t.Run("POOL-22/key-renamed-in-place", func(t *testing.T) {
+		disk, _ := parseDoc([]byte(spliceFile))
+		renamed := deepCopy(disk)
+		if _, err := rename(renamed, renameRequest{Kind: "channel", From: "ustc", To: "ustc-b"}); err != nil {
+			t.Fatal(err)
+		}
+		l := &loaded{data: []byte(spliceFile), doc: disk}
+		out, _ := l.text(renamed)
+		want := strings.NewReplacer("  ustc:      {", "  ustc-b:      {", "[deepseek, ustc]", "[deepseek, ustc-b]",
+			"ustc: deepseek-v4.1-flash}", "ustc-b: deepseek-v4.1-flash}", "{ustc: {max", "{ustc-b: {max").Replace(spliceFile)
+		if string(out) != want {
+			t.Errorf("renamed\n%s\nwant\n%s", out, want)
+		}
+	})
+	t.Run("POOL-15/get-shows-the-file-with-keys-masked", func(t *testing.T) {
+		disk, _ := parseDoc([]byte(spliceFile))
+		l := &loaded{data: []byte(spliceFile), doc: disk}
+		out, _ := l.text(redact(disk))
+		if want := strings.Replace(spliceFile, "api_key: sk-abc}", "api_key: '***'}", 1); string(out) != want {
+			t.Errorf("GET's yaml\n%s\nwant\n%s", out, want)
+		}
+	})
+}
+
+// TestSaveFallsBack: a file the splice does not handle (CRLF line ends) is
+// rendered whole by yaml.v3, as before, and still reads as the edit.
+func TestSaveFallsBack(t *testing.T) {
+	t.Run("POOL-22/crlf-file-rendered-whole", func(t *testing.T) {
+		file := strings.ReplaceAll("channels:\n  a: {api: openai, base_url: http://127.0.0.1:1, api_key_env: K}\npools:\n  p: {members: [a]}\n", "\n", "\r\n")
+		out := saveEdit(t, file, func(d map[string]any) { at(d, "pools", "p")["strategy"] = "failover" })
+		if !strings.Contains(out, "strategy: failover") || !strings.Contains(out, "members: [a]") {
+			t.Fatalf("saved:\n%s", out)
+		}
+	})
+}
