@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,7 +94,10 @@ func onCommandLine(args, names []string) bool {
 
 var (
 	reUndefined = regexp.MustCompile(`flag provided but not defined: -+(\S+)`)
-	reEnvParse  = regexp.MustCompile(`could not parse "(.*)" as (\w+) value from (?:env var|environment variable) "(\w+)" for flag ([\w-]+)`)
+	// Go's flag package, through urfave/cli: "-name" for --name too.
+	reBadValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([\w-]+): `)
+	reNoValue  = regexp.MustCompile(`^flag needs an argument: -+([\w-]+)$`)
+	reEnvParse = regexp.MustCompile(`could not parse "(.*)" as (\w+) value from (?:env var|environment variable) "(\w+)" for flag ([\w-]+)`)
 )
 
 // checkGatewayPorts refuses a bare --gateway without a port: "host" would
@@ -132,6 +136,12 @@ func usageHint(cmd string, m mode, err error, args []string, flags []cli.Flag) s
 		}
 		return fmt.Sprintf("%s: environment variable %s (--%s): want %s, got %q", cmd, sub[3], sub[4], want, sub[1])
 	}
+	if sub := reBadValue.FindStringSubmatch(msg); sub != nil {
+		return fmt.Sprintf("%s: --%s: want %s, got %q", cmd, sub[2], flagWants(sub[2], flags), sub[1])
+	}
+	if sub := reNoValue.FindStringSubmatch(msg); sub != nil {
+		return fmt.Sprintf("%s: --%s needs a value (--%s VALUE or --%s=VALUE)", cmd, sub[1], sub[1], sub[1])
+	}
 	sub := reUndefined.FindStringSubmatch(msg)
 	if sub == nil {
 		return cmd + ": " + msg
@@ -151,6 +161,28 @@ func usageHint(cmd string, m mode, err error, args []string, flags []cli.Flag) s
 		return fmt.Sprintf("%s: %s is not a %s flag; the command and its flags go after --: %s [flags] -- CMD [ARGS...]", cmd, typed, cmd, cmd)
 	}
 	return fmt.Sprintf("%s: unknown flag %s; see %s --help", cmd, typed, cmd)
+}
+
+// flagWants says in words what flag name of flags takes, for a value that
+// did not parse (SPEC LIS-5: the error names the flag and what it wants,
+// not Go's "parse error").
+func flagWants(name string, flags []cli.Flag) string {
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.BoolFlag:
+			return "true or false"
+		case *cli.IntFlag, intFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+			return "a whole number"
+		case *cli.Float64Flag:
+			return "a number"
+		case *cli.DurationFlag:
+			return "a duration such as 5s"
+		}
+	}
+	return "a valid value"
 }
 
 // typedFlag is the argument as the user typed it (flag reports "-name"
@@ -240,6 +272,34 @@ func unknownCommand(word string, cmds []*cli.Command) string {
 		return fmt.Sprintf("dual-proxy: unknown command %q; did you mean `dual-proxy %s`?", word, s)
 	}
 	return fmt.Sprintf("dual-proxy: unknown command %q (commands: %s); to run a program behind the proxy: dual-proxy run -- %s", word, strings.Join(names, ", "), shellQuote(word))
+}
+
+// reNoHelpTopic is urfave/cli's answer (exit 3) to `dual-proxy help X`,
+// `dual-proxy pool X` and `dual-proxy pool help X` for an X that is no
+// command.
+var reNoHelpTopic = regexp.MustCompile(`^No help topic for '(.*)'$`)
+
+// unknownTopic is unknownCommand for the level args name: the pool
+// subcommands after "pool", else the program's commands (exit 2, LIS-5).
+func unknownTopic(app *cli.App, args []string, word string) string {
+	for _, a := range args {
+		if a != "pool" {
+			continue
+		}
+		for _, c := range app.Commands {
+			if c.Name == "pool" {
+				var names []string
+				for _, sc := range c.Subcommands {
+					names = append(names, sc.Name)
+				}
+				if s := suggest(word, names); s != "" {
+					return fmt.Sprintf("%s pool: unknown command %q; did you mean `%s pool %s`?", app.Name, word, app.Name, s)
+				}
+				return fmt.Sprintf("%s pool: unknown command %q (commands: %s)", app.Name, word, strings.Join(names, ", "))
+			}
+		}
+	}
+	return unknownCommand(word, app.Commands)
 }
 
 // agentInstall maps agent executables to how to install them (npm package
