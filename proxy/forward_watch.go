@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,6 +40,11 @@ type watchSweeper struct {
 	wg    *sync.WaitGroup
 	delay time.Duration // zero: clientWatchDelay (tests set their own)
 
+	// ticks counts the sweeper's ticks (and starts): a request registered
+	// at tick n has run at least delay at tick n+2, so registering reads
+	// no clock (issue 20).
+	ticks atomic.Int64
+
 	mu      sync.Mutex
 	pending map[*clientWatch]struct{} // registered, not yet watching
 	running bool                      // the sweeper goroutine runs
@@ -49,7 +55,7 @@ type clientWatch struct {
 	c      net.Conn
 	br     *bufio.Reader
 	cancel context.CancelCauseFunc
-	since  time.Time
+	since  int64 // ws.ticks when registered
 	ws     *watchSweeper
 	done   chan struct{} // closed when run returns
 
@@ -61,7 +67,7 @@ type clientWatch struct {
 // pipelined next request stay in br. The watch's stop ends it and must be
 // called before br is read again.
 func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
-	w := &clientWatch{c: c, br: br, cancel: cancel, since: time.Now(), ws: ws}
+	w := &clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws}
 	ws.mu.Lock()
 	if ws.pending == nil {
 		ws.pending = map[*clientWatch]struct{}{}
@@ -92,6 +98,9 @@ func (ws *watchSweeper) loop() {
 		defer ws.wg.Done()
 	}
 	delay := cmp.Or(ws.delay, clientWatchDelay)
+	// Requests registered before this start have run at least delay at
+	// the first tick: count the start as a tick.
+	ws.ticks.Add(1)
 	t := time.NewTicker(delay)
 	defer t.Stop()
 	for idle := 0; ; {
@@ -107,10 +116,11 @@ func (ws *watchSweeper) loop() {
 			ws.running = false
 			ws.mu.Unlock()
 			return
-		case now := <-t.C:
+		case <-t.C:
+			tick := ws.ticks.Add(1)
 			ws.mu.Lock()
 			for w := range ws.pending {
-				if now.Sub(w.since) >= delay {
+				if tick-w.since >= 2 {
 					ws.start(w)
 				}
 			}

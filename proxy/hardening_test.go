@@ -302,6 +302,22 @@ func TestSlowHeads(t *testing.T) {
 			t.Fatal("connection with an incomplete head still open 3 s after a 300 ms head timeout")
 		}
 	})
+	t.Run("HTTP-4/slow-later-head-closed-after-head-timeout", func(t *testing.T) {
+		// A later head whose first part is here but not its blank line
+		// takes the bounded path (readHead parses a buffered head without
+		// the head deadline only when it is complete, issue 20).
+		addr, _ := startProxy(t, Config{HeadTimeout: 300 * time.Millisecond})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
+		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+			t.Fatalf("first request: %d", resp.StatusCode)
+		}
+		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n", origin.URL, origin.Addr) // and never the blank line
+		if !closedWithin(c, 3*time.Second) {
+			t.Fatal("connection with an incomplete later head still open 3 s after a 300 ms head timeout")
+		}
+	})
 	t.Run("HTTP-4/keep-alive-idle-not-cut-by-head-timeout", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{HeadTimeout: 200 * time.Millisecond})
 		c := dialProxy(t, addr)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"net"
 	"slices"
@@ -28,6 +29,14 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 		if _, err := br.Peek(1); err != nil {
 			return nil, errClientGone
 		}
+		if headBuffered(br) {
+			// The whole head is here: parsing it reads nothing from c, so
+			// neither the head deadline nor the pending-head mark (both
+			// bound a client slow to send its head) is needed (issue 20:
+			// a timer operation, a clock read and four atomics fewer).
+			defer c.SetReadDeadline(time.Time{})
+			return httpmsg.ReadRequestHead(br)
+		}
 	}
 	now := time.Now()
 	s.pendingHead(c, cs, now)
@@ -37,6 +46,13 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	c.SetReadDeadline(now.Add(s.engine.cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	return httpmsg.ReadRequestHead(br)
+}
+
+// headBuffered reports whether br holds a complete request head (up to its
+// blank line; a head ending in bare LFs takes the general path).
+func headBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.Contains(b, []byte("\r\n\r\n"))
 }
 
 // pendingHead marks c as waiting for a complete head since now. Going past

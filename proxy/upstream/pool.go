@@ -36,7 +36,8 @@ func (p *connPool) get(key poolKey) *upConn {
 		c := l[len(l)-1]
 		p.idle[key] = l[:len(l)-1]
 		p.n--
-		if !c.headDeadline.IsZero() && !time.Now().Before(c.headDeadline) {
+		now := time.Now()
+		if !c.headDeadline.IsZero() && !now.Before(c.headDeadline) {
 			// A past deadline would fail the next request's first read
 			// (send arms its own; this keeps sendPlain's quiet working).
 			c.conn.SetReadDeadline(time.Time{})
@@ -45,7 +46,7 @@ func (p *connPool) get(key poolKey) *upConn {
 		// The check that nothing arrived while idle is send's (HTTP-5):
 		// outside this lock, and on Unix in the same read(2) as the wait
 		// for the answer.
-		if time.Since(c.since) < p.ttl && c.br.Buffered() == 0 {
+		if now.Sub(c.since) < p.ttl && c.br.Buffered() == 0 {
 			return c
 		}
 		c.conn.Close()
