@@ -26,6 +26,28 @@ func FuzzAppendJSONString(f *testing.F) {
 	})
 }
 
+// TestResponsesDeltaMatchesMarshal: the hand-written Responses text delta
+// is the event delta writes (json.Marshal of its map), byte for byte, and
+// keeps the item's text and the sequence numbers alike (SPEC POOL-21).
+func TestResponsesDeltaMatchesMarshal(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		t.Run("POOL-21/responses-text-delta", func(t *testing.T) {
+			mk := func() *responsesStreamEncoder {
+				e := newResponsesStreamEncoder("m", nil)
+				e.kind, e.itemIndex, e.seq, e.item.ID = KindText, 2, 7, `msg_<&>"1`
+				return e
+			}
+			fast, slow := mk(), mk()
+			ev := Event{Kind: EvDelta, Index: 2, Part: Part{Kind: KindText, Text: s}}
+			got, ok := fast.appendDelta([]byte("prev"), ev)
+			want := slow.delta(ev.Part)
+			if !ok || string(got) != "prev"+string(want) || fast.seq != slow.seq || fast.text.String() != slow.text.String() {
+				t.Errorf("%q:\n got %s (ok %v)\nwant prev%s", s, got, ok, want)
+			}
+		})
+	}
+}
+
 // TestStreamDeltaEncodersMatchMarshal: the hand-written text-delta events
 // carry what the json.Marshal forms carried — byte for byte for Chat
 // chunks, the same JSON in the API's field order for Anthropic deltas.

@@ -2,6 +2,8 @@ package translate
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -108,6 +110,29 @@ func (e *responsesStreamEncoder) start(p Part) []byte {
 		out = e.event("response.output_item.added", map[string]any{"output_index": e.itemIndex, "item": added})
 	}
 	return out
+}
+
+// appendDelta appends the response.output_text.delta event of a text delta
+// to dst, byte for byte what delta writes for it (json.Marshal of the map:
+// keys sorted), without the map and the reflection (issue 20); ok is false
+// (dst unchanged) for any other event.
+func (e *responsesStreamEncoder) appendDelta(dst []byte, ev Event) ([]byte, bool) {
+	p := ev.Part
+	if ev.Kind != EvDelta || e.kind != KindText || p.Text == "" {
+		return dst, false
+	}
+	e.text.WriteString(p.Text)
+	b := slices.Grow(dst, 200+len(e.item.ID)+len(p.Text)+len(p.Text)/8)
+	b = append(b, "event: response.output_text.delta\ndata: {\"content_index\":0,\"delta\":"...)
+	b = appendJSONString(b, p.Text)
+	b = append(b, `,"item_id":`...)
+	b = appendJSONString(b, e.item.ID)
+	b = append(b, `,"logprobs":[],"output_index":`...)
+	b = strconv.AppendInt(b, int64(e.itemIndex), 10)
+	b = append(b, `,"sequence_number":`...)
+	b = strconv.AppendInt(b, int64(e.seq), 10)
+	e.seq++
+	return append(b, `,"type":"response.output_text.delta"}`+"\n\n"...), true
 }
 
 func (e *responsesStreamEncoder) delta(p Part) []byte {
