@@ -237,3 +237,30 @@ func TestExampleConfig(t *testing.T) {
 		}
 	})
 }
+
+func TestDefaultConfigErrorNote(t *testing.T) {
+	t.Run("POOL-3/default-config-error-says-every-command-reads-it", func(t *testing.T) {
+		dir := t.TempDir()
+		env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "APPDATA=" + dir}
+		path := defaultConfigFile(env)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		body := "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: DUAL_PROXY_TEST_UNSET_KEY}\npools:\n  p: {members: [a]}\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A launcher without --pool still reads the default file: the
+		// error must say so and what to do.
+		_, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--print-config", "--", "true")
+		note := "(" + path + " is the default pool configuration: every command reads it, also without --pool;"
+		if status != 2 || !strings.Contains(errOut, "DUAL_PROXY_TEST_UNSET_KEY is empty or unset") || !strings.Contains(errOut, note) {
+			t.Fatalf("status %d\n%s", status, errOut)
+		}
+		// Named with --config: the user chose the file, no note.
+		_, errOut, status = runCmdEnv(t, DualProxy, env, "--config", path, "--print-config")
+		if status != 2 || strings.Contains(errOut, "default pool configuration") {
+			t.Fatalf("status %d\n%s", status, errOut)
+		}
+	})
+}

@@ -270,7 +270,7 @@ func printPoolTest(w io.Writer, addr string, r *pool.TestResult) {
 			line += fmt.Sprintf(" %d", a.Status)
 		}
 		if a.Message != "" {
-			line += " " + oneLine(a.Message)
+			line += ": " + oneLine(a.Message) // "dead: network: all candidates failed …", not "network all candidates"
 		}
 		fmt.Fprintf(tw, "failed\t%s\n", line)
 	}

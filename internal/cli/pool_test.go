@@ -77,7 +77,7 @@ func TestPoolTestCommand(t *testing.T) {
 	t.Run("POOL-14/pool-test-failure-exits-1-with-class", func(t *testing.T) {
 		addr := poolInstance(t, true)
 		out, _, status := runCmd(t, poolApp, nil, "pool", "test", "p", "m", "--addr", addr, "--token", "tok")
-		if status != 1 || !strings.Contains(out, "failed (server)") || !strings.Contains(out, "up: server 529 Overloaded") || strings.Contains(out, "SECRET") {
+		if status != 1 || !strings.Contains(out, "failed (server)") || !strings.Contains(out, "up: server 529: Overloaded") || strings.Contains(out, "SECRET") {
 			t.Fatalf("status %d out %q", status, out)
 		}
 	})

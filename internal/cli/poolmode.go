@@ -71,9 +71,9 @@ func resolvePool(c *cli.Context, s *Settings) error {
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		s.ConfigPath = ""
 	case config.AllErrors(err) != nil:
-		return usageError(fConfig, "%s", configErrorText(err))
+		return usageError(fConfig, "%s%s", configErrorText(err), defaultConfigNote(explicit, path))
 	default:
-		return usageError(fConfig, "%s: %v", path, err)
+		return usageError(fConfig, "%s: %v%s", path, err, defaultConfigNote(explicit, path))
 	}
 	if v := c.String(fPoolState); v != "" && s.Pool != nil {
 		if err := config.CheckStateURL(v); err != nil {
@@ -104,6 +104,19 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		s.PoolAPI = pc.API
 	}
 	return nil
+}
+
+// defaultConfigNote is the line a configuration error gets when the file
+// was not named (--config, DUAL_PROXY_CONFIG) but found at the default
+// path: every command reads that file, also a launcher without --pool, so
+// a user who only ran "dual-proxy run -- curl …" learns why a pool file
+// stops it and what to do (SPEC POOL-3: errors say where and how to fix).
+func defaultConfigNote(explicit bool, path string) string {
+	if explicit {
+		return ""
+	}
+	return "\n  (" + path + " is the default pool configuration: every command reads it, also without --pool; " +
+		"set the variables it names and fix what is listed, or move the file away to run without a pool)"
 }
 
 // poolNames are the pools of cfg in file order, or "none".
