@@ -55,6 +55,9 @@ func poolTest(c *cli.Context, env []string) error {
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
+	if len(args) == 0 {
+		return cli.Exit(name+": want POOL MODEL: "+poolsHint(c.Context, env, c.String("addr")), 2)
+	}
 	if len(args) == 1 && args[0] != "" {
 		// A pool but no model: name the models it serves (trial finding).
 		return cli.Exit(name+": want POOL MODEL: "+modelsHint(c.Context, env, args[0], c.String("addr")), 2)

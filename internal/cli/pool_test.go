@@ -137,6 +137,16 @@ func TestPoolTestHints(t *testing.T) {
 			t.Errorf("unreachable: status %d err %q", status, errOut)
 		}
 	})
+	t.Run("POOL-14/pool-test-without-arguments-lists-the-pools", func(t *testing.T) {
+		_, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "--addr", addr)
+		if want := "want POOL MODEL: running pools: named on " + addr + ", declared on " + addr + ", open on " + addr + "; dual-proxy pool test POOL lists a pool's models\n"; status != 2 || !strings.HasSuffix(errOut, want) {
+			t.Errorf("status %d err %q", status, errOut)
+		}
+		_, errOut, status = runCmd(t, poolApp, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "pool", "test")
+		if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running instance serves a pool; start one") {
+			t.Errorf("nothing running: status %d err %q", status, errOut)
+		}
+	})
 	t.Run("POOL-20/pool-test-wrong-token-says-which-token-and-where-from", func(t *testing.T) {
 		cases := []struct {
 			env  []string

@@ -60,6 +60,37 @@ func modelsHint(ctx context.Context, env []string, poolID, addrFlag string) stri
 	return fmt.Sprintf("%s serves no pool %q (its pools: %s)", addr, poolID, strings.Join(pools, ", "))
 }
 
+// poolsHint names the pools the running instances serve (the registry's
+// entries, SPEC OPS-6; with --addr that instance's /pool/status), for
+// `dual-proxy pool test` without arguments.
+func poolsHint(ctx context.Context, env []string, addrFlag string) string {
+	var served []string
+	if addrFlag != "" {
+		addr, err := statusAddr(addrFlag)
+		if err != nil {
+			return "--addr: " + err.Error()
+		}
+		if raw, err := fetchDoc(ctx, addr, "/pool/status"); err == nil {
+			var doc poolStateDoc
+			if json.Unmarshal(raw, &doc) == nil {
+				for _, p := range doc.Pools {
+					served = append(served, p.ID+" on "+addr)
+				}
+			}
+		}
+	} else {
+		for _, e := range instances(env) {
+			for _, p := range e.Pools {
+				served = append(served, p+" on "+e.Addr)
+			}
+		}
+	}
+	if len(served) == 0 {
+		return "no running instance serves a pool; start one (dual-proxy --config FILE, or dual-proxy run --pool POOL -- CMD), then: dual-proxy pool test POOL MODEL"
+	}
+	return "running pools: " + strings.Join(served, ", ") + "; dual-proxy pool test POOL lists a pool's models"
+}
+
 // tokenHint explains a 401/403 from the instance at addr to a pool test
 // that sent the token sent ("" for none); given is the --token or
 // DUAL_PROXY_POOL_TOKEN value, "" when the token came from the registry

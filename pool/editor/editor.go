@@ -144,8 +144,11 @@ func (e *Editor) load() (*loaded, error) {
 // text is doc (the file's tree edited) as the file's text: the file with
 // only what changed rewritten (spliceDoc), else yaml.v3's rendering of the
 // whole document at the file's indentation.
-func (l *loaded) text(doc *yaml.Node) ([]byte, error) {
-	if out, ok := spliceDoc(l.data, l.doc, doc, fileIndent(l.data)); ok {
+func (l *loaded) text(doc *yaml.Node) ([]byte, error) { return l.textOf(doc, false) }
+
+// textOf is text; renames: doc is the file's tree with keys renamed.
+func (l *loaded) textOf(doc *yaml.Node, renames bool) ([]byte, error) {
+	if out, ok := spliceDoc(l.data, l.doc, doc, fileIndent(l.data), renames); ok {
 		return out, nil
 	}
 	return encodeDoc(doc, fileIndent(l.data))

@@ -363,3 +363,30 @@ func sameTree(a, b *yaml.Node) bool {
 	}
 	return true
 }
+
+// dash is the column of the "-" that opens sequence item it on its own
+// line, 0 when there is none.
+func (s *splicer) dash(it *yaml.Node) int {
+	if it.Line < 1 || it.Line > s.lines() {
+		return 0
+	}
+	r := []rune(s.line(it.Line - 1))
+	if it.Column-1 > len(r) || it.Column < 3 {
+		return 0
+	}
+	before := strings.TrimRight(string(r[:it.Column-1]), " ")
+	if !strings.HasSuffix(before, "-") || strings.TrimSpace(strings.TrimSuffix(before, "-")) != "" {
+		return 0
+	}
+	return len([]rune(before))
+}
+
+// prefix is the text of line i before column col (1-based): the
+// indentation, or "- " and the indentation for an item's first key.
+func (s *splicer) prefix(i, col int) string {
+	r := []rune(s.line(i))
+	if col-1 > len(r) {
+		return ""
+	}
+	return string(r[:col-1])
+}

@@ -36,7 +36,7 @@ func FuzzMerge(f *testing.F) {
 		}
 		// The save's splice (splice.go) never panics, and what it returns
 		// reads as the merged tree.
-		if out, ok := spliceDoc([]byte(disk), d, m, fileIndent([]byte(disk))); ok {
+		if out, ok := spliceDoc([]byte(disk), d, m, fileIndent([]byte(disk)), false); ok {
 			back, err := parseDoc(out)
 			if err != nil || !sameTree(back.Content[0], m.Content[0]) {
 				t.Fatalf("spliced text does not read as the merge (%v):\n%s", err, out)

@@ -46,7 +46,7 @@ func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
 		return
 	}
-	text, err := l.text(renamed)
+	text, err := l.textOf(renamed, true)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return

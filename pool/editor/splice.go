@@ -43,15 +43,18 @@ type splicer struct {
 	starts []int // byte offset of each line's start, plus len(data)
 	indent int   // the file's indentation step (fileIndent)
 	edits  []edit
+	// renames: a key missing from the merge whose place holds a new key
+	// was renamed (rename.go), not deleted and another added.
+	renames bool
 }
 
 // spliceDoc returns data edited to read as merged (see above), or false
-// when it cannot be done safely.
-func spliceDoc(data []byte, disk, merged *yaml.Node, indent int) ([]byte, bool) {
+// when it cannot be done safely; renames as in splicer.
+func spliceDoc(data []byte, disk, merged *yaml.Node, indent int, renames bool) ([]byte, bool) {
 	if len(bytes.TrimSpace(data)) == 0 || len(disk.Content) == 0 || len(merged.Content) == 0 || bytes.Contains(data, []byte("\r")) {
 		return nil, false
 	}
-	s := &splicer{data: data, indent: indent}
+	s := &splicer{data: data, indent: indent, renames: renames}
 	for i := range data {
 		if i == 0 || data[i-1] == '\n' {
 			s.starts = append(s.starts, i)
@@ -185,7 +188,7 @@ func (s *splicer) mapping(d, m *yaml.Node, lo, hi int) bool {
 	for i, e := range sp {
 		k := d.Content[2*i]
 		j, kept := at[k.Value]
-		if !kept && len(m.Content) == len(d.Content) && !onDisk[m.Content[2*i].Value] {
+		if !kept && s.renames && len(m.Content) == len(d.Content) && !onDisk[m.Content[2*i].Value] {
 			j, kept = 2*i, true // renamed in place (rename.go)
 			onDisk[m.Content[j].Value] = true
 		}
@@ -323,33 +326,6 @@ func (s *splicer) sequence(d, m *yaml.Node, lo, hi int) bool {
 	return true
 }
 
-// dash is the column of the "-" that opens sequence item it on its own
-// line, 0 when there is none.
-func (s *splicer) dash(it *yaml.Node) int {
-	if it.Line < 1 || it.Line > s.lines() {
-		return 0
-	}
-	r := []rune(s.line(it.Line - 1))
-	if it.Column-1 > len(r) || it.Column < 3 {
-		return 0
-	}
-	before := strings.TrimRight(string(r[:it.Column-1]), " ")
-	if !strings.HasSuffix(before, "-") || strings.TrimSpace(strings.TrimSuffix(before, "-")) != "" {
-		return 0
-	}
-	return len([]rune(before))
-}
-
-// prefix is the text of line i before column col (1-based): the
-// indentation, or "- " and the indentation for an item's first key.
-func (s *splicer) prefix(i, col int) string {
-	r := []rune(s.line(i))
-	if col-1 > len(r) {
-		return ""
-	}
-	return string(r[:col-1])
-}
-
 // render is n rendered by yaml.v3 at column col: its first line after
 // first (the text before the column on the line it replaces, "" for
 // indentation), the others indented.
@@ -383,7 +359,13 @@ func (s *splicer) replace(from, to int, text string) {
 
 // apply returns data with the edits made; false when two overlap.
 func (s *splicer) apply() ([]byte, bool) {
-	sort.SliceStable(s.edits, func(i, j int) bool { return s.edits[i].from < s.edits[j].from })
+	// By offset; at one offset an insertion goes before the edit that
+	// starts there (a new entry after the last kept one, whose deleted
+	// neighbour follows).
+	sort.SliceStable(s.edits, func(i, j int) bool {
+		a, b := s.edits[i], s.edits[j]
+		return a.from < b.from || (a.from == b.from && a.to == a.from && b.to > b.from)
+	})
 	var b bytes.Buffer
 	pos := 0
 	for _, e := range s.edits {

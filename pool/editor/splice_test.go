@@ -101,6 +101,15 @@ func TestSaveKeepsUntouchedLines(t *testing.T) {
 			"  openai-a:  {api: openai, base_url: \"https://api.openai.com/v1\", api_key: sk-abc}\n", ""},
 		{"pool-added-at-the-end", func(d map[string]any) { at(d, "pools")["new"] = map[string]any{"members": []any{"kimi"}} },
 			"    members: [openai-a, kimi]\n", "    members: [openai-a, kimi]\n  new:\n    members: [kimi]\n"},
+		{"pool-replaced-by-another", func(d map[string]any) {
+			delete(at(d, "pools"), "codex-pool")
+			at(d, "pools")["new"] = map[string]any{"members": []any{"kimi"}}
+		}, "\n  codex-pool:\n    members: [openai-a, kimi]\n", "  new:\n    members: [kimi]\n\n"},
+		{"channel-replaced-by-another-right-after", func(d map[string]any) {
+			delete(at(d, "channels"), "kimi")
+			at(d, "channels")["z"] = map[string]any{"api": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "Z"}
+		}, "  kimi:      {api: openai-chat, base_url: 'https://api.moonshot.cn/v1', api_key_env: KIMI_KEY}\n",
+			"  z:\n    api: openai\n    api_key_env: Z\n    base_url: http://127.0.0.1:9/v1\n"},
 		{"model-added-to-the-list", func(d map[string]any) {
 			p := at(d, "pools", "claude-pool")
 			p["models"] = append(p["models"].([]any), map[string]any{"id": "pro"})
@@ -127,7 +136,7 @@ func TestSaveKeepsUntouchedLines(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := &loaded{data: []byte(spliceFile), doc: disk}
-		out, _ := l.text(renamed)
+		out, _ := l.textOf(renamed, true)
 		want := strings.NewReplacer("  ustc:      {", "  ustc-b:      {", "[deepseek, ustc]", "[deepseek, ustc-b]",
 			"ustc: deepseek-v4.1-flash}", "ustc-b: deepseek-v4.1-flash}", "{ustc: {max", "{ustc-b: {max").Replace(spliceFile)
 		if string(out) != want {
