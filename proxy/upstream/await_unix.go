@@ -60,12 +60,20 @@ func (uc *upConn) send(c *Client, check bool, cand path.Candidate, r *Request, b
 	// gets a fresh one once it is written (the response timeout counts
 	// from the end of the request, SPEC HTTP-4).
 	uc.headDeadline = c.headDeadline(r)
-	uc.conn.SetReadDeadline(uc.headDeadline)
+	if r.ResponseTimeout == 0 && c.ResponseTimeout == uc.dw.idle && !uc.headDeadline.IsZero() {
+		// The request's first write is bounded by the same instant: one
+		// deadline change (one runtime timer) and no clock read in
+		// deadlineWriter for it (issue 20).
+		uc.conn.SetDeadline(uc.headDeadline)
+		uc.dw.armed = true
+	} else {
+		uc.conn.SetReadDeadline(uc.headDeadline)
+	}
 	a := &uc.aw
 	a.c, a.cand, a.r, a.body, a.check = c, cand, r, body, check
 	a.wrote, a.quiet, a.werr = false, true, nil
 	err := uc.rc.Read(a.step)
-	uc.src.raw = false
+	uc.src.raw, uc.dw.armed = false, false
 	quiet, werr = a.quiet, a.werr
 	a.c, a.cand, a.r, a.body, a.werr = nil, path.Candidate{}, nil, nil, nil
 	if err != nil {

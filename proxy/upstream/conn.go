@@ -52,10 +52,17 @@ type deadlineWriter struct {
 	c       net.Conn
 	idle    time.Duration
 	written int64
+	// armed: the caller has just set a write deadline of idle from now
+	// (send, with the head's); the next write keeps it.
+	armed bool
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
-	w.c.SetWriteDeadline(time.Now().Add(w.idle))
+	if w.armed {
+		w.armed = false
+	} else {
+		w.c.SetWriteDeadline(time.Now().Add(w.idle))
+	}
 	n, err := w.c.Write(p)
 	w.written += int64(n)
 	return n, err

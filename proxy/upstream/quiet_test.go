@@ -291,3 +291,35 @@ func TestHeadDeadlineLeftArmed(t *testing.T) {
 		}
 	})
 }
+
+func TestWriteBound(t *testing.T) {
+	t.Run("HTTP-4/origin-that-stops-reading-the-request-fails-the-write-within-the-response-timeout", func(t *testing.T) {
+		// Every upstream write must make progress within the response
+		// timeout: the first write shares the head's deadline (send), the
+		// later ones set their own (deadlineWriter).
+		stop := make(chan struct{})
+		addr := testkit.ServeConns(t, func(c net.Conn) { <-stop }) // reads nothing
+		defer close(stop)
+		c := &Client{Dial: newTestClient().Dial, ResponseTimeout: 300 * time.Millisecond}
+		defer c.CloseIdle()
+		r := getRequest(addr)
+		r.Method, r.Length = "PUT", 16<<20 // far more than the socket buffers hold
+		start := time.Now()
+		res := c.Send(context.Background(), path.Direct, r, io.LimitReader(zeros{}, r.Length), 5*time.Second, false)
+		if res.Err == nil {
+			res.Resp.Body.Close()
+			t.Fatal("a 16 MiB upload to an origin that reads nothing succeeded")
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("the stalled upload failed after %v, want about the 300 ms write bound", d)
+		}
+	})
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
