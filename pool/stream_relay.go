@@ -28,14 +28,19 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		return every, true
 	})
 	defer ping.stop()
-	// The idle timer runs only while the member's next event is awaited:
-	// a client that reads slowly holds up the write, which is not the
-	// member's silence (SPEC POOL-7).
-	var idled atomic.Bool
+	// The idle timer measures the member's silence: while an event is
+	// being written it does not fire (a client that reads slowly holds up
+	// the write, and the member's stream waits in its socket), and the
+	// write's end re-arms it (SPEC POOL-7).
+	var idled, writing atomic.Bool
 	var idleT *time.Timer
 	if c.pc.StreamIdleTimeout > 0 {
-		idleT = time.AfterFunc(c.pc.StreamIdleTimeout, func() { idled.Store(true); u.cancel() })
-		idleT.Stop()
+		idleT = time.AfterFunc(c.pc.StreamIdleTimeout, func() {
+			if !writing.Load() {
+				idled.Store(true)
+				u.cancel()
+			}
+		})
 		defer idleT.Stop()
 	}
 	fail := func(class string, status int, msg string) outcome {
@@ -51,15 +56,8 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 	}
 	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes (issue 20)
 	for {
-		if idleT != nil {
-			idleT.Reset(c.pc.StreamIdleTimeout)
-		}
 		var err error
-		ev, err = u.next()
-		if idleT != nil {
-			idleT.Stop()
-		}
-		if err != nil {
+		if ev, err = u.next(); err != nil {
 			ping.stop()
 			switch {
 			case c.r.Context().Err() != nil || c.gone.Load():
@@ -89,10 +87,16 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 			return fail(config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
 		}
 		last := obs.Verdict == wire.VEnd || obs.Verdict == wire.VError
-		if err := c.send(raw, last || !u.rd.EventBuffered()); err != nil {
+		writing.Store(true)
+		err = c.send(raw, last || !u.rd.EventBuffered())
+		writing.Store(false)
+		if err != nil {
 			return outcome{canceled: true, served: true}
 		}
 		ping.reset(every)
+		if idleT != nil {
+			idleT.Reset(c.pc.StreamIdleTimeout)
+		}
 		switch obs.Verdict {
 		case wire.VEnd:
 			return outcome{done: true, served: true, u: w.Usage()}
