@@ -257,7 +257,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fl, ep, routed := clientFlavour(r, sub, api)
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
-		wire.WriteError(w, fl, http.StatusUnauthorized, "missing or wrong pool token (x-api-key, Authorization: Bearer, x-goog-api-key or key=)", nil)
+		wire.WriteError(w, fl, http.StatusUnauthorized, tokenHelp("x-api-key, Authorization: Bearer, x-goog-api-key or key="), nil)
 		return
 	}
 	if pc == nil {
@@ -286,6 +286,14 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
 }
 
+// tokenHelp is the 401 message of a pool call without the instance's token
+// (SPEC POOL-20): where the token goes (how) and where a user finds it, so
+// a hand-made call or an agent started outside the launcher can recover.
+func tokenHelp(how string) string {
+	return "missing or wrong pool token (" + how + "): a launcher's child has it in its environment " +
+		"(ANTHROPIC_AUTH_TOKEN, OPENAI_API_KEY, GEMINI_API_KEY); `dual-proxy status --show-token` prints it in the pool page link"
+}
+
 // serveEditor hands /pool/config… to the editor (SPEC POOL-22) once the
 // token is checked (the browser guard has run): 404 without a ConfigFile.
 // Without a pool token only GET and validate are served: a save or a
@@ -293,7 +301,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // any local user can reach the listener (SPEC POOL-15, POOL-20).
 func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusUnauthorized, "missing or wrong pool token (x-api-key or Authorization: Bearer)", nil)
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
 		return
 	}
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == editor.PathValidate

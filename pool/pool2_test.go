@@ -270,6 +270,9 @@ func TestToken(t *testing.T) {
 			if tc.want == 401 && !strings.Contains(string(b), `"authentication_error"`) {
 				t.Fatalf("not Anthropic-shaped: %s", b)
 			}
+			if tc.want == 401 && !strings.Contains(string(b), "dual-proxy status --show-token") {
+				t.Fatalf("401 does not say where the token is: %s", b)
+			}
 			if tc.want == 200 && w.mocks["a"].req(w.mocks["a"].calls()-1).Header.Get("X-Api-Key") != secretFor("a") {
 				t.Fatal("pool token forwarded upstream")
 			}
