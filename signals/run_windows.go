@@ -2,6 +2,7 @@ package signals
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -51,7 +52,11 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 	// process creation, before the child ran any of its own code but the loader's) is not in
 	// the job. Starting the child suspended would close it, but exec.Cmd cannot resume a
 	// suspended process without its thread handle.
-	if err := j.assign(cmd.Process.Pid); err != nil {
+	if err := j.assign(cmd.Process.Pid); errors.Is(err, errExitedEarly) {
+		// Not a failure of the job: a child done within microseconds (cmd /c echo) is gone
+		// before the assignment; Windows refuses to assign a process that has exited.
+		log.Debug("child exited before it could be put in the job object", "pid", cmd.Process.Pid)
+	} else if err != nil {
 		log.Warn("child not in the job object: its descendants may outlive the launcher", "err", err)
 	}
 	log.Debug("child started", "pid", cmd.Process.Pid, "pty", false, "cleanup", treeCleanup(host))
@@ -111,17 +116,29 @@ func newJob() (*job, error) {
 	return &job{h: h}, nil
 }
 
-// assign puts process pid into the job.
+// errExitedEarly is assign's error for a process that had exited already: Windows refuses to
+// assign it (ERROR_ACCESS_DENIED), which says nothing about the job.
+var errExitedEarly = errors.New("the process exited before it was assigned")
+
+// stillActive is GetExitCodeProcess's code for a running process (STILL_ACTIVE).
+const stillActive = 259
+
+// assign puts process pid into the job; errExitedEarly when it has exited already.
 func (j *job) assign(pid int) error {
 	if j == nil {
 		return windows.ERROR_INVALID_HANDLE
 	}
-	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
 		return err
 	}
 	defer windows.CloseHandle(p)
-	return windows.AssignProcessToJobObject(j.h, p)
+	err = windows.AssignProcessToJobObject(j.h, p)
+	var code uint32
+	if err != nil && windows.GetExitCodeProcess(p, &code) == nil && code != stillActive {
+		return errExitedEarly
+	}
+	return err
 }
 
 // active returns the number of processes in the job (0 when unknown).
