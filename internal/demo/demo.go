@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/selfcert"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -87,13 +88,14 @@ func Run(opts Options) error {
 	go func() { defer wg.Done(); originTLS.ServeTLS(tlsLn, "", "") }()
 	defer func() { origin.Close(); originTLS.Close(); wg.Wait() }()
 
-	// Gateway 1: a port where nothing listens.
-	deadLn, err := net.Listen("tcp", "127.0.0.1:0")
+	// Gateway 1: a port where nothing listens, held for the demo's length
+	// so no other process's listener can take it and make it work.
+	dead, err := netutil.ReserveRefusingPort()
 	if err != nil {
 		return err
 	}
-	deadPort := deadLn.Addr().(*net.TCPAddr).Port
-	deadLn.Close()
+	defer dead.Close()
+	deadPort := dead.Port
 
 	// Gateway 2: a working forward proxy on loopback (a second dual-proxy
 	// with only the direct candidate).
