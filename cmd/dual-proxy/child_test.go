@@ -16,6 +16,7 @@ import (
 var childRoles = map[string]testworld.ChildRole{
 	"pool-calls": poolCallsChild,
 	"pool-edit":  poolEditChild,
+	"pool-open":  poolOpenChild,
 }
 
 // childDo sends one request straight to the launcher's listener (loopback is in NO_PROXY)
@@ -88,5 +89,24 @@ func poolEditChild([]string) int {
 		}
 	}
 	fmt.Printf("%d\n%d\n%d\n", noTok, saved, models)
+	return 0
+}
+
+// poolOpenChild, for a launcher started without --pool: it prints the status of a message
+// call to pool p1 on the launcher's listener (found from HTTP_PROXY) without a token, then
+// ANTHROPIC_AUTH_TOKEN (or "unset": no pool mode, no token given to the child).
+func poolOpenChild([]string) int {
+	proxyURL := os.Getenv("HTTP_PROXY")
+	if proxyURL == "" {
+		fmt.Fprintln(os.Stderr, "no HTTP_PROXY")
+		return 1
+	}
+	const msg = `{"model":"unified","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+	code, _, _, err := childDo("POST", strings.TrimSuffix(proxyURL, "/")+"/pool/p1/v1/messages", "", "", msg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%d\n%s\n", code, orUnset("ANTHROPIC_AUTH_TOKEN"))
 	return 0
 }

@@ -60,6 +60,35 @@ func TestPoolLaunch(t *testing.T) {
 			t.Fatal("channel key printed")
 		}
 	})
+	t.Run("POOL-20/launcher-without-pool-serves-its-pools-only-with-a-token", func(t *testing.T) {
+		// The config's pools are served without --pool too (the default file is read by
+		// every command); an open /pool/ let any local user spend the keys (fresh-user trial).
+		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret},
+			runArgs(testworld.Child(t, "pool-open"), "--config", cfg)...)
+		if status != 0 {
+			t.Fatalf("status %d stderr %q out %q", status, errOut, out)
+		}
+		if out != "401\nunset\n" {
+			t.Fatalf("a pool call without a token to a launcher without --pool: %q, want 401 and no token for the child", out)
+		}
+	})
+	t.Run("POOL-20/standalone-without-pool-token-warns-at-start", func(t *testing.T) {
+		const warning = "pool endpoints have no token: any local user can call the pools"
+		for _, tc := range []struct {
+			args []string
+			want bool
+		}{
+			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg}, true},
+			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "tok"}, false},
+		} {
+			_, logs, stop := startServe(t, []string{"MOCK_KEY=" + secret}, tc.args...)
+			got := logs() // the warning comes before "listening", which startServe waited for
+			stop()
+			if strings.Contains(got, warning) != tc.want {
+				t.Fatalf("%v: warning logged %v, want %v; logs:\n%s", tc.args, !tc.want, tc.want, got)
+			}
+		}
+	})
 	t.Run("POOL-15/print-config-redacts-keys", func(t *testing.T) {
 		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret}, "--print-config", "--config", cfg)
 		if status != 0 {

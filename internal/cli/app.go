@@ -237,6 +237,9 @@ func serve(c *cli.Context, sio IO) error {
 		} else {
 			log.Info("model pool loaded", "config", s.ConfigPath)
 		}
+		if s.PoolToken == "" {
+			log.Warn("pool endpoints have no token: any local user can call the pools with their channel keys; set --pool-token or " + envPoolToken)
+		}
 	} else {
 		mux.Handle("/pool/", noPool)
 	}
@@ -308,8 +311,14 @@ func run(c *cli.Context, m mode, sio IO) error {
 		fmt.Fprintf(sio.Stderr, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)
 	}
 	mux := proxy.NewMux()
+	// Every launcher that serves pools requires a per-launch token, also
+	// without --pool (the default config file's pools are served then, and
+	// an open /pool/ would let any local user spend the channel keys while
+	// any launcher runs: SPEC POOL-20). Without --pool the child is not
+	// given it; `dual-proxy status --show-token` and pool test find it in
+	// the registry.
 	token := ""
-	if s.PoolName != "" {
+	if s.Pool != nil {
 		token = newToken()
 	}
 	var reg *registry.Registration
