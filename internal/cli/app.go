@@ -297,6 +297,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 	if err != nil {
 		return err
 	}
+	if s.ConfigWarning != "" {
+		fmt.Fprintf(sio.Stderr, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
+	}
 	if c.Bool(fPrintConfig) {
 		return s.Print(sio.Stdout)
 	}
@@ -306,6 +309,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 	}
 	defer logw.Close()
 	log := newLogger(s, logw)
+	if s.ConfigWarning != "" {
+		log.Warn("running without pools: the default pool configuration has errors", "reason", s.ConfigWarning)
+	}
 	if warnOpenProxy(s.ListenHost, log) {
 		// The log is a file here: say it on the terminal too (SPEC LIS-2).
 		fmt.Fprintf(sio.Stderr, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)

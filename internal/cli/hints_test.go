@@ -250,13 +250,25 @@ func TestDefaultConfigErrorNote(t *testing.T) {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		// A launcher without --pool still reads the default file: the
-		// error must say so and what to do.
-		_, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--print-config", "--", "true")
-		note := "(" + path + " is the default pool configuration: every command reads it, also without --pool;"
+		// A launcher with --pool needs the file: the error must say
+		// which file stops it and what to do.
+		_, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--pool", "p", "--print-config", "--", "true")
+		note := "(" + path + " is the default pool configuration, read when no --config is given;"
 		if status != 2 || !strings.Contains(errOut, "DUAL_PROXY_TEST_UNSET_KEY is empty or unset") || !strings.Contains(errOut, note) {
 			t.Fatalf("status %d\n%s", status, errOut)
 		}
+		// The standalone proxy serves the pools: stopped too.
+		_, errOut, status = runCmdEnv(t, DualProxy, env, "--print-config")
+		if status != 2 || !strings.Contains(errOut, note) {
+			t.Fatalf("standalone: status %d\n%s", status, errOut)
+		}
+		t.Run("POOL-3/launcher-without-pool-runs-without-a-broken-default-file", func(t *testing.T) {
+			out, errOut, status := runCmdEnv(t, DualProxy, env, "run", "--print-config", "--", "true")
+			want := "(" + path + " is the default pool configuration: this launcher runs without its pools;"
+			if status != 0 || !strings.Contains(errOut, "warning: ") || !strings.Contains(errOut, "DUAL_PROXY_TEST_UNSET_KEY is empty or unset") || !strings.Contains(errOut, want) {
+				t.Fatalf("status %d\nstderr %s\nstdout %s", status, errOut, out)
+			}
+		})
 		// Named with --config: the user chose the file, no note.
 		_, errOut, status = runCmdEnv(t, DualProxy, env, "--config", path, "--print-config")
 		if status != 2 || strings.Contains(errOut, "default pool configuration") {

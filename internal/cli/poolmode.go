@@ -70,6 +70,18 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		s.Pool, s.ConfigMissing = &config.Config{}, true
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		s.ConfigPath = ""
+	case !explicit && s.Mode != modeServe && c.String(fPool) == "":
+		// A launcher that was not asked for a pool is not stopped by the
+		// default file it only happened to find: it runs without pools
+		// and says why (fresh-user trial: an unset key variable in that
+		// file stopped every `dual-proxy run -- CMD`; SPEC POOL-3).
+		text := configErrorText(err)
+		if config.AllErrors(err) == nil {
+			text = fmt.Sprintf("%s: %v", path, err)
+		}
+		s.ConfigWarning = text + "\n  (" + path + " is the default pool configuration: this launcher runs without its pools; " +
+			"fix what is listed, or pass --pool NAME to be stopped by it)"
+		s.ConfigPath = ""
 	case config.AllErrors(err) != nil:
 		return usageError(fConfig, "%s%s", configErrorText(err), defaultConfigNote(explicit, path))
 	default:
@@ -108,15 +120,15 @@ func resolvePool(c *cli.Context, s *Settings) error {
 
 // defaultConfigNote is the line a configuration error gets when the file
 // was not named (--config, DUAL_PROXY_CONFIG) but found at the default
-// path: every command reads that file, also a launcher without --pool, so
-// a user who only ran "dual-proxy run -- curl …" learns why a pool file
-// stops it and what to do (SPEC POOL-3: errors say where and how to fix).
+// path and the command needs it (the standalone proxy, a launcher with
+// --pool), so the user learns which file stops the command and what to do
+// (SPEC POOL-3: errors say where and how to fix).
 func defaultConfigNote(explicit bool, path string) string {
 	if explicit {
 		return ""
 	}
-	return "\n  (" + path + " is the default pool configuration: every command reads it, also without --pool; " +
-		"set the variables it names and fix what is listed, or move the file away to run without a pool)"
+	return "\n  (" + path + " is the default pool configuration, read when no --config is given; " +
+		"set the variables it names and fix what is listed; a launcher without --pool runs without it)"
 }
 
 // poolNames are the pools of cfg in file order, or "none".

@@ -58,6 +58,10 @@ type Settings struct {
 	// ConfigMissing: ConfigPath does not exist yet; Pool is empty and the
 	// editor creates the file (serve with --pool-token, SPEC POOL-22).
 	ConfigMissing bool
+	// ConfigWarning: a launcher without --pool found the default file
+	// broken and runs without pools; the text (errors, the file, what to
+	// do) is printed as a warning at start (SPEC POOL-3).
+	ConfigWarning string
 	PoolName      string
 	PoolAPI       string
 	AgentPresets  bool
