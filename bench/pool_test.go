@@ -75,11 +75,13 @@ func TestPoolStreamHarness(t *testing.T) {
 				if len(r.delays) != (i+1)*poolEvents {
 					t.Fatalf("stream %d: %d delays", i, len(r.delays))
 				}
-				if r.ttft < poolFirst || r.ttft > poolStreamLen+time.Second {
-					t.Fatalf("stream %d: TTFT %v outside [%v, %v]", i, r.ttft, poolFirst, poolStreamLen+time.Second)
+				// Sanity bounds, wide for a loaded CI box under -race: a
+				// clock that is not shared is off by far more.
+				if r.ttft < poolFirst || r.ttft > poolStreamLen+10*time.Second {
+					t.Fatalf("stream %d: TTFT %v outside [%v, %v]", i, r.ttft, poolFirst, poolStreamLen+10*time.Second)
 				}
 				for _, d := range r.delays {
-					if d < 0 || d > time.Second {
+					if d < 0 || d > 10*time.Second {
 						t.Fatalf("stream %d: event delay %v (clock not shared?)", i, d)
 					}
 				}
@@ -95,7 +97,9 @@ func TestPoolStreamHarness(t *testing.T) {
 func TestRunStreamsRound(t *testing.T) {
 	mock, _, relay := startStreamWorld(t)
 	for _, addr := range []string{mock.addr(), relay} {
-		r := runStreams(streamTarget{addr, "/v1/messages", apiAnthropic}, 4, 300*time.Millisecond)
+		// 2 s of measured streams (each 250 ms): under a loaded CI box a
+		// shorter window could end before any warm-up stream did.
+		r := runStreams(streamTarget{addr, "/v1/messages", apiAnthropic}, 4, 2*time.Second)
 		if r.errs != 0 || len(r.ttft) == 0 || len(r.delays) != len(r.ttft)*poolEvents || r.events < len(r.delays) {
 			t.Fatalf("%s: errs %d (%v), %d TTFTs, %d delays, %d events", addr, r.errs, r.lastErr, len(r.ttft), len(r.delays), r.events)
 		}
