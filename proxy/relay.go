@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
@@ -36,8 +38,9 @@ type tunnel struct {
 	halfClosed      atomic.Bool  // one direction has ended
 
 	client, up     net.Conn
-	sent, received int64        // written by one direction each, read by the last
-	left           atomic.Int32 // directions still running
+	sent, received int64           // written by one direction each, read by the last
+	left           atomic.Int32    // directions still running
+	queued         [2]atomic.Int64 // client's and up's send queue at the last window (drained)
 	done           func(sent, received int64)
 }
 
@@ -72,6 +75,44 @@ func (t *tunnel) finish() {
 }
 
 func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
+
+// drained reports whether a connection's send queue shrank since the
+// previous sample, a window earlier at most, and touches t then: a slow
+// reader took bytes while the direction writing to it waited for room and
+// did not return, so the tunnel is not idle (SPEC CON-2: the idle bound is
+// for a tunnel with no byte moving; a reader that stopped leaves the queue
+// as it is and is closed). On Linux the queue is SIOCOUTQ; elsewhere
+// unknown (copyTunnelFor's writes touch t there).
+func (t *tunnel) drained() bool {
+	moved := false
+	for i, c := range [2]net.Conn{t.client, t.up} {
+		q := sendQueued(c)
+		if prev := t.queued[i].Swap(q); q >= 0 && q < prev {
+			moved = true
+		}
+	}
+	if moved {
+		t.touch()
+	}
+	return moved
+}
+
+// socketOf is the socket under c: c itself, or the connection under a
+// PrefixConn or a TLS client (an https gateway); nil when there is none.
+func socketOf(c net.Conn) syscall.Conn {
+	for {
+		switch v := c.(type) {
+		case *netutil.PrefixConn:
+			c = v.Conn
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		case syscall.Conn:
+			return v
+		default:
+			return nil
+		}
+	}
+}
 
 // window is the read-deadline window of a direction under bound limit (> 0).
 func window(limit time.Duration) time.Duration {
@@ -122,7 +163,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 			// closer stores halfClosed before it sets our deadline).
 			continue
 		}
-		n, err := copyTunnel(dst, src)
+		n, err := copyTunnelFor(t, dst, src)
 		written += n
 		if n > 0 {
 			t.touch()
@@ -131,7 +172,8 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 			break // EOF
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			if l := t.limit(); l <= 0 || time.Since(time.Unix(0, t.last.Load())) < l {
+			drained := t.drained() // sampled every window
+			if l := t.limit(); l <= 0 || drained || time.Since(time.Unix(0, t.last.Load())) < l {
 				continue // the tunnel is alive, or the bound changed: next window
 			}
 		}
@@ -159,4 +201,28 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 	}
 	dst.Close()
 	return written
+}
+
+// ioCopy is io.Copy from src to dst; with a tunnel t, every write to dst
+// touches t (SPEC CON-2: a write that waits long for a slow reader still
+// moves bytes, and the idle bound must not close the tunnel meanwhile).
+func ioCopy(t *tunnel, dst, src net.Conn) (int64, error) {
+	if t == nil {
+		return io.Copy(dst, src)
+	}
+	return io.Copy(touchWriter{w: dst, t: t}, src)
+}
+
+// touchWriter touches its tunnel after every write that moved bytes.
+type touchWriter struct {
+	w io.Writer
+	t *tunnel
+}
+
+func (w touchWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if n > 0 {
+		w.t.touch()
+	}
+	return n, err
 }

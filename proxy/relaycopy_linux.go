@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -33,8 +32,16 @@ import (
 // io.Copy; no pipe (out of descriptors) means reads only. The read
 // deadline of src applies to the wait for bytes, the write deadline of dst
 // to the send.
-func copyTunnel(dst, src net.Conn) (int64, error) {
-	var c tunnelCopy
+func copyTunnel(dst, src net.Conn) (int64, error) { return copyTunnelFor(nil, dst, src) }
+
+// copyTunnelFor is copyTunnel for one direction of t (nil: none): a write
+// that finds dst's send buffer full, and the first write after that wait,
+// touch t, so bytes that move to a slow reader count as activity before
+// the copy returns (SPEC CON-2: the idle bound closes a tunnel with no byte
+// in either direction, not one whose reader is slow; relay.go's drained
+// covers the wait itself). The usual write, without a wait, pays nothing.
+func copyTunnelFor(t *tunnel, dst, src net.Conn) (int64, error) {
+	c := tunnelCopy{t: t}
 	return c.copy(dst, src)
 }
 
@@ -60,21 +67,23 @@ type tunnelCopy struct {
 	written  int64
 	spliced  int64        // bytes moved by splice (tests)
 	dstWaits atomic.Int32 // times dst's send buffer was full (tests)
+	waited   bool         // the last write to dst found its send buffer full
+	t        *tunnel      // touched at a wait for dst and the write after it; nil: none
 }
 
 func (c *tunnelCopy) copy(dst, src net.Conn) (int64, error) {
 	s, ok := src.(*net.TCPConn)
 	d, ok2 := dst.(*net.TCPConn)
 	if !ok || !ok2 {
-		return io.Copy(dst, src)
+		return ioCopy(c.t, dst, src)
 	}
 	rc, err := s.SyscallConn()
 	if err != nil {
-		return io.Copy(dst, src)
+		return ioCopy(c.t, dst, src)
 	}
 	wc, err := d.SyscallConn()
 	if err != nil {
-		return io.Copy(dst, src)
+		return ioCopy(c.t, dst, src)
 	}
 	readable, writable := c.readable, c.writable // one method value each per direction, not per wait
 	defer c.release()
@@ -166,6 +175,10 @@ func (c *tunnelCopy) writable(fd uintptr) bool {
 			continue
 		case err == unix.EAGAIN:
 			c.dstWaits.Add(1)
+			c.waited = true
+			if c.t != nil {
+				c.t.touch() // bytes moved to dst before its buffer filled
+			}
 			return false
 		case err != nil:
 			c.err = err
@@ -177,6 +190,10 @@ func (c *tunnelCopy) writable(fd uintptr) bool {
 			c.p.data -= n
 		}
 		c.written += int64(n)
+		if c.waited && c.t != nil {
+			c.waited = false
+			c.t.touch() // bytes moved to a slow reader (SPEC CON-2 idle bound)
+		}
 	}
 }
 
@@ -236,4 +253,24 @@ func putPipe(p *splicePipe) {
 func closePipe(fds [2]int) {
 	unix.Close(fds[0])
 	unix.Close(fds[1])
+}
+
+// sendQueued is the number of bytes in c's send queue (SIOCOUTQ: not yet
+// acknowledged by the peer), or -1 when it cannot be read.
+func sendQueued(c net.Conn) int64 {
+	sc := socketOf(c)
+	if sc == nil {
+		return -1
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	q := int64(-1)
+	rc.Control(func(fd uintptr) {
+		if n, err := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ); err == nil {
+			q = int64(n)
+		}
+	})
+	return q
 }
