@@ -64,22 +64,30 @@ func TestClientCancel(t *testing.T) {
 				cancel()
 				<-done
 			}
-			select {
-			case <-w.mocks["a"].ctxDone:
-			case <-time.After(5 * time.Second):
-				t.Fatal("upstream request not cancelled")
-			}
-			testkit.WaitFor(t, 5*time.Second, "call record", func() bool { return len(w.pool.Status().Recent) == 1 })
-			if a := w.member("a"); a.Failures != 0 || a.State != "ready" {
-				t.Fatalf("client cancel counted as member failure: %+v", a)
-			}
-			if w.mocks["b"].calls() != 0 {
-				t.Fatal("failover after client cancel")
-			}
-			if r := w.pool.Status().Recent[0]; r.Class != "canceled" {
-				t.Fatalf("record %+v", r)
-			}
+			w.checkClientGone(t)
 		})
+	}
+}
+
+// checkClientGone: after the client left a call to member a, a's request
+// was cancelled, the call is recorded as canceled, a has no failure and
+// is ready, and nothing failed over to b (SPEC POOL-9).
+func (w *world) checkClientGone(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.mocks["a"].ctxDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request not cancelled")
+	}
+	testkit.WaitFor(t, 5*time.Second, "call record", func() bool { return len(w.pool.Status().Recent) == 1 })
+	if a := w.member("a"); a.Failures != 0 || a.State != "ready" {
+		t.Fatalf("client gone counted as member failure: %+v", a)
+	}
+	if w.mocks["b"].calls() != 0 {
+		t.Fatal("failover after the client left")
+	}
+	if r := w.pool.Status().Recent[0]; r.Class != "canceled" {
+		t.Fatalf("record %+v", r)
 	}
 }
 

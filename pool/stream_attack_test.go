@@ -191,23 +191,7 @@ func TestTranslatedClientGone(t *testing.T) {
 	}
 	cancel()
 	resp.Body.Close()
-	t.Run("POOL-9/translated-client-gone-aborts-member", func(t *testing.T) {
-		select {
-		case <-w.mocks["a"].ctxDone:
-		case <-time.After(5 * time.Second):
-			t.Fatal("upstream request not cancelled")
-		}
-		testkit.WaitFor(t, 5*time.Second, "call record", func() bool { return len(w.pool.Status().Recent) == 1 })
-		if a := w.member("a"); a.Failures != 0 || a.State != "ready" {
-			t.Fatalf("client gone counted as member failure: %+v", a)
-		}
-		if w.mocks["b"].calls() != 0 {
-			t.Fatal("failover after the client left")
-		}
-		if r := w.pool.Status().Recent[0]; r.Class != "canceled" {
-			t.Fatalf("record %+v", r)
-		}
-	})
+	t.Run("POOL-9/translated-client-gone-aborts-member", func(t *testing.T) { w.checkClientGone(t) })
 }
 
 // TestTranslatedMemberStall: a member that stalls after the commit point
