@@ -85,8 +85,8 @@ type Config struct {
 	HealthTLS *tls.Config
 
 	// GatewayTLS is the base TLS configuration for https:// gateways (SPEC
-	// GW-6; RootCAs for tests); nil: system roots (SSL_CERT_FILE and
-	// SSL_CERT_DIR as Go reads them). ServerName is always the gateway's
+	// GW-6; RootCAs for tests); nil: system roots (on Linux also
+	// SSL_CERT_FILE and SSL_CERT_DIR). ServerName is always the gateway's
 	// host; a candidate's CAFile replaces RootCAs for that gateway.
 	GatewayTLS *tls.Config
 

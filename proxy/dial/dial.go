@@ -36,8 +36,8 @@ type Dialer struct {
 	// GW-7: we resolve); nil: net.DefaultResolver.
 	Resolver *net.Resolver
 	// GatewayTLS is the base TLS configuration for https:// gateways
-	// (tests set RootCAs); nil: system roots, which Go reads from
-	// SSL_CERT_FILE / SSL_CERT_DIR when set. ServerName is always the
+	// (tests set RootCAs); nil: system roots (on Linux Go also reads
+	// SSL_CERT_FILE / SSL_CERT_DIR; macOS and Windows ignore them). ServerName is always the
 	// gateway's host; a candidate's CAFile replaces RootCAs (SPEC GW-6).
 	GatewayTLS *tls.Config
 
