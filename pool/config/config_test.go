@@ -116,6 +116,7 @@ func TestConfigErrorsNamePath(t *testing.T) {
 		{"POOL-3/bad-cooldown", base + "pools:\n  p: {members: [a], cooldown: {auth_ms: -1}}\n", `pools.p.cooldown.auth_ms: expected milliseconds`},
 		{"POOL-3/bad-effort", "channels:\n  a: {api: anthropic, base_url: http://x, api_key: k, models: [{id: m, efforts: [huge]}]}\n", `channels.a.models[0].efforts[0]: unknown effort "huge"`},
 		{"POOL-3/bad-api", "channels:\n  a: {api: vertex, base_url: http://x, api_key: k}\n", `channels.a.api: unknown api "vertex"`},
+		{"POOL-3/api-typo-did-you-mean", "channels:\n  a: {api: anthropc, base_url: http://x, api_key: k}\n", `channels.a.api: unknown api "anthropc" (did you mean anthropic?)`},
 		{"POOL-3/bad-base-url", "channels:\n  a: {api: anthropic, base_url: 'ftp://x', api_key: k}\n", `channels.a.base_url: base_url must be`},
 		{"POOL-15/empty-env", "channels:\n  a: {api: anthropic, base_url: http://x, api_key_env: NOPE}\n", `channels.a.api_key_env: environment variable NOPE is empty`},
 		{"POOL-15/no-key", "channels:\n  a: {api: anthropic, base_url: http://x}\n", `channels.a: no key`},

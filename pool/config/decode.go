@@ -94,7 +94,12 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 		case "api":
 			ch.API, err = scalar(v, kp)
 			if err == nil && !slices.Contains(ChannelAPIs, ch.API) {
-				err = cfgErr(kp, fmt.Sprintf("unknown api %s (%s)", quoteSafe(ch.API), strings.Join(ChannelAPIs, ", ")))
+				shown := quoteSafe(ch.API)
+				if best, ok := nearest(ch.API, ChannelAPIs); ok && shown != hiddenValue {
+					err = cfgErr(kp, fmt.Sprintf("unknown api %s (did you mean %s?)", shown, best))
+				} else {
+					err = cfgErr(kp, fmt.Sprintf("unknown api %s (%s)", shown, strings.Join(ChannelAPIs, ", ")))
+				}
 			}
 		case "base_url":
 			ch.BaseURL, err = scalar(v, kp)

@@ -283,13 +283,16 @@ func looksSecret(s string) bool {
 // is not echoed (SPEC POOL-15).
 func quoteSafe(s string) string {
 	if len(s) > 24 || strings.HasPrefix(strings.ToLower(s), "sk") {
-		return "(value not shown)"
+		return hiddenValue
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_') {
-			return "(value not shown)"
+			return hiddenValue
 		}
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// hiddenValue stands for a value quoteSafe does not show.
+const hiddenValue = "(value not shown)"

@@ -25,14 +25,20 @@ var (
 // key (did you mean models?)" when a known key is within two edits, else
 // the known keys.
 func unknownKey(path, key string, known []string) *ConfigError {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		if d := smetrics.WagnerFischer(key, k, 1, 1, 1); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if bestD <= 2 && bestD*2 <= len(key) {
+	if best, ok := nearest(key, known); ok {
 		return cfgErr(path, fmt.Sprintf("unknown key (did you mean %s?)", best))
 	}
 	return cfgErr(path, "unknown key (known: "+strings.Join(known, ", ")+")")
+}
+
+// nearest is the word of known closest to s, and whether it is close
+// enough to suggest: within two edits, and at most half of s changed.
+func nearest(s string, known []string) (string, bool) {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		if d := smetrics.WagnerFischer(s, k, 1, 1, 1); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best, bestD <= 2 && bestD*2 <= len(s)
 }
