@@ -195,30 +195,9 @@ func TestPooledWriteDeadline(t *testing.T) {
 	t.Run("HTTP-4/pooled-connection-works-after-the-previous-write-deadline-passed", func(t *testing.T) {
 		// release leaves the request's write deadline armed on a pooled
 		// connection; the next request's write must replace it.
-		addr, closed := keepAliveOrigin(t)
 		c := &Client{Dial: newTestClient().Dial, ResponseTimeout: 100 * time.Millisecond}
-		defer c.CloseIdle()
-		send := func() time.Time {
-			r := getRequest(addr)
-			r.ResponseTimeout = 10 * time.Second // the head wait; ResponseTimeout above is the write bound
-			res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
-			if res.Err != nil {
-				t.Fatal(res.Err)
-			}
-			defer res.Resp.Body.Close()
-			if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
-				t.Fatalf("%q %v", b, err)
-			}
-			return time.Now()
-		}
-		done := send()
-		testkit.WaitFor(t, 5*time.Second, "the write deadline to pass", func() bool { return time.Since(done) > 300*time.Millisecond })
-		send()
-		select {
-		case <-closed:
-			t.Fatal("the pooled connection was not reused")
-		default:
-		}
+		// 10 s: the head wait; the Client's ResponseTimeout is the write bound.
+		reusedAfterDeadline(t, c, 10*time.Second, "the write deadline to pass")
 	})
 }
 
@@ -226,70 +205,41 @@ func TestHeadDeadlineLeftArmed(t *testing.T) {
 	t.Run("HTTP-4/pooled-connection-reused-after-the-armed-head-deadline-passed", func(t *testing.T) {
 		// A body that was all buffered with the head leaves the head's
 		// read deadline armed on the pooled connection; once it passed,
-		// get must clear it, or quiet's peek fails and the connection is
-		// dropped.
-		addr, closed := keepAliveOrigin(t)
-		c := newTestClient()
-		defer c.CloseIdle()
-		send := func() time.Time {
-			r := getRequest(addr)
-			r.ResponseTimeout = 100 * time.Millisecond
-			res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
-			if res.Err != nil {
-				t.Fatal(res.Err)
-			}
-			defer res.Resp.Body.Close()
-			if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
-				t.Fatalf("%q %v", b, err)
-			}
-			return time.Now()
-		}
-		done := send()
-		testkit.WaitFor(t, 5*time.Second, "the head deadline to pass", func() bool { return time.Since(done) > 300*time.Millisecond })
-		send()
-		select {
-		case <-closed:
-			t.Fatal("the pooled connection was not reused")
-		default:
-		}
+		// the next request must clear it, or the idle check before it
+		// fails and the connection is dropped.
+		reusedAfterDeadline(t, newTestClient(), 100*time.Millisecond, "the head deadline to pass")
 	})
-	t.Run("HTTP-4/body-arriving-after-the-head-deadline-is-read", func(t *testing.T) {
-		// No timeout once the body streams: a body not buffered with the
-		// head clears the head's deadline.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		served := make(chan struct{})
-		go func() {
-			defer close(served)
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
-				return
-			}
-			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab")
-			time.Sleep(400 * time.Millisecond) // past the 100 ms head deadline
-			io.WriteString(conn, "cd")
-		}()
-		defer func() { <-served }()
-		c := newTestClient()
-		defer c.CloseIdle()
-		r := getRequest(ln.Addr().String())
-		r.ResponseTimeout = 100 * time.Millisecond
+}
+
+// reusedAfterDeadline sends two GETs through c to a keep-alive origin,
+// the second once a deadline armed by the first (head wait headWait) has
+// passed, and fails unless both are answered and the second reused the
+// pooled connection.
+func reusedAfterDeadline(t *testing.T, c *Client, headWait time.Duration, what string) {
+	t.Helper()
+	addr, closed := keepAliveOrigin(t)
+	defer c.CloseIdle()
+	send := func() time.Time {
+		r := getRequest(addr)
+		r.ResponseTimeout = headWait
 		res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
 		defer res.Resp.Body.Close()
-		if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "abcd" {
+		if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "ok" {
 			t.Fatalf("%q %v", b, err)
 		}
-	})
+		return time.Now()
+	}
+	done := send()
+	testkit.WaitFor(t, 5*time.Second, what, func() bool { return time.Since(done) > 300*time.Millisecond })
+	send()
+	select {
+	case <-closed:
+		t.Fatal("the pooled connection was not reused")
+	default:
+	}
 }
 
 func TestWriteBound(t *testing.T) {
