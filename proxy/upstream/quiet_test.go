@@ -209,6 +209,43 @@ func TestHeadDeadlineLeftArmed(t *testing.T) {
 		// fails and the connection is dropped.
 		reusedAfterDeadline(t, newTestClient(), 100*time.Millisecond, "the head deadline to pass")
 	})
+	t.Run("HTTP-4/body-arriving-after-the-head-deadline-is-read", func(t *testing.T) {
+		// No timeout once the body streams: a body not buffered with the
+		// head clears the head's deadline.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+				return
+			}
+			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab")
+			time.Sleep(400 * time.Millisecond) // past the 100 ms head deadline
+			io.WriteString(conn, "cd")
+		}()
+		defer func() { <-served }()
+		c := newTestClient()
+		defer c.CloseIdle()
+		r := getRequest(ln.Addr().String())
+		r.ResponseTimeout = 100 * time.Millisecond
+		res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		defer res.Resp.Body.Close()
+		if b, err := io.ReadAll(res.Resp.Body); err != nil || string(b) != "abcd" {
+			t.Fatalf("%q %v", b, err)
+		}
+	})
 }
 
 // reusedAfterDeadline sends two GETs through c to a keep-alive origin,
