@@ -83,6 +83,7 @@ func dualProxyApp(sio IO) *cli.App {
 			manCommand(sio),
 		},
 	}
+	limitArgs(app.Name, app.Commands)
 	return withCompletion(app)
 }
 
@@ -234,7 +235,7 @@ func serve(c *cli.Context, sio IO) error {
 		mux.Handle("/pool/", p)
 		if s.ConfigMissing {
 			log.Info("no pool configuration yet: create it on the pool page's editor (/pool/#token=…)", "config", s.ConfigPath)
-		} else {
+		} else if !warnEmptyConfig(s.ConfigPath, s.Pool, log) {
 			log.Info("model pool loaded", "config", s.ConfigPath)
 		}
 		if s.PoolToken == "" {
@@ -311,6 +312,9 @@ func run(c *cli.Context, m mode, sio IO) error {
 	log := newLogger(s, logw)
 	if s.ConfigWarning != "" {
 		log.Warn("running without pools: the default pool configuration has errors", "reason", s.ConfigWarning)
+	}
+	if s.Pool != nil {
+		warnEmptyConfig(s.ConfigPath, s.Pool, log)
 	}
 	if warnOpenProxy(s.ListenHost, log) {
 		// The log is a file here: say it on the terminal too (SPEC LIS-2).

@@ -281,31 +281,6 @@ func poolState(s *Settings, log *slog.Logger) (balance.State, error) {
 	return st, nil
 }
 
-// reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
-// bindings whose member still exists are kept. A bad file keeps the old
-// configuration.
-func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
-	if s.ConfigPath == "" || p == nil {
-		log.Info("SIGHUP: no pool configuration to reload")
-		return
-	}
-	if err := applyPool(s, p, log); err != nil {
-		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
-	}
-}
-
-// applyPool re-reads s.ConfigPath and applies it to p in place (SIGHUP, and
-// the editor's save, SPEC POOL-16/POOL-22). An error keeps the old
-// configuration.
-func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
-	cfg, err := config.LoadConfig(s.ConfigPath, poolGetenv(s))
-	if err != nil {
-		return err
-	}
-	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts
-	return nil
-}
-
 // configErrorText is every error of a bad configuration file, one a line:
 // the first after the flag ("--config: FILE:LINE:COLUMN: PATH: MSG", the
 // shape of a single error), the others indented below it (POOL-3).

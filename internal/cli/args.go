@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// argLimits is how many positional arguments a command takes: urfave/cli
+// hands every extra word to the action, which ignored it, so
+// `dual-proxy status extra` printed the status as if "extra" meant
+// something (SPEC LIS-5: an invalid argument is an error naming it).
+// Commands not listed check their own arguments (run, pool test) or take
+// none and have subcommands (pool, answered by unknownTopic).
+var argLimits = map[string]int{"status": 0, "demo": 0, "completion": 1, "man": 1}
+
+// limitArgs wraps the action of each command of cmds listed in argLimits
+// with the check of its argument count.
+func limitArgs(app string, cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		limit, ok := argLimits[cmd.Name]
+		if !ok || cmd.Action == nil {
+			continue
+		}
+		action, cmd := cmd.Action, cmd
+		cmd.Action = func(c *cli.Context) error {
+			if c.NArg() > limit {
+				return cli.Exit(extraArgs(app+" "+cmd.Name, c.Args().Get(limit), limit, cmd), 2)
+			}
+			return action(c)
+		}
+	}
+}
+
+// extraArgs is the one-line error for word, the first argument past the
+// limit of cmd (named as prog): what the command takes and, where the word
+// looks like a flag of cmd without its dashes or like an --addr value,
+// that flag.
+func extraArgs(prog, word string, limit int, cmd *cli.Command) string {
+	takes := "takes no arguments"
+	if limit == 1 {
+		takes = "takes one argument"
+		if vs := argValues[cmd.Name]; len(vs) > 0 {
+			takes += " (" + strings.Join(vs, ", ") + ")"
+		}
+	}
+	msg := fmt.Sprintf("%s: unexpected argument %q: %s %s", prog, word, cmd.Name, takes)
+	if hint := flagFor(word, cmd.Flags); hint != "" {
+		msg += "; did you mean `" + prog + " " + hint + "`?"
+	}
+	return msg
+}
+
+// flagFor is the flag word probably meant: "--json" for "json" or "jsno",
+// "--addr 7898" for a port or HOST:PORT when cmd has --addr; "" when
+// nothing fits.
+func flagFor(word string, flags []cli.Flag) string {
+	var names []string
+	hasAddr := false
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) > 1 {
+				names = append(names, n)
+				hasAddr = hasAddr || n == "addr"
+			}
+		}
+	}
+	if hasAddr && looksLikeAddr(word) {
+		return "--addr " + word
+	}
+	if s := suggest(strings.TrimLeft(word, "-"), names); s != "" {
+		return "--" + s
+	}
+	return ""
+}
+
+// looksLikeAddr reports whether s is a port or HOST:PORT.
+func looksLikeAddr(s string) bool {
+	if p, err := strconv.Atoi(s); err == nil {
+		return p > 0 && p < 65536
+	}
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	_, err = strconv.Atoi(port)
+	return err == nil
+}

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUnexpectedArguments(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"status-extra", []string{"status", "extra"}, `dual-proxy status: unexpected argument "extra": status takes no arguments`},
+		{"status-flag-without-dashes", []string{"status", "json"}, "did you mean `dual-proxy status --json`?"},
+		{"status-port", []string{"status", "7898"}, "did you mean `dual-proxy status --addr 7898`?"},
+		{"status-host-port", []string{"status", "127.0.0.1:7896"}, "did you mean `dual-proxy status --addr 127.0.0.1:7896`?"},
+		{"demo-extra", []string{"demo", "now"}, `dual-proxy demo: unexpected argument "now": demo takes no arguments`},
+		{"completion-two", []string{"completion", "bash", "zsh"}, `unexpected argument "zsh": completion takes one argument (bash, zsh, fish, powershell)`},
+		{"man-two", []string{"man", "dual-proxy", "x"}, `unexpected argument "x": man takes one argument (dual-proxy, claude-dual-proxy)`},
+	} {
+		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, DualProxy, nil, tc.args...)
+			if status != 2 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || out != "" {
+				t.Fatalf("%v: status %d, stderr %q, stdout %d bytes; want 2, one line with %q, no output", tc.args, status, errOut, len(out), tc.want)
+			}
+		})
+	}
+	t.Run("LIS-5/one-argument-still-works", func(t *testing.T) {
+		if out, errOut, status := runCmd(t, DualProxy, nil, "completion", "bash"); status != 0 || !strings.Contains(out, "complete ") {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+}

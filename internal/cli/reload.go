@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/config"
+)
+
+// reloadPool re-reads the pool configuration on SIGHUP (SPEC POOL-16);
+// bindings whose member still exists are kept. A bad file keeps the old
+// configuration.
+func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
+	if s.ConfigPath == "" || p == nil {
+		log.Info("SIGHUP: no pool configuration to reload")
+		return
+	}
+	if err := applyPool(s, p, log); err != nil {
+		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
+	}
+}
+
+// applyPool re-reads s.ConfigPath and applies it to p in place (SIGHUP, and
+// the editor's save, SPEC POOL-16/POOL-22). An error keeps the old
+// configuration.
+func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
+	cfg, err := config.LoadConfig(s.ConfigPath, poolGetenv(s))
+	if err != nil {
+		return err
+	}
+	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts
+	warnEmptyConfig(s.ConfigPath, cfg, log)
+	return nil
+}
+
+// warnEmptyConfig logs one warning when cfg, read from path, defines no
+// channel and no pool (an empty or all-comments file loads without an
+// error, and a user who meant to configure pools learnt nothing; SPEC
+// POOL-3: the configuration says what is wrong with it). It reports
+// whether it warned.
+func warnEmptyConfig(path string, cfg *config.Config, log *slog.Logger) bool {
+	if cfg == nil || len(cfg.Channels) > 0 || len(cfg.Pools) > 0 {
+		return false
+	}
+	log.Warn("the pool configuration defines no channels and no pools (empty, or only comments): no model pool is served; the README's \"Model pool\" section has an example",
+		"config", path)
+	return true
+}
