@@ -42,9 +42,14 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		ctx, cancel = context.WithCancelCause(dial.WithVia(s.baseCtx, s.engine.viaChain(vias)))
 		defer cancel(nil)
 	}
-	watch := s.watches.watch(c, br, cancel)
+	watch := s.watches.watchTunnel(c, br, cancel)
 	up, cand, err := s.engine.openTunnel(ctx, host, port)
 	watch.stop()
+	if p := watch.probed; p > 0 {
+		// The watch wrote the answer's first byte to a half-closed client
+		// (connect_watch.go): the answer goes on from there.
+		out = func() *bufio.Writer { return bufio.NewWriterSize(&skipWriter{w: c, n: p}, 512) }
+	}
 	if context.Cause(ctx) == errClientGone {
 		opened := ""
 		if up != nil {
@@ -68,7 +73,7 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 	}
 	// Open from before the client sees the 200 (metrics, traffic.go).
 	s.engine.traffic.open.Add(1)
-	if !s.startTunnel(c, cs, br, up) {
+	if !s.startTunnel(c, br, up, watch.probed) {
 		s.engine.traffic.open.Add(-1)
 		s.setUpstream(cs, nil)
 		up.Close()
@@ -83,11 +88,12 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 	return true
 }
 
-// startTunnel writes the 200 answer and forwards the bytes the client sent
-// right after its CONNECT head (SPEC CON-2); false when either write
-// failed. br goes back to the pool: the relay reads c directly.
-func (s *Server) startTunnel(c net.Conn, cs *connState, br *bufio.Reader, up net.Conn) bool {
-	if _, err := c.Write(connectEstablished); err != nil {
+// startTunnel writes the 200 answer but its first probed bytes (written by
+// the watch) and forwards the bytes the client sent right after its
+// CONNECT head (SPEC CON-2); false when either write failed. br goes back
+// to the pool: the relay reads c directly.
+func (s *Server) startTunnel(c net.Conn, br *bufio.Reader, up net.Conn, probed int) bool {
+	if _, err := c.Write(connectEstablished[probed:]); err != nil {
 		return false
 	}
 	if n := br.Buffered(); n > 0 {

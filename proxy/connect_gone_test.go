@@ -120,7 +120,7 @@ func TestConnectClientGone(t *testing.T) {
 	t.Run("CON-2/a-client-that-stays-through-a-watched-open-keeps-its-early-bytes", func(t *testing.T) {
 		// The open takes long enough for the client watch to start (it reads
 		// the client connection); bytes the client sends before the 200
-		// end the watch without cancelling and still reach the
+		// stay buffered behind the watch, which goes on, and reach the
 		// destination, in order.
 		release := make(chan struct{})
 		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
@@ -150,7 +150,6 @@ func TestConnectClientGone(t *testing.T) {
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		io.WriteString(c, "early bytes") // before the 200, while the watch reads
-		waitNoStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		close(release)
 		br := bufio.NewReader(c)
 		if st, body := readConnectReply(t, br); st != 200 {
@@ -176,4 +175,122 @@ func waitStack(t *testing.T, within time.Duration, frame string) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation
 	}
+}
+
+// slowOrigin is a gateway that answers its CONNECT once release is
+// closed, then serves as the destination: it reads the tunnel to EOF and
+// answers "got:" and what it read.
+func slowOrigin(t *testing.T) (addr string, release chan struct{}) {
+	release = make(chan struct{})
+	addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if l == "\r\n" {
+				break
+			}
+		}
+		<-release
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		got, _ := io.ReadAll(br)
+		io.WriteString(c, "got:"+string(got))
+	})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	return addr, release
+}
+
+func TestConnectWatchHalfClose(t *testing.T) {
+	// A half-close is not a departure (RFC 9293 §3.6): a client that sends
+	// its CONNECT (and maybe its bytes), then FIN, during a slow open gets
+	// its tunnel, its bytes reach the destination, and the destination's
+	// answer reaches it.
+	for _, early := range []string{"", "ping"} {
+		name := "CON-1/half-close-during-a-slow-open-is-not-a-departure"
+		if early != "" {
+			name = "CON-2/half-close-after-early-bytes-during-a-slow-open-carries-them"
+		}
+		t.Run(name, func(t *testing.T) {
+			gw, release := slowOrigin(t)
+			addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+			c := dialProxy(t, addr)
+			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n"+early)
+			waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+			c.(*net.TCPConn).CloseWrite()
+			// The watch writes the answer's first byte to tell the
+			// half-close from a close; the open goes on.
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			first := make([]byte, 1)
+			if _, err := io.ReadFull(c, first); err != nil || string(first) != "H" {
+				t.Fatalf("first byte %q %v: the open was abandoned", first, err)
+			}
+			close(release)
+			rest, err := io.ReadAll(c)
+			want := "HTTP/1.1 200 Connection established\r\n\r\ngot:" + early
+			if got := string(first) + string(rest); got != want || err != nil {
+				t.Fatalf("client read %q %v, want %q", got, err, want)
+			}
+			if d := selLastDecision(t, srv.Engine()); d.Error != "" {
+				t.Fatalf("decision %+v, want a served one", d)
+			}
+		})
+	}
+
+	t.Run("CON-1/half-closed-client-then-a-failed-open-gets-the-whole-502", func(t *testing.T) {
+		fail := make(chan struct{})
+		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+			<-fail // then the gateway closes the connection: the open fails
+		})
+		t.Cleanup(func() {
+			select {
+			case <-fail:
+			default:
+				close(fail)
+			}
+		})
+		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(c, first); err != nil {
+			t.Fatalf("first byte: %v", err)
+		}
+		close(fail)
+		br := bufio.NewReader(io.MultiReader(strings.NewReader(string(first)), c))
+		if st, body := readConnectReply(t, br); st != 502 {
+			t.Fatalf("status %d %s, want 502", st, body)
+		}
+	})
+
+	t.Run("CON-1/client-that-sent-early-bytes-and-left-cancels-the-open", func(t *testing.T) {
+		g := newSilentGateway(t)
+		var logs logBuffer
+		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second,
+			Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+		io.WriteString(c, "early bytes") // read by the watch, kept for the tunnel
+		c.Close()
+		// The connect timeout is 30 s: only the client's departure ends
+		// the open this early.
+		waitUntil(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		waitNoStack(t, 5*time.Second, openFrames...)
+		mustContain(t, logs.String(), "CONNECT abandoned")
+		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+			t.Fatalf("decision %+v, want error \"client gone\"", d)
+		}
+	})
 }

@@ -60,6 +60,14 @@ type clientWatch struct {
 	done   chan struct{} // closed when run returns
 
 	started bool // under ws.mu: run was started
+
+	// tunnel marks a CONNECT's watch (connect_watch.go): it reads past
+	// early bytes and tells a half-close from a departure. quit ends its
+	// wait after a half-close; probed is what it wrote to c (read after
+	// stop).
+	tunnel bool
+	quit   chan struct{}
+	probed int
 }
 
 // watch registers a request on c: from clientWatchDelay on, a client that
@@ -67,7 +75,11 @@ type clientWatch struct {
 // pipelined next request stay in br. The watch's stop ends it and must be
 // called before br is read again.
 func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
-	w := &clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws}
+	return ws.register(&clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws})
+}
+
+// register adds w to the watches the sweeper starts.
+func (ws *watchSweeper) register(w *clientWatch) *clientWatch {
 	ws.mu.Lock()
 	if ws.pending == nil {
 		ws.pending = map[*clientWatch]struct{}{}
@@ -147,6 +159,10 @@ func (ws *watchSweeper) start(w *clientWatch) {
 // run waits for the client's next byte or EOF.
 func (w *clientWatch) run() {
 	defer close(w.done)
+	if w.tunnel {
+		w.runTunnel()
+		return
+	}
 	if _, err := w.br.Peek(1); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -175,6 +191,9 @@ func (w *clientWatch) stop() {
 		return // br was not touched
 	}
 	ws.mu.Unlock()
+	if w.quit != nil {
+		close(w.quit)
+	}
 	w.c.SetReadDeadline(time.Unix(1, 0)) // a Peek not yet begun fails at once too
 	<-w.done
 	w.c.SetReadDeadline(time.Time{})
