@@ -69,8 +69,8 @@ func (c *call) routeFor(ch *config.Channel) route {
 // neutral is the client's request in neutral form, decoded once per call.
 func (c *call) neutral() (*translate.Request, error) {
 	if c.nreq == nil && c.nerr == nil {
-		// ParseRequest's json.Unmarshal accepted the body: it is decoded,
-		// not validated a second time (issue 20).
+		// ParseRequest accepted the body (valid JSON: its scan checks what
+		// json.Valid does): it is decoded, not validated again (issue 20).
 		c.nreq, c.nerr = translate.DecodeValidRequest(apiOf(c.fl), c.ci.Body(), c.ci.Model, c.ci.Stream)
 	}
 	return c.nreq, c.nerr

@@ -8,7 +8,7 @@ func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, e
 }
 
 // DecodeValidRequest is DecodeRequest of a body known to be valid JSON (the
-// pool's, which ParseRequest's json.Unmarshal accepted): it is not
+// pool's, which ParseRequest validated and accepted): it is not
 // validated again, only decoded (issue 20: decoded once). A body that is
 // not valid JSON must not be passed: it is read without panicking, but
 // need not be refused.

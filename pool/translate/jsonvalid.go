@@ -9,8 +9,8 @@ import (
 )
 
 // The pool's translated request is decoded once (issue 20). ParseRequest
-// (pool/wire) has already run json.Unmarshal over the client's body, so the
-// body is valid JSON; a second json.Unmarshal into the wire struct would
+// (pool/wire) has already validated the client's body (its scan checks what
+// json.Valid does), so the body is valid JSON; a json.Unmarshal into the wire struct would
 // validate and walk all of it again (two passes over a 16 KiB–1 MiB body,
 // most of it in a few strings). decodeValid fills the wire struct from the
 // valid body with one scan instead: objects of the wire struct types are

@@ -45,16 +45,13 @@ type anthropicRequest struct {
 		Type         string `json:"type"`
 		BudgetTokens int    `json:"budget_tokens"`
 	} `json:"thinking"`
-	System   rawView `json:"system"`
-	Messages []struct {
-		Role    string  `json:"role"`
-		Content rawView `json:"content"`
-	} `json:"messages"`
+	System   rawView       `json:"system"`
+	Messages []roleContent `json:"messages"`
 }
 
 func (AnthropicFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req anthropicRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object")
 	}
 	if req.Model == nil || *req.Model == "" {

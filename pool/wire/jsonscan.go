@@ -12,8 +12,8 @@ import (
 // copy a client body (SPEC POOL-17, memory): it finds value boundaries
 // without allocating, so a 30 MiB body is walked, not duplicated. It trusts
 // its input to be JSON only as far as it needs: malformed input makes it
-// report failure (-1 / false), never panic; ParseRequest's json.Unmarshal
-// still validates the body.
+// report failure (-1 / false), never panic; ParseRequest still validates
+// the body (reqscan.go).
 
 // maxScanDepth bounds nesting for the scanner and the canonical hash.
 const maxScanDepth = 128

@@ -32,12 +32,6 @@ func (ChatFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	return Endpoint{}, false
 }
 
-// chatMessage is one entry of a Chat Completions request's messages.
-type chatMessage struct {
-	Role    string  `json:"role"`
-	Content rawView `json:"content"`
-}
-
 // chatRequest is the part of a Chat Completions request the pool reads.
 type chatRequest struct {
 	Model               *string       `json:"model"`
@@ -46,12 +40,12 @@ type chatRequest struct {
 	MaxCompletionTokens int           `json:"max_completion_tokens"`
 	ReasoningEffort     string        `json:"reasoning_effort"`
 	PromptCacheKey      string        `json:"prompt_cache_key"`
-	Messages            []chatMessage `json:"messages"`
+	Messages            []roleContent `json:"messages"`
 }
 
 func (ChatFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Chat Completions shape")
 	}
 	if req.Model == nil || *req.Model == "" {

@@ -32,7 +32,7 @@ type responsesRequest struct {
 
 func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 	var req responsesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Responses shape")
 	}
 	if req.Model == nil || *req.Model == "" {
