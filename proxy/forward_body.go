@@ -63,6 +63,14 @@ type body struct {
 // Errors: a *httpmsg.StatusError (400) for a malformed chunked body; the read error
 // when the client failed or left (no answer is due then).
 func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, reserve func(int64) bool) (*body, error) {
+	b := &body{}
+	return b, b.read(br, bw, head, reserve)
+}
+
+// read is readBody into b, which it resets first: a connection's plain
+// requests share one body (forward, issue 20).
+func (b *body) read(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, reserve func(int64) bool) error {
+	*b = body{}
 	var r io.Reader
 	switch {
 	case head.Chunked:
@@ -70,22 +78,22 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, res
 	case head.ContentLength > 0:
 		r = &lengthReader{r: br, n: head.ContentLength}
 	default:
-		return &body{}, nil
+		return nil
 	}
 	if head.Expect100 && head.Minor >= 1 {
 		bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 		if err := bw.Flush(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	b := &body{chunked: head.Chunked}
+	b.chunked = head.Chunked
 	want := int64(MaxReplayBody + 1) // chunked: the most we may buffer
 	if !head.Chunked {
 		want = head.ContentLength
 	}
 	if (!head.Chunked && want > MaxReplayBody) || (reserve != nil && !reserve(want)) {
 		b.rest, b.trailers = r, trailerReader(head, br)
-		return b, nil
+		return nil
 	}
 	b.reserved = want
 	var buf []byte
@@ -97,20 +105,19 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, res
 		_, err = io.ReadFull(r, buf)
 	}
 	if err != nil {
-		return b, clientReadError(err)
+		return clientReadError(err)
 	}
 	b.buf = buf
 	if len(buf) > MaxReplayBody {
 		b.rest, b.trailers = r, br
-		return b, nil
+		return nil
 	}
 	if head.Chunked {
 		if err := skipTrailers(br); err != nil {
-			// b, not nil: the caller gives b.reserved back.
-			return b, clientReadError(err)
+			return clientReadError(err) // b.reserved is given back by the caller
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // clientReadError maps a body read error: the client's I/O failure is

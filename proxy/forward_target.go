@@ -67,19 +67,29 @@ var (
 //
 // Errors are the short reason for a 400 answer.
 func parseTarget(raw, method string) (*target, error) {
+	t := &target{}
+	if err := t.parse(raw, method); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// parse is parseTarget into t (a connection's plain requests share one
+// target, forward; issue 20). t changes only on success.
+func (t *target) parse(raw, method string) error {
 	if i := strings.IndexByte(raw, '#'); i >= 0 {
 		raw = raw[:i]
 	}
 	for i := 0; i < len(raw); i++ {
 		if c := raw[i]; c < ' ' || c == 0x7f {
-			return nil, errNotAbsolute
+			return errNotAbsolute
 		}
 	}
 	if len(raw) < 7 || !strings.EqualFold(raw[:5], "http:") || raw[5:7] != "//" {
 		if len(raw) >= 6 && strings.EqualFold(raw[:6], "https:") {
-			return nil, errHTTPS
+			return errHTTPS
 		}
-		return nil, errNotAbsolute
+		return errNotAbsolute
 	}
 	rest := raw[7:]
 	end := strings.IndexAny(rest, "/?")
@@ -89,28 +99,28 @@ func parseTarget(raw, method string) (*target, error) {
 	auth := rest[:end]
 	hostname, port, decoded, err := splitAuthority(auth)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	path := rest[end:]
 	if p, _, _ := strings.Cut(path, "?"); !validEscapes(p) {
-		return nil, errNotAbsolute // net/url refuses a bad %-escape in the path
+		return errNotAbsolute // net/url refuses a bad %-escape in the path
 	}
 	host, err := route.NormalizeHost(hostname)
 	if err != nil {
-		return nil, errBadHost
+		return errBadHost
 	}
 	pn := 80
 	if port != "" {
 		if pn, err = strconv.Atoi(port); err != nil || pn < 1 || pn > 65535 {
-			return nil, errBadPort
+			return errBadPort
 		}
 	}
-	t := &target{authority: decoded, host: host, port: pn, origin: path}
+	*t = target{authority: decoded, host: host, port: pn, origin: path}
 	switch {
 	case path == "" && method == http.MethodOptions:
 		t.origin = "*" // RFC 9112 §3.2.4
 		t.absolute = "http://" + decoded
-		return t, nil
+		return nil
 	case path == "":
 		t.origin = "/"
 	case path[0] == '?':
@@ -121,7 +131,7 @@ func parseTarget(raw, method string) (*target, error) {
 	} else {
 		t.absolute = "http://" + decoded + t.origin
 	}
-	return t, nil
+	return nil
 }
 
 // splitAuthority splits an authority (RFC 3986 §3.2) into the host to

@@ -74,6 +74,49 @@ func TestForward(t *testing.T) {
 		}
 	})
 
+	t.Run("HTTP-2/keep-alive-requests-carry-nothing-over", func(t *testing.T) {
+		// A connection's plain requests share their head, target, body,
+		// header slice and watch (issue 20): nothing of one request may
+		// reach the next one's upstream request.
+		a := testworld.NewNamedOrigin(t, "A")
+		b := testworld.NewNamedOrigin(t, "B")
+		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		c := dialProxy(t, addr)
+		br := bufio.NewReader(c)
+		reqs := []struct {
+			o    *testworld.Origin
+			head string
+		}{
+			{a, "POST %s/one HTTP/1.1\r\nHost: %s\r\nX-Only-First: 1\r\nContent-Length: 5\r\n\r\nfirst"},
+			{a, "GET %s/two HTTP/1.1\r\nHost: %s\r\n\r\n"},
+			{b, "PUT %s/three?q=3 HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n"},
+			{a, "DELETE %s/four HTTP/1.1\r\nHost: %s\r\n\r\n"},
+		}
+		for _, r := range reqs {
+			fmt.Fprintf(c, r.head, r.o.URL, r.o.Addr)
+			resp, body := readResponse(t, br, "GET")
+			if resp.StatusCode != 200 || body != r.o.Greeting() {
+				t.Fatalf("got %d %q, want %q", resp.StatusCode, body, r.o.Greeting())
+			}
+		}
+		sa, sb := a.Requests(), b.Requests()
+		if len(sa) != 3 || len(sb) != 1 {
+			t.Fatalf("A saw %d, B saw %d requests", len(sa), len(sb))
+		}
+		type want struct{ method, uri, body, length, first string }
+		for i, w := range []want{{"POST", "/one", "first", "5", "1"}, {"GET", "/two", "", "", ""}, {"DELETE", "/four", "", "", ""}} {
+			got := sa[i]
+			if got.Method != w.method || got.RequestURI != w.uri || string(got.Body) != w.body ||
+				got.Header.Get("Content-Length") != w.length || got.Header.Get("X-Only-First") != w.first || got.Host != a.Addr {
+				t.Errorf("A's request %d = %s %s body %q Content-Length %q X-Only-First %q Host %q, want %+v",
+					i, got.Method, got.RequestURI, got.Body, got.Header.Get("Content-Length"), got.Header.Get("X-Only-First"), got.Host, w)
+			}
+		}
+		if got := sb[0]; got.Method != "PUT" || got.RequestURI != "/three?q=3" || string(got.Body) != "abcd" || got.Host != b.Addr || got.Header.Get("X-Only-First") != "" {
+			t.Errorf("B's request = %s %s body %q Host %q", got.Method, got.RequestURI, got.Body, got.Host)
+		}
+	})
+
 	t.Run("HTTP-6/all-dead-502-within-connect-timeout", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
 		c := dialProxy(t, addr)

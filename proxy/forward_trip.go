@@ -35,7 +35,9 @@ type request struct {
 	header []httpmsg.Field // end-to-end fields only, in order (outgoingHeader)
 	body   *body
 	length int64             // Content-Length to send; -1: chunked
-	up     *upstream.Request // built by tripOnce from the fields above
+	up     *upstream.Request // built by tripOnce from the fields above, in upStore
+	// upStore holds *up (one allocation with the request).
+	upStore upstream.Request
 	// respTimeout and reuse come from a Transport (SPEC POOL-17):
 	// upstream.Request.ResponseTimeout and ReuseUnreplayable.
 	respTimeout time.Duration
@@ -236,9 +238,10 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemptBody, replay bool) tripResult {
 	if r.up == nil {
 		t := r.target
-		r.up = &upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
+		r.upStore = upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
 			Addr: t.addr(), Header: r.header, Length: r.length,
 			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr}
+		r.up = &r.upStore
 		if ab != nil { // Send reopens only a body it was given (issue 20: no closure per GET)
 			r.up.Reopen = func() io.Reader {
 				if ab, _ := r.body.open(); ab != nil {

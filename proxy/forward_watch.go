@@ -78,6 +78,13 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 	return ws.register(&clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws})
 }
 
+// watchInto is watch in w, a watch that is new or stopped (a connection's
+// plain requests share one, forward; issue 20).
+func (ws *watchSweeper) watchInto(w *clientWatch, c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
+	*w = clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws}
+	return ws.register(w)
+}
+
 // register adds w to the watches the sweeper starts.
 func (ws *watchSweeper) register(w *clientWatch) *clientWatch {
 	ws.mu.Lock()

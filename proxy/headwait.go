@@ -22,8 +22,10 @@ import (
 // readHead reads the next request head on c; first is true for the
 // connection's first request. Errors are ReadRequestHead's, a read
 // deadline error, or errClientGone (the client left between requests, or
-// the connection was closed as the oldest pending one).
-func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first bool) (*httpmsg.RequestHead, error) {
+// the connection was closed as the oldest pending one). reuse, when not
+// nil, is a head of this connection nothing uses any more
+// (httpmsg.ReadRequestHeadInto).
+func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first bool, reuse *httpmsg.RequestHead) (*httpmsg.RequestHead, error) {
 	if !first && br.Buffered() == 0 {
 		c.SetReadDeadline(time.Now().Add(idleTimeout))
 		if _, err := br.Peek(1); err != nil {
@@ -35,7 +37,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 			// bound a client slow to send its head) is needed (issue 20:
 			// a timer operation, a clock read and four atomics fewer).
 			defer c.SetReadDeadline(time.Time{})
-			return httpmsg.ReadRequestHead(br)
+			return httpmsg.ReadRequestHeadInto(br, reuse)
 		}
 	}
 	now := time.Now()
@@ -45,7 +47,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	// deadline change is a runtime timer operation, issue 20).
 	c.SetReadDeadline(now.Add(s.engine.cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
-	return httpmsg.ReadRequestHead(br)
+	return httpmsg.ReadRequestHeadInto(br, reuse)
 }
 
 // headBuffered reports whether br holds a complete request head (up to its

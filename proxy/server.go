@@ -364,7 +364,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 		if !s.setIdle(cs, true) {
 			return
 		}
-		head, err := s.readHead(c, cs, br, first)
+		head, err := s.readHead(c, cs, br, first, cc.nextHead())
 		if !s.setIdle(cs, false) {
 			return
 		}

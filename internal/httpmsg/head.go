@@ -76,7 +76,20 @@ var ErrClientGone = errors.New("client closed connection")
 // is copied once into raw and converted to one string; the request line and
 // every field are substrings of it (few allocations on the hot path).
 func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
-	h := &RequestHead{ContentLength: -1}
+	return ReadRequestHeadInto(br, nil)
+}
+
+// ReadRequestHeadInto is ReadRequestHead reusing h, a head this function
+// returned before and that nothing uses any more (its strings stay valid:
+// they are copies), so a keep-alive connection's requests share one
+// RequestHead (issue 20: the head with its inline buffers was half of the
+// bytes allocated per plain request). A nil h allocates a new head. The
+// result is h, reset first, or nil on a read error.
+func ReadRequestHeadInto(br *bufio.Reader, h *RequestHead) (*RequestHead, error) {
+	if h == nil {
+		h = &RequestHead{}
+	}
+	*h = RequestHead{ContentLength: -1}
 	h.Raw = h.rawBuf[:0]
 	type span struct{ a, b int } // a line of raw, without CRLF
 	var lineBuf [32]span

@@ -91,3 +91,30 @@ func TestUnderscoreAliases(t *testing.T) {
 		}
 	})
 }
+
+// TestReadRequestHeadInto: a reused head carries nothing of the request
+// read into it before (SPEC HTTP-5: framing and fields are this head's
+// only), and the strings of the earlier head stay as they were.
+func TestReadRequestHeadInto(t *testing.T) {
+	t.Run("HTTP-5/reused-head-carries-nothing-over", func(t *testing.T) {
+		first := "POST http://a/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\nConnection: close\r\nX-1: 1\r\nX-2: 2\r\nX-3: 3\r\nX-4: 4\r\nX-5: 5\r\nX-6: 6\r\nX-7: 7\r\nX-8: 8\r\nX-9: 9\r\n\r\n"
+		second := "GET http://b/y HTTP/1.0\r\nContent-Length: 3\r\n\r\n"
+		br := bufio.NewReader(strings.NewReader(first + second))
+		h1, err := ReadRequestHeadInto(br, nil)
+		if err != nil || !h1.Chunked || !h1.Expect100 || h1.KeepAlive || len(h1.Fields) != 13 {
+			t.Fatalf("first head %+v, %v", h1, err)
+		}
+		target, field := h1.Target, h1.Fields[12]
+		h2, err := ReadRequestHeadInto(br, h1)
+		if err != nil || h2 != h1 {
+			t.Fatalf("second head %p (want %p), %v", h2, h1, err)
+		}
+		if h2.Method != "GET" || h2.Target != "http://b/y" || h2.Minor != 0 || h2.Chunked || h2.Expect100 || h2.KeepAlive ||
+			h2.ContentLength != 3 || len(h2.Fields) != 1 || string(h2.Raw) != second {
+			t.Fatalf("second head %+v", h2)
+		}
+		if target != "http://a/x" || field != (Field{"X-9", "9"}) {
+			t.Fatalf("the first head's strings changed: %q %+v", target, field)
+		}
+	})
+}
