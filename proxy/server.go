@@ -27,6 +27,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -221,6 +222,8 @@ type connState struct {
 	// upstreams (issue 20).
 	upMu sync.Mutex
 	up   net.Conn
+
+	io clientIO // what serveConn's reader and writer use (clientio.go)
 }
 
 // track registers c and returns its state; nil when the server is shutting
@@ -346,13 +349,14 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 		c.Close()
 		s.untrack(c)
 	}()
-	br := getReader(c)
+	cs.io.c = c
+	br := getReader(&cs.io)
 	// The answer buffer is made on first use: a CONNECT writes its 200
 	// straight to c and never needs it (issue 20: 4 KiB less per tunnel).
 	var bw *bufio.Writer
 	out := func() *bufio.Writer {
 		if bw == nil {
-			bw = bufio.NewWriterSize(c, 4096)
+			bw = bufio.NewWriterSize(&cs.io, 4096)
 		}
 		return bw
 	}
@@ -395,6 +399,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 				return
 			}
 		default:
+			cs.io.plain()
 			if !s.forward(c, br, out(), head, &cc) {
 				return
 			}
@@ -449,7 +454,7 @@ func (s *Server) setUpstream(cs *connState, up net.Conn) bool {
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // getReader returns a head reader on c.
-func getReader(c net.Conn) *bufio.Reader {
+func getReader(c io.Reader) *bufio.Reader {
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(c)
 	return br

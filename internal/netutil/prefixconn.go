@@ -1,7 +1,9 @@
 // Package netutil holds the small connection helpers the proxy, the pool,
 // the benchmarks and the test world share: the one connection type that
-// replays bytes a buffered reader already took (PrefixConn), and error
-// tests for a closed connection. It imports only the standard library.
+// replays bytes a buffered reader already took (PrefixConn), raw reads and
+// writes that skip the runtime's system-call bookkeeping (RawIO), and
+// error tests for a closed connection. It imports only the standard
+// library.
 package netutil
 
 import (

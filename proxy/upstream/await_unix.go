@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
@@ -140,17 +141,19 @@ func (uc *upConn) quiet() bool { return uc.br.Buffered() == 0 }
 var errWouldBlock = errors.New("no data yet")
 
 // rawRead is one read(2) on fd that never waits, with net.Conn's results:
-// io.EOF at the peer's FIN, errWouldBlock when nothing is there yet.
+// io.EOF at the peer's FIN, errWouldBlock when nothing is there yet. It
+// is netutil.ReadFD: on Linux no runtime system-call bookkeeping, whose
+// first call after a wait woke the runtime's sysmon thread (issue 20).
 func rawRead(fd uintptr, p []byte) (int, error) {
 	for {
-		n, err := syscall.Read(int(fd), p)
+		n, errno := netutil.ReadFD(fd, p)
 		switch {
-		case err == syscall.EINTR:
+		case errno == syscall.EINTR:
 			continue
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
+		case errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK:
 			return 0, errWouldBlock
-		case err != nil:
-			return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}
+		case errno != 0:
+			return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", errno)}
 		case n == 0 && len(p) > 0:
 			return 0, io.EOF
 		}

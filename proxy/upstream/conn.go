@@ -2,9 +2,12 @@ package upstream
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
 // upConn is one upstream connection with its buffers.
@@ -33,9 +36,9 @@ type upConn struct {
 func newUpConn(conn net.Conn, key poolKey, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key}
 	uc.interrupt = func() { conn.SetDeadline(time.Unix(1, 0)) }
-	uc.src.conn = conn
+	uc.src.conn = netutil.RawIO(conn) // no sysmon wake per read or write (issue 20)
 	uc.br = bufio.NewReaderSize(&uc.src, 4096)
-	uc.dw = &deadlineWriter{c: conn, idle: writeIdle}
+	uc.dw = &deadlineWriter{c: conn, w: uc.src.conn, idle: writeIdle}
 	uc.bw = bufio.NewWriterSize(uc.dw, 4096)
 	return uc
 }
@@ -50,6 +53,7 @@ const maxResponseHead = 1 << 20
 // a request may have left, the reuse rule in client.go).
 type deadlineWriter struct {
 	c       net.Conn
+	w       io.Writer // c's writes (netutil.RawIO)
 	idle    time.Duration
 	written int64
 	// armed: the caller has just set a write deadline of idle from now
@@ -63,18 +67,18 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 	} else {
 		w.c.SetWriteDeadline(time.Now().Add(w.idle))
 	}
-	n, err := w.c.Write(p)
+	n, err := w.w.Write(p)
 	w.written += int64(n)
 	return n, err
 }
 
-// connReader is the source of an upConn's buffered reader: the connection,
-// except inside send's wait on Unix, where raw is set and a read is one
+// connReader is the source of an upConn's buffered reader: the connection
+// (its netutil.RawIO), except inside send's wait on Unix, where raw is set and a read is one
 // read(2) on the descriptor (the poller's read lock is held there, so
 // conn.Read would deadlock). err is a failure of that wait, returned to
 // the next read (readFinal's), as a failed conn.Read would have been.
 type connReader struct {
-	conn net.Conn
+	conn io.ReadWriter
 	raw  bool
 	fd   uintptr
 	err  error
