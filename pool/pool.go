@@ -106,6 +106,8 @@ type Pool struct {
 	mu    sync.RWMutex
 	cfg   *config.Config
 	scrub config.Scrubber
+	// conf is the reload state Status reports (under mu).
+	conf status.ConfigState
 }
 
 // New returns a pool serving cfg. State (bindings, cooldowns, recent calls)
@@ -136,6 +138,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 	}
 	p := &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
 		cfg: cfg, scrub: config.NewScrubber(cfg), via: newViaEntry()}
+	p.conf = status.ConfigState{File: opts.ConfigFile, LoadedAt: opts.Now()}
 	if opts.ConfigFile != "" {
 		apply := opts.Reload
 		if apply == nil {
@@ -162,9 +165,27 @@ func (p *Pool) Reload(cfg *config.Config) {
 	}
 	p.mu.Lock()
 	p.cfg, p.scrub = cfg, config.NewScrubber(cfg)
+	p.conf = status.ConfigState{File: p.opts.ConfigFile, LoadedAt: p.opts.Now()}
 	p.mu.Unlock()
 	p.state.Retain(context.Background(), cfg)
 	p.log.Info("pool configuration reloaded", "config", p.opts.ConfigFile, "pools", len(cfg.Pools), "channels", len(cfg.Channels))
+}
+
+// ReloadFailed records that re-reading the configuration file failed with
+// err (SIGHUP or the editor's apply; the running configuration stays, SPEC
+// POOL-16): Status reports each of its errors until the next Reload.
+func (p *Pool) ReloadFailed(err error) {
+	var errs []string
+	for _, e := range config.AllErrors(err) {
+		errs = append(errs, e.Error())
+	}
+	if len(errs) == 0 && err != nil {
+		errs = []string{err.Error()}
+	}
+	at := p.opts.Now()
+	p.mu.Lock()
+	p.conf.ReloadErrors, p.conf.ReloadFailedAt = errs, &at
+	p.mu.Unlock()
 }
 
 // Close closes the pool's State (a shared store's connections). The pool
@@ -382,5 +403,8 @@ func (p *Pool) Status() status.StatusJSON {
 	cfg, _ := p.config()
 	doc := status.Build(context.Background(), cfg, p.state, p.opts.Now())
 	doc.TokenRequired = p.opts.Token != ""
+	p.mu.RLock()
+	doc.Config = p.conf
+	p.mu.RUnlock()
 	return doc
 }

@@ -153,6 +153,26 @@ func TestPoolReload(t *testing.T) {
 			t.Fatalf("pools %s after a refused reload", got)
 		}
 	})
+	status := func(t *testing.T) string {
+		t.Helper()
+		c := exec.Command(bin, "status", "--addr", addr)
+		c.Env = baseEnv(dir)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	t.Run("POOL-16/status-shows-the-failed-reload", func(t *testing.T) {
+		// The broken file of the subtest before: the user who sent SIGHUP
+		// learns it from `dual-proxy status`, not only from the log.
+		out := status(t)
+		want := "pool config: NOT RELOADED at "
+		if !strings.Contains(out, want) || !strings.Contains(out, cfg+":3:3: channels.a: duplicate key (first at line 2)") ||
+			!strings.Contains(out, "still serving the configuration loaded at ") {
+			t.Fatalf("status does not show the failed reload:\n%s", out)
+		}
+	})
 	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
 		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 		get, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/pool/config", nil)
@@ -190,6 +210,9 @@ func TestPoolReload(t *testing.T) {
 		saved, _ := os.ReadFile(cfg)
 		if !strings.Contains(string(saved), "# kept comment") || !strings.Contains(string(saved), "api_key: k1") {
 			t.Fatalf("saved file:\n%s", saved)
+		}
+		if out := status(t); strings.Contains(out, "NOT RELOADED") {
+			t.Fatalf("a good reload leaves the failure shown:\n%s", out)
 		}
 	})
 }

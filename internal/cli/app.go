@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -253,7 +254,7 @@ func serve(c *cli.Context, sio IO) error {
 	defer signal.Stop(hup)
 	reg := register(s, "dual-proxy", ln.Addr().(*net.TCPAddr).Port, s.PoolToken, log)
 	defer reg.Remove()
-	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates))
+	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates), "health", healthTarget(s.HealthURL))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 loop:
@@ -273,6 +274,17 @@ loop:
 	srv.Shutdown(sctx)
 	<-done
 	return nil
+}
+
+// healthTarget is what the "listening" line says the health check
+// contacts: the URL's origin (no path or query in logs, SPEC HTTP-6), or
+// "off".
+func healthTarget(raw string) string {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || u.Host == "" {
+		return "off"
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // warnOpenProxy logs SPEC LIS-2's warning for a non-loopback listener and

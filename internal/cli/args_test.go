@@ -32,3 +32,20 @@ func TestUnexpectedArguments(t *testing.T) {
 		}
 	})
 }
+
+func TestHealthURLHelp(t *testing.T) {
+	t.Run("HC-1/help-says-what-is-checked-and-how-to-change-it", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "--help")
+		var line string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "--health-url") {
+				line = l
+			}
+		}
+		for _, want := range []string{"GET this URL through each candidate", "every --health-interval-ms", "give the endpoint your agent uses", "'' to send no check", `(default: "https://api.deepseek.com")`} {
+			if status != 0 || !strings.Contains(line, want) {
+				t.Fatalf("status %d; --health-url's help lacks %q: %q", status, want, line)
+			}
+		}
+	})
+}

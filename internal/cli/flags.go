@@ -139,10 +139,17 @@ type intFlag struct {
 // Names returns the flag's name and aliases.
 func (f intFlag) Names() []string { return f.names }
 
+// healthUsage says what the health check sends where, why the default is
+// what it is and how to change it: users who never call DeepSeek saw
+// requests to api.deepseek.com and could not tell why (SPEC HC-1 keeps that
+// default for the standalone proxy).
+const healthUsage = "GET this URL through each candidate at start and every --health-interval-ms; the first whose origin answers (status < 500) is preferred. " +
+	"The default is only a public model API that answers quickly (nothing else depends on it): give the endpoint your agent uses (e.g. https://api.openai.com), or '' to send no check"
+
 // healthFlag is --health-url; claude-dual-proxy's default is the origin of
 // the agent's own endpoint (SPEC RUN-1b, resolved in resolve).
 func healthFlag(m mode) cli.Flag {
-	f := &cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: "health check URL ('' = off)"}
+	f := &cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: healthUsage}
 	if m == modeClaude {
 		f.Value = defaultClaudeBase
 		f.DefaultText = "origin of $ANTHROPIC_BASE_URL, else " + defaultClaudeBase

@@ -18,6 +18,7 @@ import (
 type poolStateDoc struct {
 	Pools  []poolstatus.PoolStatus `json:"pools"`
 	Recent []balance.CallRecord    `json:"recent"`
+	Config poolstatus.ConfigState  `json:"config"`
 	State  struct {
 		Kind     string     `json:"kind"`
 		Store    string     `json:"store"`
@@ -44,6 +45,7 @@ func printPoolState(ctx context.Context, w io.Writer, addr string) {
 		return
 	}
 	now := time.Now()
+	printReloadFailure(w, doc.Config, time.Local)
 	for _, p := range doc.Pools {
 		fmt.Fprintln(w, poolVerdict(p, doc.Recent, now, time.Local))
 	}
@@ -85,4 +87,26 @@ func printPoolMembers(w io.Writer, pools []poolstatus.PoolStatus, now time.Time)
 		}
 	}
 	tw.Flush()
+}
+
+// printReloadFailure writes, when the last re-read of the pool
+// configuration failed (SIGHUP or the editor's apply), the line saying so
+// with its first error (FILE:LINE:COLUMN: PATH: MSG), the others indented
+// below it, and that the configuration loaded before still serves (SPEC
+// POOL-16): the user who edited the file learns it where they look, not
+// only in the log.
+func printReloadFailure(w io.Writer, c poolstatus.ConfigState, loc *time.Location) {
+	if len(c.ReloadErrors) == 0 {
+		return
+	}
+	at := "?"
+	if c.ReloadFailedAt != nil {
+		at = c.ReloadFailedAt.In(loc).Format(time.DateTime)
+	}
+	fmt.Fprintf(w, "pool config: NOT RELOADED at %s: %s\n", at, c.ReloadErrors[0])
+	for _, e := range c.ReloadErrors[1:] {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	fmt.Fprintf(w, "  still serving the configuration loaded at %s; fix the file, then reload again (SIGHUP, or save in the pool page's editor)\n",
+		c.LoadedAt.In(loc).Format(time.DateTime))
 }

@@ -26,6 +26,7 @@ func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
 func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
 	cfg, err := config.LoadConfig(s.ConfigPath, poolGetenv(s))
 	if err != nil {
+		p.ReloadFailed(err) // `dual-proxy status` and the pool page show it
 		return err
 	}
 	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts

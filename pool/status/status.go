@@ -32,10 +32,29 @@ type StatusJSON struct {
 	// State says where the pool's state lives (memory, or a shared Redis)
 	// and whether it is degraded to local state (SPEC POOL-23).
 	State balance.Health `json:"state"`
+	// Config is the configuration file's reload state (SPEC POOL-16): a
+	// failed SIGHUP reload is reported here, not only in the log.
+	Config ConfigState `json:"config"`
 	// TokenRequired is true when /pool/{pool}/… (the test button
 	// included) needs the pool token (SPEC POOL-20); the page shows how to
 	// pass it only then.
 	TokenRequired bool `json:"token_required"`
+}
+
+// ConfigState says which configuration serves and whether the last
+// attempt to re-read its file failed (SPEC POOL-16: a broken file keeps
+// the running configuration).
+type ConfigState struct {
+	// File is the configuration file ("" when the pool has none).
+	File string `json:"file,omitempty"`
+	// LoadedAt is when the serving configuration was loaded.
+	LoadedAt time.Time `json:"loaded_at"`
+	// ReloadErrors are the errors of the last failed re-read, one each
+	// ("FILE:LINE:COLUMN: PATH: MSG", config.AllErrors); empty once a
+	// later re-read succeeded.
+	ReloadErrors []string `json:"reload_errors,omitempty"`
+	// ReloadFailedAt is when that re-read failed (absent without one).
+	ReloadFailedAt *time.Time `json:"reload_failed_at,omitempty"`
 }
 
 // PoolStatus is one pool with its members and merged models.

@@ -29,3 +29,19 @@ func TestEmptyConfigWarns(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthTargetShown: the "listening" line names what the health check
+// contacts (its origin, never a path), so a user who sees requests to the
+// default health URL finds why in the first lines of the log (SPEC HC-1).
+func TestHealthTargetShown(t *testing.T) {
+	for arg, want := range map[string]string{"": "health=off", "http://127.0.0.1:9/some/path?tok=x": "health=http://127.0.0.1:9\n"} {
+		t.Run("HC-1/listening-line-names-"+strings.TrimPrefix(strings.Fields(want)[0], "health="), func(t *testing.T) {
+			_, logs, stop := startServe(t, nil, "--listen-port", "0", "--health-url", arg, "--health-interval-ms", "0")
+			stop()
+			out := logs()
+			if !strings.Contains(out, want) || strings.Contains(out, "some/path") || strings.Contains(out, "tok=x") {
+				t.Fatalf("want %q on the listening line, no path:\n%s", want, out)
+			}
+		})
+	}
+}
