@@ -109,7 +109,7 @@ func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcom
 		return outcome{fail: &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}}
 	}
 	if c.rt.translate {
-		out, err := c.translateAnswer(c.rt, body)
+		out, err := c.translateAnswer(c.rt, m, body)
 		if err != nil {
 			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
 				Message: c.scrub.Scrub(wire.Clip("answer not translatable: " + err.Error()))}}

@@ -103,7 +103,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 
 	w := c.rt.fl.NewWatcher()
 	if c.rt.translate {
-		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.ci.Model, c.customTools()...)
+		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.target(m), c.customTools()...) // POOL-21: the member's model, as passed through
 	}
 	var held bytes.Buffer
 	ka := c.kaTicker(cancel)

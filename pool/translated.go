@@ -160,12 +160,14 @@ func withoutKeyParam(raw string) string {
 // translateAnswer turns a member's complete 2xx answer into the client's
 // API; an answer that cannot be expressed is the member's failure (class
 // server), so another member may serve.
-func (c *call) translateAnswer(rt route, body []byte) ([]byte, error) {
+func (c *call) translateAnswer(rt route, m string, body []byte) ([]byte, error) {
 	r, err := translate.DecodeResponse(rt.to, body)
 	if err != nil {
 		return nil, err
 	}
-	return translate.EncodeResponse(rt.from, r, c.ci.Model, c.customTools()...)
+	// The answer names the member's model, as a same-API answer passed
+	// through does (SPEC POOL-21); the target id when it names none.
+	return translate.EncodeResponse(rt.from, r, c.target(m), c.customTools()...)
 }
 
 // customTools are the client's freeform tools (Codex's custom tools), whose

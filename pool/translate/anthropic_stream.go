@@ -202,6 +202,7 @@ type anthropicStreamEncoder struct {
 func (e *anthropicStreamEncoder) Encode(ev Event) ([]byte, error) {
 	switch ev.Kind {
 	case EvStart:
+		e.model = startModel(ev, e.model)
 		id := ev.ID
 		if id == "" {
 			id = newID("msg_")

@@ -61,11 +61,16 @@ func DecodeResponse(api API, body []byte) (*Response, error) {
 	panic("translate: unknown API " + string(api))
 }
 
-// EncodeResponse writes r as a non-streamed answer of api naming model (the
-// id the client asked for); custom names the request's freeform tools
+// EncodeResponse writes r as a non-streamed answer of api naming the model
+// the member's answer names (r.Model), as a same-API answer passed through
+// byte for byte does (SPEC POOL-21), or model (the id the member was asked
+// for) when it names none; custom names the request's freeform tools
 // (Request.CustomTools), whose calls a Responses client gets as
 // custom_tool_call items.
 func EncodeResponse(api API, r *Response, model string, custom ...string) ([]byte, error) {
+	if r.Model != "" {
+		model = r.Model
+	}
 	switch api {
 	case APIAnthropic:
 		return EncodeAnthropicResponse(r, model)

@@ -250,6 +250,7 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 	switch ev.Kind {
 	case EvStart:
 		e.id, e.created, e.tools = ev.ID, now().Unix(), map[int]int{}
+		e.model = startModel(ev, e.model)
 		if e.id == "" {
 			e.id = newID("chatcmpl-")
 		}

@@ -77,9 +77,12 @@ func NewStreamDecoder(api API) StreamDecoder {
 	panic("translate: unknown API " + string(api))
 }
 
-// NewStreamEncoder returns an encoder writing streams of api; model is the
-// model id the client asked for (answers name it, not the member's id);
-// custom names the request's freeform tools (Request.CustomTools).
+// NewStreamEncoder returns an encoder writing streams of api. The client's
+// events name the model the member's stream names at its start (Anthropic
+// message_start, the first Chat chunk, Responses response.created, Gemini
+// modelVersion), as a same-API stream passed through byte for byte does
+// (SPEC POOL-21); model, the id the member was asked for, when it names
+// none. custom names the request's freeform tools (Request.CustomTools).
 func NewStreamEncoder(api API, model string, custom ...string) StreamEncoder {
 	switch api {
 	case APIAnthropic:
@@ -92,6 +95,15 @@ func NewStreamEncoder(api API, model string, custom ...string) StreamEncoder {
 		return &geminiStreamEncoder{model: model}
 	}
 	panic("translate: unknown API " + string(api))
+}
+
+// startModel is the model a translated stream names (NewStreamEncoder):
+// the member's, from its start event, else fallback.
+func startModel(ev Event, fallback string) string {
+	if ev.Model != "" {
+		return ev.Model
+	}
+	return fallback
 }
 
 // FieldError is a request (or answer) that cannot be expressed in the target

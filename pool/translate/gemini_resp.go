@@ -273,7 +273,7 @@ func (e *geminiStreamEncoder) chunk(parts []gmPart, finish string, u *gmUsage) [
 func (e *geminiStreamEncoder) Encode(ev Event) ([]byte, error) {
 	switch ev.Kind {
 	case EvStart:
-		e.id = ev.ID
+		e.id, e.model = ev.ID, startModel(ev, e.model)
 	case EvPartStart:
 		if ev.Part.Kind == KindToolCall {
 			e.call, e.args = &gmCall{ID: ev.Part.CallID, Name: ev.Part.Name}, e.args[:0]

@@ -57,6 +57,7 @@ func (e *responsesStreamEncoder) Encode(ev Event) ([]byte, error) {
 	switch ev.Kind {
 	case EvStart:
 		e.id, e.created = ev.ID, now().Unix()
+		e.model = startModel(ev, e.model)
 		if !strings.HasPrefix(e.id, "resp_") {
 			e.id = newID("resp_")
 		}
