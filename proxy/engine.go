@@ -219,9 +219,38 @@ func (e *Engine) allFailed(host string) {
 }
 
 // succeed records that c served host (ORD-4 cache, OPS-2 counters).
-func (e *Engine) succeed(host string, c path.Candidate) {
-	e.cache.Put(host, c.Key())
-	e.cooldowns.Success(c.Key())
+func (e *Engine) succeed(host string, c path.Candidate) { e.succeedMemo(host, c, nil) }
+
+// putMemo is what a client connection's last cache put was (plain
+// requests, forward): host → key at at, leaving the cache at gen.
+type putMemo struct {
+	host, key string
+	at        time.Time
+	gen       uint64
+}
+
+// cacheRefresh bounds how long after a put its entry is not put again by
+// the same connection's next success through the same candidate: the
+// entry's expiry then lags the last success by less than TTL/60 (1 s at
+// the default 60 s, SPEC ORD-4).
+func cacheRefresh(ttl time.Duration) time.Duration { return min(ttl/60, time.Second) }
+
+// succeedMemo is succeed with the connection's memo of its last put (nil:
+// none): when that put was for host through c, is younger than
+// cacheRefresh and the cache has not changed since (route.Cache.Fresh),
+// the entry already says c with an expiry at most cacheRefresh older, and
+// the put is skipped (issue 20: a lock and an LRU update per request).
+func (e *Engine) succeedMemo(host string, c path.Candidate, m *putMemo) {
+	k := c.Key()
+	now := e.cfg.Now()
+	switch {
+	case m == nil:
+		e.cache.PutAt(host, k, now)
+	case m.host == host && m.key == k && e.cache.Fresh(m.gen) && now.Sub(m.at) < cacheRefresh(e.cache.TTL()):
+	default:
+		*m = putMemo{host: host, key: k, at: now, gen: e.cache.PutAt(host, k, now)}
+	}
+	e.cooldowns.Success(k)
 }
 
 func (e *Engine) kickHealth() {

@@ -59,6 +59,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		body:   body,
 		length: body.length(head),
 		intr:   cc,
+		memo:   &ps.memo,
 	}
 
 	ctx, cancel := cc.get(s.baseCtx)
@@ -114,6 +115,7 @@ type plainScratch struct {
 	req    request
 	watch  clientWatch
 	header []httpmsg.Field
+	memo   putMemo // the last route cache put (Engine.succeedMemo)
 	// head is the last request's head, free for the next read
 	// (nextHead), or nil.
 	head *httpmsg.RequestHead

@@ -45,6 +45,9 @@ type request struct {
 	// intr watches the context roundTrip is given (forward: the client
 	// connection's connCtx); nil: upstream's own context.AfterFunc.
 	intr upstream.Interrupter
+	// memo is the client connection's last cache put (forward); nil:
+	// every success puts.
+	memo *putMemo
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -208,7 +211,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 		}
 		resp := res.resp
 		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
-			e.succeed(r.host, c)
+			e.succeedMemo(r.host, c, r.memo)
 			decide(c.String(), "")
 			return resp, nil
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,19 +151,33 @@ func targetPort(raw string) int {
 	return port
 }
 
-// listensOn reports whether one of the server's TCP listeners has port.
+// listensOn reports whether one of the server's TCP listeners has port:
+// a read of the ports snapshot, no lock (issue 20: every absolute-form
+// request asks, and took the server's lock for it).
 func (s *Server) listensOn(port int) bool {
 	if port == 0 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ln := range s.listeners {
-		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.Port == port {
-			return true
-		}
+	if p := s.ports.Load(); p != nil {
+		return slices.Contains(*p, port)
 	}
 	return false
+}
+
+// addListenPort adds ln's port to the snapshot listensOn reads; s.mu is
+// held (Serve). Listeners are never removed: a closed one serves nothing
+// and its port being "ours" only sends a request for it to net/http.
+func (s *Server) addListenPort(ln net.Listener) {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	var ports []int
+	if p := s.ports.Load(); p != nil {
+		ports = slices.Clone(*p)
+	}
+	ports = append(ports, a.Port)
+	s.ports.Store(&ports)
 }
 
 // rechunker reads a chunked body from the client and hands net/http the

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -264,4 +266,22 @@ func TestHandoffShutdown(t *testing.T) {
 		}
 		rc.expectEOF()
 	})
+}
+
+// BenchmarkSelfTarget is the check every absolute-form request makes for
+// a target naming the proxy's own listener (SPEC HTTP-1, loop.go), on a
+// target that does not: the listener ports are compared without parsing.
+func BenchmarkSelfTarget(b *testing.B) {
+	s, err := New(Config{LoopbackDirect: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	testkit.Serve(b, s)
+	head := &httpmsg.RequestHead{Target: "http://127.0.0.1:8080/v1/models"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.selfTarget(head) {
+			b.Fatal("self")
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -128,4 +129,79 @@ func BenchmarkPlan(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSucceedMemo: a connection's plain successes through the candidate
+// its last put named skip the put for cacheRefresh (issue 20), and what
+// ORD-4 says still holds: the entry lives TTL after the last success
+// (within cacheRefresh), and after the cached candidate failed the next
+// success caches it again at once.
+func TestSucceedMemo(t *testing.T) {
+	const host, port = "x.test", 80
+	clk := testkit.NewClock(testkit.Epoch)
+	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}, PrefTTL: time.Minute, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	expiry := func() time.Time {
+		for _, ce := range e.cache.Snapshot() {
+			if ce.Host == host && ce.Key == path.Direct.Key() {
+				return ce.Expires
+			}
+		}
+		return time.Time{}
+	}
+	var m putMemo
+	t.Run("ORD-4/success-within-the-refresh-skips-the-put", func(t *testing.T) {
+		e.succeedMemo(host, path.Direct, &m)
+		first := expiry()
+		if !first.Equal(testkit.Epoch.Add(time.Minute)) {
+			t.Fatalf("expiry %v after the first success", first)
+		}
+		clk.Advance(cacheRefresh(time.Minute) / 2)
+		e.succeedMemo(host, path.Direct, &m)
+		if got := expiry(); !got.Equal(first) {
+			t.Fatalf("expiry %v, want %v (put skipped)", got, first)
+		}
+		clk.Advance(cacheRefresh(time.Minute))
+		e.succeedMemo(host, path.Direct, &m)
+		if got := expiry(); !got.Equal(clk.Now().Add(time.Minute)) {
+			t.Fatalf("expiry %v after the refresh, want %v", got, clk.Now().Add(time.Minute))
+		}
+	})
+	t.Run("ORD-4/success-after-a-failure-caches-again", func(t *testing.T) {
+		e.fail(host, port, &path.PathError{Candidate: path.Direct, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: errors.New("refused")})
+		if !expiry().IsZero() {
+			t.Fatal("set-up: the failure left the entry")
+		}
+		e.succeedMemo(host, path.Direct, &m) // within cacheRefresh of the last put
+		if got := expiry(); !got.Equal(clk.Now().Add(time.Minute)) {
+			t.Fatalf("expiry %v after the success, want %v", got, clk.Now().Add(time.Minute))
+		}
+	})
+}
+
+// BenchmarkSucceed is the route bookkeeping of one served plain request
+// (ORD-4 cache, OPS-2 counters): "put" puts every time (Transport
+// requests, and every plain request before issue 20's memo), "memo" is a
+// keep-alive connection's request through the candidate its last put
+// named.
+func BenchmarkSucceed(b *testing.B) {
+	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	b.Run("put", func(b *testing.B) {
+		for b.Loop() {
+			e.succeed("api.example.test", path.Direct)
+		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		var m putMemo
+		for b.Loop() {
+			e.succeedMemo("api.example.test", path.Direct, &m)
+		}
+	})
 }

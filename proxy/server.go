@@ -63,6 +63,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
+	ports     atomic.Pointer[[]int]   // the TCP listeners' ports, replaced under mu (listensOn)
 	conns     map[net.Conn]*connState // each client connection's own state
 	nPending  atomic.Int64            // connections waiting for a complete head (headwait.go)
 	victims   []pendingConn           // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (headwait.go)
@@ -171,6 +172,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		return nil
 	}
 	s.listeners[ln] = struct{}{}
+	s.addListenPort(ln)
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()

@@ -2,6 +2,7 @@ package route
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -23,6 +24,11 @@ type Cache struct {
 
 	mu  sync.Mutex
 	lru *simplelru.LRU[string, cacheValue] // nil when disabled
+	// gen changes (under mu) whenever an entry goes (removed, expired,
+	// evicted) or a host is put with another key: a caller holding the
+	// generation of its own Put knows its entry is unchanged while gen is
+	// (Fresh).
+	gen atomic.Uint64
 }
 
 type cacheValue struct {
@@ -51,7 +57,7 @@ func NewCacheClock(size int, ttl time.Duration, now func() time.Time) *Cache {
 	}
 	c := &Cache{ttl: ttl, now: now}
 	if size > 0 && ttl > 0 {
-		c.lru, _ = simplelru.NewLRU[string, cacheValue](size, nil) // size > 0: no error
+		c.lru, _ = simplelru.NewLRU[string, cacheValue](size, func(string, cacheValue) { c.gen.Add(1) }) // size > 0: no error
 	}
 	return c
 }
@@ -70,7 +76,7 @@ func (c *Cache) Get(host string) (key string, ok bool) {
 		return "", false
 	}
 	if !now.Before(v.expires) {
-		c.lru.Remove(host)
+		c.lru.Remove(host) // the eviction callback changes gen
 		return "", false
 	}
 	return v.key, true
@@ -79,14 +85,32 @@ func (c *Cache) Get(host string) (key string, ok bool) {
 // Put caches host → key for the TTL, replacing any entry for host and
 // evicting the least recently used host when the cache is full.
 func (c *Cache) Put(host, key string) {
+	c.PutAt(host, key, c.now())
+}
+
+// PutAt is Put at time now (the cache's clock, read by the caller) and
+// returns the generation after it, for Fresh.
+func (c *Cache) PutAt(host, key string, now time.Time) uint64 {
 	if c.lru == nil {
-		return
+		return 0
 	}
-	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.lru.Peek(host); ok && old.key != key {
+		c.gen.Add(1)
+	}
 	c.lru.Add(host, cacheValue{key: key, expires: now.Add(c.ttl)})
+	return c.gen.Load()
 }
+
+// Fresh reports, without a lock, whether the entry a PutAt that returned
+// gen made is still there with its key: nothing was removed, expired,
+// evicted or put with another key since (an entry made at t expires at
+// t+TTL, so the caller bounds how long ago that PutAt was).
+func (c *Cache) Fresh(gen uint64) bool { return c.lru != nil && c.gen.Load() == gen }
+
+// TTL is the entries' lifetime.
+func (c *Cache) TTL() time.Duration { return c.ttl }
 
 // Remove drops the entry for host, if any.
 func (c *Cache) Remove(host string) {

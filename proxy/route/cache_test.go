@@ -29,6 +29,41 @@ func TestCache(t *testing.T) {
 			t.Fatalf("expired entry in snapshot: %v", s)
 		}
 	})
+	t.Run("ORD-4/fresh-until-the-entry-changes", func(t *testing.T) {
+		// Fresh(gen of a PutAt) says the entry that put made is still
+		// there with its key (the plain path skips its next put then,
+		// issue 20); every way an entry can go or change ends it.
+		clk := testkit.NewClock(testkit.Epoch)
+		c := NewCacheClock(2, time.Minute, clk.Now)
+		for _, tc := range []struct {
+			name   string
+			change func()
+		}{
+			{"removed", func() { c.Remove("a.com") }},
+			{"removed-after-a-failure", func() { c.RemoveIf("a.com", "g:1") }},
+			{"put-with-another-key", func() { c.Put("a.com", "g:2") }},
+			{"evicted", func() { c.Put("b.com", "g:1"); c.Put("c.com", "g:1") }},
+			{"expired", func() { clk.Advance(time.Minute); c.Get("a.com") }},
+		} {
+			gen := c.PutAt("a.com", "g:1", clk.Now())
+			if !c.Fresh(gen) {
+				t.Fatalf("%s: not fresh right after the put", tc.name)
+			}
+			c.Put("a.com", "g:1")      // another connection's put of the same entry
+			c.RemoveIf("a.com", "g:9") // another candidate's failure: nothing removed
+			c.Get("a.com")
+			if !c.Fresh(gen) {
+				t.Fatalf("%s: not fresh after changes that keep the entry", tc.name)
+			}
+			tc.change()
+			if c.Fresh(gen) {
+				t.Fatalf("%s: still fresh", tc.name)
+			}
+		}
+		if d := NewCache(0, time.Minute); d.Fresh(d.PutAt("a.com", "g:1", time.Now())) {
+			t.Fatal("a disabled cache is fresh")
+		}
+	})
 	t.Run("ORD-4/1001st-host-evicts-least-recently-used", func(t *testing.T) {
 		c := NewCache(1000, time.Hour) // real clock: TTL far beyond the test
 		for i := range 1000 {

@@ -152,3 +152,25 @@ func TestRequestInterrupter(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPoolGetPut is the idle pool's work per plain request on a
+// pooled connection (issue 20): get, then put back. Nothing is dialled:
+// the connections are net.Pipe ends that are never read.
+func BenchmarkPoolGetPut(b *testing.B) {
+	p := &connPool{ttl: time.Minute}
+	defer p.closeAll()
+	key := poolKey{"direct", "127.0.0.1:8080"}
+	for range 4 {
+		c, s := net.Pipe()
+		b.Cleanup(func() { s.Close() })
+		p.put(newUpConn(c, key, time.Minute))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		uc := p.get(key)
+		if uc == nil {
+			b.Fatal("no idle connection")
+		}
+		p.put(uc)
+	}
+}
