@@ -50,7 +50,8 @@ func (u *upstream) nextWithin(d time.Duration) (wire.SSEEvent, error) {
 	return u.rd.Next()
 }
 
-// close ends the attempt and closes the body: nothing reads it any more.
+// close ends the attempt and closes the body: nothing reads it any more,
+// so the reader's buffer goes to the next stream.
 func (u *upstream) close() {
 	u.watch()
 	u.cancel()
@@ -58,6 +59,7 @@ func (u *upstream) close() {
 		t.Stop()
 	}
 	u.closeBody()
+	u.rd.Release()
 }
 
 // drainEnd reads on for at most endDrainWait to the body's end, discarding

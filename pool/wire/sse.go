@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync"
 )
 
 // SSEEvent is one Server-Sent Event as read from an upstream (WHATWG HTML
@@ -47,9 +48,27 @@ type SSEReader struct {
 	line, raw []byte
 }
 
+// sseBuffers keeps the readers' 32 KiB buffers between streams (Release):
+// a stream's largest allocation, zeroed on every make (issue 20).
+var sseBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
 // NewSSEReader reads events from r through a 32 KiB buffer.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{br: bufio.NewReaderSize(r, 32<<10)}
+	br := sseBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &SSEReader{br: br}
+}
+
+// Release hands the reader's buffer to the next stream once nothing reads
+// from r any more (Next is then io.EOF, EventBuffered false). Events Next
+// returned stay valid: they never share the buffer.
+func (r *SSEReader) Release() {
+	if r.br == nil {
+		return
+	}
+	r.br.Reset(nil) // drops r's reader and what was buffered
+	sseBuffers.Put(r.br)
+	r.br, r.eof = nil, true
 }
 
 // readLine appends the next line (without its end) to line and returns it,
@@ -164,8 +183,11 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 // flushed as they arrive; only what arrived together is written together,
 // issue 20). false when unsure: a flush too many is always safe.
 func (r *SSEReader) EventBuffered() bool {
+	if r.eof {
+		return false
+	}
 	n := r.br.Buffered()
-	if n == 0 || r.eof {
+	if n == 0 {
 		return false
 	}
 	b, _ := r.br.Peek(n)

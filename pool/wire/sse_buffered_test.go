@@ -92,3 +92,39 @@ func TestEventBuffered(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderRelease: a released reader's buffer serves the next stream, and
+// neither stream sees the other's bytes (SPEC POOL-19 framing per stream,
+// POOL-15: one member's answer never reaches another call).
+func TestReaderRelease(t *testing.T) {
+	t.Run("POOL-19/released-buffer-serves-the-next-stream-alone", func(t *testing.T) {
+		a := NewSSEReader(bytes.NewReader([]byte("event: one\ndata: first\n\nevent: two\ndata: left-behind\n\n")))
+		ev, err := a.Next()
+		if err != nil || string(ev.Data) != "first" {
+			t.Fatalf("first event %q, %v", ev.Data, err)
+		}
+		if !a.EventBuffered() {
+			t.Fatal("second event not buffered")
+		}
+		a.Release()
+		a.Release() // twice is harmless
+		if _, err := a.Next(); err != io.EOF {
+			t.Fatalf("Next after Release: %v, want io.EOF", err)
+		}
+		if a.EventBuffered() {
+			t.Fatal("EventBuffered after Release")
+		}
+		b := NewSSEReader(bytes.NewReader([]byte("data: second\n\n")))
+		defer b.Release()
+		ev2, err := b.Next()
+		if err != nil || string(ev2.Data) != "second" || ev2.Name != "" {
+			t.Fatalf("next stream's event %+v, %v", ev2, err)
+		}
+		if _, err := b.Next(); err != io.EOF {
+			t.Fatalf("next stream after its event: %v, want io.EOF (nothing of the first)", err)
+		}
+		if string(ev.Raw) != "event: one\ndata: first\n\n" {
+			t.Fatalf("an event read before Release changed: %q", ev.Raw)
+		}
+	})
+}
