@@ -39,7 +39,7 @@ const answerProbe = "H"
 // ends it, and afterwards probed says how many bytes of the answer were
 // written.
 func (ws *watchSweeper) watchTunnel(c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
-	return ws.register(&clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws, tunnel: true, quit: make(chan struct{})})
+	return ws.register(&clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws, tunnel: true})
 }
 
 // runTunnel reads the client's bytes into br without consuming them until

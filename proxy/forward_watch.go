@@ -62,9 +62,9 @@ type clientWatch struct {
 	started bool // under ws.mu: run was started
 
 	// tunnel marks a CONNECT's watch (connect_watch.go): it reads past
-	// early bytes and tells a half-close from a departure. quit ends its
-	// wait after a half-close; probed is what it wrote to c (read after
-	// stop).
+	// early bytes and tells a half-close from a departure. quit (made by
+	// start) ends its wait after a half-close; probed is what it wrote to
+	// c (read after stop).
 	tunnel bool
 	quit   chan struct{}
 	probed int
@@ -160,6 +160,9 @@ func (ws *watchSweeper) loop() {
 func (ws *watchSweeper) start(w *clientWatch) {
 	delete(ws.pending, w)
 	w.started, w.done = true, make(chan struct{})
+	if w.tunnel {
+		w.quit = make(chan struct{}) // made here: an open that ends sooner pays nothing for it
+	}
 	go w.run()
 }
 
