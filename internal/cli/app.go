@@ -52,7 +52,6 @@ func dualProxyApp(sio IO) *cli.App {
 		Writer:                 sio.Stdout,
 		ErrWriter:              sio.Stderr,
 		UseShortOptionHandling: false,
-		EnableBashCompletion:   true,
 		Commands: []*cli.Command{
 			{
 				Name:      "run",
@@ -85,7 +84,7 @@ func dualProxyApp(sio IO) *cli.App {
 		},
 	}
 	limitArgs(app.Name, app.Commands)
-	return withCompletion(app)
+	return app
 }
 
 // Claude runs the claude-dual-proxy command line: `claude-dual-proxy
@@ -98,19 +97,18 @@ func Claude(args []string, sio IO) int {
 // subcommands: every argument that is not one of its flags belongs to
 // claude (RUN-1), so `claude-dual-proxy help` runs `claude help`.
 func claudeApp(sio IO) *cli.App {
-	return withCompletion(&cli.App{
-		Name:                 "claude-dual-proxy",
-		Version:              version.String(),
-		Usage:                "run Claude Code behind dual-proxy",
-		UsageText:            "claude-dual-proxy [flags] -- [claude args...]",
-		Description:          claudeDescription,
-		Flags:                withLogPath(proxyFlags(modeClaude), sio.Environ),
-		Action:               func(c *cli.Context) error { return run(c, modeClaude, sio) },
-		Writer:               sio.Stdout,
-		ErrWriter:            sio.Stderr,
-		EnableBashCompletion: true,
-		HideHelpCommand:      true,
-	})
+	return &cli.App{
+		Name:            "claude-dual-proxy",
+		Version:         version.String(),
+		Usage:           "run Claude Code behind dual-proxy",
+		UsageText:       "claude-dual-proxy [flags] -- [claude args...]",
+		Description:     claudeDescription,
+		Flags:           withLogPath(proxyFlags(modeClaude), sio.Environ),
+		Action:          func(c *cli.Context) error { return run(c, modeClaude, sio) },
+		Writer:          sio.Stdout,
+		ErrWriter:       sio.Stderr,
+		HideHelpCommand: true,
+	}
 }
 
 // runApp runs app and maps errors to exit statuses: usage errors 2 with
@@ -137,7 +135,8 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	}
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
 	if len(args) > 1 && args[len(args)-1] == completionFlag {
-		ignoreEnvForCompletion(app)
+		complete(sio.Stdout, app, args[1:len(args)-1], sio.Environ)
+		return 0
 	}
 	err := app.Run(args)
 	if err == nil {
@@ -431,41 +430,6 @@ func openLogFile(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }
 
-// completionFlag is the argument urfave/cli's shell completion scripts
-// append to ask for candidate words.
+// completionFlag is the argument the completion scripts append to ask for
+// candidate words (the name urfave/cli's scripts use; complete answers it).
 const completionFlag = "--generate-bash-completion"
-
-// ignoreEnvForCompletion detaches every flag of app and its commands from
-// its environment variable for a completion request: candidate words do not
-// depend on settings, and urfave/cli v2 dereferences a nil flag set when an
-// environment value fails to parse during completion (a bad LISTEN_PORT
-// made every TAB print a Go panic into the shell; SPEC LIS-5).
-func ignoreEnvForCompletion(app *cli.App) {
-	clear := func(fs []cli.Flag) {
-		for _, f := range fs {
-			switch f := f.(type) {
-			case *cli.BoolFlag:
-				f.EnvVars = nil
-			case *cli.StringFlag:
-				f.EnvVars = nil
-			case *cli.StringSliceFlag:
-				f.EnvVars = nil
-			case *cli.IntFlag:
-				f.EnvVars = nil
-			case intFlag:
-				f.EnvVars = nil
-			case *cli.Int64Flag:
-				f.EnvVars = nil
-			}
-		}
-	}
-	clear(app.Flags)
-	var walk func([]*cli.Command)
-	walk = func(cs []*cli.Command) {
-		for _, c := range cs {
-			clear(c.Flags)
-			walk(c.Subcommands)
-		}
-	}
-	walk(app.Commands)
-}

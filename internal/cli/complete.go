@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"sort"
 	"strings"
 
@@ -39,6 +39,16 @@ func commandTree(app *cli.App) []cmdNode {
 	if app.Version != "" && !app.HideVersion {
 		root.flags = append(root.flags, cli.VersionFlag)
 	}
+	var help *cmdNode
+	if !app.HideHelpCommand && len(root.subs) > 0 {
+		// urfave/cli adds "help [COMMAND]" when the app runs: offer it and
+		// the commands it explains.
+		help = &cmdNode{path: "help", flags: []cli.Flag{cli.HelpFlag}}
+		for _, c := range root.subs {
+			help.args = append(help.args, c.Name)
+		}
+		root.subs = append(root.subs, &cli.Command{Name: "help", Usage: "show the commands, or one command's help"})
+	}
 	nodes := []cmdNode{root}
 	var walk func(prefix string, cmds []*cli.Command)
 	walk = func(prefix string, cmds []*cli.Command) {
@@ -49,7 +59,10 @@ func commandTree(app *cli.App) []cmdNode {
 			walk(p, visibleCommands(c.Subcommands))
 		}
 	}
-	walk("", root.subs)
+	walk("", visibleCommands(root.subs))
+	if help != nil {
+		nodes = append(nodes, *help)
+	}
 	return nodes
 }
 
@@ -76,40 +89,69 @@ func visibleFlags(flags []cli.Flag) []cli.Flag {
 	return out
 }
 
-// withCompletion makes every command of app answer
-// --generate-bash-completion from commandTree: flags when the word being
-// completed starts with '-', else its subcommands, or its argument values
-// while no argument is given. urfave/cli's default offered "help" after
-// leaves, nothing for argument values, and nothing for a lone "--".
-func withCompletion(app *cli.App) *cli.App {
-	nodes := map[string]cmdNode{}
+// complete answers a completion request (the scripts call the program with
+// the words before the cursor, the word being completed — "" when none,
+// "-" for a lone "--" — and --generate-bash-completion) from commandTree,
+// one candidate a line, without parsing a flag or reading a setting
+// (urfave/cli's own answer parsed the words: a flag waiting for its value
+// swallowed the request, and a bad LISTEN_PORT in the environment made every
+// TAB print a panic). It walks the words as the fish function does (flags
+// and their values skipped, "--" ends it: the child's words), then offers
+// the value of a flag waiting for one (flagValues, configFlagValues), the
+// command's flags for a word starting with '-', else its subcommands and
+// the values of its next argument (argValues, configArgValues).
+func complete(w io.Writer, app *cli.App, words, env []string) {
+	if len(words) == 0 {
+		return
+	}
+	cur, words := words[len(words)-1], words[:len(words)-1]
+	if cur == `""` {
+		cur = "" // PowerShell's script passes an empty word so (5.1 drops a bare '')
+	}
+	nodes, valued := map[string]cmdNode{}, map[string]string{}
 	for _, n := range commandTree(app) {
 		nodes[n.path] = n
-	}
-	app.BashComplete = func(c *cli.Context) { completeNode(c, nodes[""]) }
-	var set func(prefix string, cmds []*cli.Command)
-	set = func(prefix string, cmds []*cli.Command) {
-		for _, cmd := range cmds {
-			p := strings.TrimSpace(prefix + " " + cmd.Name)
-			n := nodes[p]
-			cmd.BashComplete = func(c *cli.Context) { completeNode(c, n) }
-			set(p, cmd.Subcommands)
+		for _, f := range n.flags {
+			for _, name := range f.Names() {
+				if takesValue(f) {
+					valued[flagOption(name)] = f.Names()[0]
+				}
+			}
 		}
 	}
-	set("", app.Commands)
-	return app
-}
-
-// completeNode prints n's completions, one a line. Like urfave/cli it reads
-// the word being completed from os.Args (the one before
-// --generate-bash-completion); the scripts pass "-" for a lone "--",
-// which urfave/cli would take for the end of the flags.
-func completeNode(c *cli.Context, n cmdNode) {
-	w := c.App.Writer
-	var cur string
-	if len(os.Args) > 2 {
-		cur = os.Args[len(os.Args)-2]
+	path, waiting := "", ""
+	var pos []string
+	for _, wd := range words {
+		switch {
+		case waiting != "":
+			waiting = ""
+		case wd == "--":
+			return
+		case strings.HasPrefix(wd, "-") && wd != "-":
+			if !strings.Contains(wd, "=") {
+				waiting = valued[wd]
+			}
+		case len(pos) == 0 && nodes[strings.TrimSpace(path+" "+wd)].path != "":
+			path = strings.TrimSpace(path + " " + wd)
+		default:
+			pos = append(pos, wd)
+		}
 	}
+	offer := func(cands []string) {
+		for _, c := range cands {
+			if strings.HasPrefix(c, cur) {
+				fmt.Fprintln(w, c)
+			}
+		}
+	}
+	if waiting != "" {
+		offer(flagValues[waiting])
+		if f := configFlagValues[waiting]; f != nil {
+			offer(f(readConfigNames(words, env), nil))
+		}
+		return
+	}
+	n := nodes[path]
 	if strings.HasPrefix(cur, "-") {
 		for _, f := range n.flags {
 			for _, name := range f.Names() {
@@ -120,14 +162,14 @@ func completeNode(c *cli.Context, n cmdNode) {
 		}
 		return
 	}
-	if c.NArg() > 0 {
-		return
+	if len(pos) == 0 {
+		for _, s := range n.subs {
+			offer([]string{s.Name})
+		}
+		offer(n.args)
 	}
-	for _, s := range n.subs {
-		fmt.Fprintln(w, s.Name)
-	}
-	for _, a := range n.args {
-		fmt.Fprintln(w, a)
+	if f := configArgValues[path]; f != nil {
+		offer(f(readConfigNames(words, env), pos))
 	}
 }
 
@@ -146,6 +188,7 @@ func flagOption(name string) string {
 func fishCompletion(app *cli.App) string {
 	nodes := commandTree(app)
 	fn := "__" + strings.ReplaceAll(app.Name, "-", "_") + "_at"
+	ask := "__" + strings.ReplaceAll(app.Name, "-", "_") + "_ask"
 	var paths, valued []string
 	seen := map[string]bool{}
 	for _, n := range nodes {
@@ -198,7 +241,13 @@ func fishCompletion(app *cli.App) string {
     test "$path" = "$argv[1]"; or return 1
     test "$argv[2]" != args; or test $nargs = 0
 end
-`, fn, strings.Join(paths, " "), strings.Join(valued, " "))
+
+function %s --description 'ask the program for the values of the word at the cursor (names from the pool configuration)'
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    $words "$cur" --generate-bash-completion 2>/dev/null
+end
+`, fn, strings.Join(paths, " "), strings.Join(valued, " "), ask)
 	for _, n := range nodes {
 		at := fishQuote(fn + " " + fishQuote(n.path))
 		args := fishQuote(fn + " " + fishQuote(n.path) + " args")
@@ -209,8 +258,11 @@ end
 		for _, a := range n.args {
 			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, args, fishQuote(a))
 		}
+		if configArgValues[n.path] != nil {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, at, fishQuote("("+ask+")"))
+		}
 		for _, f := range n.flags {
-			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), fishValue(f), fishQuote(flagUsage(f)))
+			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), fishValue(f, ask), fishQuote(flagUsage(f)))
 		}
 	}
 	return b.String()
@@ -228,13 +280,20 @@ func fishNames(f cli.Flag) string {
 	return s
 }
 
-// fishValue says whether f takes a value, and whether that value is a file.
-func fishValue(f cli.Flag) string {
+// fishValue says whether f takes a value, and whether that value is a
+// file, one of flagValues, or a name the program (function ask) reads from
+// the configuration.
+func fishValue(f cli.Flag, ask string) string {
+	name := f.Names()[0]
 	switch {
 	case !takesValue(f):
 		return ""
 	case takesFile(f):
 		return " -r -F"
+	case flagValues[name] != nil:
+		return " -x -a " + fishQuote(strings.Join(flagValues[name], " "))
+	case configFlagValues[name] != nil:
+		return " -x -a " + fishQuote("("+ask+")")
 	}
 	return " -x"
 }

@@ -51,7 +51,9 @@ func psProgram(b *strings.Builder, app *cli.App) {
 		}
 	}
 	sort.Strings(valued)
-	fmt.Fprintf(b, "        %s = @{\n            valued = @(%s)\n            nodes = @{\n", psQuote(app.Name), strings.Join(valued, ", "))
+	fmt.Fprintf(b, "        %s = @{\n            valued = @(%s)\n", psQuote(app.Name), strings.Join(valued, ", "))
+	psValues(b, nodes)
+	b.WriteString("            nodes = @{\n")
 	for _, n := range nodes {
 		var subs, args, flags []string
 		for _, s := range n.subs {
@@ -69,6 +71,42 @@ func psProgram(b *strings.Builder, app *cli.App) {
 			psQuote(n.path), psPairs(subs), strings.Join(args, ", "), psPairs(flags))
 	}
 	b.WriteString("            }\n        }\n")
+}
+
+// psValues writes the program's flag values: "values", the fixed lists of
+// flagValues per option, "ask", the options whose value the program names
+// from the configuration (configFlagValues), and "askPaths", the command
+// paths whose arguments it names (configArgValues).
+func psValues(b *strings.Builder, nodes []cmdNode) {
+	var values, ask, paths []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if configArgValues[n.path] != nil {
+			paths = append(paths, psQuote(n.path))
+		}
+		for _, f := range n.flags {
+			for _, name := range f.Names() {
+				opt := flagOption(name)
+				if seen[opt] || !takesValue(f) {
+					continue
+				}
+				seen[opt] = true
+				if vs := flagValues[f.Names()[0]]; vs != nil {
+					var q []string
+					for _, v := range vs {
+						q = append(q, psQuote(v))
+					}
+					values = append(values, psQuote(opt)+" = @("+strings.Join(q, ", ")+")")
+				} else if configFlagValues[f.Names()[0]] != nil {
+					ask = append(ask, psQuote(opt))
+				}
+			}
+		}
+	}
+	sort.Strings(values)
+	sort.Strings(ask)
+	fmt.Fprintf(b, "            values = @{ %s }\n            ask = @(%s)\n            askPaths = @(%s)\n",
+		strings.Join(values, "; "), strings.Join(ask, ", "), strings.Join(paths, ", "))
 }
 
 // psPair is a (text, tooltip) pair; the tooltip falls back to the text
@@ -102,18 +140,37 @@ const psWalk = `    $prog = [System.IO.Path]::GetFileNameWithoutExtension($comma
     if (-not $tree) { return }
     $words = @($commandAst.CommandElements | Where-Object { $_.Extent.StartOffset -lt $cursorPosition } | ForEach-Object { $_.Extent.Text })
     if ($wordToComplete -ne '' -and $words.Count -gt 0) { $words = @($words | Select-Object -SkipLast 1) }
+    # The program names the values read from the configuration: asked with
+    # the words, the one being completed ('""' for none: Windows PowerShell
+    # drops an empty argument) and --generate-bash-completion.
+    $ask = {
+        $cur = $wordToComplete
+        if ($cur -eq '') { $cur = '""' }
+        $rest = @($words | Select-Object -Skip 1)
+        foreach ($v in @(& $commandAst.CommandElements[0].Extent.Text @rest $cur '--generate-bash-completion' 2>$null)) {
+            if ($v) { [System.Management.Automation.CompletionResult]::new($v, $v, 'ParameterValue', $v) }
+        }
+    }
     $path = ''
     $nargs = 0
     $skip = $false
+    $flag = ''
     foreach ($w in @($words | Select-Object -Skip 1)) {
         if ($skip) { $skip = $false; continue }
         if ($w -eq '--') { return }
         if ($w -like '-*=*') { continue }
-        if ($w.StartsWith('-')) { if ($tree.valued -contains $w) { $skip = $true }; continue }
+        if ($w.StartsWith('-')) { if ($tree.valued -contains $w) { $skip = $true; $flag = $w }; continue }
         $next = ($path + ' ' + $w).Trim()
         if ($nargs -eq 0 -and $tree.nodes.ContainsKey($next)) { $path = $next } else { $nargs++ }
     }
-    if ($skip) { return }
+    if ($skip) {
+        if ($tree.values.ContainsKey($flag)) {
+            foreach ($v in $tree.values[$flag]) {
+                if ($v.StartsWith($wordToComplete)) { [System.Management.Automation.CompletionResult]::new($v, $v, 'ParameterValue', $v) }
+            }
+        } elseif ($tree.ask -contains $flag) { & $ask }
+        return
+    }
     $node = $tree.nodes[$path]
     if ($wordToComplete.StartsWith('-')) {
         foreach ($f in $node.flags) {
@@ -121,6 +178,7 @@ const psWalk = `    $prog = [System.IO.Path]::GetFileNameWithoutExtension($comma
         }
         return
     }
+    if (-not $wordToComplete.StartsWith('-') -and $tree.askPaths -contains $path) { & $ask; if ($nargs -gt 0) { return } }
     if ($nargs -gt 0) { return }
     foreach ($s in $node.subs) {
         if ($s[0].StartsWith($wordToComplete)) { [System.Management.Automation.CompletionResult]::new($s[0], $s[0], 'Command', $s[1]) }

@@ -50,6 +50,28 @@ func TestPowerShellCompletion(t *testing.T) {
 			}
 		}
 	})
+	t.Run("LIS-5/powershell-offers-flag-and-argument-values", func(t *testing.T) {
+		for prog, want := range map[string][]string{
+			"dual-proxy": {"values = @{ '--log-format' = @('text', 'json'); '--log-level' = @('debug', 'info', 'warn', 'error') }\n",
+				"ask = @('--pool')\n", "askPaths = @('pool test')\n", "'help' = @{ subs = @(); args = @('run', 'demo', 'status', 'pool', 'completion', 'man');"},
+			"claude-dual-proxy": {"values = @{ '--log-format' = @('text', 'json'); '--log-level' = @('debug', 'info', 'warn', 'error') }\n",
+				"ask = @('--pool')\n", "askPaths = @()\n"},
+		} {
+			for _, w := range want {
+				if !strings.Contains(blocks[prog], w) {
+					t.Errorf("%s's table lacks %q:\n%s", prog, w, blocks[prog])
+				}
+			}
+		}
+		// The walk answers a waiting flag from values, else asks the
+		// program (with '""' for an empty word), and asks for askPaths.
+		for _, w := range []string{"$tree.values[$flag]", "elseif ($tree.ask -contains $flag) { & $ask }", "$tree.askPaths -contains $path",
+			"if ($cur -eq '') { $cur = '\"\"' }", "@rest $cur '--generate-bash-completion'"} {
+			if !strings.Contains(script, w) {
+				t.Errorf("the completer lacks %q", w)
+			}
+		}
+	})
 	t.Run("LIS-5/powershell-skips-values-of-valued-flags-only", func(t *testing.T) {
 		valued := blocks["dual-proxy"][:strings.Index(blocks["dual-proxy"], "\n")]
 		for _, f := range []string{"--config", "--listen-port", "--addr", "--gateway"} {

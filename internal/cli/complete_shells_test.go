@@ -25,6 +25,9 @@ func TestCompletionShells(t *testing.T) {
 		checkShell(t, func(line string) []string {
 			return shellWords(t, bin, "fish", "--no-config", "-c", script+"\ncomplete -C "+fishQuote(line))
 		})
+		checkValues(t, func(line string) []string {
+			return shellWords(t, bin, "fish", "--no-config", "-c", script+"\ncomplete -C "+fishQuote(line))
+		})
 		for line, want := range map[string]string{
 			"dual-proxy pool test lp ":         "", // POOL given: nothing more to offer
 			"dual-proxy run -- pool ":          "", // the child's words
@@ -46,12 +49,14 @@ func TestCompletionShells(t *testing.T) {
 		// word being completed, as the real one offers them.
 		stubs := "compdef() { :; }\n_files() { :; }\n" +
 			"_describe() { local c; for c in \"${(@P)2}\"; do [[ $c == ${words[-1]}* ]] && print -r -- $c; done; }\n"
-		checkShell(t, func(line string) []string {
+		zshLine := func(line string) []string {
 			words := strings.Fields(line)
 			if strings.HasSuffix(line, " ") {
 				words = append(words, "''")
 			}
 			return shellWords(t, bin, "zsh", "-f", "-c", stubs+zshCompletion+"\nwords=("+strings.Join(words, " ")+")\n_dual_proxy_complete\ntrue\n")
-		})
+		}
+		checkShell(t, zshLine)
+		checkValues(t, zshLine)
 	})
 }

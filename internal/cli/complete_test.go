@@ -49,6 +49,15 @@ func realTree(t *testing.T) []treeNode {
 	}
 	for _, app := range []*cli.App{dualProxyApp(IO{}), claudeApp(IO{})} {
 		walk(app.Name, nil, app.Flags, app.Commands, "")
+		if !app.HideHelpCommand {
+			// urfave/cli's "help [COMMAND]": offered at the top, with the
+			// commands as its argument.
+			root := &nodes[len(nodes)-1]
+			help := treeNode{prog: app.Name, words: []string{"help"}, subs: append([]string(nil), root.subs...), flags: []string{"--help"}}
+			root.subs = append(root.subs, "help")
+			sort.Strings(root.subs)
+			nodes = append(nodes, help)
+		}
 	}
 	if len(nodes) < 8 {
 		t.Fatalf("command tree has only %d nodes", len(nodes))

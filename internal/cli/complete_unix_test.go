@@ -18,17 +18,9 @@ import (
 func TestBashCompletion(t *testing.T) {
 	t.Run("LIS-5/bash-offers-every-command-and-flag", func(t *testing.T) {
 		bin := completionBin(t)
-		checkShell(t, func(line string) []string {
-			// COMP_WORDS as bash splits the line; an empty last word when it
-			// ends in a space.
-			words := strings.Fields(line)
-			if strings.HasSuffix(line, " ") {
-				words = append(words, "''")
-			}
-			sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
-				"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-			return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
-		})
+		// COMP_WORDS as bash splits the line; an empty last word when it
+		// ends in a space.
+		checkShell(t, func(line string) []string { return bashLine(t, bin, line) })
 	})
 	for _, tc := range []struct{ name, line, want, not string }{
 		{"commands", "dual-proxy st", "status", ""},
@@ -44,6 +36,53 @@ func TestBashCompletion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// valueLines are command lines (ending in the word being completed, after
+// a space for none) and the values every shell must offer there; CFG is
+// replaced by a configuration file's path (SPEC LIS-5).
+var valueLines = []struct{ line, want string }{
+	{"dual-proxy --log-level ", "debug error info warn"},
+	{"dual-proxy run --log-format ", "json text"},
+	{"claude-dual-proxy --log-level w", "warn"},
+	{"dual-proxy help ", "completion demo man pool run status"},
+	{"dual-proxy run --config CFG --pool ", "night work"},
+	{"claude-dual-proxy --config CFG --pool w", "work"},
+	{"dual-proxy pool test --config CFG ", "night work"},
+	{"dual-proxy pool test --config CFG work ", "flash pro"},
+}
+
+// checkValues completes each of valueLines with complete.
+func checkValues(t *testing.T, complete func(line string) []string) {
+	cfg := writeConfig(t, testPoolConfig)
+	for _, l := range valueLines {
+		line := strings.ReplaceAll(l.line, "CFG", cfg)
+		if got := strings.Join(complete(line), " "); got != l.want {
+			t.Errorf("%q completes to %q, want %q", line, got, l.want)
+		}
+	}
+}
+
+// bashLine completes line in bash with the test binary standing in for
+// both programs: the words it offers, sorted.
+func bashLine(t *testing.T, bin, line string) []string {
+	words := strings.Fields(line)
+	if strings.HasSuffix(line, " ") {
+		words = append(words, "''")
+	}
+	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
+		"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+	return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
+}
+
+func TestBashCompletionValues(t *testing.T) {
+	t.Run("LIS-5/bash-offers-flag-and-argument-values", func(t *testing.T) {
+		if _, err := exec.LookPath("bash"); err != nil {
+			t.Skip("bash not installed")
+		}
+		bin := completionBin(t)
+		checkValues(t, func(line string) []string { return bashLine(t, bin, line) })
+	})
 }
 
 // completionBin is a directory holding dual-proxy and claude-dual-proxy:

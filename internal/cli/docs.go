@@ -45,7 +45,7 @@ func completionCommand(sio IO) *cli.Command {
 }
 
 // completionScript is the script for shell. bash and zsh ask the program
-// itself (--generate-bash-completion, answered by completeNode) and fall
+// itself (--generate-bash-completion, answered by complete) and fall
 // back to file names after "--", where the words belong to the child; fish
 // gets static completions generated from the definitions (fishCompletion).
 func completionScript(shell string, sio IO) (string, error) {
@@ -72,13 +72,9 @@ _dual_proxy_complete() {
   for w in "${words[@]:1}"; do
     [[ "$w" == "--" ]] && return 1   # the child's arguments: default completion
   done
-  if [[ "$cur" == -* ]]; then
-    local ask="$cur"
-    [[ "$ask" == "--" ]] && ask="-"   # a lone "--" would end the flags; "-" asks for every flag
-    opts=$("${words[@]}" "$ask" --generate-bash-completion 2>/dev/null)
-  else
-    opts=$("${words[@]}" --generate-bash-completion 2>/dev/null)
-  fi
+  local ask="$cur"
+  [[ "$ask" == "--" ]] && ask="-"   # the word being completed; "-" asks for every flag
+  opts=$("${words[@]}" "$ask" --generate-bash-completion 2>/dev/null)
   COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 }
 complete -o bashdefault -o default -F _dual_proxy_complete dual-proxy claude-dual-proxy
@@ -89,17 +85,15 @@ const zshCompletion = `#compdef dual-proxy claude-dual-proxy
 _dual_proxy_complete() {
   local -a opts
   local cur=${words[-1]}
-  if (( ${${words[2,-2]}[(I)--]} )); then
-    _files   # the child's arguments
-    return
-  fi
-  if [[ "$cur" == -* ]]; then
-    local ask=$cur
-    [[ "$ask" == "--" ]] && ask=-   # a lone "--" would end the flags; "-" asks for every flag
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} ${ask} --generate-bash-completion 2>/dev/null)}")
-  else
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
-  fi
+  local w
+  for w in "${(@)words[2,-2]}"; do
+    # the child's arguments (an element test: ${${words[2,-2]}[(I)--]} was
+    # a substring search whenever one word stood before the cursor)
+    [[ "$w" == -- ]] && { _files; return }
+  done
+  local ask=$cur
+  [[ "$ask" == "--" ]] && ask=-   # the word being completed; "-" asks for every flag
+  opts=("${(@f)$(${words[@]:0:#words[@]-1} "$ask" --generate-bash-completion 2>/dev/null)}")
   if [[ "${opts[1]}" != "" ]]; then
     _describe 'values' opts
   else

@@ -125,11 +125,9 @@ func TestEnvValueNamed(t *testing.T) {
 		for _, env := range []string{"LISTEN_PORT", "UPSTREAM_PORT", "HEAD_TIMEOUT_MS"} {
 			t.Setenv(env, "abc")
 		}
-		// The candidate words themselves come from os.Args (the word
-		// being completed), which a test process cannot set safely: the
-		// exec-based TestCompletionMatchesCommandTree checks them. Here the
-		// run must end normally instead of panicking.
-		for _, args := range [][]string{{"--generate-bash-completion"}, {"pool", "--generate-bash-completion"}, {"run", "--generate-bash-completion"}} {
+		// The run must end normally instead of panicking (the scripts
+		// pass the word being completed, "" for none, before the flag).
+		for _, args := range [][]string{{"--generate-bash-completion"}, {"pool", "", "--generate-bash-completion"}, {"run", "", "--generate-bash-completion"}} {
 			_, errOut, status := runCmd(t, DualProxy, []string{"LISTEN_PORT=abc"}, args...)
 			if status != 0 || errOut != "" {
 				t.Fatalf("%v: status %d err %q", args, status, errOut)
@@ -139,7 +137,7 @@ func TestEnvValueNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(self, "pool", "--generate-bash-completion")
+		cmd := exec.Command(self, "pool", "", "--generate-bash-completion")
 		cmd.Env = []string{"DUAL_PROXY_TEST_MAIN=dual-proxy", "HOME=" + t.TempDir(), "LISTEN_PORT=abc", "UPSTREAM_PORT=x"}
 		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "test\n" {
 			t.Fatalf("pool completion with LISTEN_PORT=abc: %v %q", err, out)

@@ -164,3 +164,53 @@ func TestSaveFallsBack(t *testing.T) {
 		}
 	})
 }
+
+// TestIDEditKeepsComments: an item whose id the page's PUT changed (a
+// unified model's id, a member replaced in place) is that item edited, not
+// one deleted and one added: its comments, key order and style stay, and
+// only the changed token differs (SPEC POOL-22).
+func TestIDEditKeepsComments(t *testing.T) {
+	const file = `pools:
+  p:
+    members:
+      - a   # first member
+      - b
+    models:
+      # the main model
+      - id: m   # model line
+        context_window: 1000  # window
+        targets: {b: m-b}
+      # second
+      - id: n
+`
+	for _, tc := range []struct {
+		name     string
+		change   func(map[string]any)
+		from, to string
+	}{
+		{"POOL-22/model-id-changed-keeps-its-comments", func(d map[string]any) {
+			at(d, "pools", "p")["models"].([]any)[0].(map[string]any)["id"] = "m2"
+		}, "- id: m   # model line", "- id: m2   # model line"},
+		{"POOL-22/second-model-id-changed", func(d map[string]any) {
+			at(d, "pools", "p")["models"].([]any)[1].(map[string]any)["id"] = "n2"
+		}, "      # second\n      - id: n\n", "      # second\n      - id: n2\n"},
+		{"POOL-22/member-replaced-in-place-keeps-its-comment", func(d map[string]any) {
+			at(d, "pools", "p")["members"].([]any)[0] = "c"
+		}, "- a   # first member", "- c   # first member"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := saveEdit(t, file, tc.change), strings.Replace(file, tc.from, tc.to, 1); got != want {
+				t.Errorf("saved\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	t.Run("POOL-22/reordered-models-still-match-by-id", func(t *testing.T) {
+		got := saveEdit(t, file, func(d map[string]any) {
+			ms := at(d, "pools", "p")["models"].([]any)
+			ms[0], ms[1] = ms[1], ms[0]
+		})
+		if !strings.Contains(got, "# model line") || !strings.Contains(got, "# window") || strings.Index(got, "id: n") > strings.Index(got, "id: m") {
+			t.Errorf("saved\n%s", got)
+		}
+	})
+}

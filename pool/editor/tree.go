@@ -25,8 +25,9 @@ const Placeholder = "***"
 //     edited value; keys the edit lacks are deleted; new keys are appended in
 //     the edit's order.
 //   - sequence: the edit's order; an item is matched with the disk's item of
-//     the same "id" (mappings) or the same value (scalars), so its comments
-//     stay.
+//     the same "id" (mappings) or the same value (scalars), else with the
+//     unmatched disk item at its place (its id or value was edited), so its
+//     comments stay.
 //   - scalar: the disk node keeps its comments and, for strings, its quoting;
 //     only value and tag change.
 //   - api_key (and a base_url password) equal to Placeholder: the disk's
@@ -169,15 +170,26 @@ func (mg merger) sequence(dst, src *yaml.Node, path string) (*yaml.Node, error) 
 	mg.comments(&n, src)
 	n.Content = nil
 	used := make([]bool, len(dst.Content))
+	matches := make([]*yaml.Node, len(src.Content))
 	for i, item := range src.Content {
-		var match *yaml.Node
 		for j, d := range dst.Content {
 			if !used[j] && sameItem(d, item) {
-				match, used[j] = d, true
+				matches[i], used[j] = d, true
 				break
 			}
 		}
-		m, err := mg.node(match, item, fmt.Sprintf("%s[%d]", path, i))
+	}
+	// An item whose id (or value) the edit changed matches nothing: the
+	// disk's item at its place that no edited item claimed is that item,
+	// edited, and keeps its comments, key order and style (a model's id
+	// changed on the page came back as a new item: its comments were lost).
+	for i, item := range src.Content {
+		if matches[i] == nil && i < len(dst.Content) && !used[i] && dst.Content[i].Kind == item.Kind {
+			matches[i], used[i] = dst.Content[i], true
+		}
+	}
+	for i, item := range src.Content {
+		m, err := mg.node(matches[i], item, fmt.Sprintf("%s[%d]", path, i))
 		if err != nil {
 			return nil, err
 		}
