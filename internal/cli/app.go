@@ -119,7 +119,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		if app.Name == "claude-dual-proxy" {
 			m = modeClaude
 		} else if c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
-			name = app.Name + " " + c.Command.Name
+			name = app.Name + " " + commandPath(app, c.Command)
 			if c.Command.Name == "run" {
 				m = modeRun
 			}
@@ -130,9 +130,14 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		}
 		return cli.Exit(usageHint(name, m, err, args[1:], flags), 2)
 	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = app.OnUsageError
+	var setUsage func(cmds []*cli.Command)
+	setUsage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = app.OnUsageError
+			setUsage(cmd.Subcommands) // pool test's bad flag printed urfave/cli's whole help
+		}
 	}
+	setUsage(app.Commands)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
 	if len(args) > 1 && args[len(args)-1] == completionFlag {
 		complete(sio.Stdout, app, args[1:len(args)-1], sio.Environ)
@@ -167,6 +172,22 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	return 1
+}
+
+// commandPath is cmd's words below app ("pool test"), its name when it is
+// not found.
+func commandPath(app *cli.App, cmd *cli.Command) string {
+	for _, c := range app.Commands {
+		if c == cmd {
+			return c.Name
+		}
+		for _, sc := range c.Subcommands {
+			if sc == cmd {
+				return c.Name + " " + sc.Name
+			}
+		}
+	}
+	return cmd.Name
 }
 
 // allFlags are the flags of app and of its commands.

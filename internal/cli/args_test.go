@@ -49,3 +49,29 @@ func TestHealthURLHelp(t *testing.T) {
 		}
 	})
 }
+
+func TestPoolTestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown-flag-before-pool", []string{"pool", "test", "--bogus"}, "dual-proxy pool test: unknown flag --bogus; see dual-proxy pool test --help"},
+		{"misspelt-flag-before-pool", []string{"pool", "test", "--jsn", "p", "m"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
+		{"misspelt-flag-after-model", []string{"pool", "test", "p", "m", "--jsn"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
+		{"flag-without-value", []string{"pool", "test", "--addr"}, "dual-proxy pool test: --addr needs a value"},
+	} {
+		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, DualProxy, nil, tc.args...)
+			if status != 2 || !strings.HasPrefix(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || out != "" {
+				t.Fatalf("%v: status %d, stderr %q, stdout %q; want 2 and one line %q (urfave/cli printed its whole help)", tc.args, status, errOut, out, tc.want)
+			}
+		})
+	}
+	t.Run("LIS-5/help-after-model-shows-the-help", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "pool", "test", "p", "m", "--help")
+		if status != 0 || !strings.Contains(out, "dual-proxy pool test POOL MODEL") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+	})
+}

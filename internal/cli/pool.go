@@ -52,6 +52,9 @@ func poolCommand(sio IO) *cli.Command {
 func poolTest(c *cli.Context, env []string) error {
 	const name = "dual-proxy pool test"
 	args, err := trailingFlags(c, c.Args().Slice())
+	if errors.Is(err, errWantHelp) {
+		return cli.ShowSubcommandHelp(c)
+	}
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
@@ -150,9 +153,12 @@ func poolTarget(env []string, poolID, addrFlag, token string) (string, string, s
 	return addr, token, note, nil
 }
 
+// errWantHelp: --help or -h came after POOL or MODEL.
+var errWantHelp = errors.New("help wanted")
+
 // trailingFlags applies --addr, --token and --json given after the
 // positional arguments (urfave/cli stops at the first one) and returns the
-// positional arguments.
+// positional arguments; errWantHelp for --help.
 func trailingFlags(c *cli.Context, args []string) ([]string, error) {
 	var pos []string
 	for i := 0; i < len(args); i++ {
@@ -179,8 +185,14 @@ func trailingFlags(c *cli.Context, args []string) ([]string, error) {
 				i++
 				value = args[i]
 			}
+		case "help", "h":
+			return nil, errWantHelp
 		default:
-			return nil, fmt.Errorf("flag provided but not defined: %s", a)
+			// As a flag before POOL gets it from usageHint (LIS-5).
+			if s := suggest(flagName, []string{"addr", "token", "json", "help"}); s != "" {
+				return nil, fmt.Errorf("unknown flag %s; did you mean --%s?", a, s)
+			}
+			return nil, fmt.Errorf("unknown flag %s; see dual-proxy pool test --help", a)
 		}
 		if err := c.Set(flagName, value); err != nil {
 			return nil, fmt.Errorf("invalid value %q for flag %s", value, a)
