@@ -3,7 +3,7 @@ package proxy
 import (
 	"io"
 	"net"
-	"strconv"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -95,51 +95,127 @@ var copyFuncs = []struct {
 }
 
 // BenchmarkCopyTunnel is one reused tunnel's relay (SPEC CON-2) with each
-// copy function: a request of size bytes goes client → relay → echo, and
-// the echo comes back the same way, one round trip per operation. Both
-// directions copy with the same function, on loopback TCP, as the relay
-// does between client and upstream. cpu-ns/op is the process's CPU time
-// (client, relay, echo) per round trip.
+// copy function: a request goes client → relay → responder and the answer
+// comes back the same way, one round trip per operation. Both directions
+// copy with the same function, on loopback TCP, as the relay does between
+// client and upstream. Sizes are request/answer: 63B/89B are the TLS
+// records of bench scenario 2's reused tunnel (strace of dual-proxy: a GET
+// and its 3-byte answer under TLS 1.3), the others an echo. tls/c32 runs
+// 32 such tunnels at once (the scenario's clients): the relay goroutines
+// then share the netpoller's wake-ups as in the bench. cpu-ns/op is the
+// process's CPU time (clients, relays, responders) per round trip.
 func BenchmarkCopyTunnel(b *testing.B) {
-	for _, size := range []int{512, 16 << 10, 256 << 10} {
+	cases := []struct {
+		name      string
+		req, resp int
+		conc      int
+	}{
+		{"tls63B-89B", 63, 89, 1},
+		{"tls63B-89B/c32", 63, 89, 32},
+		{"512B", 512, 512, 1},
+		{"16KiB", 16 << 10, 16 << 10, 1},
+		{"256KiB", 256 << 10, 256 << 10, 1},
+	}
+	for _, tc := range cases {
 		for _, cf := range copyFuncs {
-			b.Run(cf.name+"/"+sizeName(size), func(b *testing.B) { benchCopy(b, cf.copy, size) })
+			b.Run(cf.name+"/"+tc.name, func(b *testing.B) { benchCopy(b, cf.copy, tc.req, tc.resp, tc.conc) })
 		}
 	}
 }
 
-func sizeName(n int) string {
-	if n >= 1<<10 {
-		return strconv.Itoa(n>>10) + "KiB"
-	}
-	return strconv.Itoa(n) + "B"
+// copyBench is one tunnel of benchCopy: the client's end and what closes.
+type copyBench struct {
+	client   net.Conn
+	closeAll func()
 }
 
-func benchCopy(b *testing.B, copyFn func(dst, src net.Conn) (int64, error), size int) {
-	pair := tcpPairs(b)
+// openCopyBench opens client → in ⇄ out → responder, copying both ways
+// with copyFn; the responder answers every req bytes with resp bytes.
+func openCopyBench(b *testing.B, pair func() (net.Conn, net.Conn), copyFn func(dst, src net.Conn) (int64, error), req, resp int) copyBench {
 	client, in := pair()
 	out, echo := pair()
 	done := make(chan struct{}, 3)
 	go func() { copyFn(out, in); out.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
 	go func() { copyFn(in, out); in.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-	go func() { bufEcho(echo); echo.Close(); done <- struct{}{} }()
-	msg := make([]byte, size)
-	buf := make([]byte, size)
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		go client.Write(msg)
-		if _, err := io.ReadFull(client, buf); err != nil {
-			b.Fatal(err)
+	go func() {
+		if req == resp {
+			bufEcho(echo)
+		} else {
+			respond(echo, req, resp)
+		}
+		echo.Close()
+		done <- struct{}{}
+	}()
+	return copyBench{client, func() {
+		client.(*net.TCPConn).CloseWrite()
+		for range 3 {
+			<-done
+		}
+		client.Close()
+		in.Close()
+		out.Close()
+	}}
+}
+
+// respond writes resp bytes for every req bytes read from c, until EOF.
+func respond(c net.Conn, req, resp int) {
+	in, out := make([]byte, req), make([]byte, resp)
+	for {
+		if _, err := io.ReadFull(c, in); err != nil {
+			return
+		}
+		if _, err := c.Write(out); err != nil {
+			return
 		}
 	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-	client.(*net.TCPConn).CloseWrite()
-	for range 3 {
-		<-done
+}
+
+func benchCopy(b *testing.B, copyFn func(dst, src net.Conn) (int64, error), req, resp, conc int) {
+	pair := tcpPairs(b)
+	tunnels := make([]copyBench, conc)
+	for i := range tunnels {
+		tunnels[i] = openCopyBench(b, pair, copyFn, req, resp)
 	}
-	client.Close()
-	in.Close()
-	out.Close()
+	b.SetBytes(int64(req + resp))
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	if conc == 1 {
+		roundTrips(b, tunnels[0].client, req, resp, b.Loop)
+	} else {
+		next := make(chan net.Conn, conc)
+		for _, t := range tunnels {
+			next <- t.client
+		}
+		b.SetParallelism((conc + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.RunParallel(func(pb *testing.PB) { roundTrips(b, <-next, req, resp, pb.Next) })
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	for _, t := range tunnels {
+		t.closeAll()
+	}
+}
+
+// roundTrips writes req bytes and reads resp bytes on c while more says so.
+func roundTrips(b *testing.B, c net.Conn, req, resp int, more func() bool) {
+	msg, buf := make([]byte, req), make([]byte, resp)
+	for more() {
+		var werr chan error
+		if req > 64<<10 {
+			werr = make(chan error, 1) // bulk fills the buffers before the answer is read
+			go func() { _, err := c.Write(msg); werr <- err }()
+		} else if _, err := c.Write(msg); err != nil {
+			b.Error(err)
+			return
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			b.Error(err)
+			return
+		}
+		if werr != nil {
+			if err := <-werr; err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}
 }

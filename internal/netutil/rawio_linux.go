@@ -29,3 +29,8 @@ func sysWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 // syscall.RawConn callback: n bytes, or the errno (EAGAIN: nothing yet).
 // A zero n without errno is the peer's FIN when p is not empty.
 func ReadFD(fd uintptr, p []byte) (int, syscall.Errno) { return sysRead(fd, p) }
+
+// WriteFD is one write(2) of p (not empty) on the non-blocking descriptor
+// fd, inside a syscall.RawConn callback: n bytes, or the errno (EAGAIN: the
+// send buffer is full). Linux only: the tunnel copy (proxy, issue 20).
+func WriteFD(fd uintptr, p []byte) (int, syscall.Errno) { return sysWrite(fd, p) }
