@@ -33,19 +33,13 @@ func (w *anthropicWatcher) Observe(ev *SSEEvent, committed bool) Observation {
 	}
 	switch name {
 	case "message_start":
-		var v struct {
-			Message struct {
-				Usage anthropicUsage `json:"usage"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
+		var v startUsage
+		if decodeRequest(ev.Data, &v) == nil { // one scan, not json.Unmarshal (issue 20)
 			v.Message.Usage.mergeInto(&w.u)
 		}
 	case "message_delta":
-		var v struct {
-			Usage anthropicUsage `json:"usage"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
+		var v deltaUsage
+		if decodeRequest(ev.Data, &v) == nil {
 			v.Usage.mergeInto(&w.u)
 		}
 	case "message_stop":

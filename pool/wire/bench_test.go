@@ -30,3 +30,32 @@ func BenchmarkParseRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnthropicWatcher is the commit-point watcher over one streamed
+// Messages answer (issue 20): message_start, a text block of 50 deltas,
+// message_delta and message_stop, committed at the first delta.
+func BenchmarkAnthropicWatcher(b *testing.B) {
+	evs := []SSEEvent{
+		{Name: "message_start", Data: []byte(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":4000,"output_tokens":1}}}`)},
+		{Name: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
+	}
+	for range 50 {
+		evs = append(evs, SSEEvent{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word "}}`)})
+	}
+	evs = append(evs, SSEEvent{Name: "content_block_stop", Data: []byte(`{"type":"content_block_stop","index":0}`)},
+		SSEEvent{Name: "message_delta", Data: []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":50}}`)},
+		SSEEvent{Name: "message_stop", Data: []byte(`{"type":"message_stop"}`)})
+	b.ReportAllocs()
+	for b.Loop() {
+		w := AnthropicFlavour{}.NewWatcher()
+		committed := false
+		for i := range evs {
+			if w.Observe(&evs[i], committed).Verdict == VVisible {
+				committed = true
+			}
+		}
+		if w.Usage().CacheRead != 4000 || w.Usage().Output != 50 {
+			b.Fatalf("usage %+v", w.Usage())
+		}
+	}
+}

@@ -39,8 +39,9 @@ func scanMessages(b []byte, i, depth int, dst *[]roleContent) int {
 	return end
 }
 
-// decodeRequest fills req from body: by scan when it can, else with
-// json.Unmarshal (whose error is the caller's 400).
+// decodeRequest fills req (a request, or an event's usage) from body: by
+// scan when it can, else with json.Unmarshal (whose error is the caller's
+// 400 for a request).
 func decodeRequest[T any, P interface {
 	*T
 	scan(b []byte) bool
@@ -134,4 +135,60 @@ func (r *responsesRequest) scan(b []byte) bool {
 		}
 		return scanStruct(b, vs, 1, effortNames, func(_, vs int) int { return scanString(b, vs, &r.Reasoning.Effort) })
 	})
+}
+
+// The usage of Anthropic stream events (anthropicWatcher): message_start
+// carries it in message.usage, message_delta at the top; scanned like a
+// request, json.Unmarshal when the scan gives up (FuzzScanUsage).
+
+var (
+	messageNames = []string{"message"}
+	usageNames   = []string{"usage"}
+	anUsageNames = []string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
+)
+
+// scanInt64Ptr decodes an integer literal (or null: nil) at b[i] into a
+// *int64 field.
+func scanInt64Ptr(b []byte, i int, dst **int64) int {
+	if isNull(b, i) {
+		*dst = nil
+		return i + 4
+	}
+	var n int
+	end := scanInt(b, i, &n)
+	if end >= 0 {
+		v := int64(n)
+		*dst = &v
+	}
+	return end
+}
+
+func (u *anthropicUsage) scanAt(b []byte, i, depth int) int {
+	return scanStruct(b, i, depth, anUsageNames, func(k, vs int) int {
+		return scanInt64Ptr(b, vs, [...]**int64{&u.Input, &u.Output, &u.CacheRead, &u.CacheCreation}[k])
+	})
+}
+
+// startUsage is message_start's data: {"message": {"usage": {…}}}.
+type startUsage struct {
+	Message struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+}
+
+func (v *startUsage) scan(b []byte) bool {
+	*v = startUsage{}
+	return scanTop(b, messageNames, func(_, vs int) int {
+		return scanStruct(b, vs, 1, usageNames, func(_, vs int) int { return v.Message.Usage.scanAt(b, vs, 2) })
+	})
+}
+
+// deltaUsage is message_delta's data: {"usage": {…}}.
+type deltaUsage struct {
+	Usage anthropicUsage `json:"usage"`
+}
+
+func (v *deltaUsage) scan(b []byte) bool {
+	*v = deltaUsage{}
+	return scanTop(b, usageNames, func(_, vs int) int { return v.Usage.scanAt(b, vs, 1) })
 }

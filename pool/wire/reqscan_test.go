@@ -25,7 +25,13 @@ var reqSeeds = []string{
 	`[1]`, `null`, `"s"`, `{"a":01}`, `{"a":-}`, `{"a":"\x01"}`, `{"a":"\u12"}`, `{"a":"\q"}`, `{"a":tru}`,
 	`{"a":[1,2,]}`, `{"a":1.}`, `{"a":1e}`, `{"a":-0.5e+7}`, "\ufeff{}", `{"a":"` + strings.Repeat("x\\\"", 20) + `"}`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":0,"output_tokens":1}}}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":42}}`,
+	`{"usage":{"input_tokens":null,"output_tokens":1.0}}`, `{"usage":{"output_tokens":-3,"Output_tokens":4}}`, `{"message":{"usage":null}}`,
 }
+
+// usageSeeds are the message_start and message_delta seeds of reqSeeds.
+var usageSeeds = reqSeeds[len(reqSeeds)-5 : len(reqSeeds)-3]
 
 // FuzzValidJSON: the scanner's validation is json.Valid (SPEC POOL-1: a
 // body that is not JSON is the client's 400), on any input.
@@ -57,12 +63,19 @@ var scanCases = []scanCase{
 	{"responses",
 		func(b []byte) (any, bool) { var r responsesRequest; ok := r.scan(b); return r, ok },
 		func(b []byte) (any, error) { var r responsesRequest; err := json.Unmarshal(b, &r); return r, err }},
+	{"message_start usage",
+		func(b []byte) (any, bool) { var r startUsage; ok := r.scan(b); return r, ok },
+		func(b []byte) (any, error) { var r startUsage; err := json.Unmarshal(b, &r); return r, err }},
+	{"message_delta usage",
+		func(b []byte) (any, bool) { var r deltaUsage; ok := r.scan(b); return r, ok },
+		func(b []byte) (any, error) { var r deltaUsage; err := json.Unmarshal(b, &r); return r, err }},
 }
 
 // FuzzScanRequest: whenever the one-pass scanner decodes a request body, the
 // body is one json.Unmarshal accepts and the struct is the one it fills
 // (SPEC POOL-2, POOL-5: model, stream, session hints and content read as
-// before), for every flavour and any input.
+// before), for every flavour and any input; the same for the usage of
+// Anthropic's message_start and message_delta (POOL-13b cache accounting).
 func FuzzScanRequest(f *testing.F) {
 	for _, s := range reqSeeds {
 		f.Add([]byte(s))
@@ -90,9 +103,18 @@ func FuzzScanRequest(f *testing.F) {
 func TestScanRequest(t *testing.T) {
 	t.Run("POOL-5/usual-bodies-are-scanned", func(t *testing.T) {
 		for i, s := range reqSeeds[:6] {
-			for _, c := range scanCases {
+			for _, c := range scanCases[:3] {
 				if _, ok := c.scan([]byte(s)); !ok {
 					t.Errorf("seed %d: %s scanner gave up", i, c.name)
+				}
+			}
+		}
+	})
+	t.Run("POOL-13b/usual-usage-events-are-scanned", func(t *testing.T) {
+		for i, s := range usageSeeds {
+			for _, c := range scanCases[3:] {
+				if _, ok := c.scan([]byte(s)); !ok {
+					t.Errorf("usage seed %d: %s scanner gave up", i, c.name)
 				}
 			}
 		}
