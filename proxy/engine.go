@@ -127,7 +127,14 @@ type attempt struct {
 // Loopback destinations go direct only (GW-5). The result is read-only
 // (it may be shared).
 func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
-	if e.cfg.LoopbackDirect && isLoopback(host) {
+	return e.planFor(host, port, e.cfg.LoopbackDirect && isLoopback(host))
+}
+
+// planFor is plan with isLoopback(host) known (loopback: LoopbackDirect
+// and a loopback host; a connection's plain requests remember the verdict
+// for their last host, forward).
+func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, cacheHit bool) {
+	if loopback {
 		return e.loopPlan, false
 	}
 	cached, _ := e.cache.Get(host)

@@ -34,6 +34,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	err := body.read(br, bw, head, s.reserveBody)
 	if hasBody {
 		c.SetReadDeadline(time.Time{})
+		cc.idleArmed = false
 	}
 	if body.reserved > 0 {
 		defer s.releaseBody(body.reserved)
@@ -49,6 +50,9 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		body.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
 	}
 	ps.header = s.engine.appendOutgoingHeader(ps.header[:0], head)
+	if t.host != ps.loopHost {
+		ps.loopHost, ps.loop = t.host, isLoopback(t.host)
+	}
 	req := &ps.req
 	*req = request{
 		method: head.Method,
@@ -60,6 +64,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		length: body.length(head),
 		intr:   cc,
 		memo:   &ps.memo,
+		loop:   &ps.loop,
 	}
 
 	ctx, cancel := cc.get(s.baseCtx)
@@ -67,11 +72,13 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	if body.rest == nil {
 		// The client sent the whole request: watch its connection so a
 		// client that hangs up aborts the upstream request (no cooldown).
-		watch = s.watches.watchInto(&ps.watch, c, br, cancel)
+		// A watch that starts clears the idle deadline first, so a
+		// request longer than idleTimeout is still watched.
+		watch = s.watches.watchInto(&ps.watch, c, br, cancel, cc.idleArmed)
 	}
 	resp, err := s.engine.roundTrip(ctx, req)
 	if err != nil {
-		watch.stop()
+		watch.stop() // the connection ends: no deadline to track
 		if errors.Is(err, errClientGone) {
 			return false
 		}
@@ -90,11 +97,13 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	ok, n := writeResponse(bw, resp, head)
 	s.engine.traffic.httpDown.Add(uint64(n))
 	resp.Body.Close()
-	watch.stop()
+	if watch.stopRan() {
+		cc.idleArmed = false // the watch's stop cleared the deadline
+	}
 	// Another request may follow only when this one was read to its end:
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.
-	if !ok || !head.KeepAlive || !body.finished() || context.Cause(ctx) != nil {
+	if !ok || !head.KeepAlive || !body.finished() || ended(ctx) {
 		return false
 	}
 	// Nothing of this request is used any more: the next one reuses its
@@ -116,6 +125,10 @@ type plainScratch struct {
 	watch  clientWatch
 	header []httpmsg.Field
 	memo   putMemo // the last route cache put (Engine.succeedMemo)
+	// loop is isLoopback(loopHost), the last request's host (one
+	// destination per connection is usual: no parse per request).
+	loopHost string
+	loop     bool
 	// head is the last request's head, free for the next read
 	// (nextHead), or nil.
 	head *httpmsg.RequestHead
@@ -143,6 +156,39 @@ type connCtx struct {
 	ended bool   // ctx ended: the AfterFunc ran (under mu)
 
 	ps *plainScratch // made by the first plain request (scratch)
+
+	// idleArmed: the read deadline of c is the idle deadline that
+	// armIdle set at idleSince (a monotonic time since the server's
+	// epoch); false: c's read deadline is clear or something else's.
+	idleArmed bool
+	idleSince time.Duration
+}
+
+// idleSlack is how old the armed idle deadline may be when a wait for
+// the next head keeps it instead of arming a new one: a connection's idle
+// bound is then between idleTimeout-idleSlack and idleTimeout (issue 20:
+// arming and clearing the deadline were two runtime timer operations and
+// a clock read per request).
+const idleSlack = time.Second
+
+// armIdle makes c's read deadline idleTimeout from now, within idleSlack
+// (one monotonic clock read when the armed one is recent enough).
+func (cc *connCtx) armIdle(c net.Conn, epoch time.Time) {
+	now := time.Since(epoch)
+	if cc.idleArmed && now-cc.idleSince < idleSlack {
+		return
+	}
+	c.SetReadDeadline(epoch.Add(now + idleTimeout))
+	cc.idleArmed, cc.idleSince = true, now
+}
+
+// clearIdle clears c's read deadline when armIdle left it armed (before
+// c goes to a tunnel or to net/http, which read it with their own bounds).
+func (cc *connCtx) clearIdle(c net.Conn) {
+	if cc.idleArmed {
+		c.SetReadDeadline(time.Time{})
+		cc.idleArmed = false
+	}
 }
 
 // scratch returns the connection's plainScratch, made on first use (a

@@ -48,6 +48,8 @@ type request struct {
 	// memo is the client connection's last cache put (forward); nil:
 	// every success puts.
 	memo *putMemo
+	// loop is isLoopback(host) when known (forward); nil: plan finds out.
+	loop *bool
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -160,7 +162,12 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 		r.target = targetFromURL(r.url, r.host, r.port)
 	}
 	replay := e.canReplay(r)
-	atts, _ := e.plan(r.host, r.port)
+	var atts []attempt
+	if r.loop != nil {
+		atts, _ = e.planFor(r.host, r.port, e.cfg.LoopbackDirect && *r.loop)
+	} else {
+		atts, _ = e.plan(r.host, r.port)
+	}
 	for i, a := range atts {
 		ab, ok := r.body.open()
 		if !ok {
@@ -170,7 +177,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 		last := i == len(atts)-1
 		c := a.cand
 		res := e.tripOnce(ctx, a, r, ab, replay)
-		if cerr := r.body.clientFailed(); cerr != nil || context.Cause(ctx) == errClientGone {
+		if cerr := r.body.clientFailed(); cerr != nil || ended(ctx) && context.Cause(ctx) == errClientGone {
 			closeResp(res.resp)
 			decide("", "client gone")
 			return nil, errClientGone
@@ -306,6 +313,17 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 		pe.Phase, pe.Tier = path.PhaseConnectResponse, path.TierGateway
 	}
 	return pe
+}
+
+// ended reports whether ctx is done, without the lock that Err and Cause
+// take (issue 20: a plain request asked three times).
+func ended(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // closeResp discards a response that is not passed on.

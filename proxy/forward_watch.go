@@ -60,6 +60,9 @@ type clientWatch struct {
 	done   chan struct{} // closed when run returns
 
 	started bool // under ws.mu: run was started
+	// clearDeadline: start clears c's read deadline first (forward left
+	// the idle deadline armed, connCtx.armIdle).
+	clearDeadline bool
 
 	// tunnel marks a CONNECT's watch (connect_watch.go): it reads past
 	// early bytes and tells a half-close from a departure. quit (made by
@@ -79,9 +82,10 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 }
 
 // watchInto is watch in w, a watch that is new or stopped (a connection's
-// plain requests share one, forward; issue 20).
-func (ws *watchSweeper) watchInto(w *clientWatch, c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc) *clientWatch {
-	*w = clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws}
+// plain requests share one, forward; issue 20). clearDeadline: c's read
+// deadline is cleared when the watch starts (before its read).
+func (ws *watchSweeper) watchInto(w *clientWatch, c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc, clearDeadline bool) *clientWatch {
+	*w = clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws, clearDeadline: clearDeadline}
 	return ws.register(w)
 }
 
@@ -163,6 +167,11 @@ func (ws *watchSweeper) start(w *clientWatch) {
 	if w.tunnel {
 		w.quit = make(chan struct{}) // made here: an open that ends sooner pays nothing for it
 	}
+	if w.clearDeadline {
+		// Before stop can see started (it takes ws.mu), so stop's past
+		// deadline always comes after this.
+		w.c.SetReadDeadline(time.Time{})
+	}
 	go w.run()
 }
 
@@ -189,16 +198,20 @@ func (w *clientWatch) run() {
 // stop ends the watch: before it started it only unregisters the request;
 // afterwards it aborts the pending Peek and waits for run to return. A nil
 // w (no watch) does nothing.
-func (w *clientWatch) stop() {
+func (w *clientWatch) stop() { w.stopRan() }
+
+// stopRan is stop, reporting whether the watch had started (c's read
+// deadline is clear then).
+func (w *clientWatch) stopRan() bool {
 	if w == nil {
-		return
+		return false
 	}
 	ws := w.ws
 	ws.mu.Lock()
 	if !w.started {
 		delete(ws.pending, w)
 		ws.mu.Unlock()
-		return // br was not touched
+		return false // br was not touched
 	}
 	ws.mu.Unlock()
 	if w.quit != nil {
@@ -207,4 +220,5 @@ func (w *clientWatch) stop() {
 	w.c.SetReadDeadline(time.Unix(1, 0)) // a Peek not yet begun fails at once too
 	<-w.done
 	w.c.SetReadDeadline(time.Time{})
+	return true
 }

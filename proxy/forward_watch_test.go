@@ -91,6 +91,71 @@ func TestWatchClient(t *testing.T) {
 			t.Fatalf("after stop: %q %v, cause %v", b, err, context.Cause(ctx))
 		}
 	})
+	t.Run("HTTP-4/watch-clears-the-idle-deadline-forward-left-armed", func(t *testing.T) {
+		// forward leaves the idle deadline armed after a whole head
+		// (connCtx.armIdle, issue 20): a watch that starts clears it, so a
+		// client leaving a request that outlasts it is still noticed.
+		c, peer := pair(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		idle := time.Now().Add(50 * time.Millisecond) // the armed idle deadline, short
+		c.SetReadDeadline(idle)
+		ws := sweeper(t, time.Millisecond)
+		w := ws.watchInto(&clientWatch{}, c, bufio.NewReader(c), cancel, true)
+		defer w.stop()
+		testkit.WaitFor(t, 5*time.Second, "the watch's read", func() bool { return c.reads.Load() > 0 })
+		<-time.After(time.Until(idle) + 50*time.Millisecond) // the client leaves after that deadline
+		peer.Close()
+		select {
+		case <-ctx.Done():
+			if context.Cause(ctx) != errClientGone {
+				t.Fatalf("cause %v", context.Cause(ctx))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a client that left after the idle deadline was not noticed")
+		}
+	})
+}
+
+// deadlineConn records the read deadlines set on it.
+type deadlineConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+// TestArmIdle: the wait for the next head re-arms the idle deadline only
+// when the armed one is older than idleSlack (issue 20), and clearIdle
+// clears exactly an armed one.
+func TestArmIdle(t *testing.T) {
+	t.Run("HTTP-4/idle-deadline-armed-once-per-slack", func(t *testing.T) {
+		c := &deadlineConn{}
+		var cc connCtx
+		epoch := time.Now()
+		cc.armIdle(c, epoch)
+		cc.armIdle(c, epoch) // within idleSlack: kept
+		if len(c.set) != 1 || time.Until(c.set[0]) < idleTimeout-idleSlack || time.Until(c.set[0]) > idleTimeout {
+			t.Fatalf("deadlines %v, want one about %v from now", c.set, idleTimeout)
+		}
+		cc.idleSince -= idleSlack // as if armed idleSlack ago
+		cc.armIdle(c, epoch)
+		if len(c.set) != 2 || time.Until(c.set[1]) < idleTimeout-idleSlack {
+			t.Fatalf("deadlines %v: a stale one was not re-armed", c.set)
+		}
+		cc.clearIdle(c)
+		cc.clearIdle(c) // nothing armed any more
+		if len(c.set) != 3 || !c.set[2].IsZero() {
+			t.Fatalf("deadlines %v, want one clear", c.set)
+		}
+		cc.armIdle(c, epoch) // after a clear: armed again at once
+		if len(c.set) != 4 || c.set[3].IsZero() {
+			t.Fatalf("deadlines %v: not re-armed after the clear", c.set)
+		}
+	})
 }
 
 func TestTargetPort(t *testing.T) {

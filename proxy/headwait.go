@@ -22,12 +22,17 @@ import (
 // readHead reads the next request head on c; first is true for the
 // connection's first request. Errors are ReadRequestHead's, a read
 // deadline error, or errClientGone (the client left between requests, or
-// the connection was closed as the oldest pending one). reuse, when not
-// nil, is a head of this connection nothing uses any more
-// (httpmsg.ReadRequestHeadInto).
-func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first bool, reuse *httpmsg.RequestHead) (*httpmsg.RequestHead, error) {
+// the connection was closed as the oldest pending one). The head is read
+// into the one cc's last plain request left (httpmsg.ReadRequestHeadInto).
+//
+// Between requests the idle deadline bounds the wait for the next head.
+// When the head then arrives whole it stays armed (cc.armIdle): forward
+// clears it only where its own reads need that, and serveConn before a
+// CONNECT or a hand-off (cc.clearIdle).
+func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first bool, cc *connCtx) (*httpmsg.RequestHead, error) {
+	reuse := cc.nextHead()
 	if !first && br.Buffered() == 0 {
-		c.SetReadDeadline(time.Now().Add(idleTimeout))
+		cc.armIdle(c, s.epoch)
 		if _, err := br.Peek(1); err != nil {
 			return nil, errClientGone
 		}
@@ -36,7 +41,6 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 			// neither the head deadline nor the pending-head mark (both
 			// bound a client slow to send its head) is needed (issue 20:
 			// a timer operation, a clock read and four atomics fewer).
-			defer c.SetReadDeadline(time.Time{})
 			return httpmsg.ReadRequestHeadInto(br, reuse)
 		}
 	}
@@ -47,6 +51,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	// deadline change is a runtime timer operation, issue 20).
 	c.SetReadDeadline(now.Add(s.engine.cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	cc.idleArmed = false
 	return httpmsg.ReadRequestHeadInto(br, reuse)
 }
 

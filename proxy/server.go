@@ -370,7 +370,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 		if !s.setIdle(cs, true) {
 			return
 		}
-		head, err := s.readHead(c, cs, br, first, cc.nextHead())
+		head, err := s.readHead(c, cs, br, first, &cc)
 		if !s.setIdle(cs, false) {
 			return
 		}
@@ -390,6 +390,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 		switch {
 		case head.Method == http.MethodConnect:
 			view.release() // the tunnel owns c now
+			cc.clearIdle(c)
 			relayed = s.handleConnect(c, cs, br, out, head, oc)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
@@ -397,6 +398,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 			// absolute-form request naming this listener (a child that
 			// ignores NO_PROXY and sends its pool call through the proxy)
 			// is served the same way instead of looping back (loop.go).
+			cc.clearIdle(c)
 			if !s.handOff(c, br, head, &view) {
 				return
 			}

@@ -16,7 +16,7 @@ type upConn struct {
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	key   poolKey
-	since time.Time // idle since
+	since time.Duration // idle since (monoNow)
 	dw    *deadlineWriter
 	src   connReader      // br's source
 	rc    syscall.RawConn // for send's wait (await_unix.go); set on its first use

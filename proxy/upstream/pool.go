@@ -19,6 +19,14 @@ type connPool struct {
 	timer *time.Timer // fires at the oldest connection's expiry; nil when empty
 }
 
+// monoEpoch is the origin of monoNow.
+var monoEpoch = time.Now()
+
+// monoNow is the monotonic time since monoEpoch: one clock read where
+// time.Now makes two (wall and monotonic; issue 20: the pool read the
+// clock twice per plain request, ≈ 95 ns each on the benchmark machine).
+func monoNow() time.Duration { return time.Since(monoEpoch) }
+
 // poolKey names the path end of a pooled connection: the candidate
 // (path.Candidate.Key) and the gateway's or origin's address. A struct, so
 // that a lookup builds no string.
@@ -36,8 +44,8 @@ func (p *connPool) get(key poolKey) *upConn {
 		c := l[len(l)-1]
 		p.idle[key] = l[:len(l)-1]
 		p.n--
-		now := time.Now()
-		if !c.headDeadline.IsZero() && !now.Before(c.headDeadline) {
+		now := monoNow()
+		if !c.headDeadline.IsZero() && !monoEpoch.Add(now).Before(c.headDeadline) {
 			// A past deadline would fail the next request's first read
 			// (send arms its own; this keeps sendPlain's quiet working).
 			c.conn.SetReadDeadline(time.Time{})
@@ -46,7 +54,7 @@ func (p *connPool) get(key poolKey) *upConn {
 		// The check that nothing arrived while idle is send's (HTTP-5):
 		// outside this lock, and on Unix in the same read(2) as the wait
 		// for the answer.
-		if now.Sub(c.since) < p.ttl && c.br.Buffered() == 0 {
+		if now-c.since < p.ttl && c.br.Buffered() == 0 {
 			return c
 		}
 		c.conn.Close()
@@ -57,14 +65,14 @@ func (p *connPool) get(key poolKey) *upConn {
 // is still full it drops the oldest one. It re-arms the timer for the
 // oldest connection left. Called with mu held.
 func (p *connPool) sweep() {
-	now := time.Now()
+	now := monoNow()
 	var oldestKey poolKey
-	var oldest time.Time
+	var oldest time.Duration
 	found := false
 	for k, l := range p.idle {
 		kept := l[:0]
 		for _, c := range l {
-			if now.Sub(c.since) >= p.ttl {
+			if now-c.since >= p.ttl {
 				c.conn.Close()
 				p.n--
 				continue
@@ -76,7 +84,7 @@ func (p *connPool) sweep() {
 			continue
 		}
 		p.idle[k] = kept
-		if !found || kept[0].since.Before(oldest) {
+		if !found || kept[0].since < oldest {
 			oldestKey, oldest, found = k, kept[0].since, true
 		}
 	}
@@ -86,7 +94,7 @@ func (p *connPool) sweep() {
 		p.idle[oldestKey] = l[1:]
 		p.n--
 	}
-	p.arm(found, oldest.Add(p.ttl).Sub(now))
+	p.arm(found, oldest+p.ttl-now)
 }
 
 // arm schedules the next sweep after d when any is true, else stops the
@@ -130,7 +138,7 @@ func (p *connPool) put(c *upConn) {
 		c.conn.Close()
 		return
 	}
-	c.since = time.Now()
+	c.since = monoNow()
 	p.idle[c.key] = append(p.idle[c.key], c)
 	p.n++
 	if p.timer == nil {
