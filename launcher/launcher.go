@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -88,7 +89,8 @@ func Run(ctx context.Context, cfg Config) (status int, err error) {
 	}
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
-	log.Info("proxy listening", "addr", ln.Addr().String(), "port_fallback_used", port != cfg.ListenPort)
+	log.Info("proxy listening", "addr", ln.Addr().String(), "port_fallback_used", port != cfg.ListenPort,
+		"candidates", len(pcfg.Candidates), "health", healthTarget(pcfg.HealthURL))
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 		defer cancel()
@@ -134,4 +136,14 @@ func childHost(listen string) string {
 		return "127.0.0.1"
 	}
 	return listen
+}
+
+// healthTarget is what the "proxy listening" line says the health check
+// contacts, as the standalone proxy's "listening" line does: the URL's
+// origin (no path or query in logs, SPEC HTTP-6), or "off" (SPEC HC-1).
+func healthTarget(u *url.URL) string {
+	if u == nil || u.Host == "" {
+		return "off"
+	}
+	return u.Scheme + "://" + u.Host
 }

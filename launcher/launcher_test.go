@@ -1,12 +1,16 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,6 +139,62 @@ func TestRun(t *testing.T) {
 			t.Fatal("child ran")
 		}
 	})
+}
+
+// TestListeningLineNamesHealth: the launcher's "proxy listening" line in
+// its log file names what the health check contacts, its origin only, or
+// off, as the standalone proxy's "listening" line does (SPEC HC-1; the
+// README promises it for both), and how many candidates the proxy has.
+func TestListeningLineNamesHealth(t *testing.T) {
+	for raw, want := range map[string]string{"": "health=off", "http://127.0.0.1:9/some/path?tok=x": "health=http://127.0.0.1:9\n"} {
+		t.Run("HC-1/launcher-listening-line-names-"+strings.TrimPrefix(strings.Fields(want)[0], "health="), func(t *testing.T) {
+			var logs lockedBuffer
+			cfg := childRun(t, "exit", []string{"0"})
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.Proxy = func(int) (proxy.Config, []string, error) {
+				pc := proxy.Config{Candidates: []path.Candidate{path.Direct}}
+				if raw != "" {
+					u, err := url.Parse(raw)
+					if err != nil {
+						return pc, nil, err
+					}
+					pc.HealthURL = u
+				}
+				return pc, nil, nil
+			}
+			if status, err := Run(context.Background(), cfg); err != nil || status != 0 {
+				t.Fatalf("status %d err %v", status, err)
+			}
+			out := logs.String()
+			var line string
+			for _, l := range strings.SplitAfter(out, "\n") {
+				if strings.Contains(l, `msg="proxy listening"`) {
+					line = l
+				}
+			}
+			if !strings.Contains(line, want) || !strings.Contains(line, "candidates=1") || strings.Contains(out, "some/path") || strings.Contains(out, "tok=x") {
+				t.Fatalf("want %q and candidates=1 on the proxy listening line, no path:\n%s", want, out)
+			}
+		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

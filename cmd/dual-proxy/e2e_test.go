@@ -47,10 +47,13 @@ func TestMain(m *testing.M) {
 
 // baseEnv is the clean, proxy-free environment of a dual-proxy process: its per-user
 // directories (XDG ones on Linux, %AppData% and %LocalAppData% on Windows) under home.
+// XDG_RUNTIME_DIR is home too (a t.TempDir, 0700 as the XDG spec wants), so the
+// instances the tests start register there (SPEC OPS-6), not in the user's own
+// registry, where `dual-proxy status` and `pool test` would list them.
 func baseEnv(home string) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"XDG_STATE_HOME=" + filepath.Join(home, "state"), "APPDATA=" + filepath.Join(home, "roaming"),
-		"LOCALAPPDATA=" + filepath.Join(home, "local")}
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"), "XDG_RUNTIME_DIR=" + home,
+		"APPDATA=" + filepath.Join(home, "roaming"), "LOCALAPPDATA=" + filepath.Join(home, "local")}
 }
 
 // launch runs the binary with args and a clean, proxy-free environment

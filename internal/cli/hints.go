@@ -258,9 +258,13 @@ func suggest(typed string, known []string) string {
 }
 
 // unknownCommand is the message for `dual-proxy WORD` where WORD is no
-// command: a suggestion when WORD is close to one, else the list of commands
-// and the `run --` form.
+// command: --version for "version" (it is a flag here, as `go version` and
+// `git version` taught users to type it), a suggestion when WORD is close to
+// a command, else the list of commands and the `run --` form.
 func unknownCommand(word string, cmds []*cli.Command) string {
+	if word == "version" {
+		return "dual-proxy: unknown command \"version\"; the version is a flag: dual-proxy --version"
+	}
 	var names []string
 	for _, c := range cmds {
 		if !c.Hidden {
