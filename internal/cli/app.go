@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -139,6 +140,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	}
 	setUsage(app.Commands)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
+	args = helpForSubcommand(app, args)
 	if len(args) > 1 && args[len(args)-1] == completionFlag {
 		complete(sio.Stdout, app, args[1:len(args)-1], sio.Environ)
 		return 0
@@ -172,6 +174,27 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	return 1
+}
+
+// helpForSubcommand turns `PROG help CMD SUB` into `PROG CMD SUB --help`
+// when SUB is a subcommand of CMD, and into `PROG CMD SUB` (an unknown
+// command, with did-you-mean) when CMD has subcommands but not SUB:
+// urfave/cli's help command reads only its first word, so `dual-proxy help
+// pool test` showed the pool's help, not pool test's (SPEC LIS-5).
+func helpForSubcommand(app *cli.App, args []string) []string {
+	if len(args) != 4 || args[1] != "help" || app.HideHelpCommand {
+		return args
+	}
+	for _, c := range app.Commands {
+		if c.Name != args[2] || len(c.Subcommands) == 0 {
+			continue
+		}
+		if slices.ContainsFunc(c.Subcommands, func(sc *cli.Command) bool { return sc.Name == args[3] }) {
+			return []string{args[0], args[2], args[3], "--help"}
+		}
+		return []string{args[0], args[2], args[3]} // no such subcommand: say so (unknownTopic)
+	}
+	return args
 }
 
 // commandPath is cmd's words below app ("pool test"), its name when it is

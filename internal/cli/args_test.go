@@ -75,3 +75,17 @@ func TestPoolTestFlagErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestHelpForSubcommand(t *testing.T) {
+	t.Run("LIS-5/help-pool-test-shows-pool-test", func(t *testing.T) {
+		out, errOut, status := runCmd(t, DualProxy, nil, "help", "pool", "test")
+		if status != 0 || !strings.Contains(out, "dual-proxy pool test - send one real streaming call") || strings.Contains(out, "model pool tools") {
+			t.Fatalf("status %d %q:\n%s", status, errOut, out)
+		}
+	})
+	t.Run("LIS-5/help-pool-unknown-is-still-an-unknown-command", func(t *testing.T) {
+		if _, errOut, status := runCmd(t, DualProxy, nil, "help", "pool", "tst"); status != 2 || !strings.Contains(errOut, "did you mean `dual-proxy pool test`?") {
+			t.Fatalf("status %d %q", status, errOut)
+		}
+	})
+}
