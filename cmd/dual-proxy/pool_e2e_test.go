@@ -73,19 +73,30 @@ func TestPoolLaunch(t *testing.T) {
 		}
 	})
 	t.Run("POOL-20/standalone-without-pool-token-warns-at-start", func(t *testing.T) {
-		const warning = "pool endpoints have no token: any local user can call the pools"
+		const (
+			warning = "pool endpoints have no token: any local user can call the pools"
+			later   = "pool endpoints have no token: pools a reload adds to the config will be callable"
+		)
+		empty := filepath.Join(t.TempDir(), "empty.yaml")
+		if err := os.WriteFile(empty, []byte("# nothing yet\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		for _, tc := range []struct {
-			args []string
-			want bool
+			args        []string
+			open, later bool
 		}{
-			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg}, true},
-			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "tok"}, false},
+			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg}, true, false},
+			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "tok"}, false, false},
+			// An empty config serves no pool yet: the warning says what a
+			// reload would open instead (fresh-user trial).
+			{[]string{"--listen-port", "0", "--health-url", "", "--config", empty}, false, true},
 		} {
 			_, logs, stop := startServe(t, []string{"MOCK_KEY=" + secret}, tc.args...)
 			got := logs() // the warning comes before "listening", which startServe waited for
 			stop()
-			if strings.Contains(got, warning) != tc.want {
-				t.Fatalf("%v: warning logged %v, want %v; logs:\n%s", tc.args, !tc.want, tc.want, got)
+			if strings.Contains(got, warning) != tc.open || strings.Contains(got, later) != tc.later {
+				t.Fatalf("%v: open-pools warning %v (want %v), later-pools warning %v (want %v); logs:\n%s",
+					tc.args, strings.Contains(got, warning), tc.open, strings.Contains(got, later), tc.later, got)
 			}
 		}
 	})

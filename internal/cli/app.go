@@ -277,12 +277,19 @@ func serve(c *cli.Context, sio IO) error {
 		defer p.Close()
 		met.AttachPool(func() *pool.Pool { return p })
 		mux.Handle("/pool/", p)
+		empty := true
 		if s.ConfigMissing {
 			log.Info("no pool configuration yet: create it on the pool page's editor (/pool/#token=…)", "config", s.ConfigPath)
-		} else if !warnEmptyConfig(s.ConfigPath, s.Pool, log) {
+		} else if empty = warnEmptyConfig(s.ConfigPath, s.Pool, log); !empty {
 			log.Info("model pool loaded", "config", s.ConfigPath)
 		}
-		if s.PoolToken == "" {
+		switch {
+		case s.PoolToken != "":
+		case empty:
+			// Nothing to spend yet, but a reload (SIGHUP) may add pools
+			// (fresh-user trial: the warning read as if pools were open).
+			log.Warn("pool endpoints have no token: pools a reload adds to the config will be callable by any local user with their channel keys; set --pool-token or "+envPoolToken, "config", s.ConfigPath)
+		default:
 			log.Warn("pool endpoints have no token: any local user can call the pools with their channel keys; set --pool-token or " + envPoolToken)
 		}
 	} else {
