@@ -1,0 +1,47 @@
+package proxy
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// unreadBytes is how many bytes wait unread in c's receive queue.
+func unreadBytes(t *testing.T, c net.Conn) int {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := -1
+	rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	return n
+}
+
+// Attack round five, Linux only (SIOCINQ): a half-closed client that
+// leaves without reading the watch's probe byte resets, and the watch
+// cancels the open (SPEC CON-1).
+func TestAttackRound5ConnectReset(t *testing.T) {
+	t.Run("CON-1/a-client-gone-after-a-half-close-without-reading-cancels-the-open", func(t *testing.T) {
+		// It half-closes, takes no byte, then closes: the probe byte lies
+		// unread in its socket, so the close resets and the watch sees it.
+		g := newSilentGateway(t)
+		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute})
+		c := dialProxy(t, addr)
+		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
+		c.(*net.TCPConn).CloseWrite()
+		waitStack(t, 10*time.Second, "proxy.(*clientWatch).halfClosed")
+		waitUntil(t, 10*time.Second, "the probe byte never arrived", func() bool { return unreadBytes(t, c) == 1 })
+		c.Close()
+		waitUntil(t, 10*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed")...)
+		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+			t.Fatalf("decision %+v, want error \"client gone\"", d)
+		}
+	})
+}
