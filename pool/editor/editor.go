@@ -14,6 +14,7 @@ package editor
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -207,14 +208,28 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 	if err != nil {
 		return nil, nil, []FieldError{fieldError(err)}
 	}
-	text, err := l.text(merged)
-	if err != nil {
+	var text []byte
+	if verbatim(body, in, merged) {
+		text = body
+	} else if text, err = l.text(merged); err != nil {
 		return nil, nil, []FieldError{{Message: err.Error()}}
 	}
 	if errs := Validate(text, e.opts.Getenv); len(errs) > 0 {
 		return merged, text, errs
 	}
 	return merged, text, nil
+}
+
+// verbatim reports whether a YAML body (not JSON: the page sends the
+// document as JSON, whose text is no file to keep) is to be saved as sent:
+// its data is what the merge made of it, so no key placeholder ("***") or
+// redacted URL password had to be restored from the file. The user's text
+// is then the file, quoting, alignment and comments included (SPEC
+// POOL-22; fresh-user trial: a YAML PUT that only added a comment came back
+// re-rendered, a plain URL quoted and the flow mappings' alignment lost).
+func verbatim(body []byte, in, merged *yaml.Node) bool {
+	return !json.Valid(body) && len(in.Content) == 1 && len(merged.Content) == 1 &&
+		sameTree(in.Content[0], merged.Content[0])
 }
 
 func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,52 @@
+package editor_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/editor"
+)
+
+// aligned is a configuration written by hand: plain URLs in aligned flow
+// mappings, which yaml.v3's rendering would quote and un-align.
+const aligned = `channels:
+  a:   {api: anthropic,   base_url: http://127.0.0.1:1,  api_key_env: ENV_KEY}
+  bb:  {api: openai-chat, base_url: http://127.0.0.1:2,  api_key_env: ENV_KEY}
+pools:
+  p: {members: [a]}
+`
+
+// TestPutYAMLVerbatim: a YAML document sent to PUT /pool/config is saved
+// as sent when nothing in it had to be restored from the file (SPEC
+// POOL-22: the file keeps the user's quoting, alignment and comments).
+func TestPutYAMLVerbatim(t *testing.T) {
+	t.Run("POOL-22/yaml-put-with-a-new-comment-is-saved-as-sent", func(t *testing.T) {
+		// Fresh-user trial: the file came back with base_url quoted and
+		// the alignment gone.
+		w := newWorld(t, aligned, 0o600)
+		g := w.get()
+		body := "# edited by hand\n" + strings.Replace(aligned, "  p: {members: [a]}", "  p: {members: [a, bb]}   # both", 1)
+		if st, out := w.put(g.Version, body); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		if got := w.file(); got != body {
+			t.Fatalf("saved file differs from the YAML sent:\n%s\nwant:\n%s", got, body)
+		}
+	})
+	t.Run("POOL-15/yaml-put-with-the-key-placeholder-keeps-the-stored-key", func(t *testing.T) {
+		// GET's yaml shows a literal key as the placeholder; sending that
+		// text back must keep the key, so it is not saved verbatim.
+		w := newWorld(t, commented, 0o600)
+		g := w.get()
+		if !strings.Contains(g.YAML, editor.Placeholder) {
+			t.Fatalf("GET yaml shows no placeholder:\n%s", g.YAML)
+		}
+		if st, out := w.put(g.Version, "# note\n"+g.YAML); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		got := w.file()
+		if !strings.Contains(got, secretKey) || strings.Contains(got, editor.Placeholder) {
+			t.Fatalf("the stored key was not kept:\n%s", got)
+		}
+	})
+}
