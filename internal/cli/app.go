@@ -140,6 +140,10 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	}
 	setUsage(app.Commands)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
+	if msg := helpExtra(app, args); msg != "" {
+		fmt.Fprintln(sio.Stderr, msg)
+		return 2
+	}
 	args = helpForSubcommand(app, args)
 	if len(args) > 1 && args[len(args)-1] == completionFlag {
 		complete(sio.Stdout, app, args[1:len(args)-1], sio.Environ)
@@ -174,6 +178,34 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	return 1
+}
+
+// helpExtra is the one-line error for `PROG help CMD [SUB] WORD…`, a word
+// past the command the help is for ("" when there is none, or when the
+// first word names no command: unknownTopic answers that). urfave/cli's
+// help reads its first word only, so `dual-proxy help status json` printed
+// status's help as if "json" meant something (SPEC LIS-5; attack round
+// five). A command with subcommands takes one more word.
+func helpExtra(app *cli.App, args []string) string {
+	if len(args) < 3 || args[1] != "help" || app.HideHelpCommand {
+		return ""
+	}
+	words := args[2:]
+	for _, c := range app.Commands {
+		if !c.HasName(words[0]) {
+			continue
+		}
+		limit := 1
+		if len(c.Subcommands) > 0 {
+			limit = 2
+		}
+		if len(words) <= limit {
+			return ""
+		}
+		return fmt.Sprintf("%s help: unexpected argument %q: help takes a command (%s help %s)",
+			app.Name, words[limit], app.Name, strings.Join(words[:limit], " "))
+	}
+	return ""
 }
 
 // helpForSubcommand turns `PROG help CMD SUB` into `PROG CMD SUB --help`

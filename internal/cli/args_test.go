@@ -18,6 +18,9 @@ func TestUnexpectedArguments(t *testing.T) {
 		{"demo-extra", []string{"demo", "now"}, `dual-proxy demo: unexpected argument "now": demo takes no arguments`},
 		{"completion-two", []string{"completion", "bash", "zsh"}, `unexpected argument "zsh": completion takes one argument (bash, zsh, fish, powershell)`},
 		{"man-two", []string{"man", "dual-proxy", "x"}, `unexpected argument "x": man takes one argument (dual-proxy, claude-dual-proxy)`},
+		// Attack round five: help read its first word only.
+		{"help-command-extra", []string{"help", "status", "json"}, `dual-proxy help: unexpected argument "json": help takes a command (dual-proxy help status)`},
+		{"help-subcommand-extra", []string{"help", "pool", "test", "extra"}, `dual-proxy help: unexpected argument "extra": help takes a command (dual-proxy help pool test)`},
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
 			out, errOut, status := runCmd(t, DualProxy, nil, tc.args...)
