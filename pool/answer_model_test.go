@@ -2,51 +2,11 @@ package pool
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
-
-// modelOf is the model an answer of api names: a complete answer's, or the
-// one a stream names at its start.
-func modelOf(t *testing.T, api translate.API, stream bool, body []byte) string {
-	t.Helper()
-	if !stream {
-		r, err := translate.DecodeResponse(api, body)
-		if err != nil {
-			t.Fatalf("client answer: %v\n%s", err, body)
-		}
-		return r.Model
-	}
-	dec := translate.NewStreamDecoder(api)
-	for _, block := range strings.Split(string(body), "\n\n") {
-		name, data := "", ""
-		for _, line := range strings.Split(block, "\n") {
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
-				data = v
-			}
-		}
-		if data == "" {
-			continue
-		}
-		evs, err := dec.Decode(name, []byte(data))
-		if err != nil {
-			t.Fatalf("client stream: %v\n%s", err, body)
-		}
-		for _, e := range evs {
-			if e.Kind == translate.EvStart {
-				return e.Model
-			}
-		}
-	}
-	t.Fatalf("no start event in\n%s", body)
-	return ""
-}
 
 // TestAnswerModel: an answer names the model the member answered with,
 // translated or not. A same-API answer is passed through byte for byte
@@ -64,7 +24,7 @@ func TestAnswerModel(t *testing.T) {
 					if resp.StatusCode != 200 {
 						t.Fatalf("status %d: %s", resp.StatusCode, body)
 					}
-					if got := modelOf(t, client, stream, body); got != "m-upstream" {
+					if got := answerOf(t, client, stream, body).Model; got != "m-upstream" {
 						t.Fatalf("answer names model %q, want the member's %q\n%s", got, "m-upstream", body)
 					}
 				})

@@ -146,6 +146,8 @@ func answerOf(t *testing.T, api translate.API, stream bool, body []byte) *transl
 		}
 		for _, e := range evs {
 			switch e.Kind {
+			case translate.EvStart:
+				r.Model = e.Model
 			case translate.EvPartStart:
 				r.Parts = append(r.Parts, e.Part)
 			case translate.EvDelta:
