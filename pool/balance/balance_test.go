@@ -174,6 +174,29 @@ func TestSessionIdentity(t *testing.T) {
 			}
 		})
 	}
+	t.Run("POOL-5/content-hash-only-when-no-header-names-the-session", func(t *testing.T) {
+		// Hashing a 16 KiB prompt cost more than the rest of the request's
+		// parse (issue 20): it is done only when it decides the session.
+		for _, c := range []struct {
+			fl   wire.Flavour
+			body string
+		}{
+			{wire.AnthropicFlavour{}, `{"model":"m","system":"s","messages":[{"role":"user","content":"hi"}]}`},
+			{wire.ChatFlavour{}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`},
+		} {
+			named, err := c.fl.ParseRequest(wire.Endpoint{Kind: wire.EpGenerate}, []byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id, _ := SessionIdentity(http.Header{"X-Session-Id": {"xs"}}, named); id != "xs" || named.ContentHash != "" {
+				t.Fatalf("%T: id %q, content hash %q computed though the header named the session", c.fl, id, named.ContentHash)
+			}
+			bare, _ := c.fl.ParseRequest(wire.Endpoint{Kind: wire.EpGenerate}, []byte(c.body))
+			if id, src := SessionIdentity(http.Header{}, bare); !strings.HasPrefix(id, "content:") || src != "content-hash" || id != named.SessionContentHash() {
+				t.Fatalf("%T: id %q from %q, want the content hash %q", c.fl, id, src, named.SessionContentHash())
+			}
+		}
+	})
 	t.Run("POOL-13b/session-hash-short-and-opaque", func(t *testing.T) {
 		h := SessionHash("e058fb67-a914-4ca1-b1db-49a67e38509e")
 		if len(h) != 12 || strings.Contains("e058fb67-a914-4ca1-b1db-49a67e38509e", h) {

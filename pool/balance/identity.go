@@ -32,12 +32,15 @@ func SessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
 		{h.Get("X-Opencode-Session"), "opencode"},
 		{h.Get("X-Amp-Thread-Id"), "amp"},
 		{h.Get("X-Qwen-Code-Session-Id"), "qwen-code"},
-		{ci.ContentHash, "content-hash"},
 	}
 	for _, x := range hints {
 		if x.value != "" {
 			return x.value, x.source
 		}
+	}
+	// Last, and only now hashed: most agents name their session above.
+	if id := ci.SessionContentHash(); id != "" {
+		return id, "content-hash"
 	}
 	return "", ""
 }

@@ -37,6 +37,8 @@ func BenchmarkRequest(b *testing.B) {
 	for _, to := range []API{APIChat, APIResponses, APIGemini} {
 		b.Run("anthropic-to-"+string(to), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				r, err := DecodeAnthropicRequest(body)
 				if err != nil {
@@ -69,6 +71,8 @@ func BenchmarkRequest(b *testing.B) {
 			b.Run(c.name+dec.suffix, func(b *testing.B) {
 				body := []byte(c.body)
 				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					r, err := dec.fn(c.from, body, "", false)
 					if err != nil {
@@ -133,6 +137,8 @@ func BenchmarkStreamEvent(b *testing.B) {
 				}
 				d := deltas[from]
 				data := []byte(d.data)
+				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					if _, err := s.Feed(d.name, data); err != nil {
 						b.Fatal(err)

@@ -71,7 +71,8 @@ func (AnthropicFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 	}
 	for _, m := range req.Messages {
 		if m.Role == "user" {
-			ci.ContentHash = contentHash(req.System, m.Content)
+			sys, user := req.System, m.Content
+			ci.hashContent = func() string { return contentHash(sys, user) }
 			break
 		}
 	}

@@ -19,7 +19,7 @@ func TestSessionIdentity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return ci.ContentHash
+			return ci.SessionContentHash()
 		}
 		a := parse(`{"model":"m","system":"s","messages":[{"role":"user","content":[{"type":"text","text":"CLAUDE.md … task A"}]}]}`)
 		b := parse(`{"model":"m","system":"s","messages":[{"role":"user","content":[{"type":"text","text":"CLAUDE.md … task B"}]}]}`)

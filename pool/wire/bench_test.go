@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,7 @@ func BenchmarkParseRequest(b *testing.B) {
 			body := []byte(c.body)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if _, err := c.fl.ParseRequest(Endpoint{Kind: EpGenerate}, body); err != nil {
 					b.Fatal(err)
@@ -46,6 +49,7 @@ func BenchmarkAnthropicWatcher(b *testing.B) {
 		SSEEvent{Name: "message_delta", Data: []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":50}}`)},
 		SSEEvent{Name: "message_stop", Data: []byte(`{"type":"message_stop"}`)})
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		w := AnthropicFlavour{}.NewWatcher()
 		committed := false
@@ -56,6 +60,69 @@ func BenchmarkAnthropicWatcher(b *testing.B) {
 		}
 		if w.Usage().CacheRead != 4000 || w.Usage().Output != 50 {
 			b.Fatalf("usage %+v", w.Usage())
+		}
+	}
+}
+
+// BenchmarkCheckTopLevel is the pool's duplicate-key and type check of a
+// client body before ParseRequest (issue 20): scenario 7's Anthropic body.
+func BenchmarkCheckTopLevel(b *testing.B) {
+	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
+	body := []byte(`{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		if err := CheckTopLevel(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// oneEventReads hands out one event per Read, as scenario 7's mock writes
+// them (one write(2) per event).
+type oneEventReads struct{ b []byte }
+
+func (r *oneEventReads) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.Index(r.b, []byte("\n\n")) + 2
+	if n < 2 {
+		n = len(r.b)
+	}
+	n = copy(p, r.b[:n])
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// BenchmarkSSEReader is the pool's read of one streamed Messages answer
+// (issue 20): the preamble, 50 text deltas each arriving on its own, the
+// end events; Next and EventBuffered per event, as the relay calls them.
+func BenchmarkSSEReader(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_b\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":4000,\"output_tokens\":1}}}\n\n")
+	for range 50 {
+		s.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"@1234567890123@ \"}}\n\n")
+	}
+	s.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	stream := []byte(s.String())
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		r := NewSSEReader(&oneEventReads{b: stream})
+		n := 0
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+			r.EventBuffered()
+			n++
+		}
+		r.Release()
+		if n != 52 {
+			b.Fatalf("%d events", n)
 		}
 	}
 }

@@ -97,10 +97,15 @@ type CallInfo struct {
 	config.Demands
 	// Session hints found in the body (SPEC POOL-5), in the order of that
 	// rule: MetadataSession (Claude Code's metadata.user_id), PromptCacheKey
-	// (Codex), ContentHash (system prompt + whole first user message).
+	// (Codex), ContentHash (system prompt + whole first user message; read
+	// it with SessionContentHash, which hashes on first use).
 	MetadataSession string
 	PromptCacheKey  string
 	ContentHash     string
+	// hashContent computes ContentHash from the parts ParseRequest found:
+	// the hash of a 16 KiB prompt costs more than the rest of its parse,
+	// and most agents name their session in a header (issue 20).
+	hashContent func() string
 	// Previous is the Responses previous_response_id; Encrypted: the input
 	// carries encrypted reasoning (SPEC POOL-18, state.go).
 	Previous  string
@@ -115,7 +120,17 @@ type CallInfo struct {
 // Release drops the call's reference to the client's body once its last
 // upstream request is built (a body beyond the replay budget, SPEC
 // POOL-17): RewriteBody must not be called again.
-func (ci *CallInfo) Release() { ci.raw = nil }
+func (ci *CallInfo) Release() { ci.raw, ci.hashContent = nil, nil }
+
+// SessionContentHash is ContentHash, computed on the first call from the
+// system prompt and first user message ParseRequest found (SPEC POOL-5's
+// last rule); "" when the request has no user message, or after Release.
+func (ci *CallInfo) SessionContentHash() string {
+	if ci.ContentHash == "" && ci.hashContent != nil {
+		ci.ContentHash, ci.hashContent = ci.hashContent(), nil
+	}
+	return ci.ContentHash
+}
 
 // Usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
 // stickiness matters"): Input counts uncached input tokens, CacheRead the

@@ -71,8 +71,9 @@ func (GeminiFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 		if bytes.Contains(c.Parts, []byte(`"image/`)) {
 			ci.HasImage = true
 		}
-		if ci.ContentHash == "" && (c.Role == "" || c.Role == "user") {
-			ci.ContentHash = contentHash(sys, c.Parts)
+		if ci.hashContent == nil && (c.Role == "" || c.Role == "user") {
+			user := c.Parts
+			ci.hashContent = func() string { return contentHash(sys, user) }
 		}
 	}
 	return ci, nil

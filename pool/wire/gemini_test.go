@@ -31,7 +31,7 @@ func TestGeminiEndpoints(t *testing.T) {
 	t.Run("POOL-5/gemini-content-hash-and-demands", func(t *testing.T) {
 		body := []byte(`{"systemInstruction":{"parts":[{"text":"S"}]},"contents":[{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]}],"generationConfig":{"maxOutputTokens":77}}`)
 		ci, err := GeminiFlavour{}.ParseRequest(Endpoint{Model: "m", Stream: true}, body)
-		if err != nil || ci.Model != "m" || !ci.Stream || !ci.HasImage || ci.MaxTokens != 77 || !strings.HasPrefix(ci.ContentHash, "content:") {
+		if err != nil || ci.Model != "m" || !ci.Stream || !ci.HasImage || ci.MaxTokens != 77 || !strings.HasPrefix(ci.SessionContentHash(), "content:") {
 			t.Fatalf("%+v %v", ci, err)
 		}
 	})

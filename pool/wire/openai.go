@@ -61,11 +61,12 @@ func (ChatFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 			ci.HasImage = true
 		}
 		switch {
-		case ci.ContentHash != "":
+		case ci.hashContent != nil:
 		case m.Role == "system" || m.Role == "developer":
 			system = append(system, json.RawMessage(m.Content))
 		case m.Role == "user":
-			ci.ContentHash = contentHash(systemArray(system), m.Content)
+			user := m.Content
+			ci.hashContent = func() string { return contentHash(systemArray(system), user) }
 		}
 	}
 	return ci, nil

@@ -48,7 +48,8 @@ func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 	input := bytes.TrimSpace(req.Input)
 	switch {
 	case len(input) > 0 && input[0] == '"': // input: "text" is one user message
-		ci.ContentHash = contentHash(req.Instructions, input)
+		sys := req.Instructions
+		ci.hashContent = func() string { return contentHash(sys, input) }
 	case len(input) > 0 && input[0] == '[':
 		var items []struct {
 			Type    string  `json:"type"`
@@ -68,8 +69,11 @@ func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 				system = append(system, json.RawMessage(it.Content))
 			}
 			if it.Role == "user" {
-				sys, _ := json.Marshal(system)
-				ci.ContentHash = contentHash(sys, it.Content)
+				user := it.Content
+				ci.hashContent = func() string {
+					sys, _ := json.Marshal(system)
+					return contentHash(sys, user)
+				}
 				break
 			}
 		}
