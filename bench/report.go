@@ -41,6 +41,7 @@ type loadResult struct {
 	p50, p99 time.Duration
 	errs     int
 	cpuPerOp time.Duration // CPU time of the proxy processes per request; 0 = not measured
+	perRound []float64     // req/s of each round, in round order (paired.go)
 }
 
 // summarize reduces the rounds of one load to medians.
@@ -55,6 +56,7 @@ func summarize(s []sample) loadResult {
 		r.errs += x.errs
 	}
 	r.rps = median(rps)
+	r.perRound = rps
 	r.spread = spreadPct(rps)
 	r.p50 = time.Duration(median(p50))
 	r.p99 = time.Duration(median(p99))
