@@ -116,3 +116,56 @@ func BenchmarkOurChildren(b *testing.B) {
 		}
 	}
 }
+
+// TestHasChildren: the check that lets childProcs skip its /proc reads agrees with a scan of
+// every process in /proc — no child, a running child, a zombie (not reaped by the check), and
+// again none after the reap — so Run's orphan and zombie cleanup (SPEC SIG-2) still sees every
+// child while a launch whose child left nothing reads no /proc file.
+func TestHasChildren(t *testing.T) {
+	t.Run("SIG-2/no-children-check-agrees-with-full-proc-scan", func(t *testing.T) {
+		self := os.Getpid()
+		scan := func() bool { return len(listProcs(func(st procStat) bool { return st.ppid == self })) > 0 }
+		check := func(when string, want bool) {
+			t.Helper()
+			if got, full := hasChildren(), scan(); got != full || got != want {
+				t.Fatalf("%s: hasChildren %v, full /proc scan %v, want %v", when, got, full, want)
+			}
+		}
+		if scan() {
+			t.Skip("the test process already has children (another test's)")
+		}
+		check("before any child", false)
+		if got := childProcs(func(procStat) bool { return true }); got != nil {
+			t.Fatalf("childProcs without children: %v", got)
+		}
+		sleeper := exec.Command("sleep", "30")
+		if err := sleeper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		check("running child", true)
+		_ = sleeper.Process.Kill()
+		testkit.WaitFor(t, 5*time.Second, "zombie", func() bool {
+			st, ok := readProcStat(strconv.Itoa(sleeper.Process.Pid), new([]byte))
+			return ok && st.state == 'Z'
+		})
+		check("zombie child", true)
+		check("zombie child, looked at twice", true) // WNOWAIT: the first look reaped nothing
+		if len(childProcs(func(st procStat) bool { return st.state == 'Z' })) != 1 {
+			t.Fatal("childProcs lost the zombie")
+		}
+		_ = sleeper.Wait()
+		check("after the reap", false)
+	})
+}
+
+// BenchmarkOurChildrenNone is the look at this process's children that Run takes before the
+// child starts and on every SIGCHLD and cleanup round after it, when there are none: the common
+// launch (issue 20).
+func BenchmarkOurChildrenNone(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(ourChildren()) != 0 {
+			b.Fatal("unexpected children")
+		}
+	}
+}
