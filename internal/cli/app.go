@@ -159,7 +159,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	var ec cli.ExitCoder
-	if sub := reNoHelpTopic.FindStringSubmatch(err.Error()); sub != nil && errors.As(err, &ec) {
+	if sub := reNoHelpTopic().FindStringSubmatch(err.Error()); sub != nil && errors.As(err, &ec) {
 		fmt.Fprintln(sio.Stderr, unknownTopic(app, args[1:], sub[1]))
 		return 2
 	}

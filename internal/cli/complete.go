@@ -304,7 +304,7 @@ func takesValue(f cli.Flag) bool {
 }
 
 func takesFile(f cli.Flag) bool {
-	switch f := f.(type) {
+	switch f := unwrapFlag(f).(type) {
 	case *cli.StringFlag:
 		return f.TakesFile
 	case *cli.PathFlag:

@@ -110,34 +110,90 @@ func proxyFlags(m mode) []cli.Flag {
 	return namesOnce(fs)
 }
 
-// namesOnce replaces each *cli.IntFlag of fs by an intFlag, whose names are
-// computed once.
+// namesOnce replaces each *cli.IntFlag, *cli.BoolFlag, *cli.StringFlag and
+// *cli.StringSliceFlag of fs by a wrapper (intFlag, boolFlag, stringFlag,
+// stringSliceFlag) whose names are computed once.
+//
+// urfave/cli v2 recomputes a flag's names (one regexp run per name,
+// cli.FlagNames) every time it asks, and while parsing it looks up every
+// flag that was not given by walking the flag list (runFlagActions → IsSet
+// → lookupFlag): O(flags²) regexp runs, ≈ 1 ms of every start with ≈ 45
+// flags (issue 20). Every other method is the embedded flag's, so urfave/cli
+// parses, prints help and man pages as before; its own type switches on
+// *BoolFlag (help's default text, completion of hidden flags) see the
+// embedded flag through String or do not apply (no flag here is Hidden or
+// has DisableDefaultText). The type switches here look through a wrapper
+// with unwrapFlag.
 func namesOnce(fs []cli.Flag) []cli.Flag {
 	for i, f := range fs {
-		if v, ok := f.(*cli.IntFlag); ok {
-			names := cli.FlagNames(v.Name, v.Aliases)
-			fs[i] = intFlag{IntFlag: v, names: names[:len(names):len(names)]}
+		switch v := f.(type) {
+		case *cli.IntFlag:
+			fs[i] = intFlag{IntFlag: v, names: cachedNames(v.Name, v.Aliases)}
+		case *cli.BoolFlag:
+			fs[i] = boolFlag{BoolFlag: v, names: cachedNames(v.Name, v.Aliases)}
+		case *cli.StringFlag:
+			fs[i] = stringFlag{StringFlag: v, names: cachedNames(v.Name, v.Aliases)}
+		case *cli.StringSliceFlag:
+			fs[i] = stringSliceFlag{StringSliceFlag: v, names: cachedNames(v.Name, v.Aliases)}
 		}
 	}
 	return fs
 }
 
-// intFlag is a *cli.IntFlag whose Names are computed once. urfave/cli v2
-// recomputes a flag's names (one regexp run per name, cli.FlagNames) every
-// time it asks, and while parsing it looks every flag that was not given
-// up by walking the flag list (runFlagActions → IsSet → lookupFlag):
-// O(flags²) regexp runs, ≈ 1 ms of every start with ≈ 45 flags (issue 20).
-// Only IntFlag is wrapped: nothing in urfave/cli or here type-switches on
-// *cli.IntFlag, while *BoolFlag, *StringFlag and *StringSliceFlag are
-// switched on (help, fish completion, withLogPath). Every other method is
-// the embedded flag's.
-type intFlag struct {
-	*cli.IntFlag
-	names []string
+// cachedNames is cli.FlagNames with a full slice (an append by a caller
+// cannot write into the shared array).
+func cachedNames(name string, aliases []string) []string {
+	names := cli.FlagNames(name, aliases)
+	return names[:len(names):len(names)]
 }
+
+// The wrappers of namesOnce: a urfave/cli flag whose Names are computed
+// once.
+type (
+	intFlag struct {
+		*cli.IntFlag
+		names []string
+	}
+	boolFlag struct {
+		*cli.BoolFlag
+		names []string
+	}
+	stringFlag struct {
+		*cli.StringFlag
+		names []string
+	}
+	stringSliceFlag struct {
+		*cli.StringSliceFlag
+		names []string
+	}
+)
 
 // Names returns the flag's name and aliases.
 func (f intFlag) Names() []string { return f.names }
+
+// Names returns the flag's name and aliases.
+func (f boolFlag) Names() []string { return f.names }
+
+// Names returns the flag's name and aliases.
+func (f stringFlag) Names() []string { return f.names }
+
+// Names returns the flag's name and aliases.
+func (f stringSliceFlag) Names() []string { return f.names }
+
+// unwrapFlag returns the urfave/cli flag inside a namesOnce wrapper, or f.
+func unwrapFlag(f cli.Flag) cli.Flag {
+	switch v := f.(type) {
+	case intFlag:
+		return v.IntFlag
+	case boolFlag:
+		return v.BoolFlag
+	case stringFlag:
+		return v.StringFlag
+	case stringSliceFlag:
+		return v.StringSliceFlag
+	}
+	return f
+}
 
 // healthUsage says what the health check sends where, why the default is
 // what it is and how to change it: users who never call DeepSeek saw

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 	"github.com/xrash/smetrics"
@@ -92,13 +93,23 @@ func onCommandLine(args, names []string) bool {
 	return false
 }
 
+// The patterns that read urfave/cli's and Go's flag errors, compiled on
+// first use: compiling them in package init cost every launch, also every
+// launch without an error (issue 20).
 var (
-	reUndefined = regexp.MustCompile(`flag provided but not defined: -+(\S+)`)
+	reUndefined = lazyRegexp(`flag provided but not defined: -+(\S+)`)
 	// Go's flag package, through urfave/cli: "-name" for --name too.
-	reBadValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([\w-]+): `)
-	reNoValue  = regexp.MustCompile(`^flag needs an argument: -+([\w-]+)$`)
-	reEnvParse = regexp.MustCompile(`could not parse "(.*)" as (\w+) value from (?:env var|environment variable) "(\w+)" for flag ([\w-]+)`)
+	reBadValue = lazyRegexp(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([\w-]+): `)
+	reNoValue  = lazyRegexp(`^flag needs an argument: -+([\w-]+)$`)
+	reEnvParse = lazyRegexp(`could not parse "(.*)" as (\w+) value from (?:env var|environment variable) "(\w+)" for flag ([\w-]+)`)
 )
+
+// lazyRegexp returns a function that compiles expr on its first call
+// (panicking, like regexp.MustCompile, if expr is invalid) and returns the
+// same *regexp.Regexp on every call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // checkGatewayPorts refuses a bare --gateway without a port: "host" would
 // silently mean host:80, which is rarely a proxy. http:// URLs keep the URL
@@ -129,20 +140,20 @@ func checkGatewayPorts(gws []string) error {
 // the program name; flags the command's flags; m its mode.
 func usageHint(cmd string, m mode, err error, args []string, flags []cli.Flag) string {
 	msg := oneLine(err.Error())
-	if sub := reEnvParse.FindStringSubmatch(msg); sub != nil {
+	if sub := reEnvParse().FindStringSubmatch(msg); sub != nil {
 		want := map[string]string{"int": "a whole number", "bool": "true or false", "int64": "a whole number"}[sub[2]]
 		if want == "" {
 			want = "a " + sub[2]
 		}
 		return fmt.Sprintf("%s: environment variable %s (--%s): want %s, got %q", cmd, sub[3], sub[4], want, sub[1])
 	}
-	if sub := reBadValue.FindStringSubmatch(msg); sub != nil {
+	if sub := reBadValue().FindStringSubmatch(msg); sub != nil {
 		return fmt.Sprintf("%s: --%s: want %s, got %q", cmd, sub[2], flagWants(sub[2], flags), sub[1])
 	}
-	if sub := reNoValue.FindStringSubmatch(msg); sub != nil {
+	if sub := reNoValue().FindStringSubmatch(msg); sub != nil {
 		return fmt.Sprintf("%s: --%s needs a value (--%s VALUE or --%s=VALUE)", cmd, sub[1], sub[1], sub[1])
 	}
-	sub := reUndefined.FindStringSubmatch(msg)
+	sub := reUndefined().FindStringSubmatch(msg)
 	if sub == nil {
 		return cmd + ": " + msg
 	}
@@ -171,10 +182,10 @@ func flagWants(name string, flags []cli.Flag) string {
 		if !slices.Contains(f.Names(), name) {
 			continue
 		}
-		switch f.(type) {
+		switch unwrapFlag(f).(type) {
 		case *cli.BoolFlag:
 			return "true or false"
-		case *cli.IntFlag, intFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
 			return "a whole number"
 		case *cli.Float64Flag:
 			return "a number"
@@ -215,12 +226,12 @@ func correctedCommand(cmd string, args []string, typed string) string {
 	return strings.Join(out, " ")
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+var shellSafe = lazyRegexp(`^[A-Za-z0-9_@%+=:,./-]+$`)
 
 // shellQuote quotes s for a POSIX shell when it holds anything but safe
 // characters.
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -281,7 +292,7 @@ func unknownCommand(word string, cmds []*cli.Command) string {
 // reNoHelpTopic is urfave/cli's answer (exit 3) to `dual-proxy help X`,
 // `dual-proxy pool X` and `dual-proxy pool help X` for an X that is no
 // command.
-var reNoHelpTopic = regexp.MustCompile(`^No help topic for '(.*)'$`)
+var reNoHelpTopic = lazyRegexp(`^No help topic for '(.*)'$`)
 
 // unknownTopic is unknownCommand for the level args name: the pool
 // subcommands after "pool", else the program's commands (exit 2, LIS-5).

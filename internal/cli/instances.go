@@ -214,7 +214,7 @@ func withLogPath(flags []cli.Flag, env []string) []cli.Flag {
 		return flags
 	}
 	for _, f := range flags {
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == fLogFile {
+		if sf, ok := unwrapFlag(f).(*cli.StringFlag); ok && sf.Name == fLogFile {
 			sf.DefaultText = defaultLogFile(env)
 			sf.Usage = "launcher log file; \"see the log\" means this file"
 		}
