@@ -150,6 +150,10 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 0
 	}
 	err := app.Run(args)
+	if msg := versionError(app); msg != "" {
+		fmt.Fprintln(sio.Stderr, msg)
+		return 2
+	}
 	if err == nil {
 		return 0
 	}
@@ -271,7 +275,7 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 // serve runs the standalone proxy until SIGINT/SIGTERM (SPEC LIS-3).
 func serve(c *cli.Context, sio IO) error {
 	if c.Args().Len() > 0 {
-		return cli.Exit(unknownCommand(c.Args().First(), c.App.Commands), 2)
+		return cli.Exit(unknownCommand(c.Args().Slice(), c.App.Commands), 2)
 	}
 	s, err := resolve(c, modeServe, sio.Environ)
 	if err != nil {

@@ -89,3 +89,38 @@ func looksLikeAddr(s string) bool {
 	_, err = strconv.Atoi(port)
 	return err == nil
 }
+
+// versionExtra is the App.Metadata key under which printVersion leaves
+// the first word given with --version (runApp reports it).
+const versionExtra = "version-extra"
+
+func init() {
+	// urfave/cli's hook for --version (a package variable, set once here:
+	// both programs use the same printer).
+	cli.VersionPrinter = printVersion
+}
+
+// printVersion prints "PROG version V" as urfave/cli's own printer does,
+// unless a word came with --version: `dual-proxy --version extra` printed
+// the version as if "extra" meant something (SPEC LIS-5, PLAT-2); then it
+// prints nothing and leaves the word for runApp's one-line error.
+func printVersion(c *cli.Context) {
+	if c.NArg() > 0 {
+		if c.App.Metadata == nil {
+			c.App.Metadata = map[string]any{}
+		}
+		c.App.Metadata[versionExtra] = c.Args().First()
+		return
+	}
+	fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, c.App.Version)
+}
+
+// versionError is the one-line error for a word given with --version, ""
+// when there was none.
+func versionError(app *cli.App) string {
+	word, ok := app.Metadata[versionExtra].(string)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s: unexpected argument %q: --version takes no arguments (%s --version)", app.Name, word, app.Name)
+}

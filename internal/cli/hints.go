@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -268,14 +269,39 @@ func suggest(typed string, known []string) string {
 	return ""
 }
 
-// unknownCommand is the message for `dual-proxy WORD` where WORD is no
-// command: --version for "version" (it is a flag here, as `go version` and
-// `git version` taught users to type it), a suggestion when WORD is close to
-// a command, else the list of commands and the `run --` form.
-func unknownCommand(word string, cmds []*cli.Command) string {
+// unknownCommand is the message for `dual-proxy WORD [ARGS...]` where WORD
+// is no command: --version for "version" (it is a flag here, as `go
+// version` and `git version` taught users to type it), a suggestion when
+// WORD is close to a command, else the list of commands, and the `run --`
+// form only when WORD looks like a program the user meant to run behind
+// the proxy (runnable: on PATH, a path, or a known agent); "nope" got
+// `dual-proxy run -- nope`, a command that cannot work (trial finding).
+func unknownCommand(args []string, cmds []*cli.Command) string {
+	word := args[0]
 	if word == "version" {
 		return "dual-proxy: unknown command \"version\"; the version is a flag: dual-proxy --version"
 	}
+	names := commandNames(cmds)
+	s := suggest(word, names)
+	if runnable(word) {
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = shellQuote(a)
+		}
+		msg := fmt.Sprintf("dual-proxy: unknown command %q; to run %s behind the proxy: dual-proxy run -- %s", word, shellQuote(word), strings.Join(quoted, " "))
+		if s != "" && s != "run" {
+			msg += " (or did you mean `dual-proxy " + s + "`?)"
+		}
+		return msg
+	}
+	if s != "" {
+		return fmt.Sprintf("dual-proxy: unknown command %q; did you mean `dual-proxy %s`?", word, s)
+	}
+	return fmt.Sprintf("dual-proxy: unknown command %q (commands: %s)", word, strings.Join(names, ", "))
+}
+
+// commandNames are the visible commands of cmds, sorted.
+func commandNames(cmds []*cli.Command) []string {
 	var names []string
 	for _, c := range cmds {
 		if !c.Hidden {
@@ -283,10 +309,33 @@ func unknownCommand(word string, cmds []*cli.Command) string {
 		}
 	}
 	sort.Strings(names)
-	if s := suggest(word, names); s != "" {
-		return fmt.Sprintf("dual-proxy: unknown command %q; did you mean `dual-proxy %s`?", word, s)
+	return names
+}
+
+// runnable reports whether word names a program: one exec.LookPath finds
+// (the lookup `run` does for its child), or an agent of agentInstall.
+func runnable(word string) bool {
+	if _, ok := agentInstall[strings.ToLower(word)]; ok {
+		return true
 	}
-	return fmt.Sprintf("dual-proxy: unknown command %q (commands: %s); to run a program behind the proxy: dual-proxy run -- %s", word, strings.Join(names, ", "), shellQuote(word))
+	_, err := exec.LookPath(word)
+	return err == nil
+}
+
+// unknownHelpTopic is the message for `dual-proxy help WORD` (also
+// `--help WORD`, `h WORD`) where WORD is no command: help shows a
+// command's help, so it names the commands, or the one WORD is close to;
+// never the `run --` form (it said `dual-proxy run -- nope` for `help
+// nope`; SPEC LIS-5).
+func unknownHelpTopic(prog, word string, cmds []*cli.Command) string {
+	if word == "version" {
+		return prog + ": the version is a flag, not a command: " + prog + " --version"
+	}
+	names := commandNames(cmds)
+	if s := suggest(word, names); s != "" {
+		return fmt.Sprintf("%s help: %q is no command; did you mean `%s help %s`?", prog, word, prog, s)
+	}
+	return fmt.Sprintf("%s help: %q is no command (help topics: %s)", prog, word, strings.Join(names, ", "))
 }
 
 // reNoHelpTopic is urfave/cli's answer (exit 3) to `dual-proxy help X`,
@@ -294,8 +343,11 @@ func unknownCommand(word string, cmds []*cli.Command) string {
 // command.
 var reNoHelpTopic = lazyRegexp(`^No help topic for '(.*)'$`)
 
-// unknownTopic is unknownCommand for the level args name: the pool
-// subcommands after "pool", else the program's commands (exit 2, LIS-5).
+// unknownTopic is the message for a level args name without the command
+// word: the pool subcommands after "pool", else the program's commands as
+// help topics (exit 2, LIS-5): `dual-proxy WORD` itself is serve's
+// unknownCommand, so urfave/cli answers "No help topic" at the top level
+// only to a help request.
 func unknownTopic(app *cli.App, args []string, word string) string {
 	for _, a := range args {
 		if a != "pool" {
@@ -314,7 +366,7 @@ func unknownTopic(app *cli.App, args []string, word string) string {
 			}
 		}
 	}
-	return unknownCommand(word, app.Commands)
+	return unknownHelpTopic(app.Name, word, app.Commands)
 }
 
 // agentInstall maps agent executables to how to install them (npm package

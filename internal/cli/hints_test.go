@@ -44,9 +44,12 @@ func TestHelpfulMessages(t *testing.T) {
 		{"LIS-5/command-typo-did-you-mean", DualProxy, nil,
 			[]string{"sttaus"}, 2,
 			"dual-proxy: unknown command \"sttaus\"; did you mean `dual-proxy status`?\n"},
-		{"LIS-5/unknown-command-lists-commands", DualProxy, nil,
-			[]string{"curl"}, 2,
-			"dual-proxy: unknown command \"curl\" (commands: completion, demo, help, man, pool, run, status); to run a program behind the proxy: dual-proxy run -- curl\n"},
+		{"LIS-5/unknown-command-lists-commands", DualProxy, []string{"PATH=/nonexistent"},
+			[]string{"frobnicate", "x"}, 2,
+			"dual-proxy: unknown command \"frobnicate\" (commands: completion, demo, help, man, pool, run, status)\n"},
+		{"LIS-5/unknown-agent-command-gets-the-run-form", DualProxy, []string{"PATH=/nonexistent"},
+			[]string{"claude", "-p", "hi there"}, 2,
+			"dual-proxy: unknown command \"claude\"; to run claude behind the proxy: dual-proxy run -- claude -p 'hi there'\n"},
 		{"LIS-5/version-command-names-the-flag", DualProxy, nil,
 			[]string{"version"}, 2,
 			"dual-proxy: unknown command \"version\"; the version is a flag: dual-proxy --version\n"},
@@ -58,7 +61,22 @@ func TestHelpfulMessages(t *testing.T) {
 			"dual-proxy pool: unknown command \"xyzzy\" (commands: test, help)\n"},
 		{"LIS-5/help-topic-typo-did-you-mean", DualProxy, nil,
 			[]string{"help", "stauts"}, 2,
-			"dual-proxy: unknown command \"stauts\"; did you mean `dual-proxy status`?\n"},
+			"dual-proxy help: \"stauts\" is no command; did you mean `dual-proxy help status`?\n"},
+		{"LIS-5/help-unknown-topic-names-the-topics-not-run", DualProxy, nil,
+			[]string{"help", "nope"}, 2,
+			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+		{"LIS-5/help-flag-unknown-topic-names-the-topics", DualProxy, nil,
+			[]string{"--help", "nope"}, 2,
+			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+		{"LIS-5/version-flag-with-a-word-exits-2", DualProxy, nil,
+			[]string{"--version", "extra"}, 2,
+			"dual-proxy: unexpected argument \"extra\": --version takes no arguments (dual-proxy --version)\n"},
+		{"LIS-5/version-flag-before-a-command-exits-2", DualProxy, nil,
+			[]string{"-v", "status"}, 2,
+			"dual-proxy: unexpected argument \"status\": --version takes no arguments (dual-proxy --version)\n"},
+		{"LIS-5/launcher-version-flag-with-a-word-exits-2", Claude, nil,
+			[]string{"--version", "extra"}, 2,
+			"claude-dual-proxy: unexpected argument \"extra\": --version takes no arguments (claude-dual-proxy --version)\n"},
 		{"LIS-5/bad-number-names-the-flag", DualProxy, nil,
 			[]string{"--listen-port=abc"}, 2,
 			"dual-proxy: --listen-port: want a whole number, got \"abc\"\n"},
@@ -95,6 +113,40 @@ func TestHelpfulMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `dual-proxy PROG ARGS` for a program on PATH gets the `run --` form with
+// its arguments; `help PROG` does not (help shows commands' help), and a
+// word that is no program gets the command list only (SPEC LIS-5).
+func TestUnknownCommandRunForm(t *testing.T) {
+	dir := t.TempDir()
+	fakeProgram(t, dir, "myagent")
+	t.Setenv("PATH", dir) // exec.LookPath reads the process PATH, as run's does
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"LIS-5/program-on-path-gets-the-run-form", []string{"myagent", "--flag", "a b"},
+			"dual-proxy: unknown command \"myagent\"; to run myagent behind the proxy: dual-proxy run -- myagent --flag 'a b'\n"},
+		{"LIS-5/help-for-a-program-is-no-topic", []string{"help", "myagent"},
+			"dual-proxy help: \"myagent\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+		{"LIS-5/no-program-no-run-form", []string{"nope"},
+			"dual-proxy: unknown command \"nope\" (commands: completion, demo, help, man, pool, run, status)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, status := runCmd(t, DualProxy, []string{"PATH=" + dir}, tc.args...)
+			if status != 2 || errOut != tc.want {
+				t.Fatalf("status %d, stderr\n%q\nwant\n%q", status, errOut, tc.want)
+			}
+		})
+	}
+	t.Run("PLAT-2/version-flag-alone-prints-the-version", func(t *testing.T) {
+		out, errOut, status := runCmd(t, DualProxy, nil, "--version")
+		if status != 0 || !strings.HasPrefix(out, "dual-proxy version ") || errOut != "" {
+			t.Fatalf("status %d out %q err %q", status, out, errOut)
+		}
+	})
 }
 
 // A bad value from the environment is reported under the variable's name

@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,4 +20,13 @@ func TestNoProxyCases(t *testing.T) {
 			t.Fatalf("status %d: want both NO_PROXY and no_proxy entries as rules:\n%s", status, out)
 		}
 	})
+}
+
+// fakeProgram makes an executable named name in dir, as exec.LookPath
+// finds one here.
+func fakeProgram(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }

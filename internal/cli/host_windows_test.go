@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,4 +20,13 @@ func TestNoProxyCases(t *testing.T) {
 			}
 		}
 	})
+}
+
+// fakeProgram makes an executable named name in dir, as exec.LookPath
+// finds one here (by its PATHEXT extension).
+func fakeProgram(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name+".exe"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }

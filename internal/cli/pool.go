@@ -28,8 +28,11 @@ const poolTestTimeout = pool.MaxTestDuration + 10*time.Second
 // MODEL) and print the member hit, the time to first token, the attempts
 // and the result. Flags may come before or after POOL and MODEL. The token
 // is the pool token (--pool-token / DUAL_PROXY_POOL_TOKEN of the instance),
-// sent as Authorization: Bearer. Exit 0 when the call succeeded, 1 when it
-// failed or the instance cannot be reached, 2 for usage errors (LIS-5).
+// sent as Authorization: Bearer. Without MODEL it lists POOL's models,
+// without POOL the pools the running instances serve (listPools,
+// listModels). Exit 0 when the call succeeded or the list was printed, 1
+// when the call failed or the instance cannot be reached, 2 for usage
+// errors and a pool the instance does not serve (LIS-5).
 func poolCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "pool",
@@ -58,12 +61,20 @@ func poolTest(c *cli.Context, env []string) error {
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
-	if len(args) == 0 {
-		return cli.Exit(name+": want POOL MODEL: "+poolsHint(c.Context, env, c.String("addr")), 2)
-	}
-	if len(args) == 1 && args[0] != "" {
-		// A pool but no model: name the models it serves (trial finding).
-		return cli.Exit(name+": want POOL MODEL: "+modelsHint(c.Context, env, args[0], c.String("addr")), 2)
+	if len(args) == 0 || len(args) == 1 && args[0] != "" {
+		// A list the user asked for: the pools, or a pool's models (trial
+		// finding; the README presents both as uses, so they exit 0).
+		var l listing
+		if len(args) == 0 {
+			l = listPools(c.Context, env, c.String("addr"))
+		} else {
+			l = listModels(c.Context, env, args[0], c.String("addr"))
+		}
+		if l.code != 0 {
+			return cli.Exit(name+": "+l.text, l.code)
+		}
+		_, err := io.WriteString(c.App.Writer, l.text)
+		return err
 	}
 	if len(args) != 2 || args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)

@@ -89,7 +89,7 @@ func TestPoolTestCommand(t *testing.T) {
 		}
 	})
 	t.Run("LIS-5/pool-test-usage-errors-exit-2", func(t *testing.T) {
-		for _, args := range [][]string{{"pool", "test", "p"}, {"pool", "test", "p", "m", "--bogus"}, {"pool", "test", "p", "m", "--addr"}, {"pool", "test", "p", "m", "--addr", "nope"}} {
+		for _, args := range [][]string{{"pool", "test", ""}, {"pool", "test", "p", "m", "extra"}, {"pool", "test", "p", "m", "--bogus"}, {"pool", "test", "p", "m", "--addr"}, {"pool", "test", "p", "m", "--addr", "nope"}} {
 			if _, errOut, status := runCmd(t, poolApp, nil, args...); status != 2 || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("%v: status %d err %q", args, status, errOut)
 			}
@@ -120,31 +120,51 @@ func TestPoolTestHints(t *testing.T) {
 	const cfg = "channels:\n  a: {api: anthropic, base_url: 'http://127.0.0.1:1', api_key: sk-SECRET-1,\n      models: [{id: a-large}, {id: a-small}]}\n  b: {api: anthropic, base_url: 'http://127.0.0.1:1', api_key: sk-SECRET-2}\n" +
 		"pools:\n  named: {members: [a, b], models: [{id: flash, targets: {a: a-small}}, {id: pro}]}\n  declared: {members: [a]}\n  open: {members: [b]}\n"
 	addr := poolServer(t, cfg)
-	t.Run("POOL-14/pool-test-without-model-lists-the-pools-models", func(t *testing.T) {
+	t.Run("POOL-14/pool-test-without-model-lists-the-pools-models-and-exits-0", func(t *testing.T) {
 		for pool, want := range map[string]string{
-			"named":    `pool "named" on ` + addr + ` serves flash, pro: e.g. dual-proxy pool test named flash`,
-			"declared": `pool "declared" on ` + addr + ` serves a-large, a-small: e.g. dual-proxy pool test declared a-large`,
-			"open":     `pool "open" on ` + addr + ` lists no models`,
-			"nosuch":   addr + ` serves no pool "nosuch" (its pools: named, declared, open)`,
+			"named":    `models of pool "named" on ` + addr + " (dual-proxy pool test named MODEL tests one):\n  flash\n  pro\n",
+			"declared": `models of pool "declared" on ` + addr + " (dual-proxy pool test declared MODEL tests one):\n  a-large\n  a-small\n",
+			"open":     `pool "open" on ` + addr + " lists no models (no models: in its config, none declared by its members), so any model id goes to the members as is: name one they serve, e.g. dual-proxy pool test open MODEL\n",
 		} {
-			_, errOut, status := runCmd(t, poolApp, nil, "pool", "test", pool, "--addr", addr)
-			if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "want POOL MODEL: "+want) || strings.Contains(errOut, "SECRET") {
-				t.Errorf("%s: status %d err %q", pool, status, errOut)
+			out, errOut, status := runCmd(t, poolApp, nil, "pool", "test", pool, "--addr", addr)
+			if status != 0 || out != want || errOut != "" {
+				t.Errorf("%s: status %d out %q err %q", pool, status, out, errOut)
 			}
 		}
-		_, errOut, status := runCmd(t, poolApp, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "pool", "test", "named", "--addr", testworld.RefusedAddr(t))
-		if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "so its models cannot be listed; start one") {
-			t.Errorf("unreachable: status %d err %q", status, errOut)
+	})
+	t.Run("LIS-5/pool-test-of-an-unknown-pool-exits-2-naming-the-pools", func(t *testing.T) {
+		out, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "nosuch", "--addr", addr)
+		if want := addr + ` serves no pool "nosuch" (its pools: named, declared, open)`; status != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) || strings.Contains(errOut, "SECRET") {
+			t.Errorf("status %d out %q err %q", status, out, errOut)
 		}
 	})
-	t.Run("POOL-14/pool-test-without-arguments-lists-the-pools", func(t *testing.T) {
-		_, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "--addr", addr)
-		if want := "want POOL MODEL: running pools: named on " + addr + ", declared on " + addr + ", open on " + addr + "; dual-proxy pool test POOL lists a pool's models\n"; status != 2 || !strings.HasSuffix(errOut, want) {
-			t.Errorf("status %d err %q", status, errOut)
+	t.Run("POOL-14/pool-test-cannot-list-without-an-instance-exits-1", func(t *testing.T) {
+		_, errOut, status := runCmd(t, poolApp, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "pool", "test", "named", "--addr", testworld.RefusedAddr(t))
+		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "so its models cannot be listed; start one") {
+			t.Errorf("unreachable: status %d err %q", status, errOut)
 		}
 		_, errOut, status = runCmd(t, poolApp, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "pool", "test")
-		if status != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running instance serves a pool; start one") {
+		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running instance serves a pool; start one") {
 			t.Errorf("nothing running: status %d err %q", status, errOut)
+		}
+	})
+	t.Run("POOL-14/pool-test-without-arguments-lists-the-pools-and-exits-0", func(t *testing.T) {
+		out, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "--addr", addr)
+		want := "pools of the running instances (dual-proxy pool test POOL lists a pool's models):\n" +
+			"  named     " + addr + "\n  declared  " + addr + "\n  open      " + addr + "\n"
+		if status != 0 || out != want || errOut != "" {
+			t.Errorf("status %d out %q err %q", status, out, errOut)
+		}
+		// From the registry (SPEC OPS-6), as a user without --addr.
+		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr, Pools: []string{"named", "open"}}, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		out, _, status = runCmd(t, poolApp, env, "pool", "test")
+		if status != 0 || !strings.Contains(out, "  named  "+addr+"\n  open   "+addr+"\n") {
+			t.Errorf("registry: status %d out %q", status, out)
 		}
 	})
 	t.Run("POOL-20/pool-test-wrong-token-says-which-token-and-where-from", func(t *testing.T) {

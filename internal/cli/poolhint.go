@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 )
@@ -17,15 +18,25 @@ import (
 // test's --token.
 const envPoolToken = "DUAL_PROXY_POOL_TOKEN"
 
-// modelsHint says which models pool poolID serves (SPEC POOL-14, POOL-12:
+// listing is what `dual-proxy pool test` answers without POOL or without
+// MODEL: the list the user asked for (text for stdout, code 0), or one line
+// saying why there is none (code 1 when no instance could be asked, 2 when
+// the named pool does not exist: a bad argument, SPEC LIS-5). The README
+// presents both lists as uses, so a list is not a usage error (it exited 2).
+type listing struct {
+	text string
+	code int
+}
+
+// listModels lists the models pool poolID serves (SPEC POOL-14, POOL-12:
 // the unified models of its models:, else those its members declare, as
 // /pool/status lists them) and how to name one; read from the instance
 // poolTarget picks, without a token (/pool/status is open).
-func modelsHint(ctx context.Context, env []string, poolID, addrFlag string) string {
+func listModels(ctx context.Context, env []string, poolID, addrFlag string) listing {
 	example := "dual-proxy pool test " + poolID + " MODEL"
 	addr, _, note, err := poolTarget(env, poolID, addrFlag, "")
 	if err != nil {
-		return err.Error()
+		return listing{err.Error(), 2}
 	}
 	raw, err := fetchDoc(ctx, addr, "/pool/status")
 	if err != nil {
@@ -33,11 +44,11 @@ func modelsHint(ctx context.Context, env []string, poolID, addrFlag string) stri
 		if strings.HasPrefix(note, "no running instance") {
 			why = strings.TrimSuffix(note, "; ")
 		}
-		return why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example
+		return listing{why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1}
 	}
 	var doc poolStateDoc
 	if json.Unmarshal(raw, &doc) != nil {
-		return addr + " did not answer a pool status; name the model: " + example
+		return listing{addr + " did not answer a pool status; name the model: " + example, 1}
 	}
 	var pools []string
 	for _, p := range doc.Pools {
@@ -46,49 +57,65 @@ func modelsHint(ctx context.Context, env []string, poolID, addrFlag string) stri
 			continue
 		}
 		if len(p.Models) == 0 {
-			return fmt.Sprintf("pool %q on %s lists no models (no models: in its config, none declared by its members), so any model id goes to the members as is: name one they serve, e.g. %s", poolID, addr, example)
+			return listing{fmt.Sprintf("pool %q on %s lists no models (no models: in its config, none declared by its members), so any model id goes to the members as is: name one they serve, e.g. %s\n", poolID, addr, example), 0}
 		}
-		ids := make([]string, len(p.Models))
-		for i, m := range p.Models {
-			ids[i] = m.ID
+		var b strings.Builder
+		fmt.Fprintf(&b, "models of pool %q on %s (%s tests one):\n", poolID, addr, example)
+		for _, m := range p.Models {
+			fmt.Fprintf(&b, "  %s\n", m.ID)
 		}
-		return fmt.Sprintf("pool %q on %s serves %s: e.g. dual-proxy pool test %s %s", poolID, addr, strings.Join(ids, ", "), poolID, ids[0])
+		return listing{b.String(), 0}
 	}
 	if len(pools) == 0 {
-		return fmt.Sprintf("%s serves no pool %q (it has none); name the model: %s", addr, poolID, example)
+		return listing{fmt.Sprintf("%s serves no pool %q (it has none)", addr, poolID), 2}
 	}
-	return fmt.Sprintf("%s serves no pool %q (its pools: %s)", addr, poolID, strings.Join(pools, ", "))
+	return listing{fmt.Sprintf("%s serves no pool %q (its pools: %s)", addr, poolID, strings.Join(pools, ", ")), 2}
 }
 
-// poolsHint names the pools the running instances serve (the registry's
+// listPools lists the pools the running instances serve (the registry's
 // entries, SPEC OPS-6; with --addr that instance's /pool/status), for
 // `dual-proxy pool test` without arguments.
-func poolsHint(ctx context.Context, env []string, addrFlag string) string {
-	var served []string
+func listPools(ctx context.Context, env []string, addrFlag string) listing {
+	type served struct{ pool, addr string }
+	var found []served
 	if addrFlag != "" {
 		addr, err := statusAddr(addrFlag)
 		if err != nil {
-			return "--addr: " + err.Error()
+			return listing{"--addr: " + err.Error(), 2}
 		}
-		if raw, err := fetchDoc(ctx, addr, "/pool/status"); err == nil {
-			var doc poolStateDoc
-			if json.Unmarshal(raw, &doc) == nil {
-				for _, p := range doc.Pools {
-					served = append(served, p.ID+" on "+addr)
-				}
-			}
+		raw, err := fetchDoc(ctx, addr, "/pool/status")
+		if err != nil {
+			return listing{oneLine(err.Error()) + ", so its pools cannot be listed", 1}
+		}
+		var doc poolStateDoc
+		if json.Unmarshal(raw, &doc) != nil {
+			return listing{addr + " did not answer a pool status", 1}
+		}
+		for _, p := range doc.Pools {
+			found = append(found, served{p.ID, addr})
 		}
 	} else {
 		for _, e := range instances(env) {
 			for _, p := range e.Pools {
-				served = append(served, p+" on "+e.Addr)
+				found = append(found, served{p, e.Addr})
 			}
 		}
 	}
-	if len(served) == 0 {
-		return "no running instance serves a pool; start one (dual-proxy --config FILE, or dual-proxy run --pool POOL -- CMD), then: dual-proxy pool test POOL MODEL"
+	if len(found) == 0 {
+		where := "no running instance serves a pool"
+		if addrFlag != "" {
+			where = "the instance at " + addrFlag + " serves no pool"
+		}
+		return listing{where + "; start one (dual-proxy --config FILE, or dual-proxy run --pool POOL -- CMD), then: dual-proxy pool test POOL MODEL", 1}
 	}
-	return "running pools: " + strings.Join(served, ", ") + "; dual-proxy pool test POOL lists a pool's models"
+	var b strings.Builder
+	b.WriteString("pools of the running instances (dual-proxy pool test POOL lists a pool's models):\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, f := range found {
+		fmt.Fprintf(tw, "  %s\t%s\n", f.pool, f.addr)
+	}
+	tw.Flush()
+	return listing{b.String(), 0}
 }
 
 // tokenHint explains a 401/403 from the instance at addr to a pool test
