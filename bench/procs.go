@@ -152,9 +152,18 @@ func cpuTime(ps ...*proc) time.Duration {
 }
 
 // childEnv is the environment of every child: no proxy variables, a
-// private HOME, GOTRACEBACK=all for the goroutine dump.
+// private HOME, state, runtime and temporary directory under home, and
+// GOTRACEBACK=all for the goroutine dump. The runtime directory holds the
+// launcher registry (SPEC OPS-6): without it the bench's dual-proxy
+// instances registered in the user's own (TMP/dual-proxy-UID), so
+// `dual-proxy status` listed a running bench. Every peer gets the same
+// environment, so no row pays for it more than another.
 func childEnv(home string) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "GOTRACEBACK=all"}
+	for _, d := range []string{"run", "tmp"} {
+		os.MkdirAll(filepath.Join(home, d), 0o700) // a failure shows as the child's own error
+	}
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"XDG_RUNTIME_DIR=" + filepath.Join(home, "run"), "TMPDIR=" + filepath.Join(home, "tmp"), "GOTRACEBACK=all"}
 }
 
 var listenAddr = regexp.MustCompile(`msg=listening addr=(\S+)`)
