@@ -258,7 +258,10 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = enc.Encode(p.Status())
 		return
 	case "/pool", "/pool/":
-		status.ServePage(w, r, p.editor != nil)
+		p.mu.RLock()
+		conf := p.conf
+		p.mu.RUnlock()
+		status.ServePage(w, r, p.editor != nil, conf)
 		return
 	case editor.PathConfig, editor.PathValidate, editor.PathModels, editor.PathRename:
 		p.serveEditor(w, r)

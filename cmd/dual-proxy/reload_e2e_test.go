@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"os"
@@ -173,6 +174,33 @@ func TestPoolReload(t *testing.T) {
 			t.Fatalf("status does not show the failed reload:\n%s", out)
 		}
 	})
+	page := func(t *testing.T) string {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/pool/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET /pool/: %d", resp.StatusCode)
+		}
+		return string(body)
+	}
+	t.Run("POOL-16/pool-page-shows-the-failed-reload", func(t *testing.T) {
+		// The page as fetched (no script run: the browser suite checks its
+		// rendering) carries the failure, every error and that the old
+		// configuration still serves (closing note's open item).
+		body := page(t)
+		if !strings.Contains(body, `<div id="reload" class="verdict" data-level="down" data-failed="true"><div>Configuration NOT reloaded at `) ||
+			!strings.Contains(body, "still serves until "+html.EscapeString(cfg)+" reads without errors") ||
+			!strings.Contains(body, "<li><code>"+html.EscapeString(cfg+":3:3: channels.a: duplicate key (first at line 2)")+"</code></li>") {
+			t.Fatalf("the page does not show the failed reload:\n%s", body)
+		}
+		if strings.Contains(body, "k1") || strings.Contains(body, "k2") {
+			t.Fatal("a key on the page")
+		}
+	})
 	t.Run("POOL-22/editor-save-applies-like-sighup", func(t *testing.T) {
 		write(t, "# kept comment\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 		get, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/pool/config", nil)
@@ -213,6 +241,9 @@ func TestPoolReload(t *testing.T) {
 		}
 		if out := status(t); strings.Contains(out, "NOT RELOADED") {
 			t.Fatalf("a good reload leaves the failure shown:\n%s", out)
+		}
+		if body := page(t); strings.Contains(body, `data-failed="true"`) || !strings.Contains(body, `<div id="reload" class="verdict" data-level="down" hidden></div>`) {
+			t.Fatalf("a good reload leaves the failure on the page:\n%s", body)
 		}
 	})
 }
