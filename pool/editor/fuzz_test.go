@@ -14,6 +14,8 @@ func FuzzMerge(f *testing.F) {
 	f.Add("a: [1, {id: x}]\n", "a: [{id: x, k: 2}, 3]\n")
 	f.Add("channels: {a: {api_key: k}}\n", "channels: {a: {api_key: ***}, b: {api_key: ***}}\n")
 	f.Add(spliceFile, "channels:\n  kimi: {api: openai-chat, base_url: 'https://x/v1', auth: bearer}\npools:\n  claude-pool:\n    strategy: failover\n    members: [ustc, kimi]\n    models:\n      - id: flash\n        targets: {ustc: x}\n      - id: pro\n")
+	f.Add("pools:\n  p:\n    models:\n      # c\n      - id: m   # l\n        context_window: 1\n      - id: n\n",
+		`{"pools": {"p": {"models": [{"id": "q", "max_tokens": 2}, {"id": "n"}]}}}`) // an item replaced (samePlace)
 	f.Fuzz(func(t *testing.T, disk, edit string) {
 		d, err := parseDoc([]byte(disk))
 		if err != nil {

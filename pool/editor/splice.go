@@ -271,7 +271,8 @@ func (s *splicer) value(e span, dv, mv *yaml.Node) bool {
 }
 
 // sequence edits the block sequence d (items inside lines [lo, hi)) into
-// m: items edited in place, new items appended; an item deleted or moved
+// m: items edited in place, an item of another shell rendered in place of
+// the lines of the one at its place, new items appended; fewer items
 // makes it false (the caller renders the entry).
 func (s *splicer) sequence(d, m *yaml.Node, lo, hi int) bool {
 	if len(m.Content) < len(d.Content) {
@@ -312,7 +313,13 @@ func (s *splicer) sequence(d, m *yaml.Node, lo, hi int) bool {
 				return false
 			}
 		default:
-			return false
+			// Another item at this place (a new one where the merge
+			// deleted one, samePlace): its lines only, the siblings' stay.
+			text, ok := s.render(&yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: []*yaml.Node{mi}}, dashCol, "")
+			if !ok {
+				return false
+			}
+			s.replace(e.start, e.content, text)
 		}
 	}
 	if len(m.Content) > len(d.Content) {

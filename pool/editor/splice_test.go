@@ -214,3 +214,53 @@ func TestIDEditKeepsComments(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletedItemCommentsStayDeleted: one PUT that deletes a sequence item
+// with an id and adds a different item at its place gets the new item
+// without the deleted one's comments (they followed the place: the new
+// model read "# the main model", SPEC POOL-22); an id edited in place with
+// the item's other fields kept is still that item (TestIDEditKeepsComments).
+func TestDeletedItemCommentsStayDeleted(t *testing.T) {
+	const file = `pools:
+  p:
+    members: [a, b]
+    models:
+      # the main model: keep its window
+      - id: m   # model line
+        context_window: 1000  # window
+        targets: {b: m-b}
+      # second
+      - id: n
+        max_tokens: 64
+`
+	t.Run("POOL-22/new-item-at-a-deleted-items-place-gets-no-comments", func(t *testing.T) {
+		got := saveEdit(t, file, func(d map[string]any) {
+			at(d, "pools", "p")["models"].([]any)[0] = map[string]any{"id": "q", "efforts": []any{"low"}}
+		})
+		for _, gone := range []string{"main model", "model line", "# window", "m-b"} {
+			if strings.Contains(got, gone) {
+				t.Errorf("%q of the deleted item is still in\n%s", gone, got)
+			}
+		}
+		if !strings.Contains(got, "id: q") || !strings.Contains(got, "      # second\n      - id: n\n        max_tokens: 64\n") {
+			t.Errorf("saved\n%s", got)
+		}
+	})
+	t.Run("POOL-22/id-and-one-field-edited-is-still-the-item", func(t *testing.T) {
+		got := saveEdit(t, file, func(d map[string]any) {
+			m := at(d, "pools", "p")["models"].([]any)[0].(map[string]any)
+			m["id"], m["context_window"] = "m2", 2000
+		})
+		if want := strings.Replace(strings.Replace(file, "- id: m   #", "- id: m2   #", 1), "context_window: 1000", "context_window: 2000", 1); got != want {
+			t.Errorf("saved\n%s\nwant\n%s", got, want)
+		}
+	})
+	t.Run("POOL-22/second-item-replaced-by-a-new-one", func(t *testing.T) {
+		got := saveEdit(t, file, func(d map[string]any) {
+			at(d, "pools", "p")["models"].([]any)[1] = map[string]any{"id": "r", "context_window": 5}
+		})
+		if strings.Contains(got, "# second") || strings.Contains(got, "max_tokens") || !strings.Contains(got, "# model line") || !strings.Contains(got, "id: r") {
+			t.Errorf("saved\n%s", got)
+		}
+	})
+}

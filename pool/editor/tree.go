@@ -27,7 +27,8 @@ const Placeholder = "***"
 //   - sequence: the edit's order; an item is matched with the disk's item of
 //     the same "id" (mappings) or the same value (scalars), else with the
 //     unmatched disk item at its place (its id or value was edited), so its
-//     comments stay.
+//     comments stay — for items with an id only when the rest mostly
+//     stayed too (samePlace): a new item there gets no comments.
 //   - scalar: the disk node keeps its comments and, for strings, its quoting;
 //     only value and tag change.
 //   - api_key (and a base_url password) equal to Placeholder: the disk's
@@ -182,9 +183,12 @@ func (mg merger) sequence(dst, src *yaml.Node, path string) (*yaml.Node, error) 
 	// An item whose id (or value) the edit changed matches nothing: the
 	// disk's item at its place that no edited item claimed is that item,
 	// edited, and keeps its comments, key order and style (a model's id
-	// changed on the page came back as a new item: its comments were lost).
+	// changed on the page came back as a new item: its comments were lost)
+	// — unless both have an id and the rest differs too (samePlace): then
+	// the disk's item was deleted and a new one added there, and its
+	// comments go with it.
 	for i, item := range src.Content {
-		if matches[i] == nil && i < len(dst.Content) && !used[i] && dst.Content[i].Kind == item.Kind {
+		if matches[i] == nil && i < len(dst.Content) && !used[i] && dst.Content[i].Kind == item.Kind && samePlace(dst.Content[i], item) {
 			matches[i], used[i] = dst.Content[i], true
 		}
 	}
@@ -235,6 +239,33 @@ func sameItem(a, b *yaml.Node) bool {
 		return ida != nil && idb != nil && ida.Value == idb.Value
 	}
 	return false
+}
+
+// samePlace reports whether edited item b, which no disk item matches by
+// id, is disk item a at its place with its id edited: always for scalars
+// and items without an id (only the place tells), else when at least half
+// of the other keys of either hold the same value in both (an id edited
+// alone, or with one field of two). One PUT that deleted a and added a
+// different b there gave b a's comments (SPEC POOL-22).
+func samePlace(a, b *yaml.Node) bool {
+	if a.Kind != yaml.MappingNode || mapValue(a, "id") == nil || mapValue(b, "id") == nil {
+		return true
+	}
+	keys := map[string]bool{}
+	for _, m := range []*yaml.Node{a, b} {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if k := m.Content[i].Value; k != "id" {
+				keys[k] = true
+			}
+		}
+	}
+	same := 0
+	for k := range keys {
+		if va, vb := mapValue(a, k), mapValue(b, k); va != nil && vb != nil && sameTree(va, vb) {
+			same++
+		}
+	}
+	return 2*same >= len(keys)
 }
 
 // fresh is a deep copy of an edited node in the file's usual style: block

@@ -50,3 +50,28 @@ func TestPutYAMLVerbatim(t *testing.T) {
 		}
 	})
 }
+
+// TestPutReplacedItemComments: one PUT over HTTP (the page's JSON) that
+// deletes a unified model and adds another at its place saves the new one
+// without the deleted one's comments (SPEC POOL-22; closing note's open
+// item: the comments followed the place).
+func TestPutReplacedItemComments(t *testing.T) {
+	t.Run("POOL-22/put-replacing-an-item-drops-its-comments", func(t *testing.T) {
+		const file = "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: ENV_KEY}\npools:\n  p:\n    members: [a]\n" +
+			"    models:\n      # retired next month: do not route new work here\n      - id: old   # legacy\n        context_window: 1000\n      - id: kept   # stays\n"
+		w := newWorld(t, file, 0o600)
+		g := w.get()
+		p := g.Doc["pools"].(map[string]any)["p"].(map[string]any)
+		p["models"].([]any)[0] = map[string]any{"id": "fresh", "max_tokens": 4096}
+		if st, out := w.put(g.Version, g.Doc); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		got := w.file()
+		// Only the replaced item's lines change; its neighbour keeps its own.
+		want := strings.Replace(file, "      # retired next month: do not route new work here\n      - id: old   # legacy\n        context_window: 1000\n",
+			"      - id: fresh\n        max_tokens: 4096\n", 1)
+		if got != want {
+			t.Fatalf("saved:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
