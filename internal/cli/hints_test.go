@@ -86,6 +86,9 @@ func TestHelpfulMessages(t *testing.T) {
 		{"LIS-5/bad-boolean-names-the-flag", DualProxy, nil,
 			[]string{"run", "--loopback-direct=maybe", "--", "true"}, 2,
 			"dual-proxy run: --loopback-direct: want true or false, got \"maybe\"\n"},
+		{"LIS-5/bad-log-format-names-the-value", DualProxy, nil,
+			[]string{"--log-format", "xml"}, 2,
+			"dual-proxy: --log-format: want text or json, got \"xml\"\n"},
 		{"LIS-5/flag-without-value", DualProxy, nil,
 			[]string{"--pool-token"}, 2,
 			"dual-proxy: --pool-token needs a value (--pool-token VALUE or --pool-token=VALUE)\n"},
@@ -156,14 +159,14 @@ func TestEnvValueNamed(t *testing.T) {
 	t.Run("LIS-5/env-var-named-not-flag", func(t *testing.T) {
 		t.Setenv("LOG_LEVEL", "trace")
 		_, errOut, status := runCmd(t, DualProxy, []string{"LOG_LEVEL=trace"}, "--print-config")
-		if want := "dual-proxy: environment variable LOG_LEVEL (--log-level): want debug, info, warn or error\n"; status != 2 || errOut != want {
+		if want := "dual-proxy: environment variable LOG_LEVEL (--log-level): want debug, info, warn or error, got \"trace\"\n"; status != 2 || errOut != want {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})
 	t.Run("LIS-5/flag-on-command-line-named-as-flag", func(t *testing.T) {
 		t.Setenv("LOG_LEVEL", "trace")
 		_, errOut, status := runCmd(t, DualProxy, []string{"LOG_LEVEL=trace"}, "--log-level", "loud", "--print-config")
-		if want := "dual-proxy: --log-level: want debug, info, warn or error\n"; status != 2 || errOut != want {
+		if want := "dual-proxy: --log-level: want debug, info, warn or error, got \"loud\"\n"; status != 2 || errOut != want {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})

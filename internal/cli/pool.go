@@ -41,7 +41,7 @@ func poolCommand(sio IO) *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "test",
 			Usage:     "send one real streaming call through a pool of a running instance; print member, time to first token, result",
-			UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]",
+			UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]\n\n   Without MODEL: the models POOL serves; without POOL: the pools the running instances serve.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "the running instance serving POOL, else " + defaultStandalone, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, DefaultText: "the instance's own, from the registry", Usage: "the pool token (sent as Authorization: Bearer)"},

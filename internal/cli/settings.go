@@ -117,10 +117,10 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 		}
 	}
 	if err := s.LogLevel.UnmarshalText([]byte(c.String(fLogLevel))); err != nil {
-		return nil, usageError(fLogLevel, "want debug, info, warn or error")
+		return nil, usageError(fLogLevel, "want debug, info, warn or error, got %q", c.String(fLogLevel))
 	}
 	if s.LogFormat != "text" && s.LogFormat != "json" {
-		return nil, usageError(fLogFormat, "want text or json")
+		return nil, usageError(fLogFormat, "want text or json, got %q", s.LogFormat)
 	}
 	if s.HealthURL != "" {
 		u, err := url.Parse(s.HealthURL)

@@ -155,11 +155,14 @@ func (l errList) err() error {
 
 // located returns the errors with their position filled in from the
 // document (an error that already has one keeps it), in file order; errors
-// without a position (file-level) come first.
+// without a position (file-level) come first. An error at a path the file
+// lacks (a required key missing: "channels.a.base_url: missing") gets the
+// position of the nearest ancestor it has, the entry to add the key to (it
+// had none, so the user searched for it; fresh-user trial).
 func (l errList) located(root *yaml.Node) errList {
 	for _, e := range l {
-		if e.Line == 0 && e.Path != "" {
-			if n := locate(root, e.Path); n != nil {
+		for p := e.Path; e.Line == 0 && p != ""; p = parentPath(p) {
+			if n := locate(root, p); n != nil {
 				e.Line, e.Column = n.Line, n.Column
 			}
 		}
@@ -168,6 +171,16 @@ func (l errList) located(root *yaml.Node) errList {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return l
+}
+
+// parentPath is p without its last key or item ("a.b[2].c" → "a.b[2]" →
+// "a.b"), "" at the top.
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
 }
 
 // locate is the node path p names under root: the key node of a mapping

@@ -87,6 +87,22 @@ func TestEveryErrorWithPosition(t *testing.T) {
 			t.Fatalf("%T %+v", err, err)
 		}
 	})
+	t.Run("POOL-3/missing-key-points-at-its-entry", func(t *testing.T) {
+		// A required key the file lacks has no node of its own: the error
+		// names the entry to add it to (it named no line; fresh-user trial).
+		_, err := ParseConfig([]byte("channels:\n  x: {api: anthropic, api_key_env: K}\n  a:\n    api_key: k\n"), func(string) string { return "v" })
+		for _, e := range AllErrors(err) {
+			e.File = "F"
+		}
+		want := []string{
+			"F:2:3: channels.x.base_url: missing",
+			"F:3:3: channels.a.api: missing (" + strings.Join(ChannelAPIs, ", ") + ")",
+			"F:3:3: channels.a.base_url: missing",
+		}
+		if got := ConfigErrors(AllErrors(err)).Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
 	t.Run("POOL-3/cross-reference-not-repeated-under-a-bad-value", func(t *testing.T) {
 		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://x, api_key: k}\npools:\n  p: {members: a}\n"), nil)
 		if es := AllErrors(err); len(es) != 1 || es[0].Path != "pools.p.members" || es[0].Msg != "expected a list" {
@@ -110,7 +126,7 @@ func TestLocate(t *testing.T) {
 		got[e.Path] = fmt.Sprintf("%d:%d", e.Line, e.Column)
 	}
 	t.Run("POOL-3/paths-with-dots-and-items", func(t *testing.T) {
-		for p, w := range map[string]string{"channels.v1.2.models[1].input[0]": "2:44", "pools.p.members[0]": "4:17", "pools.p": "4:3", "nosuch": "0:0", "pools.p.members[9]": "0:0"} {
+		for p, w := range map[string]string{"channels.v1.2.models[1].input[0]": "2:44", "pools.p.members[0]": "4:17", "pools.p": "4:3", "nosuch": "0:0", "pools.p.members[9]": "4:7"} {
 			if got[p] != w {
 				t.Errorf("%s at %s, want %s", p, got[p], w)
 			}
