@@ -272,7 +272,9 @@ func fmtSigned(d time.Duration) string {
 }
 
 // launcher is scenario 5: wall time of `dual-proxy run --health-url ” --
-// true` against `true`.
+// true` against `true`, and of exec to the first accepted connection. With
+// -compare the second binary's rows ([B]) are measured in the same
+// interleaved runs: true, dual-proxy, [B], true, dual-proxy, [B] …
 func (w *world) launcher() error {
 	const sec = "5 launcher"
 	fmt.Println("scenario 5: launcher overhead")
@@ -281,60 +283,78 @@ func (w *world) launcher() error {
 		return err
 	}
 	const runs = 15
-	timeIt := func(argv ...string) ([]float64, error) {
-		var out []float64
-		for i := 0; i < runs+1; i++ {
+	bins := []string{w.dpBin}
+	if w.compareBin != "" {
+		bins = append(bins, w.compareBin)
+	}
+	argvs := [][]string{{truePath}}
+	for _, b := range bins {
+		argvs = append(argvs, []string{b, "run", "--listen-port", "0", "--health-url", "", "--", truePath})
+	}
+	times := make([][]float64, len(argvs))
+	for i := 0; i < runs+1; i++ {
+		for j, argv := range argvs {
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = childEnv(w.tmp)
 			t0 := time.Now()
 			if b, err := cmd.CombinedOutput(); err != nil {
-				return nil, fmt.Errorf("%v: %v %s", argv, err, b)
+				return fmt.Errorf("%v: %v %s", argv, err, b)
 			}
 			if i > 0 { // the first run warms the page cache
-				out = append(out, float64(time.Since(t0)))
+				times[j] = append(times[j], float64(time.Since(t0)))
 			}
 		}
-		return out, nil
 	}
-	tt, err := timeIt(truePath)
-	if err != nil {
-		return err
+	mt := time.Duration(median(times[0]))
+	w.add(row{sec: sec, path: "true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(mt), spread: fmt.Sprintf("±%.0f%%", spreadPct(times[0]))})
+	for j := range bins {
+		md := time.Duration(median(times[j+1]))
+		rw := row{sec: sec, path: "dual-proxy run --health-url '' -- true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(md),
+			spread: fmt.Sprintf("±%.0f%%", spreadPct(times[j+1])), p50: "overhead " + fmtSigned(md-mt)}
+		if j == 0 { // [B] rows get no verdict, as in the other scenarios
+			rw.target, rw.verdict = fmt.Sprintf("≤ %d ms overhead", targetLauncher.Milliseconds()), verdict(md-mt <= targetLauncher)
+		} else {
+			rw.path = "[B] " + rw.path
+		}
+		w.add(rw)
+		fmt.Printf("  true %s, %s %s\n", fmtDur(mt), rw.path, fmtDur(md))
 	}
-	td, err := timeIt(w.dpBin, "run", "--listen-port", "0", "--health-url", "", "--", truePath)
-	if err != nil {
-		return err
-	}
-	mt, md := time.Duration(median(tt)), time.Duration(median(td))
-	w.add(row{sec: sec, path: "true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(mt), spread: fmt.Sprintf("±%.0f%%", spreadPct(tt))})
-	w.add(row{sec: sec, path: "dual-proxy run --health-url '' -- true", conc: fmt.Sprint(runs) + " runs", result: fmtDur(md), spread: fmt.Sprintf("±%.0f%%", spreadPct(td)),
-		p50: "overhead " + fmtSigned(md-mt), target: fmt.Sprintf("≤ %d ms overhead", targetLauncher.Milliseconds()), verdict: verdict(md-mt <= targetLauncher)})
-	fmt.Printf("  true %s, dual-proxy run -- true %s\n", fmtDur(mt), fmtDur(md))
-	var ready []float64
+	ready := make([][]float64, len(bins))
 	for i := 0; i < runs+1; i++ {
-		d, err := w.readyAfterExec()
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			ready = append(ready, float64(d))
+		for j, b := range bins {
+			d, err := w.readyAfterExec(b)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				ready[j] = append(ready[j], float64(d))
+			}
 		}
 	}
-	mr := time.Duration(median(ready))
-	w.add(row{sec: sec, path: "dual-proxy: exec to first accepted connection", conc: fmt.Sprint(runs) + " runs", result: fmtDur(mr), spread: fmt.Sprintf("±%.0f%%", spreadPct(ready)),
-		target: fmt.Sprintf("≤ %d ms", targetReady.Milliseconds()), verdict: verdict(mr <= targetReady)})
+	for j := range bins {
+		mr := time.Duration(median(ready[j]))
+		rw := row{sec: sec, path: "dual-proxy: exec to first accepted connection", conc: fmt.Sprint(runs) + " runs", result: fmtDur(mr),
+			spread: fmt.Sprintf("±%.0f%%", spreadPct(ready[j]))}
+		if j == 0 {
+			rw.target, rw.verdict = fmt.Sprintf("≤ %d ms", targetReady.Milliseconds()), verdict(mr <= targetReady)
+		} else {
+			rw.path = "[B] " + rw.path
+		}
+		w.add(rw)
+	}
 	w.note("Scenario 5 ready: fork+exec of dual-proxy on a free port, then a loopback dial every 200 µs until one connects; median of %d runs after one warm-up.", runs)
-	w.note("Scenario 5: wall time from fork to exit, median of %d runs after one warm-up run; --listen-port 0 so parallel runs cannot collide on 7896.", runs)
+	w.note("Scenario 5: wall time from fork to exit, median of %d runs after one warm-up run, the rows' runs interleaved; --listen-port 0 so parallel runs cannot collide on 7896.", runs)
 	return nil
 }
 
-// readyAfterExec starts dual-proxy on a free port and returns the time from
-// exec until a TCP connection to it succeeds.
-func (w *world) readyAfterExec() (time.Duration, error) {
+// readyAfterExec starts the dual-proxy binary bin on a free port and returns
+// the time from exec until a TCP connection to it succeeds.
+func (w *world) readyAfterExec(bin string) (time.Duration, error) {
 	port, err := freePort()
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(w.dpBin, "--listen-port", fmt.Sprint(port), "--health-url", "", "--upstream-host", "")
+	cmd := exec.Command(bin, "--listen-port", fmt.Sprint(port), "--health-url", "", "--upstream-host", "")
 	cmd.Env = childEnv(w.tmp)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	t0 := time.Now()
