@@ -68,7 +68,7 @@ func main() {
 		results = flag.String("results", "", "directory for this run's BENCHMARKS.md and SVG curves (default: a new temporary directory, printed at the end)")
 		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
-		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1, 2 and 7 add its rows (A/B a proxy change)")
+		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1, 2, 5 and 7 add its rows (A/B a proxy change)")
 		relay   = flag.Bool("relay-serve", false, "internal: serve the reference CONNECT relay (a child process of the bench)")
 		relayCB = flag.Bool("relay-copybuf", false, "internal: with -relay-serve, relay through a 32 KiB Read/Write loop")
 		newConc = flag.Int("new-conc", 8, "workers of the new-tunnel-per-request load (scenario 2)")
@@ -271,7 +271,7 @@ func (w *world) build(root, pkg string) (string, error) {
 	if err == nil {
 		rev, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
 		dirty, _ := exec.Command("git", "-C", root, "status", "--porcelain", "--", "proxy", "cmd", "internal", "launcher").Output()
-		w.built = "dual-proxy built as the release archives build it (CGO_ENABLED=0, -trimpath, -ldflags '-s -w') from the working tree at commit " + strings.TrimSpace(string(rev))
+		w.built = "dual-proxy built as the release archives build it (CGO_ENABLED=0, -trimpath, -tags urfave_cli_no_docs, -ldflags '-s -w') from the working tree at commit " + strings.TrimSpace(string(rev))
 		if n := strings.Count(string(dirty), "\n"); n > 0 {
 			w.built += fmt.Sprintf(" with %d uncommitted file(s) under proxy/, cmd/, internal/, launcher/", n)
 		}
@@ -292,19 +292,24 @@ func (w *world) build(root, pkg string) (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s\n(HEAD: %s)", pkg, err, out, b)
 	}
 	rev, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
-	w.built = "dual-proxy built as the release archives build it (CGO_ENABLED=0, -trimpath, -ldflags '-s -w') from the last commit " + strings.TrimSpace(string(rev)) + " (the working tree did not compile)"
+	w.built = "dual-proxy built as the release archives build it (CGO_ENABLED=0, -trimpath, -tags urfave_cli_no_docs, -ldflags '-s -w') from the last commit " + strings.TrimSpace(string(rev)) + " (the working tree did not compile)"
 	w.note("The working tree did not compile (%s), so dual-proxy was built from the last commit %s.", firstLine(string(out)), strings.TrimSpace(string(rev)))
 	return bin, nil
 }
 
+// releaseTags are the build tags of the release archives: urfave_cli_no_docs
+// leaves urfave/cli's Markdown and man-page generator (go-md2man,
+// blackfriday) out; the binary prints man pages rendered at test time.
+const releaseTags = "urfave_cli_no_docs"
+
 // releaseBuild returns the go build command for pkg into bin with the
 // settings of the release archives in .goreleaser.yaml (CGO_ENABLED=0,
-// -trimpath, -ldflags "-s -w"), so RSS, start-up and CPU rows measure the
+// -trimpath, -tags urfave_cli_no_docs, -ldflags "-s -w"), so RSS, start-up and CPU rows measure the
 // binary users install rather than a cgo development build (whose libc and
 // dynamic loader add ≈ 1.4 MiB RSS and ≈ 1 ms per start). Profiles still
 // symbolize: -s -w drops the ELF symbol table and DWARF, not Go's pclntab.
 func releaseBuild(bin, pkg string) *exec.Cmd {
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", releaseTags, "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	return cmd
 }
@@ -359,6 +364,6 @@ func gatewayVersions(gw map[string]*proc) []string {
 func (w *world) methodNotes() {
 	w.note("Each load configuration: %d rounds of %v, each after its own %v warm-up on fresh connections, interleaved across the rows of one comparison (round 1 of every row, then round 2 …; within a round forward and reversed in turn) so that background load hits all rows alike; the table shows the median round and the spread (max−min)/median of req/s. In scenario 2's comparisons every ratio (vs direct, vs squid and the targets' \"≥ Go relay\") is the median of the per-round ratios of the two rows, which share each round's background load, and the reused-tunnel comparison has twice the rounds. Latency p50/p99 are the medians of the per-round percentiles. Every operation has a %v deadline.", w.ph.rounds, w.ph.round, w.ph.warm, opTimeout)
 	w.note("Load generator: Go, raw HTTP/1.1 on keep-alive sockets (one per worker), absolute-form through a proxy for plain HTTP, CONNECT then TLS 1.3 (ECDSA P-256, no session resumption) for tunnels. The origin is a raw-socket Go HTTP/1.1 server answering 3 bytes.")
-	w.note("dual-proxy runs as a separate process built from ./cmd/dual-proxy with the release archives' settings (CGO_ENABLED=0, -trimpath, -ldflags '-s -w', as .goreleaser.yaml; a cgo build idles ≈ 1.4 MiB higher), always with --health-url '' and --upstream-host '' (no default 7897 gateway) unless a gateway is named.")
+	w.note("dual-proxy runs as a separate process built from ./cmd/dual-proxy with the release archives' settings (CGO_ENABLED=0, -trimpath, -tags urfave_cli_no_docs, -ldflags '-s -w', as .goreleaser.yaml; a cgo build idles ≈ 1.4 MiB higher), always with --health-url '' and --upstream-host '' (no default 7897 gateway) unless a gateway is named.")
 	w.note("Real gateways run with access logging off (squid access_log none, tinyproxy LogLevel Warning, privoxy without debug) so they are not penalised for logging that dual-proxy does not do.")
 }

@@ -89,7 +89,7 @@ func TestCompletionMatchesCommandTree(t *testing.T) {
 			}
 		}
 		for _, p := range argValues["man"] {
-			if _, err := manPage(p, IO{}); err != nil {
+			if _, err := manPage(p); err != nil {
 				t.Errorf("man offers %q: %v", p, err)
 			}
 		}

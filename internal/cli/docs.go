@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -12,19 +11,26 @@ import (
 // The descriptions name the host OS's default files (pathHints); docs/*.1
 // are generated on Linux.
 
-var dualProxyDescription = `dual-proxy listens on 127.0.0.1:7898 and forwards each request over the first path that works: the upstream gateway, further gateways, the parent's proxy variables, or direct. "dual-proxy run -- CMD" starts CMD with HTTP(S)_PROXY pointing at an in-process proxy; everything after "--" goes to CMD unchanged.
+// dualProxyDescription and claudeDescription are the programs' long
+// descriptions (--help, the man pages), naming the host's default files
+// (logHint, configHint).
+func dualProxyDescription() string {
+	return `dual-proxy listens on 127.0.0.1:7898 and forwards each request over the first path that works: the upstream gateway, further gateways, the parent's proxy variables, or direct. "dual-proxy run -- CMD" starts CMD with HTTP(S)_PROXY pointing at an in-process proxy; everything after "--" goes to CMD unchanged.
 
 Every flag can also be set by the environment variable shown beside it; a flag on the command line wins. A bad value in the environment is reported under the variable's name.
 
 Files: the model pool configuration is ` + configHint + ` (--config); launchers log to ` + logHint + ` (--log-file), which is where "see the log" points.
 
 Shell completion: "dual-proxy completion bash|zsh|fish|powershell" prints a script for dual-proxy and claude-dual-proxy.`
+}
 
-var claudeDescription = `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
+func claudeDescription() string {
+	return `claude-dual-proxy starts Claude Code (claude, or --command) with HTTP(S)_PROXY pointing at an in-process dual-proxy. Its own flags come first; claude's arguments go after "--":
 
     claude-dual-proxy --gateway 10.0.0.3:8080 -- -p "hi"
 
 Every flag can also be set by the environment variable shown beside it. The launcher logs to ` + logHint + ` (--log-file) so the terminal stays clean.`
+}
 
 // completionCommand is `dual-proxy completion bash|zsh|fish|powershell`: print a
 // completion script for both programs.
@@ -104,8 +110,8 @@ compdef _dual_proxy_complete dual-proxy claude-dual-proxy
 `
 
 // manCommand is `dual-proxy man [claude-dual-proxy]`: print the man page
-// (roff, section 1) generated from the definition. docs/*.1 are its output,
-// kept in sync by TestManPages.
+// (roff, section 1). docs/*.1 are its output on Linux, kept in sync by
+// TestManPages.
 func manCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "man",
@@ -114,7 +120,7 @@ func manCommand(sio IO) *cli.Command {
 		Action: func(c *cli.Context) error {
 			// No environment: the page shows the per-OS defaults, as docs/*.1 do,
 			// not this user's paths.
-			page, err := manPage(c.Args().First(), IO{})
+			page, err := manPage(c.Args().First())
 			if err != nil {
 				return cli.Exit("dual-proxy man: "+err.Error(), 2)
 			}
@@ -122,35 +128,4 @@ func manCommand(sio IO) *cli.Command {
 			return err
 		},
 	}
-}
-
-// manPage renders the man page of program ("" or "dual-proxy", or
-// "claude-dual-proxy").
-func manPage(program string, sio IO) (string, error) {
-	var app *cli.App
-	switch program {
-	case "", "dual-proxy":
-		app = dualProxyApp(sio)
-	case "claude-dual-proxy":
-		app = claudeApp(sio)
-	default:
-		return "", fmt.Errorf("want dual-proxy or claude-dual-proxy, got %q", program)
-	}
-	app.Description += "\n\n" + envSection(app.Flags)
-	return app.ToManWithSection(1)
-}
-
-// envSection lists each flag's environment variables (markdown, rendered
-// into the man page's DESCRIPTION).
-func envSection(flags []cli.Flag) string {
-	var b strings.Builder
-	b.WriteString("Environment variables (a flag on the command line wins):\n\n")
-	for _, f := range flags {
-		ev, ok := f.(interface{ GetEnvVars() []string })
-		if !ok || len(ev.GetEnvVars()) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "- **%s**: --%s\n", strings.Join(ev.GetEnvVars(), ", "), f.Names()[0])
-	}
-	return b.String()
 }

@@ -37,7 +37,7 @@ func TestManPages(t *testing.T) {
 	}
 	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
 		t.Run("OPS-1/man-page-in-sync/"+prog, func(t *testing.T) {
-			page, err := manPage(prog, IO{})
+			page, err := manPage(prog)
 			if err != nil {
 				t.Fatal(err)
 			}
