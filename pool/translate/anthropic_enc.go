@@ -12,7 +12,13 @@ import (
 // DefaultMaxTokens. Consecutive messages of one role are merged, tool results
 // first (Anthropic's rule for user turns that answer tool calls).
 func EncodeAnthropicRequest(r *Request) ([]byte, error) {
-	w := anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+	return encodeHeld(func(h *heldStrings) (any, error) { return anthropicRequestOut(r, h) })
+}
+
+// anthropicRequestOut is the Messages request EncodeAnthropicRequest
+// marshals, with the long strings held in h (held.go).
+func anthropicRequestOut(r *Request, h *heldStrings) (*anRequestOut, error) {
+	w := &anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
 	if w.MaxTokens == 0 {
 		w.MaxTokens = DefaultMaxTokens
@@ -21,9 +27,9 @@ func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 		w.Metadata = &anMetadata{UserID: r.User}
 	}
 	if len(r.System) > 0 {
-		w.System = strings.Join(r.System, "\n\n")
+		w.System = h.str(strings.Join(r.System, "\n\n"))
 	}
-	msgs, err := encodeAnMessages(r.Messages)
+	msgs, err := encodeAnMessages(r.Messages, h)
 	if err != nil {
 		return nil, err
 	}
@@ -35,10 +41,10 @@ func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 		}
 		w.Tools = append(w.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict})
 	}
-	if err := encodeAnToolChoice(r, &w); err != nil {
+	if err := encodeAnToolChoice(r, w); err != nil {
 		return nil, err
 	}
-	encodeAnReasoning(r, &w)
+	encodeAnReasoning(r, w)
 	if f := r.Format; f != nil {
 		if f.Type != "json_schema" {
 			return nil, fieldErr("response_format.type", "%q has no Anthropic equivalent (json_schema only)", f.Type)
@@ -48,7 +54,7 @@ func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 		}
 		w.OutputConfig.Format = &anFormat{Type: "json_schema", Schema: f.Schema}
 	}
-	return mustJSON(w), nil
+	return w, nil
 }
 
 // anRequestOut is an encoded Messages request.
@@ -101,7 +107,7 @@ func encodeAnReasoning(r *Request, w *anRequestOut) {
 	}
 }
 
-func encodeAnMessages(msgs []Message) ([]anMessageOut, error) {
+func encodeAnMessages(msgs []Message, h *heldStrings) ([]anMessageOut, error) {
 	var out []anMessageOut
 	var blocks []anBlock
 	role := ""
@@ -118,7 +124,7 @@ func encodeAnMessages(msgs []Message) ([]anMessageOut, error) {
 		}
 		var results, rest []anBlock
 		for j, p := range m.Parts {
-			b, ok, err := encodeAnPart(fmt.Sprintf("messages[%d].content[%d]", i, j), p)
+			b, ok, err := encodeAnPart(fmt.Sprintf("messages[%d].content[%d]", i, j), p, h)
 			if err != nil {
 				return nil, err
 			}
@@ -143,22 +149,26 @@ func encodeAnMessages(msgs []Message) ([]anMessageOut, error) {
 }
 
 // encodeAnPart renders one part; ok is false for a part dropped on purpose.
-func encodeAnPart(field string, p Part) (anBlock, bool, error) {
+// Long strings go to h (nil: none held).
+func encodeAnPart(field string, p Part, h *heldStrings) (anBlock, bool, error) {
 	switch p.Kind {
 	case KindText:
-		return anBlock{Type: "text", Text: p.Text}, p.Text != "", nil
+		if p.Text == "" {
+			return anBlock{}, false, nil
+		}
+		return anBlock{Type: "text", Text: h.str(p.Text)}, true, nil
 	case KindImage:
 		if p.URL != "" {
 			return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}}, true, nil
 		}
-		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: p.Data}}, true, nil
+		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: h.str(p.Data)}}, true, nil
 	case KindToolCall:
 		in, err := rawArgs(field+".input", p.Args)
 		return anBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: in}, err == nil, err
 	case KindToolResult:
 		var inner []anBlock
 		for k, c := range p.Content {
-			b, ok, err := encodeAnPart(fmt.Sprintf("%s.content[%d]", field, k), c)
+			b, ok, err := encodeAnPart(fmt.Sprintf("%s.content[%d]", field, k), c, h)
 			if err != nil {
 				return anBlock{}, false, err
 			}
@@ -178,7 +188,7 @@ func encodeAnPart(field string, p Part) (anBlock, bool, error) {
 		if p.Signature == "" {
 			return anBlock{}, false, nil
 		}
-		text, sig := p.Text, p.Signature
+		text, sig := h.str(p.Text), p.Signature
 		return anBlock{Type: "thinking", Thinking: &text, Signature: &sig}, true, nil
 	}
 	return anBlock{}, false, fieldErr(field, "unknown part kind")

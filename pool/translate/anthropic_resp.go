@@ -111,7 +111,7 @@ func EncodeAnthropicResponse(r *Response, model string) ([]byte, error) {
 			w.Content = append(w.Content, anBlock{Type: "thinking", Thinking: &text, Signature: &sig})
 			continue
 		}
-		b, ok, err := encodeAnPart(fmt.Sprintf("content[%d]", i), p)
+		b, ok, err := encodeAnPart(fmt.Sprintf("content[%d]", i), p, nil)
 		if err != nil {
 			return nil, err
 		}

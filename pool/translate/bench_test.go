@@ -148,3 +148,31 @@ func BenchmarkStreamEvent(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeRequest is the member's request written from the neutral
+// form (issue 20: json.Marshal of a 16 KiB prompt): scenario 7's bodies.
+func BenchmarkEncodeRequest(b *testing.B) {
+	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
+	for _, c := range []struct {
+		name     string
+		from, to API
+		body     string
+	}{
+		{"scen7-anthropic-to-chat", APIAnthropic, APIChat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
+		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r, err := DecodeValidRequest(c.from, []byte(c.body), "", false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if _, err := EncodeRequest(c.to, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

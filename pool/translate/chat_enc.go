@@ -13,7 +13,13 @@ import (
 // signatures and encrypted reasoning are dropped. A stream asks for usage
 // (stream_options.include_usage) so cache accounting keeps working.
 func EncodeChatRequest(r *Request) ([]byte, error) {
-	w := chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
+	return encodeHeld(func(h *heldStrings) (any, error) { return chatRequestOut(r, h) })
+}
+
+// chatRequestOut is the Chat request EncodeChatRequest marshals, with the
+// long strings held in h (held.go).
+func chatRequestOut(r *Request, h *heldStrings) (*chatRequestT[chatMessageOut], error) {
+	w := &chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, TopK: r.TopK, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
 	if r.Stream {
 		w.StreamOptions = &struct {
@@ -24,10 +30,10 @@ func EncodeChatRequest(r *Request) ([]byte, error) {
 		w.Stop = mustJSON(r.Stop)
 	}
 	if len(r.System) > 0 {
-		w.Messages = append(w.Messages, chatMessageOut{Role: "system", Content: strings.Join(r.System, "\n\n")})
+		w.Messages = append(w.Messages, chatMessageOut{Role: "system", Content: h.str(strings.Join(r.System, "\n\n"))})
 	}
 	for i, m := range r.Messages {
-		msgs, err := encodeChatMessage(fmt.Sprintf("messages[%d]", i), m)
+		msgs, err := encodeChatMessage(fmt.Sprintf("messages[%d]", i), m, h)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +66,7 @@ func EncodeChatRequest(r *Request) ([]byte, error) {
 			}{name, f.Schema, f.Strict}
 		}
 	}
-	return mustJSON(w), nil
+	return w, nil
 }
 
 // openAIEffort maps the neutral reasoning request onto OpenAI's effort
@@ -77,7 +83,7 @@ func openAIEffort(re Reasoning, allowed []string) string {
 	return ""
 }
 
-func encodeChatMessage(field string, m Message) ([]chatMessageOut, error) {
+func encodeChatMessage(field string, m Message, h *heldStrings) ([]chatMessageOut, error) {
 	var out []chatMessageOut
 	var content []chatContentPart
 	msg := chatMessageOut{Role: string(m.Role)}
@@ -95,11 +101,11 @@ func encodeChatMessage(field string, m Message) ([]chatMessageOut, error) {
 			cp.ImageURL = &struct {
 				URL    string `json:"url"`
 				Detail string `json:"detail,omitempty"`
-			}{URL: imageURL(p)}
+			}{URL: h.str(imageURL(p))}
 			content = append(content, cp)
 		case KindToolCall:
 			var tc chatToolCall
-			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = p.CallID, "function", p.Name, argsOrEmpty(p.Args)
+			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = p.CallID, "function", p.Name, h.str(argsOrEmpty(p.Args))
 			msg.ToolCalls = append(msg.ToolCalls, tc)
 		case KindToolResult:
 			text, err := textOnly(pf+".content", p.Content)
@@ -109,22 +115,26 @@ func encodeChatMessage(field string, m Message) ([]chatMessageOut, error) {
 			if p.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
 				text = "Error: " + text
 			}
-			out = append(out, chatMessageOut{Role: "tool", ToolCallID: p.CallID, Content: text})
+			out = append(out, chatMessageOut{Role: "tool", ToolCallID: p.CallID, Content: h.str(text)})
 		case KindReasoning:
 			reasoning.WriteString(p.Text)
 		}
 	}
 	if reasoning.Len() > 0 && m.Role == RoleAssistant {
-		rc := reasoning.String()
+		rc := h.str(reasoning.String())
 		msg.ReasoningContent = &rc
 	}
 	keep := true
 	switch {
 	case len(content) == 1 && content[0].Type == "text":
-		msg.Content = content[0].Text
+		msg.Content = h.str(content[0].Text)
 	case len(content) > 0 && m.Role == RoleAssistant:
-		msg.Content, _ = textOnly(field, chatPartsNeutral(content))
+		text, _ := textOnly(field, chatPartsNeutral(content))
+		msg.Content = h.str(text)
 	case len(content) > 0:
+		for i := range content {
+			content[i].Text = h.str(content[i].Text)
+		}
 		msg.Content = content
 	case m.Role == RoleAssistant:
 		keep = len(msg.ToolCalls) > 0 // content null

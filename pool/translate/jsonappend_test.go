@@ -9,7 +9,10 @@ import (
 // jsonStringSeeds are strings whose encoding/json form has every escape
 // Marshal writes.
 var jsonStringSeeds = []string{"", "Hello there, ", `q"uote\back`, "<tag> & amp", "\b\f\n\r\t\x00\x01\x1f\x7f",
-	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300)}
+	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300),
+	// Long enough for the word-at-a-time paths, a special byte at each offset of a word.
+	"0123456789abcdef<0123456", "01234567\"9abcdef", "0123456789abc\\", "0123456\x1f89abcdefgh", "01234567ü9abcdefgh",
+	"0123456789abcde\u2028fgh", "01234567&", "0123456789abcdef\xff0123456789"}
 
 // FuzzAppendJSONString: the hand-written string encoder of the streamed
 // deltas writes exactly the bytes json.Marshal writes (SPEC POOL-21: a
@@ -196,4 +199,26 @@ func FuzzTextDelta(f *testing.F) {
 			t.Fatalf("plainTextDelta(%q) = %q, json.Unmarshal = %+v", in, got, want)
 		}
 	})
+}
+
+// TestWordTests: the word-at-a-time tests of the string encoder and of
+// plainString flag a word exactly when one of its bytes is one the
+// byte-by-byte rule stops at, for every byte value at every position
+// (SPEC POOL-21: a translated text is carried unchanged; issue 20).
+func TestWordTests(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		escaped := c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
+		plain := c >= 0x20 && c != '"' && c != '\\'
+		for k := 0; k < 8; k++ {
+			for _, fill := range []uint64{'a', ' ', '~', '=', '?', '%', '\'', 0x7f} {
+				x := swarLo*fill&^(0xff<<(8*k)) | uint64(c)<<(8*k)
+				if got := escapedBytes(x) != 0; got != escaped {
+					t.Fatalf("POOL-21/word-test: escapedBytes: byte %#x at %d among %q: %v, want %v", c, k, rune(fill), got, escaped)
+				}
+				if got := plainWord(x); got != plain {
+					t.Fatalf("POOL-21/word-test: plainWord: byte %#x at %d among %q: %v, want %v", c, k, rune(fill), got, plain)
+				}
+			}
+		}
+	}
 }

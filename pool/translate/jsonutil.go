@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -255,7 +256,11 @@ func plainBytes(raw []byte) ([]byte, bool) {
 		return nil, false
 	}
 	body := raw[1 : n-1]
-	for _, c := range body {
+	i := 0
+	for i+8 <= len(body) && plainWord(binary.LittleEndian.Uint64(body[i:])) {
+		i += 8 // eight bytes at a time (issue 20: often a 16 KiB prompt)
+	}
+	for _, c := range body[i:] {
 		if c < 0x20 || c == '"' || c == '\\' {
 			return nil, false
 		}
