@@ -27,6 +27,14 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 		return nil, 0, fmt.Errorf("listen: bad port %d or fallback %d", port, fallback)
 	}
 	lc := net.ListenConfig{KeepAlive: loopbackKeepAlive(host)}
+	if lc.KeepAlive < 0 {
+		// Loopback: Multipath TCP has one path here, and Go's default
+		// (an MPTCP listener on Linux since Go 1.24) costs every start
+		// a probe socket and a uname(2), then the MPTCP listener's own
+		// setup (issue 20). Clients on loopback got plain TCP anyway
+		// (no client here asks for MPTCP).
+		lc.SetMultipathTCP(false)
+	}
 	var lastErr error
 	for p := port; p <= port+fallback && p <= 65535; p++ {
 		if p != port && slices.Contains(avoid, p) {
