@@ -57,6 +57,11 @@ type Config struct {
 	// rewritten per ENV-1) and argv once the port is bound (pool mode,
 	// SPEC POOL-20).
 	Prepare func(port int, env, argv []string) ([]string, []string)
+	// KeepSignalHandlers leaves the signal handlers installed after the child
+	// exited (signals.Options.KeepHandlers), for a program that exits when
+	// Run returns: the launchers' teardown then skips removing them and is
+	// not cut short by a late Ctrl-C.
+	KeepSignalHandlers bool
 }
 
 // Run launches cfg.Command behind the proxy and returns the exit status the
@@ -114,11 +119,12 @@ func Run(ctx context.Context, cfg Config) (status int, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	status, err = signals.Run(ctx, cmd, signals.Options{
-		KillAfter: cfg.KillAfter,
-		Stdin:     cfg.Stdin,
-		Stdout:    cfg.Stdout,
-		Stderr:    cfg.Stderr,
-		Logger:    log,
+		KillAfter:    cfg.KillAfter,
+		Stdin:        cfg.Stdin,
+		Stdout:       cfg.Stdout,
+		Stderr:       cfg.Stderr,
+		Logger:       log,
+		KeepHandlers: cfg.KeepSignalHandlers,
 	})
 	if err != nil {
 		log.Error("child failed", "reason", err.Error(), "status", status)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,8 @@ import (
 //	SIGNALS_TEST_LOG          debug log file
 //	SIGNALS_TEST_PANIC_USR1   "1" → panic while forwarding SIGUSR1 (tests the panic path)
 //	SIGNALS_TEST_SELECT       "1" → wait for terminal input with select(2), macOS's choice
+//	SIGNALS_TEST_KEEP         "1" → Options.KeepHandlers
+//	SIGNALS_TEST_LATE_SIGINT  "1" → the launcher sends itself SIGINT after Run returned
 const launcherEnv = "SIGNALS_TEST_LAUNCHER"
 
 func TestMain(m *testing.M) {
@@ -51,7 +54,8 @@ func launcherMain() int {
 		fmt.Fprintln(os.Stderr, "usage: launcher -- CMD [ARGS…]")
 		return 2
 	}
-	opts := Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, NoPTY: os.Getenv("SIGNALS_TEST_NOPTY") == "1"}
+	opts := Options{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, NoPTY: os.Getenv("SIGNALS_TEST_NOPTY") == "1",
+		KeepHandlers: os.Getenv("SIGNALS_TEST_KEEP") == "1"}
 	if d, err := time.ParseDuration(os.Getenv("SIGNALS_TEST_KILL_AFTER")); err == nil {
 		opts.KillAfter = d
 	}
@@ -80,6 +84,13 @@ func launcherMain() int {
 	status, err := run(context.Background(), exec.Command(args[0], args[1:]...), opts, kill)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "launcher:", err)
+	}
+	if os.Getenv("SIGNALS_TEST_LATE_SIGINT") == "1" {
+		// Sent to this thread, so it is handled before tgkill(2) returns: a launcher still
+		// running past it caught the signal.
+		runtime.LockOSThread()
+		_ = unix.Tgkill(os.Getpid(), unix.Gettid(), unix.SIGINT)
+		runtime.UnlockOSThread()
 	}
 	return status
 }

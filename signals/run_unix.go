@@ -62,7 +62,9 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	}
 	// Before Start: a signal arriving during startup is queued and forwarded, not fatal.
 	signal.Notify(s.sigCh, watched...)
-	defer signal.Stop(s.sigCh)
+	if !opts.KeepHandlers {
+		defer signal.Stop(s.sigCh)
+	}
 
 	if !opts.NoSubreaper {
 		restore, ok := subreaper()

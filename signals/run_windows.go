@@ -29,7 +29,9 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 	}
 	sigCh := make(chan os.Signal, 16)
 	signal.Notify(sigCh, heldConsoleEvents...)
-	defer signal.Stop(sigCh)
+	if !opts.KeepHandlers {
+		defer signal.Stop(sigCh)
+	}
 
 	if cmd.Stdin == nil && opts.Stdin != nil {
 		cmd.Stdin = opts.Stdin

@@ -488,6 +488,8 @@ func run(c *cli.Context, m mode, sio IO) error {
 		Stdout:    sio.Stdout,
 		Stderr:    sio.Stderr,
 		Logger:    log,
+		// The program exits when run returns (cmd/dual-proxy, cmd/claude-dual-proxy).
+		KeepSignalHandlers: true,
 	})
 	if err != nil && status == 127 && len(s.Command) > 0 {
 		return cli.Exit(notFoundHint(c.App.Name, m, s.Command[0]), status)
