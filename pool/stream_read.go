@@ -82,7 +82,7 @@ func (u *upstream) drainEnd() {
 // client once the serving goroutine has moved on.
 type ticker struct {
 	c   *call
-	t   *time.Timer
+	t   *lazyTimer
 	off bool // under c.wmu
 }
 
@@ -90,28 +90,29 @@ func (c *call) startTicker(first time.Duration, fn func() (next time.Duration, o
 	k := &ticker{c: c}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	k.t = time.AfterFunc(first, func() {
+	k.t = afterFuncLazy(first, func(*lazyTimer) {
 		c.wmu.Lock()
 		defer c.wmu.Unlock()
 		if k.off {
 			return
 		}
 		if d, ok := fn(); ok {
-			k.t.Reset(d)
+			k.t.again(d)
 		}
 	})
 	return k
 }
 
-// reset sets the ticker's next run d from now.
-func (k *ticker) reset(d time.Duration) { k.t.Reset(d) }
+// reset sets the ticker's next run d after now (monoNow; an atomic store:
+// the relay calls it after every event).
+func (k *ticker) reset(now, d time.Duration) { k.t.pushFrom(now, d) }
 
 // stop ends the ticker (a nil ticker is stopped).
 func (k *ticker) stop() {
 	if k == nil {
 		return
 	}
-	k.t.Stop()
+	k.t.stop()
 	k.c.wmu.Lock()
 	k.off = true
 	k.c.wmu.Unlock()

@@ -33,15 +33,17 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 	// the write, and the member's stream waits in its socket), and the
 	// write's end re-arms it (SPEC POOL-7).
 	var idled, writing atomic.Bool
-	var idleT *time.Timer
-	if c.pc.StreamIdleTimeout > 0 {
-		idleT = time.AfterFunc(c.pc.StreamIdleTimeout, func() {
-			if !writing.Load() {
-				idled.Store(true)
-				u.cancel()
+	var idleT *lazyTimer
+	if idle := c.pc.StreamIdleTimeout; idle > 0 {
+		idleT = afterFuncLazy(idle, func(l *lazyTimer) {
+			if writing.Load() {
+				l.again(idle) // the write's end pushes it on
+				return
 			}
+			idled.Store(true)
+			u.cancel()
 		})
-		defer idleT.Stop()
+		defer idleT.stop()
 	}
 	fail := func(class string, status int, msg string) outcome {
 		ev := c.fl.ErrorEvent(status, msg)
@@ -93,9 +95,10 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		if err != nil {
 			return outcome{canceled: true, served: true}
 		}
-		ping.reset(every)
+		now := monoNow() // one clock read moves both deadlines (issue 20)
+		ping.reset(now, every)
 		if idleT != nil {
-			idleT.Reset(c.pc.StreamIdleTimeout)
+			idleT.pushFrom(now, c.pc.StreamIdleTimeout)
 		}
 		switch obs.Verdict {
 		case wire.VEnd:
