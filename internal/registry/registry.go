@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,7 @@ func List(dir string) ([]Entry, error) {
 	var out []Entry
 	for _, n := range names {
 		if !strings.HasSuffix(n.Name(), ".json") {
+			removeOrphan(dir, n.Name())
 			continue
 		}
 		path := filepath.Join(dir, n.Name())
@@ -146,6 +148,24 @@ func List(dir string) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out, nil
+}
+
+// orphanSuffixes are the other files of an entry: its token, and the
+// temporary files writeFile renames into place. A process killed between
+// writing one and its rename (or a full disk) left them behind, and they
+// piled up in the user's registry (27 in a day of test runs here).
+var orphanSuffixes = []string{".token", ".json.tmp", ".token.tmp"}
+
+// removeOrphan deletes name in dir when it is one of orphanSuffixes of a
+// pid that no longer runs (a live pid's files may be mid-registration).
+func removeOrphan(dir, name string) {
+	pid, rest, ok := strings.Cut(name, ".")
+	if !ok || !slices.Contains(orphanSuffixes, "."+rest) {
+		return
+	}
+	if n, err := strconv.Atoi(pid); err == nil && n > 0 && !alive(n) {
+		os.Remove(filepath.Join(dir, name))
+	}
 }
 
 // Token reads e's pool token ("" when it has none). The token file must be
@@ -184,6 +204,7 @@ func readOwnFile(path string) ([]byte, error) {
 func writeFile(path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		os.Remove(tmp) // a full disk left an empty PID.json.tmp behind
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -78,6 +78,38 @@ func TestRegisterList(t *testing.T) {
 			t.Fatalf("stale token not removed: %v", err)
 		}
 	})
+	t.Run("OPS-6/leftovers-of-dead-processes-removed", func(t *testing.T) {
+		// A process killed between writing a temporary file and its
+		// rename, or between its token and its entry, left files that
+		// piled up in the user's registry; a live pid's stay (it may be
+		// registering right now), and so do files that are not an entry's.
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		dead, live := itoa(cmd.Process.Pid), itoa(os.Getpid())
+		gone := []string{dead + ".json.tmp", dead + ".token.tmp", dead + ".token"}
+		kept := []string{live + ".json.tmp", live + ".token", "notes.txt", dead + ".bak"}
+		for _, f := range append(append([]string(nil), gone...), kept...) {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := List(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range gone {
+			if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+				t.Errorf("%s of a dead pid left: %v", f, err)
+			}
+		}
+		for _, f := range kept {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s removed: %v", f, err)
+			}
+			os.Remove(filepath.Join(dir, f))
+		}
+	})
 	t.Run("OPS-6/missing-dir-is-empty", func(t *testing.T) {
 		if es, err := List(filepath.Join(dir, "nope")); err != nil || len(es) != 0 {
 			t.Fatalf("%v %v", es, err)
