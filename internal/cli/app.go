@@ -140,6 +140,10 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	}
 	setUsage(app.Commands)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
+	if msg := dashDashValue(app, args); msg != "" {
+		fmt.Fprintln(sio.Stderr, msg)
+		return 2
+	}
 	if msg := helpExtra(app, args); msg != "" {
 		fmt.Fprintln(sio.Stderr, msg)
 		return 2

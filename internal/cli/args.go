@@ -124,3 +124,36 @@ func versionError(app *cli.App) string {
 	}
 	return fmt.Sprintf("%s: unexpected argument %q: --version takes no arguments (%s --version)", app.Name, word, app.Name)
 }
+
+// dashDashValue is the one-line error for a flag that takes a value given
+// right before "--" (`dual-proxy run --pool -- claude`): Go's flag parser
+// takes the "--" as the value, so the launcher looked up a pool named "--"
+// (or claude-dual-proxy ran a command "--") and the child's words became
+// flags or a command of ours (SPEC LIS-5). "" when there is none. args are
+// the whole command line; only words before the first "--" count.
+func dashDashValue(app *cli.App, args []string) string {
+	flags := allFlags(app)
+	for _, c := range app.Commands {
+		for _, sc := range c.Subcommands {
+			flags = append(flags, sc.Flags...)
+		}
+	}
+	prog := app.Name
+	for i := 1; i < len(args) && args[i] != "--"; i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			if prog == app.Name && app.Command(a) != nil {
+				prog = app.Name + " " + a
+			}
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") || i+1 >= len(args) || args[i+1] != "--" {
+			continue
+		}
+		if f := findFlag(flags, name); f != nil && takesValue(f) {
+			return fmt.Sprintf("%s: %s needs a value (%s VALUE or %s=VALUE), not the -- that ends the flags", prog, a, a, a)
+		}
+	}
+	return ""
+}
