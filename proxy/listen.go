@@ -49,7 +49,7 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 			return nil, 0, fmt.Errorf("listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(p)), err)
 		}
 	}
-	return nil, 0, fmt.Errorf("listen on %s ports %d-%d: all in use (%v); see which process holds them with `%s` (sockets in TIME-WAIT free themselves within a minute)",
+	return nil, 0, fmt.Errorf("listen on %s ports %d-%d: all in use (%w); see which process holds them with `%s` (sockets in TIME-WAIT free themselves within a minute)",
 		host, port, port+fallback, lastErr, holderHint(runtime.GOOS, port))
 }
 

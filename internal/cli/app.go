@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/version"
 	"github.com/dual-proxy/dual-proxy/launcher"
@@ -292,7 +293,11 @@ func serve(c *cli.Context, sio IO) error {
 	warnOpenProxy(s.ListenHost, log)
 	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback, s.AvoidPorts()...)
 	if err != nil {
-		return cli.Exit("dual-proxy: "+err.Error(), 1)
+		hint := ""
+		if netutil.IsAddrInUse(err) {
+			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
+		}
+		return cli.Exit("dual-proxy: "+err.Error()+hint, 1)
 	}
 	pcfg, warnings, err := s.ProxyConfig(port, log)
 	if err != nil {
@@ -501,7 +506,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 	if err != nil && (status == 1 || status == 126 || status == 127) {
 		// The proxy could not start (RUN-2), or the command could not be
 		// found or executed (RUN-3): one line, like a shell.
-		return cli.Exit(fmt.Sprintf("%s: %s (see the log: %s)", c.App.Name, oneLine(err.Error()), s.LogFile), status)
+		hint := ""
+		if netutil.IsAddrInUse(err) {
+			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
+		}
+		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", c.App.Name, oneLine(err.Error()), hint, s.LogFile), status)
 	}
 	if status != 0 && engine != nil {
 		if hint := failedRequestsHint(c.App.Name, engine.Decisions(), s.LogFile); hint != "" {

@@ -233,3 +233,21 @@ func mountMetrics(mux *proxy.Mux, srv *proxy.Server) *metrics.Metrics {
 
 // MetricsPath is where the Prometheus metrics are served (SPEC OPS-5).
 const MetricsPath = "/metrics"
+
+// busyHint says which registered instance holds a port of [port,
+// port+fallback] on host, for a listen error where all were in use ("" when
+// none is registered there): a dual-proxy already running (a systemd unit,
+// another terminal) is the usual holder, and `ss -tanp` alone did not say
+// that it is ours (fresh-user trial; SPEC LIS-1, OPS-6).
+func busyHint(env []string, host string, port, fallback int) string {
+	var held []string
+	for p := port; p <= port+fallback && p > 0 && p < 65536; p++ {
+		if e, ok := instanceByAddr(env, net.JoinHostPort(reachableHost(host), strconv.Itoa(p))); ok {
+			held = append(held, fmt.Sprintf("%s (pid %d) on %s", e.Program, e.PID, e.Addr))
+		}
+	}
+	if len(held) == 0 {
+		return ""
+	}
+	return "; already running there: " + strings.Join(held, ", ") + " (dual-proxy status shows it; --listen-port picks another port)"
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
@@ -218,6 +220,45 @@ func TestHelpShowsLogPath(t *testing.T) {
 			"windows": filepath.Join(st, "dual-proxy", "logs", "launcher.log")}[runtime.GOOS]
 		if want = "(default: " + want + ")"; !ok || status != 0 || !strings.Contains(out, want) {
 			t.Fatalf("status %d: no %q in\n%s", status, want, out)
+		}
+	})
+}
+
+// TestBusyPortNamesTheInstance: when every port to listen on is taken and
+// a registered instance holds one, the one-line error says so, for the
+// standalone proxy and a launcher (SPEC LIS-1, OPS-6; fresh-user trial: a
+// second `dual-proxy` beside a systemd unit only got `ss -tanp`).
+func TestBusyPortNamesTheInstance(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+	want := "; already running there: dual-proxy (pid " + fmt.Sprint(os.Getpid()) + ") on " + addr + " (dual-proxy status shows it; --listen-port picks another port)"
+	t.Run("LIS-1/busy-port-without-a-registered-holder-says-nothing-more", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, env, "--listen-port", port, "--health-url", "")
+		if status != 1 || !strings.Contains(errOut, "all in use") || strings.Contains(errOut, "already running") {
+			t.Fatalf("status %d err %q", status, errOut)
+		}
+	})
+	reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Remove()
+	t.Run("LIS-1/busy-port-names-the-registered-instance", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, env, "--listen-port", port, "--health-url", "")
+		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "all in use") || !strings.Contains(errOut, want) {
+			t.Fatalf("status %d err %q", status, errOut)
+		}
+	})
+	t.Run("LIS-1/launcher-busy-port-names-the-registered-instance", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, env, "run", "--listen-port", port, "--port-fallback", "0", "--health-url", "", "--", "true")
+		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+			t.Fatalf("status %d err %q", status, errOut)
 		}
 	})
 }
