@@ -57,6 +57,12 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
 	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes (issue 20)
+	if c.conv == nil {
+		// Passed through: each event is observed, scrubbed and written
+		// before the next is read, so it may stay in the reader's scratch
+		// space (no allocation per event; the translator may keep parts).
+		u.rd.Share()
+	}
 	for {
 		var err error
 		if ev, err = u.next(); err != nil {

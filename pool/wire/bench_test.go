@@ -99,7 +99,14 @@ func (r *oneEventReads) Read(p []byte) (int, error) {
 // BenchmarkSSEReader is the pool's read of one streamed Messages answer
 // (issue 20): the preamble, 50 text deltas each arriving on its own, the
 // end events; Next and EventBuffered per event, as the relay calls them.
+// "shared": the reader of a passed-through stream after the commit point
+// (Share).
 func BenchmarkSSEReader(b *testing.B) {
+	b.Run("owned", func(b *testing.B) { benchSSEReader(b, false) })
+	b.Run("shared", func(b *testing.B) { benchSSEReader(b, true) })
+}
+
+func benchSSEReader(b *testing.B, shared bool) {
 	var s strings.Builder
 	s.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_b\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":4000,\"output_tokens\":1}}}\n\n")
 	for range 50 {
@@ -112,6 +119,9 @@ func BenchmarkSSEReader(b *testing.B) {
 	defer reportCPU(b)()
 	for b.Loop() {
 		r := NewSSEReader(&oneEventReads{b: stream})
+		if shared {
+			r.Share()
+		}
 		n := 0
 		for {
 			if _, err := r.Next(); err != nil {

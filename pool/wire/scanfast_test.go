@@ -53,3 +53,31 @@ func FuzzLineEnd(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSSEReaderShared: a reader told to Share returns the events an owning
+// reader returns (SPEC POOL-7: the relay forwards each event's bytes as
+// they came), in reads of any sizes; a caller's append to Data or Raw does
+// not reach the reader's next event.
+func FuzzSSEReaderShared(f *testing.F) {
+	for _, s := range []string{"event: a\ndata: x\n\nevent: b\ndata: yy\n\n", "data: a\r\rdata: b\r\n\r\n", "data: a\ndata: b\n\ndata: c\n\n",
+		": c\n\ndata: [DONE]", "event: content_block_delta\ndata: {\"type\":\"content_block_delta\"}\n\nevent: ping\ndata: {}\n\n"} {
+		f.Add([]byte(s), []byte{3, 7, 1})
+	}
+	f.Fuzz(func(t *testing.T, in, sizes []byte) {
+		got, want := NewSSEReader(&chunkReader{data: in, sizes: sizes}), NewSSEReader(&chunkReader{data: in, sizes: sizes})
+		got.Share()
+		for i := 0; i < 1<<12; i++ {
+			g, gerr := got.Next()
+			w, werr := want.Next()
+			if gerr != werr || g.Name != w.Name || g.Comment != w.Comment || !bytes.Equal(g.Raw, w.Raw) ||
+				!bytes.Equal(g.Data, w.Data) || (g.Data == nil) != (w.Data == nil) {
+				t.Fatalf("POOL-7/shared-sse-events: event %d of %q: got %+v %v, want %+v %v", i, in, g, gerr, w, werr)
+			}
+			if gerr != nil {
+				break
+			}
+			_ = append(g.Data, "XX"...)
+			_ = append(g.Raw, "YY"...)
+		}
+	})
+}

@@ -44,6 +44,7 @@ type SSEReader struct {
 	br     *bufio.Reader
 	skipLF bool // the last line ended with CR: a following LF belongs to it
 	eof    bool
+	shared bool // Share: events are not copied out of raw
 	// line and raw are scratch space reused across events (Next).
 	line, raw []byte
 }
@@ -138,7 +139,8 @@ func lineEnd(b []byte) int {
 	return n
 }
 
-// Next reads the next event. The returned slices are owned by the caller:
+// Next reads the next event. The returned slices are owned by the caller
+// (until Share: then they are the reader's, valid until the next Next):
 // Raw is one new allocation per event, Data a slice of it (capacity
 // limited, so appending to Data never writes into Raw) unless the event has
 // several data lines, and Name is interned for the APIs' event names — the
@@ -177,7 +179,7 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 				return SSEEvent{}, io.EOF
 			}
 			raw = append(raw, '\n')
-			return d.dispatch(ev, raw, fields == 0), nil
+			return d.dispatch(ev, raw, fields == 0, r.shared), nil
 		}
 		if len(line) == 0 {
 			if fields == 0 && comments == 0 {
@@ -185,13 +187,19 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 				continue
 			}
 			raw = append(raw, end...)
-			return d.dispatch(ev, raw, fields == 0), nil
+			return d.dispatch(ev, raw, fields == 0, r.shared), nil
 		}
 		at := len(raw)
 		raw = append(append(raw, line...), end...)
 		fields, comments = parseField(&ev, &d, raw, at, line, fields, comments)
 	}
 }
+
+// Share makes the events Next returns from now on share the reader's
+// scratch space: their Raw and Data (one data line) are valid only until
+// the next call of Next, and no longer cost an allocation each (issue 20).
+// For a relay that is done with each event before it reads the next.
+func (r *SSEReader) Share() { r.shared = true }
 
 // EventBuffered reports whether a whole event is already in the reader's
 // buffer: the next Next returns it without reading from the stream. A relay
@@ -244,9 +252,15 @@ type dataSpan struct {
 	joined []byte // several data lines, joined with "\n"
 }
 
-// dispatch returns ev with Raw a copy of raw and Data from d.
-func (d *dataSpan) dispatch(ev SSEEvent, raw []byte, comment bool) SSEEvent {
-	ev.Raw, ev.Comment = append([]byte(nil), raw...), comment
+// dispatch returns ev with Raw a copy of raw (raw itself, capacity
+// limited, when shared) and Data from d.
+func (d *dataSpan) dispatch(ev SSEEvent, raw []byte, comment, shared bool) SSEEvent {
+	if shared {
+		ev.Raw = raw[:len(raw):len(raw)]
+	} else {
+		ev.Raw = append([]byte(nil), raw...)
+	}
+	ev.Comment = comment
 	switch {
 	case d.lines == 1:
 		ev.Data = ev.Raw[d.off : d.off+d.n : d.off+d.n]
