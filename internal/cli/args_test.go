@@ -21,6 +21,8 @@ func TestUnexpectedArguments(t *testing.T) {
 		// Attack round five: help read its first word only.
 		{"help-command-extra", []string{"help", "status", "json"}, `dual-proxy help: unexpected argument "json": help takes a command (dual-proxy help status)`},
 		{"help-subcommand-extra", []string{"help", "pool", "test", "extra"}, `dual-proxy help: unexpected argument "extra": help takes a command (dual-proxy help pool test)`},
+		// Trial finding: pool test said only "want POOL MODEL", naming no word.
+		{"pool-test-three", []string{"pool", "test", "p", "m", "extra"}, `dual-proxy pool test: unexpected argument "extra": pool test takes POOL and MODEL`},
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
 			out, errOut, status := runCmd(t, DualProxy, nil, tc.args...)
@@ -63,6 +65,8 @@ func TestPoolTestFlagErrors(t *testing.T) {
 		{"misspelt-flag-before-pool", []string{"pool", "test", "--jsn", "p", "m"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
 		{"misspelt-flag-after-model", []string{"pool", "test", "p", "m", "--jsn"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
 		{"flag-without-value", []string{"pool", "test", "--addr"}, "dual-proxy pool test: --addr needs a value"},
+		// Trial finding: after POOL the message was "flag needs an argument: --token".
+		{"flag-without-value-after-pool", []string{"pool", "test", "p", "--token"}, "dual-proxy pool test: --token needs a value (--token VALUE or --token=VALUE)"},
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
 			out, errOut, status := runCmd(t, DualProxy, nil, tc.args...)

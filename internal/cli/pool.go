@@ -76,7 +76,10 @@ func poolTest(c *cli.Context, env []string) error {
 		_, err := io.WriteString(c.App.Writer, l.text)
 		return err
 	}
-	if len(args) != 2 || args[0] == "" || args[1] == "" {
+	if len(args) > 2 {
+		return cli.Exit(fmt.Sprintf("%s: unexpected argument %q: pool test takes POOL and MODEL", name, args[2]), 2)
+	}
+	if args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
 	given := c.String("token")
@@ -191,7 +194,7 @@ func trailingFlags(c *cli.Context, args []string) ([]string, error) {
 		case "addr", "token":
 			if !hasValue {
 				if i+1 >= len(args) {
-					return nil, fmt.Errorf("flag needs an argument: %s", a)
+					return nil, fmt.Errorf("--%s needs a value (--%s VALUE or --%s=VALUE)", flagName, flagName, flagName)
 				}
 				i++
 				value = args[i]

@@ -54,7 +54,8 @@ func statusCommand(sio IO) *cli.Command {
 			}
 			raw, err := fetchStatus(c.Context, addr)
 			if err != nil {
-				return cli.Exit("dual-proxy status: "+oneLine(err.Error()), 1)
+				// What to do next (trial finding): ask the registry instead.
+				return cli.Exit("dual-proxy status: "+oneLine(err.Error())+"; without --addr, dual-proxy status lists the running instances", 1)
 			}
 			if c.Bool("json") {
 				_, err := c.App.Writer.Write(raw)

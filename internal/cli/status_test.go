@@ -119,6 +119,14 @@ func TestStatusCommand(t *testing.T) {
 			t.Fatalf("stderr %q", errOut)
 		}
 	})
+	t.Run("OPS-2/closed-port-says-how-to-find-the-running-ones", func(t *testing.T) {
+		// Trial finding: the line named the refused dial and nothing to do next.
+		closed := testworld.RefusedAddr(t)
+		_, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", closed)
+		if want := "without --addr, dual-proxy status lists the running instances"; status != 1 || !strings.Contains(errOut, want) {
+			t.Fatalf("status %d, stderr %q; want 1 and %q", status, errOut, want)
+		}
+	})
 	t.Run("OPS-2/not-a-dual-proxy-exits-1", func(t *testing.T) {
 		other := httptest.NewServer(http.NotFoundHandler())
 		defer other.Close()
