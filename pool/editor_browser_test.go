@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -304,4 +305,52 @@ func TestEditorInChromium(t *testing.T) {
 			t.Fatalf("after the rename:\n%s", now)
 		}
 	})
+}
+
+// TestEditorWithoutTokenInChromium: the standalone proxy without
+// --pool-token serves the editor read-only (SPEC POOL-22, POOL-20); a save
+// or a gather from its page is refused 403 with a message in the pool's
+// error shape, which the page must show in words. Trial finding: it showed
+// "not saved: [object Object]".
+func TestEditorWithoutTokenInChromium(t *testing.T) {
+	s1, _ := modelChannel(t, `{"data":[{"type":"model","id":"m1"}]}`)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	orig := fmt.Sprintf("channels:\n  ch1: {api: anthropic, base_url: %s, api_key_env: CH1_KEY}\npools:\n  old: {members: [ch1]}\n", s1.URL)
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string { return map[string]string{"CH1_KEY": "sk-ch1"}[k] }
+	cfg, err := config.LoadConfig(path, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(cfg, Options{ConfigFile: path, Getenv: getenv}))
+	t.Cleanup(srv.Close)
+	const want = "need a pool token: start with --pool-token"
+	for _, tc := range []struct{ name, prefix string }{{"save", "not saved: "}, {"gather", "gather failed: "}} {
+		t.Run("POOL-22/"+tc.name+"-without-token-says-why-in-words", func(t *testing.T) {
+			ctx := browser(t)
+			steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(srv.URL + "/pool/"), wait(`#editor[data-state="loaded"]`)}
+			if tc.name == "save" {
+				steps = append(steps, typeInto(`input[data-field="pools.old.display_name"]`, "Old pool"),
+					click(`#ed-review`), wait(`#editor[data-state="reviewed"]`), click(`#ed-save`))
+			} else {
+				steps = append(steps, click(`button[data-gather="old"]`))
+			}
+			if err := chromedp.Do(ctx, steps...); err != nil {
+				t.Fatalf("browser: %v", err)
+			}
+			var got string
+			testkit.WaitFor(t, 30*time.Second, "the editor's message after a refused "+tc.name, func() bool {
+				got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('ed-msg').textContent`))
+				return strings.HasPrefix(got, tc.prefix)
+			})
+			if !strings.Contains(got, want) || strings.Contains(got, "[object Object]") {
+				t.Fatalf("message %q, want %q with %q", got, tc.prefix, want)
+			}
+			if now, _ := os.ReadFile(path); string(now) != orig {
+				t.Fatalf("the refused %s changed the file:\n%s", tc.name, now)
+			}
+		})
+	}
 }
