@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"strconv"
 )
@@ -16,16 +17,22 @@ import (
 // string does not depend on where the string is, so the result is
 // Marshal's output of the struct with the strings in it, byte for byte
 // (FuzzHeldStrings): unless a mark shows up other than exactly once (a
-// client's tool schema could spell one), when the encoder runs again
-// without holding.
+// string held and then left out, such as a dropped turn's reasoning), when
+// the encoder runs again without holding. A mark carries a random word
+// chosen at start, so a client's JSON (a tool schema) cannot spell one and
+// get a held string spliced into it.
 
 // minHeld is the shortest string held back (bytes): shorter ones cost
 // Marshal less than a mark.
 const minHeld = 256
 
+// heldWord is the random part of every mark (16 base32 letters and
+// digits, chosen once per process).
+var heldWord = rand.Text()[:16]
+
 // heldPrefix starts every mark as Marshal writes it: a string of a NUL,
-// the prefix, a decimal index and a NUL.
-const heldPrefix = `"\u0000dual-proxy-held-`
+// the prefix with heldWord, a decimal index and a NUL.
+var heldPrefix = `"\u0000dual-proxy-held-` + heldWord + `-`
 
 // heldStrings collects the strings held back while one request is
 // encoded; a nil *heldStrings holds nothing.
@@ -42,7 +49,7 @@ func (h *heldStrings) str(s string) string {
 	}
 	h.vals = append(h.vals, s)
 	h.size += len(s)
-	return "\x00dual-proxy-held-" + strconv.Itoa(len(h.vals)-1) + "\x00"
+	return "\x00dual-proxy-held-" + heldWord + "-" + strconv.Itoa(len(h.vals)-1) + "\x00"
 }
 
 // marshal returns json.Marshal(v) with the held strings in their marks'

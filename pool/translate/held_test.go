@@ -61,10 +61,13 @@ func TestHeldStrings(t *testing.T) {
 	}{
 		{"POOL-21/held-strings/long-system-and-turns", `{"model":"m","max_tokens":9,"system":` + mustString(long) +
 			`,"messages":[{"role":"user","content":` + mustString(long) + `},{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":` + mustString(long+"2") + `}]}]}`, true},
+		// A mark without this process's heldWord is no mark: spliced once.
 		{"POOL-21/held-strings/forged-mark-in-a-tool-schema", `{"model":"m","max_tokens":9,"system":` + mustString(long) +
-			`,"tools":[{"name":"t","input_schema":` + forged + `}],"messages":[{"role":"user","content":"hi"}]}`, false},
+			`,"tools":[{"name":"t","input_schema":` + forged + `}],"messages":[{"role":"user","content":"hi"}]}`, true},
 		{"POOL-21/held-strings/forged-mark-as-text", `{"model":"m","max_tokens":9,"system":` + mustString(long) +
-			`,"messages":[{"role":"user","content":"\u0000dual-proxy-held-0\u0000"}]}`, false},
+			`,"messages":[{"role":"user","content":"\u0000dual-proxy-held-0\u0000"}]}`, true},
+		{"POOL-21/held-strings/mark-with-the-word-as-text", `{"model":"m","max_tokens":9,"system":` + mustString(long) +
+			`,"messages":[{"role":"user","content":"\u0000dual-proxy-held-` + heldWord + `-0\u0000"}]}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := DecodeRequest(APIAnthropic, []byte(c.body), "m", true)
