@@ -27,18 +27,22 @@ func serpentine(round, i, n int) int {
 
 // pairedRatio is the median, minimum and maximum over the rounds of a's
 // req/s divided by b's in the same round; NaN for all three when a and b
-// share no round with both rates above zero.
+// share no round with both rates above zero. The median is taken of the
+// ratios' logarithms, so that between the middle two of an even number of
+// rounds it is their geometric mean: pairedRatio(b, a) is the reciprocal
+// of pairedRatio(a, b), where the arithmetic mean of 0.5× and 2× made each
+// row 1.25× the other.
 func pairedRatio(a, b loadResult) (med, lo, hi float64) {
 	var rs []float64
 	for r := range min(len(a.perRound), len(b.perRound)) {
 		if a.perRound[r] > 0 && b.perRound[r] > 0 {
-			rs = append(rs, a.perRound[r]/b.perRound[r])
+			rs = append(rs, math.Log(a.perRound[r]/b.perRound[r]))
 		}
 	}
 	if len(rs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
-	return median(rs), slices.Min(rs), slices.Max(rs)
+	return math.Exp(median(rs)), math.Exp(slices.Min(rs)), math.Exp(slices.Max(rs))
 }
 
 // pairedCell is pairedRatio's median as a table cell ("–" when none).
