@@ -103,9 +103,21 @@ func TestEveryErrorWithPosition(t *testing.T) {
 			t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
+	t.Run("POOL-3/one-item-without-brackets-says-how-to-write-it", func(t *testing.T) {
+		for in, want := range map[string]string{
+			"members: a":                             "expected a list: write [a] for one item",
+			"members: sk-ant-api03-0123456789abcdef": "expected a list",
+			"members: {a: b}":                        "expected a list",
+		} {
+			_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://x, api_key: k}\npools:\n  p: {"+in+"}\n"), nil)
+			if es := AllErrors(err); len(es) == 0 || es[0].Path != "pools.p.members" || es[0].Msg != want || strings.Contains(err.Error(), "0123456789") {
+				t.Errorf("%s: %v", in, err)
+			}
+		}
+	})
 	t.Run("POOL-3/cross-reference-not-repeated-under-a-bad-value", func(t *testing.T) {
 		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: http://x, api_key: k}\npools:\n  p: {members: a}\n"), nil)
-		if es := AllErrors(err); len(es) != 1 || es[0].Path != "pools.p.members" || es[0].Msg != "expected a list" {
+		if es := AllErrors(err); len(es) != 1 || es[0].Path != "pools.p.members" || es[0].Msg != "expected a list: write [a] for one item" {
 			t.Fatalf("%v", err)
 		}
 	})
