@@ -38,7 +38,7 @@ func completionCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script for dual-proxy and claude-dual-proxy (bash, zsh, fish or powershell)",
-		UsageText: "dual-proxy completion bash|zsh|fish|powershell\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > ~/.config/fish/completions/dual-proxy.fish\n         (and the same file as claude-dual-proxy.fish: fish loads one per command)\n   powershell: dual-proxy completion powershell | Out-String | Invoke-Expression   (e.g. in $PROFILE)",
+		UsageText: "dual-proxy completion bash|zsh|fish|powershell\n\n   bash: source <(dual-proxy completion bash)   (e.g. in ~/.bashrc)\n   zsh:  source <(dual-proxy completion zsh)    (after compinit)\n   fish: dual-proxy completion fish > $__fish_config_dir/completions/dual-proxy.fish\n         (~/.config/fish, or $XDG_CONFIG_HOME/fish when that is set; and the same file as\n         claude-dual-proxy.fish: fish loads one per command)\n   powershell: dual-proxy completion powershell | Out-String | Invoke-Expression   (e.g. in $PROFILE)",
 		Action: func(c *cli.Context) error {
 			script, err := completionScript(c.Args().First(), sio)
 			if err != nil {
