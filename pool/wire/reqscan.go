@@ -128,16 +128,21 @@ func validNumber(b []byte, i int) int {
 // validValue returns the offset after the valid JSON value at b[i] inside
 // depth open containers, or -1.
 func validValue(b []byte, i, depth int) int {
+	if i < len(b) && (b[i] == '{' || b[i] == '[') {
+		return validNested(b, i, depth)
+	}
+	return validScalar(b, i)
+}
+
+// validScalar returns the offset after the valid string, number, true,
+// false or null at b[i], or -1.
+func validScalar(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch c := b[i]; {
 	case c == '"':
 		return validString(b, i)
-	case c == '{':
-		return scanObject(b, i, depth, nil, nil)
-	case c == '[':
-		return scanArray(b, i, depth, nil)
 	case c == '-' || isDigit(c):
 		return validNumber(b, i)
 	}
@@ -147,6 +152,84 @@ func validValue(b []byte, i, depth int) int {
 		}
 	}
 	return -1
+}
+
+// validNested returns the offset after the valid object or array at b[i]
+// ('{' or '[') inside depth open containers, or -1, as scanObject and
+// scanArray without names would. It keeps the containers it opens on its
+// own stack of closers instead of recursing: a value nested to
+// encoding/json's limit (10,000) grew the goroutine's stack to megabytes,
+// copied at each doubling, ms per call on a fresh goroutine (attack round
+// five; FuzzValidJSON holds it to json.Valid).
+func validNested(b []byte, i, depth int) int {
+	var buf [64]byte
+	open := buf[:0] // the closers of the containers open, innermost last
+	for {
+		// b[i] starts a value.
+		if c := b[i]; c == '{' || c == '[' {
+			if depth+len(open) >= maxJSONDepth {
+				return -1
+			}
+			closer := byte(']')
+			if c == '{' {
+				closer = '}'
+			}
+			if i = skipWS(b, i+1); i < len(b) && b[i] == closer {
+				i++ // an empty container: a value like any other
+			} else {
+				open = append(open, closer)
+				if closer == '}' {
+					i = memberValue(b, i)
+				}
+				if i < 0 || i >= len(b) {
+					return -1
+				}
+				continue
+			}
+		} else if i = validScalar(b, i); i < 0 {
+			return -1
+		}
+		// After a value: close what ends here, then go to the next element.
+		for {
+			if len(open) == 0 {
+				return i
+			}
+			if i = skipWS(b, i); i >= len(b) {
+				return -1
+			}
+			top := open[len(open)-1]
+			if b[i] == top {
+				open = open[:len(open)-1]
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return -1
+			}
+			if i = skipWS(b, i+1); top == '}' {
+				i = memberValue(b, i)
+			}
+			if i < 0 || i >= len(b) {
+				return -1
+			}
+			break
+		}
+	}
+}
+
+// memberValue reads an object member's key and colon at b[i] and returns
+// the offset of its value (whitespace skipped), or -1.
+func memberValue(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = validString(b, i); i < 0 {
+		return -1
+	}
+	if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return skipWS(b, i+1)
 }
 
 // validJSON is json.Valid(b) in one pass of the scanner.
