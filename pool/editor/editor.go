@@ -209,7 +209,7 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 		return nil, nil, []FieldError{fieldError(err)}
 	}
 	var text []byte
-	if verbatim(body, in, merged) {
+	if verbatim(body, in, merged, l.doc) {
 		text = body
 	} else if text, err = l.text(merged); err != nil {
 		return nil, nil, []FieldError{{Message: err.Error()}}
@@ -223,13 +223,15 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 // verbatim reports whether a YAML body (not JSON: the page sends the
 // document as JSON, whose text is no file to keep) is to be saved as sent:
 // its data is what the merge made of it, so no key placeholder ("***") or
-// redacted URL password had to be restored from the file. The user's text
-// is then the file, quoting, alignment and comments included (SPEC
-// POOL-22; fresh-user trial: a YAML PUT that only added a comment came back
-// re-rendered, a plain URL quoted and the flow mappings' alignment lost).
-func verbatim(body []byte, in, merged *yaml.Node) bool {
+// redacted URL password had to be restored from the file, and it loses no
+// comment of the file's: it carries comments of its own (a text edit, which
+// sets the comments) or the file had none. The user's text is then the
+// file, quoting, alignment and comments included (SPEC POOL-22; fresh-user
+// trials: a YAML PUT that only added a comment came back re-rendered, a
+// plain URL quoted; one without comments dropped the file's).
+func verbatim(body []byte, in, merged, file *yaml.Node) bool {
 	return !json.Valid(body) && len(in.Content) == 1 && len(merged.Content) == 1 &&
-		sameTree(in.Content[0], merged.Content[0])
+		sameTree(in.Content[0], merged.Content[0]) && (hasComments(in) || !hasComments(file))
 }
 
 func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
@@ -238,10 +240,15 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
-	merged, _, errs := e.edited(r, l)
+	merged, text, errs := e.edited(r, l)
 	out := map[string]any{"ok": len(errs) == 0, "errors": nonNil(errs), "version": l.version}
 	if merged != nil {
-		text, _ := l.text(redact(merged))
+		// The text a PUT would save, which the errors' positions point
+		// into; re-rendered with the keys masked only when it holds one
+		// (POOL-15).
+		if red := redact(merged); !sameTree(red, merged) {
+			text, _ = l.text(red)
+		}
 		out["yaml"] = string(text)
 	}
 	writeJSON(w, http.StatusOK, out)

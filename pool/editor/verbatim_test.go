@@ -1,6 +1,7 @@
 package editor_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -72,6 +73,61 @@ func TestPutReplacedItemComments(t *testing.T) {
 			"      - id: fresh\n        max_tokens: 4096\n", 1)
 		if got != want {
 			t.Fatalf("saved:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
+
+// TestPutYAMLKeepsFileComments: a YAML body without comments of its own is
+// merged, not saved as sent, when the file has comments: the file keeps
+// them (SPEC POOL-22, "a body without comments keeps the file's"); and the
+// validate preview is the text a PUT saves, whose lines the errors' positions
+// count (fresh-user trial, sixth session: the PUT dropped the file's
+// comment, and the preview showed it kept).
+func TestPutYAMLKeepsFileComments(t *testing.T) {
+	const file = "# trial config\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: ENV_KEY}  # the mock\npools:\n  p:\n    strategy: failover\n    members: [a]\n"
+	body := strings.NewReplacer("# trial config\n", "", "  # the mock", "", "strategy: failover", "strategy:   failover").Replace(file)
+	t.Run("POOL-22/yaml-put-without-comments-keeps-the-files", func(t *testing.T) {
+		w := newWorld(t, file, 0o600)
+		g := w.get()
+		if st, out := w.put(g.Version, body); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		got := w.file()
+		mustSub(t, got, "# trial config\n")
+		mustSub(t, got, "# the mock")
+	})
+	t.Run("POOL-22/validate-previews-what-put-saves", func(t *testing.T) {
+		for _, doc := range []string{body, "# by hand\n" + body} {
+			w := newWorld(t, file, 0o600)
+			g := w.get()
+			st, _, out := w.do("POST", "/pool/config/validate", doc, nil)
+			if st != 200 {
+				t.Fatalf("validate: %d %s", st, out)
+			}
+			var v struct {
+				OK   bool   `json:"ok"`
+				YAML string `json:"yaml"`
+			}
+			if err := json.Unmarshal([]byte(out), &v); err != nil || !v.OK {
+				t.Fatalf("validate: %v %s", err, out)
+			}
+			if st, out := w.put(g.Version, doc); st != 200 {
+				t.Fatalf("PUT: %d %s", st, out)
+			}
+			if saved := w.file(); saved != v.YAML {
+				t.Fatalf("validate previewed:\n%s\nPUT saved:\n%s", v.YAML, saved)
+			}
+		}
+	})
+	t.Run("POOL-22/yaml-put-over-a-file-without-comments-is-saved-as-sent", func(t *testing.T) {
+		plain := strings.NewReplacer("# trial config\n", "", "  # the mock", "").Replace(file)
+		w := newWorld(t, plain, 0o600)
+		g := w.get()
+		if st, out := w.put(g.Version, body); st != 200 {
+			t.Fatalf("PUT: %d %s", st, out)
+		}
+		if got := w.file(); got != body {
+			t.Fatalf("saved:\n%s\nwant as sent:\n%s", got, body)
 		}
 	})
 }
