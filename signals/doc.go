@@ -41,6 +41,10 @@
 //     other groups are left alone so other exec.Cmd values of the program keep their statuses
 //     (Options.NoSubreaper turns the mechanism off). A descendant that moved to its own session
 //     (a daemon) escapes the group cleanup, as with any process-group based supervisor.
+//   - A launcher killed with SIGKILL cleans up nothing: on Linux the child's parent-death signal
+//     (SIGKILL) ends it then. The kernel ties that signal to the thread that forked, so
+//     startChild forks and waits from a goroutine locked to its thread until the child is
+//     reaped (Go issue 27505). macOS has no parent-death signal.
 //   - Exactly-once forwarding: the child never shares our process group, so a terminal's SIGINT
 //     reaches either us (plain mode; forwarded once) or, in PTY mode, nobody: our terminal is raw
 //     and a typed Ctrl-C travels as the byte 0x03 through the PTY, whose line discipline signals

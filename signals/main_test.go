@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,8 @@ import (
 //	SIGNALS_TEST_SELECT       "1" → wait for terminal input with select(2), macOS's choice
 //	SIGNALS_TEST_KEEP         "1" → Options.KeepHandlers
 //	SIGNALS_TEST_LATE_SIGINT  "1" → the launcher sends itself SIGINT after Run returned
+//	SIGNALS_TEST_CHURN        a file: while Run runs, end OS threads (goroutines that exit
+//	                          locked with runtime.LockOSThread), then create the file
 const launcherEnv = "SIGNALS_TEST_LAUNCHER"
 
 func TestMain(m *testing.M) {
@@ -72,6 +75,9 @@ func launcherMain() int {
 	if os.Getenv("SIGNALS_TEST_SELECT") == "1" {
 		waitInput = selectInput
 	}
+	if p := os.Getenv("SIGNALS_TEST_CHURN"); p != "" {
+		go churnThreads(p)
+	}
 	kill := killFunc(unix.Kill)
 	if os.Getenv("SIGNALS_TEST_PANIC_USR1") == "1" {
 		kill = func(pid int, sig unix.Signal) error {
@@ -93,6 +99,39 @@ func launcherMain() int {
 		runtime.UnlockOSThread()
 	}
 	return status
+}
+
+// churnThreads makes the Go runtime end OS threads once the child runs, then creates the file
+// done. Each round parks 16 goroutines, one after the other, each locked to its thread
+// (runtime.LockOSThread): each takes the thread it runs on out of the runtime's idle list, so the
+// rounds reach every idle thread, the one that forked the child included when it is idle (an
+// unlocked start). Released, they exit still locked, and the runtime ends their threads. A
+// parent-death signal tied to a thread that ends kills the child here (SIG-2, Go issue 27505).
+func churnThreads(done string) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if ids, _ := childPIDs(); len(ids) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polling with a deadline
+	}
+	for range 4 {
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 16 {
+			held := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+				close(held)
+				<-release
+			}()
+			<-held
+		}
+		close(release)
+		wg.Wait()
+	}
+	_ = os.WriteFile(done, nil, 0o644)
 }
 
 // launcher returns a command running the test launcher on args with extra environment.

@@ -39,10 +39,11 @@ func (s *supervisor) startPlain() error {
 			fg = &foreground{fd: fd, pgrp: pgrp}
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	wait, err := startChild(cmd)
+	if err != nil {
 		return err
 	}
-	s.fg = fg
+	s.waitCh, s.fg = wait, fg
 	return nil
 }
 

@@ -64,10 +64,10 @@ type ptySession struct {
 // One piece: each step's failure must undo exactly the steps before it
 // (fds, terminal mode), which one function's error paths and defers express
 // directly.
-func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
+func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, wait <-chan error, err error) {
 	m, tty, err := pty.Open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer tty.Close() // the child has its own copies; ours would hold off EIO forever
 	s := &ptySession{inFd: int(in.Fd()), out: io.Discard, outDone: make(chan struct{})}
@@ -79,11 +79,11 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	m.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, nil, err
 	}
 	s.master = os.NewFile(uintptr(fd), "/dev/ptmx")
 	if s.master.SetReadDeadline(time.Time{}) != nil {
@@ -106,7 +106,7 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 
 	var p [2]int
 	if err := pipeCloexec(&p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.cancelR, s.cancelW = p[0], p[1]
 	defer func() {
@@ -118,7 +118,7 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 
 	// Raw before Start, so that keys typed while the child starts are not echoed by our side.
 	if s.saved, err = term.MakeRaw(s.inFd); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.raw = true
 	defer func() {
@@ -142,14 +142,14 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, err error) {
 	cmd.SysProcAttr.Ctty = 0 // the child's stdin
 	cmd.SysProcAttr.Setpgid = false
 	cmd.SysProcAttr.Foreground = false
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	if wait, err = startChild(cmd); err != nil {
+		return nil, nil, err
 	}
 
 	s.wg.Add(2)
 	go s.copyOutput()
 	go s.copyInput()
-	return s, nil
+	return s, wait, nil
 }
 
 // copyOutput copies PTY output to the terminal until the PTY reports end of output: EIO once

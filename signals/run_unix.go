@@ -75,7 +75,7 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 	known := ourChildren() // children that exist before ours: never treated as orphans
 	usePTY := usesPTY(host) && !opts.NoPTY && opts.Stdin != nil && term.IsTerminal(int(opts.Stdin.Fd())) && inForeground(opts.Stdin)
 	if usePTY {
-		s.pty, err = startPTY(cmd, opts.Stdin, opts.Stdout)
+		s.pty, s.waitCh, err = startPTY(cmd, opts.Stdin, opts.Stdout)
 	} else {
 		err = s.startPlain()
 	}
@@ -95,9 +95,6 @@ func run(ctx context.Context, cmd *exec.Cmd, opts Options, kill killFunc) (statu
 		}
 	}()
 	log.Debug("child started", "pid", s.pgid, "pty", usePTY, "subreaper", s.subreaper)
-
-	s.waitCh = make(chan error, 1)
-	go func() { s.waitCh <- cmd.Wait() }()
 
 	waitErr := s.supervise(ctx)
 	s.reaped = true
@@ -122,12 +119,12 @@ type supervisor struct {
 	kill      killFunc
 	cmd       *exec.Cmd
 	sigCh     chan os.Signal
-	waitCh    chan error
-	pgid      int         // the child's process group (== its pid)
-	subreaper bool        // PR_SET_CHILD_SUBREAPER is in effect
-	reaped    bool        // cmd.Wait returned
-	pty       *ptySession // nil in plain mode
-	fg        *foreground // non-nil when plain mode gave the terminal to the child
+	waitCh    <-chan error // cmd.Wait's error, once (startChild)
+	pgid      int          // the child's process group (== its pid)
+	subreaper bool         // PR_SET_CHILD_SUBREAPER is in effect
+	reaped    bool         // cmd.Wait returned
+	pty       *ptySession  // nil in plain mode
+	fg        *foreground  // non-nil when plain mode gave the terminal to the child
 
 	stopPending bool
 	killTimer   *time.Timer
