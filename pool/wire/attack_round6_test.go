@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -126,6 +127,41 @@ func TestAttackRound6ContentHash(t *testing.T) {
 			late.Release()
 			if late.SessionContentHash() != "" {
 				t.Fatalf("%d: hashed after Release", i)
+			}
+		}
+	})
+}
+
+// TestAttackRound6ValidNested: validJSON's own stack of closers (f5bb33f)
+// agrees with json.Valid around its 64-level buffer's growth and for a
+// wrong closer, a missing one, a trailing comma or a stray value at every
+// level of a mixed nest.
+func TestAttackRound6ValidNested(t *testing.T) {
+	t.Run("POOL-17/valid-nested-agrees-with-json-valid", func(t *testing.T) {
+		for _, n := range []int{1, 2, 63, 64, 65, 66, 129} {
+			var open, closeAll []string
+			for k := range n {
+				if k%2 == 0 {
+					open, closeAll = append(open, `{"k`+strings.Repeat(`\"`, k%3)+`": `), append([]string{"}"}, closeAll...)
+				} else {
+					open, closeAll = append(open, "[1, "), append([]string{"]"}, closeAll...)
+				}
+			}
+			good := strings.Join(open, "") + `"v"` + strings.Join(closeAll, "")
+			bodies := []string{good, good[:len(good)-1], good + "]", good + " ", "[" + good + "," + good + "]"}
+			for k := range n {
+				c := []string(append([]string(nil), closeAll...))
+				c[k] = map[string]string{"}": "]", "]": "}"}[c[k]]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+				c[k] = "," + closeAll[k]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+				c[k] = ` 2` + closeAll[k]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+			}
+			for _, b := range bodies {
+				if got, want := validJSON([]byte(b)), json.Valid([]byte(b)); got != want {
+					t.Fatalf("depth %d: validJSON %v, json.Valid %v for\n%s", n, got, want, b)
+				}
 			}
 		}
 	})
