@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -95,7 +96,7 @@ func BenchmarkPoolStreamCall(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := testkit.ProcessCPU()
 			for b.Loop() {
 				r, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1"+c.path, strings.NewReader(c.body))
 				r.Header.Set("Content-Type", "application/json")
@@ -106,7 +107,7 @@ func BenchmarkPoolStreamCall(b *testing.B) {
 					b.Fatalf("status %d, %d flushes", w.status, w.flushes)
 				}
 			}
-			if cpu := processCPU() - cpu0; cpu0 > 0 {
+			if cpu := testkit.ProcessCPU() - cpu0; cpu0 > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})

@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // TestLazyTimer: the relay's ping and idle deadlines (SPEC POOL-7: a ping
@@ -83,8 +85,8 @@ func BenchmarkStreamDeadlines(b *testing.B) {
 			defer ts[i].Stop()
 		}
 		b.ReportAllocs()
-		cpu0 := processCPU()
-		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
+		cpu0 := testkit.ProcessCPU()
+		defer func() { b.ReportMetric(float64(testkit.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		var next atomic.Int64
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -101,8 +103,8 @@ func BenchmarkStreamDeadlines(b *testing.B) {
 			defer ls[i].stop()
 		}
 		b.ReportAllocs()
-		cpu0 := processCPU()
-		defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
+		cpu0 := testkit.ProcessCPU()
+		defer func() { b.ReportMetric(float64(testkit.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 		var next atomic.Int64
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // rawHeadOrigin answers one request per connection with "ok" and sends
@@ -83,7 +84,7 @@ func BenchmarkOutgoingHeader(b *testing.B) {
 	}
 	e := &Engine{via: "bench", viaOne: "1.1 bench"}
 	b.ReportAllocs()
-	reportCPU(b)
+	testkit.ReportCPU(b)
 	n := 0
 	var out []httpmsg.Field // a connection's slice, reused (forward)
 	for i := 0; i < b.N; i++ {

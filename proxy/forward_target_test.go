@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -168,7 +169,7 @@ func BenchmarkParseTarget(b *testing.B) {
 	for _, raw := range []string{"http://127.0.0.1:8080/", "http://api.example.test/v1/messages?beta=true"} {
 		b.Run(raw[7:min(len(raw), 22)], func(b *testing.B) {
 			b.ReportAllocs()
-			reportCPU(b)
+			testkit.ReportCPU(b)
 			for i := 0; i < b.N; i++ {
 				if _, err := parseTarget(raw, "GET"); err != nil {
 					b.Fatal(err)

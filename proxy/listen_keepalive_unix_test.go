@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // acceptedKeepAlive dials ln and returns SO_KEEPALIVE of the accepted
@@ -66,7 +68,7 @@ func BenchmarkLoopbackAccept(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ln.Close()
-	reportCPU(b)
+	testkit.ReportCPU(b)
 	for b.Loop() {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -36,13 +36,13 @@ func BenchmarkStateCall(b *testing.B) {
 			if kind == "redis" {
 				rt = countRoundTrips(tm.stores[0])
 			}
-			redis0, cpu0 := srv.cpu(b), processCPU()
+			redis0, cpu0 := srv.cpu(b), testkit.ProcessCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				tm.call(b, 0, fmt.Sprint("bench-", i%100))
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((testkit.ProcessCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			if rt != nil {
 				b.ReportMetric(float64((srv.cpu(b)-redis0).Microseconds())/float64(b.N), "redis-cpu-µs/op")
 				b.ReportMetric(float64(rt.n.Load())/float64(b.N), "roundtrips/op")
@@ -52,13 +52,6 @@ func BenchmarkStateCall(b *testing.B) {
 			}
 		})
 	}
-}
-
-// processCPU is the user plus system CPU time this process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpu is the user plus system CPU time the redis-server used so far (INFO

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // benchRequest is a Claude-Code-sized request: a long system prompt, 40
@@ -38,7 +40,7 @@ func BenchmarkRequest(b *testing.B) {
 		b.Run("anthropic-to-"+string(to), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			testkit.ReportCPU(b)
 			for b.Loop() {
 				r, err := DecodeAnthropicRequest(body)
 				if err != nil {
@@ -72,7 +74,7 @@ func BenchmarkRequest(b *testing.B) {
 				body := []byte(c.body)
 				b.SetBytes(int64(len(body)))
 				b.ReportAllocs()
-				defer reportCPU(b)()
+				testkit.ReportCPU(b)
 				for b.Loop() {
 					r, err := dec.fn(c.from, body, "", false)
 					if err != nil {
@@ -138,7 +140,7 @@ func BenchmarkStreamEvent(b *testing.B) {
 				d := deltas[from]
 				data := []byte(d.data)
 				b.ReportAllocs()
-				defer reportCPU(b)()
+				testkit.ReportCPU(b)
 				for b.Loop() {
 					if _, err := s.Feed(d.name, data); err != nil {
 						b.Fatal(err)
@@ -167,7 +169,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			testkit.ReportCPU(b)
 			for b.Loop() {
 				if _, err := EncodeRequest(c.to, r); err != nil {
 					b.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // BenchmarkParseRequest is the pool's read of a client request (issue 20):
@@ -24,7 +26,7 @@ func BenchmarkParseRequest(b *testing.B) {
 			body := []byte(c.body)
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			testkit.ReportCPU(b)
 			for b.Loop() {
 				if _, err := c.fl.ParseRequest(Endpoint{Kind: EpGenerate}, body); err != nil {
 					b.Fatal(err)
@@ -49,7 +51,7 @@ func BenchmarkAnthropicWatcher(b *testing.B) {
 		SSEEvent{Name: "message_delta", Data: []byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":50}}`)},
 		SSEEvent{Name: "message_stop", Data: []byte(`{"type":"message_stop"}`)})
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	testkit.ReportCPU(b)
 	for b.Loop() {
 		w := AnthropicFlavour{}.NewWatcher()
 		committed := false
@@ -71,7 +73,7 @@ func BenchmarkCheckTopLevel(b *testing.B) {
 	body := []byte(`{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	testkit.ReportCPU(b)
 	for b.Loop() {
 		if err := CheckTopLevel(body); err != nil {
 			b.Fatal(err)
@@ -116,7 +118,7 @@ func benchSSEReader(b *testing.B, shared bool) {
 	stream := []byte(s.String())
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	testkit.ReportCPU(b)
 	for b.Loop() {
 		r := NewSSEReader(&oneEventReads{b: stream})
 		if shared {

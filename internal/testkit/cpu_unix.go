@@ -1,15 +1,15 @@
 //go:build unix
 
-package pool
+package testkit
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is this process's user+system CPU time so far (benchmarks'
-// cpu-ns/op: a busy shared machine disturbs it far less than wall time).
-func processCPU() time.Duration {
+// ProcessCPU is this process's user+system CPU time so far (getrusage(2)
+// RUSAGE_SELF), or 0 when it cannot be read.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
