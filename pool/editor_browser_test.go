@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,6 +264,29 @@ func TestEditorInChromium(t *testing.T) {
 		now, _ := os.ReadFile(path)
 		if !strings.Contains(string(now), "# edited by hand meanwhile") || !strings.Contains(string(now), "display_name: Old pool") {
 			t.Fatalf("after resolving: both edits should be in the file:\n%s", now)
+		}
+	})
+
+	// Every diff tool shows a changed line's old text before its new one;
+	// the review showed "+ new" above "- old" (ux trial finding).
+	t.Run("POOL-22/review-diff-shows-the-old-line-before-the-new", func(t *testing.T) {
+		ctx := browser(t)
+		var diff string
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#editor[data-state="loaded"]`),
+			typeInto(`input[data-field="channels.ch2.base_url"]`, s1.URL),
+			click(`#ed-review`), wait(`#editor[data-state="reviewed"]`), text(`#ed-diff`, &diff))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		var changed []string
+		for _, l := range strings.Split(diff, "\n") {
+			if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "+ ") {
+				changed = append(changed, l)
+			}
+		}
+		want := []string{"-     base_url: " + s2.URL, "+     base_url: " + s1.URL}
+		if !slices.Equal(changed, want) {
+			t.Fatalf("changed lines %q, want %q; diff:\n%s", changed, want, diff)
 		}
 	})
 
