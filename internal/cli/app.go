@@ -114,8 +114,14 @@ func claudeApp(sio IO) *cli.App {
 }
 
 // runApp runs app and maps errors to exit statuses: usage errors 2 with
-// one line (SPEC LIS-5), cli.Exit codes as given.
+// one line (SPEC LIS-5), cli.Exit codes as given. What the commands and
+// runApp print goes through termSafe (escapes control bytes).
 func runApp(app *cli.App, args []string, sio IO) int {
+	app.Writer, app.ErrWriter = termSafe(app.Writer), termSafe(app.ErrWriter)
+	stderr := app.ErrWriter
+	if stderr == nil {
+		stderr = termSafe(sio.Stderr)
+	}
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		name, m := app.Name, modeServe
 		if app.Name == "claude-dual-proxy" {
@@ -142,21 +148,21 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	setUsage(app.Commands)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
 	if msg := dashDashValue(app, args); msg != "" {
-		fmt.Fprintln(sio.Stderr, msg)
+		fmt.Fprintln(stderr, msg)
 		return 2
 	}
 	if msg := helpExtra(app, args); msg != "" {
-		fmt.Fprintln(sio.Stderr, msg)
+		fmt.Fprintln(stderr, msg)
 		return 2
 	}
 	args = helpForSubcommand(app, args)
 	if len(args) > 1 && args[len(args)-1] == completionFlag {
-		complete(sio.Stdout, app, args[1:len(args)-1], sio.Environ)
+		complete(termSafe(sio.Stdout), app, args[1:len(args)-1], sio.Environ)
 		return 0
 	}
 	err := app.Run(args)
 	if msg := versionError(app); msg != "" {
-		fmt.Fprintln(sio.Stderr, msg)
+		fmt.Fprintln(stderr, msg)
 		return 2
 	}
 	if err == nil {
@@ -164,17 +170,17 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	}
 	var fe *flagError
 	if errors.As(err, &fe) {
-		fmt.Fprintln(sio.Stderr, formatFlagError(app.Name, fe, args[1:], allFlags(app), sio.Environ))
+		fmt.Fprintln(stderr, formatFlagError(app.Name, fe, args[1:], allFlags(app), sio.Environ))
 		return 2
 	}
 	var ec cli.ExitCoder
 	if sub := reNoHelpTopic().FindStringSubmatch(err.Error()); sub != nil && errors.As(err, &ec) {
-		fmt.Fprintln(sio.Stderr, unknownTopic(app, args[1:], sub[1]))
+		fmt.Fprintln(stderr, unknownTopic(app, args[1:], sub[1]))
 		return 2
 	}
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(sio.Stderr, msg)
+			fmt.Fprintln(stderr, msg)
 		}
 		return ec.ExitCode()
 	}
@@ -182,7 +188,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	if !strings.HasPrefix(msg, app.Name) {
 		msg = app.Name + ": " + msg
 	}
-	fmt.Fprintln(sio.Stderr, msg)
+	fmt.Fprintln(stderr, msg)
 	if strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
 		return 2
 	}
@@ -287,7 +293,7 @@ func serve(c *cli.Context, sio IO) error {
 		return err
 	}
 	if c.Bool(fPrintConfig) {
-		return s.Print(sio.Stdout)
+		return s.Print(c.App.Writer)
 	}
 	log := newLogger(s, sio.Stderr)
 	warnOpenProxy(s.ListenHost, log)
@@ -406,10 +412,10 @@ func run(c *cli.Context, m mode, sio IO) error {
 		return err
 	}
 	if s.ConfigWarning != "" {
-		fmt.Fprintf(sio.Stderr, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
+		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
 	}
 	if c.Bool(fPrintConfig) {
-		return s.Print(sio.Stdout)
+		return s.Print(c.App.Writer)
 	}
 	logw, err := openLogFile(s.LogFile)
 	if err != nil {
@@ -425,7 +431,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 	}
 	if warnOpenProxy(s.ListenHost, log) {
 		// The log is a file here: say it on the terminal too (SPEC LIS-2).
-		fmt.Fprintf(sio.Stderr, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)
+		fmt.Fprintf(c.App.ErrWriter, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)
 	}
 	mux := proxy.NewMux()
 	// Every launcher that serves pools requires a per-launch token, also
@@ -460,7 +466,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 			// The log is a file here: startup warnings (skipped gateways,
 			// redacted) go to the terminal too (SPEC GW-3, as LIS-2).
 			for _, line := range w {
-				fmt.Fprintf(sio.Stderr, "%s: warning: %s\n", c.App.Name, line)
+				fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, line)
 			}
 			return pc, w, err
 		},
@@ -485,7 +491,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 				poolCleanup = append(poolCleanup, cleanup)
 			}
 			warnAgentOverrides(c.App.Name, s, env, argv, func(w string) {
-				fmt.Fprintln(sio.Stderr, w)
+				fmt.Fprintln(c.App.ErrWriter, w)
 				log.Warn(w)
 			})
 			return env, argv
@@ -514,7 +520,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 	}
 	if status != 0 && engine != nil {
 		if hint := failedRequestsHint(c.App.Name, engine.Decisions(), s.LogFile); hint != "" {
-			fmt.Fprintln(sio.Stderr, hint)
+			fmt.Fprintln(c.App.ErrWriter, hint)
 		}
 	}
 	if status != 0 {
