@@ -22,6 +22,19 @@ type target struct {
 	origin string
 	// absolute is the request-target for a gateway ("http://host/…").
 	absolute string
+
+	// memo is the last authority parse deduced host, port and Host value
+	// from (a connection's requests name one origin, usually: no
+	// splitting and normalizing of the same authority per request, issue
+	// 20). It depends on that string only, so it is kept across requests.
+	memo authMemo
+}
+
+// authMemo is one authority's parse: raw as in the target, the rest as
+// target's fields; raw "" is none.
+type authMemo struct {
+	raw, host, decoded string
+	port               int
 }
 
 // addr is the origin's "host:port" for a direct or SOCKS5 dial: the
@@ -71,6 +84,7 @@ func parseTarget(raw, method string) (*target, error) {
 	if err := t.parse(raw, method); err != nil {
 		return nil, err
 	}
+	t.memo = authMemo{} // a target of its own: only the parse's fields
 	return t, nil
 }
 
@@ -92,30 +106,36 @@ func (t *target) parse(raw, method string) error {
 		return errNotAbsolute
 	}
 	rest := raw[7:]
-	end := strings.IndexAny(rest, "/?")
-	if end < 0 {
-		end = len(rest)
-	}
+	end := authorityEnd(rest)
 	auth := rest[:end]
-	hostname, port, decoded, err := splitAuthority(auth)
-	if err != nil {
-		return err
-	}
 	path := rest[end:]
-	if p, _, _ := strings.Cut(path, "?"); !validEscapes(p) {
-		return errNotAbsolute // net/url refuses a bad %-escape in the path
-	}
-	host, err := route.NormalizeHost(hostname)
-	if err != nil {
-		return errBadHost
-	}
-	pn := 80
-	if port != "" {
-		if pn, err = strconv.Atoi(port); err != nil || pn < 1 || pn > 65535 {
-			return errBadPort
+	m := t.memo
+	if m.raw != "" && auth == m.raw {
+		if !validPathEscapes(path) {
+			return errNotAbsolute
+		}
+	} else {
+		// A copy, so the memo does not keep this request's head alive.
+		a := strings.Clone(auth)
+		hostname, port, decoded, err := splitAuthority(a)
+		if err != nil {
+			return err
+		}
+		if !validPathEscapes(path) {
+			return errNotAbsolute // net/url refuses a bad %-escape in the path
+		}
+		m = authMemo{raw: a, decoded: decoded, port: 80}
+		if m.host, err = route.NormalizeHost(hostname); err != nil {
+			return errBadHost
+		}
+		if port != "" {
+			if m.port, err = strconv.Atoi(port); err != nil || m.port < 1 || m.port > 65535 {
+				return errBadPort
+			}
 		}
 	}
-	*t = target{authority: decoded, host: host, port: pn, origin: path}
+	decoded := m.decoded
+	*t = target{authority: decoded, host: m.host, port: m.port, origin: path, memo: m}
 	switch {
 	case path == "" && method == http.MethodOptions:
 		t.origin = "*" // RFC 9112 §3.2.4
@@ -126,7 +146,7 @@ func (t *target) parse(raw, method string) error {
 	case path[0] == '?':
 		t.origin = "/" + path
 	}
-	if raw[:7] == "http://" && decoded == auth && t.origin == path {
+	if raw[:7] == "http://" && decoded == m.raw && t.origin == path {
 		t.absolute = raw // as sent: no copy (issue 20)
 	} else {
 		t.absolute = "http://" + decoded + t.origin
@@ -260,6 +280,24 @@ func hostByteOK(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("!\"$&'()*+,-.:;<=>[]_~", c) >= 0
+}
+
+// authorityEnd is the length of the authority at the start of rest (the
+// target after "http://"): up to the first '/' or '?', or all of it.
+func authorityEnd(rest string) int {
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c == '/' || c == '?' {
+			return i
+		}
+	}
+	return len(rest)
+}
+
+// validPathEscapes is validEscapes for the path of path (the part before
+// any '?': the query is not checked, as net/url does not).
+func validPathEscapes(path string) bool {
+	p, _, _ := strings.Cut(path, "?")
+	return validEscapes(p)
 }
 
 // validEscapes reports whether every '%' in s starts a %XX escape.

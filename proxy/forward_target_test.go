@@ -165,6 +165,44 @@ func FuzzParseTarget(f *testing.F) {
 	})
 }
 
+// FuzzParseTargetReused checks the authority memo of a connection's
+// target (SPEC HTTP-1, ORD-3): parsing raw into a target that parsed prev
+// before gives what parsing raw alone gives, whether or not the two name
+// the same authority, and an error leaves the target as it was.
+func FuzzParseTargetReused(f *testing.F) {
+	for _, s := range targetSeeds {
+		f.Add("http://example.com/", s)
+		f.Add(s, s)
+	}
+	f.Add("http://Example.COM:8080/a", "http://Example.COM:8080/%zz")
+	f.Add("http://a%C3%BC.example:81/", "http://a%C3%BC.example:81?q")
+	f.Fuzz(func(t *testing.T, prev, raw string) {
+		var tg target
+		tg.parse(prev, "GET")
+		before := tg
+		err := tg.parse(raw, "GET")
+		want, werr := parseTarget(raw, "GET")
+		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("after %q: parse(%q) error %v, alone %v", prev, raw, err, werr)
+		}
+		if err != nil {
+			if tg != before {
+				t.Fatalf("after %q: failed parse(%q) changed the target", prev, raw)
+			}
+			return
+		}
+		got := tg
+		got.memo = authMemo{}
+		if got != *want {
+			t.Fatalf("after %q: parse(%q) = %+v, alone %+v", prev, raw, got, *want)
+		}
+		// The memo names what it was made from.
+		if m := tg.memo; m.raw == "" || m.host != got.host || m.port != got.port || m.decoded != got.authority {
+			t.Fatalf("memo %+v for %+v", m, got)
+		}
+	})
+}
+
 func BenchmarkParseTarget(b *testing.B) {
 	for _, raw := range []string{"http://127.0.0.1:8080/", "http://api.example.test/v1/messages?beta=true"} {
 		b.Run(raw[7:min(len(raw), 22)], func(b *testing.B) {

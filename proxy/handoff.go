@@ -137,8 +137,11 @@ func targetPort(raw string) int {
 		return 0
 	}
 	auth := raw[i+3:]
-	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
-		auth = auth[:j]
+	for j := 0; j < len(auth); j++ {
+		if c := auth[j]; c == '/' || c == '?' || c == '#' {
+			auth = auth[:j] // a loop: IndexAny builds a byte set per call (issue 20)
+			break
+		}
 	}
 	j := strings.LastIndexByte(auth, ':')
 	if j < 0 || strings.IndexByte(auth[j:], ']') >= 0 {
