@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
 // forward serves one absolute-form plain HTTP request (SPEC HTTP-1..HTTP-6):
@@ -65,6 +66,10 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		intr:   cc,
 		memo:   &ps.memo,
 		loop:   &ps.loop,
+		into:   &ps.resp,
+		// The fields come from head, which ReadRequestHead checked as
+		// upstream's check would (FuzzOutgoingHeaderValid).
+		headerValid: true,
 	}
 
 	ctx, cancel := cc.get(s.baseCtx)
@@ -125,6 +130,10 @@ type plainScratch struct {
 	watch  clientWatch
 	header []httpmsg.Field
 	memo   putMemo // the last route cache put (Engine.succeedMemo)
+	// resp holds the answer of each attempt: an attempt's response is
+	// closed before the next attempt (roundTrip) and the request's
+	// before forward reports that another request may follow.
+	resp upstream.Response
 	// loop is isLoopback(loopHost), the last request's host (one
 	// destination per connection is usual: no parse per request).
 	loopHost string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"golang.org/x/net/http/httpguts"
 )
 
 // rawHeadOrigin answers one request per connection with "ok" and sends
@@ -94,4 +95,32 @@ func BenchmarkOutgoingHeader(b *testing.B) {
 	if n != 15*b.N {
 		b.Fatalf("%d fields per request, want 15", n/b.N)
 	}
+}
+
+// FuzzOutgoingHeaderValid checks what forward's upstream.Request claims
+// with HeaderValid (SPEC HTTP-5): for every head the parser accepts, the
+// fields sent upstream (the head's end-to-end fields and our Via) pass the
+// field checks that upstream's check would otherwise make, net/http's.
+func FuzzOutgoingHeaderValid(f *testing.F) {
+	for _, s := range []string{
+		"GET http://a/ HTTP/1.1\r\nHost: a\r\nX: 1\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nX-\x7f: 1\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nX: a\x01b\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nX: \tv\xff\t\r\nConnection: x\r\n\r\n",
+		"GET http://a/ HTTP/1.1\r\nA(b: 1\r\n\r\n",
+	} {
+		f.Add(s)
+	}
+	e := &Engine{via: "dual-proxy-0123456789abcdef", viaOne: "1.1 dual-proxy-0123456789abcdef"}
+	f.Fuzz(func(t *testing.T, raw string) {
+		head, err := httpmsg.ReadRequestHead(bufio.NewReader(strings.NewReader(raw)))
+		if err != nil {
+			return
+		}
+		for _, fl := range e.appendOutgoingHeader(nil, head) {
+			if !httpguts.ValidHeaderFieldName(fl.Name) || !httpguts.ValidHeaderFieldValue(fl.Value) {
+				t.Fatalf("accepted head %q sends field %q: %q", raw, fl.Name, fl.Value)
+			}
+		}
+	})
 }

@@ -50,6 +50,13 @@ type request struct {
 	memo *putMemo
 	// loop is isLoopback(host) when known (forward); nil: plan finds out.
 	loop *bool
+	// headerValid: header holds the fields of a head httpmsg parsed
+	// (names are tokens, values free of control characters) and our Via
+	// (upstream.Request.HeaderValid).
+	headerValid bool
+	// into is where responses are read (upstream.Request.Into: the
+	// client connection's, forward); nil: a new one per attempt.
+	into *upstream.Response
 }
 
 // targetFromURL builds the request-target of an http:// URL that was
@@ -250,7 +257,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		t := r.target
 		r.upStore = upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
 			Addr: t.addr(), Header: r.header, Length: r.length,
-			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr}
+			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr, Into: r.into, HeaderValid: r.headerValid}
 		r.up = &r.upStore
 		if ab != nil { // Send reopens only a body it was given (issue 20: no closure per GET)
 			r.up.Reopen = func() io.Reader {

@@ -35,10 +35,12 @@ type upBody struct {
 	done bool  // released (under mu)
 }
 
-// setBody makes r.Body read r's body from uc.
+// setBody makes r.Body read r's body from uc. Every field of the body is
+// set: r may be a Request.Into that carried an earlier response.
 func (r *Response) setBody(uc *upConn, pool *connPool, w watch) {
 	b := &r.body
 	b.uc, b.pool, b.watch, b.reusable = uc, pool, w, !r.Close
+	b.chunked, b.err, b.eof, b.done = nil, nil, false, false
 	switch {
 	case r.NoBody:
 		b.left = 0

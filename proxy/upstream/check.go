@@ -18,7 +18,8 @@ var ErrInvalidRequest = errors.New("invalid request")
 
 // check validates r as net/http's Transport does (validMethod,
 // httpguts.ValidHeaderFieldName/Value, ValidHostHeader), plus the
-// request-targets, which Send writes as given.
+// request-targets, which Send writes as given; the fields only when the
+// caller has not (Request.HeaderValid).
 func (r *Request) check() error {
 	invalid := func(what string) error { return fmt.Errorf("%w: %s", ErrInvalidRequest, what) }
 	if !validToken(r.Method) {
@@ -29,6 +30,9 @@ func (r *Request) check() error {
 	}
 	if !httpguts.ValidHostHeader(r.Authority) {
 		return invalid("host has invalid characters")
+	}
+	if r.HeaderValid {
+		return nil
 	}
 	for _, f := range r.Header {
 		if !httpguts.ValidHeaderFieldName(f.Name) {

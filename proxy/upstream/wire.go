@@ -40,9 +40,13 @@ func writeRequest(bw *bufio.Writer, c path.Candidate, r *Request, body io.Reader
 // §5.1, and smuggling shapes are errors there): interim 1xx answers are
 // skipped (at most maxInterim), all heads together may take at most
 // maxResponseHead bytes, and 101 is an error (we never ask to switch
-// protocols: Upgrade is hop-by-hop and removed).
-func readFinal(uc *upConn, method string) (*Response, error) {
-	resp := &Response{}
+// protocols: Upgrade is hop-by-hop and removed). The head is read into
+// into (Request.Into) when set.
+func readFinal(uc *upConn, method string, into *Response) (*Response, error) {
+	resp := into
+	if resp == nil {
+		resp = &Response{}
+	}
 	left := maxResponseHead
 	for i := 0; ; i++ {
 		if err := httpmsg.ReadResponseHead(uc.br, left, method, &resp.ResponseHead); err != nil {
