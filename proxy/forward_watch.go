@@ -45,9 +45,40 @@ type watchSweeper struct {
 	// no clock (issue 20).
 	ticks atomic.Int64
 
-	mu      sync.Mutex
-	pending map[*clientWatch]struct{} // registered, not yet watching
-	running bool                      // the sweeper goroutine runs
+	mu sync.Mutex
+	// pending: the registered watches not yet watching, a list through
+	// their prev and next (issue 20: a map insert and delete per plain
+	// request before, each hashing under the lock every connection takes).
+	pending watchList
+	running bool // the sweeper goroutine runs
+}
+
+// watchList is a doubly linked list of clientWatches (under ws.mu).
+type watchList struct{ first *clientWatch }
+
+// add puts w, not in any list, first.
+func (l *watchList) add(w *clientWatch) {
+	w.prev, w.next, w.listed = nil, l.first, true
+	if l.first != nil {
+		l.first.prev = w
+	}
+	l.first = w
+}
+
+// remove takes w out of l; a w not in l is left alone.
+func (l *watchList) remove(w *clientWatch) {
+	if !w.listed {
+		return
+	}
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.first = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next, w.listed = nil, nil, false
 }
 
 // clientWatch is one request's watch of its client connection.
@@ -60,6 +91,9 @@ type clientWatch struct {
 	done   chan struct{} // closed when run returns
 
 	started bool // under ws.mu: run was started
+	// prev, next and listed: w's place in ws.pending (under ws.mu).
+	prev, next *clientWatch
+	listed     bool
 	// clearDeadline: start clears c's read deadline first (forward left
 	// the idle deadline armed, connCtx.armIdle).
 	clearDeadline bool
@@ -92,9 +126,6 @@ func (ws *watchSweeper) watchInto(w *clientWatch, c net.Conn, br *bufio.Reader, 
 // register adds w to the watches the sweeper starts.
 func (ws *watchSweeper) register(w *clientWatch) *clientWatch {
 	ws.mu.Lock()
-	if ws.pending == nil {
-		ws.pending = map[*clientWatch]struct{}{}
-	}
 	select {
 	case <-ws.done: // shutting down: no sweeper runs; watch at once
 		ws.start(w)
@@ -102,7 +133,7 @@ func (ws *watchSweeper) register(w *clientWatch) *clientWatch {
 		return w
 	default:
 	}
-	ws.pending[w] = struct{}{}
+	ws.pending.add(w)
 	if !ws.running {
 		ws.running = true
 		if ws.wg != nil {
@@ -133,8 +164,8 @@ func (ws *watchSweeper) loop() {
 			// period, and a client leaving one of them must still end it
 			// (HTTP-4, LIS-3), so every pending watch starts now.
 			ws.mu.Lock()
-			for w := range ws.pending {
-				ws.start(w)
+			for ws.pending.first != nil {
+				ws.start(ws.pending.first)
 			}
 			ws.running = false
 			ws.mu.Unlock()
@@ -142,12 +173,14 @@ func (ws *watchSweeper) loop() {
 		case <-t.C:
 			tick := ws.ticks.Add(1)
 			ws.mu.Lock()
-			for w := range ws.pending {
+			for w := ws.pending.first; w != nil; {
+				next := w.next // start takes w out of the list
 				if tick-w.since >= 2 {
 					ws.start(w)
 				}
+				w = next
 			}
-			if idle++; len(ws.pending) > 0 {
+			if idle++; ws.pending.first != nil {
 				idle = 0
 			}
 			if idle >= sweeperIdleTicks {
@@ -162,7 +195,7 @@ func (ws *watchSweeper) loop() {
 
 // start unregisters w and starts its watch; ws.mu is held.
 func (ws *watchSweeper) start(w *clientWatch) {
-	delete(ws.pending, w)
+	ws.pending.remove(w)
 	w.started, w.done = true, make(chan struct{})
 	if w.tunnel {
 		w.quit = make(chan struct{}) // made here: an open that ends sooner pays nothing for it
@@ -209,7 +242,7 @@ func (w *clientWatch) stopRan() bool {
 	ws := w.ws
 	ws.mu.Lock()
 	if !w.started {
-		delete(ws.pending, w)
+		ws.pending.remove(w)
 		ws.mu.Unlock()
 		return false // br was not touched
 	}

@@ -295,3 +295,36 @@ func TestPipelinedSlowRequests(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchList: the sweeper's list of pending watches (SPEC HTTP-4: a
+// watch left out would never start, one left in would start after its
+// request ended) keeps exactly the watches added and not removed, in any
+// order of removal, and ignores a remove of a watch not in it.
+func TestWatchList(t *testing.T) {
+	t.Run("HTTP-4/pending-watches-listed-exactly", func(t *testing.T) {
+		for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}} {
+			var l watchList
+			ws := make([]*clientWatch, 4)
+			for i := range ws {
+				ws[i] = &clientWatch{since: int64(i)}
+				l.add(ws[i])
+			}
+			left := map[*clientWatch]bool{ws[0]: true, ws[1]: true, ws[2]: true, ws[3]: true}
+			for _, i := range order {
+				l.remove(ws[i])
+				l.remove(ws[i]) // not in the list any more: nothing happens
+				delete(left, ws[i])
+				seen := map[*clientWatch]bool{}
+				for w, prev := l.first, (*clientWatch)(nil); w != nil; prev, w = w, w.next {
+					if w.prev != prev || seen[w] || !left[w] {
+						t.Fatalf("order %v after removing %d: bad list at watch %d", order, i, w.since)
+					}
+					seen[w] = true
+				}
+				if len(seen) != len(left) {
+					t.Fatalf("order %v after removing %d: %d listed, want %d", order, i, len(seen), len(left))
+				}
+			}
+		}
+	})
+}
