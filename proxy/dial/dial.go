@@ -31,6 +31,9 @@ import (
 // per-gateway CA files. Safe for concurrent use.
 type Dialer struct {
 	// Net is the TCP dialer; its Timeout is ignored (use the context).
+	// With its keepalive fields at Go's default, a connection to a
+	// loopback peer gets no TCP keepalive and any other Go's default
+	// probes (tcp).
 	Net net.Dialer
 	// Resolver resolves destination names for socks5:// gateways (SPEC
 	// GW-7: we resolve); nil: net.DefaultResolver.
@@ -43,6 +46,9 @@ type Dialer struct {
 
 	mu  sync.Mutex
 	tls map[string]*tls.Config // per https gateway (Key), with its session cache
+
+	quietOnce sync.Once
+	quiet     net.Dialer // Net without keepalive, made once (tcp)
 }
 
 // Open returns a connection that reaches target ("host:port", IPv6
@@ -62,7 +68,7 @@ type Dialer struct {
 // except "command not supported", garbage or silence TierGateway).
 func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
 	if c.Direct {
-		conn, err := d.Net.DialContext(ctx, "tcp", target)
+		conn, err := d.tcp(ctx, target)
 		if err != nil {
 			return nil, dialError(c, path.PhaseOriginConnect, path.TierHost, err)
 		}
@@ -103,7 +109,7 @@ func (d *Dialer) Forward(ctx context.Context, c path.Candidate, target string) (
 // certificate; no request byte has been written then); PhaseLocal and
 // TierNone for this machine's resource errors.
 func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, error) {
-	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
+	conn, err := d.tcp(ctx, c.Addr)
 	if err != nil {
 		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
 	}
@@ -116,6 +122,43 @@ func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, e
 		return nil, err
 	}
 	return tc, nil
+}
+
+// tcp dials addr ("host:port") over TCP with d.Net. When d.Net leaves
+// keepalive at Go's default (KeepAlive and KeepAliveConfig zero), the
+// connection gets Go's default probes (15 s idle, 15 s interval, 9
+// probes: the same SetKeepAliveConfig call Go's dialer makes) unless its
+// peer is a loopback address, where it gets none: a loopback peer cannot
+// vanish without its kernel ending the connection, so probes there detect
+// nothing, and they cost every new tunnel to a loopback gateway or
+// destination four setsockopt(2) calls (issue 20; the listener does the
+// same for loopback clients, SPEC LIS-1). The peer is the address
+// connected to, so a name that resolves to loopback counts too. A d.Net
+// with keepalive settings of its own dials as it says.
+func (d *Dialer) tcp(ctx context.Context, addr string) (net.Conn, error) {
+	if d.Net.KeepAlive != 0 || d.Net.KeepAliveConfig != (net.KeepAliveConfig{}) {
+		return d.Net.DialContext(ctx, "tcp", addr)
+	}
+	d.quietOnce.Do(func() {
+		d.quiet = d.Net
+		d.quiet.KeepAlive = -1
+	})
+	conn, err := d.quiet.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && !loopbackPeer(tc.RemoteAddr()) {
+		// Errors ignored, as Go's dialer ignores them.
+		tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true})
+	}
+	return conn, nil
+}
+
+// loopbackPeer reports whether a is a loopback TCP address (127.0.0.0/8,
+// ::1, or either mapped into IPv6).
+func loopbackPeer(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // dialError is the PathError of a failed dial: phase and tier, or

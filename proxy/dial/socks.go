@@ -32,7 +32,7 @@ func (d *Dialer) openSOCKS(ctx context.Context, c path.Candidate, target string)
 			return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: err}
 		}
 	}
-	conn, err := d.Net.DialContext(ctx, "tcp", c.Addr)
+	conn, err := d.tcp(ctx, c.Addr)
 	if err != nil {
 		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
 	}
