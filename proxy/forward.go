@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -277,7 +276,8 @@ func (cc *connCtx) end() {
 // forward passes the connection's slice of its last request (issue 20).
 func (e *Engine) appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead) []httpmsg.Field {
 	for f := range httpmsg.EndToEnd(head.Fields) {
-		if !strings.EqualFold(f.Name, "Expect") && !strings.EqualFold(f.Name, "Content-Length") && !strings.EqualFold(f.Name, "Host") {
+		// Names are tokens (ASCII): no Unicode folding needed.
+		if !httpmsg.EqualFoldASCII(f.Name, "Expect") && !httpmsg.EqualFoldASCII(f.Name, "Content-Length") && !httpmsg.EqualFoldASCII(f.Name, "Host") {
 			out = append(out, f)
 		}
 	}

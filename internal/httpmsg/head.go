@@ -210,8 +210,8 @@ func (h *RequestHead) checkFraming() error {
 	h.KeepAlive = h.Minor >= 1
 	for _, f := range h.Fields {
 		switch {
-		case strings.EqualFold(f.Name, "Content-Length"):
-			for _, v := range strings.Split(f.Value, ",") {
+		case EqualFoldASCII(f.Name, "Content-Length"): // names are tokens: ASCII
+			for v := range strings.SplitSeq(f.Value, ",") { // no slice per field (issue 20)
 				v = strings.TrimSpace(v)
 				if v == "" || strings.TrimLeft(v, "0123456789") != "" || len(v) > 18 {
 					return BadRequest("invalid Content-Length")
@@ -221,15 +221,15 @@ func (h *RequestHead) checkFraming() error {
 				}
 				cl, sawCL = v, true
 			}
-		case strings.EqualFold(f.Name, "Transfer-Encoding"):
+		case EqualFoldASCII(f.Name, "Transfer-Encoding"):
 			sawTE = true
-			for _, c := range strings.Split(f.Value, ",") {
+			for c := range strings.SplitSeq(f.Value, ",") {
 				if c = strings.ToLower(strings.TrimSpace(c)); c != "" {
 					te = append(te, c)
 				}
 			}
-		case strings.EqualFold(f.Name, "Connection"):
-			for _, t := range strings.Split(f.Value, ",") {
+		case EqualFoldASCII(f.Name, "Connection"):
+			for t := range strings.SplitSeq(f.Value, ",") {
 				switch strings.ToLower(strings.TrimSpace(t)) {
 				case "close":
 					h.KeepAlive = false
@@ -239,7 +239,7 @@ func (h *RequestHead) checkFraming() error {
 					}
 				}
 			}
-		case strings.EqualFold(f.Name, "Expect"):
+		case EqualFoldASCII(f.Name, "Expect"):
 			if strings.EqualFold(f.Value, "100-continue") {
 				h.Expect100 = true
 			}
@@ -306,7 +306,7 @@ func IsToken(b []byte) bool {
 func (h *RequestHead) Vias() []string {
 	var out []string
 	for _, f := range h.Fields {
-		if strings.EqualFold(f.Name, "Via") {
+		if EqualFoldASCII(f.Name, "Via") {
 			out = append(out, f.Value)
 		}
 	}

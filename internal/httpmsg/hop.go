@@ -57,7 +57,7 @@ func endToEnd(fields []Field, yield func(Field) bool) {
 	var connBuf [4]string
 	conn := connBuf[:0]
 	for _, f := range fields {
-		if equalFoldASCII(f.Name, "Connection") {
+		if EqualFoldASCII(f.Name, "Connection") {
 			conn = append(conn, f.Value)
 		}
 	}
@@ -81,7 +81,7 @@ func endToEnd(fields []Field, yield func(Field) bool) {
 // isHopByHop reports whether name is in HopByHop (ASCII case-insensitive).
 func isHopByHop(name string) bool {
 	for _, h := range HopByHop {
-		if equalFoldASCII(name, h) {
+		if EqualFoldASCII(name, h) {
 			return true
 		}
 	}

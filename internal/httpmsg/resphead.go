@@ -254,15 +254,15 @@ func (h *ResponseHead) frame(method string) error {
 	te := ""
 	for _, f := range h.Fields {
 		switch {
-		case equalFoldASCII(f.Name, "Content-Length"):
+		case EqualFoldASCII(f.Name, "Content-Length"):
 			if sawCL && f.Value != cl {
 				return errors.New("conflicting response Content-Length")
 			}
 			cl, sawCL = f.Value, true
-		case equalFoldASCII(f.Name, "Transfer-Encoding"):
+		case EqualFoldASCII(f.Name, "Transfer-Encoding"):
 			te = f.Value
 			teLines++
-		case equalFoldASCII(f.Name, "Connection"):
+		case EqualFoldASCII(f.Name, "Connection"):
 			if hasToken(f.Value, "close") {
 				h.Close = true
 			}
@@ -287,7 +287,7 @@ func (h *ResponseHead) frame(method string) error {
 	case h.Minor == 0:
 		// net/http ignores it; RFC 9112 §6.1: the framing is faulty.
 		h.Close = true
-	case teLines > 1 || !equalFoldASCII(te, "chunked"):
+	case teLines > 1 || !EqualFoldASCII(te, "chunked"):
 		return errors.New("unsupported response Transfer-Encoding")
 	default:
 		h.Chunked = true
@@ -316,12 +316,12 @@ func (h *ResponseHead) frame(method string) error {
 // framing field (net/http: "bad trailer key").
 func (h *ResponseHead) checkTrailer() error {
 	for _, f := range h.Fields {
-		if !equalFoldASCII(f.Name, "Trailer") {
+		if !EqualFoldASCII(f.Name, "Trailer") {
 			continue
 		}
 		for v := range strings.SplitSeq(f.Value, ",") {
 			v = trimOWS(v)
-			if equalFoldASCII(v, "Content-Length") || equalFoldASCII(v, "Transfer-Encoding") || equalFoldASCII(v, "Trailer") {
+			if EqualFoldASCII(v, "Content-Length") || EqualFoldASCII(v, "Transfer-Encoding") || EqualFoldASCII(v, "Trailer") {
 				return errors.New("bad response Trailer field")
 			}
 		}
@@ -333,7 +333,7 @@ func (h *ResponseHead) checkTrailer() error {
 // case-insensitive), or "".
 func (h *ResponseHead) Get(name string) string {
 	for _, f := range h.Fields {
-		if equalFoldASCII(f.Name, name) {
+		if EqualFoldASCII(f.Name, name) {
 			return f.Value
 		}
 	}
@@ -346,16 +346,18 @@ func hasToken(v, token string) bool {
 	for v != "" {
 		var t string
 		t, v, _ = strings.Cut(v, ",")
-		if equalFoldASCII(trimOWS(t), token) {
+		if EqualFoldASCII(trimOWS(t), token) {
 			return true
 		}
 	}
 	return false
 }
 
-// equalFoldASCII is strings.EqualFold for ASCII only: field names and
-// tokens are ASCII, and Unicode folding would make "ſ" an "s".
-func equalFoldASCII(a, b string) bool {
+// EqualFoldASCII is strings.EqualFold for ASCII only: field names and
+// tokens are ASCII, and Unicode folding would make "ſ" an "s". For a
+// field name the parsers accepted (a token) it answers as
+// strings.EqualFold, with the lengths compared first.
+func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}

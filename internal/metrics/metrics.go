@@ -19,6 +19,7 @@ package metrics
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +55,10 @@ type Metrics struct {
 
 	runtimeOnce sync.Once // registers the Go runtime and process collectors
 	servedCache sync.Map  // servedKey → *servedSeries (decision)
+	// lastServed is the series the last decision found: a run of
+	// decisions for one kind and candidate (a client's plain requests)
+	// compares two strings instead of hashing them into servedCache.
+	lastServed atomic.Pointer[servedSeries]
 }
 
 // New returns a Metrics with no engine or pool attached yet. The Go runtime
@@ -142,20 +147,27 @@ func (m *Metrics) decision(d status.Decision) {
 type servedKey struct{ kind, candidate string }
 
 type servedSeries struct {
+	key      servedKey
 	requests prometheus.Counter
 	openTime prometheus.Observer
 }
 
 func (m *Metrics) served(kind, candidate string) *servedSeries {
 	k := servedKey{kind, candidate}
-	if v, ok := m.servedCache.Load(k); ok {
-		return v.(*servedSeries)
+	if s := m.lastServed.Load(); s != nil && s.key == k {
+		return s
 	}
-	v, _ := m.servedCache.LoadOrStore(k, &servedSeries{
-		requests: m.requests.WithLabelValues(kind, candidate),
-		openTime: m.openTime.WithLabelValues(kind, candidate),
-	})
-	return v.(*servedSeries)
+	v, ok := m.servedCache.Load(k)
+	if !ok {
+		v, _ = m.servedCache.LoadOrStore(k, &servedSeries{
+			key:      k,
+			requests: m.requests.WithLabelValues(kind, candidate),
+			openTime: m.openTime.WithLabelValues(kind, candidate),
+		})
+	}
+	s := v.(*servedSeries)
+	m.lastServed.Store(s)
+	return s
 }
 
 // PoolObserver is the pool.Options.Observer that feeds the pool series.

@@ -13,8 +13,11 @@ import (
 type connPool struct {
 	ttl time.Duration // idle lifetime; set before first use
 
-	mu    sync.Mutex
-	idle  map[poolKey][]*upConn
+	mu sync.Mutex
+	// idle holds each key's connections, newest last, behind a pointer:
+	// get and put look the key up once (issue 20: two lookups each, with
+	// both strings of the key hashed every time, per plain request).
+	idle  map[poolKey]*idleConns
 	n     int
 	timer *time.Timer // fires at the oldest connection's expiry; nil when empty
 }
@@ -32,17 +35,25 @@ func monoNow() time.Duration { return time.Since(monoEpoch) }
 // that a lookup builds no string.
 type poolKey struct{ cand, end string }
 
+// idleConns is one key's idle connections, newest last.
+type idleConns struct{ conns []*upConn }
+
 // get returns an idle connection for key that is not too old, or nil.
 func (p *connPool) get(key poolKey) *upConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	ic := p.idle[key]
+	if ic == nil {
+		return nil
+	}
 	for {
-		l := p.idle[key]
+		l := ic.conns
 		if len(l) == 0 {
 			return nil
 		}
 		c := l[len(l)-1]
-		p.idle[key] = l[:len(l)-1]
+		l[len(l)-1] = nil
+		ic.conns = l[:len(l)-1]
 		p.n--
 		now := monoNow()
 		if !c.headDeadline.IsZero() && !monoEpoch.Add(now).Before(c.headDeadline) {
@@ -69,7 +80,8 @@ func (p *connPool) sweep() {
 	var oldestKey poolKey
 	var oldest time.Duration
 	found := false
-	for k, l := range p.idle {
+	for k, ic := range p.idle {
+		l := ic.conns
 		kept := l[:0]
 		for _, c := range l {
 			if now-c.since >= p.ttl {
@@ -79,19 +91,21 @@ func (p *connPool) sweep() {
 			}
 			kept = append(kept, c)
 		}
+		clear(l[len(kept):])
 		if len(kept) == 0 {
 			delete(p.idle, k)
 			continue
 		}
-		p.idle[k] = kept
+		ic.conns = kept
 		if !found || kept[0].since < oldest {
 			oldestKey, oldest, found = k, kept[0].since, true
 		}
 	}
 	if p.n >= maxIdle && found {
-		l := p.idle[oldestKey]
-		l[0].conn.Close()
-		p.idle[oldestKey] = l[1:]
+		ic := p.idle[oldestKey]
+		ic.conns[0].conn.Close()
+		ic.conns[0] = nil
+		ic.conns = ic.conns[1:]
 		p.n--
 	}
 	p.arm(found, oldest+p.ttl-now)
@@ -129,17 +143,22 @@ func (p *connPool) put(c *upConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idle == nil {
-		p.idle = map[poolKey][]*upConn{}
+		p.idle = map[poolKey]*idleConns{}
 	}
 	if p.n >= maxIdle {
 		p.sweep()
 	}
-	if p.n >= maxIdle || len(p.idle[c.key]) >= maxIdlePerKey {
+	ic := p.idle[c.key]
+	if p.n >= maxIdle || ic != nil && len(ic.conns) >= maxIdlePerKey {
 		c.conn.Close()
 		return
 	}
+	if ic == nil {
+		ic = &idleConns{}
+		p.idle[c.key] = ic
+	}
 	c.since = monoNow()
-	p.idle[c.key] = append(p.idle[c.key], c)
+	ic.conns = append(ic.conns, c)
 	p.n++
 	if p.timer == nil {
 		p.arm(true, p.ttl) // c is the only, hence oldest, idle connection
@@ -150,8 +169,8 @@ func (p *connPool) put(c *upConn) {
 func (p *connPool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for k, l := range p.idle {
-		for _, c := range l {
+	for k, ic := range p.idle {
+		for _, c := range ic.conns {
 			c.conn.Close()
 		}
 		delete(p.idle, k)
