@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -37,36 +36,12 @@ func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.Requ
 		closeDelimited = true
 	}
 
-	bw.WriteString("HTTP/1.1 ")
-	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(resp.StatusCode), 10))
-	bw.WriteByte(' ')
-	// A clean status line, never the upstream's bytes (a bare CR or an
-	// ESC in its reason phrase must not reach the client).
-	bw.WriteString(httpmsg.Reason(resp.StatusCode, resp.Reason))
-	bw.WriteString("\r\n")
-	for f := range httpmsg.EndToEnd(resp.Fields) {
-		if len(f.Name) == len("Content-Length") && strings.EqualFold(f.Name, "Content-Length") {
-			continue // framing is ours
-		}
-		bw.WriteString(f.Name)
-		bw.WriteString(": ")
-		bw.WriteString(f.Value)
-		bw.WriteString("\r\n")
+	hf := respFraming{length: length, chunked: chunked, close: closeDelimited || !head.KeepAlive, keepAlive10: head.Minor == 0}
+	if n := respHeadBound(resp); n <= bw.Available() {
+		bw.Write(appendResponseHead(bw.AvailableBuffer(), resp, hf)) // one Write (issue 20)
+	} else {
+		writeResponseHead(bw, resp, hf)
 	}
-	if length >= 0 {
-		bw.WriteString("Content-Length: ")
-		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
-		bw.WriteString("\r\n")
-	}
-	if chunked {
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
-	}
-	if closeDelimited || !head.KeepAlive {
-		bw.WriteString("Connection: close\r\n")
-	} else if head.Minor == 0 {
-		bw.WriteString("Connection: keep-alive\r\n") // RFC 9112 §9.3: HTTP/1.0 persistence is opt-in
-	}
-	bw.WriteString("\r\n")
 	if bodyless {
 		return bw.Flush() == nil, 0
 	}
@@ -89,6 +64,95 @@ func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.Requ
 	}
 	ok, n = copyBody(bw, resp, chunked)
 	return ok && !closeDelimited, n
+}
+
+// respFraming is the framing writeResponse chose for the head it writes:
+// the Content-Length to send (-1: none), chunked, Connection: close, or
+// (HTTP/1.0 client, not closing) Connection: keep-alive.
+type respFraming struct {
+	length         int64
+	chunked, close bool
+	keepAlive10    bool
+}
+
+// respHeadBound is an upper bound of the head writeResponse writes for
+// resp (the fixed text is less than 128 bytes, a length at most 19).
+func respHeadBound(resp *upstream.Response) int {
+	n := len(resp.Reason) + 128 + 19
+	for _, f := range resp.Fields {
+		n += len(f.Name) + len(f.Value) + 4
+	}
+	return n
+}
+
+// writeResponseHead writes the answer's head piece by piece (a head
+// longer than the writer's free space; appendResponseHead otherwise):
+// a clean status line, resp's end-to-end fields in order but its
+// Content-Length, then ours.
+func writeResponseHead(bw *bufio.Writer, resp *upstream.Response, hf respFraming) {
+	bw.WriteString("HTTP/1.1 ")
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(resp.StatusCode), 10))
+	bw.WriteByte(' ')
+	// A clean status line, never the upstream's bytes (a bare CR or an
+	// ESC in its reason phrase must not reach the client).
+	bw.WriteString(httpmsg.Reason(resp.StatusCode, resp.Reason))
+	bw.WriteString("\r\n")
+	for f := range httpmsg.EndToEnd(resp.Fields) {
+		if httpmsg.EqualFoldASCII(f.Name, "Content-Length") {
+			continue // framing is ours
+		}
+		bw.WriteString(f.Name)
+		bw.WriteString(": ")
+		bw.WriteString(f.Value)
+		bw.WriteString("\r\n")
+	}
+	if hf.length >= 0 {
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), hf.length, 10))
+		bw.WriteString("\r\n")
+	}
+	if hf.chunked {
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	if hf.close {
+		bw.WriteString("Connection: close\r\n")
+	} else if hf.keepAlive10 {
+		bw.WriteString("Connection: keep-alive\r\n") // RFC 9112 §9.3: HTTP/1.0 persistence is opt-in
+	}
+	bw.WriteString("\r\n")
+}
+
+// appendResponseHead appends to b the head writeResponseHead writes, the
+// same bytes.
+func appendResponseHead(b []byte, resp *upstream.Response, hf respFraming) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(resp.StatusCode), 10)
+	b = append(b, ' ')
+	b = append(b, httpmsg.Reason(resp.StatusCode, resp.Reason)...)
+	b = append(b, "\r\n"...)
+	for f := range httpmsg.EndToEnd(resp.Fields) {
+		if httpmsg.EqualFoldASCII(f.Name, "Content-Length") {
+			continue // framing is ours
+		}
+		b = append(b, f.Name...)
+		b = append(b, ": "...)
+		b = append(b, f.Value...)
+		b = append(b, "\r\n"...)
+	}
+	if hf.length >= 0 {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, hf.length, 10)
+		b = append(b, "\r\n"...)
+	}
+	if hf.chunked {
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	if hf.close {
+		b = append(b, "Connection: close\r\n"...)
+	} else if hf.keepAlive10 {
+		b = append(b, "Connection: keep-alive\r\n"...) // RFC 9112 §9.3: HTTP/1.0 persistence is opt-in
+	}
+	return append(b, "\r\n"...)
 }
 
 // copyBody streams resp's body to bw after the head, chunked when asked,
