@@ -167,6 +167,41 @@ func TestPoolTestHints(t *testing.T) {
 			t.Errorf("registry: status %d out %q", status, out)
 		}
 	})
+	// --json is a promise about stdout: the lists too are one JSON
+	// document each (ux trial finding: they printed text).
+	t.Run("POOL-14/pool-test-json-lists-are-json", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--json", "--addr", addr}, `{"pools":[{"pool":"named","instance":"` + addr + `"},{"pool":"declared","instance":"` + addr + `"},{"pool":"open","instance":"` + addr + `"}]}`},
+			{[]string{"named", "--addr", addr, "--json"}, `{"pool":"named","instance":"` + addr + `","models":[{"id":"flash","display_name":"flash"},{"id":"pro","display_name":"pro"}]}`},
+			{[]string{"--json", "open", "--addr", addr}, `{"pool":"open","instance":"` + addr + `","models":[]}`},
+		} {
+			out, errOut, status := runCmd(t, poolApp, nil, append([]string{"pool", "test"}, tc.args...)...)
+			if status != 0 || errOut != "" || !json.Valid([]byte(out)) {
+				t.Errorf("%v: status %d out %q err %q", tc.args, status, out, errOut)
+				continue
+			}
+			var got, want any
+			json.Unmarshal([]byte(out), &got)
+			json.Unmarshal([]byte(tc.want), &want)
+			if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w {
+				t.Errorf("%v: got %s\nwant %s", tc.args, out, tc.want)
+			}
+		}
+		// From the registry, without --addr.
+		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr, Pools: []string{"open"}}, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		out, _, status := runCmd(t, poolApp, env, "pool", "test", "--json")
+		if want := `{"pools":[{"pool":"open","instance":"` + addr + `"}]}` + "\n"; status != 0 || out != want {
+			t.Errorf("registry: status %d out %q, want %q", status, out, want)
+		}
+	})
 	t.Run("POOL-20/pool-test-wrong-token-says-which-token-and-where-from", func(t *testing.T) {
 		cases := []struct {
 			env  []string

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 // Hints of `dual-proxy pool test` (fresh-user trial findings): a pool named
@@ -23,9 +24,34 @@ const envPoolToken = "DUAL_PROXY_POOL_TOKEN"
 // saying why there is none (code 1 when no instance could be asked, 2 when
 // the named pool does not exist: a bad argument, SPEC LIS-5). The README
 // presents both lists as uses, so a list is not a usage error (it exited 2).
+// doc is the list as a JSON document, what --json prints instead of text
+// (poolList, modelList); nil when there is no list.
 type listing struct {
 	text string
 	code int
+	doc  any
+}
+
+// poolList is `dual-proxy pool test --json`'s document: the pools the
+// running instances serve, each with its instance (HOST:PORT).
+type poolList struct {
+	Pools []servedPool `json:"pools"`
+}
+
+// servedPool is one pool of poolList and the instance serving it.
+type servedPool struct {
+	Pool     string `json:"pool"`
+	Instance string `json:"instance"`
+}
+
+// modelList is `dual-proxy pool test POOL --json`'s document: the models
+// pool Pool serves on Instance (HOST:PORT), as /pool/status lists them
+// (SPEC POOL-12); empty when it lists none (any model id goes to the
+// members as is).
+type modelList struct {
+	Pool     string             `json:"pool"`
+	Instance string             `json:"instance"`
+	Models   []config.ModelInfo `json:"models"`
 }
 
 // listModels lists the models pool poolID serves (SPEC POOL-14, POOL-12:
@@ -36,7 +62,7 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 	example := "dual-proxy pool test " + poolID + " MODEL"
 	addr, _, note, err := poolTarget(env, poolID, addrFlag, "")
 	if err != nil {
-		return listing{err.Error(), 2}
+		return listing{err.Error(), 2, nil}
 	}
 	raw, err := fetchDoc(ctx, addr, "/pool/status")
 	if err != nil {
@@ -44,11 +70,11 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 		if strings.HasPrefix(note, "no running instance") {
 			why = strings.TrimSuffix(note, "; ")
 		}
-		return listing{why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1}
+		return listing{why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1, nil}
 	}
 	var doc poolStateDoc
 	if json.Unmarshal(raw, &doc) != nil {
-		return listing{addr + " did not answer a pool status; name the model: " + example, 1}
+		return listing{addr + " did not answer a pool status; name the model: " + example, 1, nil}
 	}
 	var pools []string
 	for _, p := range doc.Pools {
@@ -56,48 +82,49 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 		if p.ID != poolID {
 			continue
 		}
+		doc := modelList{Pool: poolID, Instance: addr, Models: p.Models}
 		if len(p.Models) == 0 {
-			return listing{fmt.Sprintf("pool %q on %s lists no models (no models: in its config, none declared by its members), so any model id goes to the members as is: name one they serve, e.g. %s\n", poolID, addr, example), 0}
+			doc.Models = []config.ModelInfo{}
+			return listing{fmt.Sprintf("pool %q on %s lists no models (no models: in its config, none declared by its members), so any model id goes to the members as is: name one they serve, e.g. %s\n", poolID, addr, example), 0, doc}
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "models of pool %q on %s (%s tests one):\n", poolID, addr, example)
 		for _, m := range p.Models {
 			fmt.Fprintf(&b, "  %s\n", m.ID)
 		}
-		return listing{b.String(), 0}
+		return listing{b.String(), 0, doc}
 	}
 	if len(pools) == 0 {
-		return listing{fmt.Sprintf("%s serves no pool %q (it has none)", addr, poolID), 2}
+		return listing{fmt.Sprintf("%s serves no pool %q (it has none)", addr, poolID), 2, nil}
 	}
-	return listing{fmt.Sprintf("%s serves no pool %q (its pools: %s)", addr, poolID, strings.Join(pools, ", ")), 2}
+	return listing{fmt.Sprintf("%s serves no pool %q (its pools: %s)", addr, poolID, strings.Join(pools, ", ")), 2, nil}
 }
 
 // listPools lists the pools the running instances serve (the registry's
 // entries, SPEC OPS-6; with --addr that instance's /pool/status), for
 // `dual-proxy pool test` without arguments.
 func listPools(ctx context.Context, env []string, addrFlag string) listing {
-	type served struct{ pool, addr string }
-	var found []served
+	var found []servedPool
 	if addrFlag != "" {
 		addr, err := statusAddr(addrFlag)
 		if err != nil {
-			return listing{"--addr: " + err.Error(), 2}
+			return listing{"--addr: " + err.Error(), 2, nil}
 		}
 		raw, err := fetchDoc(ctx, addr, "/pool/status")
 		if err != nil {
-			return listing{oneLine(err.Error()) + ", so its pools cannot be listed", 1}
+			return listing{oneLine(err.Error()) + ", so its pools cannot be listed", 1, nil}
 		}
 		var doc poolStateDoc
 		if json.Unmarshal(raw, &doc) != nil {
-			return listing{addr + " did not answer a pool status", 1}
+			return listing{addr + " did not answer a pool status", 1, nil}
 		}
 		for _, p := range doc.Pools {
-			found = append(found, served{p.ID, addr})
+			found = append(found, servedPool{p.ID, addr})
 		}
 	} else {
 		for _, e := range instances(env) {
 			for _, p := range e.Pools {
-				found = append(found, served{p, e.Addr})
+				found = append(found, servedPool{p, e.Addr})
 			}
 		}
 	}
@@ -106,16 +133,16 @@ func listPools(ctx context.Context, env []string, addrFlag string) listing {
 		if addrFlag != "" {
 			where = "the instance at " + addrFlag + " serves no pool"
 		}
-		return listing{where + "; start one (dual-proxy --config FILE, or dual-proxy run --pool POOL -- CMD), then: dual-proxy pool test POOL MODEL", 1}
+		return listing{where + "; start one (dual-proxy --config FILE, or dual-proxy run --pool POOL -- CMD), then: dual-proxy pool test POOL MODEL", 1, nil}
 	}
 	var b strings.Builder
 	b.WriteString("pools of the running instances (dual-proxy pool test POOL lists a pool's models):\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, f := range found {
-		fmt.Fprintf(tw, "  %s\t%s\n", f.pool, f.addr)
+		fmt.Fprintf(tw, "  %s\t%s\n", f.Pool, f.Instance)
 	}
 	tw.Flush()
-	return listing{b.String(), 0}
+	return listing{b.String(), 0, poolList{found}}
 }
 
 // tokenHint explains a 401/403 from the instance at addr to a pool test
