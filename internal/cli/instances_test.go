@@ -144,9 +144,10 @@ func TestStatusFindsLaunchers(t *testing.T) {
 			}
 		}
 		// A pool no instance serves: the error says so and names the pools
-		// that are served, not just "cannot reach 127.0.0.1:7898".
+		// that are served, not just "cannot reach 127.0.0.1:7898", nor that
+		// too; exit 2, a pool that does not exist (POOL-14).
 		_, errOut, status = runCmdEnv(t, DualProxy, penv, "pool", "test", "nosuch", "m")
-		if status != 1 || !strings.Contains(errOut, `no running instance serves pool "nosuch" (running: lp on 127.0.0.1:`) {
+		if status != 2 || !strings.Contains(errOut, `no running instance serves pool "nosuch" (running: lp on 127.0.0.1:`) || strings.Contains(errOut, "cannot reach") {
 			t.Fatalf("pool test of an unserved pool: status %d err %q", status, errOut)
 		}
 		if !strings.Contains(out, "instance  "+m[1]+"\n") {

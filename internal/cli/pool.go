@@ -93,18 +93,32 @@ func poolTest(c *cli.Context, env []string) error {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
 	given := c.String("token")
-	addr, token, note, err := poolTarget(env, args[0], c.String("addr"), given)
+	dest, err := poolTarget(env, args[0], c.String("addr"), given)
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
+	if dest.fallback {
+		// No registered instance serves the pool: one line saying so, not
+		// that and the standalone default's dial error (ux trial finding).
+		if l, serves := fallbackServes(c.Context, env, args[0], &dest); !serves {
+			return cli.Exit(name+": "+l.text, l.code)
+		}
+	}
+	addr, token, note := dest.addr, dest.token, dest.note
 	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], token)
 	if err != nil {
-		msg := note + oneLine(err.Error())
+		msg, code := note+oneLine(err.Error()), 1
 		var ae *answerError
 		if errors.As(err, &ae) && (ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden) {
 			msg += "; " + tokenHint(env, addr, given, token)
 		}
-		return cli.Exit(name+": "+msg, 1)
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound && ae.pool {
+			// The pool's own "no pool X (pools: …)": a pool the instance
+			// does not serve (POOL-14, LIS-5). An instance without a pool
+			// configuration (noPool) stays 1, as its listing does.
+			code = 2
+		}
+		return cli.Exit(name+": "+msg, code)
 	}
 	if note != "" {
 		fmt.Fprintln(c.App.ErrWriter, name+": "+strings.TrimSuffix(note, "; "))
@@ -126,22 +140,44 @@ func poolTest(c *cli.Context, env []string) error {
 	return nil
 }
 
+// poolDest is where `dual-proxy pool test` sends its call (poolTarget).
+type poolDest struct {
+	// addr is the instance (HOST:PORT), token the pool token to send ("" for
+	// none).
+	addr, token string
+	// note, when not "", is said before the answer or a connection error:
+	// which of several instances serving the pool is tested, or that none
+	// is registered for it.
+	note string
+	// fallback: no --addr and no registered instance serves the pool, so
+	// addr is the standalone default (standaloneAddr); running lists the
+	// pools the registered instances serve ("POOL on HOST:PORT").
+	fallback bool
+	running  []string
+}
+
+// standaloneAddr is where pool test looks for a pool no registered
+// instance serves: the standalone proxy's default listener, which may run
+// without a registry entry (a service with another runtime directory).
+// Tests point it at a refused port.
+var standaloneAddr = defaultStandalone
+
 // poolTarget is the instance to test poolID on and its token: --addr and
 // --token when given; else the registered instance serving poolID (SPEC
-// OPS-6), else the standalone default; the token, when not given, from the
-// registry entry of that address. note, when the standalone default was
-// taken because no registered instance serves poolID, says so and names the
-// pools the running instances do serve (it prefixes a connection error).
-func poolTarget(env []string, poolID, addrFlag, token string) (string, string, string, error) {
-	addr, note := "", ""
+// OPS-6), else the standalone default (fallback); the token, when not
+// given, from the registry entry of that address. The error is a bad
+// --addr.
+func poolTarget(env []string, poolID, addrFlag, token string) (poolDest, error) {
+	addr, note, fallback := "", "", false
+	var served []string
 	if addrFlag != "" {
 		a, err := statusAddr(addrFlag)
 		if err != nil {
-			return "", "", "", fmt.Errorf("--addr: %v", err)
+			return poolDest{}, fmt.Errorf("--addr: %v", err)
 		}
 		addr = a
 	} else {
-		var served, serving []string
+		var serving []string
 		for _, e := range instances(env) {
 			if slices.Contains(e.Pools, poolID) {
 				serving = append(serving, e.Addr)
@@ -161,12 +197,8 @@ func poolTarget(env []string, poolID, addrFlag, token string) (string, string, s
 				len(serving), poolID, strings.Join(serving, ", "), addr)
 		}
 		if addr == "" {
-			addr = defaultStandalone
-			note = fmt.Sprintf("no running instance serves pool %q", poolID)
-			if len(served) > 0 {
-				note += " (running: " + strings.Join(served, ", ") + ")"
-			}
-			note += "; "
+			addr, fallback = standaloneAddr, true
+			note = noneServes(poolID, served) + "; "
 		}
 	}
 	if token == "" {
@@ -174,7 +206,46 @@ func poolTarget(env []string, poolID, addrFlag, token string) (string, string, s
 			token, _ = e.Token()
 		}
 	}
-	return addr, token, note, nil
+	return poolDest{addr: addr, token: token, note: note, fallback: fallback, running: served}, nil
+}
+
+// noneServes says that no registered instance serves poolID and names the
+// pools running ("POOL on HOST:PORT") when there are any.
+func noneServes(poolID string, running []string) string {
+	s := fmt.Sprintf("no running instance serves pool %q", poolID)
+	if len(running) > 0 {
+		s += " (running: " + strings.Join(running, ", ") + ")"
+	}
+	return s
+}
+
+// fallbackServes asks the standalone default a fallback dest points at
+// (poolTarget) whether it serves poolID, as /pool/status lists its pools.
+// It does: the pool is tested there, without dest's note (true). It does
+// not, or nothing answers there: the one line to exit with (false): code
+// 2 when instances run other pools (a pool that does not exist, SPEC
+// POOL-14, LIS-5), naming them; 1 when none runs (no instance to ask).
+func fallbackServes(ctx context.Context, env []string, poolID string, dest *poolDest) (listing, bool) {
+	running := dest.running
+	if raw, err := fetchDoc(ctx, dest.addr, "/pool/status"); err == nil {
+		var doc poolStateDoc
+		if json.Unmarshal(raw, &doc) == nil {
+			for _, p := range doc.Pools {
+				if p.ID == poolID {
+					dest.note = ""
+					return listing{}, true
+				}
+				if on := p.ID + " on " + dest.addr; !slices.Contains(running, on) {
+					running = append(running, on)
+				}
+			}
+		}
+	}
+	if len(running) > 0 {
+		return listing{noneServes(poolID, running) + "; dual-proxy pool test lists the pools", 2, nil}, false
+	}
+	return listing{fmt.Sprintf("pool %q: no dual-proxy is running (looked at %s and the instances registered in %s); start one: dual-proxy --config FILE, or dual-proxy run --pool %s -- CMD",
+		poolID, dest.addr, registryDir(env), poolID), 1, nil}, false
 }
 
 // errWantHelp: --help or -h came after POOL or MODEL.
@@ -263,22 +334,24 @@ func requestPoolTest(ctx context.Context, addr, poolID, model, token string) ([]
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		msg := resp.Status
+		msg, fromPool := resp.Status, false
 		if json.Unmarshal(body, &doc) == nil && doc.Error.Message != "" {
-			msg = fmt.Sprintf("%d %s", resp.StatusCode, doc.Error.Message)
+			msg, fromPool = fmt.Sprintf("%d %s", resp.StatusCode, doc.Error.Message), true
 		} else if line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n"); line != "" && len(line) <= 300 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 			msg = fmt.Sprintf("%d %s", resp.StatusCode, line) // e.g. an instance without a pool (noPool)
 		}
-		return nil, &answerError{status: resp.StatusCode, msg: addr + ": " + msg}
+		return nil, &answerError{status: resp.StatusCode, msg: addr + ": " + msg, pool: fromPool}
 	}
 	return body, nil
 }
 
 // answerError is a non-200 answer to a pool test: status is its HTTP
-// status, msg the instance and the pool's message.
+// status, msg the instance and the pool's message; pool, whether the
+// answer is the pool's own JSON error (not, e.g., noPool's line).
 type answerError struct {
 	status int
 	msg    string
+	pool   bool
 }
 
 func (e *answerError) Error() string { return e.msg }

@@ -202,6 +202,49 @@ func TestPoolTestHints(t *testing.T) {
 			t.Errorf("registry: status %d out %q, want %q", status, out, want)
 		}
 	})
+	// A pool no instance serves is one line, not that and the standalone
+	// default's dial error, exit 2 when instances run other pools (a pool
+	// that does not exist) and 1 when none runs (ux trial finding: exit 1
+	// with "cannot reach an instance at 127.0.0.1:7898: dial tcp …").
+	t.Run("POOL-14/pool-test-of-a-pool-no-instance-serves-is-one-line", func(t *testing.T) {
+		defer func(a string) { standaloneAddr = a }(standaloneAddr)
+		standaloneAddr = testworld.RefusedAddr(t)
+		oneLine := func(t *testing.T, what, errOut string, status, code int, want string) {
+			t.Helper()
+			if status != code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) ||
+				strings.Contains(errOut, "dial") || strings.Contains(errOut, "cannot reach") {
+				t.Errorf("%s: status %d (want %d) err %q, want one line with %q", what, status, code, errOut, want)
+			}
+		}
+		nothing := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		_, errOut, status := runCmd(t, poolApp, nothing, "pool", "test", "nosuch", "m")
+		oneLine(t, "nothing runs", errOut, status, 1, `pool "nosuch": no dual-proxy is running (looked at `+standaloneAddr+" and the instances registered in ")
+
+		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr, Pools: []string{"named", "open"}}, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		want := `no running instance serves pool "nosuch" (running: named on ` + addr + ", open on " + addr + "); dual-proxy pool test lists the pools"
+		_, errOut, status = runCmd(t, poolApp, env, "pool", "test", "nosuch", "m")
+		oneLine(t, "others run", errOut, status, 2, want)
+		_, errOut, status = runCmd(t, poolApp, env, "pool", "test", "nosuch")
+		oneLine(t, "others run, list", errOut, status, 2, want)
+
+		// The standalone default answers without a registry entry: its
+		// pools count, and one it serves is tested there without a note.
+		standaloneAddr = addr
+		_, errOut, status = runCmd(t, poolApp, nothing, "pool", "test", "nosuch", "m")
+		oneLine(t, "unregistered standalone", errOut, status, 2, `no running instance serves pool "nosuch" (running: named on `+addr+", declared on "+addr+", open on "+addr+")")
+		_, errOut, status = runCmd(t, poolApp, nothing, "pool", "test", "named", "flash", "--token", "tok")
+		if status != 1 || strings.Contains(errOut, "no running instance") || strings.Contains(errOut, "no pool") {
+			t.Errorf("unregistered standalone serving the pool: status %d err %q", status, errOut)
+		}
+
+		_, errOut, status = runCmd(t, poolApp, nil, "pool", "test", "nosuch", "m", "--addr", addr, "--token", "tok")
+		oneLine(t, "--addr", errOut, status, 2, addr+`: 404 no pool "nosuch" (pools: named, declared, open)`)
+	})
 	t.Run("POOL-20/pool-test-wrong-token-says-which-token-and-where-from", func(t *testing.T) {
 		cases := []struct {
 			env  []string

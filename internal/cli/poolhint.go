@@ -60,15 +60,21 @@ type modelList struct {
 // poolTarget picks, without a token (/pool/status is open).
 func listModels(ctx context.Context, env []string, poolID, addrFlag string) listing {
 	example := "dual-proxy pool test " + poolID + " MODEL"
-	addr, _, note, err := poolTarget(env, poolID, addrFlag, "")
+	dest, err := poolTarget(env, poolID, addrFlag, "")
 	if err != nil {
 		return listing{err.Error(), 2, nil}
 	}
+	addr := dest.addr
 	raw, err := fetchDoc(ctx, addr, "/pool/status")
 	if err != nil {
 		why := oneLine(err.Error())
-		if strings.HasPrefix(note, "no running instance") {
-			why = strings.TrimSuffix(note, "; ")
+		if dest.fallback {
+			if len(dest.running) > 0 {
+				// Instances run, none with this pool: a pool that does not
+				// exist (exit 2), not the default's dial error (ux trial).
+				return listing{noneServes(poolID, dest.running) + "; dual-proxy pool test lists the pools", 2, nil}
+			}
+			why = noneServes(poolID, nil)
 		}
 		return listing{why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1, nil}
 	}
