@@ -43,7 +43,7 @@ func poolCommand(sio IO) *cli.Command {
 			Usage:     "send one real streaming call through a pool of a running instance; print member, time to first token, result",
 			UsageText: "dual-proxy pool test POOL MODEL [--addr HOST:PORT] [--token T] [--json]\n\n   Without MODEL: the models POOL serves; without POOL: the pools the running instances serve.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "the running instance serving POOL, else " + defaultStandalone, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+				&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "the running instance serving POOL, else " + defaultStandalone, Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"DUAL_PROXY_POOL_TOKEN"}, DefaultText: "the instance's own, from the registry", Usage: "the pool token (sent as Authorization: Bearer)"},
 				&cli.BoolFlag{Name: "json", Usage: "print JSON: the raw test result, or the list asked for as one document"},
 			},
@@ -118,6 +118,9 @@ func poolTest(c *cli.Context, env []string) error {
 			// configuration (noPool) stays 1, as its listing does.
 			code = 2
 		}
+		if _, fromEnv := addrSource(env, c.String("addr")); fromEnv && c.String("addr") != "" {
+			msg += envAddrNote("pool test finds the instance serving the pool")
+		}
 		return cli.Exit(name+": "+msg, code)
 	}
 	if note != "" {
@@ -173,7 +176,8 @@ func poolTarget(env []string, poolID, addrFlag, token string) (poolDest, error) 
 	if addrFlag != "" {
 		a, err := statusAddr(addrFlag)
 		if err != nil {
-			return poolDest{}, fmt.Errorf("--addr: %v", err)
+			src, _ := addrSource(env, addrFlag)
+			return poolDest{}, fmt.Errorf("%s: %v", src, err)
 		}
 		addr = a
 	} else {

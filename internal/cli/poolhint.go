@@ -76,7 +76,11 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 			}
 			why = noneServes(poolID, nil)
 		}
-		return listing{why + ", so its models cannot be listed; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1, nil}
+		why += ", so its models cannot be listed"
+		if _, fromEnv := addrSource(env, addrFlag); fromEnv && addrFlag != "" {
+			return listing{why + envAddrNote("pool test finds the instance serving the pool"), 1, nil}
+		}
+		return listing{why + "; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1, nil}
 	}
 	var doc poolStateDoc
 	if json.Unmarshal(raw, &doc) != nil {
@@ -112,13 +116,18 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 func listPools(ctx context.Context, env []string, addrFlag string) listing {
 	var found []servedPool
 	if addrFlag != "" {
+		src, fromEnv := addrSource(env, addrFlag)
 		addr, err := statusAddr(addrFlag)
 		if err != nil {
-			return listing{"--addr: " + err.Error(), 2, nil}
+			return listing{src + ": " + err.Error(), 2, nil}
 		}
 		raw, err := fetchDoc(ctx, addr, "/pool/status")
 		if err != nil {
-			return listing{oneLine(err.Error()) + ", so its pools cannot be listed", 1, nil}
+			why := oneLine(err.Error()) + ", so its pools cannot be listed"
+			if fromEnv {
+				why += envAddrNote("pool test lists the pools of every running instance")
+			}
+			return listing{why, 1, nil}
 		}
 		var doc poolStateDoc
 		if json.Unmarshal(raw, &doc) != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/envrewrite"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
@@ -36,7 +37,7 @@ func statusCommand(sio IO) *cli.Command {
 		Usage:     "show the running proxies and launchers: candidates, cooldowns, health, per-host cache and recent decisions",
 		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N] [--show-token]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", EnvVars: []string{"DUAL_PROXY_ADDR"}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+			&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the raw JSON document"},
 			&cli.BoolFlag{Name: fShowToken, Usage: "print each pool page link with its token (#token=…, for the page's test button and editor); off by default so pasted output never carries it"},
 			&cli.IntFlag{Name: "decisions", Value: 20, Usage: "how many recent decisions to list (newest first, at most 200)"},
@@ -48,14 +49,21 @@ func statusCommand(sio IO) *cli.Command {
 			if c.String("addr") == "" {
 				return statusAll(c, sio.Environ, c.Int("decisions"))
 			}
+			src, fromEnv := addrSource(sio.Environ, c.String("addr"))
 			addr, err := statusAddr(c.String("addr"))
 			if err != nil {
-				return cli.Exit("dual-proxy status: --addr: "+err.Error(), 2)
+				return cli.Exit("dual-proxy status: "+src+": "+err.Error(), 2)
 			}
 			raw, err := fetchStatus(c.Context, addr)
 			if err != nil {
-				// What to do next (trial finding): ask the registry instead.
-				return cli.Exit("dual-proxy status: "+oneLine(err.Error())+"; without --addr, dual-proxy status lists the running instances", 1)
+				// What to do next (trial finding): ask the registry instead;
+				// an address from the environment is not left out by
+				// leaving out --addr (ux trial finding).
+				hint := "; without --addr, dual-proxy status lists the running instances"
+				if fromEnv {
+					hint = envAddrNote("dual-proxy status lists the running instances")
+				}
+				return cli.Exit("dual-proxy status: "+oneLine(err.Error())+hint, 1)
 			}
 			if c.Bool("json") {
 				_, err := c.App.Writer.Write(raw)
@@ -73,6 +81,26 @@ func statusCommand(sio IO) *cli.Command {
 			return printStatus(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}
+}
+
+// envAddr is the variable of status's and pool test's --addr.
+const envAddr = "DUAL_PROXY_ADDR"
+
+// addrSource names where the --addr value came from, for messages:
+// "environment variable DUAL_PROXY_ADDR (--addr)" when the environment
+// holds that value (as LIS-5 names a variable; urfave/cli takes the flag
+// from it when --addr is not typed), else "--addr".
+func addrSource(env []string, value string) (string, bool) {
+	if v, ok := envrewrite.Get(env, envAddr); ok && v == value {
+		return "environment variable " + envAddr + " (--addr)", true
+	}
+	return "--addr", false
+}
+
+// envAddrNote is the end of a message about an address addrSource found in
+// the environment: where it came from and what happens without it (then).
+func envAddrNote(then string) string {
+	return "; the address is " + envAddr + "'s, set in the environment; with it unset (and no --addr), " + then
 }
 
 // statusAddr validates --addr: "HOST:PORT" or a bare "PORT" (127.0.0.1).

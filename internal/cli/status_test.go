@@ -253,3 +253,47 @@ func TestVerdictUntriedNotHealthy(t *testing.T) {
 		}
 	})
 }
+
+// TestAddrSourceInHints: an address from DUAL_PROXY_ADDR is named as the
+// environment's in status's and pool test's errors, and the hint says to
+// unset it; leaving out --addr did not help the user who never typed it
+// (SPEC OPS-2, LIS-5; ux trial finding: "without --addr, dual-proxy status
+// lists the running instances").
+func TestAddrSourceInHints(t *testing.T) {
+	refused := testworld.RefusedAddr(t)
+	for _, tc := range []struct {
+		name     string
+		env      string
+		args     []string
+		code     int
+		want     string
+		unwanted string
+	}{
+		{"OPS-2/status-addr-from-environment", refused, []string{"status"}, 1,
+			"; the address is DUAL_PROXY_ADDR's, set in the environment; with it unset (and no --addr), dual-proxy status lists the running instances", "without --addr,"},
+		{"OPS-2/status-addr-typed-over-environment", "127.0.0.1:2", []string{"status", "--addr", refused}, 1,
+			"; without --addr, dual-proxy status lists the running instances", "set in the environment"},
+		{"OPS-2/status-addr-typed", "", []string{"status", "--addr", refused}, 1,
+			"; without --addr, dual-proxy status lists the running instances", "set in the environment"},
+		{"LIS-5/status-bad-addr-from-environment", "foo", []string{"status"}, 2,
+			`dual-proxy status: environment variable DUAL_PROXY_ADDR (--addr): want HOST:PORT, got "foo"`, ""},
+		{"LIS-5/pool-test-bad-addr-from-environment", "foo", []string{"pool", "test", "p", "m"}, 2,
+			`dual-proxy pool test: environment variable DUAL_PROXY_ADDR (--addr): want HOST:PORT, got "foo"`, ""},
+		{"POOL-14/pool-test-addr-from-environment", refused, []string{"pool", "test", "p", "m"}, 1,
+			"; the address is DUAL_PROXY_ADDR's, set in the environment; with it unset (and no --addr), pool test finds the instance serving the pool", ""},
+		{"POOL-14/pool-test-list-addr-from-environment", refused, []string{"pool", "test"}, 1,
+			"; the address is DUAL_PROXY_ADDR's, set in the environment; with it unset (and no --addr), pool test lists the pools of every running instance", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+			if tc.env != "" {
+				env = append(env, "DUAL_PROXY_ADDR="+tc.env)
+				t.Setenv("DUAL_PROXY_ADDR", tc.env) // urfave/cli reads a flag's variable from the process environment
+			}
+			_, errOut, status := runCmd(t, DualProxy, env, tc.args...)
+			if status != tc.code || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) || tc.unwanted != "" && strings.Contains(errOut, tc.unwanted) {
+				t.Fatalf("status %d (want %d) err %q, want %q", status, tc.code, errOut, tc.want)
+			}
+		})
+	}
+}
