@@ -202,10 +202,13 @@ func runApp(app *cli.App, args []string, sio IO) int {
 // status's help as if "json" meant something (SPEC LIS-5; attack round
 // five). A command with subcommands takes one more word.
 func helpExtra(app *cli.App, args []string) string {
-	if len(args) < 3 || args[1] != "help" || app.HideHelpCommand {
+	if len(args) < 3 || !isHelpWord(args[1]) || app.HideHelpCommand {
 		return ""
 	}
 	words := args[2:]
+	if isHelpWord(words[0]) && len(words) > 1 {
+		return fmt.Sprintf("%s help: unexpected argument %q: help takes a command (%s help COMMAND)", app.Name, words[1], app.Name)
+	}
 	for _, c := range app.Commands {
 		if !c.HasName(words[0]) {
 			continue
@@ -228,8 +231,21 @@ func helpExtra(app *cli.App, args []string) string {
 // command, with did-you-mean) when CMD has subcommands but not SUB:
 // urfave/cli's help command reads only its first word, so `dual-proxy help
 // pool test` showed the pool's help, not pool test's (SPEC LIS-5).
+//
+// `PROG help help` is `PROG help` (and `PROG CMD help help` `PROG CMD
+// help`): urfave/cli answered it with a bare page
+// of its own ("help - Shows a list of commands…", no program name) unlike
+// every other help page (ux trial finding).
 func helpForSubcommand(app *cli.App, args []string) []string {
-	if len(args) != 4 || args[1] != "help" || app.HideHelpCommand {
+	if len(args) == 3 && isHelpWord(args[1]) && isHelpWord(args[2]) && !app.HideHelpCommand {
+		return args[:2]
+	}
+	if len(args) == 4 && isHelpWord(args[2]) && isHelpWord(args[3]) && !app.HideHelpCommand {
+		if c := app.Command(args[1]); c != nil && len(c.Subcommands) > 0 {
+			return args[:3] // `PROG pool help help` is `PROG pool help`
+		}
+	}
+	if len(args) != 4 || !isHelpWord(args[1]) || app.HideHelpCommand {
 		return args
 	}
 	for _, c := range app.Commands {
@@ -243,6 +259,9 @@ func helpForSubcommand(app *cli.App, args []string) []string {
 	}
 	return args
 }
+
+// isHelpWord: urfave/cli's help command, by its name or its alias.
+func isHelpWord(s string) bool { return s == "help" || s == "h" }
 
 // commandPath is cmd's words below app ("pool test"), its name when it is
 // not found.

@@ -21,6 +21,7 @@ func TestUnexpectedArguments(t *testing.T) {
 		// Attack round five: help read its first word only.
 		{"help-command-extra", []string{"help", "status", "json"}, `dual-proxy help: unexpected argument "json": help takes a command (dual-proxy help status)`},
 		{"help-subcommand-extra", []string{"help", "pool", "test", "extra"}, `dual-proxy help: unexpected argument "extra": help takes a command (dual-proxy help pool test)`},
+		{"help-help-extra", []string{"help", "help", "status"}, `dual-proxy help: unexpected argument "status": help takes a command (dual-proxy help COMMAND)`},
 		// Trial finding: pool test said only "want POOL MODEL", naming no word.
 		{"pool-test-three", []string{"pool", "test", "p", "m", "extra"}, `dual-proxy pool test: unexpected argument "extra": pool test takes POOL and MODEL`},
 	} {
@@ -87,6 +88,27 @@ func TestHelpForSubcommand(t *testing.T) {
 	t.Run("LIS-5/help-pool-test-shows-pool-test", func(t *testing.T) {
 		out, errOut, status := runCmd(t, DualProxy, nil, "help", "pool", "test")
 		if status != 0 || !strings.Contains(out, "dual-proxy pool test - send one real streaming call") || strings.Contains(out, "model pool tools") {
+			t.Fatalf("status %d %q:\n%s", status, errOut, out)
+		}
+	})
+	// ux trial finding: `help help` printed urfave/cli's bare page ("help -
+	// Shows a list of commands…", no program name), unlike every other.
+	t.Run("LIS-5/help-help-is-the-help", func(t *testing.T) {
+		want, _, _ := runCmd(t, DualProxy, nil, "help")
+		for _, args := range [][]string{{"help", "help"}, {"help", "h"}, {"h", "help"}, {"h", "h"}} {
+			out, errOut, status := runCmd(t, DualProxy, nil, args...)
+			if status != 0 || out != want || errOut != "" || !strings.HasPrefix(out, "NAME:\n   dual-proxy - ") {
+				t.Fatalf("%v: status %d %q:\n%s", args, status, errOut, out)
+			}
+		}
+		want, _, _ = runCmd(t, DualProxy, nil, "pool", "help")
+		if out, errOut, status := runCmd(t, DualProxy, nil, "pool", "help", "help"); status != 0 || out != want || !strings.HasPrefix(out, "NAME:\n   dual-proxy pool - ") {
+			t.Fatalf("pool help help: status %d %q:\n%s", status, errOut, out)
+		}
+	})
+	t.Run("LIS-5/h-pool-test-shows-pool-test", func(t *testing.T) {
+		out, errOut, status := runCmd(t, DualProxy, nil, "h", "pool", "test")
+		if status != 0 || !strings.Contains(out, "dual-proxy pool test - send one real streaming call") {
 			t.Fatalf("status %d %q:\n%s", status, errOut, out)
 		}
 	})
