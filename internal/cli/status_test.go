@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -296,4 +297,31 @@ func TestAddrSourceInHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStatusJSONHelp: status --help says what --json prints in both forms,
+// and it is so: one document with --addr, an array of them without (SPEC
+// OPS-2; ux review: the help said "the raw JSON document" for both).
+func TestStatusJSONHelp(t *testing.T) {
+	addr, _ := statusWorld(t)
+	t.Run("OPS-2/status-json-help-names-the-array", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "status", "--help")
+		if status != 0 || !strings.Contains(out, "--json             print the raw JSON status document (without --addr: a JSON array, one per instance)") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		var all []proxystatus.Status
+		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--json"); status != 0 || json.Unmarshal([]byte(out), &all) != nil || len(all) == 0 {
+			t.Fatalf("without --addr: status %d err %q, not a JSON array:\n%s", status, errOut, out)
+		}
+		var one proxystatus.Status
+		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--json", "--addr", addr); status != 0 || json.Unmarshal([]byte(out), &one) != nil || len(one.Candidates) == 0 {
+			t.Fatalf("--addr: status %d err %q, not one document:\n%s", status, errOut, out)
+		}
+	})
 }
