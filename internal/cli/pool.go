@@ -131,7 +131,8 @@ func poolTest(c *cli.Context, env []string) error {
 		return cli.Exit(name+": "+addr+" did not answer a pool test result", 1)
 	}
 	if c.Bool("json") {
-		if _, err := c.App.Writer.Write(raw); err != nil {
+		doc, _ := jsonDoc(raw) // raw is JSON: Unmarshal took it
+		if _, err := c.App.Writer.Write(doc); err != nil {
 			return err
 		}
 	} else {

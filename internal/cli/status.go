@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -122,8 +123,43 @@ func statusAddr(s string) (string, error) {
 }
 
 // fetchStatus GETs the status document from the proxy at addr.
+// The document is one JSON value (jsonDoc): a listener answering 200 with
+// something else is an error, so --json never prints it.
 func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
-	return fetchDoc(ctx, addr, proxystatus.StatusPath)
+	raw, err := fetchDoc(ctx, addr, proxystatus.StatusPath)
+	if err != nil {
+		return nil, err
+	}
+	doc, ok := jsonDoc(raw)
+	if !ok {
+		return nil, fmt.Errorf("%s did not answer a dual-proxy status document", addr)
+	}
+	return doc, nil
+}
+
+// jsonDoc returns raw when it is one JSON value, with each byte that is
+// not UTF-8 (only possible inside a string) written as \ufffd, which is
+// what encoding/json reads there: what --json prints goes through
+// termSafe, which would show such a byte as \xHH, not a JSON escape
+// (SPEC OPS-2, POOL-14). ok is false when raw is not JSON.
+func jsonDoc(raw []byte) (doc []byte, ok bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	if utf8.Valid(raw) {
+		return raw, true
+	}
+	doc = make([]byte, 0, len(raw)+16)
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && n == 1 {
+			doc = append(doc, `\ufffd`...)
+		} else {
+			doc = append(doc, raw[i:i+n]...)
+		}
+		i += n
+	}
+	return doc, true
 }
 
 // fetchDoc GETs path from the proxy at addr directly (no HTTP_PROXY) and
