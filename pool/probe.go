@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,8 +118,11 @@ func (p *Pool) TestMember(ctx context.Context, pool, model, member string) (Test
 	defer cancel()
 	pr := &probe{member: member}
 	path, body := testBody(pc.API, model)
+	// The id is escaped as a path segment: the request is parsed as a URL,
+	// and an id the configuration allows ("50%off", "a?b", a control byte)
+	// would otherwise fail to parse or name another pool.
 	req, err := http.NewRequestWithContext(context.WithValue(ctx, probeKey{}, pr), http.MethodPost,
-		"/pool/"+pool+path, bytes.NewReader(body))
+		"/pool/"+url.PathEscape(pool)+path, bytes.NewReader(body))
 	if err != nil {
 		return res, err
 	}

@@ -3,6 +3,7 @@ package pool
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -63,6 +64,26 @@ func TestPoolTest(t *testing.T) {
 		res, _ := w.pool.Test(t.Context(), "p", "m")
 		if res.Result != "failed" || res.Member != "a" || res.Class != config.ClassNetwork || res.TTFTMs == 0 {
 			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("POOL-14/test-of-a-pool-whose-id-is-not-a-plain-path-segment", func(t *testing.T) {
+		// Ids the configuration accepts and the pool serves (a client
+		// escapes them in its URL); the test call built its URL from the
+		// raw id: "50%off" did not parse, "a?b#c" tested pool "a".
+		ids := []string{"50%off", "a?b#c", "tab\tand space", "esc\x1b[2J"}
+		var extra strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&extra, "  %q: {members: [a]}\n", id)
+		}
+		w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, extra.String(), Options{Token: "tok"})
+		for i, id := range ids {
+			res, err := w.pool.Test(t.Context(), id, "m")
+			if err != nil || res.Result != "ok" || res.Member != "a" || res.Pool != id || res.Status != 200 {
+				t.Fatalf("pool %q: %+v %v", id, res, err)
+			}
+			if n := w.mocks["a"].calls(); n != i+1 {
+				t.Fatalf("pool %q: member a has %d calls, want %d", id, n, i+1)
+			}
 		}
 	})
 	t.Run("POOL-14/unknown-model-fails-without-upstream-call", func(t *testing.T) {
