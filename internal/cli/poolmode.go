@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,7 +163,10 @@ func newToken() string {
 // removes what the presets wrote; call it when the child has ended.
 func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []string, cleanup func()) {
 	cleanup = func() {}
-	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, s.PoolName)
+	// The id as one escaped path segment: a pool id such as "50%off" or
+	// "a#b" is served (the router reads the decoded path) but, written raw,
+	// would not parse as the URL the child's SDK builds on.
+	base := fmt.Sprintf("http://127.0.0.1:%d/pool/%s", port, url.PathEscape(s.PoolName))
 	env = withoutChannelKeys(env, s.Pool)
 	env = envrewrite.RewritePool(env, base, token)
 	if !s.AgentPresets || len(argv) == 0 {

@@ -25,6 +25,20 @@ func TestPoolAgentPresets(t *testing.T) {
 			t.Fatalf("GOOGLE_API_KEY kept or argv changed: %q %q", out, argv)
 		}
 	})
+	t.Run("POOL-20/base-url-escapes-the-pool-id", func(t *testing.T) {
+		// A pool the configuration accepts and serves; the raw id made
+		// ANTHROPIC_BASE_URL=…/pool/50%off a#b, which a client answered with
+		// 400 or cut at '#' (fresh-user trial).
+		odd := &Settings{PoolName: "50%off a#b", AgentPresets: true}
+		out, _, cleanup := poolChild(odd, "tok", 7896, env, []string{"qwen"})
+		defer cleanup()
+		for k, want := range map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b",
+			"OPENAI_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b/v1", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b"} {
+			if got, _ := envrewrite.Get(out, k); got != want {
+				t.Errorf("%s = %q, want %q", k, got, want)
+			}
+		}
+	})
 	t.Run("POOL-20/gemini-preset-selects-api-key-auth", func(t *testing.T) {
 		out, _, cleanup := poolChild(s, "tok", 7896, env, []string{"/usr/bin/gemini", "-p", "hi"})
 		path, _ := envrewrite.Get(out, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
