@@ -34,7 +34,7 @@ func TestAttackRound7JSON(t *testing.T) {
 	}
 	env := func(t *testing.T) []string {
 		d := t.TempDir()
-		return []string{"XDG_RUNTIME_DIR=" + filepath.Join(d, "run"), "XDG_CONFIG_HOME=" + filepath.Join(d, "cfg"), "XDG_STATE_HOME=" + filepath.Join(d, "state")}
+		return []string{"XDG_RUNTIME_DIR=" + filepath.Join(d, "run"), "XDG_CONFIG_HOME=" + filepath.Join(d, "cfg"), "XDG_STATE_HOME=" + filepath.Join(d, "state"), "LOCALAPPDATA=" + filepath.Join(d, "local")}
 	}
 
 	t.Run("OPS-2/status-json-of-a-non-json-answer-is-an-error", func(t *testing.T) {
@@ -53,6 +53,11 @@ func TestAttackRound7JSON(t *testing.T) {
 		}
 	})
 	t.Run("OPS-2/status-json-of-every-instance-skips-one-without-a-document", func(t *testing.T) {
+		if os.Getppid() <= 0 || os.Getppid() == os.Getpid() {
+			// Wine 8 reports parent pid 0, and an entry's PID 0 means this
+			// process: both entries would be one registry file.
+			t.Skip("needs a second live pid of this user: the parent pid is unknown here (Wine reports 0)")
+		}
 		e := env(t)
 		mux := proxy.NewMux()
 		real, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, Cooldown: 30 * time.Second, Handler: mux})

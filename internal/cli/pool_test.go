@@ -216,11 +216,14 @@ func TestPoolTestHints(t *testing.T) {
 				t.Errorf("%s: status %d (want %d) err %q, want one line with %q", what, status, code, errOut, want)
 			}
 		}
-		nothing := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		// LOCALAPPDATA too: on Windows the registry is there (else in TEMP,
+		// shared with the other tests' entries).
+		isolated := func() []string { d := t.TempDir(); return []string{"XDG_RUNTIME_DIR=" + d, "LOCALAPPDATA=" + d} }
+		nothing := isolated()
 		_, errOut, status := runCmd(t, poolApp, nothing, "pool", "test", "nosuch", "m")
 		oneLine(t, "nothing runs", errOut, status, 1, `pool "nosuch": no dual-proxy is running (looked at `+standaloneAddr+" and the instances registered in ")
 
-		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		env := isolated()
 		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr, Pools: []string{"named", "open"}}, "tok")
 		if err != nil {
 			t.Fatal(err)
