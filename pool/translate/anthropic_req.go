@@ -8,7 +8,7 @@ import (
 // Anthropic Messages request wire types (docs.anthropic.com "Messages").
 // anRequest is the decoded form; the encoder writes
 // anRequestT[any, anMessageOut] (system a string, content blocks as
-// values), encoded once by the one json.Marshal of the request (issue 20).
+// values), encoded once by the one json.Marshal of the request.
 type anRequest = anRequestT[json.RawMessage, anMessage]
 
 type anRequestT[S, M any] struct {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// anthropicStreamDecoder reads a Messages stream (POOL-NOTES "Streams"):
+// anthropicStreamDecoder reads a Messages stream (docs/POOL.md, streams):
 // message_start, per block content_block_start/_delta/_stop, message_delta,
 // message_stop; ping and error anywhere. Upstream block indexes are
 // renumbered 0, 1, 2… in arrival order.
@@ -18,12 +18,12 @@ type anthropicStreamDecoder struct {
 	stop     StopReason
 	stopSeq  string
 	usage    Usage
-	one      [1]Event // blockText's result, reused per event (issue 20)
+	one      [1]Event // blockText's result, reused per event, not allocated
 }
 
 func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 	if idx, text, ok := plainBlockText(data); ok {
-		return d.blockText(idx, text) // the usual text delta, without json.Unmarshal (issue 20)
+		return d.blockText(idx, text) // the usual text delta, without json.Unmarshal
 	}
 	var ev anStreamEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
@@ -177,7 +177,7 @@ func (d *anthropicStreamDecoder) blockText(idx int, text string) ([]Event, error
 // plainTextDelta is the text of the usual delta, exactly
 // {"type":"text_delta","text":"…"} with a plainString text, read without
 // a second json.Unmarshal of what the event's decode already validated
-// (issue 20); any other form is left to json.Unmarshal (FuzzTextDelta).
+// (it is most events of a stream); any other form is left to json.Unmarshal (FuzzTextDelta).
 func plainTextDelta(raw []byte) (string, bool) {
 	const head = `{"type":"text_delta","text":`
 	if len(raw) < len(head)+3 || string(raw[:len(head)]) != head || raw[len(raw)-1] != '}' {
@@ -266,7 +266,7 @@ func (e *anthropicStreamEncoder) appendDelta(dst []byte, ev Event) (b []byte, ok
 		return dst, false
 	}
 	// Written by hand, not json.Marshal of a map: this is the per-event
-	// path of every translated stream (issue 20). Fields in the API's own
+	// path of every translated stream. Fields in the API's own
 	// order (type, index, delta).
 	b = slices.Grow(dst, 112+len(val)+len(val)/8)
 	b = append(b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":"...)

@@ -9,7 +9,7 @@ func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, e
 
 // DecodeValidRequest is DecodeRequest of a body known to be valid JSON (the
 // pool's, which ParseRequest validated and accepted): it is not
-// validated again, only decoded (issue 20: decoded once). A body that is
+// validated again, only decoded: the body is decoded once. A body that is
 // not valid JSON must not be passed: it is read without panicking, but
 // need not be refused.
 func DecodeValidRequest(api API, body []byte, model string, stream bool) (*Request, error) {
@@ -102,7 +102,7 @@ const maxKeptBuf = 64 << 10
 
 // deltaAppender is an encoder that appends the usual delta events to a
 // buffer instead of returning new bytes: the per-event path of a
-// translated stream allocates nothing for its output (issue 20). ok false
+// translated stream allocates nothing for its output. ok false
 // leaves dst as it was, and the event to Encode.
 type deltaAppender interface {
 	appendDelta(dst []byte, ev Event) (b []byte, ok bool)

@@ -65,7 +65,7 @@ func BenchmarkRequest(b *testing.B) {
 		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
 	} {
 		// "-valid": the pool's call, DecodeValidRequest of a body its
-		// ParseRequest validated (issue 20: decoded once).
+		// ParseRequest validated (decoded once, not validated again).
 		for _, dec := range []struct {
 			suffix string
 			fn     func(API, []byte, string, bool) (*Request, error)
@@ -152,7 +152,7 @@ func BenchmarkStreamEvent(b *testing.B) {
 }
 
 // BenchmarkEncodeRequest is the member's request written from the neutral
-// form (issue 20: json.Marshal of a 16 KiB prompt): scenario 7's bodies.
+// form (json.Marshal of a 16 KiB prompt): scenario 7's bodies.
 func BenchmarkEncodeRequest(b *testing.B) {
 	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
 	for _, c := range []struct {

@@ -8,7 +8,7 @@ import (
 // OpenAI Chat Completions request wire types (platform.openai.com
 // "Create chat completion"). chatRequest is the decoded form; the encoder
 // writes chatRequestT[chatMessageOut], whose content values are encoded
-// once by the one json.Marshal of the request (issue 20).
+// once by the one json.Marshal of the request.
 type chatRequest = chatRequestT[chatMessage]
 
 type chatRequestT[M any] struct {

@@ -24,7 +24,7 @@ type chatStreamDecoder struct {
 	stop          StopReason
 	stopSeen      bool
 	usage         Usage
-	one           [1]Event // contentChunk's usual result, reused per event (issue 20)
+	one           [1]Event // contentChunk's usual result, reused per event, not allocated
 }
 
 func newChatStreamDecoder() *chatStreamDecoder {
@@ -38,7 +38,7 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 	}
 	if name != "error" {
 		if f, ok := plainContentChunk(data); ok {
-			return d.contentChunk(f), nil // the usual text chunk, without json.Unmarshal (issue 20)
+			return d.contentChunk(f), nil // the usual text chunk, without json.Unmarshal
 		}
 	}
 	var c chatResponse
@@ -65,7 +65,7 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]Event, error) {
 		if rc := firstNonNil(dl.ReasoningContent, dl.Reasoning); rc != "" {
 			out = append(out, d.text(KindReasoning, rc)...)
 		}
-		s, ok := plainString(dl.Content) // the chunk's decode validated it: no second decode (issue 20)
+		s, ok := plainString(dl.Content) // the chunk's decode validated it: no second decode
 		if !ok && len(dl.Content) > 0 && json.Unmarshal(dl.Content, &s) != nil {
 			s = ""
 		}
@@ -217,7 +217,7 @@ func (e *chatStreamEncoder) chunk(delta chatDeltaOut, finish *string, u *chatUsa
 
 // textChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
 // hand, byte for byte the same: the per-event path of every translated
-// stream to a Chat client (issue 20) skips json.Marshal's reflection.
+// stream to a Chat client skips json.Marshal's reflection.
 func (e *chatStreamEncoder) textChunk(dst []byte, field, text string) []byte {
 	b := slices.Grow(dst, 160+len(e.id)+len(e.model)+len(text)+len(text)/8)
 	b = append(b, `data: {"id":`...)

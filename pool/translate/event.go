@@ -49,8 +49,8 @@ type Event struct {
 // events of APIs whose end is the EOF (Gemini), or an error when the stream
 // stopped before its end. Errors name the stream field at fault. The
 // returned slice may be the decoder's own and is valid until the next
-// Decode: use its events, or copy them (issue 20: no allocation for the
-// usual text delta).
+// Decode: use its events, or copy them (so the usual text delta costs no
+// allocation).
 type StreamDecoder interface {
 	Decode(name string, data []byte) ([]Event, error)
 	End() ([]Event, error)

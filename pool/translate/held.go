@@ -9,7 +9,7 @@ import (
 
 // Long strings of an encoded request (prompts, message texts, base64
 // images) are most of its bytes, and json.Marshal escapes a string byte by
-// byte (issue 20: ≈ 10 % of a translated call). The request encoders
+// byte (≈ 10 % of a translated call). The request encoders
 // therefore marshal their struct with each long string held back as a short
 // mark, then write the held strings in the marks' places with
 // appendJSONString, which writes the bytes Marshal writes for a string

@@ -40,7 +40,7 @@ func checkHeld(t *testing.T, r *Request) {
 // TestHeldStrings: the Chat and Anthropic request encoders write
 // json.Marshal's bytes for every request of the translation cases, for
 // long prompts, and when a client's own JSON spells a mark (SPEC POOL-21:
-// a translated request carries the client's text unchanged; issue 20).
+// a translated request carries the client's text unchanged).
 func TestHeldStrings(t *testing.T) {
 	for _, rf := range reqFeatures {
 		for api, form := range rf.forms {
@@ -106,5 +106,30 @@ func FuzzHeldStrings(f *testing.F) {
 			return
 		}
 		checkHeld(t, r)
+	})
+}
+
+// TestHeldStringOfDroppedPlace: a held string whose place the encoder drops (an
+// assistant turn with only reasoning text translated to Chat is left out)
+// leaves its mark unused; a client's own JSON that spells that mark must
+// not receive the held string (SPEC POOL-21: the client's text unchanged,
+// Marshal's bytes).
+func TestHeldStringOfDroppedPlace(t *testing.T) {
+	t.Run("POOL-21/dropped-held-string-not-spliced-into-a-forged-mark", func(t *testing.T) {
+		long := strings.Repeat("secret reasoning ", 40)
+		r := &Request{Model: "m", Messages: []Message{
+			{Role: RoleUser, Parts: []Part{{Kind: KindText, Text: "hi"}}},
+			{Role: RoleAssistant, Parts: []Part{{Kind: KindReasoning, Text: long}}},
+			{Role: RoleUser, Parts: []Part{{Kind: KindText, Text: "again"}}},
+		}, Tools: []Tool{{Name: "t", Schema: json.RawMessage(`{"type":"object","description":"\u0000dual-proxy-held-0\u0000"}`)}}}
+		v, err := chatRequestOut(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(v)
+		got, err := EncodeRequest(APIChat, r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("EncodeRequest (%v)\n%s\njson.Marshal\n%s", err, got, want)
+		}
 	})
 }

@@ -40,14 +40,14 @@ func escapedBytes(x uint64) uint64 {
 // Marshal writes a Go string (RFC 8259 §7 with Marshal's choices: <, > and
 // & as \u003c, \u003e, \u0026; U+2028 and U+2029 escaped; invalid UTF-8 as
 // \ufffd). The streamed text deltas are encoded with it instead of a
-// json.Marshal of a map per event (issue 20); FuzzAppendJSONString holds
+// json.Marshal of a map per event; FuzzAppendJSONString holds
 // it to Marshal's bytes.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Eight bytes Marshal keeps as they are at a time (issue 20: a
+		// Eight bytes Marshal keeps as they are at a time (a
 		// translated request's prompt strings are most of its bytes).
 		for i+16 <= len(s) && escapedBytes(load64(s, i))|escapedBytes(load64(s, i+8)) == 0 {
 			i += 16

@@ -154,7 +154,7 @@ func FuzzPlainString(f *testing.F) {
 // TestRequestEncodersWriteTextOnce: the system prompt and message text of a
 // translated request are written as json.Marshal writes the string (HTML
 // escapes and all), now that the request is marshalled once instead of
-// string by string and again as raw fields (SPEC POOL-21, issue 20).
+// string by string and again as raw fields (SPEC POOL-21).
 func TestRequestEncodersWriteTextOnce(t *testing.T) {
 	for _, s := range jsonStringSeeds[1:] {
 		want, _ := json.Marshal(s)
@@ -204,7 +204,7 @@ func FuzzTextDelta(f *testing.F) {
 // TestWordTests: the word-at-a-time tests of the string encoder and of
 // plainString flag a word exactly when one of its bytes is one the
 // byte-by-byte rule stops at, for every byte value at every position
-// (SPEC POOL-21: a translated text is carried unchanged; issue 20).
+// (SPEC POOL-21: a translated text is carried unchanged).
 func TestWordTests(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		escaped := c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'

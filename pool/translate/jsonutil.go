@@ -33,7 +33,7 @@ func objectKeys(body []byte, typed any, known, ignored []string, valid bool) err
 	}
 	// The body is valid JSON (an object, or null): its keys are read by a
 	// scan instead of a second json.Unmarshal, which validated and walked
-	// the whole (often 100 KiB) body again (issue 20).
+	// the whole (often 100 KiB) body again.
 	return checkKeys("", topKeys(body), known, ignored)
 }
 
@@ -74,8 +74,8 @@ func skipSpace(b []byte, i int) int {
 
 // skipJSONString returns the index after the string starting at b[i] ('"').
 // A quote ends the string unless an odd run of backslashes precedes it;
-// the quotes are found with bytes.IndexByte, not byte by byte (issue 20:
-// most of a request body is in a few long strings).
+// the quotes are found with bytes.IndexByte, not byte by byte:
+// most of a request body is in a few long strings.
 func skipJSONString(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
 		k := bytes.IndexByte(b[j:], '"')
@@ -239,7 +239,7 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 // decoding: closed, without escapes, control bytes or bytes json.Unmarshal
 // would replace (invalid UTF-8). raw comes from a body the caller has
 // already validated (a json.RawMessage field), so this saves a second scan
-// and decode of what is often the whole system prompt (issue 20); anything
+// and decode of what is often the whole system prompt; anything
 // else goes to json.Unmarshal, whose result is the same (FuzzPlainString).
 func plainString(raw []byte) (string, bool) {
 	b, ok := plainBytes(raw)
@@ -258,7 +258,7 @@ func plainBytes(raw []byte) ([]byte, bool) {
 	body := raw[1 : n-1]
 	i := 0
 	for i+8 <= len(body) && plainWord(binary.LittleEndian.Uint64(body[i:])) {
-		i += 8 // eight bytes at a time (issue 20: often a 16 KiB prompt)
+		i += 8 // eight bytes at a time (often a 16 KiB prompt)
 	}
 	for _, c := range body[i:] {
 		if c < 0x20 || c == '"' || c == '\\' {

@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// The pool's translated request is decoded once (issue 20). ParseRequest
+// The pool's translated request is decoded once. ParseRequest
 // (pool/wire) has already validated the client's body (its scan checks what
 // json.Valid does), so the body is valid JSON; a json.Unmarshal into the wire struct would
 // validate and walk all of it again (two passes over a 16 KiB–1 MiB body,

@@ -39,7 +39,7 @@ func wireTypes() []any { return []any{&anRequest{}, &chatRequest{}, &rsRequest{}
 // FuzzDecodeValid: a valid JSON body decoded by decodeValid fills each wire
 // struct exactly as json.Unmarshal does and finds topKeys' keys, or gives
 // way to json.Unmarshal; DecodeValidRequest answers as DecodeRequest (SPEC
-// POOL-21: the translated request is the client's; issue 20: decoded
+// POOL-21: the translated request is the client's; it is decoded
 // once). Invalid bodies must not make it panic.
 func FuzzDecodeValid(f *testing.F) {
 	for _, s := range decodeValidSeeds() {
@@ -85,7 +85,7 @@ func checkDecodeValid(t *testing.T, in []byte) {
 }
 
 // TestDecodeValid runs the seeds and checks that the usual bodies take the
-// one scan (SPEC POOL-21, issue 20).
+// one scan (SPEC POOL-21).
 func TestDecodeValid(t *testing.T) {
 	for _, s := range decodeValidSeeds() {
 		t.Run("POOL-21/same-as-unmarshal", func(t *testing.T) { checkDecodeValid(t, s) })

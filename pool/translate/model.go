@@ -160,7 +160,7 @@ type Format struct {
 }
 
 // Efforts is the neutral reasoning-effort scale in ascending order
-// (POOL-NOTES "Reasoning effort"): OpenAI's none…xhigh plus Anthropic's max.
+// (docs/POOL.md, reasoning effort): OpenAI's none…xhigh plus Anthropic's max.
 // Encoders map a value their API lacks to the nearest one it has.
 var Efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
 

@@ -115,7 +115,7 @@ func (e *responsesStreamEncoder) start(p Part) []byte {
 
 // appendDelta appends the response.output_text.delta event of a text delta
 // to dst, byte for byte what delta writes for it (json.Marshal of the map:
-// keys sorted), without the map and the reflection (issue 20); ok is false
+// keys sorted), without the map and the reflection; ok is false
 // (dst unchanged) for any other event.
 func (e *responsesStreamEncoder) appendDelta(dst []byte, ev Event) ([]byte, bool) {
 	p := ev.Part

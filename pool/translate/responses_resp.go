@@ -200,7 +200,7 @@ type rsStreamEvent struct {
 	Message  string      `json:"message"`
 }
 
-// responsesStreamDecoder reads a Responses stream (POOL-NOTES "Streams"):
+// responsesStreamDecoder reads a Responses stream (docs/POOL.md, streams):
 // response.created, output items with their content parts and deltas,
 // response.completed / response.incomplete; error and response.failed.
 // Each message content part, function call and reasoning item is one part.

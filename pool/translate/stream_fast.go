@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Per-event fast paths (issue 20). Nearly every event of a translated
+// Per-event fast paths. Nearly every event of a translated
 // stream is a text delta in one fixed shape; these read it with one scan
 // and no json.Unmarshal (whose validation pass, reflection and string
 // copies were most of a translated event's cost). Any other shape, a key

@@ -10,7 +10,7 @@ import (
 
 // FuzzPlainBlockText: an Anthropic event read by plainBlockText is the
 // text delta json.Unmarshal reads, index and text (SPEC POOL-21: the
-// streamed text unchanged; issue 20: no json.Unmarshal per event).
+// streamed text unchanged, with no json.Unmarshal per event).
 func FuzzPlainBlockText(f *testing.F) {
 	for _, s := range jsonStringSeeds {
 		b, _ := json.Marshal(s)
@@ -48,7 +48,7 @@ func FuzzPlainBlockText(f *testing.F) {
 // FuzzPlainContentChunk: a Chat chunk read by plainContentChunk is what
 // json.Unmarshal gives the Chat decoder: id, model, one choice whose delta
 // has only the content text, no finish reason, usage, error, reasoning or
-// tool calls (SPEC POOL-21; issue 20).
+// tool calls (SPEC POOL-21).
 func FuzzPlainContentChunk(f *testing.F) {
 	for _, s := range jsonStringSeeds {
 		b, _ := json.Marshal(s)
@@ -139,7 +139,7 @@ func TestStreamFastPaths(t *testing.T) {
 
 // TestStreamTextDeltaAllocs: a translated text delta between Anthropic and
 // Chat costs one allocation (the text), not one per neutral event slice,
-// encoded event and joined output (issue 20); the bytes are what a fresh
+// encoded event and joined output; the bytes are what a fresh
 // Stream writes for the same events (SPEC POOL-21), and one large event's
 // buffer is not kept by the stream.
 func TestStreamTextDeltaAllocs(t *testing.T) {

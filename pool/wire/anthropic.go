@@ -81,7 +81,7 @@ func (AnthropicFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 
 // claudeSessionFromUserID finds the session id in Claude Code's
 // metadata.user_id: a JSON string {"session_id": …}, or the legacy
-// "user_<hash>_account_<uuid>_session_<uuid>" (POOL-NOTES, SPEC POOL-5).
+// "user_<hash>_account_<uuid>_session_<uuid>" of older builds (SPEC POOL-5).
 func claudeSessionFromUserID(uid string) string {
 	if uid == "" {
 		return ""

@@ -7,8 +7,8 @@ import (
 
 func (AnthropicFlavour) NewWatcher() StreamWatcher { return &anthropicWatcher{} }
 
-// anthropicWatcher finds the commit point of a Messages stream (POOL-NOTES
-// "Streams and the commit point"): a delta with non-empty text, thinking,
+// anthropicWatcher finds the commit point of a Messages stream (docs/POOL.md,
+// the commit point): a delta with non-empty text, thinking,
 // partial JSON or citation, or a content_block_start of anything but an
 // empty text/thinking block (tool_use, server_tool_use, redacted_thinking…).
 // message_start, ping, empty block starts, signature deltas and block stops
@@ -34,7 +34,7 @@ func (w *anthropicWatcher) Observe(ev *SSEEvent, committed bool) Observation {
 	switch name {
 	case "message_start":
 		var v startUsage
-		if decodeRequest(ev.Data, &v) == nil { // one scan, not json.Unmarshal (issue 20)
+		if decodeRequest(ev.Data, &v) == nil { // one scan, not json.Unmarshal
 			v.Message.Usage.mergeInto(&w.u)
 		}
 	case "message_delta":

@@ -1,6 +1,9 @@
 package wire
 
 import (
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +40,44 @@ func TestCapabilityFilter(t *testing.T) {
 			t.Fatalf("clamp %v", got)
 		}
 	})
+}
+
+// TestAnthropicUsageScan: the Anthropic watcher's usage scan reads
+// the numbers json.Unmarshal reads, whatever the event's shape (SPEC
+// POOL-13b: the cache accounting).
+func TestAnthropicUsageScan(t *testing.T) {
+	events := []string{
+		`{"type":"message_start","message":{"id":"x","usage":{"input_tokens":10,"cache_read_input_tokens":30},"content":[{"usage":{"input_tokens":99}}]}}`,
+		`{"type":"message_start","usage":{"input_tokens":99},"message":{"usage":{"input_tokens":1}}}`,
+		`{"type":"message_start","message":{"usage":{"input_tokens":1,"input_tokens":2}}}`,
+		`{"type":"message_start","message":{"usage":{"Input_Tokens":7}}}`,
+		`{"type":"message_start","message":{"usage":{"input_tokens":null,"output_tokens":-3}}}`,
+		`{"type":"message_start","message":{"usage":{"input_tokens":1e1}}}`,
+		`{"type":"message_start","message":{"usage":{"input_tokens":9223372036854775807}}}`,
+		`{"type":"message_start","message":null}`,
+		`{"type":"message_start","message":{"usage":[1]}}`,
+		`{"type":"message_delta","delta":{"usage":{"output_tokens":99}},"usage":{"output_tokens":5}}`,
+		`{"type":"message_delta","usage":{"output_tokens":5},"usage":{"output_tokens":6}}`,
+		`{"type":"message_delta","usage":{"output_tokens":5,"extra":{"a":[{"b":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}]}}}`,
+		`{"type":"message_delta","usage":{"output_tokens":"5"}}`,
+		`{"type":"message_delta","usage":{"\u006futput_tokens":5}}`,
+	}
+	for i, e := range events {
+		for _, c := range []struct {
+			name string
+			scan func([]byte) (any, error)
+			std  func([]byte) (any, error)
+		}{
+			{"start", func(b []byte) (any, error) { var v startUsage; err := decodeRequest(b, &v); return v, err },
+				func(b []byte) (any, error) { var v startUsage; err := json.Unmarshal(b, &v); return v, err }},
+			{"delta", func(b []byte) (any, error) { var v deltaUsage; err := decodeRequest(b, &v); return v, err },
+				func(b []byte) (any, error) { var v deltaUsage; err := json.Unmarshal(b, &v); return v, err }},
+		} {
+			got, gerr := c.scan([]byte(e))
+			want, werr := c.std([]byte(e))
+			if (gerr == nil) != (werr == nil) || (gerr == nil && !reflect.DeepEqual(got, want)) {
+				t.Errorf("POOL-13b/event %d %s: scan %+v %v, json.Unmarshal %+v %v", i, c.name, got, gerr, want, werr)
+			}
+		}
+	}
 }

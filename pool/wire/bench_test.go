@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
-// BenchmarkParseRequest is the pool's read of a client request (issue 20):
+// BenchmarkParseRequest is the pool's read of a client request:
 // scenario 7's bodies (bench/scen_pool.go), a 16 KiB system prompt and one
 // user turn, in each client API.
 func BenchmarkParseRequest(b *testing.B) {
@@ -37,7 +37,7 @@ func BenchmarkParseRequest(b *testing.B) {
 }
 
 // BenchmarkAnthropicWatcher is the commit-point watcher over one streamed
-// Messages answer (issue 20): message_start, a text block of 50 deltas,
+// Messages answer: message_start, a text block of 50 deltas,
 // message_delta and message_stop, committed at the first delta.
 func BenchmarkAnthropicWatcher(b *testing.B) {
 	evs := []SSEEvent{
@@ -67,7 +67,7 @@ func BenchmarkAnthropicWatcher(b *testing.B) {
 }
 
 // BenchmarkCheckTopLevel is the pool's duplicate-key and type check of a
-// client body before ParseRequest (issue 20): scenario 7's Anthropic body.
+// client body before ParseRequest: scenario 7's Anthropic body.
 func BenchmarkCheckTopLevel(b *testing.B) {
 	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
 	body := []byte(`{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`)
@@ -98,8 +98,8 @@ func (r *oneEventReads) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// BenchmarkSSEReader is the pool's read of one streamed Messages answer
-// (issue 20): the preamble, 50 text deltas each arriving on its own, the
+// BenchmarkSSEReader is the pool's read of one streamed Messages answer:
+// the preamble, 50 text deltas each arriving on its own, the
 // end events; Next and EventBuffered per event, as the relay calls them.
 // "shared": the reader of a passed-through stream after the commit point
 // (Share).

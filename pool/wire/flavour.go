@@ -104,7 +104,7 @@ type CallInfo struct {
 	ContentHash     string
 	// hashContent computes ContentHash from the parts ParseRequest found:
 	// the hash of a 16 KiB prompt costs more than the rest of its parse,
-	// and most agents name their session in a header (issue 20).
+	// and most agents name their session in a header.
 	hashContent func() string
 	// Previous is the Responses previous_response_id; Encrypted: the input
 	// carries encrypted reasoning (SPEC POOL-18, state.go).
@@ -132,8 +132,8 @@ func (ci *CallInfo) SessionContentHash() string {
 	return ci.ContentHash
 }
 
-// Usage is the prompt-cache accounting of one answer (POOL-NOTES "Why
-// stickiness matters"): Input counts uncached input tokens, CacheRead the
+// Usage is the prompt-cache accounting of one answer (docs/POOL.md,
+// why stickiness matters): Input counts uncached input tokens, CacheRead the
 // tokens served from the cache, CacheCreation the tokens written to it.
 type Usage struct {
 	Input, CacheRead, CacheCreation, Output int64

@@ -144,3 +144,44 @@ func FuzzSplice(f *testing.F) {
 		}
 	})
 }
+
+// TestContentHashPinned: the lazily computed content hash of a bare
+// request is the hash the pool has always computed for it (pinned values), so a
+// session keeps its member when the pool is upgraded;
+// SessionContentHash is stable when called twice and "" after Release.
+func TestContentHashPinned(t *testing.T) {
+	t.Run("POOL-5/content-hash-unchanged-by-lazy-hash", func(t *testing.T) {
+		for i, g := range []struct {
+			fl         Flavour
+			ep         Endpoint
+			body, want string
+		}{
+			{AnthropicFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","system":"s <&> \u2028","messages":[{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":"2"}]}`, "3846e1a6cdda523ef82619e885db949064dd2a9d09eb71bb8105e5148de8a712"},
+			{AnthropicFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","system":[{"type":"text","text":"s1"},{"type":"text","text":"s2"}],"messages":[{"role":"user","content":"hi"}]}`, "06d60c5b1b8c0e0cb46aa43f8225d5fba1be3600f9bc095a90119bfeca766b8c"},
+			{AnthropicFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"only user"}]}`, "db186c14fd05ff0bcba1ec97fe21f9ac2ece7a1458d61f4b63060d4916956180"},
+			{ChatFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":[{"type":"text","text":"d <b>"}]},{"role":"user","content":"hi"},{"role":"system","content":"late"}]}`, "637a2bc4e4285c6de50be497ce54943ca40e17d2a8105fb5d7ad74ea3976ff0d"},
+			{ChatFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"no system"}]}`, "5255831843f1734c9b4c7f6fa882579863c61f613dd1c97ac1988e100ab7dffb"},
+			{ChatFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"x & y"},{"role":"user","content":"u"}]}`, "2d5b173ad2129bc777609215250051854d0e91d69728f26a6cc57ef5ad609157"},
+			{ResponsesFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","instructions":"be brief","input":"hello"}`, "260401c26ade7c1fd1ecafe405dd6fa0eadce0acf27c9ef96b082e0a61a46a09"},
+			{ResponsesFlavour{}, Endpoint{Kind: EpGenerate}, `{"model":"m","input":[{"role":"developer","content":"d"},{"role":"user","content":[{"type":"input_text","text":"hi"}]},{"role":"user","content":"x"}]}`, "63733bea1bd40cb27059e674dfb9573700893de8a733662f361d57d3ba1a00b9"},
+			{GeminiFlavour{}, Endpoint{Kind: EpGenerate, Model: "g"}, `{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"model","parts":[{"text":"m"}]},{"parts":[{"text":"u"}]}]}`, "9d7127d43d68e18471986d62693470a097940faa9656b6d3e4dd6dc0983b304b"},
+			{GeminiFlavour{}, Endpoint{Kind: EpGenerate, Model: "g"}, `{"system_instruction":{"parts":[{"text":"s2"}]},"contents":[{"role":"user","parts":[{"text":"u"}]}]}`, "ae7150c4e2f74f5056c89824ba55a401f56b9b71f8eb09ecde4f6bd113c7ab97"},
+		} {
+			ci, err := g.fl.ParseRequest(g.ep, []byte(g.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ci.ContentHash != "" {
+				t.Fatalf("%d: hashed at parse", i)
+			}
+			if got := ci.SessionContentHash(); got != "content:"+g.want || ci.SessionContentHash() != got {
+				t.Fatalf("%d %T: content hash %q, pinned content:%s", i, g.fl, got, g.want)
+			}
+			late, _ := g.fl.ParseRequest(g.ep, []byte(g.body))
+			late.Release()
+			if late.SessionContentHash() != "" {
+				t.Fatalf("%d: hashed after Release", i)
+			}
+		}
+	})
+}

@@ -27,10 +27,10 @@ func skipWS(b []byte, i int) int {
 }
 
 // skipString returns the offset after the string literal starting at b[i]
-// ('"'), or -1. Eight bytes at a time while none is '"' or '\\' (issue 20:
+// ('"'), or -1. Eight bytes at a time while none is '"' or '\\':
 // bytes.IndexAny with two bytes tests each byte against a set, and a
-// request's long prompt strings are most of its bytes; FuzzSkipString
-// holds it to the byte-by-byte rule).
+// request's long prompt strings are most of its bytes. FuzzSkipString
+// holds it to the byte-by-byte rule.
 func skipString(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
 		for j+8 <= len(b) && quoteFreeWord(binary.LittleEndian.Uint64(b[j:])) {

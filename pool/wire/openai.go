@@ -145,7 +145,7 @@ func (ChatFlavour) RewriteBody(ci *CallInfo, target, effort string) ([]byte, err
 }
 
 // openaiUsage is the usage object of Chat Completions, with DeepSeek's
-// prompt_cache_hit/miss fields (POOL-NOTES "Why stickiness matters").
+// prompt_cache_hit/miss fields (docs/POOL.md, why stickiness matters).
 type openaiUsage struct {
 	PromptTokens     *int64 `json:"prompt_tokens"`
 	CompletionTokens *int64 `json:"completion_tokens"`
@@ -197,7 +197,7 @@ type chatDelta struct {
 }
 
 // visible: non-empty content, reasoning_content (or "reasoning"), refusal,
-// or any tool call (POOL-NOTES commit point for OpenAI chat).
+// or any tool call: the commit point of a Chat stream (docs/POOL.md).
 func (d *chatDelta) visible() bool {
 	for _, s := range []*string{d.Content, d.ReasoningContent, d.Reasoning, d.Refusal} {
 		if s != nil && *s != "" {
@@ -353,7 +353,7 @@ func (ChatFlavour) ErrorBody(status int, msg string, attempts []Attempt) []byte 
 }
 
 // ErrorEvent is the error chunk OpenAI's SDKs raise on: a data line holding
-// an error document (POOL-NOTES: chat mid-stream errors), and no [DONE].
+// an error document (Chat has no standard mid-stream error), and no [DONE].
 func (f ChatFlavour) ErrorEvent(status int, msg string) []byte {
 	typ, code := openaiErrorType(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})

@@ -8,7 +8,7 @@ import (
 func (ChatFlavour) NewWatcher() StreamWatcher { return &chatWatcher{} }
 
 // chatWatcher finds the commit point of a Chat Completions stream
-// (POOL-NOTES): a chunk with non-empty content, reasoning_content or any
+// (docs/POOL.md): a chunk with non-empty content, reasoning_content or any
 // tool_calls. Role-only chunks, empty deltas, usage-only chunks and comments
 // are preamble; "data: [DONE]" is the end; a chunk carrying "error" (or an
 // "event: error") is an error.

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// A validating scanner for ParseRequest (issue 20): the pool reads a few
+// A validating scanner for ParseRequest: the pool reads a few
 // fields of a request body that is mostly agent context (16 KiB to MiBs of
 // prompt strings), and json.Unmarshal into the request struct cost two
 // passes over all of it (checkValid, then the decode walking every skipped
@@ -159,8 +159,8 @@ func validScalar(b []byte, i int) int {
 // scanArray without names would. It keeps the containers it opens on its
 // own stack of closers instead of recursing: a value nested to
 // encoding/json's limit (10,000) grew the goroutine's stack to megabytes,
-// copied at each doubling, ms per call on a fresh goroutine (attack round
-// five; FuzzValidJSON holds it to json.Valid).
+// copied at each doubling, ms per call on a fresh goroutine.
+// FuzzValidJSON holds it to json.Valid.
 func validNested(b []byte, i, depth int) int {
 	var buf [64]byte
 	open := buf[:0] // the closers of the containers open, innermost last

@@ -59,7 +59,7 @@ func TestDeepValueLimit(t *testing.T) {
 }
 
 // BenchmarkValidJSONDeep validates a body nested to the limit on a fresh
-// goroutine each time, as a request handler does (issue 20).
+// goroutine each time, as a request handler does.
 func BenchmarkValidJSONDeep(b *testing.B) {
 	body := deepBody(maxJSONDepth - 4)
 	b.SetBytes(int64(len(body)))
@@ -70,4 +70,39 @@ func BenchmarkValidJSONDeep(b *testing.B) {
 			b.Fatal("rejected")
 		}
 	}
+}
+
+// TestValidNestedAgreesWithJSONValid: validJSON's own stack of closers
+// agrees with json.Valid around its 64-level buffer's growth and for a
+// wrong closer, a missing one, a trailing comma or a stray value at every
+// level of a mixed nest.
+func TestValidNestedAgreesWithJSONValid(t *testing.T) {
+	t.Run("POOL-17/valid-nested-agrees-with-json-valid", func(t *testing.T) {
+		for _, n := range []int{1, 2, 63, 64, 65, 66, 129} {
+			var open, closeAll []string
+			for k := range n {
+				if k%2 == 0 {
+					open, closeAll = append(open, `{"k`+strings.Repeat(`\"`, k%3)+`": `), append([]string{"}"}, closeAll...)
+				} else {
+					open, closeAll = append(open, "[1, "), append([]string{"]"}, closeAll...)
+				}
+			}
+			good := strings.Join(open, "") + `"v"` + strings.Join(closeAll, "")
+			bodies := []string{good, good[:len(good)-1], good + "]", good + " ", "[" + good + "," + good + "]"}
+			for k := range n {
+				c := []string(append([]string(nil), closeAll...))
+				c[k] = map[string]string{"}": "]", "]": "}"}[c[k]]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+				c[k] = "," + closeAll[k]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+				c[k] = ` 2` + closeAll[k]
+				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
+			}
+			for _, b := range bodies {
+				if got, want := validJSON([]byte(b)), json.Valid([]byte(b)); got != want {
+					t.Fatalf("depth %d: validJSON %v, json.Valid %v for\n%s", n, got, want, b)
+				}
+			}
+		}
+	})
 }

@@ -216,7 +216,7 @@ func (ResponsesFlavour) ErrorEvent(status int, msg string) []byte {
 
 func (ResponsesFlavour) NewWatcher() StreamWatcher { return &responsesWatcher{seq: -1} }
 
-// responsesWatcher finds the commit point of a Responses stream (POOL-NOTES):
+// responsesWatcher finds the commit point of a Responses stream (docs/POOL.md):
 // the first non-empty "*.delta" event, a tool call item
 // ("response.output_item.added" of a "*_call" item), or a "*.done" event that
 // carries text (servers that send no deltas). response.created,

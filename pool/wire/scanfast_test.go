@@ -2,10 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
-// skipStringRef is skipString as it was before the word-at-a-time scan:
+// skipStringRef is skipString in its plain byte-by-byte form:
 // the first '"' or '\\' byte by byte, an escape skipping the next byte.
 func skipStringRef(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
@@ -23,7 +24,7 @@ func skipStringRef(b []byte, i int) int {
 }
 
 // FuzzSkipString holds skipString (SPEC POOL-17: the scanner that walks a
-// request body in place, issue 20's word-at-a-time version) to the
+// request body in place, eight bytes at a time) to the
 // byte-by-byte rule at every start offset of any input.
 func FuzzSkipString(f *testing.F) {
 	for _, s := range []string{`"abc"`, `"a\"b"x`, `"0123456789abcdef\\"`, `"0123456\"89abcdef\\\"x"`, `"unterminated`,
@@ -39,8 +40,8 @@ func FuzzSkipString(f *testing.F) {
 	})
 }
 
-// FuzzLineEnd holds lineEnd (SPEC POOL-7: the SSE reader's line split,
-// issue 20) to bytes.IndexAny(b, "\r\n") on any input.
+// FuzzLineEnd holds lineEnd (SPEC POOL-7: the SSE reader's line split)
+// to bytes.IndexAny(b, "\r\n") on any input.
 func FuzzLineEnd(f *testing.F) {
 	for _, s := range []string{"", "abc", "a\nb", "a\rb", "a\r\nb", "abc\n\r", "\n", "\r", "0123456789abcdef\r0123\n", "no line end at all, quite long"} {
 		f.Add([]byte(s))
@@ -78,6 +79,39 @@ func FuzzSSEReaderShared(f *testing.F) {
 			}
 			_ = append(g.Data, "XX"...)
 			_ = append(g.Raw, "YY"...)
+		}
+	})
+}
+
+// TestSkipStringEveryOffset: a '"' or '\\' at every offset mod 8, after
+// ASCII, multibyte UTF-8, invalid UTF-8 and high bytes (which set the SWAR
+// test's borrow bits), at the buffer's end or not, agrees with the
+// byte-by-byte rule.
+func TestSkipStringEveryOffset(t *testing.T) {
+	t.Run("POOL-17/skip-string-every-offset", func(t *testing.T) {
+		fills := []string{"a", "é", "\xff", "\x80", "✓", "\x00", "\x7f", "!", "[", "]"}
+		for _, fill := range fills {
+			for n := range 24 {
+				pre := strings.Repeat(fill, n)
+				for _, tail := range []string{`"`, `\"x"`, `\\"`, `\u0022"`, `\`, ``, `"` + strings.Repeat("z", 9)} {
+					b := []byte(`"` + pre + tail)
+					for i := range b {
+						if got, want := skipString(b, i), skipStringRef(b, i); got != want {
+							t.Fatalf("skipString(%q, %d) = %d, byte-by-byte %d", b, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
+	t.Run("POOL-17/huge-string-and-deep-nesting", func(t *testing.T) {
+		big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat(`ab\"c\\✓`, 1<<17) + `"}]}`
+		if err := CheckTopLevel([]byte(big)); err != nil {
+			t.Fatalf("4 MiB escaped string: %v", err)
+		}
+		deep := strings.Repeat(`{"a":[`, 200) + `"x"` + strings.Repeat(`]}`, 200)
+		if skipValue([]byte(deep), 0) != -1 {
+			t.Fatal("nesting beyond maxScanDepth accepted")
 		}
 	})
 }

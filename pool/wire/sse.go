@@ -50,7 +50,7 @@ type SSEReader struct {
 }
 
 // sseBuffers keeps the readers' 32 KiB buffers between streams (Release):
-// a stream's largest allocation, zeroed on every make (issue 20).
+// a stream's largest allocation, zeroed on every make.
 var sseBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
 
 // NewSSEReader reads events from r through a 32 KiB buffer.
@@ -124,7 +124,7 @@ var lf, crlf = []byte("\n"), []byte("\r\n")
 
 // lineEnd is bytes.IndexAny(b, "\r\n"): the first CR or LF, or -1. Two
 // bytes.IndexByte scans (vectorised) instead of IndexAny's test of every
-// byte against a set: it runs over every byte of every event (issue 20).
+// byte against a set: it runs over every byte of every event.
 func lineEnd(b []byte) int {
 	n := bytes.IndexByte(b, '\n')
 	if n < 0 {
@@ -144,7 +144,7 @@ func lineEnd(b []byte) int {
 // Raw is one new allocation per event, Data a slice of it (capacity
 // limited, so appending to Data never writes into Raw) unless the event has
 // several data lines, and Name is interned for the APIs' event names — the
-// per-event cost of every pool stream (issue 20).
+// per-event cost of every pool stream.
 func (r *SSEReader) Next() (SSEEvent, error) {
 	if r.eof {
 		return SSEEvent{}, io.EOF
@@ -197,7 +197,7 @@ func (r *SSEReader) Next() (SSEEvent, error) {
 
 // Share makes the events Next returns from now on share the reader's
 // scratch space: their Raw and Data (one data line) are valid only until
-// the next call of Next, and no longer cost an allocation each (issue 20).
+// the next call of Next, and no longer cost an allocation each.
 // For a relay that is done with each event before it reads the next.
 func (r *SSEReader) Share() { r.shared = true }
 
@@ -205,8 +205,8 @@ func (r *SSEReader) Share() { r.shared = true }
 // buffer: the next Next returns it without reading from the stream. A relay
 // may then write the event it holds without a flush and flush with the last
 // event before the reader would block (SPEC POOL-7: events are still
-// flushed as they arrive; only what arrived together is written together,
-// issue 20). false when unsure: a flush too many is always safe.
+// flushed as they arrive; only what arrived together is written together).
+// false when unsure: a flush too many is always safe.
 func (r *SSEReader) EventBuffered() bool {
 	if r.eof {
 		return false
@@ -297,8 +297,8 @@ func parseField(ev *SSEEvent, d *dataSpan, raw []byte, at int, line []byte, fiel
 	return fields + 1, comments
 }
 
-// knownEvents are the event names the four APIs stream (POOL-NOTES
-// "Streams"); eventName returns these without allocating.
+// knownEvents are the event names the four APIs stream (docs/POOL.md,
+// streams); eventName returns these without allocating.
 var knownEvents = func() map[string]string {
 	m := map[string]string{}
 	for _, n := range []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop",

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// refSSEReader is the SSE reader before issue 20's allocation change; its
+// refSSEReader is the SSE reader with a line, raw and data allocation
+// per event; its
 // line reading (readLine, unchanged) is shared.
 type refSSEReader struct{ *SSEReader }
 
-// Next is SSEReader.Next as it was before issue 20 (a line, raw and data
+// Next is SSEReader.Next in its plain form (a line, raw and data
 // allocation per event), kept as the reference of FuzzSSEReaderMatchesReference.
 func (r *refSSEReader) Next() (SSEEvent, error) {
 	if r.eof {
@@ -80,7 +81,7 @@ func refParseField(ev *SSEEvent, line []byte, fields, comments int) (int, int) {
 // FuzzSSEReaderMatchesReference: the reader that reuses its line and raw
 // buffers and slices Data out of Raw returns exactly the events of the
 // reference reader (names, data, raw bytes, comments, errors) — SPEC
-// POOL-19's grammar is unchanged by issue 20's allocation work.
+// POOL-19's grammar is unchanged by the reader's buffer reuse.
 func FuzzSSEReaderMatchesReference(f *testing.F) {
 	for _, s := range []string{"event: a\ndata: x\n\n", "data: a\r\rdata: b\r\n\r\n", "data: [DONE]", "event: e\r\ndata: x\r\n", ": c\n\n",
 		"data: 1\r\n\r\n", "\n\n\nevent: e", "data:\n\n", "event:x\ndata:y\nid: 3\nretry: 5\n\n", "data: a\ndata: b\ndata: c\n\nevent: message_stop\ndata: {}\n\n",

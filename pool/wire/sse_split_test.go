@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"io"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -10,7 +12,7 @@ import (
 // (every event, line and CRLF split at every boundary) gives the events of
 // the same stream read at once: names, data, comment-ness and errors equal,
 // raw bytes equal but for a CRLF whose LF came in a later read (forwarded
-// as LF). SPEC POOL-7: events pass through intact; 7b37323 made Next reuse
+// as LF). SPEC POOL-7: events pass through intact, though Next reuses
 // its scratch buffers across events.
 func FuzzSSEReaderSplitAtEveryByte(f *testing.F) {
 	for _, s := range []string{"event: a\ndata: x\n\n", "data: a\r\rdata: b\r\n\r\n", "data: [DONE]", "event: e\r\ndata: x\r\n",
@@ -33,4 +35,50 @@ func FuzzSSEReaderSplitAtEveryByte(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSSELineEndsSplitAcrossReads: CR-only, CRLF and LF line ends, each split at every
+// read boundary, and a data line longer than the reader's 32 KiB buffer,
+// give the same events as one read.
+func TestSSELineEndsSplitAcrossReads(t *testing.T) {
+	t.Run("POOL-7/line-ends-split-across-reads", func(t *testing.T) {
+		long := strings.Repeat("x", 40<<10)
+		for _, end := range []string{"\n", "\r", "\r\n"} {
+			in := "event: a" + end + "data: 1" + end + end + "data: " + long + end + "data: 2" + end + end + ": c" + end + end
+			for _, chunk := range []int{1, 2, 3, 7, 8, 9, 4095, 32 << 10} {
+				whole := NewSSEReader(strings.NewReader(in))
+				split := NewSSEReader(iotest.HalfReader(&chunked{b: []byte(in), n: chunk}))
+				for k := 0; ; k++ {
+					w, werr := whole.Next()
+					g, gerr := split.Next()
+					if werr != gerr || g.Name != w.Name || !bytes.Equal(g.Data, w.Data) || g.Comment != w.Comment {
+						t.Fatalf("end %q chunk %d event %d: split %q %v, whole %q %v", end, chunk, k, g.Data, gerr, w.Data, werr)
+					}
+					if werr != nil {
+						break
+					}
+					if k == 1 && len(w.Data) != len(long)+len("\n2") {
+						t.Fatalf("end %q: the long event has %d data bytes", end, len(w.Data))
+					}
+				}
+				whole.Release()
+				split.Release()
+			}
+		}
+	})
+}
+
+// chunked reads b n bytes at a time.
+type chunked struct {
+	b []byte
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }
