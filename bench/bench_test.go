@@ -433,7 +433,7 @@ func TestLoadAgainstOrigin(t *testing.T) {
 }
 
 // TestChartsWriteSVG: the curves of a run become SVG files with every
-// series in the legend, and the document links them (issue 20).
+// series in the legend, and the document links them.
 func TestChartsWriteSVG(t *testing.T) {
 	w := &world{}
 	for _, c := range []float64{1, 16, 512} {

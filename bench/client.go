@@ -219,7 +219,7 @@ type load struct {
 	conc    int
 	newConn bool // open (and TLS-handshake) a new connection per request
 	target  string
-	// mark, when set, is called as each measured round starts (round 1..n)
+	// mark, when set, is called as each measured round starts (1..n)
 	// and once more when the last one ends (n+1), e.g. to read CPU time.
 	mark func(round int)
 }

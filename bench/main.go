@@ -228,8 +228,8 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 		facts = append(facts, "Gateways: "+strings.Join(w.gwVers, "; "))
 	}
 	now, elapsed := time.Now(), time.Since(began)
-	// The results directory always gets the run (issue 20: a casual run
-	// changes no tracked file); -write also updates docs/.
+	// The results directory always gets the run (a casual run changes
+	// no tracked file); -write also updates docs/.
 	if results == "" {
 		if results, err = os.MkdirTemp("", "dual-proxy-bench-results-"); err != nil {
 			return err
@@ -362,7 +362,7 @@ func gatewayVersions(gw map[string]*proc) []string {
 
 // methodNotes adds the fixed description of the method.
 func (w *world) methodNotes() {
-	w.note("Each load configuration: %d rounds of %v, each after its own %v warm-up on fresh connections, interleaved across the rows of one comparison (round 1 of every row, then round 2 …; within a round forward and reversed in turn) so that background load hits all rows alike; the table shows the median round and the spread (max−min)/median of req/s. In scenario 2's comparisons every ratio (vs direct, vs squid and the targets' \"≥ Go relay\") is the median of the per-round ratios of the two rows, which share each round's background load, and the reused-tunnel comparison has twice the rounds. Latency p50/p99 are the medians of the per-round percentiles. Every operation has a %v deadline.", w.ph.rounds, w.ph.round, w.ph.warm, opTimeout)
+	w.note("Each load configuration: %d rounds of %v, each after its own %v warm-up on fresh connections, interleaved across the rows of one comparison (the first round of every row, then the second …; within a round forward and reversed in turn) so that background load hits all rows alike; the table shows the median round and the spread (max−min)/median of req/s. In scenario 2's comparisons every ratio (vs direct, vs squid and the targets' \"≥ Go relay\") is the median of the per-round ratios of the two rows, which share each round's background load, and the reused-tunnel comparison has twice the rounds. Latency p50/p99 are the medians of the per-round percentiles. Every operation has a %v deadline.", w.ph.rounds, w.ph.round, w.ph.warm, opTimeout)
 	w.note("Load generator: Go, raw HTTP/1.1 on keep-alive sockets (one per worker), absolute-form through a proxy for plain HTTP, CONNECT then TLS 1.3 (ECDSA P-256, no session resumption) for tunnels. The origin is a raw-socket Go HTTP/1.1 server answering 3 bytes.")
 	w.note("dual-proxy runs as a separate process built from ./cmd/dual-proxy with the release archives' settings (CGO_ENABLED=0, -trimpath, -tags urfave_cli_no_docs, -ldflags '-s -w', as .goreleaser.yaml; a cgo build idles ≈ 1.4 MiB higher), always with --health-url '' and --upstream-host '' (no default 7897 gateway) unless a gateway is named.")
 	w.note("Real gateways run with access logging off (squid access_log none, tinyproxy LogLevel Warning, privoxy without debug) so they are not penalised for logging that dual-proxy does not do.")

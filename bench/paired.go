@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Paired per-round ratios (issue 20, scenario 2): every round of a
+// Paired per-round ratios (scenario 2): every round of a
 // comparison measures each row once, so a round's ratio of two rows
 // compares them under the same background load. The median of those
 // ratios swings less between runs than the ratio of the two rows' median
@@ -89,7 +89,7 @@ func (w *world) compare(sec string, paths []named, conc int, newConn bool, tgt s
 			rw.target = fmt.Sprintf("≥ %.2f× direct", want)
 			rw.verdict = verdict(med >= want)
 			if ref := find(refSpliceName); ref >= 0 {
-				// issue 20: at least the minimal Go relay's rate, same run
+				// at least the minimal Go relay's rate, same run
 				med, _, _ := pairedRatio(r, res[ref])
 				rw.target += "; ≥ Go relay"
 				rw.verdict += "; " + verdict(med >= 1)

@@ -9,7 +9,7 @@ import (
 
 // TestSerpentineOrder: over a pair of rounds every row has the same mean
 // position, so a load that drifts through a comparison favours none
-// (issue 20, scenario 2's method).
+// (scenario 2's method).
 func TestSerpentineOrder(t *testing.T) {
 	const n = 5
 	for r := range 4 {
@@ -37,7 +37,7 @@ func TestSerpentineOrder(t *testing.T) {
 }
 
 // TestPairedRatio: the ratio of two rows is the median of their per-round
-// ratios, not the ratio of their median rounds (issue 20, scenario 2).
+// ratios, not the ratio of their median rounds (scenario 2).
 func TestPairedRatio(t *testing.T) {
 	// Both rows' rounds vary by 2× with the machine's load, but a is 1.1×
 	// b in every round: the paired ratio has no spread at all.
@@ -64,10 +64,30 @@ func TestPairedRatio(t *testing.T) {
 	}
 }
 
+// TestPairedRatioReciprocal: a paired ratio favours neither row by
+// construction: a's ratio to b is the reciprocal of b's to a, also over an
+// even number of rounds (scenario 2a always measures an even number),
+// where the median is taken between the middle two (scenario 2's method;
+// bench/README.md "≥ Go relay").
+func TestPairedRatioReciprocal(t *testing.T) {
+	for _, c := range []struct{ a, b []float64 }{
+		{[]float64{100, 100}, []float64{50, 200}},
+		{[]float64{100, 93, 111, 100}, []float64{100, 100, 100, 100}},
+		{[]float64{9, 10, 11}, []float64{10, 10, 10}},
+	} {
+		a, b := loadResult{perRound: c.a}, loadResult{perRound: c.b}
+		ab, _, _ := pairedRatio(a, b)
+		ba, _, _ := pairedRatio(b, a)
+		if math.Abs(ab*ba-1) > 1e-9 {
+			t.Errorf("%v vs %v: a/b %.4f×, b/a %.4f×: each row ahead of the other", c.a, c.b, ab, ba)
+		}
+	}
+}
+
 // TestCompareRowsAndNote: a comparison against the origin itself gives
 // every row its paired ratio against the first path, the target row both
 // verdicts, and notes the target's per-round ratio to the reference relay
-// with its range (issue 20, scenario 2's method).
+// with its range (scenario 2's method).
 func TestCompareRowsAndNote(t *testing.T) {
 	o, err := newOrigin("127.0.0.1:0")
 	if err != nil {

@@ -28,7 +28,7 @@ func init() {
 // requests one at a time through an in-process dual-proxy whose client and
 // origin run in another process (this binary, re-run as the peer), so that
 // this process waits at each hop and goes idle in between as the proxy
-// does in the bench (issue 20: the in-process benchmarks never idle, so
+// does in the bench (the in-process benchmarks never idle, so
 // they cannot show what waking costs). cpu-ns/op and switches/op are this
 // process's, all threads (the runtime's sysmon included), per request.
 func BenchmarkPlainProxyPeer(b *testing.B) {

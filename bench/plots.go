@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// chart is one curve plot of a run: how a cost grows with load (issue 20).
+// chart is one curve plot of a run: how a cost grows with load.
 // Every series of a chart was measured in the same run, so peers share the
 // axes.
 type chart struct {

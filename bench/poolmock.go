@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// The fixed shape of scenario 7's streamed answer (issue 20): the mock
+// The fixed shape of scenario 7's streamed answer: the mock
 // channel writes the response head and the preamble at once, then
 // poolEvents text deltas, the first poolFirst after the request and the
 // rest every poolInterval (absolute schedule, so a late event does not

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// curveConcs are the client counts of the plain-HTTP curves (issue 20).
+// curveConcs are the client counts of the plain-HTTP curves.
 var curveConcs = []int{1, 4, 16, 64, 256, 512}
 
 // curves is scenario 6: how plain-HTTP cost grows with concurrency —

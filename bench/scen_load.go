@@ -5,20 +5,20 @@ import (
 	"time"
 )
 
-// target ratios and bounds stated by issue 6.
+// Target ratios and bounds of the benchmark table (docs/BENCHMARKS.md).
 const (
-	targetPlainVsSquid   = 2.5                    // dual-proxy direct path vs squid, req/s at c=32 (issue 20)
-	targetAddedP50       = 50 * time.Microsecond  // dual-proxy direct path vs direct, p50 at c=1 (issue 20)
+	targetPlainVsSquid   = 2.5                    // dual-proxy direct path vs squid, req/s at c=32
+	targetAddedP50       = 50 * time.Microsecond  // dual-proxy direct path vs direct, p50 at c=1
 	targetReusedTunnel   = 0.65                   // requests inside open tunnels vs direct TLS keep-alive
 	targetNewTunnel      = 0.75                   // new tunnel + TLS per request, per-host cache warm
 	targetBulk           = 0.95                   // one tunnel bulk MB/s vs direct
 	targetIdleRSSKiB     = 15 * 1024              // idle dual-proxy RSS
-	targetPerTunnelKiB   = 16                     // RSS per idle tunnel (issue 20)
-	targetFDsPerTunnel   = 2                      // fds per idle tunnel in dual-proxy (issue 20; squid's figure)
+	targetPerTunnelKiB   = 16                     // RSS per idle tunnel
+	targetFDsPerTunnel   = 2                      // fds per idle tunnel in dual-proxy (squid's figure)
 	targetRefusedExtra   = 10 * time.Millisecond  // first gateway refuses
 	targetBlackholeRaced = 400 * time.Millisecond // first gateway silent, racing on
-	targetLauncher       = 10 * time.Millisecond  // dual-proxy run -- true vs true (issue 20)
-	targetReady          = 20 * time.Millisecond  // exec to accepting (issue 20)
+	targetLauncher       = 10 * time.Millisecond  // dual-proxy run -- true vs true
+	targetReady          = 20 * time.Millisecond  // exec to accepting
 )
 
 // named is one path in a comparison.
@@ -28,8 +28,8 @@ type named struct {
 	procs []*proc // proxy processes whose CPU time is charged to this path
 }
 
-// group measures paths at conc with the rounds interleaved (round 1 of
-// every path, then round 2 …), so that drift in background load on the
+// group measures paths at conc with the rounds interleaved (the first
+// round of every path, then the second …), so that drift in background load on the
 // machine hits every path alike; the order within a round is serpentine
 // (forward, then reversed), so a steady drift favours no path either.
 // Each round has its own warm-up. Failed requests are noted.
@@ -122,7 +122,7 @@ func (w *world) plainHTTP() error {
 		defer dps.stop()
 		paths = append(paths, named{"dual-proxy → squid", path{proxy: dps.addr, origin: org}, []*proc{dps, sq}})
 	}
-	// Floor (issue 20): the same keep-alive requests, cleartext, inside one
+	// Floor: the same keep-alive requests, cleartext, inside one
 	// CONNECT tunnel per client through the minimal Go relay with a 32 KiB
 	// read/write loop: one read(2) and one write(2) per direction per
 	// request and no HTTP work, the least any Go forwarder pays here.
@@ -257,7 +257,7 @@ func (w *world) connect() error {
 		reused = append(reused, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
 	}
 	reused = append(reused, kindRows...)
-	// Twice the rounds: this verdict is the closest of the run (issue 20).
+	// Twice the rounds: this verdict is the closest of the run.
 	w.compare(sec, reused, 32, false, "dual-proxy (direct path)", targetReusedTunnel, 2*w.ph.rounds)
 
 	// 2b: a new tunnel + TLS handshake + one request per operation; the

@@ -94,8 +94,8 @@ func (w *world) memory() error {
 		c.Close()
 	}
 	conns = nil
-	// Peers on the same curves: the minimal Go relay (io.Copy, as
-	// dual-proxy did before issue 20) and squid.
+	// Peers on the same curves: the minimal Go relay (io.Copy with a
+	// splice pipe per direction held for the tunnel's life) and squid.
 	if rl, err := w.startRelay("relay-idle", false); err == nil {
 		w.idlePeer(refSpliceName, rl, target, steps, 6, w.limit)
 		rl.stop()
@@ -103,7 +103,7 @@ func (w *world) memory() error {
 	if sq := w.gw["squid"]; sq != nil {
 		w.idlePeer("squid", sq, target, steps, 2, w.limit)
 	}
-	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process (the status endpoint does not report goroutines); the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket and upstream socket; since issue 20 the relay waits for readability in the netpoller and takes a splice(2) pipe only while bytes are queued, so an idle tunnel holds no pipe).")
+	w.note("Scenario 3: each tunnel is CONNECT to the plain origin port (no TLS probe), answered 200 and then left idle. RSS is VmRSS from /proc/PID/status read 1 s after the last tunnel opened; KiB/tunnel = (RSS − idle RSS)/tunnels. Goroutines are counted in the SIGQUIT dump (GOTRACEBACK=all) of the same process (the status endpoint does not report goroutines); the idle count comes from a second, fresh process. fds/tunnel counts /proc/PID/fd (client socket and upstream socket; the relay waits for readability in the netpoller and takes a splice(2) pipe only while bytes are queued, so an idle tunnel holds no pipe).")
 	return nil
 }
 
@@ -145,13 +145,13 @@ func (w *world) failover() error {
 	if err != nil {
 		return err
 	}
-	const trials = 5
+	const attempts = 5
 	org := w.origin.tlsAddr()
 	p := func(proxy string) path { return path{proxy: proxy, origin: org, tls: true, tlsCfg: w.tlsCfg} }
 
-	// trial runs n trials; each starts a fresh dual-proxy with args (empty
+	// attempt runs n attempts; each starts a fresh dual-proxy with args (empty
 	// cache, no cooldowns), runs before when set, and times one request.
-	trial := func(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
+	attempt := func(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
 		var out []time.Duration
 		for i := 0; i < n; i++ {
 			dp, err := w.startDualProxy("dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
@@ -195,29 +195,29 @@ func (w *world) failover() error {
 		return a
 	}
 
-	base, err := trial(gw(good.addr), nil, trials)
+	base, err := attempt(gw(good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	ref, err := trial(gw(refused, good.addr), nil, trials)
+	ref, err := attempt(gw(refused, good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("refused: %w", err)
 	}
-	raced, err := trial(gw(hole.addr, good.addr), nil, trials)
+	raced, err := attempt(gw(hole.addr, good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("blackhole raced: %w", err)
 	}
-	unraced, err := trial(append(gw(hole.addr, good.addr), "--race-delay-ms", "0", "--timeout-ms", "1000"), nil, 2)
+	unraced, err := attempt(append(gw(hole.addr, good.addr), "--race-delay-ms", "0", "--timeout-ms", "1000"), nil, 2)
 	if err != nil {
 		return fmt.Errorf("blackhole not raced: %w", err)
 	}
 	// Cached gateway dies: warm the cache through it, time a warm request,
-	// kill it, time the next request; start it again for the next trial.
+	// kill it, time the next request; start it again for the next attempt.
 	var warmT, diedT []time.Duration
-	for i := 0; i < trials; i++ {
+	for i := 0; i < attempts; i++ {
 		var warmD time.Duration
 		addr := cached.addr
-		d, err := trial(gw(addr, good.addr), func(dpAddr string) error {
+		d, err := attempt(gw(addr, good.addr), func(dpAddr string) error {
 			if _, err := once(p(dpAddr)); err != nil {
 				return err
 			}
@@ -240,7 +240,7 @@ func (w *world) failover() error {
 	mb := med(base)
 	add := func(name string, ds []time.Duration, ref time.Duration, tgt string, ok *bool) {
 		m := med(ds)
-		rw := row{sec: sec, path: name, conc: fmt.Sprint(len(ds)) + " trials", result: "time to response " + fmtDur(m), spread: spread(ds),
+		rw := row{sec: sec, path: name, conc: fmt.Sprint(len(ds)) + " attempts", result: "time to response " + fmtDur(m), spread: spread(ds),
 			p50: fmt.Sprintf("extra %s", fmtSigned(m-ref)), p99: "max " + fmtDur(slices.Max(ds)), target: tgt}
 		if ok != nil {
 			rw.verdict = verdict(*ok)
@@ -257,7 +257,7 @@ func (w *world) failover() error {
 	mw := med(warmT)
 	add("cached gateway alive (baseline, cache warm)", warmT, mw, "", nil)
 	add("cached gateway died (refuses now)", diedT, mw, "", nil)
-	w.note("Scenario 4: every trial is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
+	w.note("Scenario 4: every attempt is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
 	return nil
 }
 

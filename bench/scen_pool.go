@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// poolConcs are the concurrent streams of scenario 7 (issue 20;
-// -pool-streams).
+// poolConcs are the concurrent streams of scenario 7
+// (-pool-streams).
 var poolConcs = []int{1, 16, 64, 256}
 
 // setPoolConcs sets poolConcs from a comma-separated list of positive
@@ -29,7 +29,7 @@ func setPoolConcs(list string) error {
 	return nil
 }
 
-// Targets of issue 20 for the pool's streams.
+// Targets for the pool's streams (docs/BENCHMARKS.md).
 const (
 	targetPoolAddedTTFT = time.Millisecond // added TTFT p50 at 16 streams
 	targetPoolTTFTRatio = 2.0              // TTFT p50 against direct's at 64 streams
@@ -67,8 +67,8 @@ func (a *streamAgg) add(r streamRound, cpu time.Duration) {
 	}
 }
 
-// poolStreaming is scenario 7: the model pool's own cost on streams (issue
-// 20). A mock channel (own process, poolmock.go) streams poolEvents
+// poolStreaming is scenario 7: the model pool's own cost on streams. A
+// mock channel (own process, poolmock.go) streams poolEvents
 // stamped text deltas; clients call it directly and through dual-proxy's
 // pool — same API (pass-through after the commit point) and translated both
 // ways (SPEC POOL-21) — at 1 … 256 concurrent streams, rounds interleaved

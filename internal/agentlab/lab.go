@@ -83,7 +83,7 @@ func (l *Lab) Command(env []string, argv ...string) *exec.Cmd {
 	return cmd
 }
 
-// Server is a helper process (mock_llm.py, log_proxy.py) inside the lab.
+// Server is a child process (mock_llm.py, log_proxy.py) inside the lab.
 type Server struct {
 	cmd    *exec.Cmd
 	stderr string // file

@@ -4,7 +4,7 @@ import "testing"
 
 // ReportCPU adds a cpu-ns/op metric to b from here to the end of its run:
 // the test process's user+system CPU time (ProcessCPU) per iteration. On
-// the shared, loaded 2-core machine of issue 20 wall-clock ns/op mostly
+// a shared, loaded 2-core machine wall-clock ns/op mostly
 // measures waiting; CPU per operation is the reading that counts. Where
 // ProcessCPU is not available (Windows) it reports nothing.
 func ReportCPU(b *testing.B) {

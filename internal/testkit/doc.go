@@ -5,7 +5,7 @@
 //
 // It is a normal (non-test) package so that any package's tests can import
 // it, including the internal tests of proxy and pool. It imports only the
-// standard library: a helper that needed a production package would create
+// standard library: test code here that needed a production package would create
 // an import cycle for that package's own tests. Code outside tests never
 // imports it.
 package testkit
