@@ -74,7 +74,7 @@ func (w *countingWriter) Write(b []byte) (int, error) { w.bytes += len(b); retur
 func (w *countingWriter) Flush()                      { w.flushes++ }
 
 // BenchmarkPoolStreamCall is the pool's own CPU and allocation per streamed
-// call (issue 20): a 16 KiB request, an answer of 50 text deltas from a
+// call: a 16 KiB request, an answer of 50 text deltas from a
 // canned in-memory channel (one event per read), the client a counting writer — same API
 // (pass-through after the commit point, SPEC POOL-7) and translated both
 // ways (POOL-21). ns/op, cpu-ns/op (process CPU) and allocs/op are per call; divide by 50 for a

@@ -268,7 +268,7 @@ func TestEditorInChromium(t *testing.T) {
 	})
 
 	// Every diff tool shows a changed line's old text before its new one;
-	// the review showed "+ new" above "- old" (ux trial finding).
+	// the review must not show "+ new" above "- old".
 	t.Run("POOL-22/review-diff-shows-the-old-line-before-the-new", func(t *testing.T) {
 		ctx := browser(t)
 		var diff string
@@ -334,7 +334,7 @@ func TestEditorInChromium(t *testing.T) {
 // TestEditorWithoutTokenInChromium: the standalone proxy without
 // --pool-token serves the editor read-only (SPEC POOL-22, POOL-20); a save
 // or a gather from its page is refused 403 with a message in the pool's
-// error shape, which the page must show in words. Trial finding: it showed
+// error shape, which the page must show in words, not as
 // "not saved: [object Object]".
 func TestEditorWithoutTokenInChromium(t *testing.T) {
 	s1, _ := modelChannel(t, `{"data":[{"type":"model","id":"m1"}]}`)

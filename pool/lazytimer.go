@@ -15,7 +15,7 @@ func monoNow() time.Duration { return time.Since(clockBase) }
 // lazyTimer is a time.AfterFunc whose deadline push moves later with one
 // clock read and an atomic store: a relayed stream moves its ping and idle
 // deadlines after every event, and a time.Timer.Reset per deadline per
-// event was a timer-heap operation each (issue 20). When the timer fires
+// event was a timer-heap operation each. When the timer fires
 // before the deadline it is set again for the time left, so fn runs when
 // the last pushed deadline passes, as if every push had been a Reset.
 type lazyTimer struct {

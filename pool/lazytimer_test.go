@@ -11,7 +11,7 @@ import (
 // TestLazyTimer: the relay's ping and idle deadlines (SPEC POOL-7: a ping
 // after every PingInterval of silence, the idle error after
 // stream_idle_timeout_ms of the member's silence) move with push instead of
-// a Timer.Reset per event (issue 20); fn must still run exactly when the
+// a Timer.Reset per event; fn must still run exactly when the
 // last pushed deadline has passed, never before, and never after stop.
 func TestLazyTimer(t *testing.T) {
 	t.Run("POOL-7/lazy-deadline-runs-after-the-last-push", func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestLazyTimer(t *testing.T) {
 }
 
 // BenchmarkStreamDeadlines is what moving a stream's ping and idle
-// deadlines costs per relayed event (issue 20) with 256 streams' timers
+// deadlines costs per relayed event with 256 streams' timers
 // pending, from both cores: two time.Timer.Reset (before) against two
 // lazyTimer.push (now).
 func BenchmarkStreamDeadlines(b *testing.B) {

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,6 +98,84 @@ pools:
 	t.Run("POOL-1/no-member-declares-models-empty-list", func(t *testing.T) {
 		if got := string(get(t, "/pool/bare/v1/models", "anthropic-version", "2023-06-01")); !strings.HasPrefix(got, `{"data":[],`) {
 			t.Fatalf("bare pool: %s", got)
+		}
+	})
+}
+
+func TestModelsEndpoint(t *testing.T) {
+	t.Run("POOL-12/models-merged", func(t *testing.T) {
+		a, b := newMock(t, "a", okAnswer("a")), newMock(t, "b", okAnswer("b"))
+		y := `
+channels:
+  a: {api: anthropic, base_url: ` + a.srv.URL + `, api_key: sk-ant-SECRET-a, models: [{id: fa, context_window: 200000, max_tokens: 64000, input: [text, image], efforts: [low, medium, high, max]}]}
+  b: {api: anthropic, base_url: ` + b.srv.URL + `, api_key: sk-ant-SECRET-b, models: [{id: fb, context_window: 131072, max_tokens: 32768, input: [text], efforts: [low, high]}]}
+pools:
+  p:
+    members: [a, b]
+    models:
+      - {id: flash, targets: {a: fa, b: fb}}
+      - {id: pinned, targets: {a: fa, b: fb}, context_window: 100000, efforts: [high]}
+`
+		cfg, err := config.ParseConfig([]byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		p := New(cfg, Options{Transport: tr, Token: "tok"})
+		req, _ := http.NewRequest(http.MethodGet, "/pool/p/v1/models", nil)
+		req.Host = "127.0.0.1:8080" // in process: ServeHTTP checks Host (POOL-20 DNS-rebinding guard)
+		req.Header.Set("Authorization", "Bearer tok")
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		var doc struct {
+			Data []struct {
+				ID            string   `json:"id"`
+				Type          string   `json:"type"`
+				ContextWindow int      `json:"context_window"`
+				MaxTokens     int      `json:"max_tokens"`
+				Input         []string `json:"input"`
+				Efforts       []string `json:"efforts"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || len(doc.Data) != 2 {
+			t.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+		f := doc.Data[0]
+		if f.ID != "flash" || f.Type != "model" || f.ContextWindow != 131072 || f.MaxTokens != 32768 ||
+			strings.Join(f.Input, ",") != "text,image" || strings.Join(f.Efforts, ",") != "low,high" {
+			t.Fatalf("merged %+v", f)
+		}
+		if pn := doc.Data[1]; pn.ContextWindow != 100000 || strings.Join(pn.Efforts, ",") != "high" {
+			t.Fatalf("overrides %+v", pn)
+		}
+		// POOL-12 at call time: an image goes only to the member that takes images.
+		ts := httptest.NewServer(p)
+		defer ts.Close()
+		srv := ts.URL
+		for i := 0; i < 4; i++ {
+			body := `{"model":"flash","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}]}]}`
+			rq, _ := http.NewRequest(http.MethodPost, srv+"/pool/p/v1/messages", strings.NewReader(body))
+			rq.Header.Set("x-api-key", "tok")
+			rq.Header.Set("X-Session-Id", "img"+string(rune('0'+i)))
+			resp, err := tr.RoundTrip(rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.Header.Get("X-Pool-Member") != "a" {
+				t.Fatalf("image call %d went to %q", i, resp.Header.Get("X-Pool-Member"))
+			}
+		}
+		if b.calls() != 0 {
+			t.Fatal("text-only member got an image")
+		}
+		if a, ok := p.API("p"); !ok || a != config.APIAnthropic {
+			t.Fatalf("API = %q %v", a, ok)
+		}
+		if _, ok := p.API("nope"); ok {
+			t.Fatal("API of unknown pool")
 		}
 	})
 }

@@ -331,3 +331,31 @@ func TestRateLimitAndFailOpen(t *testing.T) {
 		}
 	})
 }
+
+func TestStrategies(t *testing.T) {
+	t.Run("POOL-4/round-robin-rotates-per-call", func(t *testing.T) {
+		names, bs := three()
+		w := newWorld(t, names, bs, "    strategy: round-robin\n", Options{})
+		var got []string
+		for i := 0; i < 6; i++ {
+			r, _ := w.call("same", true)
+			got = append(got, r.Header.Get("X-Pool-Member"))
+		}
+		if strings.Join(got, "") != "abcabc" {
+			t.Fatalf("order %v", got)
+		}
+	})
+	t.Run("POOL-4/failover-first-available", func(t *testing.T) {
+		names, bs := three()
+		bs[0] = statusAnswer(503, nil, `{}`)
+		w := newWorld(t, names, bs, "    strategy: failover\n", Options{})
+		var got []string
+		for i := 0; i < 3; i++ {
+			r, _ := w.call(string(rune('x'+i)), true)
+			got = append(got, r.Header.Get("X-Pool-Member"))
+		}
+		if strings.Join(got, "") != "bbb" || w.mocks["a"].calls() != 1 {
+			t.Fatalf("order %v, a calls %d", got, w.mocks["a"].calls())
+		}
+	})
+}

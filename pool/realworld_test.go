@@ -1,7 +1,6 @@
 package pool_test
 
-// A loopback world for the pool under real channel behaviour (issue 15,
-// SPEC POOL-7b, POOL-10b, POOL-17, POOL-18, POOL-19): mock channels that
+// A loopback world for the pool under real channel behaviour (SPEC POOL-7b, POOL-10b, POOL-17, POOL-18, POOL-19): mock channels that
 // misbehave like production ones, the pool wired to the proxy's own
 // Transport exactly as internal/cli wires it, and a client on 127.0.0.1.
 // Only the exported API is used, so these tests describe behaviour, not

@@ -173,7 +173,7 @@ func TestResponsesFailover(t *testing.T) {
 
 func TestResponsesCodexRequest(t *testing.T) {
 	t.Run("POOL-5/codex-sample-session-id-sticky-and-cache-ratio", func(t *testing.T) {
-		// Headers as Codex CLI 0.171 sent them (equipment/sample-codex-request.json).
+		// Headers as Codex CLI 0.171 sends them.
 		const sid = "01a228fe-dbbe-7401-b2b0-410e82312433"
 		hdr := map[string]string{"session-id": sid, "thread-id": sid, "x-client-request-id": sid,
 			"originator": "codex_exec", "accept": "text/event-stream",

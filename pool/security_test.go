@@ -169,3 +169,39 @@ func TestClientCredentialsDropped(t *testing.T) {
 		}
 	})
 }
+
+func TestToken(t *testing.T) {
+	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{Token: "local-token"})
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"POOL-20/no-token-401", nil, 401},
+		{"POOL-20/wrong-token-401", map[string]string{"x-api-key": "nope"}, 401},
+		{"POOL-20/x-api-key-ok", map[string]string{"x-api-key": "local-token"}, 200},
+		{"POOL-20/bearer-ok", map[string]string{"Authorization": "Bearer local-token"}, 200},
+		{"POOL-20/bearer-lower-case-scheme-ok", map[string]string{"Authorization": "bearer local-token"}, 200},
+		{"POOL-20/bearer-upper-case-scheme-ok", map[string]string{"Authorization": "BEARER  local-token"}, 200},
+		{"POOL-20/basic-scheme-401", map[string]string{"Authorization": "Basic local-token"}, 401},
+		{"POOL-20/scheme-only-401", map[string]string{"Authorization": "local-token"}, 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := w.do(context.Background(), "/pool/p/v1/messages", tc.hdr, msgBody("m", false))
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			if tc.want == 401 && !strings.Contains(string(b), `"authentication_error"`) {
+				t.Fatalf("not Anthropic-shaped: %s", b)
+			}
+			if tc.want == 401 && !strings.Contains(string(b), "dual-proxy status --show-token") {
+				t.Fatalf("401 does not say where the token is: %s", b)
+			}
+			if tc.want == 200 && w.mocks["a"].req(w.mocks["a"].calls()-1).Header.Get("X-Api-Key") != secretFor("a") {
+				t.Fatal("pool token forwarded upstream")
+			}
+		})
+	}
+}

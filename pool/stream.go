@@ -108,7 +108,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	var held bytes.Buffer
 	ka := c.kaTicker(cancel)
 	defer ka.stop()
-	var ev wire.SSEEvent // one per attempt, not one per event: &ev escapes (issue 20)
+	var ev wire.SSEEvent // one per attempt, not one per event: &ev escapes
 	for {
 		var err error
 		if ev, err = u.next(); err != nil {
@@ -218,7 +218,7 @@ func (c *call) write(b []byte) error {
 }
 
 // flush flushes what was written. The ResponseController is made once per
-// call, not per event (issue 20).
+// call, not per event.
 func (c *call) flush() error {
 	if c.rc == nil {
 		c.rc = http.NewResponseController(c.w)

@@ -10,7 +10,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// One goroutine per stream (issue 20). The serving goroutine reads the
+// One goroutine per stream. The serving goroutine reads the
 // member's events itself, so an event costs one wake-up, not a reader
 // goroutine's plus a hand-over to the relay loop. What used to be select
 // cases beside the read are timers: first_output_timeout_ms, the idle

@@ -56,7 +56,7 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		_ = c.send(ev, true)
 		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 	}
-	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes (issue 20)
+	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes
 	if c.conv == nil {
 		// Passed through: each event is observed, scrubbed and written
 		// before the next is read, so it may stay in the reader's scratch
@@ -101,7 +101,7 @@ func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
 		if err != nil {
 			return outcome{canceled: true, served: true}
 		}
-		now := monoNow() // one clock read moves both deadlines (issue 20)
+		now := monoNow() // one clock read moves both deadlines
 		ping.reset(now, every)
 		if idleT != nil {
 			idleT.pushFrom(now, c.pc.StreamIdleTimeout)

@@ -70,7 +70,7 @@ func (c *call) routeFor(ch *config.Channel) route {
 func (c *call) neutral() (*translate.Request, error) {
 	if c.nreq == nil && c.nerr == nil {
 		// ParseRequest accepted the body (valid JSON: its scan checks what
-		// json.Valid does): it is decoded, not validated again (issue 20).
+		// json.Valid does): it is decoded, not validated again.
 		c.nreq, c.nerr = translate.DecodeValidRequest(apiOf(c.fl), c.ci.Body(), c.ci.Model, c.ci.Stream)
 	}
 	return c.nreq, c.nerr

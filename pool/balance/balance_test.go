@@ -176,7 +176,7 @@ func TestSessionIdentity(t *testing.T) {
 	}
 	t.Run("POOL-5/content-hash-only-when-no-header-names-the-session", func(t *testing.T) {
 		// Hashing a 16 KiB prompt cost more than the rest of the request's
-		// parse (issue 20): it is done only when it decides the session.
+		// parse: it is done only when it decides the session.
 		for _, c := range []struct {
 			fl   wire.Flavour
 			body string

@@ -14,7 +14,8 @@ import (
 const maxRetryAfter = time.Hour
 
 // ClassifyStatus maps an upstream HTTP error answer to a failure class
-// (SPEC POOL-10, POOL-10b; Bifrost-style classification in POOL-NOTES):
+// (SPEC POOL-10, POOL-10b; by status and error wording, the way LLM
+// gateways classify provider errors: docs/POOL.md):
 // first the wording table (errorRules: the caller's parameter errors, quota
 // and billing exhaustion in any of 400/402/403/429), then the status: 402
 // quota; 401/403 auth; 429 rate_limit; 408 timeout; 5xx and 529 server;

@@ -9,7 +9,8 @@ import (
 )
 
 // SessionIdentity returns the session id of a request and where it came
-// from, first found wins (SPEC POOL-5; agents per POOL-NOTES):
+// from, first found wins (SPEC POOL-5; the headers and body fields each coding agent sends,
+// docs/POOL.md):
 //
 //  1. X-Session-Id (any client that wants to say it)
 //  2. X-Claude-Code-Session-Id, else the session in metadata.user_id (Claude Code)

@@ -36,7 +36,9 @@ type CallRecord struct {
 	Translated bool   `json:"translated,omitempty"`
 }
 
-// CacheStats are prompt-cache token totals from usage fields (POOL-NOTES):
+// CacheStats are prompt-cache token totals from the answers' usage fields
+// (Anthropic cache_read_input_tokens and cache_creation_input_tokens, Chat
+// and Responses cached_tokens):
 // HitRatio = cache_read / (input + cache_read + cache_creation).
 type CacheStats struct {
 	InputTokens         int64   `json:"input_tokens"`

@@ -350,7 +350,7 @@ func validateBaseURL(raw string) error {
 }
 
 // effortScale is the one ordered reasoning-effort scale both APIs map onto
-// (POOL-NOTES "Reasoning effort"); "off" is accepted as an alias of "none".
+// (the Anthropic and OpenAI effort levels in one order, docs/POOL.md); "off" is accepted as an alias of "none".
 var effortScale = []string{"off", "none", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 func validEffort(e string) bool { return contains(effortScale, e) }

@@ -11,8 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// A bad file reports every error found, not just the first (the fresh-user
-// trial: fix one typo, run again, meet the next). The decoder goes on past
+// A bad file reports every error found, not just the first (a user should
+// not fix one typo, run again, and meet the next). The decoder goes on past
 // an error in one key, item or cross reference, collects them in an
 // errList, and ParseConfig returns them as ConfigErrors in file order, each
 // with the line and column yaml.Node gives for its path.
@@ -157,8 +157,8 @@ func (l errList) err() error {
 // document (an error that already has one keeps it), in file order; errors
 // without a position (file-level) come first. An error at a path the file
 // lacks (a required key missing: "channels.a.base_url: missing") gets the
-// position of the nearest ancestor it has, the entry to add the key to (it
-// had none, so the user searched for it; fresh-user trial).
+// position of the nearest ancestor it has, the entry to add the key to (without
+// one the user had to search for it).
 func (l errList) located(root *yaml.Node) errList {
 	for _, e := range l {
 		for p := e.Path; e.Line == 0 && p != ""; p = parentPath(p) {

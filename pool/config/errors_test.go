@@ -89,7 +89,7 @@ func TestEveryErrorWithPosition(t *testing.T) {
 	})
 	t.Run("POOL-3/missing-key-points-at-its-entry", func(t *testing.T) {
 		// A required key the file lacks has no node of its own: the error
-		// names the entry to add it to (it named no line; fresh-user trial).
+		// names the entry to add it to, not no line at all.
 		_, err := ParseConfig([]byte("channels:\n  x: {api: anthropic, api_key_env: K}\n  a:\n    api_key: k\n"), func(string) string { return "v" })
 		for _, e := range AllErrors(err) {
 			e.File = "F"

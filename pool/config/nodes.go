@@ -49,7 +49,7 @@ func eachKey(n *yaml.Node, p string, fn func(k string, v *yaml.Node, kp string) 
 func eachItem(n *yaml.Node, p string, fn func(v *yaml.Node, ip string) error) error {
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Value != "" && quoteSafe(n.Value) != hiddenValue {
-		// `members: a` for one member (fresh-user trial): say how to write
+		// `members: a` for one member, a likely slip: say how to write
 		// it; a value that might be a key is not echoed (SPEC POOL-15).
 		return cfgErr(p, "expected a list: write ["+n.Value+"] for one item")
 	}

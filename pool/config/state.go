@@ -45,7 +45,7 @@ func (s StateConfig) Shared() bool { return s.URL != "" && s.URL != StateMemory 
 // validStateName reports whether name is 1-64 letters, digits, '.', '_' or
 // '-' (a key namespace: no ':' or spaces in Redis keys). Not a regexp: the
 // `{1,64}` repetition compiled at package init cost every start of the
-// program 860 allocations and 60 KB of heap (issue 20).
+// program 860 allocations and 60 KB of heap.
 func validStateName(name string) bool {
 	if name == "" || len(name) > 64 {
 		return false

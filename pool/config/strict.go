@@ -7,7 +7,7 @@ import (
 	"github.com/xrash/smetrics"
 )
 
-// Config typos are errors (issue 19): every mapping of the file has a known
+// Config typos are errors: every mapping of the file has a known
 // set of keys, and an unknown key is a *ConfigError naming its path and the
 // key it probably meant.
 

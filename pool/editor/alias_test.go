@@ -6,8 +6,8 @@ import (
 )
 
 // TestRedactThroughAliases: a file whose channel key is reachable through a
-// YAML alias never returns the key on GET (found by the attack run: the
-// redacted copy's aliases pointed back at the original nodes).
+// YAML alias never returns the key on GET (the bug class: the redacted
+// copy's aliases pointing back at the original, unredacted nodes).
 func TestRedactThroughAliases(t *testing.T) {
 	for _, c := range []struct{ name, yaml string }{
 		{"POOL-15/channel-that-is-an-alias-of-another",

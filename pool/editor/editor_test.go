@@ -102,8 +102,8 @@ func TestConfigRoundTrip(t *testing.T) {
 	})
 
 	t.Run("POOL-22/save-rewrites-only-the-edited-line", func(t *testing.T) {
-		// The fresh-user trial: a save re-quoted the URL of every flow
-		// mapping and re-indented the file; now only the edited line changes.
+		// A save must not re-quote the URL of every flow
+		// mapping or re-indent the file: only the edited line changes.
 		file := "channels:\n  a:   {api: anthropic, base_url: http://127.0.0.1:1/v1, api_key: " + secretKey + "}   # first\n" +
 			"  b:   {api: openai-chat, base_url: http://127.0.0.1:2/v1, api_key_env: ENV_KEY}\npools:\n  p:\n    members: [a, b]     # order\n"
 		w := newWorld(t, file, 0o600)

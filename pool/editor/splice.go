@@ -13,7 +13,7 @@ import (
 // rendering of the tree, which re-indents every line, joins wrapped flow
 // mappings, moves line comments and quotes a plain URL inside { … } (its
 // emitter takes ':' for a flow indicator): a one-field edit came back as
-// a rewrite of the file (fresh-user trial). spliceDoc walks the disk's tree
+// a rewrite of the file. spliceDoc walks the disk's tree
 // and the merged one side by side and rewrites only what differs:
 //
 //   - an unchanged entry of a block mapping or item of a block sequence

@@ -22,8 +22,8 @@ pools:
 // POOL-22: the file keeps the user's quoting, alignment and comments).
 func TestPutYAMLVerbatim(t *testing.T) {
 	t.Run("POOL-22/yaml-put-with-a-new-comment-is-saved-as-sent", func(t *testing.T) {
-		// Fresh-user trial: the file came back with base_url quoted and
-		// the alignment gone.
+		// The file must not come back with base_url quoted and the
+		// alignment gone.
 		w := newWorld(t, aligned, 0o600)
 		g := w.get()
 		body := "# edited by hand\n" + strings.Replace(aligned, "  p: {members: [a]}", "  p: {members: [a, bb]}   # both", 1)
@@ -81,11 +81,11 @@ func TestPutReplacedItemComments(t *testing.T) {
 // merged, not saved as sent, when the file has comments: the file keeps
 // them (SPEC POOL-22, "a body without comments keeps the file's"); and the
 // validate preview is the text a PUT saves, whose lines the errors' positions
-// count (fresh-user trial, sixth session: the PUT dropped the file's
-// comment, and the preview showed it kept).
+// count (the bug class: a PUT that drops the file's comment while the
+// preview shows it kept).
 func TestPutYAMLKeepsFileComments(t *testing.T) {
-	const file = "# trial config\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: ENV_KEY}  # the mock\npools:\n  p:\n    strategy: failover\n    members: [a]\n"
-	body := strings.NewReplacer("# trial config\n", "", "  # the mock", "", "strategy: failover", "strategy:   failover").Replace(file)
+	const file = "# my config\nchannels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: ENV_KEY}  # the mock\npools:\n  p:\n    strategy: failover\n    members: [a]\n"
+	body := strings.NewReplacer("# my config\n", "", "  # the mock", "", "strategy: failover", "strategy:   failover").Replace(file)
 	t.Run("POOL-22/yaml-put-without-comments-keeps-the-files", func(t *testing.T) {
 		w := newWorld(t, file, 0o600)
 		g := w.get()
@@ -93,7 +93,7 @@ func TestPutYAMLKeepsFileComments(t *testing.T) {
 			t.Fatalf("PUT: %d %s", st, out)
 		}
 		got := w.file()
-		mustSub(t, got, "# trial config\n")
+		mustSub(t, got, "# my config\n")
 		mustSub(t, got, "# the mock")
 	})
 	t.Run("POOL-22/validate-previews-what-put-saves", func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestPutYAMLKeepsFileComments(t *testing.T) {
 		}
 	})
 	t.Run("POOL-22/yaml-put-over-a-file-without-comments-is-saved-as-sent", func(t *testing.T) {
-		plain := strings.NewReplacer("# trial config\n", "", "  # the mock", "").Replace(file)
+		plain := strings.NewReplacer("# my config\n", "", "  # the mock", "").Replace(file)
 		w := newWorld(t, plain, 0o600)
 		g := w.get()
 		if st, out := w.put(g.Version, body); st != 200 {

@@ -41,7 +41,7 @@ func countRoundTrips(st *Store) *roundTrips {
 
 // TestCallRoundTrips: a successful call costs at most two Redis round
 // trips, one before its attempt and one after (SPEC POOL-23;
-// docs/BENCHMARKS.md, issue 20), for a new session and a bound one, in
+// docs/BENCHMARKS.md), for a new session and a bound one, in
 // every strategy.
 func TestCallRoundTrips(t *testing.T) {
 	srv := startRedis(t, 0)

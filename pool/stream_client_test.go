@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"runtime"
 	"strings"
@@ -16,10 +15,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// Attacks on the one-goroutine-per-stream relay (issue 20, stream_read.go):
-// a client that leaves, a client that reads slowly, a member that stalls,
-// and a cancel at the commit point — translated (Chat client, Anthropic
-// member: SPEC POOL-21) where the translation's own buffers are involved.
+// The one-goroutine-per-stream relay under a client that reads slowly, a
+// client that leaves, and a member that stalls, translated (Chat client,
+// Anthropic member: SPEC POOL-21) where the translation's own buffers are
+// involved. A cancel at the commit point is in cancel_test.go.
 
 const anStartEvents = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_x\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
 	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
@@ -221,121 +220,4 @@ func TestTranslatedMemberStall(t *testing.T) {
 			t.Fatalf("the member's stall is not its failure: %+v", a)
 		}
 	})
-}
-
-// hostChannels routes each member's calls by host to its RoundTripper.
-type hostChannels map[string]http.RoundTripper
-
-func (h hostChannels) RoundTrip(r *http.Request) (*http.Response, error) {
-	return h[r.URL.Host].RoundTrip(r)
-}
-
-// countCalls counts a member's calls.
-type countCalls struct {
-	mu sync.Mutex
-	n  int
-	rt http.RoundTripper
-}
-
-func (c *countCalls) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return c.rt.RoundTrip(r)
-}
-
-// cancelBody is a member's body that cancels the client's request when it
-// hands out the first visible delta: the client leaves as the stream
-// reaches its commit point.
-type cancelBody struct {
-	chunkBody
-	cancel context.CancelFunc
-}
-
-func (b *cancelBody) Read(p []byte) (int, error) {
-	n, err := b.chunkBody.Read(p)
-	if bytes.Contains(p[:n], []byte("content_block_delta")) {
-		b.cancel()
-	}
-	return n, err
-}
-
-type cancelChannel struct {
-	chunks chan string
-	cancel context.CancelFunc
-}
-
-func (s cancelChannel) RoundTrip(r *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
-		Body: &cancelBody{chunkBody{ctx: r.Context(), chunks: s.chunks}, s.cancel}, Request: r}, nil
-}
-
-// cancelWriter is a client that leaves during the commit point's write.
-type cancelWriter struct {
-	flushRecorder
-	cancel context.CancelFunc
-}
-
-func (w *cancelWriter) Write(b []byte) (int, error) {
-	w.cancel()
-	return 0, errors.New("client gone")
-}
-
-// TestCancelAtCommitPoint: a client that leaves just as the first visible
-// event arrives (before the pool writes it) or during the commit's write
-// is a canceled call: no member failure, no failover to the next member
-// (SPEC POOL-9, POOL-7), same API and translated.
-func TestCancelAtCommitPoint(t *testing.T) {
-	cfg, err := config.ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: 'http://127.0.0.1:9', api_key: sk-a-key}\n"+
-		"  b: {api: anthropic, base_url: 'http://127.0.0.1:10', api_key: sk-b-key}\npools:\n  p:\n    members: [a, b]\n    strategy: failover\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, when := range []string{"before-write", "during-write"} {
-		for _, path := range []string{"/v1/messages", "/v1/chat/completions"} {
-			t.Run("POOL-9/cancel-at-commit-"+when+strings.ReplaceAll(path, "/", "-"), func(t *testing.T) {
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				chunks := make(chan string, 4)
-				chunks <- anStartEvents
-				chunks <- anDelta("first")
-				var a http.RoundTripper = chunkChannel{chunks}
-				var w http.ResponseWriter = &flushRecorder{h: http.Header{}}
-				if when == "before-write" {
-					a = cancelChannel{chunks, cancel}
-				} else {
-					w = &cancelWriter{flushRecorder{h: http.Header{}}, cancel}
-				}
-				b := &countCalls{rt: chunkChannel{make(chan string)}}
-				p := New(cfg, Options{Transport: hostChannels{"127.0.0.1:9": a, "127.0.0.1:10": b}, Logger: discardLogger()})
-				body := msgBody("m", true)
-				if path != "/v1/messages" {
-					body = chatStreamBody
-				}
-				r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/pool/p"+path, strings.NewReader(body))
-				r.Header.Set("Content-Type", "application/json")
-				done := make(chan struct{})
-				go func() { defer close(done); p.ServeHTTP(w, r) }()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					t.Fatal("the call did not end after the client left")
-				}
-				st := p.Status()
-				if len(st.Recent) != 1 || st.Recent[0].Class != "canceled" {
-					t.Fatalf("records %+v", st.Recent)
-				}
-				for _, m := range st.Pools[0].Members {
-					if m.Failures != 0 {
-						t.Fatalf("client cancel counted as member failure: %+v", m)
-					}
-				}
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				if b.n != 0 {
-					t.Fatal("failover after the client left")
-				}
-			})
-		}
-	}
 }
