@@ -62,7 +62,7 @@ type call struct {
 	// bodies caches translated bodies by target API, model and effort:
 	// the eligibility check encodes each member's once, its attempts reuse it.
 	bodies map[string][]byte
-	rt     route
+	rt     memberRoute
 	conv   *translate.Stream
 	// translated: the answer the client got was translated (status).
 	translated bool

@@ -72,7 +72,7 @@ func (c *call) plainAttempt(m string) outcome {
 	ch := c.cfg.Channel(m)
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.pc.ResponseTimeout)
 	defer cancel()
-	req, err := c.upstreamRequest(ctx, ch)
+	req, err := c.memberRequest(ctx, ch)
 	if err != nil {
 		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}

@@ -218,7 +218,7 @@ func newWorldAPI(t *testing.T, api string, names []string, behaviours []behaviou
 		}
 		base := m.srv.URL
 		if api == config.APIOpenAI {
-			base += "/v1" // the usual OpenAI-style base URL (upstreamURL)
+			base += "/v1" // the usual OpenAI-style base URL (memberURL)
 		}
 		fmt.Fprintf(&y, "  %s: {api: %s, base_url: %q, api_key_env: KEY_%s%s}\n", n, api, base, strings.ToUpper(n), extra)
 	}

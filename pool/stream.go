@@ -50,7 +50,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	firstOutput := time.AfterFunc(c.pc.FirstOutputTimeout, func() { timedOut.Store(true); cancel() })
 	defer firstOutput.Stop()
 
-	req, err := c.upstreamRequest(actx, ch)
+	req, err := c.memberRequest(actx, ch)
 	if err != nil {
 		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
@@ -92,7 +92,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		}
 	}
 
-	u := newUpstream(actx, cancel, src, resp.Body)
+	u := newMemberStream(actx, cancel, src, resp.Body)
 	clean := false // the stream reached its protocol's end
 	defer func() {
 		if clean {

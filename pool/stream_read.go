@@ -21,8 +21,8 @@ import (
 // pre-commit keep-alives are written by a ticker under the call's write
 // lock (wmu), so they never interleave with an event's bytes.
 
-// upstream is one attempt's event stream, read on the serving goroutine.
-type upstream struct {
+// memberStream is one attempt's event stream, read on the serving goroutine.
+type memberStream struct {
 	rd     *wire.SSEReader
 	cancel context.CancelFunc
 	// closeBody closes the body once; watch closes it readerExitWait after
@@ -33,18 +33,18 @@ type upstream struct {
 	exit      atomic.Pointer[time.Timer]
 }
 
-func newUpstream(ctx context.Context, cancel context.CancelFunc, src io.Reader, body io.Closer) *upstream {
-	u := &upstream{rd: wire.NewSSEReader(src), cancel: cancel, closeBody: sync.OnceFunc(func() { _ = body.Close() })}
+func newMemberStream(ctx context.Context, cancel context.CancelFunc, src io.Reader, body io.Closer) *memberStream {
+	u := &memberStream{rd: wire.NewSSEReader(src), cancel: cancel, closeBody: sync.OnceFunc(func() { _ = body.Close() })}
 	u.watch = context.AfterFunc(ctx, func() { u.exit.Store(time.AfterFunc(readerExitWait, u.closeBody)) })
 	return u
 }
 
 // next reads the next event.
-func (u *upstream) next() (wire.SSEEvent, error) { return u.rd.Next() }
+func (u *memberStream) next() (wire.SSEEvent, error) { return u.rd.Next() }
 
 // nextWithin reads the next event, ending the attempt when none came within
 // d (the caller ends it then anyway).
-func (u *upstream) nextWithin(d time.Duration) (wire.SSEEvent, error) {
+func (u *memberStream) nextWithin(d time.Duration) (wire.SSEEvent, error) {
 	t := time.AfterFunc(d, u.cancel)
 	defer t.Stop()
 	return u.rd.Next()
@@ -52,7 +52,7 @@ func (u *upstream) nextWithin(d time.Duration) (wire.SSEEvent, error) {
 
 // close ends the attempt and closes the body: nothing reads it any more,
 // so the reader's buffer goes to the next stream.
-func (u *upstream) close() {
+func (u *memberStream) close() {
 	u.watch()
 	u.cancel()
 	if t := u.exit.Load(); t != nil {
@@ -66,7 +66,7 @@ func (u *upstream) close() {
 // anything after the end event, so the connection goes back to the
 // keep-alive pool instead of being cut by the cancel (SPEC POOL-17); the
 // end is normally already in flight.
-func (u *upstream) drainEnd() {
+func (u *memberStream) drainEnd() {
 	t := time.AfterFunc(endDrainWait, u.cancel)
 	defer t.Stop()
 	for {

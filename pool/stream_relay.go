@@ -17,7 +17,7 @@ import (
 // is written as it arrives; it is flushed unless the next one arrived with
 // it (EventBuffered), whose flush then carries both: one write for what
 // came in one read, never a wait for more.
-func (c *call) relay(m string, u *upstream, w wire.StreamWatcher) outcome {
+func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 	every := c.p.opts.PingInterval
 	ping := c.startTicker(every, func() (time.Duration, bool) {
 		if c.write(c.fl.PingEvent()) != nil {
@@ -127,7 +127,7 @@ const reasonWait = time.Second
 
 // nextError returns the next event's error observation when the stream's
 // next event (within reasonWait) is an error event with a message.
-func nextError(u *upstream, w wire.StreamWatcher) (wire.Observation, bool) {
+func nextError(u *memberStream, w wire.StreamWatcher) (wire.Observation, bool) {
 	ev, err := u.nextWithin(reasonWait)
 	if err != nil {
 		return wire.Observation{}, false
@@ -139,7 +139,7 @@ func nextError(u *upstream, w wire.StreamWatcher) (wire.Observation, bool) {
 }
 
 // endDrainWait bounds the wait for a body's end after its protocol's end
-// event (the chunked terminator, or EOF): upstream.drainEnd.
+// event (the chunked terminator, or EOF): memberStream.drainEnd.
 const endDrainWait = time.Second
 
 // readerExitWait bounds the wait for a stream reader to notice its canceled
@@ -155,7 +155,7 @@ const trailerWait = 5 * time.Second
 // Responses API sends the reason as an "error" event after
 // "response.failed" (SPEC POOL-19). Nothing is added: the upstream has
 // ended the stream in its protocol's own way.
-func (c *call) forwardTrailer(u *upstream) {
+func (c *call) forwardTrailer(u *memberStream) {
 	t := time.AfterFunc(trailerWait, u.cancel) // the client gone cancels the read too
 	defer t.Stop()
 	for {

@@ -10,11 +10,12 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// route is how one attempt talks to its member (SPEC POOL-21): the API the
-// member is sent (its flavour reads the answer: watcher, inspection,
-// errors) and, when that differs from the client's, the translation.
+// memberRoute is how one attempt talks to its member (SPEC POOL-21): the
+// API the member is sent (its flavour reads the answer: watcher,
+// inspection, errors) and, when that differs from the client's, the
+// translation.
 // A same-API call is byte-transparent passthrough.
-type route struct {
+type memberRoute struct {
 	fl        wire.Flavour
 	from, to  translate.API
 	translate bool
@@ -49,7 +50,7 @@ func flavourOf(api translate.API) wire.Flavour {
 // routeFor picks the API member ch is sent: its own when it speaks the
 // client's; an `openai` channel (Chat and Responses) takes Chat for
 // Anthropic and Gemini clients, the API most OpenAI-compatible servers share.
-func (c *call) routeFor(ch *config.Channel) route {
+func (c *call) routeFor(ch *config.Channel) memberRoute {
 	from := apiOf(c.fl)
 	to := translate.APIAnthropic
 	switch ch.API {
@@ -63,7 +64,7 @@ func (c *call) routeFor(ch *config.Channel) route {
 	case config.APIGemini:
 		to = translate.APIGemini
 	}
-	return route{fl: flavourOf(to), from: from, to: to, translate: from != to}
+	return memberRoute{fl: flavourOf(to), from: from, to: to, translate: from != to}
 }
 
 // neutral is the client's request in neutral form, decoded once per call.
@@ -80,7 +81,7 @@ func (c *call) neutral() (*translate.Request, error) {
 // request with the member's target model and mapped effort (POOL-2,
 // POOL-12). A *translate.FieldError means the request cannot be expressed
 // for this member.
-func (c *call) translatedBody(rt route, ch *config.Channel, effort string) ([]byte, error) {
+func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string) ([]byte, error) {
 	n, err := c.neutral()
 	if err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func (c *call) memberEffort(ch *config.Channel) string {
 // endpoint for passthrough, else the target API's endpoint (Gemini: the
 // target model in the path). query is the client's query for passthrough
 // (without a Gemini key=), else what the target needs.
-func (c *call) memberPath(rt route, ch *config.Channel) (path, query string) {
+func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query string) {
 	query = withoutKeyParam(c.r.URL.RawQuery)
 	switch {
 	case rt.to == translate.APIGemini && c.ep.Kind == wire.EpCountTokens:
@@ -160,7 +161,7 @@ func withoutKeyParam(raw string) string {
 // translateAnswer turns a member's complete 2xx answer into the client's
 // API; an answer that cannot be expressed is the member's failure (class
 // server), so another member may serve.
-func (c *call) translateAnswer(rt route, m string, body []byte) ([]byte, error) {
+func (c *call) translateAnswer(rt memberRoute, m string, body []byte) ([]byte, error) {
 	r, err := translate.DecodeResponse(rt.to, body)
 	if err != nil {
 		return nil, err
@@ -180,7 +181,7 @@ func (c *call) customTools() []string {
 }
 
 // translateError renders a member's error document in the client's API.
-func (c *call) translateError(rt route, status int, body []byte) (int, []byte) {
+func (c *call) translateError(rt memberRoute, status int, body []byte) (int, []byte) {
 	return translate.EncodeError(rt.from, translate.DecodeError(status, body))
 }
 

@@ -13,7 +13,7 @@ func TestUpstreamURL(t *testing.T) {
 		{"http://127.0.0.1:8080/vx", "/v1/messages", "http://127.0.0.1:8080/vx/v1/messages"},
 	} {
 		t.Run("POOL-1/"+tc.base, func(t *testing.T) {
-			if got := upstreamURL(tc.base, tc.path); got != tc.want {
+			if got := memberURL(tc.base, tc.path); got != tc.want {
 				t.Fatalf("got %s", got)
 			}
 		})

@@ -125,7 +125,7 @@ func (e *Editor) gatherOne(ctx context.Context, id string, node *yaml.Node) Memb
 func (e *Editor) fetchModels(ctx context.Context, ch *config.Channel) ([]config.ModelInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, GatherTimeout)
 	defer cancel()
-	u := upstreamURL(ch.BaseURL, "/v1/models")
+	u := memberURL(ch.BaseURL, "/v1/models")
 	if ch.API == config.APIGemini {
 		u = strings.TrimRight(ch.BaseURL, "/")
 		if !strings.HasSuffix(u, "/v1beta") {
@@ -337,10 +337,10 @@ func conflicts(members []string, caps map[string]config.Capabilities, merged con
 	return out
 }
 
-// upstreamURL joins base_url and an endpoint path the way the pool does
-// (pool's upstreamURL): a base ending in a version segment ("/v1", "/v4")
+// memberURL joins base_url and an endpoint path the way the pool does
+// (pool's memberURL): a base ending in a version segment ("/v1", "/v4")
 // replaces the path's "/v1".
-func upstreamURL(base, path string) string {
+func memberURL(base, path string) string {
 	base = strings.TrimRight(base, "/")
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		if seg := base[i+1:]; len(seg) >= 2 && seg[0] == 'v' && strings.Trim(seg[1:], "0123456789") == "" {

@@ -11,11 +11,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
-// upstreamURL joins a channel's base_url and an endpoint path such as
+// memberURL joins a channel's base_url and an endpoint path such as
 // "/v1/chat/completions". A base_url that already ends in a version segment
 // ("https://api.openai.com/v1", "…/api/paas/v4"), as OpenAI-style base URLs
 // usually do, replaces the path's leading "/v1".
-func upstreamURL(base, path string) string {
+func memberURL(base, path string) string {
 	base = strings.TrimRight(base, "/")
 	if i := strings.LastIndexByte(base, '/'); i >= 0 && isVersion(base[i+1:]) {
 		if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
@@ -38,12 +38,12 @@ func isVersion(seg string) bool {
 	return true
 }
 
-// upstreamRequest builds the request to member ch: the model rewritten
+// memberRequest builds the request to member ch: the model rewritten
 // (POOL-2), the effort mapped (POOL-12), the client's headers minus
 // hop-by-hop and credentials, the member's key, the client's query kept
 // (without a Gemini key=). A translated call (SPEC POOL-21) gets the body,
 // path and query of the member's API.
-func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
+func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
 	effort := c.memberEffort(ch)
 	var body []byte
 	var err error
@@ -62,7 +62,7 @@ func (c *call) upstreamRequest(ctx context.Context, ch *config.Channel) (*http.R
 		c.ci.Release() // sent once: let it go as soon as the Transport has written it
 	}
 	path, query := c.memberPath(c.rt, ch)
-	u := upstreamURL(ch.BaseURL, path)
+	u := memberURL(ch.BaseURL, path)
 	if query != "" {
 		u += "?" + query
 	}
