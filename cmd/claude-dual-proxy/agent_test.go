@@ -1,6 +1,6 @@
 //go:build agents
 
-// Real-agent tests (GitHub issue 7, "launcher of record"): the real Claude
+// Real-agent tests (SPEC RUN-1, the launcher as Claude Code runs it): the real Claude
 // Code CLI (npm @anthropic-ai/claude-code) runs as claude-dual-proxy's
 // child inside a loopback-only network namespace the test creates, and
 // talks to the mock Anthropic server (testdata/agents/mock_llm.py) through
@@ -130,8 +130,8 @@ func TestAgents(t *testing.T) {
 	t.Run("SIG-1/claude-interactive-tui-on-pty", func(t *testing.T) { testInteractive(t, l, bin, claude) })
 }
 
-// home is a fresh HOME with the pre-seeded ~/.claude.json (equipment
-// README §3) that skips onboarding and trusts the working directory.
+// home is a fresh HOME with a pre-seeded ~/.claude.json that skips
+// onboarding and trusts the working directory.
 type home struct {
 	dir, cwd, logFile string
 }

@@ -1,6 +1,6 @@
 //go:build agents
 
-// Real Claude Code through the launcher's model pool (GitHub issue 8; SPEC
+// Real Claude Code through the launcher's model pool (SPEC
 // POOL-7, POOL-8, POOL-20): claude-dual-proxy --pool points the real
 // `claude -p` at /pool/P on its own listener; the pool's two members are
 // mock channels (testdata/agents/mock_channel.py) inside the test's

@@ -1,6 +1,6 @@
 //go:build agents
 
-// Real Codex CLI through `dual-proxy run --pool` (GitHub issue 9; SPEC
+// Real Codex CLI through `dual-proxy run --pool` (SPEC
 // POOL-20 Codex preset, POOL-7, POOL-8): the launcher adds its `-c`
 // overrides for the provider dual-pool to `codex`, whose HOME has no
 // config.toml; the pool's two members are mock OpenAI Responses channels

@@ -62,7 +62,7 @@ func TestPoolLaunch(t *testing.T) {
 	})
 	t.Run("POOL-20/launcher-without-pool-serves-its-pools-only-with-a-token", func(t *testing.T) {
 		// The config's pools are served without --pool too (the default file is read by
-		// every command); an open /pool/ let any local user spend the keys (fresh-user trial).
+		// every command); an open /pool/ would let any local user spend the keys.
 		out, errOut, status := launch(t, []string{"MOCK_KEY=" + secret},
 			runArgs(testworld.Child(t, "pool-open"), "--config", cfg)...)
 		if status != 0 {
@@ -88,7 +88,7 @@ func TestPoolLaunch(t *testing.T) {
 			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg}, true, false},
 			{[]string{"--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "tok"}, false, false},
 			// An empty config serves no pool yet: the warning says what a
-			// reload would open instead (fresh-user trial).
+			// reload would open instead.
 			{[]string{"--listen-port", "0", "--health-url", "", "--config", empty}, false, true},
 		} {
 			_, logs, stop := startServe(t, []string{"MOCK_KEY=" + secret}, tc.args...)

@@ -15,8 +15,8 @@ import (
 )
 
 // Agents read their own configuration files at start, and some of those
-// replace variables the launcher set for the child (issue 19 "Nothing
-// silently undoes the launcher"). What each supported agent reads:
+// replace variables the launcher set for the child (nothing may
+// silently undo the launcher). What each supported agent reads:
 //
 //   - Claude Code: the "env" object of its managed settings
 //     (claudeManagedSettings), ~/.claude/settings.json

@@ -199,8 +199,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 // past the command the help is for ("" when there is none, or when the
 // first word names no command: unknownTopic answers that). urfave/cli's
 // help reads its first word only, so `dual-proxy help status json` printed
-// status's help as if "json" meant something (SPEC LIS-5; attack round
-// five). A command with subcommands takes one more word.
+// status's help as if "json" meant something (SPEC LIS-5). A command with subcommands takes one more word.
 func helpExtra(app *cli.App, args []string) string {
 	if len(args) < 3 || !isHelpWord(args[1]) || app.HideHelpCommand {
 		return ""
@@ -235,7 +234,7 @@ func helpExtra(app *cli.App, args []string) string {
 // `PROG help help` is `PROG help` (and `PROG CMD help help` `PROG CMD
 // help`): urfave/cli answered it with a bare page
 // of its own ("help - Shows a list of commands…", no program name) unlike
-// every other help page (ux trial finding).
+// every other help page.
 func helpForSubcommand(app *cli.App, args []string) []string {
 	if len(args) == 3 && isHelpWord(args[1]) && isHelpWord(args[2]) && !app.HideHelpCommand {
 		return args[:2]
@@ -357,7 +356,7 @@ func serve(c *cli.Context, sio IO) error {
 		case s.PoolToken != "":
 		case empty:
 			// Nothing to spend yet, but a reload (SIGHUP) may add pools
-			// (fresh-user trial: the warning read as if pools were open).
+			// (the warning must not read as if pools were open now).
 			log.Warn("pool endpoints have no token: pools a reload adds to the config will be callable by any local user with their channel keys; set --pool-token or "+envPoolToken, "config", s.ConfigPath)
 		default:
 			log.Warn("pool endpoints have no token: any local user can call the pools with their channel keys; set --pool-token or " + envPoolToken)

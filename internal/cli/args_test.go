@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,11 +19,11 @@ func TestUnexpectedArguments(t *testing.T) {
 		{"demo-extra", []string{"demo", "now"}, `dual-proxy demo: unexpected argument "now": demo takes no arguments`},
 		{"completion-two", []string{"completion", "bash", "zsh"}, `unexpected argument "zsh": completion takes one argument (bash, zsh, fish, powershell)`},
 		{"man-two", []string{"man", "dual-proxy", "x"}, `unexpected argument "x": man takes one argument (dual-proxy, claude-dual-proxy)`},
-		// Attack round five: help read its first word only.
+		// help reads its first word only: the others are errors.
 		{"help-command-extra", []string{"help", "status", "json"}, `dual-proxy help: unexpected argument "json": help takes a command (dual-proxy help status)`},
 		{"help-subcommand-extra", []string{"help", "pool", "test", "extra"}, `dual-proxy help: unexpected argument "extra": help takes a command (dual-proxy help pool test)`},
 		{"help-help-extra", []string{"help", "help", "status"}, `dual-proxy help: unexpected argument "status": help takes a command (dual-proxy help COMMAND)`},
-		// Trial finding: pool test said only "want POOL MODEL", naming no word.
+		// The word past MODEL is named, not only "want POOL MODEL".
 		{"pool-test-three", []string{"pool", "test", "p", "m", "extra"}, `dual-proxy pool test: unexpected argument "extra": pool test takes POOL and MODEL`},
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
@@ -66,7 +67,7 @@ func TestPoolTestFlagErrors(t *testing.T) {
 		{"misspelt-flag-before-pool", []string{"pool", "test", "--jsn", "p", "m"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
 		{"misspelt-flag-after-model", []string{"pool", "test", "p", "m", "--jsn"}, "dual-proxy pool test: unknown flag --jsn; did you mean --json?"},
 		{"flag-without-value", []string{"pool", "test", "--addr"}, "dual-proxy pool test: --addr needs a value"},
-		// Trial finding: after POOL the message was "flag needs an argument: --token".
+		// After POOL too, not Go's "flag needs an argument: --token".
 		{"flag-without-value-after-pool", []string{"pool", "test", "p", "--token"}, "dual-proxy pool test: --token needs a value (--token VALUE or --token=VALUE)"},
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestHelpForSubcommand(t *testing.T) {
 			t.Fatalf("status %d %q:\n%s", status, errOut, out)
 		}
 	})
-	// ux trial finding: `help help` printed urfave/cli's bare page ("help -
+	// `help help` is the program's help, not urfave/cli's bare page ("help -
 	// Shows a list of commands…", no program name), unlike every other.
 	t.Run("LIS-5/help-help-is-the-help", func(t *testing.T) {
 		want, _, _ := runCmd(t, DualProxy, nil, "help")
@@ -117,4 +118,42 @@ func TestHelpForSubcommand(t *testing.T) {
 			t.Fatalf("status %d %q", status, errOut)
 		}
 	})
+}
+
+// TestStrayWordsAndDashDashValues: a word the command line cannot take is
+// one line and exit 2, never the version or a help page (SPEC LIS-5,
+// PLAT-2, POOL-14), run in-process with an empty registry: stray words
+// after --version and help, a value-taking flag right before "--" and one
+// given as --flag=--, and pool test's lists without a running instance.
+func TestStrayWordsAndDashDashValues(t *testing.T) {
+	env := func(t *testing.T) []string {
+		d := t.TempDir()
+		return []string{"XDG_RUNTIME_DIR=" + filepath.Join(d, "run"), "XDG_CONFIG_HOME=" + filepath.Join(d, "cfg"), "XDG_STATE_HOME=" + filepath.Join(d, "state")}
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		status int
+		errHas string
+	}{
+		{"LIS-5/version-with-a-word-after-dashdash", []string{"--version", "--", "x"}, 2, `unexpected argument "x"`},
+		{"LIS-5/version-after-a-flag-with-a-word", []string{"--listen-port", "5", "--version", "x"}, 2, `unexpected argument "x"`},
+		{"LIS-5/help-of-a-command-with-a-stray-word", []string{"help", "run", "extra"}, 2, ""},
+		{"LIS-5/help-of-no-command", []string{"--help", "nope"}, 2, `"nope" is no command`},
+		{"LIS-5/flag-equals-dashdash-is-a-value", []string{"run", "--listen-port=--", "--", "true"}, 2, `want a whole number, got "--"`},
+		{"LIS-5/flag-before-dashdash-needs-a-value", []string{"run", "--listen-port", "--", "--", "true"}, 2, "--listen-port needs a value"},
+		{"POOL-14/pool-test-extra-argument", []string{"pool", "test", "p", "m", "extra"}, 2, `unexpected argument "extra"`},
+		{"POOL-14/pool-list-without-an-instance", []string{"pool", "test", "--addr", "127.0.0.1:1"}, 1, "cannot be listed"},
+		{"POOL-14/pool-models-without-an-instance", []string{"pool", "test", "p", "--addr", "127.0.0.1:1"}, 1, "cannot be listed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, DualProxy, env(t), c.args...)
+			if status != c.status || !strings.Contains(errOut, c.errHas) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Fatalf("%v: status %d (want %d), stdout %q, stderr %q (want one line with %q)", c.args, status, c.status, out, errOut, c.errHas)
+			}
+			if strings.Contains(out, "version") {
+				t.Fatalf("%v printed the version: %q", c.args, out)
+			}
+		})
+	}
 }

@@ -118,7 +118,7 @@ func proxyFlags(m mode) []cli.Flag {
 // cli.FlagNames) every time it asks, and while parsing it looks up every
 // flag that was not given by walking the flag list (runFlagActions → IsSet
 // → lookupFlag): O(flags²) regexp runs, ≈ 1 ms of every start with ≈ 45
-// flags (issue 20). Every other method is the embedded flag's, so urfave/cli
+// flags (the launcher start time of docs/BENCHMARKS.md). Every other method is the embedded flag's, so urfave/cli
 // parses, prints help and man pages as before; its own type switches on
 // *BoolFlag (help's default text, completion of hidden flags) see the
 // embedded flag through String or do not apply (no flag here is Hidden or

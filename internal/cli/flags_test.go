@@ -10,7 +10,7 @@ import (
 )
 
 // TestIntFlagsNamesOnce: the int, bool, string and string-slice flags, whose
-// names are computed once (namesOnce, issue 20), keep urfave/cli's names and
+// names are computed once (namesOnce), keep urfave/cli's names and
 // still take their value from the command line, the environment and the
 // default (SPEC LIS-5).
 func TestIntFlagsNamesOnce(t *testing.T) {

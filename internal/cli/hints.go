@@ -16,7 +16,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 )
 
-// Usage messages that help (issue 19 "CLI that helps"). Every message is one
+// Usage messages that help. Every message is one
 // line (SPEC LIS-5) and says what to type instead.
 
 // flagError is a bad flag value found by resolve: exit 2, one line (SPEC
@@ -96,7 +96,7 @@ func onCommandLine(args, names []string) bool {
 
 // The patterns that read urfave/cli's and Go's flag errors, compiled on
 // first use: compiling them in package init cost every launch, also every
-// launch without an error (issue 20).
+// launch without an error.
 var (
 	reUndefined = lazyRegexp(`flag provided but not defined: -+(\S+)`)
 	// Go's flag package, through urfave/cli: "-name" for --name too.
@@ -275,7 +275,7 @@ func suggest(typed string, known []string) string {
 // WORD is close to a command, else the list of commands, and the `run --`
 // form only when WORD looks like a program the user meant to run behind
 // the proxy (runnable: on PATH, a path, or a known agent); "nope" got
-// `dual-proxy run -- nope`, a command that cannot work (trial finding).
+// `dual-proxy run -- nope`, a command that cannot work.
 func unknownCommand(args []string, cmds []*cli.Command) string {
 	word := args[0]
 	if word == "version" {

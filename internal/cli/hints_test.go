@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// Each message of issue 19 "CLI that helps", asserted by its text.
+// Each usage message that says what to type instead (SPEC LIS-5),
+// asserted by its text.
 func TestHelpfulMessages(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

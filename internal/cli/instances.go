@@ -238,7 +238,7 @@ const MetricsPath = "/metrics"
 // port+fallback] on host, for a listen error where all were in use ("" when
 // none is registered there): a dual-proxy already running (a systemd unit,
 // another terminal) is the usual holder, and `ss -tanp` alone did not say
-// that it is ours (fresh-user trial; SPEC LIS-1, OPS-6).
+// that it is ours (SPEC LIS-1, OPS-6).
 func busyHint(env []string, host string, port, fallback int) string {
 	var held []string
 	for p := port; p <= port+fallback && p > 0 && p < 65536; p++ {

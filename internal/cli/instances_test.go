@@ -227,8 +227,8 @@ func TestHelpShowsLogPath(t *testing.T) {
 
 // TestBusyPortNamesTheInstance: when every port to listen on is taken and
 // a registered instance holds one, the one-line error says so, for the
-// standalone proxy and a launcher (SPEC LIS-1, OPS-6; fresh-user trial: a
-// second `dual-proxy` beside a systemd unit only got `ss -tanp`).
+// standalone proxy and a launcher (SPEC LIS-1, OPS-6: a
+// second `dual-proxy` beside a systemd unit learns who holds the port).
 func TestBusyPortNamesTheInstance(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // page printed here equals what ToMan renders for linux, darwin and windows.
 // The binary only fills in the placeholders: the release build
 // (-tags urfave_cli_no_docs) links neither Markdown renderer, whose package
-// initialisation cost every start ≈ 0.5 ms (issue 20).
+// initialisation cost every start ≈ 0.5 ms.
 //
 //go:embed man/dual-proxy.1 man/claude-dual-proxy.1
 var manPages embed.FS

@@ -62,8 +62,8 @@ func poolTest(c *cli.Context, env []string) error {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
 	if len(args) == 0 || len(args) == 1 && args[0] != "" {
-		// A list the user asked for: the pools, or a pool's models (trial
-		// finding; the README presents both as uses, so they exit 0).
+		// A list the user asked for: the pools, or a pool's models
+		// (the README presents both as uses, so they exit 0).
 		var l listing
 		if len(args) == 0 {
 			l = listPools(c.Context, env, c.String("addr"))
@@ -75,7 +75,7 @@ func poolTest(c *cli.Context, env []string) error {
 		}
 		if c.Bool("json") {
 			// --json is a promise about stdout: a list too is a
-			// document (ux trial finding: it printed the text).
+			// document, never the text.
 			out, err := json.Marshal(l.doc)
 			if err != nil {
 				return err
@@ -99,7 +99,7 @@ func poolTest(c *cli.Context, env []string) error {
 	}
 	if dest.fallback {
 		// No registered instance serves the pool: one line saying so, not
-		// that and the standalone default's dial error (ux trial finding).
+		// that and the standalone default's dial error.
 		if l, serves := fallbackServes(c.Context, env, args[0], &dest); !serves {
 			return cli.Exit(name+": "+l.text, l.code)
 		}
@@ -197,7 +197,7 @@ func poolTarget(env []string, poolID, addrFlag, token string) (poolDest, error) 
 		}
 		if len(serving) > 1 {
 			// Several instances (e.g. a standalone one and a launcher's)
-			// serve the pool: say which one is tested (trial finding).
+			// serve the pool: say which one is tested.
 			note = fmt.Sprintf("%d running instances serve pool %q (%s); testing %s, --addr picks another; ",
 				len(serving), poolID, strings.Join(serving, ", "), addr)
 		}

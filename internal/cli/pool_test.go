@@ -16,8 +16,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// poolApp runs a dual-proxy app holding only poolCommand (the lead wires it
-// into DualProxy).
+// poolApp runs a dual-proxy app holding only poolCommand (DualProxy holds
+// it among the other commands).
 func poolApp(args []string, sio IO) int {
 	app := &cli.App{Name: "dual-proxy", Writer: sio.Stdout, ErrWriter: sio.Stderr, Commands: []*cli.Command{poolCommand(sio)}}
 	return runApp(app, append([]string{"dual-proxy"}, args...), sio)
@@ -168,7 +168,7 @@ func TestPoolTestHints(t *testing.T) {
 		}
 	})
 	// --json is a promise about stdout: the lists too are one JSON
-	// document each (ux trial finding: they printed text).
+	// document each, never text.
 	t.Run("POOL-14/pool-test-json-lists-are-json", func(t *testing.T) {
 		for _, tc := range []struct {
 			args []string
@@ -204,8 +204,8 @@ func TestPoolTestHints(t *testing.T) {
 	})
 	// A pool no instance serves is one line, not that and the standalone
 	// default's dial error, exit 2 when instances run other pools (a pool
-	// that does not exist) and 1 when none runs (ux trial finding: exit 1
-	// with "cannot reach an instance at 127.0.0.1:7898: dial tcp …").
+	// that does not exist) and 1 when none runs (not exit 1 with
+	// "cannot reach an instance at 127.0.0.1:7898: dial tcp …").
 	t.Run("POOL-14/pool-test-of-a-pool-no-instance-serves-is-one-line", func(t *testing.T) {
 		defer func(a string) { standaloneAddr = a }(standaloneAddr)
 		standaloneAddr = testworld.RefusedAddr(t)

@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// Hints of `dual-proxy pool test` (fresh-user trial findings): a pool named
+// Hints of `dual-proxy pool test`: a pool named
 // without a model gets the models it serves, a refused token gets where the
 // expected one comes from. Neither ever prints a token.
 
@@ -71,7 +71,7 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 		if dest.fallback {
 			if len(dest.running) > 0 {
 				// Instances run, none with this pool: a pool that does not
-				// exist (exit 2), not the default's dial error (ux trial).
+				// exist (exit 2), not the default's dial error.
 				return listing{noneServes(poolID, dest.running) + "; dual-proxy pool test lists the pools", 2, nil}
 			}
 			why = noneServes(poolID, nil)

@@ -74,8 +74,8 @@ func resolvePool(c *cli.Context, s *Settings) error {
 	case !explicit && s.Mode != modeServe && c.String(fPool) == "":
 		// A launcher that was not asked for a pool is not stopped by the
 		// default file it only happened to find: it runs without pools
-		// and says why (fresh-user trial: an unset key variable in that
-		// file stopped every `dual-proxy run -- CMD`; SPEC POOL-3).
+		// and says why (an unset key variable in that file must not
+		// stop every `dual-proxy run -- CMD`; SPEC POOL-3).
 		text := configErrorText(err)
 		if config.AllErrors(err) == nil {
 			text = fmt.Sprintf("%s: %v", path, err)

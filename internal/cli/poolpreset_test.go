@@ -28,7 +28,7 @@ func TestPoolAgentPresets(t *testing.T) {
 	t.Run("POOL-20/base-url-escapes-the-pool-id", func(t *testing.T) {
 		// A pool the configuration accepts and serves; the raw id made
 		// ANTHROPIC_BASE_URL=…/pool/50%off a#b, which a client answered with
-		// 400 or cut at '#' (fresh-user trial).
+		// 400 or cut at '#'.
 		odd := &Settings{PoolName: "50%off a#b", AgentPresets: true}
 		out, _, cleanup := poolChild(odd, "tok", 7896, env, []string{"qwen"})
 		defer cleanup()

@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkRunParse is the command-line part of every `dual-proxy run`
-// start (issue 20): building the app, parsing `run --listen-port 0
+// start (the launcher start time of docs/BENCHMARKS.md): building the app, parsing `run --listen-port 0
 // --health-url "" -- true`, urfave/cli's look-up of every flag, and
 // resolving the settings (--print-config stops there, before the log file
 // and the listener).

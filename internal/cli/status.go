@@ -57,9 +57,9 @@ func statusCommand(sio IO) *cli.Command {
 			}
 			raw, err := fetchStatus(c.Context, addr)
 			if err != nil {
-				// What to do next (trial finding): ask the registry instead;
-				// an address from the environment is not left out by
-				// leaving out --addr (ux trial finding).
+				// What to do next: ask the registry instead; an address
+				// from the environment is not left out by leaving out
+				// --addr.
 				hint := "; without --addr, dual-proxy status lists the running instances"
 				if fromEnv {
 					hint = envAddrNote("dual-proxy status lists the running instances")

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -121,7 +123,7 @@ func TestStatusCommand(t *testing.T) {
 		}
 	})
 	t.Run("OPS-2/closed-port-says-how-to-find-the-running-ones", func(t *testing.T) {
-		// Trial finding: the line named the refused dial and nothing to do next.
+		// The line names the refused dial and what to do next.
 		closed := testworld.RefusedAddr(t)
 		_, errOut, status := runCmd(t, DualProxy, nil, "status", "--addr", closed)
 		if want := "without --addr, dual-proxy status lists the running instances"; status != 1 || !strings.Contains(errOut, want) {
@@ -187,8 +189,8 @@ func TestStatusTableHealthFailing(t *testing.T) {
 
 func TestStatusTableUntried(t *testing.T) {
 	t.Run("OPS-2/untried-candidate-not-shown-hot", func(t *testing.T) {
-		// The fresh-user trial: nothing listens on the default gateway, no
-		// traffic yet; the verdict said "1 untried" while the table said hot.
+		// Nothing listens on the default gateway, no traffic yet: the
+		// verdict says "1 untried", so the table must not say hot.
 		st := &proxystatus.Status{
 			Candidates: []proxystatus.CandidateStatus{
 				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: proxystatus.StateHot},
@@ -258,8 +260,8 @@ func TestVerdictUntriedNotHealthy(t *testing.T) {
 // TestAddrSourceInHints: an address from DUAL_PROXY_ADDR is named as the
 // environment's in status's and pool test's errors, and the hint says to
 // unset it; leaving out --addr did not help the user who never typed it
-// (SPEC OPS-2, LIS-5; ux trial finding: "without --addr, dual-proxy status
-// lists the running instances").
+// (SPEC OPS-2, LIS-5: "without --addr, dual-proxy status lists the
+// running instances" does not help then).
 func TestAddrSourceInHints(t *testing.T) {
 	refused := testworld.RefusedAddr(t)
 	for _, tc := range []struct {
@@ -322,6 +324,90 @@ func TestStatusJSONHelp(t *testing.T) {
 		var one proxystatus.Status
 		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--json", "--addr", addr); status != 0 || json.Unmarshal([]byte(out), &one) != nil || len(one.Candidates) == 0 {
 			t.Fatalf("--addr: status %d err %q, not one document:\n%s", status, errOut, out)
+		}
+	})
+}
+
+// TestJSONOutputIsOneDocument: what --json prints is one valid JSON
+// document, whatever the instance at the address answered, through the
+// control-byte escaping of every output (SPEC OPS-2, POOL-14): a listener
+// that answers 200 with something else than JSON (a web server on the
+// port), a document whose strings carry invalid UTF-8 (which the escaping
+// writer would turn into \xHH, not a JSON escape), and the listing of
+// every instance with one such listener registered among real ones.
+func TestJSONOutputIsOneDocument(t *testing.T) {
+	hostile := func(t *testing.T, body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+		}))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	env := func(t *testing.T) []string {
+		d := t.TempDir()
+		return []string{"XDG_RUNTIME_DIR=" + filepath.Join(d, "run"), "XDG_CONFIG_HOME=" + filepath.Join(d, "cfg"), "XDG_STATE_HOME=" + filepath.Join(d, "state"), "LOCALAPPDATA=" + filepath.Join(d, "local")}
+	}
+
+	t.Run("OPS-2/status-json-of-a-non-json-answer-is-an-error", func(t *testing.T) {
+		addr := hostile(t, "<html><body>a web server</body></html>\n")
+		out, errOut, status := runCmd(t, DualProxy, env(t), "status", "--addr", addr, "--json")
+		if status != 1 || out != "" || !strings.Contains(errOut, "did not answer a dual-proxy status document") {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
+		}
+	})
+	t.Run("OPS-2/status-json-with-invalid-utf8-is-valid-json", func(t *testing.T) {
+		addr := hostile(t, "{\"candidates\":[],\"note\":\"a\xffb\xc3\"}")
+		out, errOut, status := runCmd(t, DualProxy, env(t), "status", "--addr", addr, "--json")
+		var doc map[string]any
+		if status != 0 || !json.Valid([]byte(out)) || json.Unmarshal([]byte(out), &doc) != nil || doc["note"] != "a\ufffdb\ufffd" {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
+		}
+	})
+	t.Run("OPS-2/status-json-of-every-instance-skips-one-without-a-document", func(t *testing.T) {
+		if os.Getppid() <= 0 || os.Getppid() == os.Getpid() {
+			// Wine 8 reports parent pid 0, and an entry's PID 0 means this
+			// process: both entries would be one registry file.
+			t.Skip("needs a second live pid of this user: the parent pid is unknown here (Wine reports 0)")
+		}
+		e := env(t)
+		mux := proxy.NewMux()
+		real, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux.Attach(real)
+		raddr := testkit.Serve(t, real)
+		haddr := hostile(t, "<html>not a status</html>")
+		// Two live pids of this user: this process and its parent.
+		for _, ent := range []registry.Entry{{Program: "dual-proxy", Addr: raddr}, {Program: "dual-proxy", Addr: haddr, PID: os.Getppid()}} {
+			reg, err := registry.Register(registryDir(e), ent, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { reg.Remove() })
+		}
+		out, errOut, status := runCmd(t, DualProxy, e, "status", "--json")
+		var docs []map[string]any
+		if status != 0 || json.Unmarshal([]byte(out), &docs) != nil {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
+		}
+		n := 0
+		for _, d := range docs {
+			if _, ok := d["candidates"]; ok {
+				n++
+			}
+		}
+		if n != len(docs) || n < 1 {
+			t.Fatalf("documents %v: want only status documents, the registered proxy's among them", docs)
+		}
+	})
+	t.Run("POOL-14/pool-test-json-with-invalid-utf8-is-valid-json", func(t *testing.T) {
+		addr := hostile(t, "{\"result\":\"ok\",\"model\":\"m\xff\",\"answer\":\"x\xe2\x82\"}")
+		out, errOut, status := runCmd(t, poolApp, env(t), "pool", "test", "p", "m", "--addr", addr, "--token", "tok", "--json")
+		var doc map[string]any
+		if status != 0 || !json.Valid([]byte(out)) || json.Unmarshal([]byte(out), &doc) != nil || doc["model"] != "m\ufffd" {
+			t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
 		}
 	})
 }

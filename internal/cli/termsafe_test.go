@@ -17,8 +17,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// The escapes of the ux trial: an OSC that retitles the terminal and a CSI
-// that clears it.
+// Hostile escapes: an OSC that retitles the terminal and a CSI that
+// clears it.
 const (
 	oscTitle = "\x1b]0;pwned\a"
 	csiClear = "\x1b[2J"
@@ -61,9 +61,8 @@ func TestTermWriter(t *testing.T) {
 // TestHostileStringsEscaped: model and member ids from a config file, a
 // model id on the command line and a channel's error message carrying
 // terminal escapes reach `pool test` and `status`
-// text output escaped (SPEC POOL-14, OPS-2; ux trial finding: they
-// were printed raw, so a broken or hostile channel could retitle or clear
-// the user's terminal).
+// text output escaped (SPEC POOL-14, OPS-2: printed raw, a broken
+// or hostile channel could retitle or clear the user's terminal).
 func TestHostileStringsEscaped(t *testing.T) {
 	msg := "Overloaded " + oscTitle + csiClear
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
