@@ -23,6 +23,7 @@ import (
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
 //	       stream_idle_timeout_ms, keepalive_hold_ms}
 //	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig, POOL-23)
+//	proxy: {…}   the proxy's settings, read by internal/settings (SPEC OPS-7)
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
@@ -66,6 +67,8 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 			var err error
 			cfg.State, err = decodeState(v, p)
 			return err
+		case "proxy":
+			return nil // the proxy's live settings: internal/settings reads them (SPEC OPS-7)
 		}
 		return unknownKey(p, k, topKeys)
 	}))

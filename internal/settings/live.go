@@ -1,0 +1,312 @@
+package settings
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dual-proxy/dual-proxy/pool/editor"
+)
+
+// Source tells where a setting's value came from.
+type Source string
+
+// The sources of a value.
+const (
+	SourceDefault Source = "default"
+	SourceFlag    Source = "flag"
+	SourceEnv     Source = "env"
+	SourceFile    Source = "file"
+	SourceAPI     Source = "api"
+)
+
+// Options are a Live's start values and collaborators.
+type Options struct {
+	// Values are the complete start values (flags, environment, file,
+	// defaults), Sources where each came from (missing: SourceDefault),
+	// Defaults what a key reset with null (or removed from the file)
+	// returns to.
+	Values   Values
+	Sources  map[string]Source
+	Defaults Values
+	Env      Env
+	// Apply makes r the running configuration (the engine, the log level);
+	// it is called with changes serialized, once at New and after every
+	// accepted change. An error refuses the change.
+	Apply func(r *Resolved) error
+	// File is the config file (--config) whose proxy: section changes are
+	// written back into and Reload reads; "" for none.
+	File string
+	// Logger gets one line per change (who, which keys); nil: none.
+	Logger *slog.Logger
+	// OnChange is told of every applied change (the metrics counter):
+	// by is "api", "cli", "page" or "file"; nil: nothing.
+	OnChange func(by string, keys []string)
+}
+
+// Live holds a running instance's settings (SPEC OPS-7). Safe for
+// concurrent use; changes are serialized.
+type Live struct {
+	opts     Options
+	mu       sync.Mutex
+	cur      *Resolved
+	src      map[string]Source
+	gen      uint64
+	nonce    string
+	fileErrs []string
+}
+
+// Errors of Change.
+var (
+	// ErrStale: If-Match names a version that is not the current one.
+	ErrStale = errors.New("the settings changed since that version was read; read them again and redo the change")
+	// ErrNoVersion: a change without If-Match.
+	ErrNoVersion = errors.New("If-Match: the version from GET " + Path + " is required")
+)
+
+// Invalid is a change's field errors; nothing of it was applied.
+type Invalid []FieldError
+
+// Error lists the errors on one line.
+func (e Invalid) Error() string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		parts[i] = fe.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// New checks opts.Values, applies them and returns the Live.
+func New(opts Options) (*Live, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	r, fes := Check(opts.Values, opts.Env)
+	if fes != nil {
+		return nil, Invalid(fes)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	l := &Live{opts: opts, cur: r, src: map[string]Source{}, nonce: hex.EncodeToString(b[:])}
+	for _, k := range Keys {
+		l.src[k.Name] = SourceDefault
+		if s, ok := opts.Sources[k.Name]; ok {
+			l.src[k.Name] = s
+		}
+	}
+	if opts.Apply != nil {
+		if err := opts.Apply(r); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Current is the running configuration (read-only).
+func (l *Live) Current() *Resolved {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur
+}
+
+// version is the current version; l.mu held.
+func (l *Live) version() string { return l.nonce + "-" + strconv.FormatUint(l.gen, 10) }
+
+// Change applies the settings in body (key → JSON value; null resets a key
+// to its default) when ifMatch is the current version, by a client of kind
+// by ("api", "cli", "page"). Every key is checked first: an unknown or
+// non-live key or a bad value is an Invalid naming each field, and nothing
+// is applied. Masked parts of a value mean the current value's (mask.go).
+// A change of nothing is no new version. Errors: ErrNoVersion, ErrStale,
+// Invalid, Apply's.
+func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string) (Document, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if strings.TrimSpace(ifMatch) == "" {
+		return Document{}, ErrNoVersion
+	}
+	if v := strings.Trim(strings.TrimPrefix(strings.TrimSpace(ifMatch), "W/"), `"`); v != l.version() && v != "*" {
+		return l.document(), ErrStale
+	}
+	next := l.cur.Values.Clone()
+	var fes []FieldError
+	for _, k := range sortedKeys(body) {
+		key, ok := Lookup(k)
+		switch {
+		case !ok:
+			fes = append(fes, FieldError{Field: k, Message: unknownKey(k)})
+			continue
+		case !key.Live:
+			fes = append(fes, FieldError{Field: k, Message: "not a live setting: the listener and the log format are fixed at start; restart the instance to change it"})
+			continue
+		}
+		if string(body[k]) == "null" {
+			next[k] = l.opts.Defaults[k]
+			continue
+		}
+		x, err := ParseJSON(key, body[k])
+		if err != nil {
+			fes = append(fes, FieldError{Field: k, Message: err.Error()})
+			continue
+		}
+		next[k] = unmask(k, x, l.cur.Values[k])
+	}
+	if fes != nil {
+		env := l.opts.Env
+		env.StrictGateways = true
+		_, more := Check(next, env)
+		return Document{}, Invalid(sortErrors(append(fes, more...)))
+	}
+	changed := map[string]any{}
+	for k := range body {
+		switch {
+		case string(body[k]) == "null":
+			if l.src[k] != SourceDefault || !equal(next[k], l.cur.Values[k]) {
+				changed[k] = nil
+			}
+		case !equal(next[k], l.cur.Values[k]) || l.src[k] != SourceAPI:
+			changed[k] = next[k]
+		}
+	}
+	doc, err := l.commit(next, changed, SourceAPI, by)
+	if err != nil || len(changed) == 0 || l.opts.File == "" {
+		return doc, err
+	}
+	doc.Saved = l.writeBack(changed)
+	return doc, nil
+}
+
+// commit checks next and makes it current, the keys of changed taking
+// source src (SourceDefault for a nil value); l.mu held.
+func (l *Live) commit(next Values, changed map[string]any, src Source, by string) (Document, error) {
+	env := l.opts.Env
+	env.StrictGateways = true
+	r, fes := Check(next, env)
+	if fes != nil {
+		return Document{}, Invalid(fes)
+	}
+	if len(changed) == 0 {
+		return l.document(), nil
+	}
+	if l.opts.Apply != nil {
+		if err := l.opts.Apply(r); err != nil {
+			return Document{}, err
+		}
+	}
+	l.cur = r
+	keys := sortedKeys(changed)
+	for _, k := range keys {
+		l.src[k] = src
+		if changed[k] == nil {
+			l.src[k] = SourceDefault
+		}
+	}
+	l.gen++
+	l.opts.Logger.Info("settings changed", "by", by, "keys", strings.Join(keys, ","), "version", l.version())
+	if l.opts.OnChange != nil {
+		l.opts.OnChange(by, keys)
+	}
+	return l.document(), nil
+}
+
+// writeBack writes changed into the file's proxy: section; l.mu held.
+func (l *Live) writeBack(changed map[string]any) *Saved {
+	s := &Saved{Path: l.opts.File}
+	data, err := os.ReadFile(l.opts.File)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = nil, nil
+	}
+	var text []byte
+	if err == nil {
+		text, err = WriteSection(data, changed)
+	}
+	if err == nil && data == nil {
+		err = os.WriteFile(l.opts.File, text, 0o600)
+		s.Mode = "0600"
+	} else if err == nil {
+		mode, backup, werr := editor.WriteFile(l.opts.File, data, text, secret(l.cur.Values))
+		s.Mode, s.Backup, err = fmt.Sprintf("%04o", mode), backup, werr
+	}
+	if err != nil {
+		s.Error = err.Error()
+		l.opts.Logger.Warn("settings applied but not written back to the config file", "reason", err.Error())
+	}
+	return s
+}
+
+// Reload re-reads the file's proxy: section (SIGHUP): its keys apply
+// except those a flag or its environment variable set; a key removed from
+// the file returns to its default. A bad file keeps the settings as they
+// are; its errors, each at FILE:LINE:COL, stay in the document until a
+// reload succeeds. Without a file Reload does nothing.
+func (l *Live) Reload() error {
+	if l.opts.File == "" {
+		return nil
+	}
+	data, err := os.ReadFile(l.opts.File)
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = nil, nil
+	}
+	var sec *Section
+	if err == nil {
+		sec, err = ReadSection(data, l.opts.File)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		next, changed := Overlay(l.cur.Values, l.src, sec, l.opts.Defaults)
+		if _, err = l.commit(next, changed, SourceFile, "file"); err != nil {
+			var inv Invalid
+			if errors.As(err, &inv) {
+				err = sec.Errors(inv)
+			}
+		}
+	}
+	l.fileErrs = nil
+	if err != nil {
+		l.fileErrs = errorLines(err)
+		l.opts.Logger.Warn("config file's proxy settings not reloaded: the settings stay as they were", "errors", len(l.fileErrs))
+	}
+	return err
+}
+
+// Overlay lays a file's section over values whose sources are src: the
+// section's keys replace those not set by a flag or its environment
+// variable; a key the file set before and no longer has returns to
+// defaults. changed are the keys that take the file (or, nil, the
+// default) as their source.
+func Overlay(values Values, src map[string]Source, sec *Section, defaults Values) (Values, map[string]any) {
+	next := values.Clone()
+	changed := map[string]any{}
+	for _, k := range Keys {
+		s := src[k.Name]
+		if !k.Live || s == SourceFlag || s == SourceEnv {
+			continue
+		}
+		if x, ok := sec.Values[k.Name]; ok {
+			if !equal(x, values[k.Name]) || s != SourceFile {
+				next[k.Name], changed[k.Name] = x, x
+			}
+		} else if s == SourceFile {
+			next[k.Name], changed[k.Name] = defaults[k.Name], nil
+		}
+	}
+	return next, changed
+}
+
+// errorLines are err's messages one per line (config.ConfigErrors give
+// one each).
+func errorLines(err error) []string {
+	var ls interface{ Lines() []string }
+	if errors.As(err, &ls) {
+		return ls.Lines()
+	}
+	return []string{err.Error()}
+}

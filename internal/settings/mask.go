@@ -1,0 +1,73 @@
+package settings
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
+)
+
+// Passwords never leave the instance (SPEC LIS-4, OPS-7): the document
+// shows a gateway's or the upstream URL's password as "***" and the health
+// URL's query as "?***"; a value sent back masked means the value it
+// masks, so a page can send back what it got.
+
+// mask is x as the document shows it.
+func mask(key string, x any) any {
+	switch key {
+	case Gateway:
+		l := x.([]string)
+		out := make([]string, len(l))
+		for i, g := range l {
+			out[i] = route.RedactURL(g)
+		}
+		return out
+	case UpstreamURL:
+		return route.RedactURL(x.(string))
+	case HealthURL:
+		h := x.(string)
+		if i := strings.IndexByte(h, '?'); i >= 0 {
+			h = h[:i] + "?***"
+		}
+		return route.RedactURL(h)
+	}
+	return x
+}
+
+// unmask is a new value x of key with every masked part that matches the
+// current value cur replaced by what it masks.
+func unmask(key string, x, cur any) any {
+	switch key {
+	case Gateway:
+		l, old := slices.Clone(x.([]string)), cur.([]string)
+		for i, g := range l {
+			for _, o := range old {
+				if g != o && g == route.RedactURL(o) {
+					l[i] = o
+					break
+				}
+			}
+		}
+		return l
+	case UpstreamURL, HealthURL:
+		if s := x.(string); s != cur.(string) && s == mask(key, cur).(string) {
+			return cur
+		}
+	}
+	return x
+}
+
+// secret reports whether any value in v holds a password (a file with one
+// is written 0600).
+func secret(v map[string]any) bool {
+	for _, k := range []string{Gateway, UpstreamURL, HealthURL} {
+		x, ok := v[k]
+		if !ok || x == nil {
+			continue
+		}
+		if m := mask(k, x); !equal(m, x) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package settings
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Values maps key names to values: int for KindMS and KindCount, bool,
+// string, []string for KindList. A complete set has every key of Keys.
+// Values are never modified in place once shared: Clone, then change.
+type Values map[string]any
+
+// Clone returns a copy whose lists are copies too.
+func (v Values) Clone() Values {
+	out := maps.Clone(v)
+	for k, x := range out {
+		if l, ok := x.([]string); ok {
+			out[k] = slices.Clone(l)
+		}
+	}
+	return out
+}
+
+// Int is the int value of key (0 when unset or of another kind).
+func (v Values) Int(key string) int { n, _ := v[key].(int); return n }
+
+// Bool is the bool value of key.
+func (v Values) Bool(key string) bool { b, _ := v[key].(bool); return b }
+
+// String is the string value of key.
+func (v Values) String(key string) string { s, _ := v[key].(string); return s }
+
+// List is the list value of key (shared: do not modify).
+func (v Values) List(key string) []string { l, _ := v[key].([]string); return l }
+
+// equal reports whether a and b are the same value of one kind.
+func equal(a, b any) bool {
+	la, okA := a.([]string)
+	lb, okB := b.([]string)
+	if okA || okB {
+		return okA && okB && slices.Equal(la, lb)
+	}
+	return a == b
+}
+
+// SplitList splits every value on commas, trims spaces and drops empties
+// (a list flag given several times, or its environment variable).
+func SplitList(vals []string) []string {
+	out := []string{}
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// ParseText reads the text form of key's value, as `dual-proxy settings
+// set KEY=VALUE` and the environment give it: a whole number, true/false
+// (also 1/0, yes/no, on/off), a string, or a comma-separated list (""
+// is the empty list). The error is the message of a FieldError.
+func ParseText(k Key, text string) (any, error) {
+	switch k.Kind {
+	case KindMS, KindCount:
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("want a whole number, got %q", text)
+		}
+		return n, nil
+	case KindBool:
+		switch strings.ToLower(strings.TrimSpace(text)) {
+		case "true", "1", "yes", "on":
+			return true, nil
+		case "false", "0", "no", "off":
+			return false, nil
+		}
+		return nil, fmt.Errorf("want true or false, got %q", text)
+	case KindList:
+		return SplitList([]string{text}), nil
+	}
+	return text, nil
+}
+
+// ParseJSON reads key's value from JSON: a number (whole), a boolean, a
+// string, an array of strings, or for every kind also a string in the
+// text form (ParseText), so a script may send every value as text.
+func ParseJSON(k Key, raw json.RawMessage) (any, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil && k.Kind != KindString {
+		return ParseText(k, s)
+	}
+	switch k.Kind {
+	case KindMS, KindCount:
+		var f float64
+		if err := json.Unmarshal(raw, &f); err != nil || f != float64(int(f)) {
+			return nil, fmt.Errorf("want a whole number, got %s", short(raw))
+		}
+		return int(f), nil
+	case KindBool:
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf("want true or false, got %s", short(raw))
+		}
+		return b, nil
+	case KindList:
+		var l []string
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, fmt.Errorf("want a list of strings, got %s", short(raw))
+		}
+		return SplitList(l), nil
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("want a string, got %s", short(raw))
+	}
+	return s, nil
+}
+
+// short is raw for an error message, cut at 40 bytes.
+func short(raw json.RawMessage) string {
+	s := string(raw)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// Text is the text form of a value (ParseText reads it back): lists
+// comma-separated.
+func Text(x any) string {
+	switch v := x.(type) {
+	case []string:
+		return strings.Join(v, ",")
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(x)
+}
