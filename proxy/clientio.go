@@ -10,7 +10,7 @@ import (
 // clientIO is what a client connection's head reader and answer writer
 // read and write: the connection itself until its first plain request,
 // then its netutil.RawIO, whose reads and writes do not wake the runtime's
-// sysmon thread after each wait (issue 20: at one request at a time that
+// sysmon thread after each wait (at one request at a time that
 // wake was a futex call on the request's path and 10-18 µs of CPU per
 // request, rawio.go). Only plain requests switch: a CONNECT's relay
 // reads and writes the socket itself, and raw I/O costs four allocations

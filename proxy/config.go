@@ -53,7 +53,7 @@ type Config struct {
 	// a connection must be complete this long after accept, a later one
 	// this long after its first byte (the wait for that byte between
 	// requests is the 5 min keep-alive idle time). Slow-header clients are
-	// closed without an answer (issue 13). Zero: 10 s.
+	// closed without an answer. Zero: 10 s.
 	HeadTimeout time.Duration
 	// MaxPendingHeads bounds the connections that have not yet sent a
 	// complete request head (new connections, and keep-alive ones part-way
@@ -120,10 +120,10 @@ const (
 	DefaultPrefTTL         = 60 * time.Second // ORD-4
 	DefaultCacheSize       = 1000             // ORD-4
 	DefaultRecoverCount    = 2                // HC-4
-	DefaultHeadTimeout     = 10 * time.Second // issue 13 (slow heads)
-	DefaultTunnelIdle      = time.Hour        // issue 13 (tunnel bounds)
-	DefaultTunnelHalfClose = time.Minute      // issue 13 (tunnel bounds)
-	DefaultMaxPendingHeads = 1024             // issue 13 (slow heads)
+	DefaultHeadTimeout     = 10 * time.Second // HTTP-4 (slow heads)
+	DefaultTunnelIdle      = time.Hour        // CON-2 (tunnel bounds)
+	DefaultTunnelHalfClose = time.Minute      // CON-2 (tunnel bounds)
+	DefaultMaxPendingHeads = 1024             // HTTP-4 (slow heads)
 )
 
 // zeroToDefault sets *p to d when *p is the zero value (the field was

@@ -38,7 +38,7 @@ type Engine struct {
 	viaOne    string       // "1.1 " + via, made once (viaEntry)
 	// loopPlan is plan's answer for a loopback destination under
 	// LoopbackDirect, made once and shared: callers only read a plan
-	// (issue 20: one allocation per request less).
+	// (one allocation per request less).
 	loopPlan []attempt
 	// names are the configured candidates' String(), made once: a
 	// decision names its candidate per request (candName).
@@ -143,7 +143,7 @@ func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, 
 		// One candidate: Order's answer is that candidate whatever the
 		// rule, and whether it cools (a lone cooling candidate is still
 		// tried: fail open, ORD-2); only the cache and the preference
-		// choose its timeout. Plans made once (issue 20: no rule match,
+		// choose its timeout. Plans made once (no rule match,
 		// cooldown lookup or allocation per request).
 		switch k := e.onePlans[0][0].cand.Key(); k {
 		case cached:
@@ -246,7 +246,7 @@ func cacheRefresh(ttl time.Duration) time.Duration { return min(ttl/60, time.Sec
 // none): when that put was for host through c, is younger than
 // cacheRefresh and the cache has not changed since (route.Cache.Fresh),
 // the entry already says c with an expiry at most cacheRefresh older, and
-// the put is skipped (issue 20: a lock and an LRU update per request).
+// the put is skipped (a lock and an LRU update per request).
 func (e *Engine) succeedMemo(host string, c path.Candidate, m *putMemo) {
 	k := c.Key()
 	now := e.cfg.Now()
@@ -325,7 +325,7 @@ func isLocal(err error) bool {
 }
 
 // localAnswer is the 503 body for a request that failed on this machine's
-// resources: it says so, so nobody blames the gateway (issue 13).
+// resources: it says so, so nobody blames the gateway.
 func localAnswer(err error) string {
 	cause := err.Error()
 	var pe *path.PathError

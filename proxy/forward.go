@@ -27,7 +27,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	}
 
 	hasBody := head.Chunked || head.ContentLength > 0
-	if hasBody { // no deadline to set and clear for a request without a body (issue 20)
+	if hasBody { // no deadline to set and clear for a request without a body
 		c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
 	}
 	body := &ps.body
@@ -72,7 +72,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	}
 
 	ctx, cancel := cc.get(s.baseCtx)
-	var watch *clientWatch // nil-safe stop; no func value per request (issue 20)
+	var watch *clientWatch // nil-safe stop; no func value per request
 	if body.rest == nil {
 		// The client sent the whole request: watch its connection so a
 		// client that hangs up aborts the upstream request (no cooldown).
@@ -111,13 +111,13 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		return false
 	}
 	// Nothing of this request is used any more: the next one reuses its
-	// head and scratch state (issue 20).
+	// head and scratch state.
 	ps.head = head
 	return true
 }
 
 // plainScratch is the per-request state of one client connection's plain
-// requests, reused by each (issue 20: seven allocations, ≈ 1.5 KiB, per
+// requests, reused by each (seven allocations, ≈ 1.5 KiB, per
 // request before). A connection's requests are sequential, and forward
 // reports that another may follow only when nothing of the last one is in
 // use any more: no attempt reads its body, its client watch stopped, the
@@ -143,8 +143,8 @@ type plainScratch struct {
 }
 
 // connCtx is the context of one client connection's plain requests, made
-// by the first of them and cancelled when the connection ends (issue 20:
-// one context per request registered with the server's base context, a
+// by the first of them and cancelled when the connection ends (one
+// context per request registered with the server's base context cost a
 // lock and a map insert and delete shared by all connections). Sharing it
 // is safe because whatever cancels it ends the connection too: the client
 // left (errClientGone, forward then answers that no further request
@@ -153,7 +153,7 @@ type plainScratch struct {
 // It is also the upstream.Interrupter of those requests: one
 // context.AfterFunc per connection calls the interrupt of the exchange
 // armed at that moment, instead of one AfterFunc per request (two
-// allocations and an insert into the context's children, issue 20). A
+// allocations and an insert into the context's children). A
 // connection's requests are sequential, so one is armed at a time.
 type connCtx struct {
 	ctx    context.Context
@@ -174,9 +174,9 @@ type connCtx struct {
 
 // idleSlack is how old the armed idle deadline may be when a wait for
 // the next head keeps it instead of arming a new one: a connection's idle
-// bound is then between idleTimeout-idleSlack and idleTimeout (issue 20:
-// arming and clearing the deadline were two runtime timer operations and
-// a clock read per request).
+// bound is then between idleTimeout-idleSlack and idleTimeout (arming
+// and clearing the deadline per request costs two runtime timer operations
+// and a clock read).
 const idleSlack = time.Second
 
 // armIdle makes c's read deadline idleTimeout from now, within idleSlack
@@ -273,7 +273,7 @@ func (cc *connCtx) end() {
 // HTTP-2) and framing fields (set per attempt), in the client's order, with
 // this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, loop.go).
 // Host is set from the target when sending. One slice, no header map, and
-// forward passes the connection's slice of its last request (issue 20).
+// forward passes the connection's slice of its last request.
 func (e *Engine) appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead) []httpmsg.Field {
 	for f := range httpmsg.EndToEnd(head.Fields) {
 		// Names are tokens (ASCII): no Unicode folding needed.

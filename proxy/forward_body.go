@@ -68,7 +68,7 @@ func readBody(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, res
 }
 
 // read is readBody into b, which it resets first: a connection's plain
-// requests share one body (forward, issue 20).
+// requests share one body (forward).
 func (b *body) read(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, reserve func(int64) bool) error {
 	*b = body{}
 	var r io.Reader

@@ -67,7 +67,7 @@ func TestOutgoingHeader(t *testing.T) {
 }
 
 // BenchmarkOutgoingHeader is the request side's header work per plain
-// request (issue 20) on an agent's head of 22 fields, three of them named
+// request on an agent's head of 22 fields, three of them named
 // by Connection.
 func BenchmarkOutgoingHeader(b *testing.B) {
 	var raw strings.Builder

@@ -9,7 +9,7 @@ import (
 )
 
 func TestRoutedLineLevel(t *testing.T) {
-	// issue 20: the attributes of a decision line are only built when its
+	// The attributes of a decision line are only built when its
 	// level is on; the line itself is unchanged.
 	for _, tc := range []struct {
 		name  string
@@ -37,8 +37,8 @@ func TestRoutedLineLevel(t *testing.T) {
 
 func TestRoutedLineFailovers(t *testing.T) {
 	t.Run("OPS-1/one-failed-candidate-is-failed-1-failovers-0", func(t *testing.T) {
-		// A trial user read failovers=1 on a request whose only candidate
-		// failed: nothing was failed over to.
+		// A request whose only candidate failed has failed over to
+		// nothing: failovers=1 would mislead.
 		dead := testworld.RefusedAddr(t)
 		var logs logBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))

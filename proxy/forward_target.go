@@ -39,7 +39,7 @@ type authMemo struct {
 
 // addr is the origin's "host:port" for a direct or SOCKS5 dial: the
 // authority itself when it already is exactly that ("127.0.0.1:8080",
-// "example.com:80"), no new string per request (issue 20).
+// "example.com:80"), no new string per request.
 func (t *target) addr() string {
 	a, h := t.authority, t.host
 	if len(a) > len(h)+1 && a[:len(h)] == h && a[len(h)] == ':' && a[len(h)+1] != '0' && allDigits(a[len(h)+1:]) {
@@ -59,7 +59,7 @@ var (
 )
 
 // parseTarget validates an absolute-form http:// target (RFC 9112 §3.2.2)
-// byte by byte, without net/url (issue 20: url.Parse was the plain path's
+// byte by byte, without net/url (url.Parse was the plain path's
 // largest request-side cost) and with the same answers as the url.Parse
 // based parser it replaced (kept in forward_target_test.go, fuzzed against
 // this one):
@@ -89,7 +89,7 @@ func parseTarget(raw, method string) (*target, error) {
 }
 
 // parse is parseTarget into t (a connection's plain requests share one
-// target, forward; issue 20). t changes only on success.
+// target, forward). t changes only on success.
 func (t *target) parse(raw, method string) error {
 	if i := strings.IndexByte(raw, '#'); i >= 0 {
 		raw = raw[:i]
@@ -147,7 +147,7 @@ func (t *target) parse(raw, method string) error {
 		t.origin = "/" + path
 	}
 	if raw[:7] == "http://" && decoded == m.raw && t.origin == path {
-		t.absolute = raw // as sent: no copy (issue 20)
+		t.absolute = raw // as sent: no copy
 	} else {
 		t.absolute = "http://" + decoded + t.origin
 	}

@@ -76,7 +76,7 @@ func TestForward(t *testing.T) {
 
 	t.Run("HTTP-2/keep-alive-requests-carry-nothing-over", func(t *testing.T) {
 		// A connection's plain requests share their head, target, body,
-		// header slice and watch (issue 20): nothing of one request may
+		// header slice and watch: nothing of one request may
 		// reach the next one's upstream request.
 		a := testworld.NewNamedOrigin(t, "A")
 		b := testworld.NewNamedOrigin(t, "B")
@@ -281,7 +281,7 @@ func TestBodyBudget(t *testing.T) {
 func TestConnCtxInterrupter(t *testing.T) {
 	// connCtx is the upstream.Interrupter of a connection's plain
 	// requests: one AfterFunc per connection instead of one per request
-	// (issue 20), with context.AfterFunc's stop semantics.
+	//, with context.AfterFunc's stop semantics.
 	t.Run("HTTP-4/connection-context-ending-interrupts-the-armed-exchange-once", func(t *testing.T) {
 		var cc connCtx
 		ctx, cancel := cc.get(context.Background())

@@ -259,7 +259,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 			Addr: t.addr(), Header: r.header, Length: r.length,
 			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr, Into: r.into, HeaderValid: r.headerValid}
 		r.up = &r.upStore
-		if ab != nil { // Send reopens only a body it was given (issue 20: no closure per GET)
+		if ab != nil { // Send reopens only a body it was given (no closure per GET)
 			r.up.Reopen = func() io.Reader {
 				if ab, _ := r.body.open(); ab != nil {
 					return ab
@@ -323,7 +323,7 @@ func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathEr
 }
 
 // ended reports whether ctx is done, without the lock that Err and Cause
-// take (issue 20: a plain request asked three times).
+// take (a plain request asked three times).
 func ended(ctx context.Context) bool {
 	select {
 	case <-ctx.Done():

@@ -17,7 +17,7 @@ import (
 //
 // Watching a client connection costs a goroutine blocked in a read of it,
 // and stopping the watch a past read deadline and a hand-off. A request
-// answered within clientWatchDelay is not worth that (issue 20: the watch
+// answered within clientWatchDelay is not worth that (the watch
 // was a third of the plain path's scheduler work at c=1), and neither is a
 // timer per request (its arming often wakes the netpoller). So requests
 // register with the server's watchSweeper, one goroutine that ticks every
@@ -42,12 +42,12 @@ type watchSweeper struct {
 
 	// ticks counts the sweeper's ticks (and starts): a request registered
 	// at tick n has run at least delay at tick n+2, so registering reads
-	// no clock (issue 20).
+	// no clock.
 	ticks atomic.Int64
 
 	mu sync.Mutex
 	// pending: the registered watches not yet watching, a list through
-	// their prev and next (issue 20: a map insert and delete per plain
+	// their prev and next (a map insert and delete per plain
 	// request before, each hashing under the lock every connection takes).
 	pending watchList
 	running bool // the sweeper goroutine runs
@@ -116,7 +116,7 @@ func (ws *watchSweeper) watch(c net.Conn, br *bufio.Reader, cancel context.Cance
 }
 
 // watchInto is watch in w, a watch that is new or stopped (a connection's
-// plain requests share one, forward; issue 20). clearDeadline: c's read
+// plain requests share one, forward). clearDeadline: c's read
 // deadline is cleared when the watch starts (before its read).
 func (ws *watchSweeper) watchInto(w *clientWatch, c net.Conn, br *bufio.Reader, cancel context.CancelCauseFunc, clearDeadline bool) *clientWatch {
 	*w = clientWatch{c: c, br: br, cancel: cancel, since: ws.ticks.Load(), ws: ws, clearDeadline: clearDeadline}

@@ -37,7 +37,7 @@ func TestWatchClient(t *testing.T) {
 		return &watchSweeper{done: done, delay: delay}
 	}
 	t.Run("HTTP-4/fast-answer-never-reads-the-client", func(t *testing.T) {
-		// issue 20: a request answered within clientWatchDelay costs no
+		// A request answered within clientWatchDelay costs no
 		// watch goroutine and no read of the client connection.
 		c, _ := pair(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -93,7 +93,7 @@ func TestWatchClient(t *testing.T) {
 	})
 	t.Run("HTTP-4/watch-clears-the-idle-deadline-forward-left-armed", func(t *testing.T) {
 		// forward leaves the idle deadline armed after a whole head
-		// (connCtx.armIdle, issue 20): a watch that starts clears it, so a
+		// (connCtx.armIdle): a watch that starts clears it, so a
 		// client leaving a request that outlasts it is still noticed.
 		c, peer := pair(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -129,7 +129,7 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 }
 
 // TestArmIdle: the wait for the next head re-arms the idle deadline only
-// when the armed one is older than idleSlack (issue 20), and clearIdle
+// when the armed one is older than idleSlack, and clearIdle
 // clears exactly an armed one.
 func TestArmIdle(t *testing.T) {
 	t.Run("HTTP-4/idle-deadline-armed-once-per-slack", func(t *testing.T) {

@@ -93,7 +93,7 @@ func (s *Server) handOff(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead
 // so it rewrites head.Raw's request line to origin-form.
 func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
 	if !s.listensOn(targetPort(head.Target)) {
-		return false // the common case, decided without parsing the URL (issue 20)
+		return false // the common case, decided without parsing the URL
 	}
 	u, err := url.Parse(head.Target)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
@@ -139,7 +139,7 @@ func targetPort(raw string) int {
 	auth := raw[i+3:]
 	for j := 0; j < len(auth); j++ {
 		if c := auth[j]; c == '/' || c == '?' || c == '#' {
-			auth = auth[:j] // a loop: IndexAny builds a byte set per call (issue 20)
+			auth = auth[:j] // a loop: IndexAny builds a byte set per call
 			break
 		}
 	}
@@ -155,7 +155,7 @@ func targetPort(raw string) int {
 }
 
 // listensOn reports whether one of the server's TCP listeners has port:
-// a read of the ports snapshot, no lock (issue 20: every absolute-form
+// a read of the ports snapshot, no lock (every absolute-form
 // request asks, and took the server's lock for it).
 func (s *Server) listensOn(port int) bool {
 	if port == 0 {

@@ -69,7 +69,7 @@ func (a *agentConn) close() {
 	}
 }
 
-// BenchmarkHandoffPool is an agent-shaped loop (SPEC HTTP-5b, issue 20):
+// BenchmarkHandoffPool is an agent-shaped loop (SPEC HTTP-5b):
 // sequential streamed calls of the model pool on the proxy's listener, the
 // client keeping its connection while the answers allow it
 // ("pool-dial-per-call": a new connection per call, what a client of an

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// FuzzTargetPort: the parse-free port filter of selfTarget (4a50e23) must
+// FuzzTargetPort: the parse-free port filter of selfTarget must
 // pass every absolute-form target whose URL names a port, with that port,
 // or a request for the proxy's own listener would be forwarded to itself
 // instead of served (SPEC HTTP-1).

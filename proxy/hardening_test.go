@@ -20,8 +20,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
-// Tests for the upstream client's bugs found by review (issue 13): each
-// failed before its fix.
+// Upstream-client hardening: each test below pins one bound of the
+// proxy's own client and transport (budgets, status lines, injection).
 
 func TestBodyBudgetReleased(t *testing.T) {
 	t.Run("HTTP-2/budget-released-when-trailers-fail", func(t *testing.T) {
@@ -157,8 +157,9 @@ func TestTransportRefusesInjection(t *testing.T) {
 	}
 }
 
-// Tests for the classes a hostile run found (issue 13): each failed before
-// its fix.
+// Hostile request heads, slow heads and tunnel bounds: bare LF, obs-fold,
+// oversize heads, the pending-head cap and the tunnel idle and half-close
+// bounds.
 
 func TestHostileHeads(t *testing.T) {
 	addr, _ := startProxy(t, Config{})
@@ -305,7 +306,7 @@ func TestSlowHeads(t *testing.T) {
 	t.Run("HTTP-4/slow-later-head-closed-after-head-timeout", func(t *testing.T) {
 		// A later head whose first part is here but not its blank line
 		// takes the bounded path (readHead parses a buffered head without
-		// the head deadline only when it is complete, issue 20).
+		// the head deadline only when it is complete).
 		addr, _ := startProxy(t, Config{HeadTimeout: 300 * time.Millisecond})
 		c := dialProxy(t, addr)
 		br := bufio.NewReader(c)
@@ -356,7 +357,7 @@ func TestSlowHeads(t *testing.T) {
 	})
 	t.Run("HTTP-4/pending-heads-cap-holds-under-concurrent-arrivals", func(t *testing.T) {
 		// 12 connections start a head at once against a cap of 4: each
-		// one past the cap closes exactly one other (issue 20: the count
+		// one past the cap closes exactly one other (the count
 		// is an atomic, the oldest is taken with a compare-and-swap).
 		const limit, n = 4, 12
 		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
@@ -390,7 +391,7 @@ func TestSlowHeads(t *testing.T) {
 	t.Run("HTTP-4/pending-heads-cap-walks-connections-once-per-batch", func(t *testing.T) {
 		// 40 idle tunnels and a slow-head stream past a cap of 4: closing
 		// the oldest must not walk every tracked connection for each new
-		// arrival (the attack run: one walk per arrival since 44d2feb).
+		// arrival (not one walk of all pending heads per arrival).
 		const limit, arrivals = 4, 24
 		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
 		for range 40 {
@@ -468,7 +469,7 @@ func TestTunnelBounds(t *testing.T) {
 	})
 	t.Run("CON-2/half-close-bound-holds-with-the-idle-bound-off", func(t *testing.T) {
 		// The silent direction waits without a deadline until the other
-		// ends; the half-close must arm one (relay.go, issue 20).
+		// ends; the half-close must arm one (relay.go).
 		addr, _ := startProxy(t, Config{TunnelIdleTimeout: -1, TunnelHalfCloseTimeout: 300 * time.Millisecond})
 		o, eof := quietOrigin(t)
 		c := openTunnel(t, addr, o)

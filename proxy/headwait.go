@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
 
-// Slow-head bounds (issue 13: 2,000 connections that each sent a head one
+// Slow-head bounds (2,000 connections that each sent a head one
 // byte at a time were all kept for 5 min). A connection's first head must
 // be complete Config.HeadTimeout after accept; between requests the proxy
 // waits idleTimeout for the first byte of the next head, then HeadTimeout
@@ -39,8 +39,8 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 		if headBuffered(br) {
 			// The whole head is here: parsing it reads nothing from c, so
 			// neither the head deadline nor the pending-head mark (both
-			// bound a client slow to send its head) is needed (issue 20:
-			// a timer operation, a clock read and four atomics fewer).
+			// bound a client slow to send its head) is needed (a
+			// timer operation, a clock read and four atomics fewer).
 			return httpmsg.ReadRequestHeadInto(br, reuse)
 		}
 	}
@@ -48,7 +48,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	s.pendingHead(c, cs, now)
 	defer s.headDone(cs)
 	// The head deadline replaces the idle one (no clearing in between: each
-	// deadline change is a runtime timer operation, issue 20).
+	// deadline change is a runtime timer operation).
 	c.SetReadDeadline(now.Add(s.engine.cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	cc.idleArmed = false
@@ -65,7 +65,7 @@ func headBuffered(br *bufio.Reader) bool {
 // pendingHead marks c as waiting for a complete head since now. Going past
 // MaxPendingHeads closes the connection that has waited longest (its read
 // fails and its goroutine ends). The common case is two atomic operations
-// and no lock (issue 20); only a connection over the cap takes the
+// and no lock; only a connection over the cap takes the
 // server's lock to close the oldest.
 func (s *Server) pendingHead(c net.Conn, cs *connState, now time.Time) {
 	cs.pendingSince.Store(int64(now.Sub(s.epoch)) + 1)

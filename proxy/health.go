@@ -120,7 +120,7 @@ func (h *healthChecker) run() {
 		r, local := h.e.checkHealth(h.ctx, c)
 		if local {
 			// Out of descriptors: the check learned nothing about c or
-			// the others; record nothing (issue 13).
+			// the others; record nothing.
 			h.e.cfg.Logger.Warn("health check skipped: out of local resources", "reason", r.Reason)
 			return
 		}
@@ -142,8 +142,8 @@ func (h *healthChecker) run() {
 		return
 	}
 	// No candidate reached the health URL: say why, per candidate, at the
-	// default level (a trial user saw only preferred="" and could not
-	// tell a dead gateway from an offline machine). The URL's host only,
+	// default level (preferred="" alone does not tell a dead gateway
+	// from an offline machine). The URL's host only,
 	// never its path (SPEC OPS-1).
 	var why strings.Builder
 	for i, r := range results {

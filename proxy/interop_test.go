@@ -4,7 +4,7 @@
 // gateways on loopback. Run with `go test -race -tags interop ./proxy/`.
 // A missing binary fails the suite; nothing is skipped.
 //
-// Quirks met (equipment/README.md): tinyproxy closes the client connection
+// Quirks met: tinyproxy closes the client connection
 // after every plain request and answers wrong credentials with 401 (plain
 // and CONNECT); squid needs its own pid_filename and a writable directory
 // (it drops to user "proxy"), and takes ~1 s to exit after SIGTERM (we

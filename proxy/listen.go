@@ -31,7 +31,7 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 		// Loopback: Multipath TCP has one path here, and Go's default
 		// (an MPTCP listener on Linux since Go 1.24) costs every start
 		// a probe socket and a uname(2), then the MPTCP listener's own
-		// setup (issue 20). Clients on loopback got plain TCP anyway
+		// setup. Clients on loopback got plain TCP anyway
 		// (no client here asks for MPTCP).
 		lc.SetMultipathTCP(false)
 	}
@@ -58,7 +58,7 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 // default, 15 s probes) elsewhere. A loopback peer cannot vanish without
 // its kernel closing the connection, so probes there detect nothing, and
 // enabling them cost every client connection four setsockopt(2) calls
-// (issue 20: 10 of a new tunnel's ≈ 60 syscalls were setsockopt).
+// (10 of a new tunnel's ≈ 60 syscalls were setsockopt).
 func loopbackKeepAlive(host string) time.Duration {
 	if strings.EqualFold(host, "localhost") {
 		return -1

@@ -60,7 +60,7 @@ func TestListenLoopbackKeepAlive(t *testing.T) {
 }
 
 // BenchmarkLoopbackAccept is one client connection's set-up and close on a
-// Listen(127.0.0.1) listener, both ends in this process (issue 20: the
+// Listen(127.0.0.1) listener, both ends in this process (the
 // accepted connection's socket options).
 func BenchmarkLoopbackAccept(b *testing.B) {
 	ln, _, err := Listen("127.0.0.1", 0, 0)

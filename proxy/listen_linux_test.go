@@ -29,7 +29,7 @@ const ipprotoMPTCP = 262 // linux/in.h
 
 // TestListenLoopbackPlainTCP: a loopback listener is a plain TCP socket,
 // not Go's default Multipath TCP listener, whose set-up cost every start a
-// probe socket, uname(2) and the MPTCP socket (issue 20); a non-loopback
+// probe socket, uname(2) and the MPTCP socket; a non-loopback
 // one keeps Go's default.
 func TestListenLoopbackPlainTCP(t *testing.T) {
 	t.Run("LIS-1/loopback-listener-is-plain-tcp", func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestListenLoopbackPlainTCP(t *testing.T) {
 }
 
 // BenchmarkListenLoopback is Listen(127.0.0.1) and Close: the launcher's
-// listener set-up at every start (issue 20).
+// listener set-up at every start.
 func BenchmarkListenLoopback(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestPlanLoneCandidate: with one candidate plan answers from plans made
-// once, and they are what the ordering rules give (issue 20): the lone
+// once, and they are what the ordering rules give: the lone
 // candidate whatever its cooldown (ORD-2 fails open) or a rule (ORD-3),
 // the probe skipped and the fast-fail timeout on a cache hit (ORD-4,
 // ORD-5), the fast-fail timeout when health-preferred.
@@ -65,7 +65,7 @@ func TestPlanLoneCandidate(t *testing.T) {
 		}
 		check(t, e, gw, false, fast)
 	})
-	// Allocations per plan (issue 20): none for one candidate; for two,
+	// Allocations per plan: none for one candidate; for two,
 	// the order and the attempts plus one destination key ("host:port"
 	// made once, not per candidate).
 	t.Run("ORD-1/plan-allocations", func(t *testing.T) {
@@ -132,7 +132,7 @@ func BenchmarkPlan(b *testing.B) {
 }
 
 // TestSucceedMemo: a connection's plain successes through the candidate
-// its last put named skip the put for cacheRefresh (issue 20), and what
+// its last put named skip the put for cacheRefresh, and what
 // ORD-4 says still holds: the entry lives TTL after the last success
 // (within cacheRefresh), and after the cached candidate failed the next
 // success caches it again at once.
@@ -184,7 +184,7 @@ func TestSucceedMemo(t *testing.T) {
 
 // BenchmarkSucceed is the route bookkeeping of one served plain request
 // (ORD-4 cache, OPS-2 counters): "put" puts every time (Transport
-// requests, and every plain request before issue 20's memo), "memo" is a
+// requests, and a plain request without the memo), "memo" is a
 // keep-alive connection's request through the candidate its last put
 // named.
 func BenchmarkSucceed(b *testing.B) {

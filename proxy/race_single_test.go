@@ -14,8 +14,8 @@ import (
 )
 
 // TestOpenOnly covers plans with one candidate (loopback direct, or one
-// path configured): the attempt runs on the calling goroutine (issue 20:
-// no per-attempt goroutine, channel or timer per new tunnel) and keeps the
+// path configured): the attempt runs on the calling goroutine (no
+// per-attempt goroutine, channel or timer per new tunnel) and keeps the
 // race's bookkeeping (SPEC ORD-6, CD-1, CON-1).
 func TestOpenOnly(t *testing.T) {
 	gw := path.Candidate{Kind: path.KindHTTP, Addr: "127.0.0.1:1"}

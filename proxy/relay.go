@@ -12,7 +12,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
-// Tunnel lifetime bounds (issue 13: a tunnel whose one side closed while
+// Tunnel lifetime bounds (a tunnel whose one side closed while
 // the other stayed silent was held forever). A tunnel with no byte in
 // either direction for idle is closed; once one direction has ended (EOF,
 // propagated as a half-close, SPEC CON-2) the other is closed after
@@ -30,7 +30,7 @@ import (
 const maxWindow = 10 * time.Second
 
 // tunnel is the shared state of one relayed tunnel: one allocation per
-// tunnel for the bounds, the byte counts and the end (issue 20: the
+// tunnel for the bounds, the byte counts and the end (the
 // counters, the finish closure and the goroutines' captures were six).
 type tunnel struct {
 	idle, halfClose time.Duration
@@ -50,7 +50,7 @@ type tunnel struct {
 // direction is propagated as a half-close (CloseWrite), not a full close
 // (SPEC CON-2); any other error closes both connections. relay returns at
 // once: each direction runs on a fresh goroutine, so an idle tunnel keeps
-// two small stacks, not the caller's grown one (issue 20: RSS per idle
+// two small stacks, not the caller's grown one (RSS per idle
 // tunnel).
 func relay(client, up net.Conn, idle, halfClose time.Duration, done func(sent, received int64)) {
 	t := &tunnel{idle: idle, halfClose: halfClose, client: client, up: up, done: done}
@@ -191,7 +191,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 	if t.halfClose > 0 {
 		// The other direction checks the shorter bound within one of its
 		// windows; not at once: waking it now cost every short-lived
-		// tunnel a goroutine switch (issue 20).
+		// tunnel a goroutine switch.
 		dst.SetReadDeadline(time.Now().Add(window(t.halfClose)))
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {

@@ -46,9 +46,9 @@ func waitEnded(t *testing.T, ended <-chan struct{}) {
 }
 
 // TestRelayFreshUpstream checks the relay of a just-dialled upstream with
-// whatever it sent before the relay started. (Issue 20 tried skipping the
-// first read of an upstream nothing had read, waiting for readability
-// first: the first case hung, since the runtime's poller forgets earlier
+// whatever it sent before the relay started. (Skipping the first
+// read of an upstream nothing had read, waiting for readability first,
+// hangs the first case: since the runtime's poller forgets earlier
 // readiness at the start of every RawConn.Read, so the read that finds
 // nothing is what arms the wait.)
 func TestRelayFreshUpstream(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestIdleTunnelStacks: an idle tunnel keeps two small relay stacks, not
-// the connection goroutine's grown one (issue 20: ≤ 16 KiB RSS per idle
+// the connection goroutine's grown one (≤ 16 KiB RSS per idle
 // tunnel; 12 KiB of stacks per tunnel before, ≈ 4 KiB after on Linux). The
 // budget is per OS (idleTunnelStackBudget): Windows' smallest goroutine
 // stack is 8 KiB.

@@ -18,7 +18,7 @@ import (
 // edge-triggered, so a copy that skipped that read would wait for an edge
 // that never comes). Sizes around the buffer and bulk; repeated, since
 // whether FIN and data arrive in one wake-up is timing (SPEC CON-2: EOF
-// is propagated, an error closes the tunnel; issue 20).
+// is propagated, an error closes the tunnel).
 func TestCopyTunnelEndBehindData(t *testing.T) {
 	pair := tcpPairs(t)
 	sizes := []int{1, 63, 89, copyBufSize - 1, copyBufSize, copyBufSize + 1, 3 * copyBufSize, 1 << 20}

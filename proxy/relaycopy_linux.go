@@ -13,9 +13,9 @@ import (
 
 // copyTunnel copies src to dst until EOF (nil error) or an error, like
 // io.Copy, but holds neither a splice pipe nor a buffer while src is silent
-// (issue 20: io.Copy between two *net.TCPConn keeps a pipe pair per
+// (io.Copy between two *net.TCPConn keeps a pipe pair per
 // direction while it waits, 6 fds per idle tunnel instead of 2), and moves
-// a small message with read(2) and write(2) (issue 20: for the small
+// a small message with read(2) and write(2) (for the small
 // messages of a reused tunnel two splice(2) calls through a pipe cost more).
 //
 // In src's readiness callback (syscall.RawConn.Read) it reads into a pooled
@@ -40,7 +40,7 @@ import (
 // runtime's monitor thread stays asleep; the sockets are non-blocking, so
 // a call never waits, and moves at most one 32 KiB buffer). Measured at
 // the sizes of bench scenario 2's reused tunnel (TLS records of 63 B up
-// and 89 B down, 32 tunnels; issue 20), the proxy's CPU per round trip is ≈ 15 % lower with them than with
+// and 89 B down, 32 tunnels), the proxy's CPU per round trip is ≈ 15 % lower with them than with
 // unix.Read and unix.Write; splicing every message instead cost ≈ 10 %
 // more, and skipping the read that finds nothing (TCP_INQ says whether a
 // FIN is queued behind the data) saved ≈ 8 % but cannot see a reset

@@ -24,7 +24,7 @@ func openFDs(t *testing.T) int {
 
 // TestRelayHoldsNoPipeWhileIdle: an idle tunnel costs its two sockets in
 // the proxy, not the two splice pipes (4 more fds) io.Copy holds while it
-// waits (issue 20, SPEC CON-2 relay).
+// waits (SPEC CON-2 relay).
 func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 	t.Run("CON-2/idle-tunnel-holds-no-splice-pipe", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{})

@@ -66,7 +66,7 @@ func pingPong(t *testing.T, client, sink net.Conn, sizes []int) int64 {
 
 // TestCopyTunnelModes: copyTunnel moves small messages with read(2) and
 // write(2) and bulk with splice(2), loses no byte when it switches, and
-// keeps the tunnel's half-close (SPEC CON-2 relay; issue 20: reused
+// keeps the tunnel's half-close (SPEC CON-2 relay; reused
 // tunnels at the read/write relay's cost, bulk at io.Copy's).
 func TestCopyTunnelModes(t *testing.T) {
 	pair := tcpPairs(t)
@@ -192,7 +192,7 @@ func waitFINReceived(t *testing.T, c net.Conn) {
 // TestRelayIdleAfterTraffic: a tunnel that carried small messages and a
 // bulk burst both ways and is now idle holds its two sockets, no pipe and
 // no buffer, and its two relay goroutines still have their smallest stacks
-// (SPEC CON-2 relay; issue 20: ≤ 2 fds and ≤ 16 KiB per idle tunnel).
+// (SPEC CON-2 relay; ≤ 2 fds and ≤ 16 KiB per idle tunnel).
 func TestRelayIdleAfterTraffic(t *testing.T) {
 	t.Run("CON-2/idle-after-bulk-holds-no-pipe-nor-buffer", func(t *testing.T) {
 		addr, _ := startProxy(t, Config{})

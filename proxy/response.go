@@ -38,7 +38,7 @@ func writeResponse(bw *bufio.Writer, resp *upstream.Response, head *httpmsg.Requ
 
 	hf := respFraming{length: length, chunked: chunked, close: closeDelimited || !head.KeepAlive, keepAlive10: head.Minor == 0}
 	if n := respHeadBound(resp); n <= bw.Available() {
-		bw.Write(appendResponseHead(bw.AvailableBuffer(), resp, hf)) // one Write (issue 20)
+		bw.Write(appendResponseHead(bw.AvailableBuffer(), resp, hf)) // one Write
 	} else {
 		writeResponseHead(bw, resp, hf)
 	}

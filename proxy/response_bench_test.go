@@ -1,4 +1,4 @@
-// Micro-benchmark of the response side of plain forwarding (issue 20): the
+// Micro-benchmark of the response side of plain forwarding: the
 // upstream client reads the response head and body from a pooled
 // connection, writeResponse writes status line, end-to-end fields (SPEC
 // HTTP-5) and body to the client. The upstream connection is an in-memory

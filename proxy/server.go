@@ -124,7 +124,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 			level = slog.LevelInfo
 		}
 		if !cfg.Logger.Enabled(context.Background(), level) {
-			return // no attribute slice built per request for a disabled level (issue 20)
+			return // no attribute slice built per request for a disabled level
 		}
 		// failovers counts moves to a next candidate: every failed
 		// attempt of a served decision, all but the last of a failed one
@@ -209,7 +209,7 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // connState is what the server-wide walks (Shutdown, the pending-head
 // cap) read of one client connection. Its goroutine updates it with
-// atomics per request, without the server's lock (issue 20: two lock and
+// atomics per request, without the server's lock (two lock and
 // map updates per request for idle, two for pending heads, shared by every
 // connection).
 type connState struct {
@@ -221,7 +221,7 @@ type connState struct {
 	// up is the upstream connection of c's CONNECT tunnel, nil before and
 	// after (setUpstream; Shutdown force-closes it). Its own lock, not the
 	// server's: a new tunnel took the server lock twice more for a map of
-	// upstreams (issue 20).
+	// upstreams.
 	upMu sync.Mutex
 	up   net.Conn
 
@@ -354,7 +354,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 	cs.io.c = c
 	br := getReader(&cs.io)
 	// The answer buffer is made on first use: a CONNECT writes its 200
-	// straight to c and never needs it (issue 20: 4 KiB less per tunnel).
+	// straight to c and never needs it (4 KiB less per tunnel).
 	var bw *bufio.Writer
 	out := func() *bufio.Writer {
 		if bw == nil {
@@ -453,7 +453,7 @@ func (s *Server) setUpstream(cs *connState, up net.Conn) bool {
 
 // readers recycles the 4 KiB head readers of client connections that
 // became tunnels (the relay reads the socket directly): one allocation and
-// clear of 4 KiB less per new tunnel (issue 20). Plain connections drop
+// clear of 4 KiB less per new tunnel. Plain connections drop
 // theirs: a client-gone watch may still hold it (forward_watch.go).
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 

@@ -6,7 +6,7 @@ import (
 	"runtime"
 )
 
-// Connection goroutines are reused (issue 20: CPU per new tunnel). A
+// Connection goroutines are reused (CPU per new tunnel). A
 // goroutine that serves a CONNECT grows its stack twice, from 2 to 8 KiB,
 // on the way through the head read and the dial (≈ 7 % of the proxy's CPU
 // per new tunnel went to runtime.newstack); a fresh goroutine per
@@ -68,7 +68,7 @@ func (s *Server) serveLoop(c net.Conn, cs *connState) {
 // openCtx is a connection goroutine's context for opening tunnels: the
 // parent of every attempt's context, cancelled with errClientGone when the
 // client leaves during the open (SPEC CON-1, connect.go). One that nothing
-// cancelled serves the goroutine's next CONNECT too (issue 20: a cancel
+// cancelled serves the goroutine's next CONNECT too (a cancel
 // context per tunnel, registered with the server's base context, was two
 // lock round trips and five allocations).
 type openCtx struct {

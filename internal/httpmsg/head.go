@@ -49,7 +49,7 @@ type RequestHead struct {
 	Expect100 bool
 
 	// The first backing arrays of Raw and Fields, allocated with the head
-	// (issue 20: two allocations per request less for a usual head).
+	// (two allocations per request less for a usual head).
 	rawBuf   [512]byte
 	fieldBuf [8]Field
 }
@@ -81,7 +81,7 @@ func ReadRequestHead(br *bufio.Reader) (*RequestHead, error) {
 // ReadRequestHeadInto is ReadRequestHead reusing h, a head this function
 // returned before and that nothing uses any more (its strings stay valid:
 // they are copies), so a keep-alive connection's requests share one
-// RequestHead (issue 20: the head with its inline buffers was half of the
+// RequestHead (the head with its inline buffers was half of the
 // bytes allocated per plain request). A nil h allocates a new head. The
 // result is h, reset first, or nil on a read error.
 func ReadRequestHeadInto(br *bufio.Reader, h *RequestHead) (*RequestHead, error) {
@@ -109,7 +109,7 @@ func ReadRequestHeadInto(br *bufio.Reader, h *RequestHead) (*RequestHead, error)
 			return nil, err
 		}
 		// A line may have been read in several ReadSlice pieces: it runs
-		// from the end of the last complete line to here (issue 20: no
+		// from the end of the last complete line to here (no
 		// backward scan for its start).
 		start, end := next, len(h.Raw)-1
 		next = len(h.Raw)
@@ -157,7 +157,7 @@ func ReadRequestHeadInto(br *bufio.Reader, h *RequestHead) (*RequestHead, error)
 }
 
 // reset empties h for the next head without clearing its inline buffers
-// (issue 20: the whole struct, 0.8 KiB, was zeroed per request).
+// (the whole struct, 0.8 KiB, was zeroed per request).
 func (h *RequestHead) reset() {
 	h.Method, h.Target, h.Proto, h.Minor = "", "", "", 0
 	h.Fields, h.Raw = nil, h.rawBuf[:0]
@@ -211,7 +211,7 @@ func (h *RequestHead) checkFraming() error {
 	for _, f := range h.Fields {
 		switch {
 		case EqualFoldASCII(f.Name, "Content-Length"): // names are tokens: ASCII
-			for v := range strings.SplitSeq(f.Value, ",") { // no slice per field (issue 20)
+			for v := range strings.SplitSeq(f.Value, ",") { // no slice per field
 				v = strings.TrimSpace(v)
 				if v == "" || strings.TrimLeft(v, "0123456789") != "" || len(v) > 18 {
 					return BadRequest("invalid Content-Length")

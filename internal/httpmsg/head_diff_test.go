@@ -12,7 +12,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 )
 
-// The request-head parser as it was before issue 20's seventh round (a
+// The request-head parser in its earlier, simpler form (a
 // backward scan for each line's start, the whole head zeroed per reuse,
 // IsToken by string search, framing fields found with strings.EqualFold and
 // their values split into slices), kept as the reference of

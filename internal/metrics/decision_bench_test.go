@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkDecision is the per-decision cost of the series (one served
-// CONNECT, no failure): what every new tunnel pays (issue 20).
+// CONNECT, no failure): what every new tunnel pays.
 func BenchmarkDecision(b *testing.B) {
 	m := New()
 	d := status.Decision{Kind: "connect", Host: "example.com", Candidate: "direct", LatencyMS: 0.4}

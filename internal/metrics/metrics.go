@@ -95,7 +95,7 @@ func New() *Metrics {
 // The Go runtime and process collectors are registered on the first
 // request: they read their values only when scraped anyway, and building
 // them (≈ 100 runtime/metrics descriptors) cost every launcher start
-// ≈ 0.3 ms of CPU and the heap to hold them, scraped or not (issue 20).
+// ≈ 0.3 ms of CPU and the heap to hold them, scraped or not.
 func (m *Metrics) Handler() http.Handler {
 	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -142,8 +142,8 @@ func (m *Metrics) decision(d status.Decision) {
 
 // servedKey and servedSeries: the requests counter and path-open
 // histogram of one (kind, candidate), looked up in the vectors once
-// (hashing and locking the label values cost every decision ≈ 0.5 µs,
-// issue 20). Labels stay bounded: kinds × candidates plus "none".
+// (hashing and locking the label values cost every decision ≈ 0.5 µs).
+// Labels stay bounded: kinds × candidates plus "none".
 type servedKey struct{ kind, candidate string }
 
 type servedSeries struct {

@@ -255,7 +255,7 @@ func TestProxyMetrics(t *testing.T) {
 }
 
 // TestRuntimeSeries: the Go runtime and process series, registered on the
-// first scrape rather than at start (issue 20), are in the first and every
+// first scrape rather than at start, are in the first and every
 // later scrape, once each.
 func TestRuntimeSeries(t *testing.T) {
 	t.Run("OPS-5/runtime-and-process-series-on-every-scrape", func(t *testing.T) {
@@ -438,7 +438,7 @@ func TestGrafanaDashboard(t *testing.T) {
 }
 
 // BenchmarkNew is what every dual-proxy and launcher start pays for the
-// registry before the first scrape (issue 20).
+// registry before the first scrape.
 func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// Raw I/O on a TCP connection (issue 20: c=1 latency). Go's net.Conn
+// Raw I/O on a TCP connection (c=1 latency). Go's net.Conn
 // reads and writes through syscall.Read and syscall.Write, which enter the
 // runtime's blocking-system-call path (entersyscall). That path wakes the
 // runtime's monitor thread (sysmon) out of its deep sleep whenever it

@@ -22,7 +22,7 @@ func control(t *testing.T, c *net.TCPConn, f func(fd uintptr)) {
 // TestReadWriteFD: ReadFD and WriteFD never wait (the runtime's sockets
 // are non-blocking, which is what makes a raw system call safe) and report
 // what read(2) and write(2) do; the tunnel copy relies on both (SPEC CON-2
-// relay, issue 20).
+// relay).
 func TestReadWriteFD(t *testing.T) {
 	t.Run("CON-2/read-of-an-empty-socket-is-eagain-not-a-wait", func(t *testing.T) {
 		_, b := tcpPair(t)

@@ -32,5 +32,5 @@ func ReadFD(fd uintptr, p []byte) (int, syscall.Errno) { return sysRead(fd, p) }
 
 // WriteFD is one write(2) of p (not empty) on the non-blocking descriptor
 // fd, inside a syscall.RawConn callback: n bytes, or the errno (EAGAIN: the
-// send buffer is full). Linux only: the tunnel copy (proxy, issue 20).
+// send buffer is full). Linux only: the tunnel copy (proxy).
 func WriteFD(fd uintptr, p []byte) (int, syscall.Errno) { return sysWrite(fd, p) }

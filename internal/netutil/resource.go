@@ -10,7 +10,7 @@ import (
 // ENFILE), socket buffers (ENOBUFS) or memory (ENOMEM); on Windows the
 // winsock and system equivalents. Such a failure says nothing about the
 // gateway or origin being dialled, so the proxy never counts it against a
-// candidate (issue 13: a gateway cooled for every host on EMFILE).
+// candidate (a gateway cooled for every host on EMFILE).
 func IsLocalResource(err error) bool { return hasErrno(err, localResourceErrnos) }
 
 // IsReset reports whether err is the peer resetting the connection:

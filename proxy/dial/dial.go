@@ -131,7 +131,7 @@ func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, e
 // peer is a loopback address, where it gets none: a loopback peer cannot
 // vanish without its kernel ending the connection, so probes there detect
 // nothing, and they cost every new tunnel to a loopback gateway or
-// destination four setsockopt(2) calls (issue 20; the listener does the
+// destination four setsockopt(2) calls (the listener does the
 // same for loopback clients, SPEC LIS-1). The peer is the address
 // connected to, so a name that resolves to loopback counts too. A d.Net
 // with keepalive settings of its own dials as it says.

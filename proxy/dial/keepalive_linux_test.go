@@ -188,7 +188,7 @@ func addrName(a net.Addr) string {
 }
 
 // BenchmarkOpenLoopback is a direct path's dial to a loopback destination
-// and its close, with the accepting end in this process (issue 20: a new
+// and its close, with the accepting end in this process (a new
 // tunnel's upstream connection). "go-default-keepalive" sets what Go's
 // dialer sets by default (15 s probes, four setsockopt calls), what every
 // dial did before loopback peers went without.

@@ -31,8 +31,8 @@ func TestCache(t *testing.T) {
 	})
 	t.Run("ORD-4/fresh-until-the-entry-changes", func(t *testing.T) {
 		// Fresh(gen of a PutAt) says the entry that put made is still
-		// there with its key (the plain path skips its next put then,
-		// issue 20); every way an entry can go or change ends it.
+		// there with its key (the plain path skips its next put
+		// then); every way an entry can go or change ends it.
 		clk := testkit.NewClock(testkit.Epoch)
 		c := NewCacheClock(2, time.Minute, clk.Now)
 		for _, tc := range []struct {

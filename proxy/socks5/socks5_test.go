@@ -62,7 +62,7 @@ func (m *mismatch) Error() string {
 	return fmt.Sprintf("step %d: got % x, want % x", m.step, m.got, m.want)
 }
 
-func ctx5(t *testing.T) context.Context {
+func dialCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -93,7 +93,7 @@ func TestConnectRequests(t *testing.T) {
 			cli, srv := net.Pipe()
 			defer cli.Close()
 			done := serve(t, srv, []script{{greetNone, pickNone}, {tc.want, okReply4}})
-			if err := Connect(ctx5(t), cli, tc.host, tc.port, nil); err != nil {
+			if err := Connect(dialCtx(t), cli, tc.host, tc.port, nil); err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
 			if err := <-done; err != nil {
@@ -110,7 +110,7 @@ func TestPasswordAuth(t *testing.T) {
 		cli, srv := net.Pipe()
 		defer cli.Close()
 		done := serve(t, srv, []script{{greetBoth, pickPass}, {sub, []byte{1, 0}}, {req, okReply4}})
-		if err := Connect(ctx5(t), cli, "127.0.0.1", 80, &Auth{User: "gwuser", Password: "pa:ss@"}); err != nil {
+		if err := Connect(dialCtx(t), cli, "127.0.0.1", 80, &Auth{User: "gwuser", Password: "pa:ss@"}); err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
 		if err := <-done; err != nil {
@@ -121,7 +121,7 @@ func TestPasswordAuth(t *testing.T) {
 		cli, srv := net.Pipe()
 		defer cli.Close()
 		done := serve(t, srv, []script{{greetBoth, pickNone}, {req, okReply4}})
-		if err := Connect(ctx5(t), cli, "127.0.0.1", 80, &Auth{User: "u", Password: "p"}); err != nil {
+		if err := Connect(dialCtx(t), cli, "127.0.0.1", 80, &Auth{User: "u", Password: "p"}); err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
 		if err := <-done; err != nil {
@@ -132,7 +132,7 @@ func TestPasswordAuth(t *testing.T) {
 		cli, srv := net.Pipe()
 		defer cli.Close()
 		done := serve(t, srv, []script{{greetBoth, pickPass}, {sub, []byte{5, 0}}, {req, okReply4}})
-		if err := Connect(ctx5(t), cli, "127.0.0.1", 80, &Auth{User: "gwuser", Password: "pa:ss@"}); err != nil {
+		if err := Connect(dialCtx(t), cli, "127.0.0.1", 80, &Auth{User: "gwuser", Password: "pa:ss@"}); err != nil {
 			t.Fatalf("Connect: %v", err)
 		}
 		<-done
@@ -186,7 +186,7 @@ func TestGatewayFaults(t *testing.T) {
 			cli, srv := net.Pipe()
 			defer cli.Close()
 			done := serve(t, srv, tc.steps)
-			err := Connect(ctx5(t), cli, "127.0.0.1", 80, tc.auth)
+			err := Connect(dialCtx(t), cli, "127.0.0.1", 80, tc.auth)
 			gatewayFault(t, err, tc.step, tc.target)
 			cli.Close()
 			<-done
@@ -210,7 +210,7 @@ func TestReplyCodes(t *testing.T) {
 			defer cli.Close()
 			// A failure reply is recognised from its first four bytes.
 			done := serve(t, srv, []script{{greetNone, pickNone}, {req, []byte{5, byte(tc.code), 0, 1}}})
-			err := Connect(ctx5(t), cli, "origin.te", 80, nil)
+			err := Connect(dialCtx(t), cli, "origin.te", 80, nil)
 			var re *ReplyError
 			if !errors.As(err, &re) || re.Code != tc.code {
 				t.Fatalf("err = %v, want *ReplyError %s", err, tc.code)
@@ -231,7 +231,7 @@ func TestTunnelBytesUntouched(t *testing.T) {
 		// the same write: Connect must read exactly the reply.
 		reply := append(append([]byte{5, 0, 0, 3, 4}, "gate"...), 0, 1)
 		done := serve(t, srv, []script{{greetNone, pickNone}, {[]byte{5, 1, 0, 1, 127, 0, 0, 1, 0, 80}, append(reply, "SSH-2.0-x\r\n"...)}})
-		if err := Connect(ctx5(t), cli, "127.0.0.1", 80, nil); err != nil {
+		if err := Connect(dialCtx(t), cli, "127.0.0.1", 80, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := io.ReadAll(cli)

@@ -29,7 +29,7 @@ type await struct {
 }
 
 // send writes r on uc and waits for the first bytes of its answer, in one
-// RawConn.Read (issue 20): the read(2) that finds the socket empty before
+// RawConn.Read: the read(2) that finds the socket empty before
 // the write is the check that nothing arrived while a reused connection
 // sat idle (HTTP-5: bytes or EOF then, and quiet is false: nothing was
 // written, the connection is closed by the caller), and after the write
@@ -64,7 +64,7 @@ func (uc *upConn) send(c *Client, check bool, cand path.Candidate, r *Request, b
 	if r.ResponseTimeout == 0 && c.ResponseTimeout == uc.dw.idle && !uc.headDeadline.IsZero() {
 		// The request's first write is bounded by the same instant: one
 		// deadline change (one runtime timer) and no clock read in
-		// deadlineWriter for it (issue 20).
+		// deadlineWriter for it.
 		uc.conn.SetDeadline(uc.headDeadline)
 		uc.dw.armed = true
 	} else {
@@ -143,7 +143,7 @@ var errWouldBlock = errors.New("no data yet")
 // rawRead is one read(2) on fd that never waits, with net.Conn's results:
 // io.EOF at the peer's FIN, errWouldBlock when nothing is there yet. It
 // is netutil.ReadFD: on Linux no runtime system-call bookkeeping, whose
-// first call after a wait woke the runtime's sysmon thread (issue 20).
+// first call after a wait woke the runtime's sysmon thread.
 func rawRead(fd uintptr, p []byte) (int, error) {
 	for {
 		n, errno := netutil.ReadFD(fd, p)

@@ -177,7 +177,7 @@ func (b *upBody) release(interrupted bool) error {
 		// body that may still wait for the network (chunked, until close,
 		// or not read to its length: a caller that gave up halfway) can
 		// make that read wait, so only then is it bounded (a deadline is
-		// a timer operation, issue 20); an answer without a body never
+		// a timer operation); an answer without a body never
 		// waits.
 		if b.left != 0 {
 			b.uc.conn.SetReadDeadline(time.Now().Add(time.Millisecond))

@@ -96,20 +96,20 @@ type Request struct {
 	ReuseUnreplayable bool
 	// Interrupt, when set, watches the context given to Send in place of
 	// a context.AfterFunc per request (two allocations and an insert into
-	// the context's children, issue 20).
+	// the context's children).
 	Interrupt Interrupter
 	// HeaderValid says that every field of Header has a token for a name
 	// and a value without control characters (CR, LF, NUL …; HTAB
 	// allowed), what check verifies field by field: the caller's parser
 	// checked them already (the proxy's request heads, httpmsg), and
-	// check skips them (issue 20: an agent's head is ≈ 1-2 KiB of
+	// check skips them (an agent's head is ≈ 1-2 KiB of
 	// fields, scanned twice per request). The method, targets and Host
 	// value are checked regardless.
 	HeaderValid bool
 	// Into, when set, is where the response is read (its field slice
 	// reused): a caller that sends one request after another and is done
 	// with each response, its body closed, before the next Send (the
-	// proxy's client connections; issue 20: two allocations per request
+	// proxy's client connections; two allocations per request
 	// less). nil: a new Response.
 	Into *Response
 	// Reopen returns a fresh reader over the whole body, for the one retry
@@ -265,7 +265,7 @@ func (c *Client) headDeadline(r *Request) time.Time {
 // bodyBuffered reports whether resp's body needs no further read from
 // the socket: none, or all of its Content-Length already buffered. The
 // head's read deadline then stays armed (clearing it is a timer operation
-// per request, issue 20) and bounds nothing: the next exchange sets its
+// per request) and bounds nothing: the next exchange sets its
 // own, and connPool.get clears one that passed while idle.
 func bodyBuffered(resp *Response, uc *upConn) bool {
 	return resp.NoBody || !resp.Chunked && resp.ContentLength >= 0 && int64(uc.br.Buffered()) >= resp.ContentLength

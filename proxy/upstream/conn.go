@@ -36,7 +36,7 @@ type upConn struct {
 func newUpConn(conn net.Conn, key poolKey, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key}
 	uc.interrupt = func() { conn.SetDeadline(time.Unix(1, 0)) }
-	uc.src.conn = netutil.RawIO(conn) // no sysmon wake per read or write (issue 20)
+	uc.src.conn = netutil.RawIO(conn) // no sysmon wake per read or write
 	uc.br = bufio.NewReaderSize(&uc.src, 4096)
 	uc.dw = &deadlineWriter{c: conn, w: uc.src.conn, idle: writeIdle}
 	uc.bw = bufio.NewWriterSize(uc.dw, 4096)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestUpConnRawIO: an upstream TCP connection's reads and writes are raw
-// system calls on Linux (netutil.RawIO, issue 20), and still carry a
+// system calls on Linux (netutil.RawIO), and still carry a
 // request and its answer.
 func TestUpConnRawIO(t *testing.T) {
 	t.Run("HTTP-1/upstream-tcp-connection-uses-raw-io-on-linux", func(t *testing.T) {

@@ -154,7 +154,7 @@ func TestRequestInterrupter(t *testing.T) {
 }
 
 // BenchmarkPoolGetPut is the idle pool's work per plain request on a
-// pooled connection (issue 20): get, then put back. Nothing is dialled:
+// pooled connection: get, then put back. Nothing is dialled:
 // the connections are net.Pipe ends that are never read.
 func BenchmarkPoolGetPut(b *testing.B) {
 	p := &connPool{ttl: time.Minute}

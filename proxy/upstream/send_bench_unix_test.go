@@ -40,7 +40,7 @@ func rawOrigin(tb testing.TB) string {
 }
 
 // BenchmarkSend is one GET on a pooled loopback connection, the upstream
-// half of every plain request (issue 20): Send, the body read and Close.
+// half of every plain request: Send, the body read and Close.
 // cpu-ns/op is the process's CPU per request, the origin's included.
 func BenchmarkSend(b *testing.B) {
 	addr := rawOrigin(b)

@@ -117,8 +117,8 @@ func writeHeadPieces(bw *bufio.Writer, c path.Candidate, r *Request) error {
 
 // appendHead is writeHead's head appended to bw.AvailableBuffer(), when
 // it fits there (ok false: nothing appended, the caller writes it piece
-// by piece): one Write instead of a WriteString per piece (issue 20:
-// twenty calls per plain request with the answer's head). The bytes are
+// by piece): one Write instead of a WriteString per piece (twenty
+// calls per plain request with the answer's head). The bytes are
 // writeHead's, in the same order.
 func appendHead(bw *bufio.Writer, c path.Candidate, r *Request) (b []byte, ok bool) {
 	target := r.Absolute

@@ -76,13 +76,13 @@ func startProxyListen(t *testing.T, cfg Config) string {
 	return ln.Addr().String()
 }
 
-// TestAttackRound7KeepAlive: through the whole proxy, every socket it
-// holds to a loopback peer has no TCP keepalive (SPEC GW-3, LIS-1; 454ecfe
-// decided it in proxy/dial): the accepted client, a plain request's
+// TestLoopbackSocketsHaveNoKeepAlive: through the whole proxy, every socket it
+// holds to a loopback peer has no TCP keepalive (SPEC GW-3, LIS-1; proxy/dial
+// decides it): the accepted client, a plain request's
 // pooled upstream connection and a tunnel's, to a loopback http gateway
 // and on the direct path; and no socket is left once the proxy and
 // its peers are gone.
-func TestAttackRound7KeepAlive(t *testing.T) {
+func TestLoopbackSocketsHaveNoKeepAlive(t *testing.T) {
 	before := countSockets(t)
 	t.Run("GW-3/every-socket-to-a-loopback-peer-has-no-keepalive", func(t *testing.T) {
 		peers := make(chan [2]string, 8) // the proxy's end, the peer's end

@@ -12,12 +12,12 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// TestHostileGateways: gateways of the new kinds that stall or lie in the
+// TestGatewayHandshakeFaults: gateways of the new kinds that stall or lie in the
 // middle of their handshake cost one connect timeout and a failover, never
 // a hang (SPEC GW-6, GW-7, ORD-5). The connect timeout is 400 ms; every
 // bound asserted is 4 s, far below the default 5 s connect timeout that
 // would show the per-attempt bound was not applied.
-func TestHostileGateways(t *testing.T) {
+func TestGatewayHandshakeFaults(t *testing.T) {
 	ca := testworld.NewCA(t, "hostile CA")
 	leaf := ca.Leaf(t, "127.0.0.1")
 	trust := &tls.Config{RootCAs: ca.Pool}

@@ -11,8 +11,8 @@ import (
 
 // TestRelayHalfCloseBound: after one direction's EOF the other is held for
 // halfClose only, whichever side ended first, and bytes sent just before a
-// FIN all arrive (SPEC CON-2; 85153a8 arms the bound instead of waking the
-// other direction, 31386d3 peeks once per wait).
+// FIN all arrive (SPEC CON-2: the bound is armed instead of waking the
+// other direction, and the relay peeks once per wait).
 func TestRelayHalfCloseBound(t *testing.T) {
 	pair := tcpPairs(t)
 	for _, first := range []string{"client", "destination"} {

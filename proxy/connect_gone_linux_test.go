@@ -21,10 +21,10 @@ func unreadBytes(t *testing.T, c net.Conn) int {
 	return n
 }
 
-// Attack round five, Linux only (SIOCINQ): a half-closed client that
+// TestConnectClientGoneAfterHalfClose, Linux only (SIOCINQ): a half-closed client that
 // leaves without reading the watch's probe byte resets, and the watch
 // cancels the open (SPEC CON-1).
-func TestAttackRound5ConnectReset(t *testing.T) {
+func TestConnectClientGoneAfterHalfClose(t *testing.T) {
 	t.Run("CON-1/a-client-gone-after-a-half-close-without-reading-cancels-the-open", func(t *testing.T) {
 		// It half-closes, takes no byte, then closes: the probe byte lies
 		// unread in its socket, so the close resets and the watch sees it.

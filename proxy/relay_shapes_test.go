@@ -11,9 +11,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
-// TestHostileTunnels: the spliced relay (relaycopy_linux.go) under the
+// TestRelayPeerShapes: the spliced relay (relaycopy_linux.go) under the
 // shapes a destination or client can give a tunnel (SPEC CON-2).
-func TestHostileTunnels(t *testing.T) {
+func TestRelayPeerShapes(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	t.Run("CON-2/destination-fin-first-client-keeps-sending", func(t *testing.T) {
 		got := make(chan int, 1)
