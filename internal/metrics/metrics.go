@@ -49,6 +49,8 @@ type Metrics struct {
 	poolTTFT      *prometheus.HistogramVec // pool, member
 	poolTokens    *prometheus.CounterVec   // pool, member, kind
 
+	settingsChanges *prometheus.CounterVec // by
+
 	mu     sync.Mutex
 	engine *proxy.Engine
 	pool   func() *pool.Pool
@@ -85,7 +87,9 @@ func New() *Metrics {
 		poolTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dual_proxy_pool_tokens_total",
 			Help: "Tokens the members reported, by pool, member and kind (input, output, cache_read, cache_creation)."}, []string{"pool", "member", "kind"}),
 	}
-	m.reg.MustRegister(m.requests, m.failures, m.failovers, m.openTime, m.poolCalls, m.poolFailovers, m.poolTTFT, m.poolTokens, stateCollector{m})
+	m.settingsChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dual_proxy_settings_changes_total",
+		Help: "Applied changes of the live settings by who made them (api, cli, page, file; SPEC OPS-7)."}, []string{"by"})
+	m.reg.MustRegister(m.requests, m.failures, m.failovers, m.openTime, m.poolCalls, m.poolFailovers, m.poolTTFT, m.poolTokens, m.settingsChanges, stateCollector{m})
 	return m
 }
 

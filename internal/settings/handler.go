@@ -2,6 +2,7 @@ package settings
 
 import (
 	"crypto/subtle"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"io"
@@ -53,15 +54,69 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, map[string]string{"error": why})
 		return
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	switch {
+	case r.URL.Path == FormPath && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		hd := w.Header()
+		hd.Set("Content-Type", "text/javascript; charset=utf-8")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Cache-Control", "no-store")
+		_, _ = w.Write(formJS)
+	case r.URL.Path == ProbePath && r.Method == http.MethodPost:
+		h.probe(w, r)
+	case r.URL.Path != Path:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "unknown path; the settings are at " + Path})
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		h.get(w)
-	case http.MethodPut:
+	case r.Method == http.MethodPut:
 		h.put(w, r)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, PUT")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use GET or PUT " + Path})
 	}
+}
+
+// The form's script and the gateway test, under Path.
+const (
+	FormPath  = Path + "/form.js"
+	ProbePath = Path + "/probe"
+)
+
+// formJS is the status page's settings form (form.js).
+//
+//go:embed form.js
+var formJS []byte
+
+// probe answers POST ProbePath {gateway} with {ok, latency_ms, target} or
+// {ok: false, error}: a real request through that gateway alone
+// (Options.Probe). It needs the token: it makes the instance connect out.
+func (h *handler) probe(w http.ResponseWriter, r *http.Request) {
+	if !h.authorized(r) {
+		h.unauthorized(w)
+		return
+	}
+	var req struct {
+		Gateway string `json:"gateway"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&req); err != nil || strings.TrimSpace(req.Gateway) == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{{Field: Gateway, Message: "want {\"gateway\": URL}"}}})
+		return
+	}
+	target, latency, err := h.live.Probe(r.Context(), req.Gateway)
+	var inv Invalid
+	switch {
+	case errors.As(err, &inv):
+		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError(inv)})
+	case err != nil:
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "target": target, "error": err.Error()})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "target": target, "latency_ms": latency.Milliseconds()})
+	}
+}
+
+// unauthorized answers 401 with where the token is.
+func (h *handler) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="dual-proxy settings"`)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong control token (Authorization: Bearer TOKEN): `dual-proxy settings` finds it in the instance registry, `dual-proxy settings token` prints the page link with it; --control-token chooses it at start"})
 }
 
 func (h *handler) get(w http.ResponseWriter) {
@@ -72,8 +127,7 @@ func (h *handler) get(w http.ResponseWriter) {
 
 func (h *handler) put(w http.ResponseWriter, r *http.Request) {
 	if !h.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="dual-proxy settings"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong control token (Authorization: Bearer TOKEN): `dual-proxy settings` finds it in the instance registry; start with --control-token to choose it"})
+		h.unauthorized(w)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))

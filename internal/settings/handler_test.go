@@ -2,13 +2,16 @@ package settings_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/settings"
 )
@@ -224,6 +227,70 @@ func TestSettingsAPI(t *testing.T) {
 		code, doc := in.put(t, `{"cooldown-ms": null}`, in.version(t))
 		if code != 200 || doc["settings"].(map[string]any)["cooldown-ms"] != 30000.0 || doc["sources"].(map[string]any)["cooldown-ms"] != "default" {
 			t.Fatal(code, doc)
+		}
+	})
+}
+
+func TestSettingsProbeAndForm(t *testing.T) {
+	var probed []string
+	in := newInstance(t, settings.Options{
+		Values: with(startValues(), settings.Gateway, []string{"http://u:pw@127.0.0.1:3128"}),
+		Probe: func(_ context.Context, g string) (string, time.Duration, error) {
+			probed = append(probed, g)
+			if strings.Contains(g, "3128") {
+				return "https://api.example", 12 * time.Millisecond, nil
+			}
+			return "https://api.example", 0, errors.New("gateway-connect via 127.0.0.1:9: connection refused")
+		},
+	})
+	post := func(body string, auth bool) (int, map[string]any) {
+		hdr := []string{}
+		if auth {
+			hdr = append(hdr, "Authorization", "Bearer "+testToken)
+		}
+		req, _ := http.NewRequest(http.MethodPost, in.srv.URL+settings.ProbePath, strings.NewReader(body))
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := in.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&doc)
+		return resp.StatusCode, doc
+	}
+	t.Run("OPS-7/probe-a-masked-gateway-uses-the-stored-one", func(t *testing.T) {
+		code, doc := post(`{"gateway": "http://u:***@127.0.0.1:3128"}`, true)
+		if code != 200 || doc["ok"] != true || doc["latency_ms"] != 12.0 || probed[len(probed)-1] != "http://u:pw@127.0.0.1:3128" {
+			t.Fatalf("%d %v %v", code, doc, probed)
+		}
+	})
+	t.Run("OPS-7/probe-failure-says-why", func(t *testing.T) {
+		code, doc := post(`{"gateway": "127.0.0.1:9"}`, true)
+		if code != 200 || doc["ok"] != false || !strings.Contains(doc["error"].(string), "connection refused") {
+			t.Fatalf("%d %v", code, doc)
+		}
+		if code, _ := post(`{"gateway": "nohost"}`, true); code != 400 {
+			t.Fatalf("a gateway without port: %d", code)
+		}
+	})
+	t.Run("OPS-7/probe-needs-the-token", func(t *testing.T) {
+		n := len(probed)
+		if code, _ := post(`{"gateway": "127.0.0.1:9"}`, false); code != 401 || len(probed) != n {
+			t.Fatalf("%d", code)
+		}
+	})
+	t.Run("OPS-7/form-script-served", func(t *testing.T) {
+		resp, err := in.srv.Client().Get(in.srv.URL + settings.FormPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") || !bytes.Contains(b, []byte("settings-form")) {
+			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -11,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/editor"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // Source tells where a setting's value came from.
@@ -46,6 +49,10 @@ type Options struct {
 	File string
 	// Logger gets one line per change (who, which keys); nil: none.
 	Logger *slog.Logger
+	// Probe sends one request through gateway alone (a parsed candidate,
+	// not necessarily in the list) and says where to and how long it
+	// took: the page's test button. nil: the test answers an error.
+	Probe func(ctx context.Context, gateway string) (target string, latency time.Duration, err error)
 	// OnChange is told of every applied change (the metrics counter):
 	// by is "api", "cli", "page" or "file"; nil: nothing.
 	OnChange func(by string, keys []string)
@@ -239,6 +246,24 @@ func (l *Live) writeBack(changed map[string]any) *Saved {
 		l.opts.Logger.Warn("settings applied but not written back to the config file", "reason", err.Error())
 	}
 	return s
+}
+
+// Probe tests gateway (a masked one of the list means that gateway)
+// through Options.Probe. A gateway that does not parse is an Invalid.
+func (l *Live) Probe(ctx context.Context, gateway string) (string, time.Duration, error) {
+	l.mu.Lock()
+	g := unmask(Gateway, []string{strings.TrimSpace(gateway)}, l.cur.Values.List(Gateway)).([]string)[0]
+	l.mu.Unlock()
+	if msg := portless(g); msg != "" {
+		return "", 0, Invalid{{Field: Gateway, Message: msg}}
+	}
+	if _, err := route.ParseGateway(g, Gateway); err != nil {
+		return "", 0, Invalid{{Field: Gateway, Message: route.RedactURL(g) + ": " + err.Error()}}
+	}
+	if l.opts.Probe == nil {
+		return "", 0, errors.New("this instance cannot test a gateway")
+	}
+	return l.opts.Probe(ctx, g)
 }
 
 // Reload re-reads the file's proxy: section (SIGHUP): its keys apply

@@ -1,0 +1,196 @@
+package settings
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Client reads and changes the settings of one running instance (the
+// `dual-proxy settings` command). It talks to the listener directly,
+// never through a proxy from the environment.
+type Client struct {
+	// Addr is the instance's listener, "127.0.0.1:7896".
+	Addr string
+	// Token is the instance's control token (Authorization: Bearer).
+	Token string
+	// Kind is sent in ClientHeader ("cli"); "" sends none.
+	Kind string
+	// HTTP carries the calls; nil: a client without proxy and a 10 s
+	// timeout.
+	HTTP *http.Client
+}
+
+// RemoteError is an answer other than 200: Status, the field errors of a
+// 400, else the message the instance gave.
+type RemoteError struct {
+	Status  int
+	Errors  []FieldError
+	Message string
+}
+
+// Error is one line: the field errors joined by "; ", else the message.
+func (e *RemoteError) Error() string {
+	if len(e.Errors) > 0 {
+		return Invalid(e.Errors).Error()
+	}
+	if e.Message != "" {
+		return e.Message
+	}
+	return fmt.Sprintf("HTTP %d", e.Status)
+}
+
+var directClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+
+// Get reads the document. Errors: the connection's, *RemoteError.
+func (c *Client) Get(ctx context.Context) (Document, error) {
+	return c.do(ctx, http.MethodGet, "", nil)
+}
+
+// Set changes the settings in changes (key → value: a JSON value, or text
+// as ParseText reads it; nil resets the key to its default) on the
+// current version; when another change came first (409) it reads the new
+// version and tries once more. Errors: the connection's, *RemoteError.
+func (c *Client) Set(ctx context.Context, changes map[string]any) (Document, error) {
+	doc, err := c.Get(ctx)
+	if err != nil {
+		return doc, err
+	}
+	for try := 0; ; try++ {
+		doc, err = c.do(ctx, http.MethodPut, doc.Version, changes)
+		var re *RemoteError
+		if try > 0 || !errors.As(err, &re) || re.Status != http.StatusConflict {
+			return doc, err
+		}
+		if doc, err = c.Get(ctx); err != nil {
+			return doc, err
+		}
+	}
+}
+
+// AddGateway appends gateway to the current list (or moves it last);
+// RemoveGateway removes every item equal to gateway or to its masked
+// form. Both read the list, change it and Set it.
+func (c *Client) AddGateway(ctx context.Context, gateway string) (Document, error) {
+	return c.editGateways(ctx, func(l []string) []string {
+		return append(slices.DeleteFunc(l, func(g string) bool { return g == gateway || g == mask(Gateway, []string{gateway}).([]string)[0] }), gateway)
+	})
+}
+
+// RemoveGateway: see AddGateway. A gateway not in the list is a
+// *RemoteError with Status 0 and nothing is changed.
+func (c *Client) RemoveGateway(ctx context.Context, gateway string) (Document, error) {
+	masked := mask(Gateway, []string{gateway}).([]string)[0]
+	missing := false
+	doc, err := c.editGateways(ctx, func(l []string) []string {
+		n := len(l)
+		l = slices.DeleteFunc(l, func(g string) bool { return g == gateway || g == masked })
+		missing = len(l) == n
+		return l
+	})
+	if err == nil && missing {
+		return doc, &RemoteError{Message: fmt.Sprintf("%s is not a gateway of this instance (its gateways: %s)", masked, orNone(doc.Settings[Gateway]))}
+	}
+	return doc, err
+}
+
+func (c *Client) editGateways(ctx context.Context, edit func([]string) []string) (Document, error) {
+	for try := 0; ; try++ {
+		doc, err := c.Get(ctx)
+		if err != nil {
+			return doc, err
+		}
+		var list []string
+		if l, ok := doc.Settings[Gateway].([]any); ok {
+			for _, g := range l {
+				s, _ := g.(string)
+				list = append(list, s)
+			}
+		}
+		before := slices.Clone(list)
+		list = edit(list)
+		if slices.Equal(before, list) {
+			return doc, nil
+		}
+		if list == nil {
+			list = []string{}
+		}
+		out, err := c.do(ctx, http.MethodPut, doc.Version, map[string]any{Gateway: list})
+		var re *RemoteError
+		if try > 0 || !errors.As(err, &re) || re.Status != http.StatusConflict {
+			return out, err
+		}
+	}
+}
+
+// orNone is a list value as text, "none" when empty.
+func orNone(x any) string {
+	l, _ := x.([]any)
+	if len(l) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(l))
+	for i, g := range l {
+		parts[i] = fmt.Sprint(g)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c *Client) do(ctx context.Context, method, version string, body map[string]any) (Document, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return Document{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.Addr+Path, rd)
+	if err != nil {
+		return Document{}, err
+	}
+	if method == http.MethodPut {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("If-Match", `"`+version+`"`)
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Kind != "" {
+		req.Header.Set(ClientHeader, c.Kind)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = directClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Document{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return Document{}, err
+	}
+	if resp.StatusCode == http.StatusOK {
+		var doc Document
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return Document{}, fmt.Errorf("%s answered something that is not a settings document (is it a dual-proxy?)", c.Addr)
+		}
+		return doc, nil
+	}
+	var e struct {
+		Errors  []FieldError `json:"errors"`
+		Error   string       `json:"error"`
+		Version string       `json:"version"`
+	}
+	if json.Unmarshal(data, &e) != nil && resp.StatusCode == http.StatusNotFound {
+		e.Error = c.Addr + " has no settings endpoint (an older dual-proxy?)"
+	}
+	return Document{Version: e.Version}, &RemoteError{Status: resp.StatusCode, Errors: e.Errors, Message: e.Error}
+}
