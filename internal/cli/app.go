@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/version"
@@ -156,8 +157,8 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	args = helpForSubcommand(app, args)
-	if len(args) > 1 && args[len(args)-1] == completionFlag {
-		complete(termSafe(sio.Stdout), app, args[1:len(args)-1], sio.Environ)
+	if len(args) > 1 && args[len(args)-1] == complete.RequestFlag {
+		completion.Answer(termSafe(sio.Stdout), app, args[1:len(args)-1], sio.Environ)
 		return 0
 	}
 	err := app.Run(args)
@@ -555,7 +556,3 @@ func openLogFile(path string) (*os.File, error) {
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }
-
-// completionFlag is the argument the completion scripts append to ask for
-// candidate words (the name urfave/cli's scripts use; complete answers it).
-const completionFlag = "--generate-bash-completion"

@@ -157,3 +157,9 @@ func dashDashValue(app *cli.App, args []string) string {
 	}
 	return ""
 }
+
+// takesValue reports whether f takes a value (not a bool flag).
+func takesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return ok && d.TakesValue()
+}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 )
 
 // The completion scripts of the shells a plain test machine may lack, run
@@ -54,9 +56,14 @@ func TestCompletionShells(t *testing.T) {
 			if strings.HasSuffix(line, " ") {
 				words = append(words, "''")
 			}
-			return shellWords(t, bin, "zsh", "-f", "-c", stubs+zshCompletion+"\nwords=("+strings.Join(words, " ")+")\n_dual_proxy_complete\ntrue\n")
+			return shellWords(t, bin, "zsh", "-f", "-c", stubs+complete.Zsh+"\nwords=("+strings.Join(words, " ")+")\n_dual_proxy_complete\ntrue\n")
 		}
 		checkShell(t, zshLine)
 		checkValues(t, zshLine)
 	})
+}
+
+// fishQuote is s as the fish script quotes it: one single-quoted word.
+func fishQuote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }

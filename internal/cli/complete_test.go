@@ -117,3 +117,9 @@ func TestCompletionMatchesCommandTree(t *testing.T) {
 		}
 	})
 }
+
+// psQuote is s as the PowerShell script quotes it: one single-quoted
+// string, each quote (also a typographic one) doubled.
+func psQuote(s string) string {
+	return "'" + strings.NewReplacer("'", "''", "\u2018", "\u2018\u2018", "\u2019", "\u2019\u2019").Replace(s) + "'"
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 )
 
 // The bash completion tests run bash with sh scripts standing in for the programs: Unix only
@@ -70,7 +72,7 @@ func bashLine(t *testing.T, bin, line string) []string {
 	if strings.HasSuffix(line, " ") {
 		words = append(words, "''")
 	}
-	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
+	sh := complete.Bash + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n" +
 		"_dual_proxy_complete\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
 	return shellWords(t, bin, "bash", "--norc", "--noprofile", "-c", sh)
 }
@@ -138,7 +140,7 @@ func bashComplete(t *testing.T, line string) string {
 	}
 	bin := completionBin(t)
 	words := strings.Fields(line)
-	sh := bashCompletion + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
+	sh := complete.Bash + "\nCOMP_WORDS=(" + strings.Join(words, " ") + ")\nCOMP_CWORD=" +
 		strconv.Itoa(len(words)-1) + "\n_dual_proxy_complete\necho \"${COMPREPLY[*]}\"\n"
 	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", sh)
 	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir()}

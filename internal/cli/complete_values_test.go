@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 )
 
 // testPoolConfig is a configuration with two pools (models in one) and
@@ -64,7 +66,7 @@ func TestCompletionValues(t *testing.T) {
 	} {
 		t.Run("LIS-5/"+tc.name, func(t *testing.T) {
 			// (the default file's place per OS: TestCompletionDefaultConfig)
-			args := append(append([]string(nil), tc.line...), completionFlag)
+			args := append(append([]string(nil), tc.line...), complete.RequestFlag)
 			out, errOut, status := runCmd(t, tc.prog, tc.env, args...)
 			if got := strings.Join(strings.Fields(out), " "); status != 0 || got != tc.want || errOut != "" {
 				t.Fatalf("%q: status %d, offers %q (stderr %q), want %q", tc.line, status, got, errOut, tc.want)
@@ -85,7 +87,7 @@ func TestCompletionDefaultConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b strings.Builder
-		complete(&b, dualProxyApp(IO{}), []string{"run", "--pool", ""}, env)
+		completion.Answer(&b, dualProxyApp(IO{}), []string{"run", "--pool", ""}, env)
 		if got := strings.Join(strings.Fields(b.String()), " "); got != "work night" {
 			t.Fatalf("offers %q from %s, want the pools", got, p)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 )
 
 // Shell completion and man pages, both generated from the command-line
@@ -32,6 +34,29 @@ func claudeDescription() string {
 Every flag can also be set by the environment variable shown beside it. The launcher logs to ` + logHint + ` (--log-file) so the terminal stays clean.`
 }
 
+// argValues are the values a command's first positional argument takes,
+// offered by every shell's completion and named by extraArgs.
+var argValues = map[string][]string{
+	"completion": {"bash", "zsh", "fish", "powershell"},
+	"man":        {"dual-proxy", "claude-dual-proxy"},
+}
+
+// completion is what the shell completion offers beyond the command tree:
+// argValues, the words of --log-level and --log-format, and the pool and
+// model names of the configuration file for --pool and pool test.
+var completion = &complete.Spec{
+	Args: argValues,
+	Flags: map[string][]string{
+		fLogLevel:  {"debug", "info", "warn", "error"},
+		fLogFormat: {"text", "json"},
+	},
+	PoolFlag:      fPool,
+	PoolTest:      "pool test",
+	ConfigFlag:    fConfig,
+	ConfigEnv:     "DUAL_PROXY_CONFIG",
+	DefaultConfig: defaultConfigFile,
+}
+
 // completionCommand is `dual-proxy completion bash|zsh|fish|powershell`: print a
 // completion script for both programs.
 func completionCommand(sio IO) *cli.Command {
@@ -51,63 +76,25 @@ func completionCommand(sio IO) *cli.Command {
 }
 
 // completionScript is the script for shell. bash and zsh ask the program
-// itself (--generate-bash-completion, answered by complete) and fall
+// itself (complete.RequestFlag, answered by completion.Answer) and fall
 // back to file names after "--", where the words belong to the child; fish
-// gets static completions generated from the definitions (fishCompletion).
+// and PowerShell get static completions generated from the definitions.
 func completionScript(shell string, sio IO) (string, error) {
 	switch shell {
 	case "bash":
-		return bashCompletion, nil
+		return complete.Bash, nil
 	case "zsh":
-		return zshCompletion, nil
+		return complete.Zsh, nil
 	case "fish":
-		return fishCompletion(dualProxyApp(sio)) + "\n" + fishCompletion(claudeApp(sio)), nil
+		return completion.Fish(dualProxyApp(sio)) + "\n" + completion.Fish(claudeApp(sio)), nil
 	case "powershell", "pwsh":
-		return powershellCompletion(dualProxyApp(sio), claudeApp(sio)), nil
+		return completion.PowerShell(dualProxyApp(sio), claudeApp(sio)), nil
 	case "":
 		// No shell named: say how the script is used, not `got ""`.
 		return "", fmt.Errorf("name your shell: bash, zsh, fish or powershell (e.g. source <(dual-proxy completion bash))")
 	}
 	return "", fmt.Errorf("want bash, zsh, fish or powershell, got %q", shell)
 }
-
-const bashCompletion = `# bash completion for dual-proxy and claude-dual-proxy (dual-proxy completion bash)
-_dual_proxy_complete() {
-  local cur="${COMP_WORDS[COMP_CWORD]}" opts w
-  local words=("${COMP_WORDS[@]:0:COMP_CWORD}")
-  for w in "${words[@]:1}"; do
-    [[ "$w" == "--" ]] && return 1   # the child's arguments: default completion
-  done
-  local ask="$cur"
-  [[ "$ask" == "--" ]] && ask="-"   # the word being completed; "-" asks for every flag
-  opts=$("${words[@]}" "$ask" --generate-bash-completion 2>/dev/null)
-  COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-}
-complete -o bashdefault -o default -F _dual_proxy_complete dual-proxy claude-dual-proxy
-`
-
-const zshCompletion = `#compdef dual-proxy claude-dual-proxy
-# zsh completion for dual-proxy and claude-dual-proxy (dual-proxy completion zsh)
-_dual_proxy_complete() {
-  local -a opts
-  local cur=${words[-1]}
-  local w
-  for w in "${(@)words[2,-2]}"; do
-    # the child's arguments (an element test: ${${words[2,-2]}[(I)--]} was
-    # a substring search whenever one word stood before the cursor)
-    [[ "$w" == -- ]] && { _files; return }
-  done
-  local ask=$cur
-  [[ "$ask" == "--" ]] && ask=-   # the word being completed; "-" asks for every flag
-  opts=("${(@f)$(${words[@]:0:#words[@]-1} "$ask" --generate-bash-completion 2>/dev/null)}")
-  if [[ "${opts[1]}" != "" ]]; then
-    _describe 'values' opts
-  else
-    _files
-  fi
-}
-compdef _dual_proxy_complete dual-proxy claude-dual-proxy
-`
 
 // manCommand is `dual-proxy man [claude-dual-proxy]`: print the man page
 // (roff, section 1). docs/*.1 are its output on Linux, kept in sync by

@@ -180,17 +180,23 @@ func (f stringFlag) Names() []string { return f.names }
 // Names returns the flag's name and aliases.
 func (f stringSliceFlag) Names() []string { return f.names }
 
-// unwrapFlag returns the urfave/cli flag inside a namesOnce wrapper, or f.
+// Unwrap returns the urfave/cli flag inside the wrapper.
+func (f intFlag) Unwrap() cli.Flag { return f.IntFlag }
+
+// Unwrap returns the urfave/cli flag inside the wrapper.
+func (f boolFlag) Unwrap() cli.Flag { return f.BoolFlag }
+
+// Unwrap returns the urfave/cli flag inside the wrapper.
+func (f stringFlag) Unwrap() cli.Flag { return f.StringFlag }
+
+// Unwrap returns the urfave/cli flag inside the wrapper.
+func (f stringSliceFlag) Unwrap() cli.Flag { return f.StringSliceFlag }
+
+// unwrapFlag returns the urfave/cli flag inside a namesOnce wrapper (its
+// Unwrap, which the completion's type switches use too), or f.
 func unwrapFlag(f cli.Flag) cli.Flag {
-	switch v := f.(type) {
-	case intFlag:
-		return v.IntFlag
-	case boolFlag:
-		return v.BoolFlag
-	case stringFlag:
-		return v.StringFlag
-	case stringSliceFlag:
-		return v.StringSliceFlag
+	if w, ok := f.(interface{ Unwrap() cli.Flag }); ok {
+		return w.Unwrap()
 	}
 	return f
 }

@@ -1,4 +1,4 @@
-package cli
+package complete
 
 import (
 	"fmt"
@@ -9,18 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Shell completion from one walk of the command tree (SPEC LIS-5): bash
-// and zsh ask the program (urfave/cli's --generate-bash-completion, served
-// by completeNode), fish and PowerShell get static scripts written from the
-// same walk (fishCompletion, powershellCompletion), so no script can list a command or flag the program
-// lacks, or miss one it has.
-
-// argValues are the values a command's first positional argument takes,
-// offered by every shell's completion.
-var argValues = map[string][]string{
-	"completion": {"bash", "zsh", "fish", "powershell"},
-	"man":        {"dual-proxy", "claude-dual-proxy"},
-}
+// RequestFlag is the argument the completion scripts append to ask the
+// program for candidate words (the name urfave/cli's scripts use; Answer
+// answers it).
+const RequestFlag = "--generate-bash-completion"
 
 // cmdNode is one command of a program's tree: its path below the program
 // ("" for the program itself, "pool test"), its visible flags (help and
@@ -34,7 +26,7 @@ type cmdNode struct {
 }
 
 // commandTree lists app's commands, the program first, depth first.
-func commandTree(app *cli.App) []cmdNode {
+func (s *Spec) commandTree(app *cli.App) []cmdNode {
 	root := cmdNode{flags: append(visibleFlags(app.Flags), cli.HelpFlag), subs: visibleCommands(app.Commands)}
 	if app.Version != "" && !app.HideVersion {
 		root.flags = append(root.flags, cli.VersionFlag)
@@ -55,7 +47,7 @@ func commandTree(app *cli.App) []cmdNode {
 		for _, c := range cmds {
 			p := strings.TrimSpace(prefix + " " + c.Name)
 			nodes = append(nodes, cmdNode{path: p, flags: append(visibleFlags(c.Flags), cli.HelpFlag),
-				subs: visibleCommands(c.Subcommands), args: argValues[c.Name]})
+				subs: visibleCommands(c.Subcommands), args: s.Args[c.Name]})
 			walk(p, visibleCommands(c.Subcommands))
 		}
 	}
@@ -79,6 +71,7 @@ func visibleCommands(cmds []*cli.Command) []*cli.Command {
 	return out
 }
 
+// visibleFlags drops hidden flags.
 func visibleFlags(flags []cli.Flag) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range flags {
@@ -89,7 +82,7 @@ func visibleFlags(flags []cli.Flag) []cli.Flag {
 	return out
 }
 
-// complete answers a completion request (the scripts call the program with
+// Answer answers a completion request (the scripts call the program with
 // the words before the cursor, the word being completed — "" when none,
 // "-" for a lone "--" — and --generate-bash-completion) from commandTree,
 // one candidate a line, without parsing a flag or reading a setting
@@ -97,10 +90,10 @@ func visibleFlags(flags []cli.Flag) []cli.Flag {
 // swallowed the request, and a bad LISTEN_PORT in the environment made every
 // TAB print a panic). It walks the words as the fish function does (flags
 // and their values skipped, "--" ends it: the child's words), then offers
-// the value of a flag waiting for one (flagValues, configFlagValues), the
+// the value of a flag waiting for one (Spec.Flags, Spec.PoolFlag), the
 // command's flags for a word starting with '-', else its subcommands and
-// the values of its next argument (argValues, configArgValues).
-func complete(w io.Writer, app *cli.App, words, env []string) {
+// the values of its next argument (Spec.Args, Spec.PoolTest).
+func (s *Spec) Answer(w io.Writer, app *cli.App, words, env []string) {
 	if len(words) == 0 {
 		return
 	}
@@ -109,7 +102,7 @@ func complete(w io.Writer, app *cli.App, words, env []string) {
 		cur = "" // PowerShell's script passes an empty word so (5.1 drops a bare '')
 	}
 	nodes, valued := map[string]cmdNode{}, map[string]string{}
-	for _, n := range commandTree(app) {
+	for _, n := range s.commandTree(app) {
 		nodes[n.path] = n
 		for _, f := range n.flags {
 			for _, name := range f.Names() {
@@ -145,9 +138,9 @@ func complete(w io.Writer, app *cli.App, words, env []string) {
 		}
 	}
 	if waiting != "" {
-		offer(flagValues[waiting])
-		if f := configFlagValues[waiting]; f != nil {
-			offer(f(readConfigNames(words, env), nil))
+		offer(s.Flags[waiting])
+		if f := s.configFlag(waiting); f != nil {
+			offer(f(s.readConfigNames(words, env), nil))
 		}
 		return
 	}
@@ -168,8 +161,8 @@ func complete(w io.Writer, app *cli.App, words, env []string) {
 		}
 		offer(n.args)
 	}
-	if f := configArgValues[path]; f != nil {
-		offer(f(readConfigNames(words, env), pos))
+	if f := s.configArgs(path); f != nil {
+		offer(f(s.readConfigNames(words, env), pos))
 	}
 }
 
@@ -181,12 +174,12 @@ func flagOption(name string) string {
 	return "--" + name
 }
 
-// fishCompletion is the fish script for app: one function that finds the
+// Fish is the fish script for app: one function that finds the
 // command path on the command line (skipping flags and their values,
 // stopping at "--", whose words belong to the child), then per command its
 // subcommands, argument values and flags under that path.
-func fishCompletion(app *cli.App) string {
-	nodes := commandTree(app)
+func (s *Spec) Fish(app *cli.App) string {
+	nodes := s.commandTree(app)
 	fn := "__" + strings.ReplaceAll(app.Name, "-", "_") + "_at"
 	ask := "__" + strings.ReplaceAll(app.Name, "-", "_") + "_ask"
 	var paths, valued []string
@@ -258,16 +251,17 @@ end
 		for _, a := range n.args {
 			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, args, fishQuote(a))
 		}
-		if configArgValues[n.path] != nil {
+		if s.configArgs(n.path) != nil {
 			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, at, fishQuote("("+ask+")"))
 		}
 		for _, f := range n.flags {
-			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), fishValue(f, ask), fishQuote(flagUsage(f)))
+			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), s.fishValue(f, ask), fishQuote(flagUsage(f)))
 		}
 	}
 	return b.String()
 }
 
+// fishNames are f's names as fish's -s and -l options.
 func fishNames(f cli.Flag) string {
 	var s string
 	for _, name := range f.Names() {
@@ -281,30 +275,36 @@ func fishNames(f cli.Flag) string {
 }
 
 // fishValue says whether f takes a value, and whether that value is a
-// file, one of flagValues, or a name the program (function ask) reads from
+// file, one of Spec.Flags, or a name the program (function ask) reads from
 // the configuration.
-func fishValue(f cli.Flag, ask string) string {
+func (s *Spec) fishValue(f cli.Flag, ask string) string {
 	name := f.Names()[0]
 	switch {
 	case !takesValue(f):
 		return ""
 	case takesFile(f):
 		return " -r -F"
-	case flagValues[name] != nil:
-		return " -x -a " + fishQuote(strings.Join(flagValues[name], " "))
-	case configFlagValues[name] != nil:
+	case s.Flags[name] != nil:
+		return " -x -a " + fishQuote(strings.Join(s.Flags[name], " "))
+	case s.configFlag(name) != nil:
 		return " -x -a " + fishQuote("("+ask+")")
 	}
 	return " -x"
 }
 
+// takesValue reports whether f takes a value (not a bool flag).
 func takesValue(f cli.Flag) bool {
 	d, ok := f.(cli.DocGenerationFlag)
 	return ok && d.TakesValue()
 }
 
+// takesFile reports whether f's value is a file name. A flag that wraps
+// another (Unwrap) answers for the flag inside.
 func takesFile(f cli.Flag) bool {
-	switch f := unwrapFlag(f).(type) {
+	if w, ok := f.(interface{ Unwrap() cli.Flag }); ok {
+		f = w.Unwrap()
+	}
+	switch f := f.(type) {
 	case *cli.StringFlag:
 		return f.TakesFile
 	case *cli.PathFlag:
@@ -317,6 +317,7 @@ func takesFile(f cli.Flag) bool {
 	return false
 }
 
+// flagUsage is f's help text, "" when it has none.
 func flagUsage(f cli.Flag) string {
 	if d, ok := f.(cli.DocGenerationFlag); ok {
 		return d.GetUsage()

@@ -1,4 +1,4 @@
-package cli
+package complete
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// powershellCompletion is the PowerShell script for apps (SPEC LIS-5):
-// like fishCompletion a static table written from commandTree — per
+// PowerShell is the PowerShell script for apps (SPEC LIS-5):
+// like Fish a static table written from commandTree — per
 // program its flags that take a value and per command path its
 // subcommands, argument values and flags, one line each — and one native
 // argument completer that walks the words before the cursor the way the
@@ -18,7 +18,7 @@ import (
 // flags of that command for a word starting with "-", else its
 // subcommands and argument values while no argument is given. A flag's
 // value gets file completion (the completer returns nothing).
-func powershellCompletion(apps ...*cli.App) string {
+func (s *Spec) PowerShell(apps ...*cli.App) string {
 	var b strings.Builder
 	names := make([]string, len(apps))
 	for i, app := range apps {
@@ -29,15 +29,15 @@ func powershellCompletion(apps ...*cli.App) string {
 	fmt.Fprintf(&b, "Register-ArgumentCompleter -Native -CommandName %s -ScriptBlock {\n", strings.Join(names, ", "))
 	b.WriteString("    param($wordToComplete, $commandAst, $cursorPosition)\n    $programs = @{\n")
 	for _, app := range apps {
-		psProgram(&b, app)
+		s.psProgram(&b, app)
 	}
 	b.WriteString("    }\n" + psWalk + "}\n")
 	return b.String()
 }
 
 // psProgram writes app's entry of the $programs table.
-func psProgram(b *strings.Builder, app *cli.App) {
-	nodes := commandTree(app)
+func (s *Spec) psProgram(b *strings.Builder, app *cli.App) {
+	nodes := s.commandTree(app)
 	var valued []string
 	seen := map[string]bool{}
 	for _, n := range nodes {
@@ -52,7 +52,7 @@ func psProgram(b *strings.Builder, app *cli.App) {
 	}
 	sort.Strings(valued)
 	fmt.Fprintf(b, "        %s = @{\n            valued = @(%s)\n", psQuote(app.Name), strings.Join(valued, ", "))
-	psValues(b, nodes)
+	s.psValues(b, nodes)
 	b.WriteString("            nodes = @{\n")
 	for _, n := range nodes {
 		var subs, args, flags []string
@@ -74,14 +74,14 @@ func psProgram(b *strings.Builder, app *cli.App) {
 }
 
 // psValues writes the program's flag values: "values", the fixed lists of
-// flagValues per option, "ask", the options whose value the program names
-// from the configuration (configFlagValues), and "askPaths", the command
-// paths whose arguments it names (configArgValues).
-func psValues(b *strings.Builder, nodes []cmdNode) {
+// Spec.Flags per option, "ask", the options whose value the program names
+// from the configuration (Spec.PoolFlag), and "askPaths", the command
+// paths whose arguments it names (Spec.PoolTest).
+func (s *Spec) psValues(b *strings.Builder, nodes []cmdNode) {
 	var values, ask, paths []string
 	seen := map[string]bool{}
 	for _, n := range nodes {
-		if configArgValues[n.path] != nil {
+		if s.configArgs(n.path) != nil {
 			paths = append(paths, psQuote(n.path))
 		}
 		for _, f := range n.flags {
@@ -91,13 +91,13 @@ func psValues(b *strings.Builder, nodes []cmdNode) {
 					continue
 				}
 				seen[opt] = true
-				if vs := flagValues[f.Names()[0]]; vs != nil {
+				if vs := s.Flags[f.Names()[0]]; vs != nil {
 					var q []string
 					for _, v := range vs {
 						q = append(q, psQuote(v))
 					}
 					values = append(values, psQuote(opt)+" = @("+strings.Join(q, ", ")+")")
-				} else if configFlagValues[f.Names()[0]] != nil {
+				} else if s.configFlag(f.Names()[0]) != nil {
 					ask = append(ask, psQuote(opt))
 				}
 			}
