@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -140,12 +141,12 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, instanceLine(e))
-		fmt.Fprintln(w, verdict(&st))
+		fmt.Fprintln(w, statusview.Verdict(&st))
 		printPoolLink(w, e, showToken)
 		if len(e.Pools) > 0 {
 			printPoolState(c.Context, w, e.Addr)
 		}
-		if err := printStatus(w, &st, nDecisions); err != nil {
+		if err := statusview.Table(w, &st, nDecisions); err != nil {
 			return err
 		}
 	}

@@ -10,11 +10,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/pool"
 )
 
@@ -136,7 +136,7 @@ func poolTest(c *cli.Context, env []string) error {
 			return err
 		}
 	} else {
-		printPoolTest(c.App.Writer, addr, &res)
+		statusview.PoolTest(c.App.Writer, addr, &res)
 	}
 	if res.Result != "ok" {
 		return cli.Exit("", 1)
@@ -233,7 +233,7 @@ func noneServes(poolID string, running []string) string {
 func fallbackServes(ctx context.Context, env []string, poolID string, dest *poolDest) (listing, bool) {
 	running := dest.running
 	if raw, err := fetchDoc(ctx, dest.addr, "/pool/status"); err == nil {
-		var doc poolStateDoc
+		var doc statusview.PoolDoc
 		if json.Unmarshal(raw, &doc) == nil {
 			for _, p := range doc.Pools {
 				if p.ID == poolID {
@@ -360,39 +360,6 @@ type answerError struct {
 }
 
 func (e *answerError) Error() string { return e.msg }
-
-// printPoolTest writes a TestResult as aligned lines: the instance tested
-// (addr, HOST:PORT; several may serve a pool), result, member, time to
-// first token, total time, attempts, and each failed member.
-func printPoolTest(w io.Writer, addr string, r *pool.TestResult) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	result := r.Result
-	if r.Class != "" {
-		result += " (" + r.Class + ")"
-	}
-	fmt.Fprintf(tw, "instance\t%s\npool\t%s\nmodel\t%s\nresult\t%s\n", addr, r.Pool, r.Model, result)
-	fmt.Fprintf(tw, "member\t%s\n", orDash(r.Member))
-	if r.TTFTMs > 0 {
-		fmt.Fprintf(tw, "ttft\t%d ms\n", r.TTFTMs)
-	} else {
-		fmt.Fprintf(tw, "ttft\t-\n")
-	}
-	fmt.Fprintf(tw, "total\t%d ms\nattempts\t%d\nstatus\t%d\n", r.TotalMs, r.Attempts, r.Status)
-	if r.Error != "" {
-		fmt.Fprintf(tw, "error\t%s\n", oneLine(r.Error))
-	}
-	for _, a := range r.Failed {
-		line := a.Member + ": " + a.Class
-		if a.Status != 0 {
-			line += fmt.Sprintf(" %d", a.Status)
-		}
-		if a.Message != "" {
-			line += ": " + oneLine(a.Message) // "dead: network: all candidates failed …", not "network all candidates"
-		}
-		fmt.Fprintf(tw, "failed\t%s\n", line)
-	}
-	tw.Flush()
-}
 
 // noPool answers /pool/ on an instance started without a model pool
 // configuration (SPEC POOL-13): 404 with one line saying so, so the status

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -82,7 +83,7 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 		}
 		return listing{why + "; start one (dual-proxy --config FILE, or dual-proxy run --pool " + poolID + " -- CMD), then: " + example, 1, nil}
 	}
-	var doc poolStateDoc
+	var doc statusview.PoolDoc
 	if json.Unmarshal(raw, &doc) != nil {
 		return listing{addr + " did not answer a pool status; name the model: " + example, 1, nil}
 	}
@@ -129,7 +130,7 @@ func listPools(ctx context.Context, env []string, addrFlag string) listing {
 			}
 			return listing{why, 1, nil}
 		}
-		var doc poolStateDoc
+		var doc statusview.PoolDoc
 		if json.Unmarshal(raw, &doc) != nil {
 			return listing{addr + " did not answer a pool status", 1, nil}
 		}

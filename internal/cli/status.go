@@ -10,14 +10,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
 )
 
@@ -74,12 +73,12 @@ func statusCommand(sio IO) *cli.Command {
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
-			fmt.Fprintln(c.App.Writer, verdict(&st))
+			fmt.Fprintln(c.App.Writer, statusview.Verdict(&st))
 			if e, ok := instanceByAddr(sio.Environ, addr); ok {
 				printPoolLink(c.App.Writer, e, c.Bool(fShowToken))
 			}
 			printPoolState(c.Context, c.App.Writer, addr)
-			return printStatus(c.App.Writer, &st, c.Int("decisions"))
+			return statusview.Table(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}
 }
@@ -194,175 +193,4 @@ func fetchDoc(ctx context.Context, addr, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s answered %s to %s (is it dual-proxy?)", addr, resp.Status, path)
 	}
 	return body, nil
-}
-
-// printStatus writes st as aligned text tables: a summary, candidates,
-// host-scoped cooldowns, health results, the per-host cache and the last
-// nDecisions decisions (newest first).
-//
-// One piece: one table after another on the same tabwriter, in the order
-// they are printed.
-func printStatus(w io.Writer, st *proxystatus.Status, nDecisions int) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	now := st.Now
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
-
-	p("listening\t%s\n", orDash(strings.Join(st.Listeners, ", ")))
-	h := st.Health
-	switch {
-	case !h.Enabled:
-		p("health\toff\n")
-	default:
-		runs := "runs"
-		if st.HealthRuns == 1 {
-			runs = "run"
-		}
-		p("health\t%s, preferred %s, last run %s, %d %s\n", h.Origin, orDash(h.Preferred), since(now, h.LastRun), st.HealthRuns, runs)
-	}
-	p("tls probes\t%d\n", st.TLSProbes)
-	p("cooldown\t%s\n", msText(st.Settings.CooldownMS))
-	tw.Flush()
-
-	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
-	for _, r := range h.Results {
-		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive, r.Alive
-	}
-	section(w, "CANDIDATES (default order)")
-	p("#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
-	for i, c := range st.Candidates {
-		state := c.State
-		if state == proxystatus.StateHot && healthFailed[c.Candidate] {
-			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
-		} else if state == proxystatus.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
-			state = "untried" // no success and no passing health check: as the verdict line counts it (OPS-2)
-		}
-		if c.Preferred {
-			state += " (preferred)"
-		}
-		left := "-"
-		if c.State == proxystatus.StateCooling {
-			left = msText(c.RemainingMS)
-		}
-		last := "-"
-		if f := c.LastFailure; f != nil {
-			last = fmt.Sprintf("%s (%s) %s: %s", f.Phase, f.Tier, since(now, f.Time), clip(f.Reason, 70))
-		}
-		p("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, c.Candidate, orDash(c.Kind), c.Source, state, left, c.Successes, c.Failures, last)
-	}
-	tw.Flush()
-
-	var hostRows int
-	for _, c := range st.Candidates {
-		hostRows += len(c.HostCooldowns)
-	}
-	if hostRows > 0 {
-		section(w, "HOST COOLDOWNS")
-		p("CANDIDATE\tHOST\tLEFT\tPHASE\tREASON\n")
-		for _, c := range st.Candidates {
-			for _, hc := range c.HostCooldowns {
-				p("%s\t%s\t%s\t%s\t%s\n", c.Candidate, hc.Host, msText(hc.RemainingMS), hc.Phase, clip(hc.Reason, 70))
-			}
-		}
-		tw.Flush()
-	}
-
-	if len(h.Results) > 0 {
-		section(w, "HEALTH CHECK (last run)")
-		p("CANDIDATE\tRESULT\tSTREAK\tELIGIBLE\tREASON\n")
-		for _, r := range h.Results {
-			res := "failed"
-			if r.Alive {
-				res = "alive"
-			}
-			p("%s\t%s\t%d\t%s\t%s\n", r.Candidate, res, r.Streak, yesNo(r.Eligible), orDash(clip(r.Reason, 70)))
-		}
-		tw.Flush()
-	}
-
-	section(w, "PER-HOST CACHE")
-	if len(st.Cache) == 0 {
-		fmt.Fprintln(w, "(empty)")
-	} else {
-		p("HOST\tCANDIDATE\tEXPIRES IN\n")
-		for _, ce := range st.Cache {
-			p("%s\t%s\t%s\n", ce.Host, ce.Candidate, msText(ce.RemainingMS))
-		}
-		tw.Flush()
-	}
-
-	section(w, fmt.Sprintf("RECENT DECISIONS (newest first, %d of %d)", min(nDecisions, len(st.Decisions)), len(st.Decisions)))
-	if len(st.Decisions) == 0 || nDecisions == 0 {
-		fmt.Fprintln(w, "(none)")
-		return nil
-	}
-	p("TIME\tKIND\tHOST\tCANDIDATE\tLATENCY\tFAILED FIRST\tERROR\n")
-	for i := len(st.Decisions) - 1; i >= 0 && i >= len(st.Decisions)-nDecisions; i-- {
-		d := st.Decisions[i]
-		var failed []string
-		for _, f := range d.Failed {
-			s := f.Candidate + " " + f.Phase
-			if f.Status != 0 {
-				s += " " + strconv.Itoa(f.Status)
-			}
-			failed = append(failed, s)
-		}
-		p("%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", d.Time.Local().Format("15:04:05"), d.Kind, d.Host, orDash(d.Candidate), d.LatencyMS,
-			orDash(strings.Join(failed, "; ")), orDash(d.Error))
-	}
-	return tw.Flush()
-}
-
-func section(w io.Writer, title string) { fmt.Fprintf(w, "\n%s\n", title) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-// clip shortens s to n bytes on a rune boundary, with "…" when cut, and
-// keeps tabs and newlines out of the table.
-func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// msText renders ms as "850 ms", "29.9 s" or "4 m 10 s".
-func msText(ms int64) string {
-	switch {
-	case ms < 1000:
-		return strconv.FormatInt(ms, 10) + " ms"
-	case ms < 60_000:
-		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
-	}
-	return fmt.Sprintf("%d m %d s", ms/60_000, ms%60_000/1000)
-}
-
-// since renders how long before now t was ("12.0 s ago"), or "never".
-func since(now, t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	return msText(max(now.Sub(t).Milliseconds(), 0)) + " ago"
 }
