@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/cli/agentconf"
 	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
@@ -509,10 +510,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 				env, argv, cleanup = poolChild(s, token, port, env, argv)
 				poolCleanup = append(poolCleanup, cleanup)
 			}
-			warnAgentOverrides(c.App.Name, s, env, argv, func(w string) {
+			// Before the child owns the terminal, and in the log.
+			for _, w := range agentconf.Warnings(c.App.Name, argv, agentconf.Launch{Parent: s.Env, Child: env, PoolWithoutPresets: s.PoolName != "" && !s.AgentPresets}) {
 				fmt.Fprintln(c.App.ErrWriter, w)
 				log.Warn(w)
-			})
+			}
 			return env, argv
 		},
 		Command:   s.Command,
