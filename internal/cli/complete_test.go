@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/manpage"
 )
 
 // treeNode is one command as the test reads it straight from the
@@ -89,7 +91,7 @@ func TestCompletionMatchesCommandTree(t *testing.T) {
 			}
 		}
 		for _, p := range argValues["man"] {
-			if _, err := manPage(p); err != nil {
+			if _, err := manpage.Page(p, logHint, configHint); err != nil {
 				t.Errorf("man offers %q: %v", p, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
+	"github.com/dual-proxy/dual-proxy/internal/cli/manpage"
 )
 
 // Shell completion and man pages, both generated from the command-line
@@ -107,7 +108,7 @@ func manCommand(sio IO) *cli.Command {
 		Action: func(c *cli.Context) error {
 			// No environment: the page shows the per-OS defaults, as docs/*.1 do,
 			// not this user's paths.
-			page, err := manPage(c.Args().First())
+			page, err := manpage.Page(c.Args().First(), logHint, configHint)
 			if err != nil {
 				return cli.Exit("dual-proxy man: "+err.Error(), 2)
 			}

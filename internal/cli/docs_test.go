@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/manpage"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite docs/*.1 from the command-line definitions")
@@ -37,7 +39,7 @@ func TestManPages(t *testing.T) {
 	}
 	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
 		t.Run("OPS-1/man-page-in-sync/"+prog, func(t *testing.T) {
-			page, err := manPage(prog)
+			page, err := manpage.Page(prog, logHint, configHint)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/manpage"
 )
 
 // renderManPage renders program's man page from the command-line
 // definitions with urfave/cli's ToMan (go-md2man), for the default files
-// in logHint and configHint. TestManPages keeps man/*.1 (what the binary
+// in logHint and configHint. TestManPages keeps manpage/*.1 (what the binary
 // prints) equal to it.
 func renderManPage(program string) (string, error) {
 	var app *cli.App
@@ -41,30 +43,30 @@ func withHints(log, config string, f func()) {
 
 // TestManPagesRendered: the pages `dual-proxy man` prints are the ones
 // urfave/cli renders from the definitions (SPEC OPS-1's files named per
-// OS): man/*.1 are the rendering with placeholders, and filling them in
+// OS): manpage/*.1 are the rendering with placeholders, and filling them in
 // gives the rendering with each OS's files. After changing a flag:
-// go test ./internal/cli -run TestManPages -update (writes man/*.1 and
+// go test ./internal/cli -run TestManPages -update (writes manpage/*.1 and
 // docs/*.1; the embedded pages take effect at the next build).
 func TestManPagesRendered(t *testing.T) {
 	for _, prog := range []string{"dual-proxy", "claude-dual-proxy"} {
 		t.Run("OPS-1/embedded-man-page-is-the-rendering/"+prog, func(t *testing.T) {
 			var page string
 			var err error
-			withHints(manLogHint, manConfigHint, func() { page, err = renderManPage(prog) })
+			withHints(manpage.LogPlaceholder, manpage.ConfigPlaceholder, func() { page, err = renderManPage(prog) })
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(page, manLogHint) || !strings.Contains(page, manConfigHint) {
+			if !strings.Contains(page, manpage.LogPlaceholder) || !strings.Contains(page, manpage.ConfigPlaceholder) {
 				t.Fatalf("the rendering has no placeholder:\n%.300s", page)
 			}
-			path := filepath.Join("man", prog+".1")
+			path := filepath.Join("manpage", prog+".1")
 			if *updateDocs {
 				if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := manPages.ReadFile("man/" + prog + ".1")
-			if err != nil || string(got) != page {
+			got, err := manpage.Template(prog)
+			if err != nil || got != page {
 				t.Fatalf("%s is stale: run `go test ./internal/cli -run TestManPages -update` (err %v)", path, err)
 			}
 		})
@@ -77,7 +79,7 @@ func TestManPagesRendered(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tmpl, err := manPages.ReadFile("man/" + prog + ".1")
+				tmpl, err := manpage.Template(prog)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,7 +88,7 @@ func TestManPagesRendered(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if got := fillManPage(string(tmpl), log, config); got != want {
+				if got := manpage.Fill(tmpl, log, config); got != want {
 					t.Fatalf("filled page differs from the rendering for %s:\n%s", goos, firstDiff(got, want))
 				}
 			})
