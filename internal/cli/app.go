@@ -1,31 +1,20 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"net/url"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/dual-proxy/dual-proxy/internal/cli/agentconf"
 	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/version"
-	"github.com/dual-proxy/dual-proxy/launcher"
-	"github.com/dual-proxy/dual-proxy/pool"
-	"github.com/dual-proxy/dual-proxy/proxy"
 )
 
 // IO is the process's standard streams and environment, passed in so the
@@ -303,100 +292,6 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// serve runs the standalone proxy until SIGINT/SIGTERM (SPEC LIS-3).
-func serve(c *cli.Context, sio IO) error {
-	if c.Args().Len() > 0 {
-		return cli.Exit(unknownCommand(c.Args().Slice(), c.App.Commands), 2)
-	}
-	s, err := resolve(c, modeServe, sio.Environ)
-	if err != nil {
-		return err
-	}
-	if c.Bool(fPrintConfig) {
-		return s.Print(c.App.Writer)
-	}
-	log := newLogger(s, sio.Stderr)
-	warnOpenProxy(s.ListenHost, log)
-	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback, s.AvoidPorts()...)
-	if err != nil {
-		hint := ""
-		if netutil.IsAddrInUse(err) {
-			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
-		}
-		return cli.Exit("dual-proxy: "+err.Error()+hint, 1)
-	}
-	pcfg, warnings, err := s.ProxyConfig(port, log)
-	if err != nil {
-		ln.Close()
-		return cli.Exit("dual-proxy: "+err.Error(), 2)
-	}
-	for _, w := range warnings {
-		log.Warn(w)
-	}
-	mux := proxy.NewMux()
-	pcfg.Handler = mux
-	srv, err := proxy.New(pcfg)
-	if err != nil {
-		ln.Close()
-		return cli.Exit("dual-proxy: "+err.Error(), 1)
-	}
-	mux.Attach(srv)
-	met := mountMetrics(mux, srv)
-	var p *pool.Pool
-	if s.Pool != nil {
-		p = newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
-		defer p.Close()
-		met.AttachPool(func() *pool.Pool { return p })
-		mux.Handle("/pool/", p)
-		empty := true
-		if s.ConfigMissing {
-			log.Info("no pool configuration yet: create it on the pool page's editor (/pool/#token=…)", "config", s.ConfigPath)
-		} else if empty = warnEmptyConfig(s.ConfigPath, s.Pool, log); !empty {
-			log.Info("model pool loaded", "config", s.ConfigPath)
-		}
-		switch {
-		case s.PoolToken != "":
-		case empty:
-			// Nothing to spend yet, but a reload (SIGHUP) may add pools
-			// (the warning must not read as if pools were open now).
-			log.Warn("pool endpoints have no token: pools a reload adds to the config will be callable by any local user with their channel keys; set --pool-token or "+envPoolToken, "config", s.ConfigPath)
-		default:
-			log.Warn("pool endpoints have no token: any local user can call the pools with their channel keys; set --pool-token or " + envPoolToken)
-		}
-	} else {
-		mux.Handle("/pool/", noPool)
-	}
-	// Signal handling is in place before "listening" is logged, so a
-	// supervisor that signals as soon as it sees the line is handled.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	reg := register(s, "dual-proxy", ln.Addr().(*net.TCPAddr).Port, s.PoolToken, log)
-	defer reg.Remove()
-	log.Info("listening", "addr", ln.Addr().String(), "candidates", len(pcfg.Candidates), "health", healthTarget(s.HealthURL))
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case <-hup:
-			reloadPool(s, p, log)
-		case err := <-done:
-			return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
-		}
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), launcher.ShutdownGrace)
-	defer cancel()
-	srv.Shutdown(sctx)
-	<-done
-	return nil
-}
-
 // healthTarget is what the "listening" line says the health check
 // contacts: the URL's origin (no path or query in logs, SPEC HTTP-6), or
 // "off".
@@ -419,142 +314,4 @@ func warnOpenProxy(host string, log *slog.Logger) bool {
 	}
 	log.Warn("listening on a non-loopback address: this is an unauthenticated open proxy reachable by others", "listen_host", host)
 	return true
-}
-
-// run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3).
-//
-// One piece: the launcher's setup sequence (log, listener, pool, registry,
-// child) whose deferred cleanups must run in reverse order of that
-// sequence.
-func run(c *cli.Context, m mode, sio IO) error {
-	s, err := resolve(c, m, sio.Environ)
-	if err != nil {
-		return err
-	}
-	if s.ConfigWarning != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
-	}
-	if c.Bool(fPrintConfig) {
-		return s.Print(c.App.Writer)
-	}
-	logw, err := openLogFile(s.LogFile)
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("%s: log file: %v", c.App.Name, err), 1)
-	}
-	defer logw.Close()
-	log := newLogger(s, logw)
-	if s.ConfigWarning != "" {
-		log.Warn("running without pools: the default pool configuration has errors", "reason", s.ConfigWarning)
-	}
-	if s.Pool != nil {
-		warnEmptyConfig(s.ConfigPath, s.Pool, log)
-	}
-	if warnOpenProxy(s.ListenHost, log) {
-		// The log is a file here: say it on the terminal too (SPEC LIS-2).
-		fmt.Fprintf(c.App.ErrWriter, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", c.App.Name, s.ListenHost)
-	}
-	mux := proxy.NewMux()
-	// Every launcher that serves pools requires a per-launch token, also
-	// without --pool (the default config file's pools are served then, and
-	// an open /pool/ would let any local user spend the channel keys while
-	// any launcher runs: SPEC POOL-20). Without --pool the child is not
-	// given it; `dual-proxy status --show-token` and pool test find it in
-	// the registry.
-	token := ""
-	if s.Pool != nil {
-		token = newToken()
-	}
-	var reg *registry.Registration
-	closePool := func() error { return nil }
-	defer func() { _ = closePool() }()
-	defer func() { reg.Remove() }()
-	var engine *proxy.Engine
-	var poolCleanup []func() // what pool-mode presets wrote (poolChild)
-	defer func() {
-		for _, f := range poolCleanup {
-			f()
-		}
-	}()
-	status, err := launcher.Run(context.Background(), launcher.Config{
-		ListenHost:   s.ListenHost,
-		ListenPort:   s.ListenPort,
-		PortFallback: s.PortFallback,
-		AvoidPorts:   s.AvoidPorts(),
-		Proxy: func(port int) (proxy.Config, []string, error) {
-			pc, w, err := s.ProxyConfig(port, log)
-			pc.Handler = mux
-			// The log is a file here: startup warnings (skipped gateways,
-			// redacted) go to the terminal too (SPEC GW-3, as LIS-2).
-			for _, line := range w {
-				fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, line)
-			}
-			return pc, w, err
-		},
-		Ready: func(srv *proxy.Server, port int) {
-			mux.Attach(srv)
-			met := mountMetrics(mux, srv)
-			if s.Pool != nil {
-				p := newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: token, Observer: met.PoolObserver()}, log)
-				closePool = p.Close
-				met.AttachPool(func() *pool.Pool { return p })
-				mux.Handle("/pool/", p)
-			} else {
-				mux.Handle("/pool/", noPool)
-			}
-			engine = srv.Engine()
-			reg = register(s, launcherProgram(m), port, token, log)
-		},
-		Prepare: func(port int, env, argv []string) ([]string, []string) {
-			if s.PoolName != "" {
-				var cleanup func()
-				env, argv, cleanup = poolChild(s, token, port, env, argv)
-				poolCleanup = append(poolCleanup, cleanup)
-			}
-			// Before the child owns the terminal, and in the log.
-			for _, w := range agentconf.Warnings(c.App.Name, argv, agentconf.Launch{Parent: s.Env, Child: env, PoolWithoutPresets: s.PoolName != "" && !s.AgentPresets}) {
-				fmt.Fprintln(c.App.ErrWriter, w)
-				log.Warn(w)
-			}
-			return env, argv
-		},
-		Command:   s.Command,
-		Env:       s.Env,
-		KillAfter: s.KillAfter,
-		Stdin:     sio.Stdin,
-		Stdout:    sio.Stdout,
-		Stderr:    sio.Stderr,
-		Logger:    log,
-		// The program exits when run returns (cmd/dual-proxy, cmd/claude-dual-proxy).
-		KeepSignalHandlers: true,
-	})
-	if err != nil && status == 127 && len(s.Command) > 0 {
-		return cli.Exit(notFoundHint(c.App.Name, m, s.Command[0]), status)
-	}
-	if err != nil && (status == 1 || status == 126 || status == 127) {
-		// The proxy could not start (RUN-2), or the command could not be
-		// found or executed (RUN-3): one line, like a shell.
-		hint := ""
-		if netutil.IsAddrInUse(err) {
-			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
-		}
-		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", c.App.Name, oneLine(err.Error()), hint, s.LogFile), status)
-	}
-	if status != 0 && engine != nil {
-		if hint := failedRequestsHint(c.App.Name, engine.Decisions(), s.LogFile); hint != "" {
-			fmt.Fprintln(c.App.ErrWriter, hint)
-		}
-	}
-	if status != 0 {
-		return cli.Exit("", status)
-	}
-	return nil
-}
-
-// openLogFile opens the launcher's log file for appending, creating its
-// directory (0700) and the file (0600).
-func openLogFile(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }

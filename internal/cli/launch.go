@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/agentconf"
+	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/launcher"
+	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/proxy"
+)
+
+// run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3): the
+// settings, the log, then the launcher's sequence (listener, pool,
+// registry, child) through a launch, whose cleanups run in reverse order of
+// that sequence.
+func run(c *cli.Context, m mode, sio IO) error {
+	s, err := resolve(c, m, sio.Environ)
+	if err != nil {
+		return err
+	}
+	if s.ConfigWarning != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
+	}
+	if c.Bool(fPrintConfig) {
+		return s.Print(c.App.Writer)
+	}
+	logw, err := openLogFile(s.LogFile)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("%s: log file: %v", c.App.Name, err), 1)
+	}
+	defer logw.Close()
+	l := &launch{prog: c.App.Name, mode: m, s: s, terminal: c.App.ErrWriter, log: launcherLogger(c.App.Name, s, logw, c.App.ErrWriter), mux: proxy.NewMux()}
+	// Every launcher that serves pools requires a per-launch token, also
+	// without --pool (the default config file's pools are served then, and
+	// an open /pool/ would let any local user spend the channel keys while
+	// any launcher runs: SPEC POOL-20). Without --pool the child is not
+	// given it; `dual-proxy status --show-token` and pool test find it in
+	// the registry.
+	if s.Pool != nil {
+		l.token = newToken()
+	}
+	defer l.cleanup()
+	status, err := launcher.Run(context.Background(), launcher.Config{
+		ListenHost:   s.ListenHost,
+		ListenPort:   s.ListenPort,
+		PortFallback: s.PortFallback,
+		AvoidPorts:   s.AvoidPorts(),
+		Proxy:        l.proxyConfig,
+		Ready:        l.ready,
+		Prepare:      l.prepare,
+		Command:      s.Command,
+		Env:          s.Env,
+		KillAfter:    s.KillAfter,
+		Stdin:        sio.Stdin,
+		Stdout:       sio.Stdout,
+		Stderr:       sio.Stderr,
+		Logger:       l.log,
+		// The program exits when run returns (cmd/dual-proxy, cmd/claude-dual-proxy).
+		KeepSignalHandlers: true,
+	})
+	return l.exit(status, err)
+}
+
+// launcherLogger is the launcher's logger on its log file w, with the
+// start-up warnings logged: a default pool configuration with errors, an
+// empty one, and a non-loopback listener, which the terminal gets too (the
+// log is a file here, SPEC LIS-2).
+func launcherLogger(prog string, s *Settings, w io.Writer, terminal io.Writer) *slog.Logger {
+	log := newLogger(s, w)
+	if s.ConfigWarning != "" {
+		log.Warn("running without pools: the default pool configuration has errors", "reason", s.ConfigWarning)
+	}
+	if s.Pool != nil {
+		warnEmptyConfig(s.ConfigPath, s.Pool, log)
+	}
+	if warnOpenProxy(s.ListenHost, log) {
+		fmt.Fprintf(terminal, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", prog, s.ListenHost)
+	}
+	return log
+}
+
+// launch is one launcher run: what the launcher's hooks (proxyConfig,
+// ready, prepare) set up, and what cleanup undoes.
+type launch struct {
+	prog     string
+	mode     mode
+	s        *Settings
+	terminal io.Writer // the launcher's stderr, before the child owns it
+	log      *slog.Logger
+	mux      *proxy.Mux
+	token    string // the per-launch pool token ("" without pools)
+
+	reg         *registry.Registration
+	closePool   func() error
+	engine      *proxy.Engine
+	poolCleanup []func() // what pool-mode presets wrote (poolChild)
+}
+
+// proxyConfig is the launcher's Proxy hook: the proxy configuration for
+// the bound port, its start-up warnings (skipped gateways, redacted) on the
+// terminal too (SPEC GW-3, as LIS-2).
+func (l *launch) proxyConfig(port int) (proxy.Config, []string, error) {
+	pc, w, err := l.s.ProxyConfig(port, l.log)
+	pc.Handler = l.mux
+	for _, line := range w {
+		fmt.Fprintf(l.terminal, "%s: warning: %s\n", l.prog, line)
+	}
+	return pc, w, err
+}
+
+// ready is the launcher's Ready hook: metrics, the pool (or noPool) on
+// /pool/, and the registry entry.
+func (l *launch) ready(srv *proxy.Server, port int) {
+	l.mux.Attach(srv)
+	met := mountMetrics(l.mux, srv)
+	if l.s.Pool != nil {
+		p := newPool(l.s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: l.log, Token: l.token, Observer: met.PoolObserver()}, l.log)
+		l.closePool = p.Close
+		met.AttachPool(func() *pool.Pool { return p })
+		l.mux.Handle("/pool/", p)
+	} else {
+		l.mux.Handle("/pool/", noPool)
+	}
+	l.engine = srv.Engine()
+	l.reg = register(l.s, launcherProgram(l.mode), port, l.token, l.log)
+}
+
+// prepare is the launcher's Prepare hook: pool mode's environment and
+// presets (poolChild), then the warnings of the agent's own configuration
+// files (agentconf), before the child owns the terminal, and in the log.
+func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
+	if l.s.PoolName != "" {
+		var cleanup func()
+		env, argv, cleanup = poolChild(l.s, l.token, port, env, argv)
+		l.poolCleanup = append(l.poolCleanup, cleanup)
+	}
+	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets}) {
+		fmt.Fprintln(l.terminal, w)
+		l.log.Warn(w)
+	}
+	return env, argv
+}
+
+// cleanup undoes the launch in reverse order: the presets' files, the
+// registry entry, the pool.
+func (l *launch) cleanup() {
+	for _, f := range l.poolCleanup {
+		f()
+	}
+	l.reg.Remove()
+	if l.closePool != nil {
+		_ = l.closePool()
+	}
+}
+
+// exit maps the launcher's status and error to run's: a command not found
+// with its hint (RUN-3), a proxy that could not start (RUN-2) or a command
+// that could not run as one line naming the log, the child's own status
+// otherwise, with the failed-requests hint when it failed.
+func (l *launch) exit(status int, err error) error {
+	s := l.s
+	if err != nil && status == 127 && len(s.Command) > 0 {
+		return cli.Exit(notFoundHint(l.prog, l.mode, s.Command[0]), status)
+	}
+	if err != nil && (status == 1 || status == 126 || status == 127) {
+		// The proxy could not start (RUN-2), or the command could not be
+		// found or executed (RUN-3): one line, like a shell.
+		hint := ""
+		if netutil.IsAddrInUse(err) {
+			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
+		}
+		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", l.prog, oneLine(err.Error()), hint, s.LogFile), status)
+	}
+	if status != 0 && l.engine != nil {
+		if hint := failedRequestsHint(l.prog, l.engine.Decisions(), s.LogFile); hint != "" {
+			fmt.Fprintln(l.terminal, hint)
+		}
+	}
+	if status != 0 {
+		return cli.Exit("", status)
+	}
+	return nil
+}
+
+// openLogFile opens the launcher's log file for appending, creating its
+// directory (0700) and the file (0600).
+func openLogFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
