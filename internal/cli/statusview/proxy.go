@@ -101,37 +101,48 @@ func provenText(proven, untried, total int) string {
 
 // Table writes st as aligned text tables: a summary, candidates,
 // host-scoped cooldowns, health results, the per-host cache and the last
-// nDecisions decisions (newest first).
-//
-// One piece: one table after another on the same tabwriter, in the order
-// they are printed.
+// nDecisions decisions (newest first), one table after another on the same
+// tabwriter.
 func Table(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	now := st.Now
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
+	summary(tw, st)
+	candidates(w, tw, st)
+	hostCooldowns(w, tw, st)
+	healthResults(w, tw, st.Health.Results)
+	cache(w, tw, st.Cache)
+	return decisions(w, tw, st.Decisions, nDecisions)
+}
 
-	p("listening\t%s\n", orDash(strings.Join(st.Listeners, ", ")))
+// summary writes the listeners, the health check, the TLS probe count and
+// the cooldown.
+func summary(tw *tabwriter.Writer, st *proxystatus.Status) {
 	h := st.Health
+	fmt.Fprintf(tw, "listening\t%s\n", orDash(strings.Join(st.Listeners, ", ")))
 	switch {
 	case !h.Enabled:
-		p("health\toff\n")
+		fmt.Fprintf(tw, "health\toff\n")
 	default:
 		runs := "runs"
 		if st.HealthRuns == 1 {
 			runs = "run"
 		}
-		p("health\t%s, preferred %s, last run %s, %d %s\n", h.Origin, orDash(h.Preferred), since(now, h.LastRun), st.HealthRuns, runs)
+		fmt.Fprintf(tw, "health\t%s, preferred %s, last run %s, %d %s\n", h.Origin, orDash(h.Preferred), since(st.Now, h.LastRun), st.HealthRuns, runs)
 	}
-	p("tls probes\t%d\n", st.TLSProbes)
-	p("cooldown\t%s\n", msText(st.Settings.CooldownMS))
+	fmt.Fprintf(tw, "tls probes\t%d\n", st.TLSProbes)
+	fmt.Fprintf(tw, "cooldown\t%s\n", msText(st.Settings.CooldownMS))
 	tw.Flush()
+}
 
+// candidates writes the candidates in their default order with their
+// state: never "hot" while its health check fails or with no evidence
+// (SPEC OPS-2).
+func candidates(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
 	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
-	for _, r := range h.Results {
+	for _, r := range st.Health.Results {
 		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive, r.Alive
 	}
 	section(w, "CANDIDATES (default order)")
-	p("#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
+	fmt.Fprintf(tw, "#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
 	for i, c := range st.Candidates {
 		state := c.State
 		if state == proxystatus.StateHot && healthFailed[c.Candidate] {
@@ -148,59 +159,76 @@ func Table(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 		}
 		last := "-"
 		if f := c.LastFailure; f != nil {
-			last = fmt.Sprintf("%s (%s) %s: %s", f.Phase, f.Tier, since(now, f.Time), clip(f.Reason, 70))
+			last = fmt.Sprintf("%s (%s) %s: %s", f.Phase, f.Tier, since(st.Now, f.Time), clip(f.Reason, 70))
 		}
-		p("%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, c.Candidate, orDash(c.Kind), c.Source, state, left, c.Successes, c.Failures, last)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", i+1, c.Candidate, orDash(c.Kind), c.Source, state, left, c.Successes, c.Failures, last)
 	}
 	tw.Flush()
+}
 
+// hostCooldowns writes the host-scoped cooldowns of every candidate, when
+// there are any.
+func hostCooldowns(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
 	var hostRows int
 	for _, c := range st.Candidates {
 		hostRows += len(c.HostCooldowns)
 	}
-	if hostRows > 0 {
-		section(w, "HOST COOLDOWNS")
-		p("CANDIDATE\tHOST\tLEFT\tPHASE\tREASON\n")
-		for _, c := range st.Candidates {
-			for _, hc := range c.HostCooldowns {
-				p("%s\t%s\t%s\t%s\t%s\n", c.Candidate, hc.Host, msText(hc.RemainingMS), hc.Phase, clip(hc.Reason, 70))
-			}
-		}
-		tw.Flush()
+	if hostRows == 0 {
+		return
 	}
-
-	if len(h.Results) > 0 {
-		section(w, "HEALTH CHECK (last run)")
-		p("CANDIDATE\tRESULT\tSTREAK\tELIGIBLE\tREASON\n")
-		for _, r := range h.Results {
-			res := "failed"
-			if r.Alive {
-				res = "alive"
-			}
-			p("%s\t%s\t%d\t%s\t%s\n", r.Candidate, res, r.Streak, yesNo(r.Eligible), orDash(clip(r.Reason, 70)))
+	section(w, "HOST COOLDOWNS")
+	fmt.Fprintf(tw, "CANDIDATE\tHOST\tLEFT\tPHASE\tREASON\n")
+	for _, c := range st.Candidates {
+		for _, hc := range c.HostCooldowns {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Candidate, hc.Host, msText(hc.RemainingMS), hc.Phase, clip(hc.Reason, 70))
 		}
-		tw.Flush()
 	}
+	tw.Flush()
+}
 
+// healthResults writes the last health run's result per candidate, when
+// there is one.
+func healthResults(w io.Writer, tw *tabwriter.Writer, results []proxystatus.HealthResultStatus) {
+	if len(results) == 0 {
+		return
+	}
+	section(w, "HEALTH CHECK (last run)")
+	fmt.Fprintf(tw, "CANDIDATE\tRESULT\tSTREAK\tELIGIBLE\tREASON\n")
+	for _, r := range results {
+		res := "failed"
+		if r.Alive {
+			res = "alive"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.Candidate, res, r.Streak, yesNo(r.Eligible), orDash(clip(r.Reason, 70)))
+	}
+	tw.Flush()
+}
+
+// cache writes the per-host cache: which candidate serves a host, for how
+// much longer.
+func cache(w io.Writer, tw *tabwriter.Writer, entries []proxystatus.CacheStatus) {
 	section(w, "PER-HOST CACHE")
-	if len(st.Cache) == 0 {
+	if len(entries) == 0 {
 		fmt.Fprintln(w, "(empty)")
-	} else {
-		p("HOST\tCANDIDATE\tEXPIRES IN\n")
-		for _, ce := range st.Cache {
-			p("%s\t%s\t%s\n", ce.Host, ce.Candidate, msText(ce.RemainingMS))
-		}
-		tw.Flush()
+		return
 	}
+	fmt.Fprintf(tw, "HOST\tCANDIDATE\tEXPIRES IN\n")
+	for _, ce := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ce.Host, ce.Candidate, msText(ce.RemainingMS))
+	}
+	tw.Flush()
+}
 
-	section(w, fmt.Sprintf("RECENT DECISIONS (newest first, %d of %d)", min(nDecisions, len(st.Decisions)), len(st.Decisions)))
-	if len(st.Decisions) == 0 || nDecisions == 0 {
+// decisions writes the last n of ds (oldest first), newest first.
+func decisions(w io.Writer, tw *tabwriter.Writer, ds []proxystatus.Decision, n int) error {
+	section(w, fmt.Sprintf("RECENT DECISIONS (newest first, %d of %d)", min(n, len(ds)), len(ds)))
+	if len(ds) == 0 || n == 0 {
 		fmt.Fprintln(w, "(none)")
 		return nil
 	}
-	p("TIME\tKIND\tHOST\tCANDIDATE\tLATENCY\tFAILED FIRST\tERROR\n")
-	for i := len(st.Decisions) - 1; i >= 0 && i >= len(st.Decisions)-nDecisions; i-- {
-		d := st.Decisions[i]
+	fmt.Fprintf(tw, "TIME\tKIND\tHOST\tCANDIDATE\tLATENCY\tFAILED FIRST\tERROR\n")
+	for i := len(ds) - 1; i >= 0 && i >= len(ds)-n; i-- {
+		d := ds[i]
 		var failed []string
 		for _, f := range d.Failed {
 			s := f.Candidate + " " + f.Phase
@@ -209,7 +237,7 @@ func Table(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 			}
 			failed = append(failed, s)
 		}
-		p("%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", d.Time.Local().Format("15:04:05"), d.Kind, d.Host, orDash(d.Candidate), d.LatencyMS,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f ms\t%s\t%s\n", d.Time.Local().Format("15:04:05"), d.Kind, d.Host, orDash(d.Candidate), d.LatencyMS,
 			orDash(strings.Join(failed, "; ")), orDash(d.Error))
 	}
 	return tw.Flush()
