@@ -52,8 +52,13 @@ func poolCommand(sio IO) *cli.Command {
 	}
 }
 
+// poolTestName is how pool test names itself in its messages.
+const poolTestName = "dual-proxy pool test"
+
+// poolTest is pool test's action: the positional arguments (flags may
+// follow them, trailingFlags), then a list (no MODEL) or one test call.
 func poolTest(c *cli.Context, env []string) error {
-	const name = "dual-proxy pool test"
+	const name = poolTestName
 	args, err := trailingFlags(c, c.Args().Slice())
 	if errors.Is(err, errWantHelp) {
 		return cli.ShowSubcommandHelp(c)
@@ -62,29 +67,7 @@ func poolTest(c *cli.Context, env []string) error {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
 	if len(args) == 0 || len(args) == 1 && args[0] != "" {
-		// A list the user asked for: the pools, or a pool's models
-		// (the README presents both as uses, so they exit 0).
-		var l listing
-		if len(args) == 0 {
-			l = listPools(c.Context, env, c.String("addr"))
-		} else {
-			l = listModels(c.Context, env, args[0], c.String("addr"))
-		}
-		if l.code != 0 {
-			return cli.Exit(name+": "+l.text, l.code)
-		}
-		if c.Bool("json") {
-			// --json is a promise about stdout: a list too is a
-			// document, never the text.
-			out, err := json.Marshal(l.doc)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(c.App.Writer, "%s\n", out)
-			return err
-		}
-		_, err := io.WriteString(c.App.Writer, l.text)
-		return err
+		return poolTestList(c, env, args)
 	}
 	if len(args) > 2 {
 		return cli.Exit(fmt.Sprintf("%s: unexpected argument %q: pool test takes POOL and MODEL", name, args[2]), 2)
@@ -92,36 +75,57 @@ func poolTest(c *cli.Context, env []string) error {
 	if args[0] == "" || args[1] == "" {
 		return cli.Exit(name+": want POOL MODEL", 2)
 	}
+	return poolTestCall(c, env, args[0], args[1])
+}
+
+// poolTestList prints the list asked for: the pools (no argument), or a
+// pool's models (the README presents both as uses, so they exit 0).
+func poolTestList(c *cli.Context, env, args []string) error {
+	var l listing
+	if len(args) == 0 {
+		l = listPools(c.Context, env, c.String("addr"))
+	} else {
+		l = listModels(c.Context, env, args[0], c.String("addr"))
+	}
+	if l.code != 0 {
+		return cli.Exit(poolTestName+": "+l.text, l.code)
+	}
+	if c.Bool("json") {
+		// --json is a promise about stdout: a list too is a
+		// document, never the text.
+		out, err := json.Marshal(l.doc)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", out)
+		return err
+	}
+	_, err := io.WriteString(c.App.Writer, l.text)
+	return err
+}
+
+// poolTestCall sends one test call through poolID for model to the
+// instance poolTarget picks and prints the result: exit 0 when the call
+// succeeded, 1 when it failed or the instance cannot be reached, 2 for a
+// pool the instance does not serve.
+func poolTestCall(c *cli.Context, env []string, poolID, model string) error {
+	const name = poolTestName
 	given := c.String("token")
-	dest, err := poolTarget(env, args[0], c.String("addr"), given)
+	dest, err := poolTarget(env, poolID, c.String("addr"), given)
 	if err != nil {
 		return cli.Exit(name+": "+err.Error(), 2)
 	}
 	if dest.fallback {
 		// No registered instance serves the pool: one line saying so, not
 		// that and the standalone default's dial error.
-		if l, serves := fallbackServes(c.Context, env, args[0], &dest); !serves {
+		if l, serves := fallbackServes(c.Context, env, poolID, &dest); !serves {
 			return cli.Exit(name+": "+l.text, l.code)
 		}
 	}
 	addr, token, note := dest.addr, dest.token, dest.note
-	raw, err := requestPoolTest(c.Context, addr, args[0], args[1], token)
+	raw, err := requestPoolTest(c.Context, addr, poolID, model, token)
 	if err != nil {
-		msg, code := note+oneLine(err.Error()), 1
-		var ae *answerError
-		if errors.As(err, &ae) && (ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden) {
-			msg += "; " + tokenHint(env, addr, given, token)
-		}
-		if errors.As(err, &ae) && ae.status == http.StatusNotFound && ae.pool {
-			// The pool's own "no pool X (pools: …)": a pool the instance
-			// does not serve (POOL-14, LIS-5). An instance without a pool
-			// configuration (noPool) stays 1, as its listing does.
-			code = 2
-		}
-		if _, fromEnv := addrSource(env, c.String("addr")); fromEnv && c.String("addr") != "" {
-			msg += envAddrNote("pool test finds the instance serving the pool")
-		}
-		return cli.Exit(name+": "+msg, code)
+		return poolTestError(env, c.String("addr"), dest, given, err)
 	}
 	if note != "" {
 		fmt.Fprintln(c.App.ErrWriter, name+": "+strings.TrimSuffix(note, "; "))
@@ -142,6 +146,28 @@ func poolTest(c *cli.Context, env []string) error {
 		return cli.Exit("", 1)
 	}
 	return nil
+}
+
+// poolTestError is the one-line exit for a test call to dest that got no
+// result: dest's note, the error, and for a refused token which one the
+// instance wants (tokenHint); exit 2 for the pool's own "no pool X" (a
+// pool the instance does not serve, POOL-14, LIS-5), else 1. addrFlag and
+// given are --addr's and --token's values.
+func poolTestError(env []string, addrFlag string, dest poolDest, given string, err error) error {
+	msg, code := dest.note+oneLine(err.Error()), 1
+	var ae *answerError
+	if errors.As(err, &ae) && (ae.status == http.StatusUnauthorized || ae.status == http.StatusForbidden) {
+		msg += "; " + tokenHint(env, dest.addr, given, dest.token)
+	}
+	if errors.As(err, &ae) && ae.status == http.StatusNotFound && ae.pool {
+		// An instance without a pool configuration (noPool) stays 1, as
+		// its listing does.
+		code = 2
+	}
+	if _, fromEnv := addrSource(env, addrFlag); fromEnv && addrFlag != "" {
+		msg += envAddrNote("pool test finds the instance serving the pool")
+	}
+	return cli.Exit(poolTestName+": "+msg, code)
 }
 
 // poolDest is where `dual-proxy pool test` sends its call (poolTarget).

@@ -52,41 +52,11 @@ func Run(opts Options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-
-	certPEM, tlsCert, err := selfSigned()
-	if err != nil {
-		return fmt.Errorf("demo certificate: %w", err)
-	}
-	certFile := filepath.Join(dir, "origin-cert.pem")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		return err
-	}
-
-	// The loopback origin, over http and https.
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		fmt.Fprintf(w, "hello from the loopback origin over %s\n", scheme)
-	})
-	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	httpURL, httpsURL, certFile, stopOrigin, err := startOrigin(dir)
 	if err != nil {
 		return err
 	}
-	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		httpLn.Close()
-		return err
-	}
-	origin := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	originTLS := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{tlsCert}}}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); origin.Serve(httpLn) }()
-	go func() { defer wg.Done(); originTLS.ServeTLS(tlsLn, "", "") }()
-	defer func() { origin.Close(); originTLS.Close(); wg.Wait() }()
+	defer stopOrigin()
 
 	// Gateway 1: a port where nothing listens, held for the demo's length
 	// so no other process's listener can take it and make it work.
@@ -96,30 +66,11 @@ func Run(opts Options) error {
 	}
 	defer dead.Close()
 	deadPort := dead.Port
-
-	// Gateway 2: a working forward proxy on loopback (a second dual-proxy
-	// with only the direct candidate).
-	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
+	gwAddr, stopGateway, err := startGateway()
 	if err != nil {
 		return err
 	}
-	gw, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
-	if err != nil {
-		gwLn.Close()
-		return err
-	}
-	gwDone := make(chan struct{})
-	go func() { gw.Serve(gwLn); close(gwDone) }()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), launcher.ShutdownGrace)
-		defer cancel()
-		gw.Shutdown(ctx)
-		<-gwDone
-	}()
-	gwAddr := gwLn.Addr().String()
-
-	httpURL := "http://" + httpLn.Addr().String() + "/hello"
-	httpsURL := "https://" + tlsLn.Addr().String() + "/hello"
+	defer stopGateway()
 	client := clientCommand(opts, certFile)
 
 	fmt.Fprintf(out, "dual-proxy demo: everything on 127.0.0.1, no internet, no configuration\n\n")
@@ -141,6 +92,69 @@ func Run(opts Options) error {
 	}
 	fmt.Fprintln(out, "Both requests failed over from the dead gateway to the working one; the launcher tore its proxy down after each child exited.")
 	return nil
+}
+
+// startOrigin serves the loopback origin over http and https (a
+// throwaway self-signed certificate, written to certFile in dir): the URLs
+// of its /hello, and stop, which closes both servers and waits for them.
+func startOrigin(dir string) (httpURL, httpsURL, certFile string, stop func(), err error) {
+	certPEM, tlsCert, err := selfSigned()
+	if err != nil {
+		return "", "", "", nil, fmt.Errorf("demo certificate: %w", err)
+	}
+	certFile = filepath.Join(dir, "origin-cert.pem")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		return "", "", "", nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		fmt.Fprintf(w, "hello from the loopback origin over %s\n", scheme)
+	})
+	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", "", nil, err
+	}
+	tlsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		httpLn.Close()
+		return "", "", "", nil, err
+	}
+	origin := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	originTLS := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{Certificates: []tls.Certificate{tlsCert}}}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); origin.Serve(httpLn) }()
+	go func() { defer wg.Done(); originTLS.ServeTLS(tlsLn, "", "") }()
+	stop = func() { origin.Close(); originTLS.Close(); wg.Wait() }
+	return "http://" + httpLn.Addr().String() + "/hello", "https://" + tlsLn.Addr().String() + "/hello", certFile, stop, nil
+}
+
+// startGateway serves the demo's working gateway: a second dual-proxy on
+// loopback with only the direct candidate. stop shuts it down within
+// launcher.ShutdownGrace.
+func startGateway() (addr string, stop func(), err error) {
+	gwLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	gw, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
+	if err != nil {
+		gwLn.Close()
+		return "", nil, err
+	}
+	gwDone := make(chan struct{})
+	go func() { gw.Serve(gwLn); close(gwDone) }()
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), launcher.ShutdownGrace)
+		defer cancel()
+		gw.Shutdown(ctx)
+		<-gwDone
+	}
+	return gwLn.Addr().String(), stop, nil
 }
 
 // fetchOnce runs the client for u behind a fresh launcher and reports.

@@ -202,7 +202,34 @@ func (s *Spec) Fish(app *cli.App) string {
 	sort.Strings(valued)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# fish completion for %s (dual-proxy completion fish), generated from its command tree\n", app.Name)
-	fmt.Fprintf(&b, `function %s --description 'is the command line at command path $argv[1]? (with "args": and no argument given yet)'
+	fmt.Fprintf(&b, fishFunctions, fn, strings.Join(paths, " "), strings.Join(valued, " "), ask)
+	for _, n := range nodes {
+		at := fishQuote(fn + " " + fishQuote(n.path))
+		args := fishQuote(fn + " " + fishQuote(n.path) + " args")
+		fmt.Fprintf(&b, "\ncomplete -c %s -n %s -f\n", app.Name, at)
+		for _, s := range n.subs {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s -d %s\n", app.Name, args, fishQuote(s.Name), fishQuote(s.Usage))
+		}
+		for _, a := range n.args {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, args, fishQuote(a))
+		}
+		if s.configArgs(n.path) != nil {
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, at, fishQuote("("+ask+")"))
+		}
+		for _, f := range n.flags {
+			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), s.fishValue(f, ask), fishQuote(flagUsage(f)))
+		}
+	}
+	return b.String()
+}
+
+// fishFunctions are the fish script's two functions, given the function
+// names and lists (fmt verbs: the "at" function's name, the command paths,
+// the flags that take a value, the "ask" function's name): "at" finds the
+// command path on the command line (skipping flags and their values,
+// stopping at "--"), "ask" asks the program for names from the
+// configuration.
+const fishFunctions = `function %s --description 'is the command line at command path $argv[1]? (with "args": and no argument given yet)'
     set -l commands %s
     set -l valued %s
     set -l words (commandline -opc)
@@ -240,26 +267,7 @@ function %s --description 'ask the program for the values of the word at the cur
     set -l cur (commandline -ct)
     $words "$cur" --generate-bash-completion 2>/dev/null
 end
-`, fn, strings.Join(paths, " "), strings.Join(valued, " "), ask)
-	for _, n := range nodes {
-		at := fishQuote(fn + " " + fishQuote(n.path))
-		args := fishQuote(fn + " " + fishQuote(n.path) + " args")
-		fmt.Fprintf(&b, "\ncomplete -c %s -n %s -f\n", app.Name, at)
-		for _, s := range n.subs {
-			fmt.Fprintf(&b, "complete -c %s -n %s -a %s -d %s\n", app.Name, args, fishQuote(s.Name), fishQuote(s.Usage))
-		}
-		for _, a := range n.args {
-			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, args, fishQuote(a))
-		}
-		if s.configArgs(n.path) != nil {
-			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", app.Name, at, fishQuote("("+ask+")"))
-		}
-		for _, f := range n.flags {
-			fmt.Fprintf(&b, "complete -c %s -n %s%s%s -d %s\n", app.Name, at, fishNames(f), s.fishValue(f, ask), fishQuote(flagUsage(f)))
-		}
-	}
-	return b.String()
-}
+`
 
 // fishNames are f's names as fish's -s and -l options.
 func fishNames(f cli.Flag) string {
