@@ -32,7 +32,11 @@ func DualProxy(args []string, sio IO) int {
 }
 
 // dualProxyApp is the dual-proxy command line definition (also the source
-// of its man page and shell completion).
+// of its man page and shell completion). Each command but the smallest is
+// built by its own function in its own file (statusCommand in status.go,
+// poolCommand in pool.go, …): a new command is one more such function,
+// listed in Commands; argLimits bounds its positional arguments, and the
+// man pages are rerendered from this tree (TestManPages -update).
 func dualProxyApp(sio IO) *cli.App {
 	app := &cli.App{
 		Name:                   "dual-proxy",

@@ -1,7 +1,11 @@
 // Package cli builds the command lines of dual-proxy and
 // claude-dual-proxy: flags (each also read from its environment variable,
 // SPEC §7-§8), parsed and validated in one place into a Settings value
-// (SPEC LIS-5: invalid values exit 2 with one line naming the flag).
+// (SPEC LIS-5: invalid values exit 2 with one line naming the flag), and
+// the command tree that runs them (app.go). Its subpackages do one job
+// each and know nothing of this package: complete (shell completion),
+// statusview (what status and pool test print), agentconf (the agents' own
+// configuration files that undo the launcher), manpage (the man pages).
 package cli
 
 import (
