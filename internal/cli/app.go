@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/version"
 )
 
@@ -131,7 +132,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		if c.Command != nil && len(c.Command.Flags) > 0 {
 			flags = c.Command.Flags
 		}
-		return cli.Exit(usageHint(name, m, err, args[1:], flags), 2)
+		return cli.Exit(hint.Usage(name, m.hintKind(), err, args[1:], flags), 2)
 	}
 	var setUsage func(cmds []*cli.Command)
 	setUsage = func(cmds []*cli.Command) {
@@ -169,8 +170,8 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		return 2
 	}
 	var ec cli.ExitCoder
-	if sub := reNoHelpTopic().FindStringSubmatch(err.Error()); sub != nil && errors.As(err, &ec) {
-		fmt.Fprintln(stderr, unknownTopic(app, args[1:], sub[1]))
+	if word, ok := hint.NoHelpTopic(err.Error()); ok && errors.As(err, &ec) {
+		fmt.Fprintln(stderr, hint.UnknownTopic(app, args[1:], word))
 		return 2
 	}
 	if errors.As(err, &ec) {

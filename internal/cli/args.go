@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 )
 
 // argLimits is how many positional arguments a command takes: urfave/cli
@@ -71,7 +73,7 @@ func flagFor(word string, flags []cli.Flag) string {
 	if hasAddr && looksLikeAddr(word) {
 		return "--addr " + word
 	}
-	if s := suggest(strings.TrimLeft(word, "-"), names); s != "" {
+	if s := hint.Suggest(strings.TrimLeft(word, "-"), names); s != "" {
 		return "--" + s
 	}
 	return ""

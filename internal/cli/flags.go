@@ -4,12 +4,15 @@
 // (SPEC LIS-5: invalid values exit 2 with one line naming the flag), and
 // the command tree that runs them (app.go). Its subpackages do one job
 // each and know nothing of this package: complete (shell completion),
-// statusview (what status and pool test print), agentconf (the agents' own
+// statusview (what status and pool test print), hint (usage messages that
+// say what to type instead), agentconf (the agents' own
 // configuration files that undo the launcher), manpage (the man pages).
 package cli
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 )
 
 // Flag names shared by the serve, run and claude commands.
@@ -59,6 +62,17 @@ const (
 	modeRun
 	modeClaude
 )
+
+// hintKind is what a command of mode m runs, as its usage hints name it.
+func (m mode) hintKind() hint.Kind {
+	switch m {
+	case modeRun:
+		return hint.Run
+	case modeClaude:
+		return hint.Claude
+	}
+	return hint.Serve
+}
 
 // standalonePort is the standalone proxy's default port (SPEC LIS-1);
 // launchers never fall back onto it.

@@ -277,20 +277,6 @@ func TestNoConfigYet(t *testing.T) {
 	})
 }
 
-func TestSuggest(t *testing.T) {
-	known := []string{"gateway", "print-config", "addr", "status", "h", "help"}
-	for _, tc := range []struct{ typed, want string }{
-		{"gatway", "gateway"}, {"gateawy", "gateway"}, {"adr", "addr"}, {"sttaus", "status"},
-		{"p", ""}, {"print", ""}, {"verbose", ""}, {"c", ""}, {"model", ""},
-	} {
-		t.Run("LIS-5/suggest/"+tc.typed, func(t *testing.T) {
-			if got := suggest(tc.typed, known); got != tc.want {
-				t.Fatalf("suggest(%q) = %q, want %q", tc.typed, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestExampleConfig loads contrib/config.example.yaml through the real
 // --config path, its key variables set.
 func TestExampleConfig(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/cli/agentconf"
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/launcher"
@@ -169,7 +170,7 @@ func (l *launch) cleanup() {
 func (l *launch) exit(status int, err error) error {
 	s := l.s
 	if err != nil && status == 127 && len(s.Command) > 0 {
-		return cli.Exit(notFoundHint(l.prog, l.mode, s.Command[0]), status)
+		return cli.Exit(hint.NotFound(l.prog, l.mode.hintKind(), s.Command[0]), status)
 	}
 	if err != nil && (status == 1 || status == 126 || status == 127) {
 		// The proxy could not start (RUN-2), or the command could not be

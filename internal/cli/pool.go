@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/pool"
 )
@@ -315,7 +316,7 @@ func trailingFlags(c *cli.Context, args []string) ([]string, error) {
 			return nil, errWantHelp
 		default:
 			// As a flag before POOL gets it from usageHint (LIS-5).
-			if s := suggest(flagName, []string{"addr", "token", "json", "help"}); s != "" {
+			if s := hint.Suggest(flagName, []string{"addr", "token", "json", "help"}); s != "" {
 				return nil, fmt.Errorf("unknown flag %s; did you mean --%s?", a, s)
 			}
 			return nil, fmt.Errorf("unknown flag %s; see dual-proxy pool test --help", a)

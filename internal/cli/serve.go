@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/launcher"
@@ -21,7 +22,7 @@ import (
 // listener, its server, its model pool, then the signal loop.
 func serve(c *cli.Context, sio IO) error {
 	if c.Args().Len() > 0 {
-		return cli.Exit(unknownCommand(c.Args().Slice(), c.App.Commands), 2)
+		return cli.Exit(hint.UnknownCommand(c.Args().Slice(), c.App.Commands), 2)
 	}
 	s, err := resolve(c, modeServe, sio.Environ)
 	if err != nil {
