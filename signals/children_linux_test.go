@@ -160,7 +160,7 @@ func TestHasChildren(t *testing.T) {
 
 // BenchmarkOurChildrenNone is the look at this process's children that Run takes before the
 // child starts and on every SIGCHLD and cleanup round after it, when there are none: the common
-// launch (issue 20).
+// launch.
 func BenchmarkOurChildrenNone(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -100,7 +100,7 @@ func childProcs(keep func(procStat) bool) []procStat {
 // hasChildren reports whether this process has a child of any kind, running or zombie: waitid(2)
 // P_ALL with WNOHANG|WNOWAIT|__WALL fails with ECHILD only when there is none, and reaps nothing.
 // It lets [childProcs] skip its /proc reads (an open, read and close per thread: ≈ 25 system
-// calls, three times per launch, issue 20) in the common case of a child without descendants
+// calls, three times per launch) in the common case of a child without descendants
 // left. Any other result, including an error, counts as "maybe", so the scan runs as before.
 func hasChildren() bool {
 	var info unix.Siginfo

@@ -50,7 +50,7 @@ type Options struct {
 	// KeepHandlers leaves the signal handlers installed when Run returns: signals that arrive
 	// later are caught and dropped instead of getting their default action. Set it in a program
 	// that exits right after Run, as the launchers do: removing the handlers costs a round trip
-	// to the runtime's signal-mask thread per signal (eleven on Unix, ≈ 0.3 ms, issue 20), and
+	// to the runtime's signal-mask thread per signal (eleven on Unix, ≈ 0.3 ms), and
 	// a Ctrl-C during the launcher's own bounded teardown (proxy shutdown, registry removal)
 	// then no longer cuts that short. Leave it false where Run is called repeatedly: each call
 	// leaves its channel registered.
