@@ -61,7 +61,11 @@
 //     which reaps them; after the child exits, its group and, in PTY mode, its session are
 //     ended), SIGTTOU is ignored instead of blocked around tcsetpgrp, termios via TIOCGETA.
 //   - Windows: the child shares the console and stdio; console control events reach it from
-//     the console, so the launcher only holds them and waits. The child is assigned to a
+//     the console, so the launcher only holds them and waits. A child that is a .cmd or .bat
+//     file (npm's shims) is never started the way os/exec would, under cmd.exe with quoting
+//     cmd.exe re-parses: an npm shim is replaced by its node.exe command, any other script
+//     gets a cmd.exe command line quoted by cmd.exe's rules or is refused (SPEC PLAT-3,
+//     batch.go, npmshim.go). The child is assigned to a
 //     kill-on-close Job object right after it starts; whatever is left in the job when the child
 //     exits is terminated at once (there is no polite stop for a process in our console).
 //   - Panics: Run's own goroutine recovers, SIGKILLs the child's group, restores the terminal and
