@@ -21,7 +21,7 @@ import (
 // Micro-benchmarks of dual-proxy's hot paths through its public server
 // (proxy.New + Serve on loopback), in-process so that
 //
-//	go test -run '^$' -bench . -benchmem -cpuprofile cpu.out ./bench
+//	go test -run '^$' -bench . -benchmem -cpuprofile cpu.out .   (in bench/)
 //
 // profiles the proxy and the load together. The request-head parser and
 // hop-by-hop filtering are unexported in package proxy; they are measured
@@ -300,7 +300,7 @@ func BenchmarkTunnelNewParallel(b *testing.B) {
 
 // TestScenariosRun runs every benchmark body with a few operations, so the
 // harness (origin, client, proxy set-up and teardown) is checked by
-// `go test ./bench` and leaks are caught by goleak.
+// `go test ./...` in bench/ and leaks are caught by goleak.
 func TestScenariosRun(t *testing.T) {
 	for name, f := range map[string]func(testing.TB, int, func()){
 		"PlainDirect": plainDirect, "PlainProxy": plainProxy, "PlainManyHeaders": plainManyHeaders,
@@ -390,6 +390,12 @@ func TestDocumentKeepsHandWrittenNotes(t *testing.T) {
 	}
 	if strings.Contains(doc, "# old") || strings.Count(doc, keepMarker) != 1 {
 		t.Errorf("old generated part kept or marker duplicated:\n%s", doc)
+	}
+	// A marker line that names another command still starts the notes.
+	other := "# old\n" + keepMarkerPrefix + "`make bench` -->\n## Analysis\nkept text\n"
+	doc = document(other, time.Unix(0, 0), nil, nil, nil, nil, time.Second)
+	if !strings.HasSuffix(doc, keepMarker+"\n## Analysis\nkept text\n") || strings.Contains(doc, "make bench") {
+		t.Errorf("notes under a marker naming another command not kept once:\n%s", doc)
 	}
 }
 

@@ -3,9 +3,14 @@
 // prints one markdown table; with -write it also rewrites docs/BENCHMARKS.md
 // (a tracked file, so a plain run never leaves the tree dirty).
 //
-//	go run ./bench -write           # full run, ≈ 2-3 minutes, updates docs/BENCHMARKS.md
-//	go run ./bench -quick           # smoke run (≈ 1–3 min), results in a temporary directory
-//	go run ./bench -only 1,3        # scenarios 1 and 3
+//	cd bench
+//	go run . -write           # full run, ≈ 4 minutes, updates docs/BENCHMARKS.md
+//	go run . -quick           # smoke run (≈ 1–3 min), results in a temporary directory
+//	go run . -only 1,3        # scenarios 1 and 3
+//
+// bench is a module of its own (bench/go.mod, the product replaced to ../),
+// so the plotting library stays out of the product's go.mod; run it from
+// bench/.
 //
 // Scenarios: 1 plain HTTP keep-alive, 2 CONNECT (reused tunnel, new tunnel
 // + TLS, one-tunnel bulk), 3 memory of idle tunnels, 4 failover, 5 launcher
@@ -216,7 +221,7 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 	for _, n := range w.notes {
 		fmt.Println("- " + n)
 	}
-	facts := []string{"Command: `go run ./bench " + strings.Join(os.Args[1:], " ") + "`"}
+	facts := []string{"Command: `cd bench && go run . " + strings.Join(os.Args[1:], " ") + "`"}
 	if ph.rounds <= 2 && ph.round <= 300*time.Millisecond {
 		facts = append(facts, fmt.Sprintf("**Smoke run** (%d rounds of %v): too short for the verdicts to mean anything; run without -quick for figures.", ph.rounds, ph.round))
 	}
@@ -265,8 +270,9 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 // and says so in the notes.
 func (w *world) build(root, pkg string) (string, error) {
 	bin := filepath.Join(w.tmp, "dual-proxy")
-	cmd := releaseBuild(bin, pkg)
-	cmd.Dir = root
+	dir, rel := packageModule(root, pkg)
+	cmd := releaseBuild(bin, rel)
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		rev, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
@@ -286,8 +292,9 @@ func (w *world) build(root, pkg string) (string, error) {
 	if b, err := exp.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s\n(git archive fallback: %v %s)", pkg, err, out, err, b)
 	}
-	cmd = releaseBuild(bin, pkg)
-	cmd.Dir = src
+	dir, rel = packageModule(src, pkg)
+	cmd = releaseBuild(bin, rel)
+	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s\n(HEAD: %s)", pkg, err, out, b)
 	}
@@ -323,15 +330,19 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// moduleRoot walks up from the working directory to the directory that
-// holds go.mod.
+// productModule is the module path of dual-proxy itself; the bench is a
+// module of its own inside it (bench/go.mod, replaced to ../).
+const productModule = "github.com/dual-proxy/dual-proxy"
+
+// moduleRoot walks up from the working directory to the directory whose
+// go.mod declares productModule (so it is found from bench/ as well).
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for i := 0; i < 20; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declares(string(b), productModule) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -340,7 +351,27 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
-	return "", fmt.Errorf("no go.mod above the working directory")
+	return "", fmt.Errorf("no go.mod of %s above the working directory", productModule)
+}
+
+// declares reports whether the go.mod text gomod declares module path.
+func declares(gomod, path string) bool {
+	for _, l := range strings.Split(gomod, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == path
+		}
+	}
+	return false
+}
+
+// packageModule returns pkg (a "./"-path relative to root) as the go
+// command needs it: the directory of the module that holds it, and pkg
+// relative to that. Packages under ./bench/ are in the bench module.
+func packageModule(root, pkg string) (dir, rel string) {
+	if r, ok := strings.CutPrefix(pkg, "./bench/"); ok {
+		return filepath.Join(root, "bench"), "./" + r
+	}
+	return root, pkg
 }
 
 func gatewayVersions(gw map[string]*proc) []string {

@@ -1,7 +1,7 @@
 // Command dpprof is dual-proxy with a CPU profile: the same CLI as
 // ./cmd/dual-proxy, plus, when DUAL_PROXY_CPUPROFILE names a file, a CPU
 // profile written there when the proxy exits (SIGTERM or SIGINT lets it
-// return normally). `go run ./bench -cpuprofile DIR` builds and uses it.
+// return normally). `go run . -cpuprofile DIR` in bench/ builds and uses it.
 package main
 
 import (

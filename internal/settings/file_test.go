@@ -74,14 +74,14 @@ func TestReadSectionErrors(t *testing.T) {
 func TestFileSettings(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	write := func(text string) {
+	write := func(t *testing.T, text string) {
 		t.Helper()
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Run("OPS-7/put-writes-back-with-comments-and-0600", func(t *testing.T) {
-		write(sampleFile)
+		write(t, sampleFile)
 		in := newInstance(t, settings.Options{File: path, Values: with(startValues(), settings.Gateway, []string{"127.0.0.1:3128"}), Sources: map[string]settings.Source{settings.Gateway: settings.SourceFile, settings.CooldownMS: settings.SourceFile}})
 		code, doc := in.put(t, `{"gateway": ["127.0.0.1:3128", "http://u:pw@127.0.0.1:8080"]}`, in.version(t))
 		if code != 200 {
@@ -105,10 +105,10 @@ func TestFileSettings(t *testing.T) {
 		}
 	})
 	t.Run("OPS-7/reload-applies-the-edited-file-flags-win", func(t *testing.T) {
-		write(sampleFile)
+		write(t, sampleFile)
 		in := newInstance(t, settings.Options{File: path, Sources: map[string]settings.Source{settings.RaceDelayMS: settings.SourceFlag}})
 		v := in.version(t)
-		write(strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: 7000\n  race-delay-ms: 1", 1))
+		write(t, strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: 7000\n  race-delay-ms: 1", 1))
 		if err := in.live.Reload(); err != nil {
 			t.Fatal(err)
 		}
@@ -120,19 +120,19 @@ func TestFileSettings(t *testing.T) {
 		if doc.Version == v || doc.Sources[settings.CooldownMS] != settings.SourceFile || doc.Sources[settings.RaceDelayMS] != settings.SourceFlag {
 			t.Fatalf("doc %+v", doc)
 		}
-		write(strings.Replace(sampleFile, "  cooldown-ms: 30000\n", "", 1))
+		write(t, strings.Replace(sampleFile, "  cooldown-ms: 30000\n", "", 1))
 		if err := in.live.Reload(); err != nil || in.live.Current().Values.Int(settings.CooldownMS) != 30000 {
 			t.Fatalf("a key removed from the file returns to its default: %v %v", err, in.live.Current().Values[settings.CooldownMS])
 		}
 	})
 	t.Run("OPS-7/bad-file-keeps-the-settings-with-errors-at-file-line-col", func(t *testing.T) {
-		write(sampleFile)
+		write(t, sampleFile)
 		in := newInstance(t, settings.Options{File: path})
 		if err := in.live.Reload(); err != nil {
 			t.Fatal(err)
 		}
 		before := in.live.Document()
-		write(strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: -1\n  fast-fail-ms: x", 1))
+		write(t, strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: -1\n  fast-fail-ms: x", 1))
 		if err := in.live.Reload(); err == nil {
 			t.Fatal("a bad file reloaded")
 		}
@@ -140,11 +140,11 @@ func TestFileSettings(t *testing.T) {
 		if doc.Version != before.Version || len(doc.FileErrors) != 1 || doc.FileErrors[0] != path+`:10:17: proxy.fast-fail-ms: want a whole number, got "x"` {
 			t.Fatalf("errors %q", doc.FileErrors)
 		}
-		write(strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: -1", 1))
+		write(t, strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: -1", 1))
 		if err := in.live.Reload(); err == nil || in.live.Document().FileErrors[0] != path+":9:3: proxy.cooldown-ms: must be 0-604800000, got -1" {
 			t.Fatalf("range error %v %q", err, in.live.Document().FileErrors)
 		}
-		write(sampleFile)
+		write(t, sampleFile)
 		if err := in.live.Reload(); err != nil || in.live.Document().FileErrors != nil {
 			t.Fatalf("a good file clears the errors: %v", err)
 		}

@@ -243,7 +243,7 @@ func TestSettingsProbeAndForm(t *testing.T) {
 			return "https://api.example", 0, errors.New("gateway-connect via 127.0.0.1:9: connection refused")
 		},
 	})
-	post := func(body string, auth bool) (int, map[string]any) {
+	post := func(t *testing.T, body string, auth bool) (int, map[string]any) {
 		hdr := []string{}
 		if auth {
 			hdr = append(hdr, "Authorization", "Bearer "+testToken)
@@ -262,23 +262,23 @@ func TestSettingsProbeAndForm(t *testing.T) {
 		return resp.StatusCode, doc
 	}
 	t.Run("OPS-7/probe-a-masked-gateway-uses-the-stored-one", func(t *testing.T) {
-		code, doc := post(`{"gateway": "http://u:***@127.0.0.1:3128"}`, true)
+		code, doc := post(t, `{"gateway": "http://u:***@127.0.0.1:3128"}`, true)
 		if code != 200 || doc["ok"] != true || doc["latency_ms"] != 12.0 || probed[len(probed)-1] != "http://u:pw@127.0.0.1:3128" {
 			t.Fatalf("%d %v %v", code, doc, probed)
 		}
 	})
 	t.Run("OPS-7/probe-failure-says-why", func(t *testing.T) {
-		code, doc := post(`{"gateway": "127.0.0.1:9"}`, true)
+		code, doc := post(t, `{"gateway": "127.0.0.1:9"}`, true)
 		if code != 200 || doc["ok"] != false || !strings.Contains(doc["error"].(string), "connection refused") {
 			t.Fatalf("%d %v", code, doc)
 		}
-		if code, _ := post(`{"gateway": "nohost"}`, true); code != 400 {
+		if code, _ := post(t, `{"gateway": "nohost"}`, true); code != 400 {
 			t.Fatalf("a gateway without port: %d", code)
 		}
 	})
 	t.Run("OPS-7/probe-needs-the-token", func(t *testing.T) {
 		n := len(probed)
-		if code, _ := post(`{"gateway": "127.0.0.1:9"}`, false); code != 401 || len(probed) != n {
+		if code, _ := post(t, `{"gateway": "127.0.0.1:9"}`, false); code != 401 || len(probed) != n {
 			t.Fatalf("%d", code)
 		}
 	})
