@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 func TestMain(m *testing.M) {
@@ -67,7 +67,7 @@ func childRun(t *testing.T, role string, args []string, env ...string) Config {
 }
 
 func directOnly(int) (proxy.Config, []string, error) {
-	return proxy.Config{Candidates: []path.Candidate{path.Direct}}, nil, nil
+	return proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}}, nil, nil
 }
 
 func TestRun(t *testing.T) {
@@ -152,7 +152,7 @@ func TestListeningLineNamesHealth(t *testing.T) {
 			cfg := childRun(t, "exit", []string{"0"})
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			cfg.Proxy = func(int) (proxy.Config, []string, error) {
-				pc := proxy.Config{Candidates: []path.Candidate{path.Direct}}
+				pc := proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}}
 				if raw != "" {
 					u, err := url.Parse(raw)
 					if err != nil {

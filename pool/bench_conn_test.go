@@ -10,7 +10,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // BenchmarkChannelWiring measures, per streamed call, the time to the first
@@ -32,7 +32,7 @@ func BenchmarkChannelWiring(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := proxy.NewEngine(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
+	e, err := proxy.NewEngine(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true})
 	if err != nil {
 		b.Fatal(err)
 	}

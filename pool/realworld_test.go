@@ -27,7 +27,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/status"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // chanReq is one request a channel received.
@@ -119,7 +119,7 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, y.String())
 	}
-	e, err := proxy.NewEngine(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true,
+	e, err := proxy.NewEngine(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true,
 		ResponseTimeout: rc.proxyTimeout})
 	if err != nil {
 		t.Fatal(err)

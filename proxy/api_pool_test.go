@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestPoolRoundTripper: the Transport the model pool gets (SPEC POOL-17)
@@ -34,7 +34,7 @@ func TestPoolRoundTripper(t *testing.T) {
 	}
 	origin.Start()
 	t.Cleanup(origin.Close)
-	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true, ResponseTimeout: 300 * time.Millisecond})
+	e, err := NewEngine(Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true, ResponseTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // newAPIEngine returns an engine over a refused gateway, a working gateway
@@ -184,7 +184,7 @@ func TestTransport(t *testing.T) {
 			t.Errorf("gateway CONNECTs %d, want 1 (second request reuses the tunnel)", gw.Connects())
 		}
 		st := e.Status()
-		if len(st.Cache) != 1 || st.Cache[0].Candidate != "http://"+gw.Addr || st.Candidates[0].State != status.StateCooling {
+		if len(st.Cache) != 1 || st.Cache[0].Candidate != "http://"+gw.Addr || st.Candidates[0].State != statusdoc.StateCooling {
 			t.Errorf("shared state after https: cache %+v candidates %+v", st.Cache, st.Candidates)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -18,7 +18,7 @@ import (
 type Config struct {
 	// Candidates in default order, direct last (SPEC GW-1), as built by
 	// route.BuildCandidates. Empty means direct only.
-	Candidates []path.Candidate
+	Candidates []candidate.Candidate
 	// Rules are the destination rules (SPEC ORD-3, ORD-3b); nil: none.
 	Rules *route.Rules
 
@@ -161,7 +161,7 @@ func (c *Config) setDefaults() error {
 		c.Now = time.Now
 	}
 	if len(c.Candidates) == 0 {
-		c.Candidates = []path.Candidate{path.Direct}
+		c.Candidates = []candidate.Candidate{candidate.Direct}
 	}
 	return nil
 }

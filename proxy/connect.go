@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -120,7 +120,7 @@ func clientGoneAttrs(host, opened string, err error) []any {
 	var af *AllFailedError
 	if errors.As(err, &af) {
 		for _, e := range af.Errs {
-			var pe *path.PathError
+			var pe *candidate.PathError
 			if errors.As(e, &pe) && errors.Is(e, context.Canceled) {
 				cands = append(cands, pe.Candidate.String())
 				phases = append(phases, string(pe.Phase))

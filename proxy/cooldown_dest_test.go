@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestCooldownIsPerDestination: a host-scoped cooldown is keyed by host and
@@ -17,7 +17,7 @@ func TestCooldownIsPerDestination(t *testing.T) {
 		dead := testworld.RefusedAddr(t) // 127.0.0.1:P, nothing listening
 		gw := testworld.NewGateway(t)
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: time.Minute})
 
 		if status, _, _ := selConnect(t, addr, dead, ""); status == 200 {
 			t.Fatalf("CONNECT to the dead port %s succeeded", dead)

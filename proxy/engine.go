@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -30,7 +30,7 @@ type Engine struct {
 	cooldowns *route.Cooldowns
 	health    *route.Health
 	checker   *healthChecker // nil when health checks are off
-	decisions status.Log
+	decisions statusdoc.Log
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
 	traffic   traffic      // tunnel counters (traffic.go, metrics)
@@ -71,7 +71,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       via,
 		viaOne:    "1.1 " + via,
-		loopPlan:  []attempt{{cand: path.Direct, timeout: cfg.ConnectTimeout}},
+		loopPlan:  []attempt{{cand: candidate.Direct, timeout: cfg.ConnectTimeout}},
 	}
 	e.names = make([]string, len(cfg.Candidates))
 	for i, c := range cfg.Candidates {
@@ -111,7 +111,7 @@ func (e *Engine) Close() {
 
 // attempt is one candidate to try and its connect timeout.
 type attempt struct {
-	cand    path.Candidate
+	cand    candidate.Candidate
 	timeout time.Duration
 	// cached is true for the first attempt when it is host's per-host
 	// cache entry: it skips the TLS probe (SPEC ORD-4). The attempts after
@@ -179,7 +179,7 @@ func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, 
 // candName is c.String(), without building it when c is a configured
 // candidate (a gateway's "KIND://host:port" cost an allocation per
 // decision).
-func (e *Engine) candName(c path.Candidate) string {
+func (e *Engine) candName(c candidate.Candidate) string {
 	for i := range e.cfg.Candidates {
 		if e.cfg.Candidates[i] == c {
 			return e.names[i]
@@ -191,7 +191,7 @@ func (e *Engine) candName(c path.Candidate) string {
 // singlePlans returns plan's three answers for a lone candidate c: cache
 // hit (probe skipped, fast-fail timeout; ORD-4, ORD-5), health-preferred
 // (fast-fail timeout), neither.
-func singlePlans(c path.Candidate, cfg Config) [3][]attempt {
+func singlePlans(c candidate.Candidate, cfg Config) [3][]attempt {
 	fast := min(cfg.FastFail, cfg.ConnectTimeout)
 	return [3][]attempt{
 		{{cand: c, timeout: fast, cached: true}},
@@ -205,14 +205,14 @@ func singlePlans(c path.Candidate, cfg Config) [3][]attempt {
 // entry dropped when it named that candidate (ORD-4), a gateway-wide
 // failure marked in the health state (HC-4), and a health check kicked
 // (HC-2).
-func (e *Engine) fail(host string, port int, pe *path.PathError) {
+func (e *Engine) fail(host string, port int, pe *candidate.PathError) {
 	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
 	e.cooldowns.Fail(pe, route.Dest(host, port))
-	if pe.Tier == path.TierNone {
+	if pe.Tier == candidate.TierNone {
 		return
 	}
 	e.cache.RemoveIf(host, pe.Candidate.Key())
-	if pe.Tier == path.TierGateway {
+	if pe.Tier == candidate.TierGateway {
 		e.health.MarkFailed(pe.Candidate.Key())
 	}
 	e.kickHealth()
@@ -226,7 +226,7 @@ func (e *Engine) allFailed(host string) {
 }
 
 // succeed records that c served host (ORD-4 cache, OPS-2 counters).
-func (e *Engine) succeed(host string, c path.Candidate) { e.succeedMemo(host, c, nil) }
+func (e *Engine) succeed(host string, c candidate.Candidate) { e.succeedMemo(host, c, nil) }
 
 // putMemo is what a client connection's last cache put was (plain
 // requests, forward): host → key at at, leaving the cache at gen.
@@ -247,7 +247,7 @@ func cacheRefresh(ttl time.Duration) time.Duration { return min(ttl/60, time.Sec
 // cacheRefresh and the cache has not changed since (route.Cache.Fresh),
 // the entry already says c with an expiry at most cacheRefresh older, and
 // the put is skipped (a lock and an LRU update per request).
-func (e *Engine) succeedMemo(host string, c path.Candidate, m *putMemo) {
+func (e *Engine) succeedMemo(host string, c candidate.Candidate, m *putMemo) {
 	k := c.Key()
 	now := e.cfg.Now()
 	switch {
@@ -305,7 +305,7 @@ func (e *AllFailedError) Error() string {
 // logAttrs are the slog attributes of a path failure: host, candidate,
 // phase, reason (never paths, headers or credentials; SPEC HTTP-6).
 func logAttrs(host string, err error) []any {
-	var pe *path.PathError
+	var pe *candidate.PathError
 	if errors.As(err, &pe) {
 		return []any{"host", host, "candidate", pe.Candidate.String(), "phase", string(pe.Phase), "tier", pe.Tier.String(), "reason", pe.Err.Error()}
 	}
@@ -315,20 +315,20 @@ func logAttrs(host string, err error) []any {
 // ms is d in milliseconds with microsecond resolution.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// isLocal reports a failure of this machine's resources (path.PhaseLocal).
+// isLocal reports a failure of this machine's resources (candidate.PhaseLocal).
 func isLocal(err error) bool {
 	if err == nil {
 		return false // errors.As would cost an allocation for &pe
 	}
-	var pe *path.PathError
-	return errors.As(err, &pe) && pe.Phase == path.PhaseLocal
+	var pe *candidate.PathError
+	return errors.As(err, &pe) && pe.Phase == candidate.PhaseLocal
 }
 
 // localAnswer is the 503 body for a request that failed on this machine's
 // resources: it says so, so nobody blames the gateway.
 func localAnswer(err error) string {
 	cause := err.Error()
-	var pe *path.PathError
+	var pe *candidate.PathError
 	if errors.As(err, &pe) {
 		cause = pe.Err.Error()
 	}

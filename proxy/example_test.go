@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -51,7 +51,7 @@ func ExampleEngine_RoundTripper() {
 	dead, _ := route.ParseGateway("http://"+deadAddr, "upstream-url")
 	good, _ := route.ParseGateway(gateway.Listener.Addr().String(), "gateway")
 	engine, err := proxy.NewEngine(proxy.Config{
-		Candidates: []path.Candidate{dead, good, path.Direct},
+		Candidates: []candidate.Candidate{dead, good, candidate.Direct},
 		Cooldown:   30 * time.Second,
 	})
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -154,7 +154,7 @@ type tripResult struct {
 // allowed) it is returned as is. A gateway's 407 moves on whenever the body
 // can be sent again; it is never passed to the client. Errors:
 // *notReplayedError, *AllFailedError, errShuttingDown, errClientGone
-// (the client left; no cooldown recorded), or a *path.PathError of
+// (the client left; no cooldown recorded), or a *candidate.PathError of
 // PhaseLocal (this machine out of descriptors; no cooldown recorded).
 // One function on purpose: every exit is a replay decision (HTTP-3) that
 // reads the same loop state (fails, replay, last); split, the rules would
@@ -163,7 +163,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 	var fails []error
 	start := time.Now()
 	decide := func(cand, errText string) {
-		e.decisions.Add(status.Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: status.Failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
+		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: statusdoc.Failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
 	}
 	if r.target == nil {
 		r.target = targetFromURL(r.url, r.host, r.port)
@@ -200,7 +200,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 		}
 		if res.err != nil {
 			pe := classifyRoundTrip(c, res, res.err)
-			if pe.Phase == path.PhaseLocal {
+			if pe.Phase == candidate.PhaseLocal {
 				// Our own resources, not the path's fault; no candidate
 				// would do better (no cooldown, no further attempt).
 				e.cfg.Logger.Warn("out of local resources", "host", r.host, "reason", pe.Err.Error())
@@ -230,10 +230,10 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 			return resp, nil
 		}
 		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
-		pe := &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: path.TierHost, Status: resp.StatusCode, Sent: true,
+		pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: resp.StatusCode, Sent: true,
 			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
 		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
-			pe.Tier, pe.Sent = path.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
+			pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
 		}
 		e.fail(r.host, r.port, pe)
 		fails = append(fails, pe)
@@ -281,7 +281,7 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 // 401 tinyproxy 1.11 sends for wrong proxy credentials (it answers plain
 // requests like CONNECT, SPEC CD-1; recognised by its own Server header,
 // server, so an origin's 401 relayed by the gateway still passes through).
-func isGatewayFailure(c path.Candidate, status int, server string) bool {
+func isGatewayFailure(c candidate.Candidate, status int, server string) bool {
 	switch status {
 	case 500, 502, 503, 504, http.StatusProxyAuthRequired, http.StatusLoopDetected:
 		return true
@@ -300,24 +300,24 @@ func isGatewayFailure(c path.Candidate, status int, server string) bool {
 // tier, and so is anything the origin itself sent (direct or through a
 // SOCKS5 tunnel); an http/https gateway that closed or answered garbage
 // before its response → connect-response, gateway tier.
-func classifyRoundTrip(c path.Candidate, res tripResult, err error) *path.PathError {
-	var dialed *path.PathError
+func classifyRoundTrip(c candidate.Candidate, res tripResult, err error) *candidate.PathError {
+	var dialed *candidate.PathError
 	if !res.connected && errors.As(err, &dialed) {
 		return dialed // the dialer's own phase: TLS, SOCKS5 handshake or reply (GW-6, GW-7)
 	}
-	pe := &path.PathError{Candidate: c, Sent: res.connected, Err: err}
+	pe := &candidate.PathError{Candidate: c, Sent: res.connected, Err: err}
 	var ne net.Error
 	switch {
 	case netutil.IsLocalResource(err):
-		pe.Phase, pe.Tier = path.PhaseLocal, path.TierNone
+		pe.Phase, pe.Tier = candidate.PhaseLocal, candidate.TierNone
 	case !res.connected && c.Direct:
-		pe.Phase, pe.Tier = path.PhaseOriginConnect, path.TierHost
+		pe.Phase, pe.Tier = candidate.PhaseOriginConnect, candidate.TierHost
 	case !res.connected:
-		pe.Phase, pe.Tier = path.PhaseGatewayConnect, path.TierGateway
+		pe.Phase, pe.Tier = candidate.PhaseGatewayConnect, candidate.TierGateway
 	case !c.SpeaksHTTP(), netutil.IsReset(err), errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		pe.Phase, pe.Tier = path.PhaseResponseHeader, path.TierHost
+		pe.Phase, pe.Tier = candidate.PhaseResponseHeader, candidate.TierHost
 	default:
-		pe.Phase, pe.Tier = path.PhaseConnectResponse, path.TierGateway
+		pe.Phase, pe.Tier = candidate.PhaseConnectResponse, candidate.TierGateway
 	}
 	return pe
 }

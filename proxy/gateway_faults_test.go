@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestGatewayHandshakeFaults: gateways of the new kinds that stall or lie in the
@@ -72,7 +72,7 @@ func TestGatewayHandshakeFaults(t *testing.T) {
 				origin := testworld.NewOrigin(t)
 				bad := selCand(t, tc.scheme+"://"+tcpServer(t, "127.0.0.1:0", tc.serve))
 				good := testworld.NewGateway(t)
-				addr, e := selProxy(t, Config{Candidates: []path.Candidate{bad, selCand(t, good.URL)},
+				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, selCand(t, good.URL)},
 					GatewayTLS: trust, ConnectTimeout: 400 * time.Millisecond})
 				start := time.Now()
 				if mode == "tunnel" {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestHTTPSGateways covers https:// gateways (SPEC GW-6): TLS to the
@@ -29,7 +29,7 @@ func TestHTTPSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")), testworld.WithAuth("u", "p@ss"))
 		c := selCand(t, "https://u:p%40ss@"+gw.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c}, GatewayTLS: trust, HealthURL: mustURL(t, origin.URL+"/")})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c}, GatewayTLS: trust, HealthURL: mustURL(t, origin.URL+"/")})
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
@@ -55,7 +55,7 @@ func TestHTTPSGateways(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := selCand(t, gw.URL+"/?ca="+url.QueryEscape(caFile))
-		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{c}}) // no GatewayTLS: only the file trusts it
+		addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{c}}) // no GatewayTLS: only the file trusts it
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
@@ -63,7 +63,7 @@ func TestHTTPSGateways(t *testing.T) {
 
 	t.Run("GW-6/unreadable-ca-file-is-a-startup-error", func(t *testing.T) {
 		c := selCand(t, "https://127.0.0.1:1?ca="+url.QueryEscape(filepath.Join(t.TempDir(), "missing.pem")))
-		if _, err := NewEngine(Config{Candidates: []path.Candidate{c}}); err == nil || !strings.Contains(err.Error(), "missing.pem") {
+		if _, err := NewEngine(Config{Candidates: []candidate.Candidate{c}}); err == nil || !strings.Contains(err.Error(), "missing.pem") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -81,7 +81,7 @@ func TestHTTPSGateways(t *testing.T) {
 			bad := testworld.NewGateway(t, testworld.WithTLS(tc.cert))
 			good := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
 			bc := selCand(t, bad.URL)
-			addr, e := selProxy(t, Config{Candidates: []path.Candidate{bc, selCand(t, good.URL)}, GatewayTLS: trust, Cooldown: time.Minute})
+			addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bc, selCand(t, good.URL)}, GatewayTLS: trust, Cooldown: time.Minute})
 			if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 				t.Fatalf("tunnel body %q", body)
 			}
@@ -106,7 +106,7 @@ func TestHTTPSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		plain := testworld.NewGateway(t)
 		c := selCand(t, "https://"+plain.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, GatewayTLS: trust})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, GatewayTLS: trust})
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
@@ -135,7 +135,7 @@ func TestKindsHalfClose(t *testing.T) {
 		{"CON-2/GW-6/half-close-through-https-gateway", testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, _ := startProxy(t, Config{Candidates: []path.Candidate{selCand(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
+			addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
 			c := dialProxy(t, addr)
 			br := bufio.NewReader(c)
 			io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
@@ -170,7 +170,7 @@ func TestKindsProbeAndHTTPSHealth(t *testing.T) {
 			// The second candidate is a refused gateway, never direct: no
 			// path here may resolve api.example.com (SPEC "Test safety").
 			spare := selCand(t, "http://"+testworld.RefusedAddr(t))
-			cfg := Config{Candidates: []path.Candidate{c, spare}, TLSProbe: true, GatewayTLS: &tls.Config{RootCAs: ca.Pool},
+			cfg := Config{Candidates: []candidate.Candidate{c, spare}, TLSProbe: true, GatewayTLS: &tls.Config{RootCAs: ca.Pool},
 				HealthURL: mustURL(t, "https://api.example.com/health"), HealthTLS: &tls.Config{RootCAs: origin.CertPool}}
 			addr, e := selProxy(t, cfg)
 			status, conn, _ := selConnect(t, addr, "api.example.com:443", "")

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // tunnelGet sends GET /in-tunnel through an open CONNECT tunnel to a plain
@@ -46,7 +46,7 @@ func TestSOCKSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithAuth("gw user", "p@ss"))
 		c := selCand(t, "socks5h://gw%20user:p%40ss@"+gw.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
 
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
@@ -86,7 +86,7 @@ func TestSOCKSGateways(t *testing.T) {
 			gw   *testworld.Gateway
 			want string
 		}{{"socks5://" + local.Addr, local, "127.0.0.1:" + port}, {"socks5h://" + remote.Addr, remote, "localhost:" + port}} {
-			addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, tc.url)}})
+			addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, tc.url)}})
 			// "localhost" is in /etc/hosts: resolving it sends no DNS query.
 			if body := tunnelGet(t, addr, "localhost:"+port); body != origin.Greeting() {
 				t.Fatalf("%s: tunnel body %q", tc.url, body)
@@ -100,7 +100,7 @@ func TestSOCKSGateways(t *testing.T) {
 	t.Run("GW-7/ipv6-destination-atyp-ipv6", func(t *testing.T) {
 		dst := tcpServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, "socks5://"+gw.Addr)}})
+		addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, "socks5://"+gw.Addr)}})
 		status, _, br := selConnect(t, addr, dst, "")
 		b := make([]byte, 3)
 		if _, err := io.ReadFull(br, b); status != 200 || err != nil || string(b) != "six" {
@@ -115,7 +115,7 @@ func TestSOCKSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 		dead := selCand(t, "socks5h://"+testworld.RefusedAddr(t))
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{dead, selCand(t, gw.URL)}, Cooldown: 30 * time.Second})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{dead, selCand(t, gw.URL)}, Cooldown: 30 * time.Second})
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
@@ -133,7 +133,7 @@ func TestSOCKSGateways(t *testing.T) {
 		locked := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithAuth("gwuser", "right"))
 		next := testworld.NewGateway(t, testworld.WithSOCKS5())
 		bad := selCand(t, "socks5h://gwuser:wrong@"+locked.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{bad, selCand(t, next.URL)}, Cooldown: 30 * time.Second})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, selCand(t, next.URL)}, Cooldown: 30 * time.Second})
 		resp, body, _ := selGet(t, addr, origin.URL+"/", "")
 		if resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET %d %q", resp.StatusCode, body)
@@ -151,7 +151,7 @@ func TestSOCKSGateways(t *testing.T) {
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 		gw.SetMode(testworld.ModeSOCKSReply(0x04))
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, Cooldown: 30 * time.Second})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: 30 * time.Second})
 		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
@@ -169,7 +169,7 @@ func TestSOCKSGateways(t *testing.T) {
 			gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 			gw.SetMode(m)
 			c := selCand(t, gw.URL)
-			addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, Cooldown: 30 * time.Second})
+			addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: 30 * time.Second})
 			if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 				t.Fatalf("%s: tunnel body %q", m, body)
 			}
@@ -185,7 +185,7 @@ func TestSOCKSGateways(t *testing.T) {
 		}))
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}})
 		resp, _, _ := selGet(t, addr, origin.URL+"/", "")
 		if resp.StatusCode != 502 || origin.Count() != 1 || lastFailure(t, e, c.Key()) != "" {
 			t.Fatalf("status %d, origin saw %d, failure %q", resp.StatusCode, origin.Count(), lastFailure(t, e, c.Key()))
@@ -198,7 +198,7 @@ func TestSOCKSGateways(t *testing.T) {
 		// A refused second gateway, never direct: nothing may resolve
 		// api.example.com (SPEC "Test safety"); two candidates make the probe run.
 		spare := selCand(t, "http://"+testworld.RefusedAddr(t))
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL), spare}, TLSProbe: true})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), spare}, TLSProbe: true})
 		status, conn, _ := selConnect(t, addr, "api.example.com:443", "")
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
@@ -215,7 +215,7 @@ func TestSOCKSGateways(t *testing.T) {
 		plain := testworld.NewOrigin(t)
 		secure := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		e, err := NewEngine(Config{Candidates: []path.Candidate{selCand(t, gw.URL)}})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}})
 		if err != nil {
 			t.Fatal(err)
 		}

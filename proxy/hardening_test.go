@@ -17,7 +17,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Upstream-client hardening: each test below pins one bound of the
@@ -239,7 +239,7 @@ func TestLocalResourceExhaustion(t *testing.T) {
 	noCooldown := func(t *testing.T) {
 		t.Helper()
 		for _, c := range srv.Engine().Status().Candidates {
-			if c.State != status.StateHot || c.Failures != 0 || len(c.HostCooldowns) != 0 {
+			if c.State != statusdoc.StateHot || c.Failures != 0 || len(c.HostCooldowns) != 0 {
 				t.Fatalf("candidate %s blamed for our EMFILE: %+v", c.Candidate, c)
 			}
 		}

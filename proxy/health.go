@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -171,7 +171,7 @@ func (e *Engine) HealthRuns() int {
 // pages (which fail the < 500 test anyway). No origin credentials are sent.
 // local is true when the check could not be made because this machine ran
 // out of descriptors or memory (the result then says nothing about c).
-func (e *Engine) checkHealth(ctx context.Context, c path.Candidate) (_ route.HealthResult, local bool) {
+func (e *Engine) checkHealth(ctx context.Context, c candidate.Candidate) (_ route.HealthResult, local bool) {
 	u := e.cfg.HealthURL
 	res := route.HealthResult{Key: c.Key()}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout+healthResponseTimeout)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // statusOrigin is a loopback origin answering its current status.
@@ -55,7 +55,7 @@ func TestHealth(t *testing.T) {
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
 		gw1.SetMode(testworld.ModeStatus(502)) // its own 502 page
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		e := healthEngine(t, Config{Candidates: []path.Candidate{c1, c2, path.Direct}, HealthURL: mustURL(t, origin.URL+"/health")})
+		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c1, c2, candidate.Direct}, HealthURL: mustURL(t, origin.URL+"/health")})
 		e.checker.run()
 		st := e.health.Snapshot()
 		if st.Preferred != c2.Key() {
@@ -78,7 +78,7 @@ func TestHealth(t *testing.T) {
 		origin := statusOrigin(t, &status)
 		gw := testworld.NewGateway(t)
 		c := selCand(t, gw.URL)
-		e := healthEngine(t, Config{Candidates: []path.Candidate{c, path.Direct}, HealthURL: mustURL(t, origin.URL)})
+		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, HealthURL: mustURL(t, origin.URL)})
 		e.checker.run()
 		if p := e.health.Preferred(); p != c.Key() {
 			t.Fatalf("preferred %q", p)
@@ -103,7 +103,7 @@ func TestHealth(t *testing.T) {
 		c := selCand(t, gw.URL)
 		var logs logBuffer
 		logger := slog.New(slog.NewTextHandler(&logs, nil))
-		e := healthEngine(t, Config{Candidates: []path.Candidate{c, path.Direct}, HealthURL: mustURL(t, origin.URL+"/secret-path"), Logger: logger})
+		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, HealthURL: mustURL(t, origin.URL+"/secret-path"), Logger: logger})
 		e.checker.run()
 		out := logs.String()
 		for _, want := range []string{"level=WARN", "no candidate reached the health URL", c.Key() + ": gateway answered 502", "direct: status 503"} {
@@ -123,7 +123,7 @@ func TestHealth(t *testing.T) {
 			origin := statusOrigin(t, &status)
 			gw := testworld.NewGateway(t)
 			c := selCand(t, gw.URL)
-			e := healthEngine(t, Config{Candidates: []path.Candidate{c}, HealthURL: mustURL(t, origin.URL)})
+			e := healthEngine(t, Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL)})
 			e.checker.run()
 			if p := e.health.Preferred(); p != c.Key() {
 				t.Fatalf("origin %d: preferred %q", code, p)
@@ -136,7 +136,7 @@ func TestHealth(t *testing.T) {
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
 		gw1.SetMode(testworld.ModeStatus(403)) // non-2xx to CONNECT: the gateway's answer
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		e := healthEngine(t, Config{Candidates: []path.Candidate{c1, c2, path.Direct},
+		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c1, c2, candidate.Direct},
 			HealthURL: mustURL(t, origin.URL+"/"), HealthTLS: &tls.Config{RootCAs: origin.CertPool}})
 		e.checker.run()
 		if p := e.health.Preferred(); p != c2.Key() {
@@ -146,7 +146,7 @@ func TestHealth(t *testing.T) {
 			t.Fatalf("CONNECTs %d/%d, origin %d", gw1.Connects(), gw2.Connects(), origin.Count())
 		}
 		// Without the right roots TLS fails: not alive.
-		e2 := healthEngine(t, Config{Candidates: []path.Candidate{c2}, HealthURL: mustURL(t, origin.URL+"/"),
+		e2 := healthEngine(t, Config{Candidates: []candidate.Candidate{c2}, HealthURL: mustURL(t, origin.URL+"/"),
 			HealthTLS: &tls.Config{}})
 		e2.checker.run()
 		if p := e2.health.Preferred(); p != "" {
@@ -159,7 +159,7 @@ func TestHealth(t *testing.T) {
 		gw1 := testworld.NewGateway(t, testworld.WithName("gw1"))
 		gw2 := testworld.NewGateway(t, testworld.WithName("gw2"))
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1, c2}, HealthURL: mustURL(t, origin.URL),
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1, c2}, HealthURL: mustURL(t, origin.URL),
 			HealthRecoverCount: 2, PrefTTL: -1}) // no cache: the preference alone orders
 		e.checker.run()
 		if p := e.health.Preferred(); p != c1.Key() {
@@ -191,7 +191,7 @@ func TestHealth(t *testing.T) {
 		gw := testworld.NewGateway(t)
 		gw.SetMode(testworld.ModeStatus(407))
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, Cooldown: time.Hour,
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: time.Hour,
 			HealthURL: mustURL(t, origin.URL)})
 		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
@@ -211,7 +211,7 @@ func TestHealth(t *testing.T) {
 		gw := testworld.NewGateway(t)
 		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{dead, c}, HealthURL: mustURL(t, origin.URL)})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{dead, c}, HealthURL: mustURL(t, origin.URL)})
 		if e.HealthRuns() != 0 {
 			t.Fatalf("runs before any failure: %d", e.HealthRuns())
 		}
@@ -225,7 +225,7 @@ func TestHealth(t *testing.T) {
 	t.Run("HC-2/kick-storm-runs-at-most-2-checks-per-second", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		e := healthEngine(t, Config{HealthURL: mustURL(t, origin.URL)})
-		pe := &path.PathError{Candidate: path.Direct, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: errors.New("refused")}
+		pe := &candidate.PathError{Candidate: candidate.Direct, Phase: candidate.PhaseOriginConnect, Tier: candidate.TierHost, Err: errors.New("refused")}
 		start := time.Now()
 		for i := 0; i < 100; i++ {
 			e.fail("x.test", 80, pe)

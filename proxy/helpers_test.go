@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -32,9 +32,9 @@ func startProxy(t *testing.T, cfg Config) (string, *Server) {
 
 // gateways parses gateway addresses into candidates, direct last when
 // withDirect.
-func gateways(t *testing.T, withDirect bool, addrs ...string) []path.Candidate {
+func gateways(t *testing.T, withDirect bool, addrs ...string) []candidate.Candidate {
 	t.Helper()
-	var cs []path.Candidate
+	var cs []candidate.Candidate
 	for _, a := range addrs {
 		c, err := route.ParseGateway(a, "gateway")
 		if err != nil {
@@ -43,7 +43,7 @@ func gateways(t *testing.T, withDirect bool, addrs ...string) []path.Candidate {
 		cs = append(cs, c)
 	}
 	if withDirect {
-		cs = append(cs, path.Direct)
+		cs = append(cs, candidate.Direct)
 	}
 	return cs
 }

@@ -32,7 +32,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/realgw"
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 func TestInteropKinds(t *testing.T) {
@@ -54,9 +54,9 @@ func newKindsWorld(t *testing.T) *kindsWorld {
 
 // serveBoth checks a plain GET and a CONNECT tunnel (https origin) through
 // the proxy with cands, then a health check; the backup must not be used.
-func (w *kindsWorld) serveBoth(t *testing.T, first path.Candidate, extra ...path.Candidate) *Engine {
+func (w *kindsWorld) serveBoth(t *testing.T, first candidate.Candidate, extra ...candidate.Candidate) *Engine {
 	t.Helper()
-	cands := append(append([]path.Candidate{first}, extra...), selCand(t, w.backup.URL))
+	cands := append(append([]candidate.Candidate{first}, extra...), selCand(t, w.backup.URL))
 	addr, e := selProxy(t, Config{Candidates: cands, Cooldown: time.Minute, HealthURL: mustURL(t, w.origin.URL+"/health")})
 	c := interopClient(t, addr, w.tlsOrigin.CertPool)
 	st, body, _, err := interopGet(c, w.origin.URL+"/plain")
@@ -96,7 +96,7 @@ func interopSOCKS(t *testing.T) {
 	}
 
 	t.Run("GW-7/socks5h-sends-the-name-gateway-resolves-it", func(t *testing.T) {
-		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, "socks5h://"+open.Addr)}})
+		addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, "socks5h://"+open.Addr)}})
 		_, port, _ := strings.Cut(w.origin.Addr, ":")
 		st, body, _, err := interopGet(interopClient(t, addr, nil), "http://localhost:"+port+"/by-name")
 		if err != nil || st != 200 || body != w.origin.Greeting() {
@@ -132,7 +132,7 @@ func interopSOCKS(t *testing.T) {
 		dest := testworld.RefusedAddr(t)
 		route := testworld.NewGateway(t, testworld.WithName("route"), testworld.WithRoute(dest, w.origin.Addr))
 		c := selCand(t, "socks5://"+open.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, selCand(t, route.URL)}, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, selCand(t, route.URL)}, Cooldown: time.Minute})
 		st, body, _, err := interopGet(interopClient(t, addr, nil), "http://"+dest+"/")
 		if err != nil || st != 200 || body != w.origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", st, body, err)
@@ -217,7 +217,7 @@ func interopHTTPS(t *testing.T) {
 	})
 
 	t.Run("GW-6/go-api-tls-inside-tls", func(t *testing.T) {
-		e, err := NewEngine(Config{Candidates: []path.Candidate{good}})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{good}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -44,7 +44,7 @@ func TestLoopDetection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(Config{Candidates: []path.Candidate{c}, Cooldown: time.Minute})
+		s, err := New(Config{Candidates: []candidate.Candidate{c}, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// StatusHandler serves the status endpoints of s (status.Handler with
+// StatusHandler serves the status endpoints of s (statusdoc.Handler with
 // Server.Status; SPEC OPS-2). The Host header must be an IP literal,
 // "localhost" or a name under ".localhost" (else 421, DNS rebinding).
-func (s *Server) StatusHandler() http.Handler { return status.Handler(s.Status) }
+func (s *Server) StatusHandler() http.Handler { return statusdoc.Handler(s.Status) }
 
 // Mux is the http.Handler for the proxy's own origin-form endpoints (SPEC
 // HTTP-1): the status endpoints of an attached Server (see StatusHandler)

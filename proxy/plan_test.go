@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -18,15 +18,15 @@ import (
 func TestPlanLoneCandidate(t *testing.T) {
 	const host, port = "x.test", 443
 	fast, slow := 300*time.Millisecond, 4*time.Second
-	newEngine := func(t *testing.T, c path.Candidate, rules *route.Rules) *Engine {
-		e, err := NewEngine(Config{Candidates: []path.Candidate{c}, Rules: rules, ConnectTimeout: slow, FastFail: fast, Cooldown: time.Minute})
+	newEngine := func(t *testing.T, c candidate.Candidate, rules *route.Rules) *Engine {
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{c}, Rules: rules, ConnectTimeout: slow, FastFail: fast, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(e.Close)
 		return e
 	}
-	check := func(t *testing.T, e *Engine, c path.Candidate, wantHit bool, wantTimeout time.Duration) {
+	check := func(t *testing.T, e *Engine, c candidate.Candidate, wantHit bool, wantTimeout time.Duration) {
 		t.Helper()
 		atts, hit := e.plan(host, port)
 		if len(atts) != 1 || atts[0].cand != c || hit != wantHit || atts[0].cached != wantHit || atts[0].timeout != wantTimeout {
@@ -39,7 +39,7 @@ func TestPlanLoneCandidate(t *testing.T) {
 	})
 	t.Run("ORD-2/lone-cooling-candidate-still-tried", func(t *testing.T) {
 		e := newEngine(t, gw, nil)
-		e.cooldowns.Fail(&path.PathError{Candidate: gw, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: errors.New("refused")}, route.Dest(host, port))
+		e.cooldowns.Fail(&candidate.PathError{Candidate: gw, Phase: candidate.PhaseGatewayConnect, Tier: candidate.TierGateway, Err: errors.New("refused")}, route.Dest(host, port))
 		if !e.cooldowns.Cooling(gw.Key(), route.Dest(host, port)) {
 			t.Fatal("set-up: the gateway does not cool")
 		}
@@ -53,9 +53,9 @@ func TestPlanLoneCandidate(t *testing.T) {
 		check(t, newEngine(t, gw, rules), gw, false, slow)
 	})
 	t.Run("ORD-4/lone-cached-candidate-skips-probe-with-fast-fail", func(t *testing.T) {
-		e := newEngine(t, path.Direct, nil)
-		e.succeed(host, path.Direct)
-		check(t, e, path.Direct, true, fast)
+		e := newEngine(t, candidate.Direct, nil)
+		e.succeed(host, candidate.Direct)
+		check(t, e, candidate.Direct, true, fast)
 	})
 	t.Run("ORD-5/lone-health-preferred-candidate-gets-fast-fail", func(t *testing.T) {
 		e := newEngine(t, gw, nil)
@@ -69,11 +69,11 @@ func TestPlanLoneCandidate(t *testing.T) {
 	// the order and the attempts plus one destination key ("host:port"
 	// made once, not per candidate).
 	t.Run("ORD-1/plan-allocations", func(t *testing.T) {
-		one := newEngine(t, path.Direct, nil)
+		one := newEngine(t, candidate.Direct, nil)
 		if n := testing.AllocsPerRun(100, func() { one.plan(host, port) }); n != 0 {
 			t.Errorf("one candidate: %v allocations per plan, want 0", n)
 		}
-		e, err := NewEngine(Config{Candidates: []path.Candidate{gw, path.Direct}})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{gw, candidate.Direct}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,12 +89,12 @@ func TestPlanLoneCandidate(t *testing.T) {
 func TestCandName(t *testing.T) {
 	t.Run("OPS-2/decision-candidate-name-made-once", func(t *testing.T) {
 		gw := selCand(t, "http://user:secret@127.0.0.1:1")
-		e, err := NewEngine(Config{Candidates: []path.Candidate{gw, path.Direct}})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{gw, candidate.Direct}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer e.Close()
-		for _, c := range []path.Candidate{gw, path.Direct, selCand(t, "http://127.0.0.1:2")} {
+		for _, c := range []candidate.Candidate{gw, candidate.Direct, selCand(t, "http://127.0.0.1:2")} {
 			if got := e.candName(c); got != c.String() {
 				t.Errorf("candName = %q, want %q", got, c.String())
 			}
@@ -111,10 +111,10 @@ func TestCandName(t *testing.T) {
 func BenchmarkPlan(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
-		cands []path.Candidate
+		cands []candidate.Candidate
 	}{
-		{"one", []path.Candidate{path.Direct}},
-		{"two", []path.Candidate{{Kind: path.KindHTTP, Addr: "127.0.0.1:1"}, path.Direct}},
+		{"one", []candidate.Candidate{candidate.Direct}},
+		{"two", []candidate.Candidate{{Kind: candidate.KindHTTP, Addr: "127.0.0.1:1"}, candidate.Direct}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e, err := NewEngine(Config{Candidates: tc.cands})
@@ -139,14 +139,14 @@ func BenchmarkPlan(b *testing.B) {
 func TestSucceedMemo(t *testing.T) {
 	const host, port = "x.test", 80
 	clk := testkit.NewClock(testkit.Epoch)
-	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}, PrefTTL: time.Minute, Now: clk.Now})
+	e, err := NewEngine(Config{Candidates: []candidate.Candidate{candidate.Direct}, PrefTTL: time.Minute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
 	expiry := func() time.Time {
 		for _, ce := range e.cache.Snapshot() {
-			if ce.Host == host && ce.Key == path.Direct.Key() {
+			if ce.Host == host && ce.Key == candidate.Direct.Key() {
 				return ce.Expires
 			}
 		}
@@ -154,28 +154,28 @@ func TestSucceedMemo(t *testing.T) {
 	}
 	var m putMemo
 	t.Run("ORD-4/success-within-the-refresh-skips-the-put", func(t *testing.T) {
-		e.succeedMemo(host, path.Direct, &m)
+		e.succeedMemo(host, candidate.Direct, &m)
 		first := expiry()
 		if !first.Equal(testkit.Epoch.Add(time.Minute)) {
 			t.Fatalf("expiry %v after the first success", first)
 		}
 		clk.Advance(cacheRefresh(time.Minute) / 2)
-		e.succeedMemo(host, path.Direct, &m)
+		e.succeedMemo(host, candidate.Direct, &m)
 		if got := expiry(); !got.Equal(first) {
 			t.Fatalf("expiry %v, want %v (put skipped)", got, first)
 		}
 		clk.Advance(cacheRefresh(time.Minute))
-		e.succeedMemo(host, path.Direct, &m)
+		e.succeedMemo(host, candidate.Direct, &m)
 		if got := expiry(); !got.Equal(clk.Now().Add(time.Minute)) {
 			t.Fatalf("expiry %v after the refresh, want %v", got, clk.Now().Add(time.Minute))
 		}
 	})
 	t.Run("ORD-4/success-after-a-failure-caches-again", func(t *testing.T) {
-		e.fail(host, port, &path.PathError{Candidate: path.Direct, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: errors.New("refused")})
+		e.fail(host, port, &candidate.PathError{Candidate: candidate.Direct, Phase: candidate.PhaseOriginConnect, Tier: candidate.TierHost, Err: errors.New("refused")})
 		if !expiry().IsZero() {
 			t.Fatal("set-up: the failure left the entry")
 		}
-		e.succeedMemo(host, path.Direct, &m) // within cacheRefresh of the last put
+		e.succeedMemo(host, candidate.Direct, &m) // within cacheRefresh of the last put
 		if got := expiry(); !got.Equal(clk.Now().Add(time.Minute)) {
 			t.Fatalf("expiry %v after the success, want %v", got, clk.Now().Add(time.Minute))
 		}
@@ -188,20 +188,20 @@ func TestSucceedMemo(t *testing.T) {
 // keep-alive connection's request through the candidate its last put
 // named.
 func BenchmarkSucceed(b *testing.B) {
-	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}})
+	e, err := NewEngine(Config{Candidates: []candidate.Candidate{candidate.Direct}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(e.Close)
 	b.Run("put", func(b *testing.B) {
 		for b.Loop() {
-			e.succeed("api.example.test", path.Direct)
+			e.succeed("api.example.test", candidate.Direct)
 		}
 	})
 	b.Run("memo", func(b *testing.B) {
 		var m putMemo
 		for b.Loop() {
-			e.succeedMemo("api.example.test", path.Direct, &m)
+			e.succeedMemo("api.example.test", candidate.Direct, &m)
 		}
 	})
 }

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // result is the outcome of one attempt to open a path.
@@ -31,9 +31,9 @@ type result struct {
 // cancelled by the win, and failures caused by ctx ending (client gone,
 // Server.Shutdown), record no cooldown.
 // It returns the connection and its candidate, an *AllFailedError, or
-// the *path.PathError of PhaseLocal when this machine ran out of
+// the *candidate.PathError of PhaseLocal when this machine ran out of
 // descriptors (no cooldown recorded, no further attempt started).
-func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, path.Candidate, error) {
+func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, candidate.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	atts, _ := e.plan(host, port)
@@ -53,13 +53,13 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	}
 	if o.won != nil {
 		e.succeed(host, o.won.att.cand)
-		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Candidate: e.candName(o.won.att.cand), Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start))})
+		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: e.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start))})
 		return o.won.conn, o.won.att.cand, nil
 	}
 	if o.local != nil {
 		e.cfg.Logger.Warn("out of local resources", "host", host, "reason", o.local.Error())
-		e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
-		return nil, path.Candidate{}, o.local
+		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: "local resources exhausted"})
+		return nil, candidate.Candidate{}, o.local
 	}
 	why := "all candidates failed"
 	switch {
@@ -68,8 +68,8 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	case ctx.Err() == nil:
 		e.allFailed(host) // not when the client left or the server stops
 	}
-	e.decisions.Add(status.Decision{Time: start, Kind: "connect", Host: host, Failed: status.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: why})
-	return nil, path.Candidate{}, &AllFailedError{Host: host, Errs: o.fails}
+	e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: why})
+	return nil, candidate.Candidate{}, &AllFailedError{Host: host, Errs: o.fails}
 }
 
 // openFunc opens the path of one attempt (openVerified, or a test's).
@@ -97,7 +97,7 @@ func (e *Engine) openOnly(ctx context.Context, a attempt, host string, port int,
 		o.local = err
 		return o
 	}
-	var pe *path.PathError
+	var pe *candidate.PathError
 	if errors.As(err, &pe) && ctx.Err() == nil {
 		e.fail(host, port, pe)
 	}
@@ -172,7 +172,7 @@ func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int
 				timerC = nil
 				continue
 			}
-			var pe *path.PathError
+			var pe *candidate.PathError
 			if errors.As(r.err, &pe) && ctx.Err() == nil {
 				e.fail(host, port, pe)
 			}
@@ -209,7 +209,7 @@ func (e *Engine) openVerified(ctx context.Context, a attempt, host, target strin
 // tlsProbe checks that a TLS server answers at target through c. Failure
 // of the handshake is PhaseTLSProbe, TierHost (SPEC CD-1); failures to open
 // the path keep their own phase.
-func (e *Engine) tlsProbe(ctx context.Context, c path.Candidate, host, target string) error {
+func (e *Engine) tlsProbe(ctx context.Context, c candidate.Candidate, host, target string) error {
 	e.tlsProbes.Add(1)
 	conn, err := e.dialer.Open(ctx, c, target)
 	if err != nil {
@@ -225,7 +225,7 @@ func (e *Engine) tlsProbe(ctx context.Context, c path.Candidate, host, target st
 		// post-quantum key share only makes each probe dearer.
 		CurvePreferences: []tls.CurveID{tls.X25519}})
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return &path.PathError{Candidate: c, Phase: path.PhaseTLSProbe, Tier: path.TierHost, Err: err}
+		return &candidate.PathError{Candidate: c, Phase: candidate.PhaseTLSProbe, Tier: candidate.TierHost, Err: err}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestOpenOnly covers plans with one candidate (loopback direct, or one
@@ -18,10 +18,10 @@ import (
 // per-attempt goroutine, channel or timer per new tunnel) and keeps the
 // race's bookkeeping (SPEC ORD-6, CD-1, CON-1).
 func TestOpenOnly(t *testing.T) {
-	gw := path.Candidate{Kind: path.KindHTTP, Addr: "127.0.0.1:1"}
+	gw := candidate.Candidate{Kind: candidate.KindHTTP, Addr: "127.0.0.1:1"}
 	engine := func(t *testing.T, open openFunc) *Engine {
 		t.Helper()
-		e, err := NewEngine(Config{Candidates: []path.Candidate{gw}, TLSProbe: true, Cooldown: time.Minute})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{gw}, TLSProbe: true, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestOpenOnly(t *testing.T) {
 
 	t.Run("CD-1/single-candidate-failure-cools-down-and-reports-all-failed", func(t *testing.T) {
 		e := engine(t, func(_ context.Context, a attempt, _, _ string, _ bool) (net.Conn, error) {
-			return nil, &path.PathError{Candidate: a.cand, Phase: path.PhaseConnectResponse, Tier: path.TierHost, Status: 403, Err: errors.New("403 Forbidden")}
+			return nil, &candidate.PathError{Candidate: a.cand, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: 403, Err: errors.New("403 Forbidden")}
 		})
 		_, _, err := e.openTunnel(context.Background(), "a.test", 443)
 		var af *AllFailedError
@@ -76,7 +76,7 @@ func TestOpenOnly(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		e := engine(t, func(ctx context.Context, a attempt, _, _ string, _ bool) (net.Conn, error) {
 			cancel() // the client left, or Server.Shutdown
-			return nil, &path.PathError{Candidate: a.cand, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: ctx.Err()}
+			return nil, &candidate.PathError{Candidate: a.cand, Phase: candidate.PhaseGatewayConnect, Tier: candidate.TierGateway, Err: ctx.Err()}
 		})
 		if _, _, err := e.openTunnel(ctx, "a.test", 443); err == nil {
 			t.Fatal("openTunnel succeeded")
@@ -87,7 +87,7 @@ func TestOpenOnly(t *testing.T) {
 	})
 
 	t.Run("CD-1/single-candidate-out-of-descriptors-blames-nobody", func(t *testing.T) {
-		local := &path.PathError{Candidate: gw, Phase: path.PhaseLocal, Tier: path.TierNone, Err: syscall.EMFILE}
+		local := &candidate.PathError{Candidate: gw, Phase: candidate.PhaseLocal, Tier: candidate.TierNone, Err: syscall.EMFILE}
 		e := engine(t, func(context.Context, attempt, string, string, bool) (net.Conn, error) { return nil, local })
 		_, _, err := e.openTunnel(context.Background(), "a.test", 443)
 		if err != error(local) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestRace covers staggered racing (SPEC ORD-6): a silent first gateway
@@ -23,7 +23,7 @@ func TestRace(t *testing.T) {
 		silent := newSilentGateway(t)
 		gw2 := testworld.NewGateway(t)
 		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{cs, c2},
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{cs, c2},
 			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond, Cooldown: time.Minute})
 		start := time.Now()
 		status, c, br := selConnect(t, addr, origin.Addr, "")
@@ -56,7 +56,7 @@ func TestRace(t *testing.T) {
 		silent := newSilentGateway(t)
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{cs, c2}, TLSProbe: true,
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{cs, c2}, TLSProbe: true,
 			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond})
 		start := time.Now()
 		status, c, _ := selConnect(t, addr, "a.test:443", "")
@@ -77,7 +77,7 @@ func TestRace(t *testing.T) {
 
 	t.Run("ORD-6/loser-whose-path-opens-after-the-win-is-closed", func(t *testing.T) {
 		c1, c2 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2")
-		e, err := NewEngine(Config{Candidates: []path.Candidate{c1, c2}, RaceDelay: 10 * time.Millisecond, Cooldown: time.Minute})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{c1, c2}, RaceDelay: 10 * time.Millisecond, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestRace(t *testing.T) {
 
 	t.Run("ORD-6/no-attempt-starts-while-losers-drain", func(t *testing.T) {
 		c1, c2, c3 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2"), selCand(t, "http://127.0.0.1:3")
-		e, err := NewEngine(Config{Candidates: []path.Candidate{c1, c2, c3}, RaceDelay: 10 * time.Millisecond})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{c1, c2, c3}, RaceDelay: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func TestRace(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			g1 := newAnsweringGateway(t, 250*time.Millisecond)
 			g2 := newAnsweringGateway(t, 0)
-			addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, "http://"+g1.Addr), selCand(t, "http://"+g2.Addr)},
+			addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, "http://"+g1.Addr), selCand(t, "http://"+g2.Addr)},
 				RaceDelay: 250 * time.Millisecond})
 			status, c, _ := selConnect(t, addr, "x.test:80", "")
 			if status != 200 {
@@ -166,7 +166,7 @@ func TestRace(t *testing.T) {
 		c1, c2, c3 := selCand(t, gw1.URL), selCand(t, gw2.URL), selCand(t, gw3.URL)
 		// A long race delay: the second attempt must start on the first's
 		// failure, not on the timer.
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1, c2, c3}, RaceDelay: 3 * time.Second})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1, c2, c3}, RaceDelay: 3 * time.Second})
 		start := time.Now()
 		status, _, _ := selConnect(t, addr, origin.Addr, "")
 		if took := time.Since(start); status != 200 || took >= 2*time.Second {
@@ -183,7 +183,7 @@ func TestRace(t *testing.T) {
 	t.Run("ORD-6/all-silent-fails-after-connect-timeout-and-closes-all", func(t *testing.T) {
 		s1, s2 := newSilentGateway(t), newSilentGateway(t)
 		addr, e := selProxy(t, Config{
-			Candidates:     []path.Candidate{selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)},
+			Candidates:     []candidate.Candidate{selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)},
 			ConnectTimeout: 400 * time.Millisecond, RaceDelay: 100 * time.Millisecond})
 		status, _, _ := selConnect(t, addr, "127.0.0.1:9", "")
 		if status != 502 {
@@ -198,7 +198,7 @@ func TestRace(t *testing.T) {
 	t.Run("ORD-6/cancel-ends-every-attempt-without-cooldown", func(t *testing.T) {
 		s1, s2 := newSilentGateway(t), newSilentGateway(t)
 		c1, c2 := selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)
-		e, err := NewEngine(Config{Candidates: []path.Candidate{c1, c2},
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{c1, c2},
 			ConnectTimeout: 5 * time.Second, RaceDelay: 50 * time.Millisecond, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)

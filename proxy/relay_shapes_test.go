@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestRelayPeerShapes: the spliced relay (relaycopy_linux.go) under the
@@ -23,7 +23,7 @@ func TestRelayPeerShapes(t *testing.T) {
 			n, _ := io.Copy(io.Discard, c)
 			got <- int(n)
 		})
-		addr, _ := startProxy(t, Config{Candidates: []path.Candidate{path.Direct}})
+		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
 		c := dialProxy(t, addr)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
 		br := bufio.NewReader(c)
@@ -52,7 +52,7 @@ func TestRelayPeerShapes(t *testing.T) {
 			b, _ := io.ReadAll(c)
 			got <- string(b)
 		})
-		addr, _ := startProxy(t, Config{Candidates: []path.Candidate{path.Direct}})
+		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
 		c := dialProxy(t, addr)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\nSSH-2.0-early\r\n")
 		if code, _ := readConnectReply(t, bufio.NewReader(c)); code != 200 {
@@ -75,7 +75,7 @@ func TestRelayPeerShapes(t *testing.T) {
 			c.(*net.TCPConn).SetLinger(0) // RST
 			c.Close()
 		})
-		addr, _ := startProxy(t, Config{Candidates: []path.Candidate{path.Direct}})
+		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
 		c := openTunnel(t, addr, dst)
 		c.Write([]byte("x"))
 		if !closedWithin(c, 5*time.Second) {

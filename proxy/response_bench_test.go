@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -109,12 +109,12 @@ func BenchmarkResponseSide(b *testing.B) {
 	for _, name := range []string{"small", "api", "small-tcp"} {
 		b.Run(name, func(b *testing.B) {
 			answer := []byte(benchAnswers[strings.TrimSuffix(name, "-tcp")])
-			dial := func(context.Context, path.Candidate, string) (net.Conn, error) {
+			dial := func(context.Context, candidate.Candidate, string) (net.Conn, error) {
 				return &answerConn{answer: answer}, nil
 			}
 			if strings.HasSuffix(name, "-tcp") {
 				addr := answerListener(b, answer)
-				dial = func(ctx context.Context, _ path.Candidate, _ string) (net.Conn, error) {
+				dial = func(ctx context.Context, _ candidate.Candidate, _ string) (net.Conn, error) {
 					return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 				}
 			}
@@ -128,7 +128,7 @@ func BenchmarkResponseSide(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res := cl.Send(ctx, path.Direct, req, nil, time.Second, true)
+				res := cl.Send(ctx, candidate.Direct, req, nil, time.Second, true)
 				if res.Err != nil {
 					b.Fatal(res.Err)
 				}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // rawAnswerOrigin answers every request with answer (raw bytes).
@@ -113,7 +113,7 @@ func TestResponseFraming(t *testing.T) {
 }
 
 func TestTransportResponse(t *testing.T) {
-	e, err := NewEngine(Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
+	e, err := NewEngine(Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestSelectionAuth covers gateway credentials (SPEC GW-4) on every path
@@ -30,7 +30,7 @@ func TestSelectionAuth(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithAuth("user name", "p@ss"))
 		c := selCand(t, "http://user%20name:p%40ss@"+gw.Addr)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
 
 		status, conn, br := selConnect(t, addr, origin.Addr, clientAuth)
 		if status != 200 {
@@ -67,7 +67,7 @@ func TestSelectionAuth(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithAuth("user name", "p@ss"))
 		c := selCand(t, "http://user%20name:p%40ss@"+gw.Addr)
-		e := healthEngine(t, Config{Candidates: []path.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/"),
+		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/"),
 			HealthTLS: &tls.Config{RootCAs: origin.CertPool}})
 		e.checker.run()
 		if gw.Connects() != 1 || gw.LastProxyAuthorization() != want || e.health.Preferred() != c.Key() {
@@ -79,7 +79,7 @@ func TestSelectionAuth(t *testing.T) {
 	t.Run("GW-4/client-proxy-authorization-never-forwarded", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t) // no credentials configured
-		addr, _ := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL)}})
+		addr, _ := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}})
 		if status, _, _ := selConnect(t, addr, origin.Addr, clientAuth); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
@@ -111,7 +111,7 @@ func TestSelectionAuth(t *testing.T) {
 		for _, kind := range []string{"connect", "plain"} {
 			t.Run(kind, func(t *testing.T) {
 				var logs logBuffer
-				addr, e := selProxy(t, Config{Candidates: []path.Candidate{bad, c2}, Cooldown: time.Minute, Logger: logs.logger()})
+				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, c2}, Cooldown: time.Minute, Logger: logs.logger()})
 				if kind == "connect" {
 					if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
 						t.Fatalf("CONNECT: %d", status)

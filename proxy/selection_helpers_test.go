@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // selProxy serves cfg on loopback and returns its address and engine. The
@@ -37,7 +37,7 @@ func selProxy(t *testing.T, cfg Config) (string, *Engine) {
 }
 
 // selCand parses one gateway URL into a candidate.
-func selCand(t *testing.T, raw string) path.Candidate {
+func selCand(t *testing.T, raw string) candidate.Candidate {
 	t.Helper()
 	c, err := route.ParseGateway(raw, "gateway")
 	if err != nil {
@@ -94,7 +94,7 @@ func selGet(t *testing.T, proxyAddr, rawURL, extra string) (*http.Response, stri
 }
 
 // selLastDecision returns the engine's latest decision.
-func selLastDecision(t *testing.T, e *Engine) status.Decision {
+func selLastDecision(t *testing.T, e *Engine) statusdoc.Decision {
 	t.Helper()
 	ds := e.Decisions()
 	if len(ds) == 0 {
@@ -104,7 +104,7 @@ func selLastDecision(t *testing.T, e *Engine) status.Decision {
 }
 
 // selPhases lists "candidate phase" of a decision's failures.
-func selPhases(d status.Decision) []string {
+func selPhases(d statusdoc.Decision) []string {
 	var out []string
 	for _, f := range d.Failed {
 		out = append(out, f.Candidate+" "+f.Phase)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -24,7 +24,7 @@ func TestSelectionCache(t *testing.T) {
 		gw1 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
 
 		status, c, _ := selConnect(t, addr, "a.test:443", "")
 		if status != 200 {
@@ -78,7 +78,7 @@ func TestSelectionCache(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1 := testworld.NewGateway(t)
 		c1 := selCand(t, gw1.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1}, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1}, Cooldown: time.Minute})
 		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
@@ -109,7 +109,7 @@ func TestSelectionCooldown(t *testing.T) {
 		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
 		c2 := selCand(t, gw2.URL)
 		clk := testkit.NewClock(testkit.Epoch)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{dead, c2}, Cooldown: 10 * time.Second, Now: clk.Now})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{dead, c2}, Cooldown: 10 * time.Second, Now: clk.Now})
 
 		resp, _, err := selGet(t, addr, "http://h1.test/", "")
 		if err != nil || resp.StatusCode != 200 {
@@ -155,7 +155,7 @@ func TestSelectionCooldown(t *testing.T) {
 			testworld.WithRoute("b.test:443", tlsOrigin.Addr))
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", tlsOrigin.Addr))
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
 
 		status, c, _ := selConnect(t, addr, "a.test:443", "")
 		if status != 200 {
@@ -202,14 +202,14 @@ func TestSelectionCooldown(t *testing.T) {
 		})
 		for _, tc := range []struct {
 			name string
-			via  func(t *testing.T) path.Candidate
+			via  func(t *testing.T) candidate.Candidate
 		}{
-			{"gateway", func(t *testing.T) path.Candidate { return selCand(t, testworld.NewGateway(t).URL) }},
-			{"direct", func(*testing.T) path.Candidate { return path.Direct }},
+			{"gateway", func(t *testing.T) candidate.Candidate { return selCand(t, testworld.NewGateway(t).URL) }},
+			{"direct", func(*testing.T) candidate.Candidate { return candidate.Direct }},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				cand := tc.via(t)
-				addr, e := selProxy(t, Config{Candidates: []path.Candidate{cand}, Cooldown: time.Minute})
+				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{cand}, Cooldown: time.Minute})
 				resp, body, err := selGet(t, addr, "http://"+cut+"/stream", "")
 				if resp.StatusCode != 200 || err == nil || len(body) >= 100000 {
 					t.Fatalf("want a 200 with a truncated body, got %d, %d bytes, %v", resp.StatusCode, len(body), err)
@@ -234,7 +234,7 @@ func TestSelectionFastFail(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c1, c2},
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c1, c2},
 			ConnectTimeout: 5 * time.Second, FastFail: 300 * time.Millisecond, Cooldown: time.Minute})
 		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("warm-up CONNECT: %d", status)
@@ -262,7 +262,7 @@ func TestSelectionFastFail(t *testing.T) {
 	t.Run("ORD-5/health-preferred-first-gets-fast-fail", func(t *testing.T) {
 		c1 := selCand(t, "http://127.0.0.1:1")
 		c2 := selCand(t, "http://127.0.0.1:2")
-		e, err := NewEngine(Config{Candidates: []path.Candidate{c1, c2}, FastFail: 300 * time.Millisecond})
+		e, err := NewEngine(Config{Candidates: []candidate.Candidate{c1, c2}, FastFail: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func TestSelectionRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cands := []path.Candidate{selCand(t, gw.URL), path.Direct}
+			cands := []candidate.Candidate{selCand(t, gw.URL), candidate.Direct}
 			addr, e := selProxy(t, Config{Candidates: cands, Rules: rules})
 			resp, body, err := selGet(t, addr, origin.URL+"/", "")
 			if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
@@ -325,7 +325,7 @@ func TestSelectionRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := selCand(t, gw.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{c, path.Direct}, Rules: rules, Cooldown: time.Minute})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Rules: rules, Cooldown: time.Minute})
 		resp, _, err := selGet(t, addr, origin.URL+"/", "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("first GET: %v %v", resp.Status, err)
@@ -363,20 +363,20 @@ func TestSelectionPhases(t *testing.T) {
 	}{
 		{"gateway-connect", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
-			return setup{cfg: Config{Candidates: []path.Candidate{selCand(t, "http://u:hunter2@"+testworld.RefusedAddr(t)), path.Direct}},
+			return setup{cfg: Config{Candidates: []candidate.Candidate{selCand(t, "http://u:hunter2@"+testworld.RefusedAddr(t)), candidate.Direct}},
 				get: o.URL + "/secret-path?token=abc"}
 		}},
 		{"connect-response", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
 			gw := testworld.NewGateway(t)
 			gw.SetMode(testworld.ModeStatus(503))
-			return setup{cfg: Config{Candidates: []path.Candidate{selCand(t, gw.URL), path.Direct}}, connect: o.Addr}
+			return setup{cfg: Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), candidate.Direct}}, connect: o.Addr}
 		}},
 		{"tls-probe", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
 			gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", o.Addr))
 			// A second candidate: with a single one the probe is skipped.
-			return setup{cfg: Config{Candidates: []path.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true}, connect: "a.test:443"}
+			return setup{cfg: Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true}, connect: "a.test:443"}
 		}},
 		{"origin-connect", func(t *testing.T) setup {
 			return setup{cfg: Config{LoopbackDirect: true}, connect: testworld.RefusedAddr(t)}
@@ -420,7 +420,7 @@ func TestSelectionHealthOff(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		// A second candidate: with a single one the probe is skipped.
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true})
 		if e.checker != nil {
 			t.Fatal("health checker running without a health URL")
 		}
@@ -439,7 +439,7 @@ func TestSelectionHealthOff(t *testing.T) {
 	t.Run("CON-1/single-candidate-not-probed", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{selCand(t, gw.URL)}, TLSProbe: true})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}, TLSProbe: true})
 		if status, _, _ := selConnect(t, addr, "a.test:443", ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
@@ -454,7 +454,7 @@ func TestSelectionHealthOff(t *testing.T) {
 		gw1.SetMode(testworld.ModeStatus(502))
 		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
 		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
-		addr, e := selProxy(t, Config{Candidates: []path.Candidate{dead, c1, c2, path.Direct}})
+		addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{dead, c1, c2, candidate.Direct}})
 		resp, body, err := selGet(t, addr, origin.URL+"/", "")
 		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)

@@ -38,7 +38,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // errClientGone means the client closed the connection between requests
@@ -116,7 +116,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 	s.watches.done, s.watches.wg = s.done, &s.wg
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	s.viaCtx = dial.WithVia(s.baseCtx, eng.viaEntry())
-	eng.OnDecision(func(d status.Decision) {
+	eng.OnDecision(func(d statusdoc.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
 		// failovers — never paths or headers (SPEC OPS-1).
 		level := slog.LevelDebug

@@ -4,16 +4,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Status assembles the engine's state (SPEC OPS-2): candidates in default
 // order with cooldowns and counters, the health state, the per-host cache,
 // recent decisions and counters. Listeners is empty (see Server.Status).
 // Safe for concurrent use; the result is a copy.
-func (e *Engine) Status() status.Status {
+func (e *Engine) Status() statusdoc.Status {
 	now := e.cfg.Now()
 	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
 	display := make(map[string]string, len(e.cfg.Candidates))
@@ -28,10 +28,10 @@ func (e *Engine) Status() status.Status {
 	}
 
 	hs := e.health.Snapshot()
-	st := status.Status{
+	st := statusdoc.Status{
 		Listeners: []string{},
 		Now:       now,
-		Settings: status.StatusSettings{
+		Settings: statusdoc.StatusSettings{
 			ConnectTimeoutMS:  e.cfg.ConnectTimeout.Milliseconds(),
 			FastFailMS:        e.cfg.FastFail.Milliseconds(),
 			ResponseTimeoutMS: e.cfg.ResponseTimeout.Milliseconds(),
@@ -41,14 +41,14 @@ func (e *Engine) Status() status.Status {
 			TLSProbe:          e.cfg.TLSProbe,
 			LoopbackDirect:    e.cfg.LoopbackDirect,
 		},
-		Candidates: make([]status.CandidateStatus, 0, len(e.cfg.Candidates)),
-		Health: status.HealthStatus{
+		Candidates: make([]statusdoc.CandidateStatus, 0, len(e.cfg.Candidates)),
+		Health: statusdoc.HealthStatus{
 			Enabled:    e.cfg.HealthURL != nil,
 			IntervalMS: e.cfg.HealthInterval.Milliseconds(),
 			LastRun:    hs.LastRun,
-			Results:    []status.HealthResultStatus{},
+			Results:    []statusdoc.HealthResultStatus{},
 		},
-		Cache:      []status.CacheStatus{},
+		Cache:      []statusdoc.CacheStatus{},
 		Decisions:  e.Decisions(),
 		TLSProbes:  e.TLSProbes(),
 		HealthRuns: e.HealthRuns(),
@@ -65,7 +65,7 @@ func (e *Engine) Status() status.Status {
 	}
 	for _, r := range hs.Results {
 		m, seen := marks[r.Key]
-		st.Health.Results = append(st.Health.Results, status.HealthResultStatus{
+		st.Health.Results = append(st.Health.Results, statusdoc.HealthResultStatus{
 			Candidate: show(r.Key), Alive: r.Alive, Reason: r.Reason,
 			Streak: m.Streak, Eligible: !seen || m.Eligible,
 		})
@@ -76,17 +76,17 @@ func (e *Engine) Status() status.Status {
 		st.Candidates = append(st.Candidates, candidateStatus(c, cds, hs.Preferred, now))
 	}
 	for _, ce := range e.cache.Snapshot() {
-		st.Cache = append(st.Cache, status.CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
+		st.Cache = append(st.Cache, statusdoc.CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
 	}
 	if st.Decisions == nil {
-		st.Decisions = []status.Decision{}
+		st.Decisions = []statusdoc.Decision{}
 	}
 	return st
 }
 
 // Status is Engine.Status with the addresses the server accepts on (SPEC
 // OPS-2), sorted.
-func (s *Server) Status() status.Status {
+func (s *Server) Status() statusdoc.Status {
 	st := s.engine.Status()
 	s.mu.Lock()
 	for ln := range s.listeners {
@@ -98,30 +98,30 @@ func (s *Server) Status() status.Status {
 }
 
 // Decisions returns the last (at most 200) routing decisions, oldest first.
-func (e *Engine) Decisions() []status.Decision { return e.decisions.Snapshot() }
+func (e *Engine) Decisions() []statusdoc.Decision { return e.decisions.Snapshot() }
 
 // OnDecision registers f to be called after every decision (from the
 // request's goroutine; f must not block). Used by the demo and tests.
-func (e *Engine) OnDecision(f func(status.Decision)) { e.decisions.Subscribe(f) }
+func (e *Engine) OnDecision(f func(statusdoc.Decision)) { e.decisions.Subscribe(f) }
 
 // candidateStatus is c's entry in Status: counters and cooldowns from its
 // cooldown record in cds, if any (SPEC OPS-2, CD-1..CD-3).
-func candidateStatus(c path.Candidate, cds []route.CandidateState, preferred string, now time.Time) status.CandidateStatus {
+func candidateStatus(c candidate.Candidate, cds []route.CandidateState, preferred string, now time.Time) statusdoc.CandidateStatus {
 	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
-	cs := status.CandidateStatus{Candidate: c.String(), Key: c.Key(), Kind: c.KindName(), Source: c.Source, State: status.StateHot,
+	cs := statusdoc.CandidateStatus{Candidate: c.String(), Key: c.Key(), Kind: c.KindName(), Source: c.Source, State: statusdoc.StateHot,
 		Preferred: c.Key() == preferred}
 	i := slices.IndexFunc(cds, func(s route.CandidateState) bool { return s.Key == c.Key() })
 	if i >= 0 {
 		s := cds[i]
 		cs.Successes, cs.Failures = s.Successes, s.Failures
 		if s.Until.After(now) {
-			cs.State, cs.Until, cs.RemainingMS = status.StateCooling, s.Until, remaining(s.Until)
+			cs.State, cs.Until, cs.RemainingMS = statusdoc.StateCooling, s.Until, remaining(s.Until)
 		}
 		if !s.LastFailure.IsZero() {
-			cs.LastFailure = &status.FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
+			cs.LastFailure = &statusdoc.FailureStatus{Time: s.LastFailure, Phase: string(s.LastPhase), Tier: s.LastTier, Reason: s.LastReason}
 		}
 		for _, h := range s.Hosts {
-			cs.HostCooldowns = append(cs.HostCooldowns, status.HostCooldownStatus{Host: h.Host, Until: h.Until,
+			cs.HostCooldowns = append(cs.HostCooldowns, statusdoc.HostCooldownStatus{Host: h.Host, Until: h.Until,
 				RemainingMS: remaining(h.Until), Phase: string(h.Phase), Reason: h.Reason})
 		}
 	}

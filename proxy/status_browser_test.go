@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // chromium returns the path of Debian's chromium. A missing browser fails
@@ -60,7 +60,7 @@ func runChromium(t *testing.T, url string, extra ...string) string {
 func TestBrowserStatusPage(t *testing.T) {
 	w := newScriptedWorld(t)
 	w.traffic(t)
-	page := "http://" + w.addr + status.PagePath
+	page := "http://" + w.addr + statusdoc.PagePath
 
 	t.Run("OPS-2/dump-dom-shows-rendered-candidates-and-states", func(t *testing.T) {
 		dom := runChromium(t, page, "--dump-dom")
@@ -72,7 +72,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 		// Rows in default order with their states, set by the script.
 		rows := regexp.MustCompile(`<tr data-key="([^"]+)" data-state="([^"]+)"`).FindAllStringSubmatch(dom, -1)
-		want := [][2]string{{w.dead.Key(), status.StateCooling}, {w.good.Key(), status.StateHot}, {"direct", status.StateHot}}
+		want := [][2]string{{w.dead.Key(), statusdoc.StateCooling}, {w.good.Key(), statusdoc.StateHot}, {"direct", statusdoc.StateHot}}
 		if len(rows) != len(want) {
 			t.Fatalf("candidate rows %v, want %v", rows, want)
 		}
@@ -183,27 +183,27 @@ func saveShot(t *testing.T, shot, name string) {
 // it as failing, not hot, and the verdict says so.
 func TestBrowserHealthFailingNeverHot(t *testing.T) {
 	now := time.Now().UTC()
-	st := status.Status{
+	st := statusdoc.Status{
 		Listeners: []string{"127.0.0.1:7898"},
 		Now:       now,
-		Candidates: []status.CandidateStatus{
-			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: status.StateHot},
-			{Candidate: "direct", Key: "direct", Source: "direct", State: status.StateHot, Successes: 2},
+		Candidates: []statusdoc.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: statusdoc.StateHot},
+			{Candidate: "direct", Key: "direct", Source: "direct", State: statusdoc.StateHot, Successes: 2},
 		},
-		Health: status.HealthStatus{Enabled: true, Origin: "https://api.example", LastRun: now,
-			Results: []status.HealthResultStatus{
+		Health: statusdoc.HealthStatus{Enabled: true, Origin: "https://api.example", LastRun: now,
+			Results: []statusdoc.HealthResultStatus{
 				{Candidate: "http://127.0.0.1:7897", Alive: false, Reason: "connection refused"},
 				{Candidate: "direct", Alive: true, Eligible: true},
 			}},
-		Decisions: []status.Decision{
+		Decisions: []statusdoc.Decision{
 			{Time: now.Add(-time.Minute), Kind: "connect", Host: "api.example", Candidate: "direct", LatencyMS: 40},
 			{Time: now.Add(-30 * time.Second), Kind: "connect", Host: "api.example", Candidate: "direct", LatencyMS: 55},
 		},
 	}
-	srv := httptest.NewServer(status.Handler(func() status.Status { return st }))
+	srv := httptest.NewServer(statusdoc.Handler(func() statusdoc.Status { return st }))
 	defer srv.Close()
 	t.Run("HC-4/health-failing-candidate-never-shown-hot", func(t *testing.T) {
-		dom := runChromium(t, srv.URL+status.PagePath, "--dump-dom")
+		dom := runChromium(t, srv.URL+statusdoc.PagePath, "--dump-dom")
 		if !strings.Contains(dom, `data-key="127.0.0.1:7897" data-state="hot" data-shown="failing"`) ||
 			!strings.Contains(dom, `<td class="state failing">failing (health)</td>`) {
 			t.Fatalf("a candidate failing its health check is shown as hot:\n%s", dom)
@@ -217,19 +217,19 @@ func TestBrowserHealthFailingNeverHot(t *testing.T) {
 // TestBrowserVerdictUntried renders a status with health checks off and no
 // traffic: no path has evidence, so none is called healthy.
 func TestBrowserVerdictUntried(t *testing.T) {
-	st := status.Status{
+	st := statusdoc.Status{
 		Listeners: []string{"127.0.0.1:7898"},
 		Now:       time.Now().UTC(),
-		Candidates: []status.CandidateStatus{
-			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: status.StateHot},
-			{Candidate: "direct", Key: "direct", Source: "direct", State: status.StateHot},
+		Candidates: []statusdoc.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", Key: "127.0.0.1:7897", Source: "upstream", State: statusdoc.StateHot},
+			{Candidate: "direct", Key: "direct", Source: "direct", State: statusdoc.StateHot},
 		},
-		Decisions: []status.Decision{}, // as Engine.Status sends it
+		Decisions: []statusdoc.Decision{}, // as Engine.Status sends it
 	}
-	srv := httptest.NewServer(status.Handler(func() status.Status { return st }))
+	srv := httptest.NewServer(statusdoc.Handler(func() statusdoc.Status { return st }))
 	defer srv.Close()
 	t.Run("OPS-2/no-evidence-is-untried-not-healthy", func(t *testing.T) {
-		dom := runChromium(t, srv.URL+status.PagePath, "--dump-dom")
+		dom := runChromium(t, srv.URL+statusdoc.PagePath, "--dump-dom")
 		if !strings.Contains(dom, "0 of 2 paths proven, 2 untried") || strings.Contains(dom, "paths healthy") {
 			t.Fatalf("verdict over-claims untried paths:\n%s", dom)
 		}

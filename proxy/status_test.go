@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Secrets that must never appear in the status document or the logs
@@ -37,9 +37,9 @@ func directClient(t *testing.T) *http.Client {
 }
 
 // getStatus fetches and decodes GET /_dual-proxy/status from addr.
-func getStatus(t *testing.T, addr string) (status.Status, string) {
+func getStatus(t *testing.T, addr string) (statusdoc.Status, string) {
 	t.Helper()
-	resp, err := directClient(t).Get("http://" + addr + status.StatusPath)
+	resp, err := directClient(t).Get("http://" + addr + statusdoc.StatusPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func getStatus(t *testing.T, addr string) (status.Status, string) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status answered %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), raw)
 	}
-	var st status.Status
+	var st statusdoc.Status
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatalf("decode: %v\n%s", err, raw)
 	}
@@ -66,7 +66,7 @@ type scriptedWorld struct {
 	srv        *Server
 	now        time.Time
 	logs       *logBuffer
-	dead, good path.Candidate
+	dead, good candidate.Candidate
 	origin     *testworld.Origin
 	gw         *testworld.Gateway
 }
@@ -85,7 +85,7 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 	}
 	mux := NewMux()
 	cfg := Config{
-		Candidates: []path.Candidate{w.dead, w.good, path.Direct},
+		Candidates: []candidate.Candidate{w.dead, w.good, candidate.Direct},
 		Cooldown:   30 * time.Second,
 		PrefTTL:    time.Minute,
 		Handler:    mux,
@@ -151,7 +151,7 @@ func TestStatusDocument(t *testing.T) {
 		}
 		// CD-1/CD-2: refused gateway → gateway-wide cooldown of 30 s from
 		// the injected clock.
-		if dead.State != status.StateCooling || !dead.Until.Equal(w.now.Add(30*time.Second)) || dead.RemainingMS != 30000 {
+		if dead.State != statusdoc.StateCooling || !dead.Until.Equal(w.now.Add(30*time.Second)) || dead.RemainingMS != 30000 {
 			t.Errorf("dead: state %q until %v remaining %d, want cooling until %v (30000 ms)", dead.State, dead.Until, dead.RemainingMS, w.now.Add(30*time.Second))
 		}
 		if dead.Failures != 1 || dead.Successes != 0 || dead.LastFailure == nil {
@@ -160,17 +160,17 @@ func TestStatusDocument(t *testing.T) {
 		if lf := dead.LastFailure; lf.Phase != "gateway-connect" || lf.Tier != "gateway" || !lf.Time.Equal(w.now) || !strings.Contains(lf.Reason, "refused") {
 			t.Errorf("dead last failure %+v", lf)
 		}
-		if good.Candidate != "http://alice:***@"+w.gw.Addr || good.State != status.StateHot || !good.Until.IsZero() ||
+		if good.Candidate != "http://alice:***@"+w.gw.Addr || good.State != statusdoc.StateHot || !good.Until.IsZero() ||
 			good.Successes != 2 || good.Failures != 0 || good.LastFailure != nil || len(good.HostCooldowns) != 0 {
 			t.Errorf("good candidate %+v", good)
 		}
-		if direct.Key != "direct" || direct.State != status.StateHot || direct.Successes != 0 || direct.Failures != 0 {
+		if direct.Key != "direct" || direct.State != statusdoc.StateHot || direct.Successes != 0 || direct.Failures != 0 {
 			t.Errorf("direct %+v", direct)
 		}
 	})
 
 	t.Run("OPS-2/per-host-cache-entry", func(t *testing.T) {
-		want := status.CacheStatus{Host: "127.0.0.1", Candidate: w.good.String(), Expires: w.now.Add(time.Minute), RemainingMS: 60000}
+		want := statusdoc.CacheStatus{Host: "127.0.0.1", Candidate: w.good.String(), Expires: w.now.Add(time.Minute), RemainingMS: 60000}
 		if len(st.Cache) != 1 || st.Cache[0].Host != want.Host || st.Cache[0].Candidate != want.Candidate ||
 			!st.Cache[0].Expires.Equal(want.Expires) || st.Cache[0].RemainingMS != want.RemainingMS {
 			t.Errorf("cache %+v, want [%+v]", st.Cache, want)
@@ -268,7 +268,7 @@ func TestStatusHandler(t *testing.T) {
 	}
 
 	t.Run("OPS-2/page-is-self-contained", func(t *testing.T) {
-		resp, body := do(t, "GET", status.PagePath, "")
+		resp, body := do(t, "GET", statusdoc.PagePath, "")
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("page: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
@@ -276,7 +276,7 @@ func TestStatusHandler(t *testing.T) {
 		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
 			t.Errorf("CSP %q", csp)
 		}
-		if body != string(status.Page()) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
+		if body != string(statusdoc.Page()) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
 			t.Error("page body is not the embedded page with its script")
 		}
 		// The SVG namespace URI names a vocabulary; nothing is fetched.
@@ -296,13 +296,13 @@ func TestStatusHandler(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != status.PagePath {
+		if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != statusdoc.PagePath {
 			t.Errorf("/_dual-proxy: %d %q", resp.StatusCode, resp.Header.Get("Location"))
 		}
-		if resp, _ := do(t, "HEAD", status.StatusPath, ""); resp.StatusCode != 200 {
+		if resp, _ := do(t, "HEAD", statusdoc.StatusPath, ""); resp.StatusCode != 200 {
 			t.Errorf("HEAD: %d", resp.StatusCode)
 		}
-		if resp, _ := do(t, "POST", status.StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		if resp, _ := do(t, "POST", statusdoc.StatusPath, ""); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 			t.Errorf("POST: %d allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 		}
 		if resp, _ := do(t, "GET", "/_dual-proxy/nope", ""); resp.StatusCode != 404 {
@@ -312,7 +312,7 @@ func TestStatusHandler(t *testing.T) {
 			t.Errorf("unmounted path: %d", resp.StatusCode)
 		}
 		for host, want := range map[string]int{"attacker.example": 421, "attacker.example:7898": 421, "localhost:7898": 200, "[::1]:7898": 200, "127.0.0.1": 200} {
-			if resp, _ := do(t, "GET", status.StatusPath, host); resp.StatusCode != want {
+			if resp, _ := do(t, "GET", statusdoc.StatusPath, host); resp.StatusCode != want {
 				t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
 			}
 		}
@@ -323,7 +323,7 @@ func TestMux(t *testing.T) {
 	t.Run("OPS-2/unattached-answers-503", func(t *testing.T) {
 		m := NewMux()
 		addr, _ := startProxy(t, Config{Handler: m})
-		resp, err := directClient(t).Get("http://" + addr + status.StatusPath)
+		resp, err := directClient(t).Get("http://" + addr + statusdoc.StatusPath)
 		if err != nil {
 			t.Fatal(err)
 		}

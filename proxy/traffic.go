@@ -3,7 +3,7 @@ package proxy
 import (
 	"sync/atomic"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // Tunnel traffic counters for the metrics (SPEC OPS-5). They sit beside the
@@ -53,7 +53,7 @@ func (e *Engine) Traffic() Traffic {
 }
 
 // countTunnel adds a finished tunnel's bytes to candidate c.
-func (e *Engine) countTunnel(c path.Candidate, up, down int64) {
+func (e *Engine) countTunnel(c candidate.Candidate, up, down int64) {
 	k := c.Key()
 	for i := range e.cfg.Candidates {
 		if e.cfg.Candidates[i].Key() == k {

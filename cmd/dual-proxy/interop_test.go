@@ -12,7 +12,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/realgw"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 func TestInteropParentSOCKS(t *testing.T) {
@@ -45,7 +45,7 @@ func TestInteropParentSOCKS(t *testing.T) {
 		if len(lines) < 3 || !strings.HasPrefix(lines[0], "child ALL_PROXY=http://127.0.0.1:") || lines[1] != strings.TrimSpace(origin.Greeting()) {
 			t.Fatalf("child output:\n%s", out)
 		}
-		var st status.Status
+		var st statusdoc.Status
 		if err := json.Unmarshal([]byte(lines[2]), &st); err != nil {
 			t.Fatalf("status JSON: %v\n%s", err, lines[2])
 		}

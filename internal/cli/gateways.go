@@ -3,14 +3,14 @@ package cli
 import (
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // checkGatewayCAs loads the CA file of every https gateway that names one
 // (URL query ca=, SPEC GW-6), so a missing or empty file is a startup error
 // (exit 2) naming where the gateway came from.
-func checkGatewayCAs(cands []path.Candidate) error {
+func checkGatewayCAs(cands []candidate.Candidate) error {
 	for _, c := range cands {
 		if c.CAFile == "" {
 			continue

@@ -16,7 +16,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Running instances (SPEC OPS-6): every proxy and launcher registers in the
@@ -133,7 +133,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 			docs = append(docs, raw)
 			continue
 		}
-		var st proxystatus.Status
+		var st statusdoc.Status
 		if err := json.Unmarshal(raw, &st); err != nil {
 			continue
 		}
@@ -194,7 +194,7 @@ func launcherProgram(m mode) string {
 // failedRequestsHint is the line a launcher prints when its child failed
 // and the proxy saw requests fail on every path: the agent's own message
 // ("connection refused", "API error") rarely says why; the log does.
-func failedRequestsHint(prog string, ds []proxystatus.Decision, logFile string) string {
+func failedRequestsHint(prog string, ds []statusdoc.Decision, logFile string) string {
 	n := 0
 	for _, d := range ds {
 		if d.Error != "" {
@@ -228,7 +228,7 @@ func withLogPath(flags []cli.Flag, env []string) []cli.Flag {
 func mountMetrics(mux *proxy.Mux, srv *proxy.Server) *metrics.Metrics {
 	m := metrics.New()
 	m.AttachEngine(srv.Engine())
-	mux.Handle(MetricsPath, proxystatus.LocalOnly(m.Handler()))
+	mux.Handle(MetricsPath, statusdoc.LocalOnly(m.Handler()))
 	return m
 }
 

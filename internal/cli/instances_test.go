@@ -16,7 +16,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // startLauncher runs `dual-proxy run` as its own process (the test binary
@@ -199,7 +199,7 @@ func anthropicUpstream(t *testing.T) string {
 
 func TestFailedRequestsHint(t *testing.T) {
 	t.Run("OPS-6/see-the-log-names-the-file", func(t *testing.T) {
-		ds := []proxystatus.Decision{{Host: "a", Candidate: "direct"}, {Host: "b", Error: "all candidates failed"}}
+		ds := []statusdoc.Decision{{Host: "a", Candidate: "direct"}, {Host: "b", Error: "all candidates failed"}}
 		if got, want := failedRequestsHint("claude-dual-proxy", ds, "/s/launcher.log"), "claude-dual-proxy: 1 request(s) failed on every path through the proxy; see the log: /s/launcher.log"; got != want {
 			t.Fatalf("got %q", got)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // fShowToken is status's flag that prints the pool page link with its token.
@@ -69,7 +69,7 @@ func statusCommand(sio IO) *cli.Command {
 				_, err := c.App.Writer.Write(raw)
 				return err
 			}
-			var st proxystatus.Status
+			var st statusdoc.Status
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return cli.Exit("dual-proxy status: "+addr+" did not answer a dual-proxy status document", 1)
 			}
@@ -125,7 +125,7 @@ func statusAddr(s string) (string, error) {
 // The document is one JSON value (jsonDoc): a listener answering 200 with
 // something else is an error, so --json never prints it.
 func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
-	raw, err := fetchDoc(ctx, addr, proxystatus.StatusPath)
+	raw, err := fetchDoc(ctx, addr, statusdoc.StatusPath)
 	if err != nil {
 		return nil, err
 	}

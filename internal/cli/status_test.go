@@ -20,9 +20,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // statusWorld runs an in-process proxy (refused gateway, direct) with its
@@ -36,7 +36,7 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 		t.Fatal(err)
 	}
 	mux := proxy.NewMux()
-	srv, err := proxy.New(proxy.Config{Candidates: []path.Candidate{dead, path.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{dead, candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func TestStatusCommand(t *testing.T) {
 	})
 	t.Run("OPS-2/status-json", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, nil, "status", "--addr", addr, "--json")
-		var st proxystatus.Status
-		if status != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Candidates) != 2 || st.Candidates[0].State != proxystatus.StateCooling {
+		var st statusdoc.Status
+		if status != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Candidates) != 2 || st.Candidates[0].State != statusdoc.StateCooling {
 			t.Fatalf("status %d:\n%s", status, out)
 		}
 	})
@@ -208,11 +208,11 @@ func TestStatusJSONHelp(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer reg.Remove()
-		var all []proxystatus.Status
+		var all []statusdoc.Status
 		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--json"); status != 0 || json.Unmarshal([]byte(out), &all) != nil || len(all) == 0 {
 			t.Fatalf("without --addr: status %d err %q, not a JSON array:\n%s", status, errOut, out)
 		}
-		var one proxystatus.Status
+		var one statusdoc.Status
 		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--json", "--addr", addr); status != 0 || json.Unmarshal([]byte(out), &one) != nil || len(one.Candidates) == 0 {
 			t.Fatalf("--addr: status %d err %q, not one document:\n%s", status, errOut, out)
 		}
@@ -263,7 +263,7 @@ func TestJSONOutputIsOneDocument(t *testing.T) {
 		}
 		e := env(t)
 		mux := proxy.NewMux()
-		real, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+		real, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 		if err != nil {
 			t.Fatal(err)
 		}

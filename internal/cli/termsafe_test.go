@@ -14,7 +14,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // Hostile escapes: an OSC that retitles the terminal and a CSI that
@@ -87,7 +87,7 @@ pools:
 		t.Fatal(err)
 	}
 	mux := proxy.NewMux()
-	srv, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 	if err != nil {
 		t.Fatal(err)
 	}

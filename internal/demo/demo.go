@@ -23,9 +23,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/selfcert"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Options configures Run.
@@ -141,7 +141,7 @@ func startGateway() (addr string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	gw, err := proxy.New(proxy.Config{Candidates: []path.Candidate{path.Direct}, LoopbackDirect: true})
+	gw, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true})
 	if err != nil {
 		gwLn.Close()
 		return "", nil, err
@@ -161,7 +161,7 @@ func startGateway() (addr string, stop func(), err error) {
 func fetchOnce(out *os.File, u string, client []string, deadPort int, gwAddr string, env []string) error {
 	fmt.Fprintf(out, "\n%s\n", u)
 	var mu sync.Mutex
-	var decisions []status.Decision
+	var decisions []statusdoc.Decision
 	cmd := append(append([]string{}, client...), u)
 	fmt.Fprintf(out, "  child       %s\n", shellJoin(cmd))
 	fmt.Fprintf(out, "  child says  ")
@@ -177,7 +177,7 @@ func fetchOnce(out *os.File, u string, client []string, deadPort int, gwAddr str
 			return proxy.Config{Candidates: cands, LoopbackDirect: false, ConnectTimeout: 5 * time.Second}, warnings, err
 		},
 		Ready: func(s *proxy.Server, port int) {
-			s.Engine().OnDecision(func(d status.Decision) {
+			s.Engine().OnDecision(func(d statusdoc.Decision) {
 				mu.Lock()
 				decisions = append(decisions, d)
 				mu.Unlock()

@@ -3,14 +3,14 @@ package metrics
 import (
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // BenchmarkDecision is the per-decision cost of the series (one served
 // CONNECT, no failure): what every new tunnel pays.
 func BenchmarkDecision(b *testing.B) {
 	m := New()
-	d := status.Decision{Kind: "connect", Host: "example.com", Candidate: "direct", LatencyMS: 0.4}
+	d := statusdoc.Decision{Kind: "connect", Host: "example.com", Candidate: "direct", LatencyMS: 0.4}
 	b.ReportAllocs()
 	for b.Loop() {
 		m.decision(d)
@@ -23,7 +23,7 @@ func BenchmarkDecision(b *testing.B) {
 func TestDecisionSeries(t *testing.T) {
 	t.Run("OPS-5/interleaved-decisions-count-in-their-series", func(t *testing.T) {
 		m := New()
-		ds := []status.Decision{
+		ds := []statusdoc.Decision{
 			{Kind: "http", Candidate: "direct"}, {Kind: "http", Candidate: "direct"},
 			{Kind: "connect", Candidate: "direct"}, {Kind: "http", Candidate: "http://gw:3128"},
 			{Kind: "http", Candidate: "direct"}, {Kind: "http"}, {Kind: "connect", Candidate: "direct"},

@@ -30,7 +30,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Metrics is one registry with the proxy's and the pool's series. Create
@@ -94,7 +94,7 @@ func New() *Metrics {
 }
 
 // Handler serves the registry in the Prometheus text format. Mount it
-// behind status.LocalOnly, like the status endpoints.
+// behind statusdoc.LocalOnly, like the status endpoints.
 //
 // The Go runtime and process collectors are registered on the first
 // request: they read their values only when scraped anyway, and building
@@ -126,7 +126,7 @@ func (m *Metrics) AttachEngine(e *proxy.Engine) {
 }
 
 // decision counts one routing decision (SPEC OPS-2's record).
-func (m *Metrics) decision(d status.Decision) {
+func (m *Metrics) decision(d statusdoc.Decision) {
 	served := d.Candidate
 	if served == "" {
 		served = "none"

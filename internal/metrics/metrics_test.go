@@ -26,9 +26,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // world is a running proxy (candidates as given) with /metrics mounted.
@@ -39,7 +39,7 @@ type world struct {
 	srv  *proxy.Server
 }
 
-func newWorld(t *testing.T, cands []path.Candidate) *world {
+func newWorld(t *testing.T, cands []candidate.Candidate) *world {
 	t.Helper()
 	mux := proxy.NewMux()
 	srv, err := proxy.New(proxy.Config{Candidates: cands, Cooldown: time.Minute, Handler: mux})
@@ -49,7 +49,7 @@ func newWorld(t *testing.T, cands []path.Candidate) *world {
 	mux.Attach(srv)
 	m := New()
 	m.AttachEngine(srv.Engine())
-	mux.Handle("/metrics", status.LocalOnly(m.Handler()))
+	mux.Handle("/metrics", statusdoc.LocalOnly(m.Handler()))
 	return &world{addr: testkit.Serve(t, srv), m: m, mux: mux, srv: srv}
 }
 
@@ -142,7 +142,7 @@ func TestProxyMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, []path.Candidate{deadGW, path.Direct})
+	w := newWorld(t, []candidate.Candidate{deadGW, candidate.Direct})
 	dead := deadGW.String()
 
 	t.Run("OPS-5/failover-moves-failures-and-failovers", func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestProxyMetrics(t *testing.T) {
 // later scrape, once each.
 func TestRuntimeSeries(t *testing.T) {
 	t.Run("OPS-5/runtime-and-process-series-on-every-scrape", func(t *testing.T) {
-		w := newWorld(t, []path.Candidate{path.Direct})
+		w := newWorld(t, []candidate.Candidate{candidate.Direct})
 		for i := range 3 {
 			fams := w.scrape(t)
 			for _, name := range []string{"go_goroutines", "go_gc_duration_seconds", "go_memstats_heap_alloc_bytes", "process_start_time_seconds"} {
@@ -274,7 +274,7 @@ func TestRuntimeSeries(t *testing.T) {
 // TestCardinalityBounded: 1,000 destination hosts add no series.
 func TestCardinalityBounded(t *testing.T) {
 	t.Run("OPS-5/series-bounded-under-1000-hosts", func(t *testing.T) {
-		w := newWorld(t, []path.Candidate{path.Direct})
+		w := newWorld(t, []candidate.Candidate{candidate.Direct})
 		refused := testworld.RefusedAddr(t)
 		_, port, _ := net.SplitHostPort(refused)
 		hosts := func(from, to int) {
@@ -334,7 +334,7 @@ func TestPoolMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t, []path.Candidate{path.Direct})
+	w := newWorld(t, []candidate.Candidate{candidate.Direct})
 	p := pool.New(cfg, pool.Options{Transport: w.srv.Engine().RoundTripper(), Observer: w.m.PoolObserver()})
 	w.m.AttachPool(func() *pool.Pool { return p })
 	w.mux.Handle("/pool/", p)

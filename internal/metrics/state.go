@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // State series, read from the engine and the pool at scrape time.
@@ -84,9 +84,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func collectEngine(ch chan<- prometheus.Metric, st status.Status) {
+func collectEngine(ch chan<- prometheus.Metric, st statusdoc.Status) {
 	for _, cs := range st.Candidates {
-		ch <- prometheus.MustNewConstMetric(descCooling, prometheus.GaugeValue, boolf(cs.State == status.StateCooling), cs.Candidate)
+		ch <- prometheus.MustNewConstMetric(descCooling, prometheus.GaugeValue, boolf(cs.State == statusdoc.StateCooling), cs.Candidate)
 		ch <- prometheus.MustNewConstMetric(descHostCooldowns, prometheus.GaugeValue, float64(len(cs.HostCooldowns)), cs.Candidate)
 		ch <- prometheus.MustNewConstMetric(descCandSuccesses, prometheus.CounterValue, float64(cs.Successes), cs.Candidate)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // maxConnectResponse bounds the gateway's CONNECT answer head (bytes).
@@ -22,9 +22,9 @@ const maxConnectResponse = 16 << 10
 // and reads the answer within ctx. On 2xx it returns conn itself, or a
 // wrapper that first returns bytes the gateway sent after its answer. It does
 // not close conn on error. Errors as documented on Open.
-func Connect(ctx context.Context, conn net.Conn, c path.Candidate, target string) (net.Conn, error) {
-	fail := func(tier path.Tier, status int, err error) error {
-		return &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
+func Connect(ctx context.Context, conn net.Conn, c candidate.Candidate, target string) (net.Conn, error) {
+	fail := func(tier candidate.Tier, status int, err error) error {
+		return &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: tier, Status: status, Err: err}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
@@ -51,17 +51,17 @@ func Connect(ctx context.Context, conn net.Conn, c path.Candidate, target string
 	}
 	b.WriteString("\r\n")
 	if _, err := io.WriteString(conn, b.String()); err != nil {
-		return nil, fail(path.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
+		return nil, fail(candidate.TierGateway, 0, fmt.Errorf("write CONNECT: %w", ctxErr(ctx, err)))
 	}
 	br := bufio.NewReaderSize(conn, 4096)
 	status, err := readConnectAnswer(br)
 	if err != nil {
-		return nil, fail(path.TierGateway, 0, ctxErr(ctx, err))
+		return nil, fail(candidate.TierGateway, 0, ctxErr(ctx, err))
 	}
 	if status < 200 || status > 299 {
-		tier := path.TierHost
+		tier := candidate.TierHost
 		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized || status == http.StatusLoopDetected {
-			tier = path.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
+			tier = candidate.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
 		}
 		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
 	}

@@ -3,7 +3,7 @@
 // https:// gateway's verified TLS connection (GW-6), followed by CONNECT
 // (RFC 9110 §9.3.6) with optional Basic credentials (GW-4); or a SOCKS5
 // gateway's CONNECT (RFC 1928, RFC 1929; GW-7). Every failure is a
-// *path.PathError carrying the phase and the cooldown tier (CD-1, CD-3).
+// *candidate.PathError carrying the phase and the cooldown tier (CD-1, CD-3).
 //
 // Which bytes go where, per kind:
 //
@@ -22,7 +22,7 @@ import (
 	"sync"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // Dialer opens paths through candidates. The zero value dials with the
@@ -57,7 +57,7 @@ type Dialer struct {
 // Read (SPEC CON-2). The context bounds the whole open (connect timeout,
 // SPEC ORD-5).
 //
-// Errors are *path.PathError: PhaseLocal (TierNone) when this machine ran
+// Errors are *candidate.PathError: PhaseLocal (TierNone) when this machine ran
 // out of descriptors or memory, else PhaseOriginConnect (direct dial, or a
 // socks5:// destination name that does not resolve; TierHost),
 // PhaseGatewayConnect (gateway dial, TierGateway), PhaseGatewayTLS (https
@@ -66,11 +66,11 @@ type Dialer struct {
 // PhaseConnectResponse (HTTP: garbage/close/407/401 TierGateway, other
 // non-2xx TierHost with Status set; SOCKS5: a failure reply TierHost,
 // except "command not supported", garbage or silence TierGateway).
-func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
+func (d *Dialer) Open(ctx context.Context, c candidate.Candidate, target string) (net.Conn, error) {
 	if c.Direct {
 		conn, err := d.tcp(ctx, target)
 		if err != nil {
-			return nil, dialError(c, path.PhaseOriginConnect, path.TierHost, err)
+			return nil, dialError(c, candidate.PhaseOriginConnect, candidate.TierHost, err)
 		}
 		return conn, nil
 	}
@@ -95,7 +95,7 @@ func (d *Dialer) Open(ctx context.Context, c path.Candidate, target string) (net
 // and the request goes in absolute-form; otherwise it reaches the origin
 // (direct, or a SOCKS5 tunnel) and the request goes in origin-form. Errors
 // as for Open; nothing of the request has been sent when Forward fails.
-func (d *Dialer) Forward(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
+func (d *Dialer) Forward(ctx context.Context, c candidate.Candidate, target string) (net.Conn, error) {
 	if c.SpeaksHTTP() {
 		return d.DialGateway(ctx, c)
 	}
@@ -104,16 +104,16 @@ func (d *Dialer) Forward(ctx context.Context, c path.Candidate, target string) (
 
 // DialGateway opens a connection to the HTTP proxy c (http or https, not
 // direct, not SOCKS5): TCP, and for https a TLS handshake verified against
-// the gateway's host name (SPEC GW-6). Errors are *path.PathError with
+// the gateway's host name (SPEC GW-6). Errors are *candidate.PathError with
 // TierGateway: PhaseGatewayConnect (TCP) or PhaseGatewayTLS (TLS,
 // certificate; no request byte has been written then); PhaseLocal and
 // TierNone for this machine's resource errors.
-func (d *Dialer) DialGateway(ctx context.Context, c path.Candidate) (net.Conn, error) {
+func (d *Dialer) DialGateway(ctx context.Context, c candidate.Candidate) (net.Conn, error) {
 	conn, err := d.tcp(ctx, c.Addr)
 	if err != nil {
-		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
+		return nil, dialError(c, candidate.PhaseGatewayConnect, candidate.TierGateway, err)
 	}
-	if c.Kind != path.KindHTTPS {
+	if c.Kind != candidate.KindHTTPS {
 		return conn, nil
 	}
 	tc, err := d.handshake(ctx, c, conn)
@@ -164,9 +164,9 @@ func loopbackPeer(a net.Addr) bool {
 // dialError is the PathError of a failed dial: phase and tier, or
 // PhaseLocal with TierNone when this machine ran out of descriptors,
 // buffers or memory (never the candidate's fault).
-func dialError(c path.Candidate, phase path.Phase, tier path.Tier, err error) error {
+func dialError(c candidate.Candidate, phase candidate.Phase, tier candidate.Tier, err error) error {
 	if netutil.IsLocalResource(err) {
-		phase, tier = path.PhaseLocal, path.TierNone
+		phase, tier = candidate.PhaseLocal, candidate.TierNone
 	}
-	return &path.PathError{Candidate: c, Phase: phase, Tier: tier, Err: err}
+	return &candidate.PathError{Candidate: c, Phase: phase, Tier: tier, Err: err}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // keepAlive is what the kernel says about c's TCP keepalive: SO_KEEPALIVE,
@@ -89,7 +89,7 @@ func nonLoopbackAddr(t *testing.T) string {
 func TestDialKeepAlive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	open := func(t *testing.T, d *Dialer, c path.Candidate, target string) net.Conn {
+	open := func(t *testing.T, d *Dialer, c candidate.Candidate, target string) net.Conn {
 		t.Helper()
 		conn, err := d.Open(ctx, c, target)
 		if err != nil {
@@ -102,10 +102,10 @@ func TestDialKeepAlive(t *testing.T) {
 	t.Run("GW-3/loopback-peer-gets-no-keepalive", func(t *testing.T) {
 		ln := listenOn(t, "127.0.0.1:0")
 		var d Dialer
-		if k := keepAliveOf(t, open(t, &d, path.Direct, ln.Addr().String())); k.on != 0 {
+		if k := keepAliveOf(t, open(t, &d, candidate.Direct, ln.Addr().String())); k.on != 0 {
 			t.Fatalf("direct path to a loopback destination: SO_KEEPALIVE %d, want 0", k.on)
 		}
-		gw, err := d.DialGateway(ctx, path.Candidate{Kind: path.KindHTTP, Addr: ln.Addr().String()})
+		gw, err := d.DialGateway(ctx, candidate.Candidate{Kind: candidate.KindHTTP, Addr: ln.Addr().String()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestDialKeepAlive(t *testing.T) {
 			t.Skipf("localhost does not resolve to an IPv4 loopback address here (%v %v)", ips, err)
 		}
 		var d Dialer
-		if k := keepAliveOf(t, open(t, &d, path.Direct, net.JoinHostPort("localhost", port))); k.on != 0 {
+		if k := keepAliveOf(t, open(t, &d, candidate.Direct, net.JoinHostPort("localhost", port))); k.on != 0 {
 			t.Fatalf("localhost: SO_KEEPALIVE %d, want 0", k.on)
 		}
 	})
@@ -145,7 +145,7 @@ func TestDialKeepAlive(t *testing.T) {
 			t.Fatalf("Go's default dialer set %+v: the check below assumes {1 15 15 9}", want)
 		}
 		var d Dialer
-		if got := keepAliveOf(t, open(t, &d, path.Direct, ln.Addr().String())); got != want {
+		if got := keepAliveOf(t, open(t, &d, candidate.Direct, ln.Addr().String())); got != want {
 			t.Fatalf("direct path to %s: keepalive %+v, want Go's default %+v", ip, got, want)
 		}
 	})
@@ -153,7 +153,7 @@ func TestDialKeepAlive(t *testing.T) {
 	t.Run("GW-3/own-keepalive-settings-kept", func(t *testing.T) {
 		ln := listenOn(t, "127.0.0.1:0")
 		d := Dialer{Net: net.Dialer{KeepAlive: 30 * time.Second}}
-		if k := keepAliveOf(t, open(t, &d, path.Direct, ln.Addr().String())); k.on == 0 || k.idle != 30 {
+		if k := keepAliveOf(t, open(t, &d, candidate.Direct, ln.Addr().String())); k.on == 0 || k.idle != 30 {
 			t.Fatalf("Net.KeepAlive 30s to a loopback peer: %+v, want on with idle 30", k)
 		}
 	})
@@ -218,7 +218,7 @@ func BenchmarkOpenLoopback(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			testkit.ReportCPU(b)
 			for b.Loop() {
-				c, err := bc.d.Open(ctx, path.Direct, ln.Addr().String())
+				c, err := bc.d.Open(ctx, candidate.Direct, ln.Addr().String())
 				if err != nil {
 					b.Fatal(err)
 				}

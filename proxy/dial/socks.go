@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/socks5"
 )
 
@@ -18,23 +18,23 @@ import (
 // gateway is not dialled); socks5h:// sends the name. The returned
 // connection is the gateway's TCP connection, positioned at the tunnel's
 // first byte.
-func (d *Dialer) openSOCKS(ctx context.Context, c path.Candidate, target string) (net.Conn, error) {
+func (d *Dialer) openSOCKS(ctx context.Context, c candidate.Candidate, target string) (net.Conn, error) {
 	host, p, err := net.SplitHostPort(target)
 	if err != nil {
-		return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: err}
+		return nil, &candidate.PathError{Candidate: c, Phase: candidate.PhaseOriginConnect, Tier: candidate.TierHost, Err: err}
 	}
 	port, err := strconv.Atoi(p)
 	if err != nil {
-		return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: fmt.Errorf("bad port %q", p)}
+		return nil, &candidate.PathError{Candidate: c, Phase: candidate.PhaseOriginConnect, Tier: candidate.TierHost, Err: fmt.Errorf("bad port %q", p)}
 	}
-	if _, perr := netip.ParseAddr(host); perr != nil && c.Kind == path.KindSOCKS5 {
+	if _, perr := netip.ParseAddr(host); perr != nil && c.Kind == candidate.KindSOCKS5 {
 		if host, err = d.resolve(ctx, host); err != nil {
-			return nil, &path.PathError{Candidate: c, Phase: path.PhaseOriginConnect, Tier: path.TierHost, Err: err}
+			return nil, &candidate.PathError{Candidate: c, Phase: candidate.PhaseOriginConnect, Tier: candidate.TierHost, Err: err}
 		}
 	}
 	conn, err := d.tcp(ctx, c.Addr)
 	if err != nil {
-		return nil, dialError(c, path.PhaseGatewayConnect, path.TierGateway, err)
+		return nil, dialError(c, candidate.PhaseGatewayConnect, candidate.TierGateway, err)
 	}
 	var auth *socks5.Auth
 	if c.HasAuth {
@@ -52,17 +52,17 @@ func (d *Dialer) openSOCKS(ctx context.Context, c path.Candidate, target string)
 // at all; method selection and credentials are PhaseSOCKSHandshake; a
 // malformed, truncated or missing reply to CONNECT is PhaseConnectResponse;
 // all of those are the gateway's (TierGateway).
-func socksError(c path.Candidate, err error) *path.PathError {
-	pe := &path.PathError{Candidate: c, Phase: path.PhaseConnectResponse, Tier: path.TierGateway, Err: err}
+func socksError(c candidate.Candidate, err error) *candidate.PathError {
+	pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierGateway, Err: err}
 	var re *socks5.ReplyError
 	var se *socks5.Error
 	switch {
 	case errors.As(err, &re):
 		if re.HostScoped() {
-			pe.Tier = path.TierHost
+			pe.Tier = candidate.TierHost
 		}
 	case errors.As(err, &se) && se.Step != socks5.StepConnect:
-		pe.Phase = path.PhaseSOCKSHandshake
+		pe.Phase = candidate.PhaseSOCKSHandshake
 	}
 	return pe
 }

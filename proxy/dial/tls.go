@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // sessionCacheSize is the TLS session cache per https gateway: resumed
@@ -23,9 +23,9 @@ const sessionCacheSize = 64
 // rather than a failure at the first request. Calling it is optional (a
 // configuration is built on first use otherwise) and must happen before
 // the Dialer is used concurrently. Errors name the file, never credentials.
-func (d *Dialer) Prepare(cands []path.Candidate) error {
+func (d *Dialer) Prepare(cands []candidate.Candidate) error {
 	for _, c := range cands {
-		if c.Direct || c.Kind != path.KindHTTPS {
+		if c.Direct || c.Kind != candidate.KindHTTPS {
 			continue
 		}
 		if _, err := d.tlsConfig(c); err != nil {
@@ -55,7 +55,7 @@ func LoadCAFile(name string) (*x509.CertPool, error) {
 // certificate's IP SANs and sent without SNI, RFC 6066 §3), RootCAs from
 // c.CAFile when set, TLS 1.2 at least, ALPN "http/1.1" (we speak HTTP/1.1
 // to the gateway), and a session cache.
-func (d *Dialer) tlsConfig(c path.Candidate) (*tls.Config, error) {
+func (d *Dialer) tlsConfig(c candidate.Candidate) (*tls.Config, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if cfg := d.tls[c.Key()]; cfg != nil {
@@ -100,9 +100,9 @@ func (d *Dialer) tlsConfig(c path.Candidate) (*tls.Config, error) {
 // TierGateway (SPEC GW-6). The client writes no application data before
 // the handshake completed and verified, so no request byte reaches a
 // gateway that fails here.
-func (d *Dialer) handshake(ctx context.Context, c path.Candidate, conn net.Conn) (*tls.Conn, error) {
+func (d *Dialer) handshake(ctx context.Context, c candidate.Candidate, conn net.Conn) (*tls.Conn, error) {
 	fail := func(err error) error {
-		return &path.PathError{Candidate: c, Phase: path.PhaseGatewayTLS, Tier: path.TierGateway, Err: err}
+		return &candidate.PathError{Candidate: c, Phase: candidate.PhaseGatewayTLS, Tier: candidate.TierGateway, Err: err}
 	}
 	cfg, err := d.tlsConfig(c)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // EnvProxy is one proxy variable from the startup environment
@@ -64,7 +64,7 @@ type CandidateSpec struct {
 //   - GW-4: user and password are percent-decoded (ParseGateway).
 //
 // Warnings are one-line, human-readable and redacted; the caller logs them.
-func BuildCandidates(s CandidateSpec) (cands []path.Candidate, warnings []string, err error) {
+func BuildCandidates(s CandidateSpec) (cands []candidate.Candidate, warnings []string, err error) {
 	seen := make(map[string]bool)
 	warned := make(map[string]bool)
 	warn := func(raw, source, why string) {
@@ -75,7 +75,7 @@ func BuildCandidates(s CandidateSpec) (cands []path.Candidate, warnings []string
 		warnings = append(warnings, fmt.Sprintf("skipping gateway %s (%s): %s", RedactURL(raw), source, why))
 	}
 	self := newSelfCheck(s)
-	add := func(c path.Candidate, raw string) {
+	add := func(c candidate.Candidate, raw string) {
 		if seen[c.Addr] {
 			return
 		}
@@ -119,7 +119,7 @@ func BuildCandidates(s CandidateSpec) (cands []path.Candidate, warnings []string
 	for _, e := range s.EnvProxies {
 		extra(e.Value, "env:"+e.Var)
 	}
-	return append(cands, path.Direct), warnings, nil
+	return append(cands, candidate.Direct), warnings, nil
 }
 
 // selfCheck recognizes addresses of our own listener (SPEC GW-2).

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
-func candKeys(cs []path.Candidate) []string {
+func candKeys(cs []candidate.Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Key()
@@ -227,20 +227,20 @@ func TestParseGateway(t *testing.T) {
 func TestParseGatewayKinds(t *testing.T) {
 	cases := []struct {
 		name, in   string
-		kind       path.Kind
+		kind       candidate.Kind
 		addr, user string
 		auth       bool
 		ca, str    string
 	}{
-		{"GW-3/bare-host-port-is-http", "gw.example:3128", path.KindHTTP, "gw.example:3128", "", false, "", "http://gw.example:3128"},
-		{"GW-6/https-default-port-443", "HTTPS://Proxy.Example", path.KindHTTPS, "proxy.example:443", "", false, "", "https://proxy.example:443"},
-		{"GW-6/https-with-credentials", "https://u:p%40ss@proxy.example:8443/", path.KindHTTPS, "proxy.example:8443", "u", true, "", "https://u:***@proxy.example:8443"},
-		{"GW-6/https-ca-query", "https://proxy.example:8443/?ca=%2Fetc%2Fcorp%20ca.pem", path.KindHTTPS, "proxy.example:8443", "", false, "/etc/corp ca.pem", "https://proxy.example:8443"},
-		{"GW-6/https-ca-query-without-slash", "https://[::1]:8443?ca=ca.pem", path.KindHTTPS, "[::1]:8443", "", false, "ca.pem", "https://[::1]:8443"},
-		{"GW-7/socks5-default-port-1080", "socks5://127.0.0.1", path.KindSOCKS5, "127.0.0.1:1080", "", false, "", "socks5://127.0.0.1:1080"},
-		{"GW-7/socks5h-with-credentials", "socks5h://gwuser:gw%3Apass@127.0.0.1:7890", path.KindSOCKS5H, "127.0.0.1:7890", "gwuser", true, "", "socks5h://gwuser:***@127.0.0.1:7890"},
-		{"GW-7/socks5-user-only", "socks5://gwuser@[::1]:1080", path.KindSOCKS5, "[::1]:1080", "gwuser", true, "", "socks5://gwuser:***@[::1]:1080"},
-		{"GW-7/socks5-empty-userinfo-is-no-auth", "socks5h://@h.example:1", path.KindSOCKS5H, "h.example:1", "", false, "", "socks5h://h.example:1"},
+		{"GW-3/bare-host-port-is-http", "gw.example:3128", candidate.KindHTTP, "gw.example:3128", "", false, "", "http://gw.example:3128"},
+		{"GW-6/https-default-port-443", "HTTPS://Proxy.Example", candidate.KindHTTPS, "proxy.example:443", "", false, "", "https://proxy.example:443"},
+		{"GW-6/https-with-credentials", "https://u:p%40ss@proxy.example:8443/", candidate.KindHTTPS, "proxy.example:8443", "u", true, "", "https://u:***@proxy.example:8443"},
+		{"GW-6/https-ca-query", "https://proxy.example:8443/?ca=%2Fetc%2Fcorp%20ca.pem", candidate.KindHTTPS, "proxy.example:8443", "", false, "/etc/corp ca.pem", "https://proxy.example:8443"},
+		{"GW-6/https-ca-query-without-slash", "https://[::1]:8443?ca=ca.pem", candidate.KindHTTPS, "[::1]:8443", "", false, "ca.pem", "https://[::1]:8443"},
+		{"GW-7/socks5-default-port-1080", "socks5://127.0.0.1", candidate.KindSOCKS5, "127.0.0.1:1080", "", false, "", "socks5://127.0.0.1:1080"},
+		{"GW-7/socks5h-with-credentials", "socks5h://gwuser:gw%3Apass@127.0.0.1:7890", candidate.KindSOCKS5H, "127.0.0.1:7890", "gwuser", true, "", "socks5h://gwuser:***@127.0.0.1:7890"},
+		{"GW-7/socks5-user-only", "socks5://gwuser@[::1]:1080", candidate.KindSOCKS5, "[::1]:1080", "gwuser", true, "", "socks5://gwuser:***@[::1]:1080"},
+		{"GW-7/socks5-empty-userinfo-is-no-auth", "socks5h://@h.example:1", candidate.KindSOCKS5H, "h.example:1", "", false, "", "socks5h://h.example:1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,7 +318,7 @@ func FuzzParseGateway(f *testing.F) {
 		if err != nil || again.Addr != c.Addr || again.Kind != c.Kind {
 			t.Fatalf("%s://%s does not round-trip: %s %q, %v", c.Kind, c.Addr, again.Kind, again.Addr, err)
 		}
-		if c.CAFile != "" && c.Kind != path.KindHTTPS {
+		if c.CAFile != "" && c.Kind != candidate.KindHTTPS {
 			t.Fatalf("ca= accepted for %s", c.Kind)
 		}
 		if c.IsSOCKS() && c.HasAuth && (c.User == "" || len(c.User) > 255 || len(c.Password) > 255) {

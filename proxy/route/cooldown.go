@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // MaxHostCooldowns caps the number of host-scoped cooldown entries kept by
@@ -40,8 +40,8 @@ type Cooldowns struct {
 
 type candState struct {
 	until      time.Time // gateway-wide cooldown end
-	lastPhase  path.Phase
-	lastTier   path.Tier
+	lastPhase  candidate.Phase
+	lastTier   candidate.Tier
 	lastReason string
 	lastFail   time.Time
 	successes  uint64
@@ -52,7 +52,7 @@ type hostKey struct{ key, host string }
 
 type hostCooldown struct {
 	until  time.Time
-	phase  path.Phase
+	phase  candidate.Phase
 	reason string
 }
 
@@ -81,7 +81,7 @@ func NewCooldowns(d time.Duration, now func() time.Time) *Cooldowns {
 // candidate for all hosts, TierHost for (candidate, host) only, TierNone
 // cools nothing (SPEC CD-1). A cooldown ends d after the latest failure; a
 // later failure extends a running cooldown and never shortens it.
-func (c *Cooldowns) Fail(e *path.PathError, host string) {
+func (c *Cooldowns) Fail(e *candidate.PathError, host string) {
 	if e == nil {
 		return
 	}
@@ -98,15 +98,15 @@ func (c *Cooldowns) Fail(e *path.PathError, host string) {
 	}
 	until := now.Add(c.d)
 	tier := e.Tier
-	if tier == path.TierGateway && e.Candidate.Direct {
-		tier = path.TierHost
+	if tier == candidate.TierGateway && e.Candidate.Direct {
+		tier = candidate.TierHost
 	}
 	switch tier {
-	case path.TierGateway:
+	case candidate.TierGateway:
 		if until.After(s.until) {
 			s.until = until
 		}
-	case path.TierHost:
+	case candidate.TierHost:
 		k := hostKey{key, host}
 		h := c.hosts[k]
 		if h == nil {
@@ -143,7 +143,7 @@ func (c *Cooldowns) makeRoom(now time.Time) {
 	}
 }
 
-func failureReason(e *path.PathError) string {
+func failureReason(e *candidate.PathError) string {
 	r := ""
 	if e.Err != nil {
 		r = e.Err.Error()
@@ -218,22 +218,22 @@ type CandidateState struct {
 	Until time.Time `json:"until,omitzero"`
 	// LastFailure is when the last failure happened; LastPhase, LastTier
 	// and LastReason describe it (SPEC CD-3).
-	LastFailure time.Time  `json:"last_failure,omitzero"`
-	LastPhase   path.Phase `json:"last_phase,omitempty"`
-	LastTier    string     `json:"last_tier,omitempty"`
-	LastReason  string     `json:"last_reason,omitempty"`
-	Successes   uint64     `json:"successes"`
-	Failures    uint64     `json:"failures"`
+	LastFailure time.Time       `json:"last_failure,omitzero"`
+	LastPhase   candidate.Phase `json:"last_phase,omitempty"`
+	LastTier    string          `json:"last_tier,omitempty"`
+	LastReason  string          `json:"last_reason,omitempty"`
+	Successes   uint64          `json:"successes"`
+	Failures    uint64          `json:"failures"`
 	// Hosts are the running host-scoped cooldowns, sorted by host.
 	Hosts []HostCooldown `json:"hosts,omitempty"`
 }
 
 // HostCooldown is one running host-scoped cooldown (SPEC CD-1).
 type HostCooldown struct {
-	Host   string     `json:"host"`
-	Until  time.Time  `json:"until"`
-	Phase  path.Phase `json:"phase"`
-	Reason string     `json:"reason,omitempty"`
+	Host   string          `json:"host"`
+	Until  time.Time       `json:"until"`
+	Phase  candidate.Phase `json:"phase"`
+	Reason string          `json:"reason,omitempty"`
 }
 
 // Snapshot returns the state of every candidate that has been seen (failed,

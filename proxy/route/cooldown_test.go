@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
-func gw(t testing.TB, addr string) path.Candidate {
+func gw(t testing.TB, addr string) candidate.Candidate {
 	t.Helper()
 	c, err := ParseGateway(addr, "gateway")
 	if err != nil {
@@ -21,8 +21,8 @@ func gw(t testing.TB, addr string) path.Candidate {
 	return c
 }
 
-func pathErr(c path.Candidate, p path.Phase, tier path.Tier) *path.PathError {
-	return &path.PathError{Candidate: c, Phase: p, Tier: tier, Err: errors.New("boom " + string(p))}
+func pathErr(c candidate.Candidate, p candidate.Phase, tier candidate.Tier) *candidate.PathError {
+	return &candidate.PathError{Candidate: c, Phase: p, Tier: tier, Err: errors.New("boom " + string(p))}
 }
 
 func TestCooldownTiers(t *testing.T) {
@@ -30,7 +30,7 @@ func TestCooldownTiers(t *testing.T) {
 	a := gw(t, "a:1")
 	t.Run("CD-1/gateway-tier-cools-all-hosts", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
 		for _, h := range []string{"x.com", "y.com"} {
 			if !cd.Cooling("a:1", h) {
 				t.Errorf("not cooling for %s", h)
@@ -42,45 +42,45 @@ func TestCooldownTiers(t *testing.T) {
 	})
 	t.Run("CD-1/host-tier-cools-one-host", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseConnectResponse, path.TierHost), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseConnectResponse, candidate.TierHost), "x.com")
 		if !cd.Cooling("a:1", "x.com") || cd.Cooling("a:1", "y.com") || cd.Cooling("b:1", "x.com") {
 			t.Error("host-scoped cooldown leaked or missing")
 		}
 	})
 	t.Run("CD-1/none-tier-records-only", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseStream, path.TierNone), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseStream, candidate.TierNone), "x.com")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("TierNone must not cool")
 		}
 		s := cd.Snapshot()
-		if len(s) != 1 || s[0].Failures != 1 || s[0].LastPhase != path.PhaseStream || s[0].LastTier != "none" {
+		if len(s) != 1 || s[0].Failures != 1 || s[0].LastPhase != candidate.PhaseStream || s[0].LastTier != "none" {
 			t.Errorf("snapshot %+v", s)
 		}
 	})
 	t.Run("CD-1/direct-never-cooled-for-all-hosts", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(path.Direct, path.PhaseOriginConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(candidate.Direct, candidate.PhaseOriginConnect, candidate.TierGateway), "x.com")
 		if !cd.Cooling("direct", "x.com") || cd.Cooling("direct", "y.com") {
 			t.Error("direct failure must be host-scoped")
 		}
 	})
 	t.Run("CD-2/zero-disables", func(t *testing.T) {
 		cd := NewCooldowns(0, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
-		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), "x.com")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("d=0 must never cool")
 		}
-		if s := cd.Snapshot(); len(s) != 1 || s[0].Failures != 2 || s[0].LastPhase != path.PhaseTLSProbe {
+		if s := cd.Snapshot(); len(s) != 1 || s[0].Failures != 2 || s[0].LastPhase != candidate.PhaseTLSProbe {
 			t.Errorf("failures not recorded: %+v", s)
 		}
 	})
 	t.Run("CD-2/expires", func(t *testing.T) {
 		clk := testkit.NewClock(testkit.Epoch)
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
-		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "y.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), "y.com")
 		clk.Advance(30 * time.Second)
 		if cd.Cooling("a:1", "x.com") || cd.Cooling("a:1", "y.com") || !cd.Until("a:1", "y.com").IsZero() {
 			t.Error("cooldown did not end after d")
@@ -89,24 +89,24 @@ func TestCooldownTiers(t *testing.T) {
 	t.Run("CD-2/later-failure-extends-never-shortens", func(t *testing.T) {
 		clk := testkit.NewClock(testkit.Epoch)
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
 		first := cd.Until("a:1", "x.com")
 		clk.Advance(10 * time.Second)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
 		if got := cd.Until("a:1", "x.com"); !got.Equal(first.Add(10 * time.Second)) {
 			t.Errorf("not extended: %v", got)
 		}
 		// A clock that steps back must not shorten a running cooldown.
 		clk.Advance(-20 * time.Second)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
 		if got := cd.Until("a:1", "x.com"); !got.Equal(first.Add(10 * time.Second)) {
 			t.Errorf("shortened: %v", got)
 		}
 	})
 	t.Run("CD-2/health-check-clears-gateway-cooldown", func(t *testing.T) {
 		cd := NewCooldowns(30*time.Second, clk.Now)
-		cd.Fail(pathErr(a, path.PhaseGatewayConnect, path.TierGateway), "x.com")
-		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "y.com")
+		cd.Fail(pathErr(a, candidate.PhaseGatewayConnect, candidate.TierGateway), "x.com")
+		cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), "y.com")
 		cd.ClearGateway("a:1")
 		if cd.Cooling("a:1", "x.com") {
 			t.Error("gateway cooldown not cleared")
@@ -123,15 +123,15 @@ func TestCooldownSnapshot(t *testing.T) {
 	a, b := gw(t, "a:1"), gw(t, "b:1")
 	cd.Success("b:1")
 	cd.Success("b:1")
-	cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "z.com")
-	cd.Fail(pathErr(a, path.PhaseConnectResponse, path.TierHost), "y.com")
-	cd.Fail(&path.PathError{Candidate: b, Phase: path.PhaseGatewayConnect, Tier: path.TierGateway, Err: errors.New(strings.Repeat("x", 500))}, "y.com")
+	cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), "z.com")
+	cd.Fail(pathErr(a, candidate.PhaseConnectResponse, candidate.TierHost), "y.com")
+	cd.Fail(&candidate.PathError{Candidate: b, Phase: candidate.PhaseGatewayConnect, Tier: candidate.TierGateway, Err: errors.New(strings.Repeat("x", 500))}, "y.com")
 	s := cd.Snapshot()
 	if len(s) != 2 || s[0].Key != "a:1" || s[1].Key != "b:1" {
 		t.Fatalf("OPS-2: snapshot keys %+v", s)
 	}
-	if len(s[0].Hosts) != 2 || s[0].Hosts[0].Host != "y.com" || s[0].Hosts[0].Phase != path.PhaseConnectResponse ||
-		s[0].Hosts[1].Host != "z.com" || s[0].Hosts[1].Phase != path.PhaseTLSProbe || !s[0].Until.IsZero() {
+	if len(s[0].Hosts) != 2 || s[0].Hosts[0].Host != "y.com" || s[0].Hosts[0].Phase != candidate.PhaseConnectResponse ||
+		s[0].Hosts[1].Host != "z.com" || s[0].Hosts[1].Phase != candidate.PhaseTLSProbe || !s[0].Until.IsZero() {
 		t.Errorf("CD-3: host cooldowns %+v", s[0])
 	}
 	if s[1].Successes != 2 || s[1].Failures != 1 || s[1].Until.IsZero() || s[1].LastTier != "gateway" ||
@@ -151,7 +151,7 @@ func TestCooldownBoundedMemory(t *testing.T) {
 	a := gw(t, "a:1")
 	for i := range MaxHostCooldowns + 100 {
 		clk.Advance(time.Millisecond)
-		cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), fmt.Sprintf("h%d.example", i))
+		cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), fmt.Sprintf("h%d.example", i))
 	}
 	cd.mu.Lock()
 	n := len(cd.hosts)
@@ -167,7 +167,7 @@ func TestCooldownBoundedMemory(t *testing.T) {
 	}
 	// Expired entries go first when room is needed.
 	clk.Advance(time.Hour)
-	cd.Fail(pathErr(a, path.PhaseTLSProbe, path.TierHost), "new.example")
+	cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.TierHost), "new.example")
 	cd.mu.Lock()
 	n = len(cd.hosts)
 	cd.mu.Unlock()
@@ -186,7 +186,7 @@ func TestCooldownConcurrent(t *testing.T) {
 			defer wg.Done()
 			for j := range 200 {
 				h := fmt.Sprintf("h%d.example", j%7)
-				cd.Fail(pathErr(a, path.PhaseTLSProbe, path.Tier(i%3)), h)
+				cd.Fail(pathErr(a, candidate.PhaseTLSProbe, candidate.Tier(i%3)), h)
 				cd.Cooling("a:1", h)
 				cd.Success("a:1")
 				if j%50 == 0 {

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // ErrUnsupportedScheme is returned (wrapped) by ParseGateway for socks4://,
@@ -23,13 +23,13 @@ var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (supported: http
 // means: the scheme's (http 80, https 443) or SOCKS's conventional 1080
 // (RFC 1928 §3), as curl reads them.
 var gatewayKinds = map[string]struct {
-	kind path.Kind
+	kind candidate.Kind
 	port string
 }{
-	"http":    {path.KindHTTP, "80"},
-	"https":   {path.KindHTTPS, "443"},
-	"socks5":  {path.KindSOCKS5, "1080"},
-	"socks5h": {path.KindSOCKS5H, "1080"},
+	"http":    {candidate.KindHTTP, "80"},
+	"https":   {candidate.KindHTTPS, "443"},
+	"socks5":  {candidate.KindSOCKS5, "1080"},
+	"socks5h": {candidate.KindSOCKS5H, "1080"},
 }
 
 // ParseGateway parses a gateway given as "SCHEME://[user:pass@]host[:port][/]"
@@ -48,10 +48,10 @@ var gatewayKinds = map[string]struct {
 //
 // One piece: one URL's parsing steps in order (scheme, userinfo, host,
 // port, query), each consuming what the previous left.
-func ParseGateway(raw, source string) (path.Candidate, error) {
+func ParseGateway(raw, source string) (candidate.Candidate, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
-		return path.Candidate{}, errors.New("empty proxy address")
+		return candidate.Candidate{}, errors.New("empty proxy address")
 	}
 	if !strings.Contains(s, "://") {
 		s = "http://" + s
@@ -61,9 +61,9 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 	gk, ok := gatewayKinds[scheme]
 	if !ok {
 		if strings.HasPrefix(scheme, "socks4") {
-			return path.Candidate{}, fmt.Errorf("%s://: %w; SOCKS4 has no IPv6 and no authentication, use socks5:// or socks5h://", scheme, ErrUnsupportedScheme)
+			return candidate.Candidate{}, fmt.Errorf("%s://: %w; SOCKS4 has no IPv6 and no authentication, use socks5:// or socks5h://", scheme, ErrUnsupportedScheme)
 		}
-		return path.Candidate{}, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
+		return candidate.Candidate{}, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
 	}
 	// Split userinfo by hand so a bad escape in the password is reported
 	// without echoing it (url.Parse errors quote the whole input).
@@ -76,13 +76,13 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 		if strings.HasPrefix(tail, "?") && !strings.Contains(tail, "#") {
 			query = tail[1:]
 		} else if tail != "" {
-			return path.Candidate{}, errors.New("proxy URL must not have a path, query or fragment (https:// takes ?ca=FILE)")
+			return candidate.Candidate{}, errors.New("proxy URL must not have a path, query or fragment (https:// takes ?ca=FILE)")
 		}
 	}
-	c := path.Candidate{Kind: gk.kind, Source: source}
+	c := candidate.Candidate{Kind: gk.kind, Source: source}
 	if query != "" {
 		if err := parseGatewayQuery(&c, query); err != nil {
-			return path.Candidate{}, err
+			return candidate.Candidate{}, err
 		}
 	}
 	if at := strings.LastIndex(hostport, "@"); at >= 0 {
@@ -91,14 +91,14 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 		u, p, _ := strings.Cut(userinfo, ":")
 		var err error
 		if c.User, err = url.PathUnescape(u); err != nil {
-			return path.Candidate{}, errors.New("malformed percent-escape in proxy user name")
+			return candidate.Candidate{}, errors.New("malformed percent-escape in proxy user name")
 		}
 		if c.Password, err = url.PathUnescape(p); err != nil {
-			return path.Candidate{}, errors.New("malformed percent-escape in proxy password")
+			return candidate.Candidate{}, errors.New("malformed percent-escape in proxy password")
 		}
 		c.HasAuth = true
 		if err := checkSOCKSAuth(&c); err != nil {
-			return path.Candidate{}, err
+			return candidate.Candidate{}, err
 		}
 	}
 	host, port, err := net.SplitHostPort(hostport)
@@ -109,15 +109,15 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 		} else if !strings.Contains(hostport, ":") {
 			host, port = hostport, gk.port
 		} else {
-			return path.Candidate{}, errors.New("bad proxy address (want host:port)")
+			return candidate.Candidate{}, errors.New("bad proxy address (want host:port)")
 		}
 	}
 	if host == "" {
-		return path.Candidate{}, errors.New("proxy URL has no host")
+		return candidate.Candidate{}, errors.New("proxy URL has no host")
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
-		return path.Candidate{}, fmt.Errorf("bad proxy port %q", port)
+		return candidate.Candidate{}, fmt.Errorf("bad proxy port %q", port)
 	}
 	// The host is normalized like every destination (SPEC GW-2 dedupes by
 	// normalized host:port): lower case, IDN to punycode, canonical IP, no
@@ -126,11 +126,11 @@ func ParseGateway(raw, source string) (path.Candidate, error) {
 	// a link-local gateway is on, so the dial needs it.
 	host, zone, err := splitZone(host)
 	if err != nil {
-		return path.Candidate{}, err
+		return candidate.Candidate{}, err
 	}
 	h, err := NormalizeHost(host)
 	if err != nil {
-		return path.Candidate{}, fmt.Errorf("bad proxy host: %w", err)
+		return candidate.Candidate{}, fmt.Errorf("bad proxy host: %w", err)
 	}
 	if zone != "" {
 		h += "%" + zone
@@ -167,8 +167,8 @@ func isUnreserved(r rune) bool {
 }
 
 // parseGatewayQuery reads an https gateway's query: only "ca=FILE".
-func parseGatewayQuery(c *path.Candidate, query string) error {
-	if c.Kind != path.KindHTTPS {
+func parseGatewayQuery(c *candidate.Candidate, query string) error {
+	if c.Kind != candidate.KindHTTPS {
 		return errors.New("proxy URL must not have a query (only https:// takes ?ca=FILE)")
 	}
 	q, err := url.ParseQuery(query)
@@ -189,7 +189,7 @@ func parseGatewayQuery(c *path.Candidate, query string) error {
 
 // checkSOCKSAuth applies RFC 1929's field sizes to a SOCKS5 gateway's
 // credentials; "socks5://@h" (both empty) means none.
-func checkSOCKSAuth(c *path.Candidate) error {
+func checkSOCKSAuth(c *candidate.Candidate) error {
 	if !c.IsSOCKS() {
 		return nil
 	}

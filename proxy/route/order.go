@@ -1,6 +1,6 @@
 package route
 
-import "github.com/dual-proxy/dual-proxy/proxy/path"
+import "github.com/dual-proxy/dual-proxy/proxy/candidate"
 
 // Order returns the candidates to try for one request, first to last
 // (SPEC ORD-1, ORD-2, ORD-3). It is a pure function and safe for
@@ -36,9 +36,9 @@ import "github.com/dual-proxy/dual-proxy/proxy/path"
 // candidate is cooling, the result is the default order (fail open).
 //
 // Cost: one allocation (the result) for up to 64 candidates.
-func Order(cands []path.Candidate, rule Rule, cached, preferred string, cooling func(key string) bool) []path.Candidate {
+func Order(cands []candidate.Candidate, rule Rule, cached, preferred string, cooling func(key string) bool) []candidate.Candidate {
 	n := len(cands)
-	out := make([]path.Candidate, 0, n)
+	out := make([]candidate.Candidate, 0, n)
 	if n == 0 {
 		return out
 	}

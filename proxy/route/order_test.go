@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // testCands is the default order A, B, C, direct (SPEC GW-1).
-func testCands(t testing.TB) []path.Candidate {
+func testCands(t testing.TB) []candidate.Candidate {
 	t.Helper()
-	var cs []path.Candidate
+	var cs []candidate.Candidate
 	for _, a := range []string{"a:1", "b:1", "c:1"} {
 		c, err := ParseGateway(a, "gateway")
 		if err != nil {
@@ -20,10 +20,10 @@ func testCands(t testing.TB) []path.Candidate {
 		}
 		cs = append(cs, c)
 	}
-	return append(cs, path.Direct)
+	return append(cs, candidate.Direct)
 }
 
-func keys(cs []path.Candidate) string {
+func keys(cs []candidate.Candidate) string {
 	ks := make([]string, len(cs))
 	for i, c := range cs {
 		ks[i] = strings.TrimSuffix(c.Key(), ":1")
@@ -106,7 +106,7 @@ func TestOrderEdgeCases(t *testing.T) {
 		t.Errorf("cooling called for %d keys, want 4", len(calls))
 	}
 	// More than 64 candidates: the slow path must agree with the rules.
-	var many []path.Candidate
+	var many []candidate.Candidate
 	for i := range 70 {
 		c, err := ParseGateway("h"+strconv.Itoa(i)+":1", "gateway")
 		if err != nil {
@@ -114,7 +114,7 @@ func TestOrderEdgeCases(t *testing.T) {
 		}
 		many = append(many, c)
 	}
-	many = append(many, path.Direct)
+	many = append(many, candidate.Direct)
 	got := Order(many, RulePreferDirect, many[69].Key(), "", coolingSet(many[0].Key()))
 	if !got[0].Direct || got[1].Key() != many[69].Key() || got[len(got)-1].Key() != many[0].Key() || len(got) != 71 {
 		t.Fatalf("ORD-2/many: got first %v %v last %v len %d", got[0], got[1], got[len(got)-1], len(got))

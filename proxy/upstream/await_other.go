@@ -5,7 +5,7 @@ package upstream
 import (
 	"io"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // await is the per-connection state of quiet's socket check.
@@ -16,7 +16,7 @@ type await struct {
 // send is sendPlain here: without a read(2) on the descriptor the check
 // before a reused connection's request is quiet's own (FIONREAD on
 // Windows), and the answer is read by conn.Read.
-func (uc *upConn) send(c *Client, check bool, cand path.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
+func (uc *upConn) send(c *Client, check bool, cand candidate.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
 	return uc.sendPlain(c, check, cand, r, body)
 }
 

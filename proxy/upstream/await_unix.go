@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // await is send's state for one request, kept with the connection so
@@ -19,7 +19,7 @@ import (
 type await struct {
 	step  func(fd uintptr) bool // uc.step as a method value
 	c     *Client
-	cand  path.Candidate
+	cand  candidate.Candidate
 	r     *Request
 	body  io.Reader
 	check bool // a reused connection: anything before the request drops it
@@ -41,7 +41,7 @@ type await struct {
 // the failure of the wait is returned by its next read (connReader.err).
 // werr is the write's failure (the wait is skipped then). A connection
 // that is no socket (TLS to an https gateway) takes sendPlain.
-func (uc *upConn) send(c *Client, check bool, cand path.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
+func (uc *upConn) send(c *Client, check bool, cand candidate.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
 	if uc.rc == nil {
 		sc, ok := uc.conn.(syscall.Conn)
 		if !ok {
@@ -76,7 +76,7 @@ func (uc *upConn) send(c *Client, check bool, cand path.Candidate, r *Request, b
 	err := uc.rc.Read(a.step)
 	uc.src.raw, uc.dw.armed = false, false
 	quiet, werr = a.quiet, a.werr
-	a.c, a.cand, a.r, a.body, a.werr = nil, path.Candidate{}, nil, nil, nil
+	a.c, a.cand, a.r, a.body, a.werr = nil, candidate.Candidate{}, nil, nil, nil
 	if err != nil {
 		if !a.wrote {
 			// Closed, or interrupted (its context ended) before the

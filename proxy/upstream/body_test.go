@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
 )
 
 // silentOrigin answers one request with the raw bytes answer, then keeps
@@ -58,7 +58,7 @@ func TestBodyCloseDuringRead(t *testing.T) {
 		addr := silentOrigin(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
 		c := newTestClient()
 		defer c.CloseIdle()
-		res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, false)
+		res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, false)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -105,7 +105,7 @@ func TestBodyCloseEarly(t *testing.T) {
 		addr := silentOrigin(t, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello")
 		c := newTestClient()
 		defer c.CloseIdle()
-		res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, false)
+		res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, false)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -126,7 +126,7 @@ func TestBodyCloseEarly(t *testing.T) {
 		c := newTestClient()
 		defer c.CloseIdle()
 		for range 2 {
-			res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+			res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, true)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}

@@ -37,7 +37,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 const (
@@ -57,8 +57,8 @@ type Client struct {
 	// cand.SpeaksHTTP(), else to the origin (direct, or a SOCKS5 tunnel);
 	// dial.Dialer.Forward does this. Send bounds it with the attempt's
 	// connect timeout. Its errors are returned in Result.Err as they are
-	// (a *path.PathError keeps its phase and tier).
-	Dial func(ctx context.Context, cand path.Candidate, addr string) (net.Conn, error)
+	// (a *candidate.PathError keeps its phase and tier).
+	Dial func(ctx context.Context, cand candidate.Candidate, addr string) (net.Conn, error)
 	// ResponseTimeout bounds the wait for the response head after the
 	// request was written, and every write (SPEC HTTP-4).
 	ResponseTimeout time.Duration
@@ -208,7 +208,7 @@ var errNotQuiet = errors.New("reused connection not quiet")
 // comment). A failure to dial is a Result with Connected false; so is a
 // request Send refuses to write (ErrInvalidRequest), which is the caller's
 // fault, not the candidate's.
-func (c *Client) Send(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, connectTimeout time.Duration, reuse bool) Result {
+func (c *Client) Send(ctx context.Context, cand candidate.Candidate, r *Request, body io.Reader, connectTimeout time.Duration, reuse bool) Result {
 	if err := r.check(); err != nil {
 		return Result{Err: err}
 	}
@@ -276,7 +276,7 @@ func bodyBuffered(resp *Response, uc *upConn) bool {
 // is false when bytes or EOF arrived while it sat idle (HTTP-5): nothing is
 // written then. Connections that are no socket, and every connection where
 // send has no read(2) of its own (Windows), take this path.
-func (uc *upConn) sendPlain(c *Client, check bool, cand path.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
+func (uc *upConn) sendPlain(c *Client, check bool, cand candidate.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
 	if check && !uc.quiet() {
 		return false, nil
 	}
@@ -294,7 +294,7 @@ const maxInterim = 8
 // exchange writes r on uc and reads the response head. strict (a reused
 // connection for a request that is not replayed): only a failure before
 // any byte was written is errStaleConn (retried on a fresh connection).
-func (c *Client) exchange(ctx context.Context, cand path.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
+func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
 	// The response body's Close reuses the connection only when ending
 	// the watch keeps this from running (upBody.release): a cancelled

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // TestSendInto: responses read into one Request.Into, one after another,
@@ -56,7 +56,7 @@ func TestSendInto(t *testing.T) {
 	}
 	for i, w := range want {
 		t.Run("HTTP-5/into-carries-nothing-over/"+http.StatusText(w.status), func(t *testing.T) {
-			res := c.Send(context.Background(), path.Direct, r, nil, time.Second, true)
+			res := c.Send(context.Background(), candidate.Direct, r, nil, time.Second, true)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}

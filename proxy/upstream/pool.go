@@ -31,7 +31,7 @@ var monoEpoch = time.Now()
 func monoNow() time.Duration { return time.Since(monoEpoch) }
 
 // poolKey names the path end of a pooled connection: the candidate
-// (path.Candidate.Key) and the gateway's or origin's address. A struct, so
+// (candidate.Candidate.Key) and the gateway's or origin's address. A struct, so
 // that a lookup builds no string.
 type poolKey struct{ cand, end string }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
@@ -38,7 +38,7 @@ func TestIdleExpiry(t *testing.T) {
 		c := newTestClient()
 		c.IdleTimeout = 200 * time.Millisecond
 		defer c.CloseIdle()
-		res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+		res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, true)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -61,7 +61,7 @@ func TestIdleExpiry(t *testing.T) {
 		c := newTestClient()
 		defer c.CloseIdle()
 		for range 3 {
-			res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+			res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, true)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
@@ -87,7 +87,7 @@ func TestCancelledExchangeNotPooled(t *testing.T) {
 		c := newTestClient()
 		defer c.CloseIdle()
 		ctx, cancel := context.WithCancel(context.Background())
-		res := c.Send(ctx, path.Direct, getRequest(addr), nil, time.Second, true)
+		res := c.Send(ctx, candidate.Direct, getRequest(addr), nil, time.Second, true)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -130,7 +130,7 @@ func TestRequestInterrupter(t *testing.T) {
 			ci := &countingInterrupter{live: live}
 			r := getRequest(addr)
 			r.Interrupt = ci
-			res := c.Send(context.Background(), path.Direct, r, nil, time.Second, true)
+			res := c.Send(context.Background(), candidate.Direct, r, nil, time.Second, true)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}

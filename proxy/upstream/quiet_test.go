@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // scriptOrigin serves connection i (from 0) with script[i] (the last one
@@ -54,7 +54,7 @@ func sendRead(t *testing.T, c *Client, r *Request, body string, reuse bool) (int
 		rd = strings.NewReader(body)
 		r.Reopen = func() io.Reader { return strings.NewReader(body) }
 	}
-	res := c.Send(context.Background(), path.Direct, r, rd, 5*time.Second, reuse)
+	res := c.Send(context.Background(), candidate.Direct, r, rd, 5*time.Second, reuse)
 	if res.Err != nil {
 		return 0, "", res
 	}
@@ -237,7 +237,7 @@ func TestHeadDeadlineLeftArmed(t *testing.T) {
 		defer c.CloseIdle()
 		r := getRequest(ln.Addr().String())
 		r.ResponseTimeout = 100 * time.Millisecond
-		res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+		res := c.Send(context.Background(), candidate.Direct, r, nil, 5*time.Second, true)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -259,7 +259,7 @@ func reusedAfterDeadline(t *testing.T, c *Client, headWait time.Duration, what s
 	send := func() time.Time {
 		r := getRequest(addr)
 		r.ResponseTimeout = headWait
-		res := c.Send(context.Background(), path.Direct, r, nil, 5*time.Second, true)
+		res := c.Send(context.Background(), candidate.Direct, r, nil, 5*time.Second, true)
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -292,7 +292,7 @@ func TestWriteBound(t *testing.T) {
 		r := getRequest(addr)
 		r.Method, r.Length = "PUT", 16<<20 // far more than the socket buffers hold
 		start := time.Now()
-		res := c.Send(context.Background(), path.Direct, r, io.LimitReader(zeros{}, r.Length), 5*time.Second, false)
+		res := c.Send(context.Background(), candidate.Direct, r, io.LimitReader(zeros{}, r.Length), 5*time.Second, false)
 		if res.Err == nil {
 			res.Resp.Body.Close()
 			t.Fatal("a 16 MiB upload to an origin that reads nothing succeeded")

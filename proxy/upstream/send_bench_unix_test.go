@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // rawOrigin answers every request head on a connection with a 3-byte
@@ -51,7 +51,7 @@ func BenchmarkSend(b *testing.B) {
 	defer cancel()
 	buf := make([]byte, 64)
 	send := func() {
-		res := c.Send(ctx, path.Direct, r, nil, time.Second, true)
+		res := c.Send(ctx, candidate.Direct, r, nil, time.Second, true)
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}

@@ -9,11 +9,11 @@ import (
 	"strconv"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // writeRequest writes r's head and body to bw and flushes.
-func writeRequest(bw *bufio.Writer, c path.Candidate, r *Request, body io.Reader) error {
+func writeRequest(bw *bufio.Writer, c candidate.Candidate, r *Request, body io.Reader) error {
 	if err := writeHead(bw, c, r); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func readFinal(uc *upConn, method string, into *Response) (*Response, error) {
 // origin-form to an origin (direct or through SOCKS5), absolute-form with
 // Proxy-Authorization to an http or https gateway (SPEC GW-4); framing from
 // r.Length. The fields go out in r.Header's order.
-func writeHead(bw *bufio.Writer, c path.Candidate, r *Request) error {
+func writeHead(bw *bufio.Writer, c candidate.Candidate, r *Request) error {
 	if b, ok := appendHead(bw, c, r); ok {
 		_, err := bw.Write(b)
 		return err
@@ -79,7 +79,7 @@ func writeHead(bw *bufio.Writer, c path.Candidate, r *Request) error {
 }
 
 // writeHeadPieces is writeHead for a head longer than bw's free space.
-func writeHeadPieces(bw *bufio.Writer, c path.Candidate, r *Request) error {
+func writeHeadPieces(bw *bufio.Writer, c candidate.Candidate, r *Request) error {
 	bw.WriteString(r.Method)
 	bw.WriteByte(' ')
 	if !c.SpeaksHTTP() {
@@ -120,7 +120,7 @@ func writeHeadPieces(bw *bufio.Writer, c path.Candidate, r *Request) error {
 // by piece): one Write instead of a WriteString per piece (twenty
 // calls per plain request with the answer's head). The bytes are
 // writeHead's, in the same order.
-func appendHead(bw *bufio.Writer, c path.Candidate, r *Request) (b []byte, ok bool) {
+func appendHead(bw *bufio.Writer, c candidate.Candidate, r *Request) (b []byte, ok bool) {
 	target := r.Absolute
 	if !c.SpeaksHTTP() {
 		target = r.Origin

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // FuzzAppendHead checks the one-Write request head against the
@@ -26,12 +26,12 @@ func FuzzAppendHead(f *testing.F) {
 				r.Header = append(r.Header, httpmsg.Field{Name: name, Value: value})
 			}
 		}
-		c := path.Direct
+		c := candidate.Direct
 		switch kind % 3 {
 		case 1:
-			c = path.Candidate{Kind: path.KindHTTP, Addr: "gw:3128", HasAuth: auth, User: "u", Password: "p:w"}
+			c = candidate.Candidate{Kind: candidate.KindHTTP, Addr: "gw:3128", HasAuth: auth, User: "u", Password: "p:w"}
 		case 2:
-			c = path.Candidate{Kind: path.KindSOCKS5H, Addr: "gw:1080"}
+			c = candidate.Candidate{Kind: candidate.KindSOCKS5H, Addr: "gw:1080"}
 		}
 		var want bytes.Buffer
 		wb := bufio.NewWriterSize(&want, 16)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
@@ -41,7 +41,7 @@ func answerOrigin(t *testing.T, answer string, hangUp bool) (string, *atomic.Int
 
 func TestWireBody(t *testing.T) {
 	send := func(t *testing.T, c *Client, addr string) (*Response, error) {
-		res := c.Send(context.Background(), path.Direct, getRequest(addr), nil, time.Second, true)
+		res := c.Send(context.Background(), candidate.Direct, getRequest(addr), nil, time.Second, true)
 		if res.Err != nil {
 			return nil, res.Err
 		}

@@ -12,28 +12,28 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // phaseWords says a failure phase in words (SPEC CD-3), as the status page
 // does; the code goes beside it.
 var phaseWords = map[string]string{
-	string(path.PhaseGatewayConnect):  "cannot connect to the gateway",
-	string(path.PhaseGatewayTLS):      "TLS to the https gateway failed",
-	string(path.PhaseSOCKSHandshake):  "the SOCKS5 handshake with the gateway failed",
-	string(path.PhaseLocal):           "local resource error",
-	string(path.PhaseConnectResponse): "the gateway refused the tunnel",
-	string(path.PhaseTLSProbe):        "TLS handshake through the path failed",
-	string(path.PhaseOriginConnect):   "cannot connect to the destination",
-	string(path.PhaseResponseHeader):  "no response head in time",
-	string(path.PhaseStream):          "the answer broke off",
+	string(candidate.PhaseGatewayConnect):  "cannot connect to the gateway",
+	string(candidate.PhaseGatewayTLS):      "TLS to the https gateway failed",
+	string(candidate.PhaseSOCKSHandshake):  "the SOCKS5 handshake with the gateway failed",
+	string(candidate.PhaseLocal):           "local resource error",
+	string(candidate.PhaseConnectResponse): "the gateway refused the tunnel",
+	string(candidate.PhaseTLSProbe):        "TLS handshake through the path failed",
+	string(candidate.PhaseOriginConnect):   "cannot connect to the destination",
+	string(candidate.PhaseResponseHeader):  "no response head in time",
+	string(candidate.PhaseStream):          "the answer broke off",
 }
 
 // Verdict is the one line above a proxy's status (as on its page): the path
 // serving, how many paths are proven (a success or a passing health check)
 // and untried, and what fails since when.
-func Verdict(st *proxystatus.Status) string {
+func Verdict(st *statusdoc.Status) string {
 	healthFailed, healthPassed := map[string]string{}, map[string]bool{}
 	for _, r := range st.Health.Results {
 		if !r.Alive {
@@ -64,7 +64,7 @@ func Verdict(st *proxystatus.Status) string {
 	proven := 0
 	for _, c := range st.Candidates {
 		_, hf := healthFailed[c.Candidate]
-		if c.State != proxystatus.StateCooling && !hf {
+		if c.State != statusdoc.StateCooling && !hf {
 			if c.Successes > 0 || healthPassed[c.Candidate] {
 				proven++
 			}
@@ -103,7 +103,7 @@ func provenText(proven, untried, total int) string {
 // host-scoped cooldowns, health results, the per-host cache and the last
 // nDecisions decisions (newest first), one table after another on the same
 // tabwriter.
-func Table(w io.Writer, st *proxystatus.Status, nDecisions int) error {
+func Table(w io.Writer, st *statusdoc.Status, nDecisions int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	summary(tw, st)
 	candidates(w, tw, st)
@@ -115,7 +115,7 @@ func Table(w io.Writer, st *proxystatus.Status, nDecisions int) error {
 
 // summary writes the listeners, the health check, the TLS probe count and
 // the cooldown.
-func summary(tw *tabwriter.Writer, st *proxystatus.Status) {
+func summary(tw *tabwriter.Writer, st *statusdoc.Status) {
 	h := st.Health
 	fmt.Fprintf(tw, "listening\t%s\n", orDash(strings.Join(st.Listeners, ", ")))
 	switch {
@@ -136,7 +136,7 @@ func summary(tw *tabwriter.Writer, st *proxystatus.Status) {
 // candidates writes the candidates in their default order with their
 // state: never "hot" while its health check fails or with no evidence
 // (SPEC OPS-2).
-func candidates(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
+func candidates(w io.Writer, tw *tabwriter.Writer, st *statusdoc.Status) {
 	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
 	for _, r := range st.Health.Results {
 		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive, r.Alive
@@ -145,16 +145,16 @@ func candidates(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
 	fmt.Fprintf(tw, "#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
 	for i, c := range st.Candidates {
 		state := c.State
-		if state == proxystatus.StateHot && healthFailed[c.Candidate] {
+		if state == statusdoc.StateHot && healthFailed[c.Candidate] {
 			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
-		} else if state == proxystatus.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
+		} else if state == statusdoc.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
 			state = "untried" // no success and no passing health check: as the verdict line counts it (OPS-2)
 		}
 		if c.Preferred {
 			state += " (preferred)"
 		}
 		left := "-"
-		if c.State == proxystatus.StateCooling {
+		if c.State == statusdoc.StateCooling {
 			left = msText(c.RemainingMS)
 		}
 		last := "-"
@@ -168,7 +168,7 @@ func candidates(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
 
 // hostCooldowns writes the host-scoped cooldowns of every candidate, when
 // there are any.
-func hostCooldowns(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
+func hostCooldowns(w io.Writer, tw *tabwriter.Writer, st *statusdoc.Status) {
 	var hostRows int
 	for _, c := range st.Candidates {
 		hostRows += len(c.HostCooldowns)
@@ -188,7 +188,7 @@ func hostCooldowns(w io.Writer, tw *tabwriter.Writer, st *proxystatus.Status) {
 
 // healthResults writes the last health run's result per candidate, when
 // there is one.
-func healthResults(w io.Writer, tw *tabwriter.Writer, results []proxystatus.HealthResultStatus) {
+func healthResults(w io.Writer, tw *tabwriter.Writer, results []statusdoc.HealthResultStatus) {
 	if len(results) == 0 {
 		return
 	}
@@ -206,7 +206,7 @@ func healthResults(w io.Writer, tw *tabwriter.Writer, results []proxystatus.Heal
 
 // cache writes the per-host cache: which candidate serves a host, for how
 // much longer.
-func cache(w io.Writer, tw *tabwriter.Writer, entries []proxystatus.CacheStatus) {
+func cache(w io.Writer, tw *tabwriter.Writer, entries []statusdoc.CacheStatus) {
 	section(w, "PER-HOST CACHE")
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "(empty)")
@@ -220,7 +220,7 @@ func cache(w io.Writer, tw *tabwriter.Writer, entries []proxystatus.CacheStatus)
 }
 
 // decisions writes the last n of ds (oldest first), newest first.
-func decisions(w io.Writer, tw *tabwriter.Writer, ds []proxystatus.Decision, n int) error {
+func decisions(w io.Writer, tw *tabwriter.Writer, ds []statusdoc.Decision, n int) error {
 	section(w, fmt.Sprintf("RECENT DECISIONS (newest first, %d of %d)", min(n, len(ds)), len(ds)))
 	if len(ds) == 0 || n == 0 {
 		fmt.Fprintln(w, "(none)")

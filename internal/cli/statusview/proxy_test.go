@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	proxystatus "github.com/dual-proxy/dual-proxy/proxy/status"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,13 +32,13 @@ func TestStatusFormatting(t *testing.T) {
 
 func TestStatusTableHealthFailing(t *testing.T) {
 	t.Run("HC-4/health-failing-candidate-not-shown-hot", func(t *testing.T) {
-		st := &proxystatus.Status{
-			Candidates: []proxystatus.CandidateStatus{
-				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: proxystatus.StateHot},
-				{Candidate: "direct", Source: "direct", State: proxystatus.StateHot},
+		st := &statusdoc.Status{
+			Candidates: []statusdoc.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: statusdoc.StateHot},
+				{Candidate: "direct", Source: "direct", State: statusdoc.StateHot},
 			},
-			Health: proxystatus.HealthStatus{Enabled: true, Origin: "https://api.example",
-				Results: []proxystatus.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
+			Health: statusdoc.HealthStatus{Enabled: true, Origin: "https://api.example",
+				Results: []statusdoc.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
 		}
 		var b strings.Builder
 		if err := Table(&b, st, 0); err != nil {
@@ -56,10 +56,10 @@ func TestStatusTableUntried(t *testing.T) {
 	t.Run("OPS-2/untried-candidate-not-shown-hot", func(t *testing.T) {
 		// Nothing listens on the default gateway, no traffic yet: the
 		// verdict says "1 untried", so the table must not say hot.
-		st := &proxystatus.Status{
-			Candidates: []proxystatus.CandidateStatus{
-				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: proxystatus.StateHot},
-				{Candidate: "direct", Source: "direct", State: proxystatus.StateHot, Successes: 1},
+		st := &statusdoc.Status{
+			Candidates: []statusdoc.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", Source: "upstream", State: statusdoc.StateHot},
+				{Candidate: "direct", Source: "direct", State: statusdoc.StateHot, Successes: 1},
 			},
 		}
 		var b strings.Builder
@@ -77,13 +77,13 @@ func TestStatusTableUntried(t *testing.T) {
 func TestVerdictHealthOnlyFailure(t *testing.T) {
 	t.Run("OPS-2/health-only-failure-names-the-last-run-not-a-since", func(t *testing.T) {
 		lastRun := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
-		st := &proxystatus.Status{
-			Candidates: []proxystatus.CandidateStatus{
-				{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot},
-				{Candidate: "direct", State: proxystatus.StateHot},
+		st := &statusdoc.Status{
+			Candidates: []statusdoc.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", State: statusdoc.StateHot},
+				{Candidate: "direct", State: statusdoc.StateHot},
 			},
-			Health: proxystatus.HealthStatus{Enabled: true, LastRun: lastRun,
-				Results: []proxystatus.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
+			Health: statusdoc.HealthStatus{Enabled: true, LastRun: lastRun,
+				Results: []statusdoc.HealthResultStatus{{Candidate: "http://127.0.0.1:7897", Reason: "refused"}, {Candidate: "direct", Alive: true}}},
 		}
 		// The last run is all that is known: "failing since <last run>"
 		// would move forward with every run of a candidate that has failed
@@ -99,22 +99,22 @@ func TestVerdictUntriedNotHealthy(t *testing.T) {
 	t.Run("OPS-2/no-evidence-is-untried-not-healthy", func(t *testing.T) {
 		// Health checks off, no traffic: nothing is known about either path
 		// (the gateway may have nothing listening).
-		st := &proxystatus.Status{Candidates: []proxystatus.CandidateStatus{
-			{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot},
-			{Candidate: "direct", State: proxystatus.StateHot},
+		st := &statusdoc.Status{Candidates: []statusdoc.CandidateStatus{
+			{Candidate: "http://127.0.0.1:7897", State: statusdoc.StateHot},
+			{Candidate: "direct", State: statusdoc.StateHot},
 		}}
 		if got, want := Verdict(st), "no requests yet · 0 of 2 paths proven, 2 untried"; got != want {
 			t.Fatalf("verdict %q, want %q", got, want)
 		}
 	})
 	t.Run("OPS-2/success-or-passing-health-check-proves", func(t *testing.T) {
-		st := &proxystatus.Status{
-			Candidates: []proxystatus.CandidateStatus{
-				{Candidate: "http://127.0.0.1:7897", State: proxystatus.StateHot, Successes: 3},
-				{Candidate: "socks5://127.0.0.1:1080", State: proxystatus.StateHot},
-				{Candidate: "direct", State: proxystatus.StateHot},
+		st := &statusdoc.Status{
+			Candidates: []statusdoc.CandidateStatus{
+				{Candidate: "http://127.0.0.1:7897", State: statusdoc.StateHot, Successes: 3},
+				{Candidate: "socks5://127.0.0.1:1080", State: statusdoc.StateHot},
+				{Candidate: "direct", State: statusdoc.StateHot},
 			},
-			Health: proxystatus.HealthStatus{Enabled: true, Results: []proxystatus.HealthResultStatus{{Candidate: "direct", Alive: true}}},
+			Health: statusdoc.HealthStatus{Enabled: true, Results: []statusdoc.HealthResultStatus{{Candidate: "direct", Alive: true}}},
 		}
 		if got, want := Verdict(st), "2 of 3 paths proven, 1 untried"; !strings.Contains(got, want) {
 			t.Fatalf("verdict %q, want it to contain %q", got, want)

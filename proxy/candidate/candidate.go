@@ -1,9 +1,9 @@
-// Package path is the vocabulary of paths to an origin shared by selection
+// Package candidate is the vocabulary of paths to an origin shared by selection
 // (proxy/route), path opening (proxy/dial) and the upstream HTTP client
 // (proxy/upstream): the Candidate, and PathError with its Phase and
 // cooldown Tier (SPEC CD-1, CD-3). It has no dependencies on them and opens
 // no sockets.
-package path
+package candidate
 
 import (
 	"encoding/base64"

@@ -1,4 +1,4 @@
-package path
+package candidate
 
 // Phase names the step of opening or using a path in which a failure
 // happened (SPEC CD-3). It appears in errors, logs, status and tests. The

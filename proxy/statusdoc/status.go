@@ -1,9 +1,9 @@
-// Package status is the vocabulary of the proxy's status document (SPEC
+// Package statusdoc is the vocabulary of the proxy's status document (SPEC
 // OPS-2): the Status served as JSON, the recent routing decisions (a fixed
 // ring, Log), and the handler serving the document and the self-contained
 // status page. It reads no engine state itself; proxy.Engine.Status fills
 // the document.
-package status
+package statusdoc
 
 import "time"
 

@@ -1,4 +1,4 @@
-package status
+package statusdoc
 
 import (
 	_ "embed"

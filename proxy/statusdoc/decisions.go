@@ -1,11 +1,11 @@
-package status
+package statusdoc
 
 import (
 	"errors"
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/proxy/path"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // maxDecisions is how many recent decisions the engine keeps (SPEC OPS-2).
@@ -73,13 +73,13 @@ func (l *Log) Snapshot() []Decision {
 	return out
 }
 
-// Failures converts attempt errors into Failure records: a *path.PathError
+// Failures converts attempt errors into Failure records: a *candidate.PathError
 // gives candidate, phase, tier, status and reason; any other error only its
 // text.
 func Failures(errs []error) []Failure {
 	var out []Failure
 	for _, err := range errs {
-		var pe *path.PathError
+		var pe *candidate.PathError
 		if errors.As(err, &pe) {
 			out = append(out, Failure{Candidate: pe.Candidate.String(), Phase: string(pe.Phase), Tier: pe.Tier.String(), Status: pe.Status, Reason: pe.Err.Error()})
 			continue
