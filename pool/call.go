@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
@@ -18,7 +16,12 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
-// call is one client request being served by a pool.
+// call is one client request being served by a pool. It orchestrates its
+// pieces: the member attempts in the balancer's order (attemptState, one
+// member try at a time), the writes to the client at and after the commit
+// point (clientStream), the pre-commit keep-alives (kaState), the
+// request's translation (translation) and the final answer and record
+// (answer).
 type call struct {
 	p     *Pool
 	cfg   *config.Config
@@ -28,57 +31,47 @@ type call struct {
 	ep    wire.Endpoint
 	ci    *wire.CallInfo
 	um    *config.UnifiedModel
-	w     http.ResponseWriter
 	r     *http.Request
-	rc    *http.ResponseController // of w, made on the first write (stream.go)
 
 	start      time.Time // monotonic, for latencies
 	startClock time.Time // injected clock, for records
 	session    string    // short hash
-	attempts   []wire.Attempt
-	ttfb       time.Duration
-	probe      *probe // set for POOL-14 test calls (probe.go)
+	probe      *probe    // set for POOL-14 test calls (probe.go)
 
-	// Pre-commit keep-alive (keepalive.go, POOL-7b): early is set once the
-	// response head went out before a commit; lastKA is the last
-	// keep-alive; gone: a keep-alive write failed (the client left).
-	early  bool
-	gone   atomic.Bool
-	lastKA time.Time
-	// wmu orders the client writes of the serving goroutine and of a
-	// ticker (keep-alives, pings; stream_read.go); unflushed: bytes were
-	// written and not flushed yet (send).
-	wmu       sync.Mutex
-	unflushed bool
-	// stripAll: members that rejected encrypted content in this call get
-	// every reasoning item they did not produce removed (state.go).
-	stripAll map[string]bool
-
-	// Translation (translated.go, POOL-21): the client's request in neutral
-	// form (decoded once), the current attempt's route, and for a
-	// translated stream its converter.
-	nreq *translate.Request
-	nerr error
-	// bodies caches translated bodies by target API, model and effort:
-	// the eligibility check encodes each member's once, its attempts reuse it.
-	bodies map[string][]byte
-	rt     memberRoute
-	conv   *translate.Stream
-	// translated: the answer the client got was translated (status).
-	translated bool
 	// oneMember: the body did not fit the body budget (budget.go): this
 	// call goes to the first member only and the body is not kept.
 	oneMember bool
-	// end collects what the call writes to State once it is over (one
-	// Finish); nil before Begin.
-	end *balance.CallEnd
-	// owners are the producers of the request's encrypted reasoning items
-	// (state.go), looked up on the first attempt that needs them.
-	owners map[string]string
 	// boundTo is the member of the live binding the call started on, ""
 	// for a first pick (or no binding): a stream it serves needs no
 	// commit-point Bind.
 	boundTo string
+
+	clientStream
+	kaState
+	attemptState
+	translation
+	answer
+}
+
+// attemptState is the current member try: the API it sends the member and,
+// for a translated stream, the converter of the member's events (SPEC
+// POOL-21). attempt sets both afresh for every try.
+type attemptState struct {
+	rt   memberRoute
+	conv *translate.Stream
+}
+
+// answer is what the call's final answer and its record are made of: the
+// failed attempts (the aggregated error lists them, SPEC POOL-11), the
+// time to the first byte, whether the client's answer was translated, and
+// what the one State.Finish writes (SPEC POOL-23).
+type answer struct {
+	attempts   []wire.Attempt
+	ttfb       time.Duration
+	translated bool // the answer the client got was translated (status)
+	// end collects what the call writes to State once it is over (one
+	// Finish); nil before Begin.
+	end *balance.CallEnd
 }
 
 // outcome is how one attempt ended.

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,16 @@ import (
 // failure from then on reaches the client as the API's error event in the
 // stream (aggregated error, or a member's own 4xx as an error event with
 // that member's status and message), never as an HTTP status.
+
+// kaState is the pre-commit keep-alive state of a streamed call (SPEC
+// POOL-7b): early is set once the response head went out before a commit;
+// lastKA is the last keep-alive; gone: a keep-alive or ping write failed
+// (the client left).
+type kaState struct {
+	early  bool
+	gone   atomic.Bool
+	lastKA time.Time
+}
 
 // kaEnabled tells whether this call sends keep-alives before the commit.
 func (c *call) kaEnabled() bool { return c.ci.Stream && c.pc.KeepaliveHold > 0 }

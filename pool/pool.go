@@ -371,7 +371,7 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 			return
 		}
 	}
-	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, w: w, r: r, start: time.Now(), startClock: p.opts.Now()}
+	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, clientStream: clientStream{w: w}, r: r, start: time.Now(), startClock: p.opts.Now()}
 	c.probe, _ = r.Context().Value(probeKey{}).(*probe)
 	if n := int64(len(body)); p.bodies.take(n) {
 		defer p.bodies.give(n)

@@ -36,60 +36,21 @@ const maxPreamble = 256 << 10
 //     event and the stream ends — never a fake clean end, never a second
 //     member's output.
 //
-// It is one function (about 150 lines) on purpose: every exit before the
+// The pre-commit loop is one function on purpose: every exit before the
 // commit point must stop the same first-output timer and keep-alive ticker
-// and close the same upstream, and the held preamble is written exactly
-// once at the commit; split up, each piece would need all of them passed
-// back and forth. relay takes over after the commit point. The events are
-// read on this goroutine (stream_read.go).
+// and close the same member stream, and the held preamble is written
+// exactly once at the commit. openStream gets the member's event stream
+// before it; relay takes over after the commit point. The events are read
+// on this goroutine (stream_read.go).
 func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
-	ch := c.cfg.Channel(m)
 	actx, cancel := context.WithCancel(c.r.Context())
 	defer cancel()
 	var timedOut atomic.Bool
 	firstOutput := time.AfterFunc(c.pc.FirstOutputTimeout, func() { timedOut.Store(true); cancel() })
 	defer firstOutput.Stop()
-
-	req, err := c.memberRequest(actx, ch)
-	if err != nil {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
-	}
-	resp, err := c.roundTrip(req, cancel)
-	if err != nil {
-		return c.transportFailure(m, err, timedOut.Load())
-	}
-	if !wire.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
-		drain(resp.Body)
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(wire.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}
-	}
-	if resp.StatusCode/100 != 2 {
-		defer drain(resp.Body)
-		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
-		if err != nil {
-			return c.transportFailure(m, err, timedOut.Load())
-		}
-		return c.errorAnswer(m, resp, body)
-	}
-	var src io.Reader = resp.Body
-	if !wire.IsEventStream(resp.Header) {
-		// No (or another) Content-Type: an event stream is recognised by its
-		// first line; a captive portal's HTML or a JSON document is not the
-		// answer a streaming client can read.
-		br := bufio.NewReaderSize(resp.Body, 32<<10)
-		src = br
-		if ok, err := wire.SniffEventStream(br); err != nil {
-			drain(resp.Body)
-			return c.transportFailure(m, err, timedOut.Load())
-		} else if !ok {
-			drain(resp.Body)
-			ct := resp.Header.Get("Content-Type")
-			if ct == "" {
-				ct = "none"
-			}
-			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-				Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(wire.Clip(ct)) + ")"}}
-		}
+	resp, src, o, ok := c.openStream(actx, cancel, m, &timedOut)
+	if !ok {
+		return o
 	}
 
 	u := newMemberStream(actx, cancel, src, resp.Body)
@@ -112,13 +73,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 	for {
 		var err error
 		if ev, err = u.next(); err != nil {
-			if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut.Load() && !c.gone.Load() {
-				if c.r.Context().Err() != nil {
-					return outcome{canceled: true}
-				}
-				return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassNetwork, Status: resp.StatusCode, Message: "stream closed before the first output"}}
-			}
-			return c.transportFailure(m, err, timedOut.Load())
+			return c.preCommitReadFailure(m, resp.StatusCode, err, timedOut.Load())
 		}
 		obs := w.Observe(&ev, false)
 		out, err := c.out(&ev)
@@ -135,16 +90,8 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		case wire.VEnd:
 			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
 		case wire.VError:
-			if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
-				// The reason may follow (Responses: an "error" event after
-				// a response.failed without one, SPEC POOL-19).
-				if more, ok := nextError(u, w); ok {
-					obs = more
-				}
-			}
-			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-			a := &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
-			if class != config.ClassBadRequest {
+			a := c.streamError(m, u, w, obs)
+			if a.Class != config.ClassBadRequest {
 				return outcome{fail: a}
 			}
 			// The request is wrong: pass the stream's answer through as is.
@@ -168,21 +115,106 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		if ev.Raw != nil && obs.Verdict == wire.VVisible {
 			held.Write(out)
 		}
-		if m != c.boundTo {
-			// A first pick (or a failover off the binding): joiners see it
-			// now, not when the stream ends (POOL-5, POOL-8).
-			c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
-		}
-		if err := c.commit(m, resp, held.Bytes()); err != nil {
-			return outcome{canceled: true, served: true}
-		}
-		o := c.relay(m, u, w)
-		clean = o.done && o.fail == nil && !o.canceled
-		if sw, ok := w.(wire.StateWatcher); ok {
-			o.state = sw.StateKeys()
-		}
+		var o outcome
+		o, clean = c.commitAndRelay(m, key, resp, u, w, held.Bytes())
 		return o
 	}
+}
+
+// commitAndRelay is a streamed attempt from its commit point on: the
+// binding, the head and held bytes, then the relay of the rest (SPEC
+// POOL-7). clean: the stream reached its protocol's end.
+func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response, u *memberStream, w wire.StreamWatcher, held []byte) (o outcome, clean bool) {
+	if m != c.boundTo {
+		// A first pick (or a failover off the binding): joiners see it
+		// now, not when the stream ends (POOL-5, POOL-8).
+		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
+	}
+	if err := c.commit(m, resp, held); err != nil {
+		return outcome{canceled: true, served: true}, false
+	}
+	o = c.relay(m, u, w)
+	clean = o.done && o.fail == nil && !o.canceled
+	if sw, ok := w.(wire.StateWatcher); ok {
+		o.state = sw.StateKeys()
+	}
+	return o, clean
+}
+
+// openStream sends member m the streamed request and returns its answer
+// and the reader of its event stream; ok false: the attempt ended with o
+// (a request that cannot be built, a transport failure, an error status,
+// or an answer that is not a readable event stream). timedOut tells
+// whether first_output_timeout_ms stopped the attempt.
+func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m string, timedOut *atomic.Bool) (resp *http.Response, src io.Reader, o outcome, ok bool) {
+	req, err := c.memberRequest(actx, c.cfg.Channel(m))
+	if err != nil {
+		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}, false
+	}
+	resp, err = c.roundTrip(req, cancel)
+	if err != nil {
+		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+	}
+	if !wire.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
+		drain(resp.Body)
+		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(wire.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}, false
+	}
+	if resp.StatusCode/100 != 2 {
+		defer drain(resp.Body)
+		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
+		if err != nil {
+			return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+		}
+		return nil, nil, c.errorAnswer(m, resp, body), false
+	}
+	if wire.IsEventStream(resp.Header) {
+		return resp, resp.Body, outcome{}, true
+	}
+	// No (or another) Content-Type: an event stream is recognised by its
+	// first line; a captive portal's HTML or a JSON document is not the
+	// answer a streaming client can read.
+	br := bufio.NewReaderSize(resp.Body, 32<<10)
+	if isStream, err := wire.SniffEventStream(br); err != nil {
+		drain(resp.Body)
+		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+	} else if !isStream {
+		drain(resp.Body)
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(wire.Clip(ct)) + ")"}}, false
+	}
+	return resp, br, outcome{}, true
+}
+
+// preCommitReadFailure is the outcome of a read error before the commit
+// point: the client gone is a cancel (POOL-9), an early end of the stream
+// a network failure, anything else a transport failure.
+func (c *call) preCommitReadFailure(m string, status int, err error, timedOut bool) outcome {
+	if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut && !c.gone.Load() {
+		if c.r.Context().Err() != nil {
+			return outcome{canceled: true}
+		}
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassNetwork, Status: status, Message: "stream closed before the first output"}}
+	}
+	return c.transportFailure(m, err, timedOut)
+}
+
+// streamError is the failure an error event before the commit point
+// describes, classified (SPEC POOL-10); a failure event without a reason
+// takes the one of the error event that may follow it (Responses: an
+// "error" event after a response.failed without one, SPEC POOL-19).
+func (c *call) streamError(m string, u *memberStream, w wire.StreamWatcher, obs wire.Observation) *wire.Attempt {
+	if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
+		if more, ok := nextError(u, w); ok {
+			obs = more
+		}
+	}
+	class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
+	return &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
 }
 
 // commit writes the response head and the held bytes, and flushes. After
@@ -210,7 +242,7 @@ func (c *call) commit(m string, resp *http.Response, held []byte) error {
 // write writes b to the client and flushes (SPEC POOL-7: events are
 // flushed as they arrive). While a ticker may write (keep-alives, pings)
 // it runs under c.wmu: the ticker's own callback, or send.
-func (c *call) write(b []byte) error {
+func (c *clientStream) write(b []byte) error {
 	if _, err := c.w.Write(b); err != nil {
 		return err
 	}
@@ -219,7 +251,7 @@ func (c *call) write(b []byte) error {
 
 // flush flushes what was written. The ResponseController is made once per
 // call, not per event.
-func (c *call) flush() error {
+func (c *clientStream) flush() error {
 	if c.rc == nil {
 		c.rc = http.NewResponseController(c.w)
 	}

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,10 +119,23 @@ func (k *ticker) stop() {
 	k.c.wmu.Unlock()
 }
 
+// clientStream is the call's side of the client's connection: the
+// response writer, its ResponseController (made on the first flush), and
+// wmu, which orders the client writes of the serving goroutine and of a
+// ticker (keep-alives, pings); unflushed: bytes were written and not
+// flushed yet (send). The commit point and the relay after it (SPEC
+// POOL-7) write through it.
+type clientStream struct {
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	wmu       sync.Mutex
+	unflushed bool
+}
+
 // send writes b to the client under the write lock; flush false leaves it
 // in the response's buffer because the next event is already here
 // (EventBuffered): the flush after that one carries both.
-func (c *call) send(b []byte, flush bool) error {
+func (c *clientStream) send(b []byte, flush bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if len(b) > 0 {

@@ -45,17 +45,6 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 		})
 		defer idleT.stop()
 	}
-	fail := func(class string, status int, msg string) outcome {
-		ev := c.fl.ErrorEvent(status, msg)
-		if ee, ok := w.(wire.ErrorEventer); ok && c.conv == nil {
-			ev = ee.ErrorEvent(status, msg)
-		}
-		if c.conv != nil {
-			ev = c.conv.Error(translate.Error{Status: status, Message: msg})
-		}
-		_ = c.send(ev, true)
-		return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
-	}
 	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes
 	if c.conv == nil {
 		// Passed through: each event is observed, scrubbed and written
@@ -67,32 +56,12 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 		var err error
 		if ev, err = u.next(); err != nil {
 			ping.stop()
-			switch {
-			case c.r.Context().Err() != nil || c.gone.Load():
-				return outcome{canceled: true, served: true}
-			case idled.Load():
-				return fail(config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
-			}
-			if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
-				var end []byte
-				if c.conv != nil {
-					if b, err := c.conv.End(); err == nil {
-						end = c.scrub.ScrubBytes(b)
-					}
-				}
-				_ = c.send(end, true)
-				return outcome{done: true, served: true, u: w.Usage()}
-			}
-			msg := "upstream stream ended before its end event"
-			if err != io.EOF && err != io.ErrUnexpectedEOF {
-				msg = "upstream stream failed: " + shortErr(err)
-			}
-			return fail(config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
+			return c.relayReadEnd(m, w, err, idled.Load())
 		}
 		obs := w.Observe(&ev, true)
 		raw, err := c.out(&ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
 		if err != nil {
-			return fail(config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
+			return c.relayFail(m, w, config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
 		}
 		last := obs.Verdict == wire.VEnd || obs.Verdict == wire.VError
 		writing.Store(true)
@@ -119,6 +88,50 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 				fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
 		}
 	}
+}
+
+// relayReadEnd is the outcome of a committed stream whose read ended with
+// err: the client gone is a cancel (POOL-9), the member's silence past
+// stream_idle_timeout_ms a timeout, a clean end the protocol's end (the
+// converter's, translated), anything else a network failure; a failure
+// reaches the client as the protocol's error event (SPEC POOL-7).
+func (c *call) relayReadEnd(m string, w wire.StreamWatcher, err error, idled bool) outcome {
+	switch {
+	case c.r.Context().Err() != nil || c.gone.Load():
+		return outcome{canceled: true, served: true}
+	case idled:
+		return c.relayFail(m, w, config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
+	}
+	if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
+		var end []byte
+		if c.conv != nil {
+			if b, err := c.conv.End(); err == nil {
+				end = c.scrub.ScrubBytes(b)
+			}
+		}
+		_ = c.send(end, true)
+		return outcome{done: true, served: true, u: w.Usage()}
+	}
+	msg := "upstream stream ended before its end event"
+	if err != io.EOF && err != io.ErrUnexpectedEOF {
+		msg = "upstream stream failed: " + shortErr(err)
+	}
+	return c.relayFail(m, w, config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
+}
+
+// relayFail ends a committed stream with the protocol's error event (the
+// member's API's, or the converter's when translated) and reports the
+// failure as member m's.
+func (c *call) relayFail(m string, w wire.StreamWatcher, class string, status int, msg string) outcome {
+	ev := c.fl.ErrorEvent(status, msg)
+	if ee, ok := w.(wire.ErrorEventer); ok && c.conv == nil {
+		ev = ee.ErrorEvent(status, msg)
+	}
+	if c.conv != nil {
+		ev = c.conv.Error(translate.Error{Status: status, Message: msg})
+	}
+	_ = c.send(ev, true)
+	return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 }
 
 // reasonWait bounds the wait for an error event that gives the reason of a

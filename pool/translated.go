@@ -21,6 +21,23 @@ type memberRoute struct {
 	translate bool
 }
 
+// translation is the call's request in the members' APIs (SPEC POOL-21,
+// POOL-18): the client's request in neutral form (decoded once), the
+// translated bodies, and the encrypted-reasoning bookkeeping.
+type translation struct {
+	nreq *translate.Request
+	nerr error
+	// bodies caches translated bodies by target API, model and effort:
+	// the eligibility check encodes each member's once, its attempts reuse it.
+	bodies map[string][]byte
+	// stripAll: members that rejected encrypted content in this call get
+	// every reasoning item they did not produce removed (state.go).
+	stripAll map[string]bool
+	// owners are the producers of the request's encrypted reasoning items
+	// (state.go), looked up on the first attempt that needs them.
+	owners map[string]string
+}
+
 // apiOf is the translate API of a client flavour.
 func apiOf(fl wire.Flavour) translate.API {
 	switch fl.(type) {
