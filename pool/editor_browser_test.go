@@ -41,8 +41,17 @@ func modelChannel(t *testing.T, list string) (*httptest.Server, *mockllm.Channel
 }
 
 // browser starts headless Chromium under chromedp: loopback only (every
-// name resolves to nothing), no background traffic, a fresh profile.
+// name resolves to nothing), no background traffic, a fresh profile. It
+// ends with the test.
 func browser(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := newBrowser(t)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newBrowser is browser ended by cancel instead of by the test's end.
+func newBrowser(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -55,8 +64,7 @@ func browser(t *testing.T) context.Context {
 	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
-	return ctx
+	return ctx, func() { cancelC(); cancelB(); cancelA() }
 }
 
 // typeInto clears an input and types text as a user would (input events).

@@ -6,47 +6,50 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// chromium runs headless Chromium with args plus url and returns stdout.
-// Every host name resolves to nothing (--host-resolver-rules), so the
-// browser cannot query DNS or reach anything but the loopback IP literal.
-func chromium(t *testing.T, extra []string, url string) string {
+// pageDOM opens url in a fresh headless Chromium (newBrowser: loopback
+// only), waits until the page's script has set attribute ready on <html>
+// (data-rendered: its first render of /pool/status; data-autotest: the end
+// of the test button's call and the refresh after it) and returns the
+// serialized DOM. With shot set it also returns a PNG of the 1280x1400
+// viewport.
+func pageDOM(t *testing.T, url, ready string, shot bool) (dom string, png []byte) {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := newBrowser(t)
 	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--disable-extensions", "--no-default-browser-check", "--metrics-recording-only",
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--user-data-dir=" + t.TempDir()}, extra...)
-	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // helpers left behind, if any
-	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", extra, err, stderr.String())
+	read := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		if dom, err = chromedp.OuterHTML(chromedp.CSS("html"))(ctx, tg); err != nil || !shot {
+			return chromedp.Void{}, err
+		}
+		png, err = chromedp.CaptureScreenshot()(ctx, tg)
+		return chromedp.Void{}, err
 	}
-	return string(out)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("html["+ready+"]")), read); err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	return dom, png
 }
 
-// attr finds elements by a regexp over the dumped DOM.
+// page is the DOM of url after the page's first render.
+func page(t *testing.T, url string) string {
+	t.Helper()
+	dom, _ := pageDOM(t, url, "data-rendered", false)
+	return dom
+}
+
+// has finds elements by a regexp over the serialized DOM.
 func has(dom, pattern string) bool { return regexp.MustCompile(pattern).MatchString(dom) }
 
 func TestPoolPageInChromium(t *testing.T) {
@@ -64,10 +67,10 @@ func TestPoolPageInChromium(t *testing.T) {
 	if c := w.member("c"); c.State != "cooling" || c.CooldownClass != config.ClassAuth {
 		t.Fatalf("setup: c = %+v", c)
 	}
-	page := w.srv.URL + "/pool/"
+	poolPage := w.srv.URL + "/pool/"
 
 	t.Run("POOL-13/page-shows-bindings-and-cooldowns", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		dom := page(t, poolPage)
 		if !has(dom, `data-rendered="3"`) {
 			t.Fatalf("page did not render the status:\n%s", dom)
 		}
@@ -102,7 +105,7 @@ func TestPoolPageInChromium(t *testing.T) {
 	})
 
 	t.Run("POOL-13/verdict-names-serving-and-failing-member", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		dom := page(t, poolPage)
 		m := regexp.MustCompile(`<div class="verdict" data-level="([a-z]+)" data-serving="([a-z]*)">([^<]*)</div>`).FindStringSubmatch(dom)
 		if m == nil {
 			t.Fatalf("no pool verdict:\n%s", dom)
@@ -119,19 +122,19 @@ func TestPoolPageInChromium(t *testing.T) {
 		}
 	})
 	t.Run("POOL-13/ttft-charts-render", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		dom := page(t, poolPage)
 		charts := regexp.MustCompile(`<svg class="spark"[^>]*data-points="(\d+)" data-failures="(\d+)"`).FindAllStringSubmatch(dom, -1)
 		if len(charts) != 3 || charts[0][1] == "0" || !strings.Contains(dom, "<polyline points=") {
 			t.Fatalf("charts %v: want one per member, a's with points", charts)
 		}
 	})
 	t.Run("POOL-20/token-hint-only-when-required", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, page)
+		dom := page(t, poolPage)
 		if !has(dom, `<span id="tokenstate" data-required="yes">[^<]*pool token`) {
 			t.Fatalf("no token hint on a token-protected pool:\n%s", dom)
 		}
 		open := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{Now: time.Now})
-		dom = chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, open.srv.URL+"/pool/")
+		dom = page(t, open.srv.URL+"/pool/")
 		if !has(dom, `<span id="tokenstate" data-required="no"></span>`) {
 			t.Fatalf("token hint shown although no token is required:\n%s", dom)
 		}
@@ -140,8 +143,8 @@ func TestPoolPageInChromium(t *testing.T) {
 	t.Run("POOL-14/test-button-adds-a-call", func(t *testing.T) {
 		before := len(w.pool.Status().Recent)
 		dir := t.TempDir()
-		url := page + "?autotest=m#token=tok"
-		dom := chromium(t, []string{"--virtual-time-budget=8000", "--dump-dom"}, url)
+		url := poolPage + "?autotest=m#token=tok"
+		dom, png := pageDOM(t, url, "data-autotest", true)
 		if !has(dom, `data-autotest="done"`) || !has(dom, `<div id="testresult" aria-live="polite" data-result="ok">`) {
 			t.Fatalf("autotest did not finish ok:\n%s", dom)
 		}
@@ -156,13 +159,15 @@ func TestPoolPageInChromium(t *testing.T) {
 			t.Fatalf("server saw no test call: %+v", st.Recent)
 		}
 		// Without the token the page's test gets the pool's 401.
-		dom = chromium(t, []string{"--virtual-time-budget=8000", "--dump-dom"}, page+"?autotest=m")
+		dom, _ = pageDOM(t, poolPage+"?autotest=m", "data-autotest", false)
 		if !has(dom, `data-result="failed"`) || !strings.Contains(dom, "401") {
 			t.Fatalf("test without token:\n%s", dom)
 		}
 		// Screenshot as an artifact.
 		shot := filepath.Join(dir, "pool-page.png")
-		chromium(t, []string{"--virtual-time-budget=8000", "--hide-scrollbars", "--window-size=1280,1400", "--screenshot=" + shot}, url)
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		fi, err := os.Stat(shot)
 		if err != nil || fi.Size() < 10000 {
 			t.Fatalf("screenshot: %v", err)

@@ -44,7 +44,7 @@ func TestReloadFailureOnPageInChromium(t *testing.T) {
 	}
 	box := regexp.MustCompile(`<div id="reload"[^>]*>.*?</ul></div>|<div id="reload"[^>]*></div>`)
 	t.Run("POOL-16/page-script-shows-a-failed-reload", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, serve(clean, failed))
+		dom := page(t, serve(clean, failed))
 		got := box.FindString(dom)
 		if !strings.Contains(dom, `data-rendered=`) || !strings.HasPrefix(got, `<div id="reload" class="verdict" data-level="down" data-failed="true"><div>Configuration NOT reloaded at `) ||
 			!regexp.MustCompile(`at \d\d:\d\d:\d\d: the one loaded at \d\d:\d\d:\d\d still serves until /etc/pools.yaml reads without errors`).MatchString(got) {
@@ -60,7 +60,7 @@ func TestReloadFailureOnPageInChromium(t *testing.T) {
 		}
 	})
 	t.Run("POOL-16/page-script-hides-it-after-a-good-reload", func(t *testing.T) {
-		dom := chromium(t, []string{"--virtual-time-budget=5000", "--dump-dom"}, serve(failed, clean))
+		dom := page(t, serve(failed, clean))
 		if got := box.FindString(dom); !strings.Contains(dom, `data-rendered=`) || !strings.HasSuffix(got, "></div>") || strings.Contains(got, "<ul>") ||
 			!strings.Contains(got, ` hidden=""`) || !strings.Contains(got, ` data-failed="false"`) {
 			t.Fatalf("failure still shown after a good status: %q\n%s", got, dom)
