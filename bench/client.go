@@ -249,16 +249,11 @@ type sample struct {
 func (l load) run(ph phases) ([]sample, error) {
 	var phase atomic.Int32
 	nph := ph.rounds + 1
-	type rec struct {
-		lat  [][]time.Duration
-		errs []int
-		last error
-	}
-	recs := make([]*rec, l.conc)
+	recs := make([]*loadRec, l.conc)
 	var wg sync.WaitGroup
 	req := l.p.reqLine(l.target, l.newConn)
 	for w := 0; w < l.conc; w++ {
-		r := &rec{lat: make([][]time.Duration, nph), errs: make([]int, nph)}
+		r := &loadRec{lat: make([][]time.Duration, nph), errs: make([]int, nph)}
 		for i := range r.lat {
 			r.lat[i] = make([]time.Duration, 0, 4096)
 		}
@@ -266,56 +261,7 @@ func (l load) run(ph phases) ([]sample, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var c net.Conn
-			var br *bufio.Reader
-			defer func() {
-				if c != nil {
-					c.Close()
-				}
-			}()
-			for {
-				p := int(phase.Load())
-				if p >= nph {
-					return
-				}
-				t0 := time.Now()
-				deadline := t0.Add(opTimeout)
-				var err error
-				if c == nil {
-					c, br, err = l.p.dial(deadline)
-				} else {
-					c.SetDeadline(deadline)
-				}
-				reusable := false
-				if err == nil {
-					if _, err = c.Write(req); err == nil {
-						var status int
-						status, reusable, err = readResponse(br)
-						if err == nil && status != 200 {
-							err = fmt.Errorf("status %d", status)
-						}
-					}
-				}
-				d := time.Since(t0)
-				if p = int(phase.Load()); p >= nph {
-					return
-				}
-				if err != nil {
-					r.errs[p]++
-					r.last = err
-					if c != nil {
-						c.Close()
-						c = nil
-					}
-					time.Sleep(5 * time.Millisecond) // bounded back-off, not synchronisation
-					continue
-				}
-				r.lat[p] = append(r.lat[p], d)
-				if !reusable || l.newConn {
-					c.Close()
-					c = nil
-				}
-			}
+			l.worker(r, &phase, nph, req)
 		}()
 	}
 	starts := make([]time.Time, nph+1)
@@ -335,10 +281,80 @@ func (l load) run(ph phases) ([]sample, error) {
 		l.mark(nph)
 	}
 	wg.Wait()
+	return collectRounds(recs, starts, ph.rounds)
+}
 
-	out := make([]sample, ph.rounds)
+// loadRec is one worker's record: latencies and error counts per phase
+// (phase 0 is the warm-up), and its last error.
+type loadRec struct {
+	lat  [][]time.Duration
+	errs []int
+	last error
+}
+
+// worker sends req over and over until phase reaches nph, recording each
+// answer's latency (or its error) in the phase it ended in; a connection is
+// reused while the answer allows it and l.newConn is off.
+func (l load) worker(r *loadRec, phase *atomic.Int32, nph int, req []byte) {
+	var c net.Conn
+	var br *bufio.Reader
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	for {
+		p := int(phase.Load())
+		if p >= nph {
+			return
+		}
+		t0 := time.Now()
+		deadline := t0.Add(opTimeout)
+		var err error
+		if c == nil {
+			c, br, err = l.p.dial(deadline)
+		} else {
+			c.SetDeadline(deadline)
+		}
+		reusable := false
+		if err == nil {
+			if _, err = c.Write(req); err == nil {
+				var status int
+				status, reusable, err = readResponse(br)
+				if err == nil && status != 200 {
+					err = fmt.Errorf("status %d", status)
+				}
+			}
+		}
+		d := time.Since(t0)
+		if p = int(phase.Load()); p >= nph {
+			return
+		}
+		if err != nil {
+			r.errs[p]++
+			r.last = err
+			if c != nil {
+				c.Close()
+				c = nil
+			}
+			time.Sleep(5 * time.Millisecond) // bounded back-off, not synchronisation
+			continue
+		}
+		r.lat[p] = append(r.lat[p], d)
+		if !reusable || l.newConn {
+			c.Close()
+			c = nil
+		}
+	}
+}
+
+// collectRounds merges the workers' records into one sample per measured
+// round (phases 1..rounds; starts holds each phase's start time) and
+// returns the last error any worker saw.
+func collectRounds(recs []*loadRec, starts []time.Time, rounds int) ([]sample, error) {
+	out := make([]sample, rounds)
 	var lastErr error
-	for i := 1; i <= ph.rounds; i++ {
+	for i := 1; i <= rounds; i++ {
 		s := sample{elapsed: starts[i+1].Sub(starts[i])}
 		for _, r := range recs {
 			s.ops += len(r.lat[i])

@@ -136,6 +136,32 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 	defer os.RemoveAll(tmp)
 	os.Chmod(tmp, 0o755)
 
+	w := newWorld(tmp, ph, tunnels, newConc)
+	if err := w.binaries(root, dpBin, profDir, compare); err != nil {
+		return err
+	}
+	if err := w.startOrigin(); err != nil {
+		return err
+	}
+	defer w.origin.close()
+	defer w.startGateways()()
+	if err := w.scenarios(only); err != nil {
+		return err
+	}
+	w.methodNotes()
+
+	fmt.Println(table(w.rows))
+	for _, n := range w.notes {
+		fmt.Println("- " + n)
+	}
+	facts := w.facts(ph, loadBefore)
+	return w.writeResults(root, out, results, noWrite, facts, began)
+}
+
+// newWorld is the bench's world with the file limit raised: when it cannot
+// be raised enough for 2 fds per tunnel, the memory scenario opens fewer
+// tunnels and a note says so.
+func newWorld(tmp string, ph phases, tunnels, newConc int) *world {
 	limit := raiseNoFile(1 << 17)
 	w := &world{tmp: tmp, ph: ph, tunnels: tunnels, newConc: newConc, gw: map[string]*proc{},
 		bulkPh: phases{warm: ph.warm / 2, round: max(ph.round/2, 200*time.Millisecond), rounds: ph.rounds}}
@@ -144,11 +170,18 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 		w.tunnels = max(int(limit/2)-600, 100) // the bench holds 2 fds per tunnel (client, origin)
 		w.note("RLIMIT_NOFILE could only be raised to %d: the memory scenario opened %d tunnels instead of %d.", limit, w.tunnels, tunnels)
 	}
+	return w
+}
 
+// binaries settles the dual-proxy binaries under test: dpBin when given,
+// else one built from the product (from bench/dpprof when profDir asks for
+// CPU profiles), and compare, the -compare binary of the [B] rows.
+func (w *world) binaries(root, dpBin, profDir, compare string) error {
 	if dpBin == "" {
 		pkg := "./cmd/dual-proxy"
 		if profDir != "" {
 			pkg = "./bench/dpprof"
+			var err error
 			if profDir, err = filepath.Abs(profDir); err != nil {
 				return err
 			}
@@ -156,6 +189,7 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 				return err
 			}
 		}
+		var err error
 		if dpBin, err = w.build(root, pkg); err != nil {
 			return err
 		}
@@ -164,18 +198,29 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 	if compare != "" {
 		w.note("Rows marked [B] ran %s (-compare), the others the dual-proxy under test.", compare)
 	}
+	return nil
+}
 
+// startOrigin starts the raw-socket origin, TLS on 127.0.0.1:443 when it
+// can bind it (dual-proxy's TLS probe runs for port 443 only, SPEC CON-1).
+func (w *world) startOrigin() error {
+	var err error
 	if w.origin, err = newOrigin("127.0.0.1:443"); err != nil {
 		return err
 	}
-	defer w.origin.close()
 	w.tlsCfg = &tls.Config{RootCAs: w.origin.certPool, MinVersion: tls.VersionTLS12}
 	if strings.HasSuffix(w.origin.tlsAddr(), ":443") {
 		w.note("The TLS origin listens on 127.0.0.1:443, so dual-proxy's TLS probe (port 443 only, SPEC CON-1) runs where the table says it does.")
 	} else {
 		w.note("Could not bind 127.0.0.1:443 (not root?): the TLS origin is on %s and dual-proxy never probes it; the probe rows measure no probe.", w.origin.tlsAddr())
 	}
+	return nil
+}
 
+// startGateways starts each installed real gateway (a missing one leaves
+// its rows out, with a note) and returns the function that stops them.
+func (w *world) startGateways() (stop func()) {
+	var started []*proc
 	for _, g := range realGateways {
 		p, err := w.startGateway(g)
 		if err != nil {
@@ -187,10 +232,19 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 			continue
 		}
 		w.gw[g.name] = p
-		defer p.stop()
+		started = append(started, p)
 	}
 	w.gwVers = gatewayVersions(w.gw)
+	return func() {
+		for i := len(started) - 1; i >= 0; i-- {
+			started[i].stop()
+		}
+	}
+}
 
+// scenarios runs the scenarios named in only ("1,3"), in that order; the
+// first that fails ends the run with its number in the error.
+func (w *world) scenarios(only string) error {
 	for _, s := range strings.Split(only, ",") {
 		var err error
 		switch strings.TrimSpace(s) {
@@ -215,12 +269,12 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
 	}
-	w.methodNotes()
+	return nil
+}
 
-	fmt.Println(table(w.rows))
-	for _, n := range w.notes {
-		fmt.Println("- " + n)
-	}
+// facts are the run's header lines: the command, a smoke-run warning, the
+// load average before and after, the build and the gateways' versions.
+func (w *world) facts(ph phases, loadBefore string) []string {
 	facts := []string{"Command: `cd bench && go run . " + strings.Join(os.Args[1:], " ") + "`"}
 	if ph.rounds <= 2 && ph.round <= 300*time.Millisecond {
 		facts = append(facts, fmt.Sprintf("**Smoke run** (%d rounds of %v): too short for the verdicts to mean anything; run without -quick for figures.", ph.rounds, ph.round))
@@ -232,10 +286,17 @@ func runAll(only, dpBin, out, results string, noWrite bool, ph phases, tunnels, 
 	if len(w.gwVers) > 0 {
 		facts = append(facts, "Gateways: "+strings.Join(w.gwVers, "; "))
 	}
+	return facts
+}
+
+// writeResults writes the run into results (a new temporary directory when
+// empty), so a casual run changes no tracked file; unless noWrite it also
+// rewrites out (docs/BENCHMARKS.md by default, keeping its hand-written
+// notes) and its charts.
+func (w *world) writeResults(root, out, results string, noWrite bool, facts []string, began time.Time) error {
 	now, elapsed := time.Now(), time.Since(began)
-	// The results directory always gets the run (a casual run changes
-	// no tracked file); -write also updates docs/.
 	if results == "" {
+		var err error
 		if results, err = os.MkdirTemp("", "dual-proxy-bench-results-"); err != nil {
 			return err
 		}

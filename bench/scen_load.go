@@ -241,45 +241,10 @@ func (w *world) connect() error {
 		defer dpB.stop()
 	}
 
-	// 2a: keep-alive HTTPS inside tunnels that stay open. The rows a
-	// target compares (direct, dual-proxy, the reference relays, [B]) come
-	// first, so that they are measured back to back in every round and
-	// their per-round ratios share the machine's load (paired.go).
-	sec := "2 reused tunnel (HTTPS keep-alive)"
-	reused := []named{{"direct TLS", tlsPath(""), nil}, {"dual-proxy (direct path)", tlsPath(dpLoop.addr), []*proc{dpLoop}}}
-	for _, r := range refs {
-		reused = append(reused, named{r.name, tlsPath(r.p.proxy), r.procs})
-	}
-	if dpB != nil {
-		reused = append(reused, named{"[B] dual-proxy (direct path)", tlsPath(dpB.addr), []*proc{dpB}})
-	}
-	if squid != nil {
-		reused = append(reused, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
-	}
-	reused = append(reused, kindRows...)
-	// Twice the rounds: this verdict is the closest of the run.
-	w.compare(sec, reused, 32, false, "dual-proxy (direct path)", targetReusedTunnel, 2*w.ph.rounds)
-
-	// 2b: a new tunnel + TLS handshake + one request per operation; the
-	// compared rows first, as in 2a.
-	sec = "2 new tunnel + TLS per request"
-	fresh := []named{
-		{"direct TLS", tlsPath(""), nil},
-		{"dual-proxy, cache warm (probe skipped)", tlsPath(dpCache.addr), []*proc{dpCache}},
-		{refSpliceName, tlsPath(refSplice.addr), []*proc{refSplice}},
-	}
-	if dpB != nil {
-		fresh = append(fresh, named{"[B] dual-proxy, cache warm (probe skipped)", tlsPath(dpB.addr), []*proc{dpB}})
-	}
-	fresh = append(fresh,
-		named{"dual-proxy, --no-verify-tls", tlsPath(dpNoProbe.addr), []*proc{dpNoProbe}},
-		named{"dual-proxy, loopback default (probe every tunnel)", tlsPath(dpLoop.addr), []*proc{dpLoop}})
-	if squid != nil {
-		fresh = append(fresh, named{"squid", tlsPath(squid.addr), []*proc{squid}}, named{"dual-proxy → squid, cache warm", tlsPath(dpSquid.addr), []*proc{dpSquid, squid}})
-	}
-	fresh = append(fresh, kindRows...)
-	w.compare(sec, fresh, w.newConc, true, "dual-proxy, cache warm (probe skipped)", targetNewTunnel, w.ph.rounds)
-	w.note("Scenario 2: a new tunnel costs client→proxy TCP, CONNECT, proxy→origin TCP, the client's TLS handshake and one request; with the probe, dual-proxy also opens a second path and runs a full TLS handshake of its own first. Loopback destinations are dialled direct without consulting the per-host cache (SPEC GW-5), so with default flags every CONNECT to 127.0.0.1:443 is probed; --loopback-direct=false (only candidate: direct) shows the cache-warm case, where ORD-4 skips the probe.")
+	cp := connectProcs{tlsPath: tlsPath, loop: dpLoop, cache: dpCache, noProbe: dpNoProbe, b: dpB, squid: squid, dpSquid: dpSquid,
+		refSplice: refSplice, refs: refs, kinds: kindRows}
+	w.connectReused(cp)
+	w.connectFresh(cp)
 
 	// 2c: bulk bytes through one tunnel.
 	w.note("Reference rows: a minimal Go CONNECT relay written in the bench (parse CONNECT, dial, answer 200, copy both ways; no selection, no probe, no tracking), run as its own process (the bench binary with -relay-serve), once with io.Copy between the two TCP connections (splice(2), as dual-proxy does) and once with a 32 KiB Read/Write loop. They show what any Go relay costs on this machine.")
@@ -358,4 +323,59 @@ func (w *world) bulkRows(squid, dp *proc, refs []named) error {
 	}
 	w.note("Bulk: one connection per round reads an endless GET /bulk answer (64 KiB writes) for %v after %v warm-up, %d interleaved rounds; MB = 10^6 bytes.", w.bulkPh.round, w.bulkPh.warm, w.bulkPh.rounds)
 	return nil
+}
+
+// connectProcs are the processes and rows scenario 2 compares: the
+// dual-proxy instances (direct path, cache warm, no probe, the -compare [B]
+// binary), squid and dual-proxy in front of it when squid is installed, the
+// reference relays and the other gateway kinds' rows.
+type connectProcs struct {
+	tlsPath                   func(proxy string) path
+	loop, cache, noProbe, b   *proc
+	squid, dpSquid, refSplice *proc
+	refs, kinds               []named
+}
+
+// connectReused is 2a: keep-alive HTTPS inside tunnels that stay open. The
+// rows a target compares (direct, dual-proxy, the reference relays, [B])
+// come first, so that they are measured back to back in every round and
+// their per-round ratios share the machine's load (paired.go).
+func (w *world) connectReused(cp connectProcs) {
+	sec := "2 reused tunnel (HTTPS keep-alive)"
+	reused := []named{{"direct TLS", cp.tlsPath(""), nil}, {"dual-proxy (direct path)", cp.tlsPath(cp.loop.addr), []*proc{cp.loop}}}
+	for _, r := range cp.refs {
+		reused = append(reused, named{r.name, cp.tlsPath(r.p.proxy), r.procs})
+	}
+	if cp.b != nil {
+		reused = append(reused, named{"[B] dual-proxy (direct path)", cp.tlsPath(cp.b.addr), []*proc{cp.b}})
+	}
+	if cp.squid != nil {
+		reused = append(reused, named{"squid", cp.tlsPath(cp.squid.addr), []*proc{cp.squid}}, named{"dual-proxy → squid", cp.tlsPath(cp.dpSquid.addr), []*proc{cp.dpSquid, cp.squid}})
+	}
+	reused = append(reused, cp.kinds...)
+	// Twice the rounds: this verdict is the closest of the run.
+	w.compare(sec, reused, 32, false, "dual-proxy (direct path)", targetReusedTunnel, 2*w.ph.rounds)
+}
+
+// connectFresh is 2b: a new tunnel + TLS handshake + one request per
+// operation; the compared rows first, as in 2a.
+func (w *world) connectFresh(cp connectProcs) {
+	sec := "2 new tunnel + TLS per request"
+	fresh := []named{
+		{"direct TLS", cp.tlsPath(""), nil},
+		{"dual-proxy, cache warm (probe skipped)", cp.tlsPath(cp.cache.addr), []*proc{cp.cache}},
+		{refSpliceName, cp.tlsPath(cp.refSplice.addr), []*proc{cp.refSplice}},
+	}
+	if cp.b != nil {
+		fresh = append(fresh, named{"[B] dual-proxy, cache warm (probe skipped)", cp.tlsPath(cp.b.addr), []*proc{cp.b}})
+	}
+	fresh = append(fresh,
+		named{"dual-proxy, --no-verify-tls", cp.tlsPath(cp.noProbe.addr), []*proc{cp.noProbe}},
+		named{"dual-proxy, loopback default (probe every tunnel)", cp.tlsPath(cp.loop.addr), []*proc{cp.loop}})
+	if cp.squid != nil {
+		fresh = append(fresh, named{"squid", cp.tlsPath(cp.squid.addr), []*proc{cp.squid}}, named{"dual-proxy → squid, cache warm", cp.tlsPath(cp.dpSquid.addr), []*proc{cp.dpSquid, cp.squid}})
+	}
+	fresh = append(fresh, cp.kinds...)
+	w.compare(sec, fresh, w.newConc, true, "dual-proxy, cache warm (probe skipped)", targetNewTunnel, w.ph.rounds)
+	w.note("Scenario 2: a new tunnel costs client→proxy TCP, CONNECT, proxy→origin TCP, the client's TLS handshake and one request; with the probe, dual-proxy also opens a second path and runs a full TLS handshake of its own first. Loopback destinations are dialled direct without consulting the per-host cache (SPEC GW-5), so with default flags every CONNECT to 127.0.0.1:443 is probed; --loopback-direct=false (only candidate: direct) shows the cache-warm case, where ORD-4 skips the probe.")
 }

@@ -146,119 +146,142 @@ func (w *world) failover() error {
 		return err
 	}
 	const attempts = 5
-	org := w.origin.tlsAddr()
-	p := func(proxy string) path { return path{proxy: proxy, origin: org, tls: true, tlsCfg: w.tlsCfg} }
 
-	// attempt runs n attempts; each starts a fresh dual-proxy with args (empty
-	// cache, no cooldowns), runs before when set, and times one request.
-	attempt := func(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
-		var out []time.Duration
-		for i := 0; i < n; i++ {
-			dp, err := w.startDualProxy("dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
-			if err != nil {
-				return nil, err
-			}
-			if before != nil {
-				if err := before(dp.addr); err != nil {
-					dp.stop()
-					return nil, err
-				}
-			}
-			d, err := once(p(dp.addr))
-			dp.stop()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-		}
-		return out, nil
-	}
-	med := func(ds []time.Duration) time.Duration {
-		xs := make([]float64, len(ds))
-		for i, d := range ds {
-			xs[i] = float64(d)
-		}
-		return time.Duration(median(xs))
-	}
-	spread := func(ds []time.Duration) string {
-		xs := make([]float64, len(ds))
-		for i, d := range ds {
-			xs[i] = float64(d)
-		}
-		return fmt.Sprintf("±%.0f%%", spreadPct(xs))
-	}
-	gw := func(first string, more ...string) []string {
-		a := []string{"--upstream-url", "http://" + first}
-		for _, m := range more {
-			a = append(a, "--gateway", m)
-		}
-		return a
-	}
-
-	base, err := attempt(gw(good.addr), nil, attempts)
+	base, err := w.failoverAttempts(gatewayArgs(good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	ref, err := attempt(gw(refused, good.addr), nil, attempts)
+	ref, err := w.failoverAttempts(gatewayArgs(refused, good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("refused: %w", err)
 	}
-	raced, err := attempt(gw(hole.addr, good.addr), nil, attempts)
+	raced, err := w.failoverAttempts(gatewayArgs(hole.addr, good.addr), nil, attempts)
 	if err != nil {
 		return fmt.Errorf("blackhole raced: %w", err)
 	}
-	unraced, err := attempt(append(gw(hole.addr, good.addr), "--race-delay-ms", "0", "--timeout-ms", "1000"), nil, 2)
+	unraced, err := w.failoverAttempts(append(gatewayArgs(hole.addr, good.addr), "--race-delay-ms", "0", "--timeout-ms", "1000"), nil, 2)
 	if err != nil {
 		return fmt.Errorf("blackhole not raced: %w", err)
 	}
-	// Cached gateway dies: warm the cache through it, time a warm request,
-	// kill it, time the next request; start it again for the next attempt.
-	var warmT, diedT []time.Duration
-	for i := 0; i < attempts; i++ {
+	warmT, diedT, err := w.cachedGatewayDies(cached, good.addr, attempts)
+	if err != nil {
+		return err
+	}
+
+	mb := medianDur(base)
+	w.addFailoverRow(sec, "first gateway works (baseline, cold cache)", base, mb, "", nil)
+	okRef := medianDur(ref)-mb <= targetRefusedExtra
+	w.addFailoverRow(sec, "first gateway refuses", ref, mb, "≤ +10 ms vs baseline", &okRef)
+	okRace := medianDur(raced) <= targetBlackholeRaced
+	w.addFailoverRow(sec, "first gateway blackholed, racing on (250 ms)", raced, mb, "≤ 400 ms", &okRace)
+	w.addFailoverRow(sec, "first gateway blackholed, racing off, --timeout-ms 1000", unraced, mb, "", nil)
+	mw := medianDur(warmT)
+	w.addFailoverRow(sec, "cached gateway alive (baseline, cache warm)", warmT, mw, "", nil)
+	w.addFailoverRow(sec, "cached gateway died (refuses now)", diedT, mw, "", nil)
+	w.note("Scenario 4: every attempt is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
+	return nil
+}
+
+// failoverPath is one CONNECT + TLS + GET to the TLS origin through proxy.
+func (w *world) failoverPath(proxy string) path {
+	return path{proxy: proxy, origin: w.origin.tlsAddr(), tls: true, tlsCfg: w.tlsCfg}
+}
+
+// failoverAttempts runs n attempts; each starts a fresh dual-proxy with args
+// (empty cache, no cooldowns), runs before when set, and times one request.
+func (w *world) failoverAttempts(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		dp, err := w.startDualProxy("dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		if before != nil {
+			if err := before(dp.addr); err != nil {
+				dp.stop()
+				return nil, err
+			}
+		}
+		d, err := once(w.failoverPath(dp.addr))
+		dp.stop()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// cachedGatewayDies times, n times over, a warm request through the cached
+// gateway and the first request after that gateway died (it refuses now),
+// with good as the second gateway; the cached gateway is started again on
+// its port for the next attempt.
+func (w *world) cachedGatewayDies(cached *goGateway, good string, n int) (warm, died []time.Duration, err error) {
+	for i := 0; i < n; i++ {
 		var warmD time.Duration
 		addr := cached.addr
-		d, err := attempt(gw(addr, good.addr), func(dpAddr string) error {
-			if _, err := once(p(dpAddr)); err != nil {
+		d, err := w.failoverAttempts(gatewayArgs(addr, good), func(dpAddr string) error {
+			if _, err := once(w.failoverPath(dpAddr)); err != nil {
 				return err
 			}
 			var err error
-			if warmD, err = once(p(dpAddr)); err != nil {
+			if warmD, err = once(w.failoverPath(dpAddr)); err != nil {
 				return err
 			}
 			cached.kill()
 			return nil
 		}, 1)
 		if err != nil {
-			return fmt.Errorf("cached gateway dies: %w", err)
+			return nil, nil, fmt.Errorf("cached gateway dies: %w", err)
 		}
-		warmT, diedT = append(warmT, warmD), append(diedT, d[0])
+		warm, died = append(warm, warmD), append(died, d[0])
 		if err := cached.listen(addr); err != nil {
-			return fmt.Errorf("restart cached gateway: %w", err)
+			return nil, nil, fmt.Errorf("restart cached gateway: %w", err)
 		}
 	}
+	return warm, died, nil
+}
 
-	mb := med(base)
-	add := func(name string, ds []time.Duration, ref time.Duration, tgt string, ok *bool) {
-		m := med(ds)
-		rw := row{sec: sec, path: name, conc: fmt.Sprint(len(ds)) + " attempts", result: "time to response " + fmtDur(m), spread: spread(ds),
-			p50: fmt.Sprintf("extra %s", fmtSigned(m-ref)), p99: "max " + fmtDur(slices.Max(ds)), target: tgt}
-		if ok != nil {
-			rw.verdict = verdict(*ok)
-		}
-		fmt.Printf("  %-44s %s (extra %s)\n", name, fmtDur(m), fmtSigned(m-ref))
-		w.add(rw)
+// gatewayArgs are the flags for first as the upstream and more as further
+// gateways, in that order.
+func gatewayArgs(first string, more ...string) []string {
+	a := []string{"--upstream-url", "http://" + first}
+	for _, m := range more {
+		a = append(a, "--gateway", m)
 	}
-	add("first gateway works (baseline, cold cache)", base, mb, "", nil)
-	okRef := med(ref)-mb <= targetRefusedExtra
-	add("first gateway refuses", ref, mb, "≤ +10 ms vs baseline", &okRef)
-	okRace := med(raced) <= targetBlackholeRaced
-	add("first gateway blackholed, racing on (250 ms)", raced, mb, "≤ 400 ms", &okRace)
-	add("first gateway blackholed, racing off, --timeout-ms 1000", unraced, mb, "", nil)
-	mw := med(warmT)
-	add("cached gateway alive (baseline, cache warm)", warmT, mw, "", nil)
-	add("cached gateway died (refuses now)", diedT, mw, "", nil)
-	w.note("Scenario 4: every attempt is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
-	return nil
+	return a
+}
+
+// medianDur is the median of ds.
+func medianDur(ds []time.Duration) time.Duration {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return time.Duration(median(xs))
+}
+
+// spreadDur is the spread of ds as the table shows it ("±12%").
+func spreadDur(ds []time.Duration) string {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return fmt.Sprintf("±%.0f%%", spreadPct(xs))
+}
+
+// addFailoverRow adds the row of one failover case: its median time to the
+// response, the extra against ref, the slowest attempt, and a verdict when
+// ok is set.
+func (w *world) addFailoverRow(sec, name string, ds []time.Duration, ref time.Duration, tgt string, ok *bool) {
+	m := medianDur(ds)
+	rw := row{sec: sec, path: name, conc: fmt.Sprint(len(ds)) + " attempts", result: "time to response " + fmtDur(m), spread: spreadDur(ds),
+		p50: fmt.Sprintf("extra %s", fmtSigned(m-ref)), p99: "max " + fmtDur(slices.Max(ds)), target: tgt}
+	if ok != nil {
+		rw.verdict = verdict(*ok)
+	}
+	fmt.Printf("  %-44s %s (extra %s)\n", name, fmtDur(m), fmtSigned(m-ref))
+	w.add(rw)
 }
 
 func fmtSigned(d time.Duration) string {
