@@ -129,8 +129,8 @@ func (t *Transport) https() *http.Transport {
 			MaxIdleConns:          256,
 			MaxIdleConnsPerHost:   32,
 			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   t.Engine.cfg.ConnectTimeout,
-			ResponseHeaderTimeout: t.Engine.cfg.ResponseTimeout,
+			TLSHandshakeTimeout:   t.Engine.live.Load().cfg.ConnectTimeout,
+			ResponseHeaderTimeout: t.Engine.live.Load().cfg.ResponseTimeout,
 		}
 		switch {
 		case t.ResponseTimeout < 0:

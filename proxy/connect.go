@@ -79,7 +79,8 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		up.Close()
 		return false
 	}
-	relay(c, up, s.engine.cfg.TunnelIdleTimeout, s.engine.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
+	lc := s.engine.live.Load() // the bounds of a new tunnel (SPEC OPS-7)
+	relay(c, up, lc.cfg.TunnelIdleTimeout, lc.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
 		s.engine.countTunnel(cand, sent, received)
 		s.engine.traffic.open.Add(-1)
 		s.setUpstream(cs, nil)

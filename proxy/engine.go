@@ -23,13 +23,17 @@ import (
 // per candidate for plain requests. Create it with NewEngine; stop its
 // health loop with Close.
 type Engine struct {
+	// cfg is the configuration at start: the fields Reconfigure keeps
+	// (Handler, Logger, Now, the TLS bases, CacheSize, MaxPendingHeads).
+	// Everything a running instance can change is read from live.
 	cfg    Config
+	live   atomic.Pointer[liveConfig] // live.go; one Load per request, tunnel or check
 	dialer dial.Dialer
 
 	cache     *route.Cache
 	cooldowns *route.Cooldowns
 	health    *route.Health
-	checker   *healthChecker // nil when health checks are off
+	checker   *healthChecker // always running; a run without a health URL does nothing
 	decisions statusdoc.Log
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
@@ -71,25 +75,15 @@ func NewEngine(cfg Config) (*Engine, error) {
 		health:    route.NewHealth(cfg.HealthRecoverCount, cfg.Now),
 		via:       via,
 		viaOne:    "1.1 " + via,
-		loopPlan:  []attempt{{cand: candidate.Direct, timeout: cfg.ConnectTimeout}},
 	}
-	e.names = make([]string, len(cfg.Candidates))
-	for i, c := range cfg.Candidates {
-		e.names[i] = c.String()
-	}
-	if len(cfg.Candidates) == 1 {
-		p := singlePlans(cfg.Candidates[0], cfg)
-		e.onePlans = p[:]
-	}
-	e.traffic.cands = make([]candTraffic, len(cfg.Candidates))
+	e.live.Store(newLiveConfig(cfg))
+	e.traffic.cands = map[string]*candTraffic{}
 	e.dialer.GatewayTLS = cfg.GatewayTLS
 	if err := e.dialer.Prepare(cfg.Candidates); err != nil {
 		return nil, err // an https gateway's CA file (SPEC GW-6)
 	}
 	e.client = upstream.Client{Dial: e.dialer.Forward, ResponseTimeout: cfg.ResponseTimeout}
-	if cfg.HealthURL != nil {
-		e.checker = newHealthChecker(e)
-	}
+	e.checker = newHealthChecker(e)
 	return e, nil
 }
 
@@ -103,9 +97,7 @@ func (e *Engine) Close() {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	if e.checker != nil {
-		e.checker.stop()
-	}
+	e.checker.stop()
 	e.closeIdle()
 }
 
@@ -127,35 +119,36 @@ type attempt struct {
 // Loopback destinations go direct only (GW-5). The result is read-only
 // (it may be shared).
 func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
-	return e.planFor(host, port, e.cfg.LoopbackDirect && isLoopback(host))
+	lc := e.live.Load()
+	return e.planFor(lc, host, port, lc.cfg.LoopbackDirect && isLoopback(host))
 }
 
-// planFor is plan with isLoopback(host) known (loopback: LoopbackDirect
-// and a loopback host; a connection's plain requests remember the verdict
-// for their last host, forward).
-func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, cacheHit bool) {
+// planFor is plan under the configuration lc with isLoopback(host) known
+// (loopback: LoopbackDirect and a loopback host; a connection's plain
+// requests remember the verdict for their last host, forward).
+func (e *Engine) planFor(lc *liveConfig, host string, port int, loopback bool) (atts []attempt, cacheHit bool) {
 	if loopback {
-		return e.loopPlan, false
+		return lc.loopPlan, false
 	}
 	cached, _ := e.cache.Get(host)
 	preferred := e.health.Preferred()
-	if len(e.onePlans) > 0 {
+	if len(lc.onePlans) > 0 {
 		// One candidate: Order's answer is that candidate whatever the
 		// rule, and whether it cools (a lone cooling candidate is still
 		// tried: fail open, ORD-2); only the cache and the preference
 		// choose its timeout. Plans made once (no rule match,
 		// cooldown lookup or allocation per request).
-		switch k := e.onePlans[0][0].cand.Key(); k {
+		switch k := lc.onePlans[0][0].cand.Key(); k {
 		case cached:
-			return e.onePlans[0], true
+			return lc.onePlans[0], true
 		case preferred:
-			return e.onePlans[1], false
+			return lc.onePlans[1], false
 		}
-		return e.onePlans[2], false
+		return lc.onePlans[2], false
 	}
-	rule := e.cfg.Rules.Match(host, port)
+	rule := lc.cfg.Rules.Match(host, port)
 	var dest string // made on the first cooldown lookup, once per plan
-	cands := route.Order(e.cfg.Candidates, rule, cached, preferred, func(key string) bool {
+	cands := route.Order(lc.cfg.Candidates, rule, cached, preferred, func(key string) bool {
 		if dest == "" {
 			dest = route.Dest(host, port)
 		}
@@ -163,14 +156,14 @@ func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, 
 	})
 	atts = make([]attempt, len(cands))
 	for i, c := range cands {
-		atts[i] = attempt{cand: c, timeout: e.cfg.ConnectTimeout}
+		atts[i] = attempt{cand: c, timeout: lc.cfg.ConnectTimeout}
 	}
 	if len(atts) > 0 {
 		k := atts[0].cand.Key()
 		cacheHit = k == cached
 		atts[0].cached = cacheHit
 		if cacheHit || k == preferred {
-			atts[0].timeout = min(e.cfg.FastFail, e.cfg.ConnectTimeout)
+			atts[0].timeout = min(lc.cfg.FastFail, lc.cfg.ConnectTimeout)
 		}
 	}
 	return atts, cacheHit
@@ -179,10 +172,13 @@ func (e *Engine) planFor(host string, port int, loopback bool) (atts []attempt, 
 // candName is c.String(), without building it when c is a configured
 // candidate (a gateway's "KIND://host:port" cost an allocation per
 // decision).
-func (e *Engine) candName(c candidate.Candidate) string {
-	for i := range e.cfg.Candidates {
-		if e.cfg.Candidates[i] == c {
-			return e.names[i]
+func (e *Engine) candName(c candidate.Candidate) string { return e.live.Load().candName(c) }
+
+// candName is Engine.candName under the snapshot lc.
+func (lc *liveConfig) candName(c candidate.Candidate) string {
+	for i := range lc.cfg.Candidates {
+		if lc.cfg.Candidates[i] == c {
+			return lc.names[i]
 		}
 	}
 	return c.String()
@@ -260,11 +256,7 @@ func (e *Engine) succeedMemo(host string, c candidate.Candidate, m *putMemo) {
 	e.cooldowns.Success(k)
 }
 
-func (e *Engine) kickHealth() {
-	if e.checker != nil {
-		e.checker.kick()
-	}
-}
+func (e *Engine) kickHealth() { e.checker.kick() }
 
 // isLoopback reports whether host is localhost, 127.0.0.0/8 or ::1.
 func isLoopback(host string) bool {

@@ -80,14 +80,14 @@ func idempotent(method string) bool {
 // idempotent method, or with --retry-non-idempotent-after-send, or with
 // --retry-non-idempotent-with-idempotency-key and a non-empty
 // Idempotency-Key or X-Idempotency-Key.
-func (e *Engine) canReplay(r *request) bool {
+func (e *Engine) canReplay(lc *liveConfig, r *request) bool {
 	if r.body.rest != nil {
 		return false
 	}
 	switch {
-	case idempotent(r.method), e.cfg.RetryNonIdempotentAfterSend:
+	case idempotent(r.method), lc.cfg.RetryNonIdempotentAfterSend:
 		return true
-	case e.cfg.RetryWithIdempotencyKey:
+	case lc.cfg.RetryWithIdempotencyKey:
 		return fieldValue(r.header, "Idempotency-Key") != "" || fieldValue(r.header, "X-Idempotency-Key") != ""
 	}
 	return false
@@ -168,12 +168,16 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 	if r.target == nil {
 		r.target = targetFromURL(r.url, r.host, r.port)
 	}
-	replay := e.canReplay(r)
+	lc := e.live.Load() // this request's configuration to its end (SPEC OPS-7)
+	replay := e.canReplay(lc, r)
 	var atts []attempt
 	if r.loop != nil {
-		atts, _ = e.planFor(r.host, r.port, e.cfg.LoopbackDirect && *r.loop)
+		atts, _ = e.planFor(lc, r.host, r.port, lc.cfg.LoopbackDirect && *r.loop)
 	} else {
-		atts, _ = e.plan(r.host, r.port)
+		atts, _ = e.planFor(lc, r.host, r.port, lc.cfg.LoopbackDirect && isLoopback(r.host))
+	}
+	if r.respTimeout == 0 && lc.cfg.ResponseTimeout != e.client.ResponseTimeout {
+		r.respTimeout = lc.cfg.ResponseTimeout // changed since start; the client keeps the start value
 	}
 	for i, a := range atts {
 		ab, ok := r.body.open()
@@ -226,7 +230,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 		resp := res.resp
 		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
 			e.succeedMemo(r.host, c, r.memo)
-			decide(c.String(), "")
+			decide(lc.candName(c), "")
 			return resp, nil
 		}
 		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.

@@ -49,7 +49,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	defer s.headDone(cs)
 	// The head deadline replaces the idle one (no clearing in between: each
 	// deadline change is a runtime timer operation).
-	c.SetReadDeadline(now.Add(s.engine.cfg.HeadTimeout))
+	c.SetReadDeadline(now.Add(s.engine.live.Load().cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	cc.idleArmed = false
 	return httpmsg.ReadRequestHeadInto(br, reuse)

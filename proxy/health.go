@@ -31,6 +31,7 @@ const healthResponseTimeout = 10 * time.Second
 type healthChecker struct {
 	e       *Engine
 	kickC   chan struct{} // capacity 1: pending kick
+	rearmC  chan struct{} // capacity 1: the health URL or interval changed
 	done    chan struct{}
 	stopped sync.WaitGroup
 	ctx     context.Context
@@ -43,7 +44,7 @@ type healthChecker struct {
 }
 
 func newHealthChecker(e *Engine) *healthChecker {
-	h := &healthChecker{e: e, kickC: make(chan struct{}, 1), done: make(chan struct{})}
+	h := &healthChecker{e: e, kickC: make(chan struct{}, 1), rearmC: make(chan struct{}, 1), done: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.stopped.Add(1)
 	go h.loop()
@@ -58,6 +59,16 @@ func (h *healthChecker) kick() {
 	}
 }
 
+// rearm makes the loop take the current health URL and interval (SPEC
+// OPS-7): a new period, and a first check at once when periodic checks
+// are on, as at start. It never blocks.
+func (h *healthChecker) rearm() {
+	select {
+	case h.rearmC <- struct{}{}:
+	default:
+	}
+}
+
 func (h *healthChecker) stop() {
 	h.cancel()
 	close(h.done)
@@ -66,19 +77,35 @@ func (h *healthChecker) stop() {
 
 func (h *healthChecker) loop() {
 	defer h.stopped.Done()
+	var ticker *time.Ticker
 	var tick <-chan time.Time
 	var lastRun time.Time
-	if iv := h.e.cfg.HealthInterval; iv > 0 {
-		t := time.NewTicker(iv)
-		defer t.Stop()
-		tick = t.C
-		lastRun = time.Now()
-		h.run() // a first check at start; kicks wait minKickGap after it
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	arm := func() {
+		if ticker != nil {
+			ticker.Stop()
+			ticker, tick = nil, nil
+		}
+		lc := h.e.live.Load()
+		if iv := lc.cfg.HealthInterval; iv > 0 && lc.cfg.HealthURL != nil {
+			ticker = time.NewTicker(iv)
+			tick = ticker.C
+			lastRun = time.Now()
+			h.run() // a first check at start; kicks wait minKickGap after it
+		}
 	}
+	arm()
 	for {
 		select {
 		case <-h.done:
 			return
+		case <-h.rearmC:
+			arm()
+			continue
 		case <-tick:
 		case <-h.kickC:
 			if wait := minKickGap - time.Since(lastRun); !lastRun.IsZero() && wait > 0 {
@@ -106,18 +133,19 @@ func (h *healthChecker) loop() {
 func (h *healthChecker) run() {
 	h.runMu.Lock()
 	defer h.runMu.Unlock()
-	if h.ctx.Err() != nil {
+	lc := h.e.live.Load() // this run's candidates and URL (SPEC OPS-7)
+	if h.ctx.Err() != nil || lc.cfg.HealthURL == nil {
 		return
 	}
 	h.mu.Lock()
 	h.runs++
 	h.mu.Unlock()
 	var results []route.HealthResult
-	for _, c := range h.e.cfg.Candidates {
+	for _, c := range lc.cfg.Candidates {
 		if h.ctx.Err() != nil {
 			return
 		}
-		r, local := h.e.checkHealth(h.ctx, c)
+		r, local := h.e.checkHealth(h.ctx, lc, c)
 		if local {
 			// Out of descriptors: the check learned nothing about c or
 			// the others; record nothing.
@@ -152,29 +180,26 @@ func (h *healthChecker) run() {
 		}
 		why.WriteString(r.Key + ": " + r.Reason)
 	}
-	h.e.cfg.Logger.Warn("health check: no candidate reached the health URL", "host", h.e.cfg.HealthURL.Host, "tried", why.String())
+	h.e.cfg.Logger.Warn("health check: no candidate reached the health URL", "host", lc.cfg.HealthURL.Host, "tried", why.String())
 }
 
 // HealthRuns returns how many health checks have started (tests, status).
 func (e *Engine) HealthRuns() int {
-	if e.checker == nil {
-		return 0
-	}
 	e.checker.mu.Lock()
 	defer e.checker.mu.Unlock()
 	return e.checker.runs
 }
 
-// checkHealth sends GET HealthURL through c and reports whether an origin
+// checkHealth sends GET HealthURL (of lc) through c and reports whether an origin
 // answered with a status below 500 (SPEC HC-1). Answers a gateway makes
 // itself never count: 407, a non-2xx answer to CONNECT, and its own 5xx
 // pages (which fail the < 500 test anyway). No origin credentials are sent.
 // local is true when the check could not be made because this machine ran
 // out of descriptors or memory (the result then says nothing about c).
-func (e *Engine) checkHealth(ctx context.Context, c candidate.Candidate) (_ route.HealthResult, local bool) {
-	u := e.cfg.HealthURL
+func (e *Engine) checkHealth(ctx context.Context, lc *liveConfig, c candidate.Candidate) (_ route.HealthResult, local bool) {
+	u := lc.cfg.HealthURL
 	res := route.HealthResult{Key: c.Key()}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout+healthResponseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, lc.cfg.ConnectTimeout+healthResponseTimeout)
 	defer cancel()
 	host := u.Hostname()
 	port := u.Port()
@@ -195,7 +220,7 @@ func (e *Engine) checkHealth(ctx context.Context, c candidate.Candidate) (_ rout
 
 	var conn net.Conn
 	absolute := false
-	openCtx, openCancel := context.WithTimeout(ctx, e.cfg.ConnectTimeout)
+	openCtx, openCancel := context.WithTimeout(ctx, lc.cfg.ConnectTimeout)
 	switch {
 	case u.Scheme == "https":
 		conn, err = e.dialer.Open(openCtx, c, target)

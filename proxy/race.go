@@ -12,7 +12,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// result is the outcome of one attempt to open a path.
+// result is the outcome of one attempt to open a candidate.
 type result struct {
 	att  attempt
 	conn net.Conn
@@ -36,7 +36,8 @@ type result struct {
 func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Conn, candidate.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
-	atts, _ := e.plan(host, port)
+	lc := e.live.Load() // this tunnel's configuration (SPEC OPS-7)
+	atts, _ := e.planFor(lc, host, port, lc.cfg.LoopbackDirect && isLoopback(host))
 	open := e.openVerified
 	if e.openAttempt != nil {
 		open = e.openAttempt
@@ -49,11 +50,11 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		// only cost a handshake.
 		o = e.openOnly(ctx, atts[0], host, port, target, open)
 	} else {
-		o = e.race(ctx, atts, host, port, target, open, e.cfg.TLSProbe && port == 443)
+		o = e.race(ctx, atts, host, port, target, open, lc.cfg.TLSProbe && port == 443, lc.cfg.RaceDelay)
 	}
 	if o.won != nil {
 		e.succeed(host, o.won.att.cand)
-		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: e.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start))})
+		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: lc.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start))})
 		return o.won.conn, o.won.att.cand, nil
 	}
 	if o.local != nil {
@@ -106,11 +107,11 @@ func (e *Engine) openOnly(ctx context.Context, a attempt, host string, port int,
 
 // race runs the attempts of a plan with more than one candidate (see
 // openTunnel): probe is whether attempts other than the cache hit run the
-// TLS probe first.
+// TLS probe first; delay is the race delay (SPEC ORD-6, 0: off).
 // One function on purpose: launch, the race timer and the result loop
 // share the attempt counters, and split apart they would need a struct
 // whose only job is to hold them.
-func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int, target string, open openFunc, probe bool) outcome {
+func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int, target string, open openFunc, probe bool, delay time.Duration) outcome {
 	raceCtx, cancelRace := context.WithCancel(ctx)
 	defer cancelRace()
 	results := make(chan result, len(atts))
@@ -127,14 +128,14 @@ func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	armTimer := func() {
-		if e.cfg.RaceDelay <= 0 || next >= len(atts) {
+		if delay <= 0 || next >= len(atts) {
 			timerC = nil
 			return
 		}
 		if timer == nil {
-			timer = time.NewTimer(e.cfg.RaceDelay)
+			timer = time.NewTimer(delay)
 		} else {
-			timer.Reset(e.cfg.RaceDelay)
+			timer.Reset(delay)
 		}
 		timerC = timer.C
 	}

@@ -14,10 +14,11 @@ import (
 // recent decisions and counters. Listeners is empty (see Server.Status).
 // Safe for concurrent use; the result is a copy.
 func (e *Engine) Status() statusdoc.Status {
+	lc := e.live.Load()
 	now := e.cfg.Now()
 	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
-	display := make(map[string]string, len(e.cfg.Candidates))
-	for _, c := range e.cfg.Candidates {
+	display := make(map[string]string, len(lc.cfg.Candidates))
+	for _, c := range lc.cfg.Candidates {
 		display[c.Key()] = c.String()
 	}
 	show := func(key string) string {
@@ -32,19 +33,19 @@ func (e *Engine) Status() statusdoc.Status {
 		Listeners: []string{},
 		Now:       now,
 		Settings: statusdoc.StatusSettings{
-			ConnectTimeoutMS:  e.cfg.ConnectTimeout.Milliseconds(),
-			FastFailMS:        e.cfg.FastFail.Milliseconds(),
-			ResponseTimeoutMS: e.cfg.ResponseTimeout.Milliseconds(),
-			RaceDelayMS:       e.cfg.RaceDelay.Milliseconds(),
-			CooldownMS:        e.cfg.Cooldown.Milliseconds(),
-			PrefTTLMS:         e.cfg.PrefTTL.Milliseconds(),
-			TLSProbe:          e.cfg.TLSProbe,
-			LoopbackDirect:    e.cfg.LoopbackDirect,
+			ConnectTimeoutMS:  lc.cfg.ConnectTimeout.Milliseconds(),
+			FastFailMS:        lc.cfg.FastFail.Milliseconds(),
+			ResponseTimeoutMS: lc.cfg.ResponseTimeout.Milliseconds(),
+			RaceDelayMS:       lc.cfg.RaceDelay.Milliseconds(),
+			CooldownMS:        lc.cfg.Cooldown.Milliseconds(),
+			PrefTTLMS:         lc.cfg.PrefTTL.Milliseconds(),
+			TLSProbe:          lc.cfg.TLSProbe,
+			LoopbackDirect:    lc.cfg.LoopbackDirect,
 		},
-		Candidates: make([]statusdoc.CandidateStatus, 0, len(e.cfg.Candidates)),
+		Candidates: make([]statusdoc.CandidateStatus, 0, len(lc.cfg.Candidates)),
 		Health: statusdoc.HealthStatus{
-			Enabled:    e.cfg.HealthURL != nil,
-			IntervalMS: e.cfg.HealthInterval.Milliseconds(),
+			Enabled:    lc.cfg.HealthURL != nil,
+			IntervalMS: lc.cfg.HealthInterval.Milliseconds(),
 			LastRun:    hs.LastRun,
 			Results:    []statusdoc.HealthResultStatus{},
 		},
@@ -53,7 +54,7 @@ func (e *Engine) Status() statusdoc.Status {
 		TLSProbes:  e.TLSProbes(),
 		HealthRuns: e.HealthRuns(),
 	}
-	if u := e.cfg.HealthURL; u != nil {
+	if u := lc.cfg.HealthURL; u != nil {
 		st.Health.Origin = u.Scheme + "://" + u.Host
 	}
 	if hs.Preferred != "" {
@@ -72,7 +73,7 @@ func (e *Engine) Status() statusdoc.Status {
 	}
 
 	cds := e.cooldowns.Snapshot()
-	for _, c := range e.cfg.Candidates {
+	for _, c := range lc.cfg.Candidates {
 		st.Candidates = append(st.Candidates, candidateStatus(c, cds, hs.Preferred, now))
 	}
 	for _, ce := range e.cache.Snapshot() {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -16,19 +17,33 @@ type candTraffic struct {
 	up, down atomic.Uint64
 }
 
-// traffic holds the counters of an engine; the slice is aligned with
-// Config.Candidates, which never change after NewEngine.
+// traffic holds the counters of an engine, per candidate key: a candidate
+// removed by a change keeps its totals (counters never go down) and shows
+// again if it comes back (SPEC OPS-7).
 type traffic struct {
 	open     atomic.Int64
 	httpDown atomic.Uint64 // plain-HTTP response body bytes sent to clients
-	cands    []candTraffic
+	mu       sync.Mutex    // guards cands (one lookup per finished tunnel)
+	cands    map[string]*candTraffic
+}
+
+// of returns the counters of candidate key, made on first use.
+func (t *traffic) of(key string) *candTraffic {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ct := t.cands[key]
+	if ct == nil {
+		ct = &candTraffic{}
+		t.cands[key] = ct
+	}
+	return ct
 }
 
 // Traffic is a snapshot of the traffic counters.
 type Traffic struct {
 	// OpenTunnels is the number of CONNECT tunnels relaying right now.
 	OpenTunnels int64
-	// Candidates holds, per configured candidate in order, the bytes
+	// Candidates holds, per candidate configured now, in order, the bytes
 	// relayed through finished tunnels: Up from the client to the
 	// destination, Down back. A tunnel's bytes are added when it ends.
 	Candidates []CandidateTraffic
@@ -45,21 +60,18 @@ type CandidateTraffic struct {
 
 // Traffic returns the current tunnel counters.
 func (e *Engine) Traffic() Traffic {
-	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(e.cfg.Candidates)), HTTPResponseBytes: e.traffic.httpDown.Load()}
-	for i, c := range e.cfg.Candidates {
-		t.Candidates[i] = CandidateTraffic{Candidate: c.String(), Up: e.traffic.cands[i].up.Load(), Down: e.traffic.cands[i].down.Load()}
+	cands := e.live.Load().cfg.Candidates
+	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(cands)), HTTPResponseBytes: e.traffic.httpDown.Load()}
+	for i, c := range cands {
+		ct := e.traffic.of(c.Key())
+		t.Candidates[i] = CandidateTraffic{Candidate: c.String(), Up: ct.up.Load(), Down: ct.down.Load()}
 	}
 	return t
 }
 
 // countTunnel adds a finished tunnel's bytes to candidate c.
 func (e *Engine) countTunnel(c candidate.Candidate, up, down int64) {
-	k := c.Key()
-	for i := range e.cfg.Candidates {
-		if e.cfg.Candidates[i].Key() == k {
-			e.traffic.cands[i].up.Add(uint64(max(up, 0)))
-			e.traffic.cands[i].down.Add(uint64(max(down, 0)))
-			return
-		}
-	}
+	ct := e.traffic.of(c.Key())
+	ct.up.Add(uint64(max(up, 0)))
+	ct.down.Add(uint64(max(down, 0)))
 }

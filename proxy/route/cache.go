@@ -19,7 +19,7 @@ import (
 // drive. Expired entries are dropped when met (Get, Snapshot) or pushed out
 // by LRU order; memory is bounded by size either way.
 type Cache struct {
-	ttl time.Duration
+	ttl atomic.Int64 // entry lifetime (ns); <= 0: disabled (SetTTL)
 	now func() time.Time
 
 	mu  sync.Mutex
@@ -55,8 +55,9 @@ func NewCacheClock(size int, ttl time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	c := &Cache{ttl: ttl, now: now}
-	if size > 0 && ttl > 0 {
+	c := &Cache{now: now}
+	c.ttl.Store(int64(ttl))
+	if size > 0 {
 		c.lru, _ = simplelru.NewLRU[string, cacheValue](size, func(string, cacheValue) { c.gen.Add(1) }) // size > 0: no error
 	}
 	return c
@@ -65,7 +66,7 @@ func NewCacheClock(size int, ttl time.Duration, now func() time.Time) *Cache {
 // Get returns the candidate key cached for host and marks the entry most
 // recently used. An expired entry is removed and reported as a miss.
 func (c *Cache) Get(host string) (key string, ok bool) {
-	if c.lru == nil {
+	if c.lru == nil || c.ttl.Load() <= 0 {
 		return "", false
 	}
 	now := c.now()
@@ -91,7 +92,8 @@ func (c *Cache) Put(host, key string) {
 // PutAt is Put at time now (the cache's clock, read by the caller) and
 // returns the generation after it, for Fresh.
 func (c *Cache) PutAt(host, key string, now time.Time) uint64 {
-	if c.lru == nil {
+	ttl := time.Duration(c.ttl.Load())
+	if c.lru == nil || ttl <= 0 {
 		return 0
 	}
 	c.mu.Lock()
@@ -99,7 +101,7 @@ func (c *Cache) PutAt(host, key string, now time.Time) uint64 {
 	if old, ok := c.lru.Peek(host); ok && old.key != key {
 		c.gen.Add(1)
 	}
-	c.lru.Add(host, cacheValue{key: key, expires: now.Add(c.ttl)})
+	c.lru.Add(host, cacheValue{key: key, expires: now.Add(ttl)})
 	return c.gen.Load()
 }
 
@@ -110,7 +112,7 @@ func (c *Cache) PutAt(host, key string, now time.Time) uint64 {
 func (c *Cache) Fresh(gen uint64) bool { return c.lru != nil && c.gen.Load() == gen }
 
 // TTL is the entries' lifetime.
-func (c *Cache) TTL() time.Duration { return c.ttl }
+func (c *Cache) TTL() time.Duration { return time.Duration(c.ttl.Load()) }
 
 // Remove drops the entry for host, if any.
 func (c *Cache) Remove(host string) {
@@ -140,7 +142,7 @@ func (c *Cache) RemoveIf(host, key string) bool {
 // Snapshot returns the live entries, most recently used first, and drops
 // the expired ones. The result is a copy.
 func (c *Cache) Snapshot() []CacheEntry {
-	if c.lru == nil {
+	if c.lru == nil || c.ttl.Load() <= 0 {
 		return nil
 	}
 	now := c.now()
