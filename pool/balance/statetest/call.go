@@ -14,12 +14,26 @@ import (
 // callContract is Begin and Finish (a call's two steps, SPEC POOL-23):
 // they answer and write what the single operations they stand for do.
 func callContract(t *testing.T, newState func(t *testing.T) balance.State) {
-	ctx := context.Background()
-	cfg, pc := Pool()
-	targets := []string{"ta", "tb", "tc"}
-	start := func(key balance.BindKey, now time.Time) balance.CallStart {
+	beginContract(t, newState)
+	finishContract(t, newState)
+}
+
+// callFixture is the pool, its three targets and the CallStart of a key at
+// a time, shared by the Begin and Finish contracts.
+func callFixture() (cfg *config.Config, pc *config.PoolConfig, targets []string, start func(balance.BindKey, time.Time) balance.CallStart) {
+	cfg, pc = Pool()
+	targets = []string{"ta", "tb", "tc"}
+	start = func(key balance.BindKey, now time.Time) balance.CallStart {
 		return balance.CallStart{Pool: pc, Key: key, Eligible: pc.Members, Targets: targets, Now: now}
 	}
+	return cfg, pc, targets, start
+}
+
+// beginContract is Begin: it reads cooldowns, picks the hot member and the
+// owner, and concurrent first calls share one member (SPEC POOL-23, POOL-5).
+func beginContract(t *testing.T, newState func(t *testing.T) balance.State) {
+	ctx := context.Background()
+	cfg, pc, _, start := callFixture()
 	t.Run("POOL-23/begin-reads-cooldowns-picks-hot-member-and-owner", func(t *testing.T) {
 		st, now := newState(t), Start()
 		st.Fail(ctx, "a", config.ClassServer, 30*time.Second, 0, now)
@@ -65,6 +79,15 @@ func callContract(t *testing.T, newState func(t *testing.T) balance.State) {
 			t.Fatalf("first picks %v, want one member other than a", got)
 		}
 	})
+}
+
+// finishContract is Finish, and Begin's strategies after it: it writes the
+// release, success, usage, owner and record (SPEC POOL-23), a failed call
+// binds nothing and releases (POOL-5); round-robin and failover pick as
+// their strategy says.
+func finishContract(t *testing.T, newState func(t *testing.T) balance.State) {
+	ctx := context.Background()
+	cfg, pc, targets, start := callFixture()
 	t.Run("POOL-23/finish-writes-release-success-usage-owner-record", func(t *testing.T) {
 		st, now := newState(t), Start()
 		key := balance.BindKey{Pool: "p", Session: "fin", Model: "m"}

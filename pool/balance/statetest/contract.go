@@ -29,11 +29,21 @@ func Start() time.Time { return time.UnixMilli(time.Now().UnixMilli()) }
 
 func allHot(string) bool { return true }
 
-// Run checks the contract on fresh states made by newState.
-//
-// One piece: it is the list of the contract's subtests, each a short t.Run
-// closure on the shared pool fixture.
+// Run checks the contract on fresh states made by newState: first picks
+// and bindings, how a binding moves and ends, cooldowns, a call's Begin and
+// Finish, and the statistics.
 func Run(t *testing.T, newState func(t *testing.T) balance.State) {
+	pickContract(t, newState)
+	moveContract(t, newState)
+	cooldownContract(t, newState)
+	callContract(t, newState)
+	statsContract(t, newState)
+}
+
+// pickContract is a session's first pick: the least-bound spread and
+// stickiness (SPEC POOL-4), concurrent first calls share one member and a
+// failed first call binds nothing (POOL-5).
+func pickContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()
 	cfg, pc := Pool()
 	members := pc.Members
@@ -98,6 +108,16 @@ func Run(t *testing.T, newState func(t *testing.T) balance.State) {
 			t.Fatalf("%d bindings after a failed call", n)
 		}
 	})
+}
+
+// moveContract is how a binding moves and ends: to the member that
+// succeeded (SPEC POOL-8), the session's member for another model (POOL-6),
+// expiry after the TTL (POOL-4), cooling members skipped unless all cool
+// (POOL-11).
+func moveContract(t *testing.T, newState func(t *testing.T) balance.State) {
+	ctx := context.Background()
+	cfg, pc := Pool()
+	members := pc.Members
 	t.Run("POOL-8/binding-moves-to-member-that-succeeded", func(t *testing.T) {
 		st, now := newState(t), Start()
 		k := balance.BindKey{Pool: "p", Session: "mv", Model: "m"}
@@ -134,9 +154,6 @@ func Run(t *testing.T, newState func(t *testing.T) balance.State) {
 			t.Fatalf("%s", got)
 		}
 	})
-	cooldownContract(t, newState)
-	callContract(t, newState)
-	statsContract(t, newState)
 }
 
 func cooldownContract(t *testing.T, newState func(t *testing.T) balance.State) {
