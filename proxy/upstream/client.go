@@ -21,10 +21,12 @@
 // take a pooled connection too, and a failure on it is retried on a fresh
 // connection only when not one byte of the request was written — the
 // request provably never left, the rule net/http's Transport applies to
-// non-idempotent requests. Once a byte was written, a failure before the
-// response (the peer closed the idle connection just as we wrote, or died
-// while answering) is returned with Connected true, never resent here: the
-// caller decides.
+// non-idempotent requests —, or when the peer reset the connection before
+// one byte of the answer came: it dropped the request unread (a server
+// whose idle timeout fired as the request arrived; stale.go). Any other
+// failure before the response (a clean EOF: the peer may have read the
+// request and died while answering) is returned with Connected true, never
+// resent here: the caller decides.
 package upstream
 
 import (
@@ -293,7 +295,9 @@ const maxInterim = 8
 
 // exchange writes r on uc and reads the response head. strict (a reused
 // connection for a request that is not replayed): only a failure before
-// any byte was written is errStaleConn (retried on a fresh connection).
+// any byte was written, or a reset before any answer byte (the request
+// dropped unread, resetUnanswered), is errStaleConn (retried on a fresh
+// connection).
 func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
 	// The response body's Close reuses the connection only when ending
@@ -309,7 +313,7 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 		res.Err = err
 		return res
 	}
-	before := uc.dw.written
+	before, got := uc.dw.written, uc.src.got
 	quiet, werr := uc.send(c, reused, cand, r, body)
 	if !quiet {
 		return fail(errNotQuiet)
@@ -327,6 +331,8 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 			resp.setBody(uc, c.idlePool(), w)
 			res.Resp = resp
 			return res
+		} else if reused && strict && (uc.resetUnanswered(werr, got) || uc.resetUnanswered(err, got)) {
+			return fail(errStaleConn) // the request was dropped unread (stale.go)
 		}
 		return fail(werr)
 	}
@@ -334,6 +340,9 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 	if err != nil {
 		if reused && !strict && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
 			return fail(errStaleConn)
+		}
+		if reused && strict && uc.resetUnanswered(err, got) {
+			return fail(errStaleConn) // the request was dropped unread (stale.go)
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {

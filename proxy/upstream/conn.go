@@ -77,11 +77,14 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 // read(2) on the descriptor (the poller's read lock is held there, so
 // conn.Read would deadlock). err is a failure of that wait, returned to
 // the next read (readFinal's), as a failed conn.Read would have been.
+// got counts the bytes received (resetUnanswered: did any answer byte
+// arrive).
 type connReader struct {
 	conn io.ReadWriter
 	raw  bool
 	fd   uintptr
 	err  error
+	got  int64
 }
 
 func (r *connReader) Read(p []byte) (int, error) {
@@ -90,8 +93,13 @@ func (r *connReader) Read(p []byte) (int, error) {
 		r.err = nil
 		return 0, err
 	}
+	var n int
+	var err error
 	if r.raw {
-		return rawRead(r.fd, p)
+		n, err = rawRead(r.fd, p)
+	} else {
+		n, err = r.conn.Read(p)
 	}
-	return r.conn.Read(p)
+	r.got += int64(n)
+	return n, err
 }
