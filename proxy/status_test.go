@@ -276,14 +276,30 @@ func TestStatusHandler(t *testing.T) {
 		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
 			t.Errorf("CSP %q", csp)
 		}
-		if body != string(statusdoc.Page()) || !strings.Contains(body, "<script>") || !strings.Contains(body, `fetch("status"`) {
-			t.Error("page body is not the embedded page with its script")
+		if !strings.Contains(csp, "script-src 'self';") {
+			t.Errorf("CSP %q: scripts must come from the proxy itself, none inline", csp)
 		}
-		// The SVG namespace URI names a vocabulary; nothing is fetched.
-		page := strings.ReplaceAll(body, `"http://www.w3.org/2000/svg"`, "")
+		if body != string(statusdoc.Page()) || strings.Contains(body, "<script>") {
+			t.Error("page body is not the embedded page, or it has an inline script")
+		}
+		// Its scripts are the proxy's own: the status script and the
+		// settings form (SPEC OPS-7), by relative path.
+		page := strings.ReplaceAll(body, `<script src="status.js"></script>`, "")
+		page = strings.ReplaceAll(page, `<script src="settings/form.js"></script>`, "")
 		for _, ext := range []string{"src=", "<link", "@import", "url(", "http://", "https://"} {
 			if strings.Contains(page, ext) {
 				t.Errorf("page references an external asset: %q", ext)
+			}
+		}
+		resp, script := do(t, "GET", statusdoc.ScriptPath, "")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") || !strings.Contains(script, `fetch("status"`) {
+			t.Fatalf("status script: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		// The SVG namespace URI names a vocabulary; nothing is fetched.
+		script = strings.ReplaceAll(script, `"http://www.w3.org/2000/svg"`, "")
+		for _, ext := range []string{"http://", "https://", "import("} {
+			if strings.Contains(script, ext) {
+				t.Errorf("status script references an external asset: %q", ext)
 			}
 		}
 	})

@@ -1,23 +1,70 @@
-// The status page's settings form (SPEC OPS-7): the live settings grouped
-// as the document's keys say, gateways as an ordered list with a test
-// button each, a review of the change before it applies, errors at their
-// field. The control token comes from the URL fragment (#token=…), which
-// the browser never sends to the server; `dual-proxy settings token`
-// prints the link. Everything is written with textContent.
+// The status page's settings form (SPEC OPS-7): the live settings in
+// groups, gateways as an ordered list (add, remove, move up and down) with
+// a test button each that sends a real request through that gateway, a
+// review of the change (old → new) before it applies with PUT and
+// If-Match, each error of a refused change at its field, a stale version
+// answered by reloading and saying so. Everything is written with
+// textContent.
+//
+// The control token never travels in a URL: the user pastes it into the
+// token field (`dual-proxy settings` finds it in the instance registry).
+// A link with #token=… (the pool editor's way; a fragment is never sent
+// to the server) fills the field too, and the page then takes the
+// fragment out of the address bar and the history. The token stays in
+// this tab's sessionStorage, so a reload keeps it and other tabs do not
+// see it.
 "use strict";
 (function () {
   var box = document.getElementById("settings");
   if (!box) return;
-  var token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
-  var GROUPS = { path: "Path", selection: "Selection", health: "Health check", timeouts: "Timeouts", replay: "Replay", logging: "Logging" };
+  var TOKEN_KEY = "dual-proxy-control-token";
+  var token = "";
+  try { token = sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { token = ""; }
+  var fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) {
+    token = fromHash;
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  keepToken(token);
+
+  // The page's groups, by key; a key not named here shows under its
+  // document group.
+  var GROUPS = [
+    ["path", "Gateways and upstream", ["gateway", "upstream-url", "upstream-host", "upstream-port", "loopback-direct"]],
+    ["rules", "Direct or gateway by host", ["prefer-direct", "prefer-proxy"]],
+    ["health", "Health check", ["health-url", "health-interval-ms", "health-recover-count"]],
+    ["timeouts", "Timeouts, fast-fail, race delay", ["timeout-ms", "response-timeout-ms", "head-timeout-ms", "fast-fail-ms", "race-delay-ms", "tunnel-idle-timeout-ms", "tunnel-half-close-timeout-ms"]],
+    ["cooling", "Cooldown and preference", ["cooldown-ms", "pref-ttl-ms"]],
+    ["tls", "TLS", ["verify-tls"]],
+    ["replay", "Replay", ["retry-non-idempotent-after-send", "retry-non-idempotent-with-idempotency-key"]],
+    ["logging", "Logging", ["log-level"]]
+  ];
+  var HINTS = {
+    "gateway": "tried in this order; the first that works serves",
+    "upstream-url": "the first gateway, as a URL ('' for none)",
+    "upstream-host": "the first gateway's host when upstream-url is empty",
+    "prefer-direct": "hosts that go direct first, comma-separated",
+    "prefer-proxy": "hosts that go through a gateway first, comma-separated",
+    "health-url": "'' turns the health check off",
+    "health-interval-ms": "0: only failures start a check",
+    "verify-tls": "probe TLS through a new path before it is used",
+    "retry-non-idempotent-after-send": "replay a POST whose request was already sent",
+    "retry-non-idempotent-with-idempotency-key": "replay a POST that carries an Idempotency-Key"
+  };
+  var LEVELS = ["debug", "info", "warn", "error"];
   var S = { doc: null, gateways: [] };
 
+  function keepToken(t) {
+    try {
+      if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
+    } catch (e) { /* storage off: the token lives in this page only */ }
+  }
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) {
       if (k === "text") e.textContent = attrs[k];
       else if (k === "on") Object.keys(attrs.on).forEach(function (ev) { e.addEventListener(ev, attrs.on[ev]); });
-      else e.setAttribute(k, attrs[k]);
+      else if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]);
     });
     (kids || []).forEach(function (c) { if (c) e.appendChild(c); });
     return e;
@@ -26,38 +73,58 @@
     var h = Object.assign({ "X-Dual-Proxy-Client": "page" }, hdr || {});
     if (token) h.Authorization = "Bearer " + token;
     if (body != null) h["Content-Type"] = "application/json";
-    return fetch(path, { method: method, headers: h, body: body == null ? undefined : JSON.stringify(body), cache: "no-store" })
-      .then(function (r) { return r.json().then(function (b) { return { status: r.status, body: b }; }, function () { return { status: r.status, body: {} }; }); });
+    return fetch(path, { method: method, headers: h, body: body == null ? undefined : JSON.stringify(body), cache: "no-store", credentials: "omit" })
+      .then(function (r) { return r.json().then(function (b) { return { status: r.status, body: b || {} }; }, function () { return { status: r.status, body: {} }; }); },
+        function (err) { return { status: 0, body: { error: "cannot reach the proxy: " + err.message } }; });
   }
   function msg(text, cls) {
     var m = document.getElementById("settings-msg");
+    if (!m) return;
     m.textContent = text;
     m.className = cls || "";
   }
-  function text(v) { return Array.isArray(v) ? v.join(", ") : String(v); }
+  function text(v) {
+    if (Array.isArray(v)) return v.length ? v.join(", ") : "(none)";
+    if (v === "") return "''";
+    return String(v);
+  }
 
-  function load(keepMsg) {
+  // load reads the settings; pending (optional) are changes to show in
+  // the form on top of them (kept across a stale-version reload).
+  function load(pending) {
     return api("GET", "settings").then(function (r) {
-      if (r.status !== 200) { msg("settings: HTTP " + r.status + " " + (r.body.error || ""), "fail"); return; }
+      if (r.status !== 200) {
+        box.textContent = "";
+        box.appendChild(el("h2", { text: "Settings" }));
+        box.appendChild(el("p", { class: "fail", id: "settings-msg", text: "settings: " + (r.body.error || "HTTP " + r.status) }));
+        return false;
+      }
       S.doc = r.body;
-      S.gateways = (S.doc.settings.gateway || []).slice();
-      render();
-      if (!keepMsg) msg("");
+      S.gateways = ((pending && pending.gateway) || S.doc.settings.gateway || []).slice();
+      render(pending || {});
+      return true;
     });
   }
 
-  function field(k) {
-    var v = S.doc.settings[k.name], input;
+  function value(k, pending) {
+    return Object.prototype.hasOwnProperty.call(pending, k.name) ? pending[k.name] : S.doc.settings[k.name];
+  }
+
+  function field(k, pending) {
+    var v = value(k, pending), input;
     if (k.name === "gateway") return gatewayList();
     if (k.kind === "bool") {
-      input = el("input", { type: "checkbox", "data-key": k.name });
+      input = el("input", { type: "checkbox", id: "set-" + k.name, "data-key": k.name });
       input.checked = !!v;
+    } else if (k.name === "log-level") {
+      input = el("select", { id: "set-" + k.name, "data-key": k.name }, LEVELS.map(function (l) { return el("option", { value: l, text: l }); }));
+      input.value = v;
     } else if (k.kind === "ms" || k.kind === "count") {
-      input = el("input", { type: "number", step: "1", "data-key": k.name, min: k.min, max: k.max });
+      input = el("input", { type: "number", step: "1", id: "set-" + k.name, "data-key": k.name, min: k.min, max: k.max });
       input.value = v;
     } else {
-      input = el("input", { type: "text", size: k.kind === "list" ? 40 : 32, "data-key": k.name });
-      input.value = text(v);
+      input = el("input", { type: "text", size: k.kind === "list" ? 48 : 40, id: "set-" + k.name, "data-key": k.name, spellcheck: "false" });
+      input.value = Array.isArray(v) ? v.join(", ") : String(v);
     }
     return input;
   }
@@ -65,57 +132,118 @@
   function gatewayList() {
     var list = el("ol", { id: "gw-list" });
     S.gateways.forEach(function (g, i) {
-      var input = el("input", { type: "text", size: 40, value: g, "data-gateway": i, on: { input: function () { S.gateways[i] = input.value; } } });
+      var input = el("input", { type: "text", size: 48, "data-gateway": i, spellcheck: "false", "aria-label": "gateway " + (i + 1),
+        on: { input: function () { S.gateways[i] = input.value; } } });
+      input.value = g;
       var result = el("span", { class: "gw-result meta" });
-      var move = function (d) { return function () { var j = i + d; if (j < 0 || j >= S.gateways.length) return; var t = S.gateways[i]; S.gateways[i] = S.gateways[j]; S.gateways[j] = t; render(); }; };
+      var move = function (d) {
+        return function () {
+          var j = i + d;
+          if (j < 0 || j >= S.gateways.length) return;
+          var t = S.gateways[i]; S.gateways[i] = S.gateways[j]; S.gateways[j] = t;
+          rerender();
+        };
+      };
       list.appendChild(el("li", { "data-index": i }, [input,
-        el("button", { type: "button", text: "↑", title: "earlier", on: { click: move(-1) } }),
-        el("button", { type: "button", text: "↓", title: "later", on: { click: move(1) } }),
-        el("button", { type: "button", class: "gw-remove", text: "remove", on: { click: function () { S.gateways.splice(i, 1); render(); } } }),
-        el("button", { type: "button", class: "gw-test", text: "test", on: { click: function () { probe(input.value, result); } } }),
+        el("button", { type: "button", class: "gw-up", text: "↑", title: "try earlier", disabled: i === 0 ? "" : null, on: { click: move(-1) } }),
+        el("button", { type: "button", class: "gw-down", text: "↓", title: "try later", disabled: i === S.gateways.length - 1 ? "" : null, on: { click: move(1) } }),
+        el("button", { type: "button", class: "gw-remove", text: "remove", on: { click: function () { S.gateways.splice(i, 1); rerender(); } } }),
+        el("button", { type: "button", class: "gw-test", text: "test", title: "send a request through this gateway alone", on: { click: function () { probe(input.value, result); } } }),
         result, el("span", { class: "ferr fail", "data-field": "gateway[" + i + "]" })]));
     });
-    var add = el("input", { type: "text", size: 40, id: "gw-new", placeholder: "http://host:port, socks5://host:port …" });
-    list.appendChild(el("li", { class: "gw-add-row" }, [add, el("button", { type: "button", id: "gw-add", text: "add", on: { click: function () {
-      if (add.value.trim()) { S.gateways.push(add.value.trim()); render(); }
-    } } })]));
+    var add = el("input", { type: "text", size: 48, id: "gw-new", spellcheck: "false", placeholder: "http://host:port, https://…, socks5://host:port", "aria-label": "new gateway" });
+    var addIt = function () {
+      if (!add.value.trim()) return;
+      S.gateways.push(add.value.trim());
+      rerender();
+    };
+    add.addEventListener("keydown", function (ev) { if (ev.key === "Enter") { ev.preventDefault(); addIt(); } });
+    list.appendChild(el("li", { class: "gw-add-row" }, [add, el("button", { type: "button", id: "gw-add", text: "add", on: { click: addIt } })]));
     return list;
   }
+
+  // rerender draws the form again keeping what was typed.
+  function rerender() { render(changes()); }
 
   function probe(gateway, out) {
     out.textContent = "testing…";
     out.className = "gw-result meta";
     api("POST", "settings/probe", { gateway: gateway }).then(function (r) {
-      if (r.status === 200 && r.body.ok) { out.textContent = "ok, " + r.body.latency_ms + " ms to " + r.body.target; out.className = "gw-result ok"; }
-      else { out.textContent = r.body.error || ("HTTP " + r.status); out.className = "gw-result fail"; }
+      if (r.status === 200 && r.body.ok) {
+        out.textContent = "works: " + r.body.latency_ms + " ms to " + r.body.target;
+        out.className = "gw-result ok";
+      } else if (r.status === 401) {
+        out.textContent = "needs the control token";
+        out.className = "gw-result fail";
+        tokenError();
+      } else {
+        var e = (r.body.errors || [])[0];
+        out.textContent = "fails: " + (e ? e.message : (r.body.error || "HTTP " + r.status));
+        out.className = "gw-result fail";
+      }
     });
   }
 
-  function render() {
+  function tokenRow() {
+    var input = el("input", { type: "password", id: "settings-token", size: 40, autocomplete: "off", spellcheck: "false", placeholder: "paste the control token",
+      on: { input: function () { token = input.value.trim(); keepToken(token); document.getElementById("token-err").textContent = ""; } } });
+    input.value = token;
+    return el("div", { class: "setting token-row" }, [el("label", { for: "settings-token", text: "control token" }), input,
+      el("span", { class: "meta hint", text: "changes and gateway tests need it: `dual-proxy settings token` prints it" }),
+      el("span", { class: "ferr fail", id: "token-err" })]);
+  }
+  function tokenError() {
+    var e = document.getElementById("token-err");
+    if (e) e.textContent = token ? "this token is not the instance's" : "paste the control token first";
+    var i = document.getElementById("settings-token");
+    if (i) i.focus();
+  }
+
+  function groupsOf(keys) {
+    var placed = {}, out = [];
+    GROUPS.forEach(function (g) {
+      var ks = g[2].map(function (n) { return keys.filter(function (k) { return k.name === n; })[0]; }).filter(Boolean);
+      ks.forEach(function (k) { placed[k.name] = true; });
+      out.push([g[0], g[1], ks]);
+    });
+    keys.forEach(function (k) {
+      if (placed[k.name]) return;
+      var g = out.filter(function (x) { return x[0] === k.group; })[0];
+      if (!g) out.push(g = [k.group, k.group, []]);
+      g[2].push(k);
+    });
+    return out.filter(function (g) { return g[2].length; });
+  }
+
+  function render(pending) {
     var d = S.doc;
-    var form = el("form", { id: "settings-form", on: { submit: function (ev) { ev.preventDefault(); review(); } } });
-    Object.keys(GROUPS).forEach(function (g) {
-      var keys = d.keys.filter(function (k) { return k.group === g; });
-      if (!keys.length) return;
-      var fs = el("fieldset", { "data-group": g }, [el("legend", { text: GROUPS[g] })]);
-      keys.forEach(function (k) {
+    var form = el("form", { id: "settings-form", novalidate: "", on: { submit: function (ev) { ev.preventDefault(); review(); } } });
+    groupsOf(d.keys).forEach(function (g) {
+      var fs = el("fieldset", { "data-group": g[0] }, [el("legend", { text: g[1] })]);
+      g[2].forEach(function (k) {
         fs.appendChild(el("div", { class: "setting", "data-setting": k.name }, [
-          el("label", { text: k.name }), field(k),
-          el("span", { class: "meta src", text: " " + (d.sources[k.name] || "default") }),
+          el("label", { for: k.name === "gateway" ? "gw-new" : "set-" + k.name, text: k.name }), field(k, pending),
+          el("span", { class: "meta src", title: "where the value came from", text: d.sources[k.name] || "default" }),
+          HINTS[k.name] ? el("span", { class: "meta hint", text: HINTS[k.name] }) : null,
           el("span", { class: "ferr fail", "data-field": k.name })]));
       });
       form.appendChild(fs);
     });
-    form.appendChild(el("p", { class: "meta", text: "Not live (restart to change): listen " + d.fixed["listen-host"] + ":" + d.fixed["listen-port"] + ", log format " + d.fixed["log-format"] + "." +
-      (d.config ? " Changes are written back to the proxy: section of " + d.config + "." : "") }));
+    form.appendChild(el("p", { class: "meta", text: "Not live (a restart changes them): listen " + d.fixed["listen-host"] + ":" + d.fixed["listen-port"] + ", log format " + d.fixed["log-format"] + "." +
+      (d.config ? " A change is also written to the proxy: section of " + d.config + "." : "") }));
     form.appendChild(el("button", { type: "submit", id: "settings-review-btn", text: "review change" }));
+    var old = document.getElementById("settings-msg");
+    var keep = old ? [old.textContent, old.className] : ["", ""];
     box.textContent = "";
     box.appendChild(el("h2", { text: "Settings" }));
-    if (!token) box.appendChild(el("p", { class: "meta", id: "settings-token", text: "Changing settings needs this instance's control token: open the link `dual-proxy settings token` prints (/_dual-proxy/#token=…)." }));
+    box.appendChild(tokenRow());
     (d.file_errors || []).forEach(function (e) { box.appendChild(el("p", { class: "fail file-error", text: "config file not reloaded: " + e })); });
+    (d.warnings || []).forEach(function (w) { box.appendChild(el("p", { class: "meta warning", text: w })); });
     box.appendChild(form);
     box.appendChild(el("div", { id: "settings-review" }));
-    box.appendChild(el("p", { id: "settings-msg" }));
+    box.appendChild(el("p", { id: "settings-msg", role: "status" }));
+    msg(keep[0], keep[1]);
+    box.setAttribute("data-version", d.version);
   }
 
   // changes are the form's values that differ from the document's.
@@ -126,51 +254,98 @@
       if (k.name === "gateway") v = S.gateways.map(function (g) { return g.trim(); }).filter(Boolean);
       else {
         var input = box.querySelector('[data-key="' + k.name + '"]');
+        if (!input) return;
         if (k.kind === "bool") v = input.checked;
-        else if (k.kind === "ms" || k.kind === "count") v = input.value.trim() === "" ? input.value : Number(input.value);
+        else if (k.kind === "ms" || k.kind === "count") v = input.value.trim() !== "" && isFinite(Number(input.value)) ? Number(input.value) : input.value;
         else if (k.kind === "list") v = input.value.split(",").map(function (s) { return s.trim(); }).filter(Boolean);
-        else v = input.value;
+        else v = input.value.trim();
       }
       if (JSON.stringify(v) !== JSON.stringify(cur)) out[k.name] = v;
     });
     return out;
   }
 
+  // listDiff says what a list change does: added, removed, reordered.
+  function listDiff(a, b) {
+    var out = [];
+    b.forEach(function (x) { if (a.indexOf(x) < 0) out.push("added " + x); });
+    a.forEach(function (x) { if (b.indexOf(x) < 0) out.push("removed " + x); });
+    var ka = a.filter(function (x) { return b.indexOf(x) >= 0; }), kb = b.filter(function (x) { return a.indexOf(x) >= 0; });
+    if (JSON.stringify(ka) !== JSON.stringify(kb)) out.push("new order " + kb.join(", "));
+    return out;
+  }
+
+  function clearErrors() {
+    box.querySelectorAll(".ferr").forEach(function (e) { e.textContent = ""; });
+    box.querySelectorAll(".invalid").forEach(function (e) { e.classList.remove("invalid"); e.removeAttribute("aria-invalid"); });
+  }
+
   function review() {
     var ch = changes(), names = Object.keys(ch), rv = document.getElementById("settings-review");
     rv.textContent = "";
-    box.querySelectorAll(".ferr").forEach(function (e) { e.textContent = ""; });
+    clearErrors();
     if (!names.length) { msg("nothing changed"); return; }
+    msg("");
     var ul = el("ul", { id: "settings-diff" });
     names.forEach(function (n) {
-      ul.appendChild(el("li", { "data-key": n }, [el("code", { text: n }), el("span", { text: ": " + text(S.doc.settings[n]) + " → " + text(ch[n]) })]));
+      var li = el("li", { "data-key": n }, [el("code", { text: n }), el("span", { class: "old", text: " " + text(S.doc.settings[n]) }), el("span", { text: " → " }), el("span", { class: "new", text: text(ch[n]) })]);
+      if (Array.isArray(ch[n]) && Array.isArray(S.doc.settings[n])) {
+        var sub = listDiff(S.doc.settings[n], ch[n]);
+        if (sub.length) li.appendChild(el("ul", {}, sub.map(function (s) { return el("li", { text: s }); })));
+      }
+      ul.appendChild(li);
     });
-    rv.appendChild(el("p", { text: "Apply these changes? New requests and tunnels take them at once; open tunnels keep their path." }));
+    rv.appendChild(el("p", { text: "Apply " + (names.length === 1 ? "this change" : "these " + names.length + " changes") + "? New requests and tunnels take them at once; open tunnels and requests in flight keep their path." }));
     rv.appendChild(ul);
     rv.appendChild(el("button", { type: "button", id: "settings-apply", text: "apply", on: { click: function () { apply(ch); } } }));
     rv.appendChild(el("button", { type: "button", id: "settings-cancel", text: "cancel", on: { click: function () { rv.textContent = ""; } } }));
   }
 
+  // markError shows one field error at its field (gateway[i] at that
+  // gateway's row); false when the page has no such field.
+  function markError(e) {
+    var f = e.field || "";
+    var at = f && (box.querySelector('.ferr[data-field="' + f + '"]') || box.querySelector('.ferr[data-field="' + f.replace(/\[\d+\]$/, "") + '"]'));
+    if (!at) return false;
+    at.textContent = at.textContent ? at.textContent + "; " + e.message : e.message;
+    var m = /^gateway\[(\d+)\]$/.exec(f);
+    var input = m ? box.querySelector('[data-gateway="' + m[1] + '"]') : box.querySelector('[data-key="' + f + '"]');
+    if (input) { input.classList.add("invalid"); input.setAttribute("aria-invalid", "true"); }
+    return true;
+  }
+
   function apply(ch) {
+    var btn = document.getElementById("settings-apply");
+    if (btn) btn.disabled = true;
     api("PUT", "settings", ch, { "If-Match": '"' + S.doc.version + '"' }).then(function (r) {
       document.getElementById("settings-review").textContent = "";
       if (r.status === 200) {
-        S.doc = r.body; S.gateways = (S.doc.settings.gateway || []).slice(); render();
-        var saved = r.body.saved ? (r.body.saved.error ? " (not written to " + r.body.saved.path + ": " + r.body.saved.error + ")" : " and written to " + r.body.saved.path) : "";
+        S.doc = r.body;
+        S.gateways = (S.doc.settings.gateway || []).slice();
+        msg("");
+        render({});
+        var sv = r.body.saved;
+        var saved = sv ? (sv.error ? " (applied, but not written to " + sv.path + ": " + sv.error + ")" : ", written to " + sv.path) : "";
         msg("applied: " + Object.keys(ch).join(", ") + saved, "ok");
         if (window.dualProxyRefresh) window.dualProxyRefresh();
         return;
       }
       if (r.status === 400) {
-        (r.body.errors || []).forEach(function (e) {
-          var at = box.querySelector('.ferr[data-field="' + e.field + '"]') || box.querySelector('.ferr[data-field="' + e.field.replace(/\[\d+\]$/, "") + '"]');
-          if (at) at.textContent = e.message; else msg(e.field + ": " + e.message, "fail");
-        });
-        if (!document.getElementById("settings-msg").textContent) msg("not applied: fix the fields marked", "fail");
+        var loose = [];
+        (r.body.errors || []).forEach(function (e) { if (!markError(e)) loose.push((e.field ? e.field + ": " : "") + e.message); });
+        msg("not applied, nothing changed: " + (loose.length ? loose.join("; ") : "fix the fields marked"), "fail");
+        var first = box.querySelector(".invalid");
+        if (first) first.focus();
         return;
       }
-      if (r.status === 409) { load(true).then(function () { msg("the settings changed meanwhile; they are reloaded: redo the change", "fail"); }); return; }
-      msg((r.body.error || "HTTP " + r.status), "fail");
+      if (r.status === 401) { tokenError(); msg("not applied: " + (token ? "the control token is wrong" : "paste the control token"), "fail"); return; }
+      if (r.status === 409) {
+        load(ch).then(function (ok) {
+          if (ok) msg("not applied: the settings were changed elsewhere meanwhile. The form shows the current settings with your change on top; review and apply again.", "fail");
+        });
+        return;
+      }
+      msg("not applied: " + (r.body.error || "HTTP " + r.status), "fail");
     });
   }
 

@@ -12,31 +12,42 @@ import (
 // Paths of the proxy's own status endpoints (origin-form on the proxy
 // listener, SPEC HTTP-1, OPS-2).
 const (
-	StatusPath = "/_dual-proxy/status" // JSON document (Status)
-	PagePath   = "/_dual-proxy/"       // self-contained HTML page
+	StatusPath = "/_dual-proxy/status"    // JSON document (Status)
+	PagePath   = "/_dual-proxy/"          // HTML page
+	ScriptPath = "/_dual-proxy/status.js" // the page's script
 )
 
-// statusPage is the status page: one HTML file with inline CSS and script,
-// no external assets and no build step. Its script fetches StatusPath every
-// 2 s and renders it.
+// statusPage is the status page: one HTML file with inline CSS, no
+// external assets and no build step. It loads two scripts from its own
+// origin: ScriptPath, which fetches StatusPath every 2 s and renders it,
+// and the settings form (/_dual-proxy/settings/form.js, served by
+// internal/settings where the instance mounts the settings, SPEC OPS-7;
+// without that mount the page shows no form).
 //
 //go:embed status.html
 var statusPage []byte
+
+// statusScript is the page's script, served at ScriptPath.
+//
+//go:embed status.js
+var statusScript []byte
 
 // Page returns the embedded status page as served at PagePath (callers
 // must not modify it).
 func Page() []byte { return statusPage }
 
-// pageCSP forbids every external load: the page may only run its own inline
-// script and style and fetch from the proxy itself.
-const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// pageCSP forbids every external load and every inline script: the page
+// may only run scripts served by the proxy itself, use its inline style
+// and fetch from the proxy.
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the status endpoints with the document status returns
 // (SPEC OPS-2):
 //
-//	GET  /_dual-proxy/status  200 application/json, the Status document
-//	GET  /_dual-proxy/        200 text/html, the status page
-//	GET  /_dual-proxy         308 to /_dual-proxy/
+//	GET  /_dual-proxy/status     200 application/json, the Status document
+//	GET  /_dual-proxy/           200 text/html, the status page
+//	GET  /_dual-proxy/status.js  200 text/javascript, the page's script
+//	GET  /_dual-proxy            308 to /_dual-proxy/
 //
 // HEAD is answered like GET without a body; other methods get 405. Other
 // paths get 404. The Host header must be an IP literal, "localhost" or a
@@ -69,6 +80,14 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			hd.Set("Cache-Control", "no-store")
 			hd.Set("Referrer-Policy", "no-referrer")
 			w.Write(statusPage)
+		}
+	case ScriptPath:
+		serve = func() {
+			hd := w.Header()
+			hd.Set("Content-Type", "text/javascript; charset=utf-8")
+			hd.Set("X-Content-Type-Options", "nosniff")
+			hd.Set("Cache-Control", "no-store")
+			w.Write(statusScript)
 		}
 	case StatusPath, StatusPath + "/":
 		serve = func() {
