@@ -1,4 +1,4 @@
-//go:build interop
+//go:build interop && linux
 
 // Interop suite for the gateway kinds of SPEC GW-6 and GW-7 with real
 // programs on loopback: microsocks (with and without -u/-P) and

@@ -1,4 +1,4 @@
-//go:build interop
+//go:build interop && linux
 
 // Interop suite: real tinyproxy, squid and privoxy (Debian packages) as
 // gateways on loopback. Run with `go test -race -tags interop ./proxy/`.

@@ -1,4 +1,4 @@
-//go:build interop
+//go:build interop && linux
 
 // Interop suite of the binary with real gateways (Debian's microsocks):
 // `go test -race -tags interop -run Interop ./cmd/dual-proxy/`.

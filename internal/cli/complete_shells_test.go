@@ -1,4 +1,4 @@
-//go:build shells
+//go:build shells && linux
 
 package cli
 
