@@ -298,7 +298,7 @@ func boolToInt(b bool) int {
 func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
-		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(apiOf(c.fl)), Translated: c.translated}
+		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(c.fl.API()), Translated: c.translated}
 	if c.end != nil {
 		c.end.Record = &rec // written and told by finish
 		return

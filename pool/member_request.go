@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
 // memberURL joins a channel's base_url and an endpoint path such as
@@ -91,7 +91,7 @@ func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Req
 	}
 	if c.rt.translate {
 		req.Header.Set("Content-Type", "application/json")
-		if c.rt.to == translate.APIAnthropic && req.Header.Get("Anthropic-Version") == "" {
+		if c.rt.to == apikind.Anthropic && req.Header.Get("Anthropic-Version") == "" {
 			req.Header.Set("Anthropic-Version", "2023-06-01") // required by the Messages API
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
@@ -15,11 +16,11 @@ func TestFailoverAcrossFlavours(t *testing.T) {
 			{name: "c", api: "openai-chat", speaks: mockllm.Chat, turns: []mockllm.Turn{{Status: 529}}},
 			{name: "g", api: "gemini", speaks: mockllm.Gemini, turns: []mockllm.Turn{{Text: "from gemini"}}},
 		}, "    strategy: failover\n")
-		resp, body := w.do(clientRequest(translate.APIAnthropic, true, "hi"))
+		resp, body := w.do(clientRequest(apikind.Anthropic, true, "hi"))
 		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "g" || resp.Header.Get("X-Pool-Attempts") != "2" {
 			t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body)
 		}
-		if got := textOf(answerOf(t, translate.APIAnthropic, true, body)); got != "from gemini" {
+		if got := textOf(answerOf(t, apikind.Anthropic, true, body)); got != "from gemini" {
 			t.Fatalf("text %q", got)
 		}
 		if n := strings.Count(string(body), "event: message_start"); n != 1 {
@@ -31,7 +32,7 @@ func TestFailoverAcrossFlavours(t *testing.T) {
 			{name: "a", api: "anthropic", speaks: mockllm.Anthropic, turns: []mockllm.Turn{{Text: "partial answer", FailAfterOutput: true}}},
 			{name: "b", api: "gemini", speaks: mockllm.Gemini},
 		}, "    strategy: failover\n")
-		resp, body := w.do(clientRequest(translate.APIResponses, true, "hi"))
+		resp, body := w.do(clientRequest(apikind.Responses, true, "hi"))
 		if resp.StatusCode != 200 || !strings.Contains(string(body), "event: response.failed") || strings.Contains(string(body), "response.completed") {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -41,7 +42,7 @@ func TestFailoverAcrossFlavours(t *testing.T) {
 	})
 	t.Run("POOL-7/dropped-stream-after-output", func(t *testing.T) {
 		w := newMixWorld(t, []mixMember{{name: "a", api: "openai-chat", speaks: mockllm.Chat, turns: []mockllm.Turn{{Text: "partial answer", DropAfterOutput: true}}}}, "")
-		resp, body := w.do(clientRequest(translate.APIAnthropic, true, "hi"))
+		resp, body := w.do(clientRequest(apikind.Anthropic, true, "hi"))
 		if resp.StatusCode != 200 || !strings.Contains(string(body), "event: error") || strings.Contains(string(body), "message_stop") {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -51,7 +52,7 @@ func TestFailoverAcrossFlavours(t *testing.T) {
 			{name: "a", api: "anthropic", speaks: mockllm.Anthropic, turns: []mockllm.Turn{{Status: 529}}},
 			{name: "c", api: "openai-chat", speaks: mockllm.Chat, turns: []mockllm.Turn{{Status: 500}}},
 		}, "")
-		resp, body := w.do(clientRequest(translate.APIGemini, false, "hi"))
+		resp, body := w.do(clientRequest(apikind.Gemini, false, "hi"))
 		var doc struct {
 			Error struct {
 				Code   int    `json:"code"`
@@ -70,14 +71,14 @@ func TestToolRoundTripThroughChatMember(t *testing.T) {
 			{ToolCalls: []mockllm.ToolCall{{ID: "call_1", Name: "Bash", Args: `{"command":"echo \"hi\" ü"}`}, {ID: "call_2", Name: "Read", Args: `{"path":"a.go"}`}}},
 			{Text: "done"},
 		}}}, "")
-		first := clientRequest(translate.APIAnthropic, true, "run it")
+		first := clientRequest(apikind.Anthropic, true, "run it")
 		first.body = `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"run it"}],
 			"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"name":"Read","input_schema":{"type":"object"}}]}`
 		resp, body := w.do(first)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
-		ans := answerOf(t, translate.APIAnthropic, true, body)
+		ans := answerOf(t, apikind.Anthropic, true, body)
 		if ans.Stop != translate.StopToolUse || len(ans.Parts) != 2 || ans.Parts[0].CallID != "call_1" || ans.Parts[0].Args != `{"command":"echo \"hi\" ü"}` {
 			t.Fatalf("answer %+v\n%s", ans, body)
 		}
@@ -87,7 +88,7 @@ func TestToolRoundTripThroughChatMember(t *testing.T) {
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"hi ü"},{"type":"tool_result","tool_use_id":"call_2","is_error":true,"content":"no such file"}]}],
 			"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"name":"Read","input_schema":{"type":"object"}}]}`
 		resp, body = w.do(second)
-		if resp.StatusCode != 200 || textOf(answerOf(t, translate.APIAnthropic, true, body)) != "done" {
+		if resp.StatusCode != 200 || textOf(answerOf(t, apikind.Anthropic, true, body)) != "done" {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		calls := w.mocks["c"].Calls()
@@ -107,7 +108,7 @@ func TestToolRoundTripThroughChatMember(t *testing.T) {
 func TestTranslationErrors(t *testing.T) {
 	t.Run("POOL-21/untranslatable-field-is-400-naming-it", func(t *testing.T) {
 		w := newMixWorld(t, []mixMember{{name: "a", api: "anthropic", speaks: mockllm.Anthropic}}, "")
-		c := clientRequest(translate.APIChat, false, "x")
+		c := clientRequest(apikind.Chat, false, "x")
 		c.body = `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`
 		resp, body := w.do(c)
 		if resp.StatusCode != 400 || !strings.Contains(string(body), "response_format.type") || !strings.Contains(string(body), `"error"`) {
@@ -122,7 +123,7 @@ func TestTranslationErrors(t *testing.T) {
 			{name: "a", api: "anthropic", speaks: mockllm.Anthropic},
 			{name: "o", api: "openai", speaks: mockllm.Responses, turns: []mockllm.Turn{{Text: "stateful"}}},
 		}, "    strategy: failover\n")
-		c := clientRequest(translate.APIResponses, false, "x")
+		c := clientRequest(apikind.Responses, false, "x")
 		c.body = `{"model":"m","input":"x","previous_response_id":"resp_1"}`
 		resp, body := w.do(c)
 		if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "o" || len(w.mocks["a"].Calls()) != 0 {
@@ -131,7 +132,7 @@ func TestTranslationErrors(t *testing.T) {
 	})
 	t.Run("POOL-10/member-400-reaches-client-in-its-shape", func(t *testing.T) {
 		w := newMixWorld(t, []mixMember{{name: "g", api: "gemini", speaks: mockllm.Gemini, turns: []mockllm.Turn{{Status: 400}}}}, "")
-		resp, body := w.do(clientRequest(translate.APIAnthropic, false, "x"))
+		resp, body := w.do(clientRequest(apikind.Anthropic, false, "x"))
 		if resp.StatusCode != 400 || !strings.Contains(string(body), `"type":"invalid_request_error"`) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
@@ -141,7 +142,7 @@ func TestTranslationErrors(t *testing.T) {
 func TestGeminiClientSide(t *testing.T) {
 	w := newMixWorld(t, []mixMember{{name: "c", api: "openai-chat", speaks: mockllm.Chat}}, "")
 	t.Run("POOL-20/gemini-key-query-token-accepted-and-not-forwarded", func(t *testing.T) {
-		c := clientRequest(translate.APIGemini, true, "x")
+		c := clientRequest(apikind.Gemini, true, "x")
 		c.path = "/v1beta/models/m:streamGenerateContent?alt=sse&key=" + mixToken
 		c.hdr = nil
 		resp, body := w.do(c)
@@ -156,7 +157,7 @@ func TestGeminiClientSide(t *testing.T) {
 	})
 	t.Run("POOL-21/gemini-stream-without-alt-sse-is-400-naming-it", func(t *testing.T) {
 		before := len(w.mocks["c"].Calls())
-		c := clientRequest(translate.APIGemini, true, "x")
+		c := clientRequest(apikind.Gemini, true, "x")
 		c.path = "/v1beta/models/m:streamGenerateContent"
 		resp, body := w.do(c)
 		if resp.StatusCode != 400 || !strings.Contains(string(body), "alt=sse") || !strings.Contains(string(body), `"status":"INVALID_ARGUMENT"`) {
@@ -167,7 +168,7 @@ func TestGeminiClientSide(t *testing.T) {
 		}
 	})
 	t.Run("POOL-20/gemini-without-token-is-401-in-gemini-shape", func(t *testing.T) {
-		c := clientRequest(translate.APIGemini, false, "x")
+		c := clientRequest(apikind.Gemini, false, "x")
 		c.hdr = nil
 		resp, body := w.do(c)
 		if resp.StatusCode != 401 || !strings.Contains(string(body), `"status":"UNAUTHENTICATED"`) {
@@ -176,21 +177,21 @@ func TestGeminiClientSide(t *testing.T) {
 	})
 	t.Run("POOL-1/gemini-count-tokens-passthrough-to-gemini-member", func(t *testing.T) {
 		g := newMixWorld(t, []mixMember{{name: "g", api: "gemini", speaks: mockllm.Gemini}}, "    models: [{id: m, targets: {g: gemini-target}}]\n")
-		c := clientRequest(translate.APIGemini, false, "x")
+		c := clientRequest(apikind.Gemini, false, "x")
 		c.path = "/v1beta/models/m:countTokens"
 		resp, body := g.do(c)
 		calls := g.mocks["g"].Calls()
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `"totalTokens"`) || len(calls) != 1 || calls[0].Path != "/v1beta/models/gemini-target:countTokens" {
 			t.Fatalf("%d %s %+v", resp.StatusCode, body, calls)
 		}
-		resp, body = g.do(clientRequest(translate.APIGemini, true, "x"))
+		resp, body = g.do(clientRequest(apikind.Gemini, true, "x"))
 		calls = g.mocks["g"].Calls()
 		if resp.StatusCode != 200 || len(calls) != 2 || calls[1].Path != "/v1beta/models/gemini-target:streamGenerateContent" || calls[1].Query != "alt=sse" {
 			t.Fatalf("POOL-2: %d %s %+v", resp.StatusCode, body, calls[len(calls)-1])
 		}
 	})
 	t.Run("POOL-1/count-tokens-estimated-for-other-apis", func(t *testing.T) {
-		c := clientRequest(translate.APIAnthropic, false, "x")
+		c := clientRequest(apikind.Anthropic, false, "x")
 		c.path = "/v1/messages/count_tokens"
 		resp, body := w.do(c)
 		if resp.StatusCode != 200 || !strings.Contains(string(body), `"input_tokens":`) {

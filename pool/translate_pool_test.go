@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
@@ -67,20 +68,20 @@ type clientCall struct {
 	hdr  map[string]string
 }
 
-func clientRequest(api translate.API, stream bool, text string) clientCall {
+func clientRequest(api apikind.Kind, stream bool, text string) clientCall {
 	msg := mustJSONString(text)
 	switch api {
-	case translate.APIChat:
+	case apikind.Chat:
 		opts := ""
 		if stream {
 			opts = `"stream_options":{"include_usage":true},`
 		}
 		return clientCall{"/v1/chat/completions", fmt.Sprintf(`{"model":"m","stream":%v,`+opts+`"messages":[{"role":"system","content":"be brief"},{"role":"user","content":%s}]}`, stream, msg),
 			map[string]string{"Authorization": "Bearer " + mixToken}}
-	case translate.APIResponses:
+	case apikind.Responses:
 		return clientCall{"/v1/responses", fmt.Sprintf(`{"model":"m","stream":%v,"instructions":"be brief","input":%s}`, stream, msg),
 			map[string]string{"Authorization": "Bearer " + mixToken}}
-	case translate.APIGemini:
+	case apikind.Gemini:
 		path := "/v1beta/models/m:generateContent"
 		if stream {
 			path = "/v1beta/models/m:streamGenerateContent?alt=sse"
@@ -117,7 +118,7 @@ func (w *mixWorld) do(c clientCall) (*http.Response, []byte) {
 }
 
 // answerOf reads a client answer with the translate decoders of its API.
-func answerOf(t *testing.T, api translate.API, stream bool, body []byte) *translate.Response {
+func answerOf(t *testing.T, api apikind.Kind, stream bool, body []byte) *translate.Response {
 	t.Helper()
 	if !stream {
 		r, err := translate.DecodeResponse(api, body)
@@ -176,18 +177,18 @@ func textOf(r *translate.Response) string {
 	return b.String()
 }
 
-var clientAPIs = []translate.API{translate.APIAnthropic, translate.APIChat, translate.APIResponses, translate.APIGemini}
+var clientAPIs = []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses, apikind.Gemini}
 
 // memberKinds are the channel apis and what their mock speaks for a client
 // of each API (an `openai` member is sent Responses for Responses clients).
-func memberSpeaks(api string, client translate.API) string {
+func memberSpeaks(api string, client apikind.Kind) string {
 	switch api {
 	case config.APIAnthropic:
 		return mockllm.Anthropic
 	case config.APIGemini:
 		return mockllm.Gemini
 	case config.APIOpenAI:
-		if client == translate.APIResponses {
+		if client == apikind.Responses {
 			return mockllm.Responses
 		}
 	}
@@ -214,8 +215,8 @@ func TestEveryClientAPIOnEveryMemberAPI(t *testing.T) {
 						t.Fatalf("member calls %+v", calls)
 					}
 					rec := w.pool.Status().Recent
-					same := string(client) == api || (api == config.APIOpenAI && (client == translate.APIChat || client == translate.APIResponses)) ||
-						(api == config.APIOpenAIChat && client == translate.APIChat)
+					same := string(client) == api || (api == config.APIOpenAI && (client == apikind.Chat || client == apikind.Responses)) ||
+						(api == config.APIOpenAIChat && client == apikind.Chat)
 					if len(rec) != 1 || rec[0].Translated == same || rec[0].API != string(client) {
 						t.Fatalf("status record %+v (passthrough expected: %v)", rec, same)
 					}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/translate"
 	"github.com/dual-proxy/dual-proxy/pool/wire"
@@ -17,7 +18,7 @@ import (
 // A same-API call is byte-transparent passthrough.
 type memberRoute struct {
 	fl        wire.Flavour
-	from, to  translate.API
+	from, to  apikind.Kind
 	translate bool
 }
 
@@ -38,50 +39,24 @@ type translation struct {
 	owners map[string]string
 }
 
-// apiOf is the translate API of a client flavour.
-func apiOf(fl wire.Flavour) translate.API {
-	switch fl.(type) {
-	case wire.ChatFlavour:
-		return translate.APIChat
-	case wire.ResponsesFlavour:
-		return translate.APIResponses
-	case wire.GeminiFlavour:
-		return translate.APIGemini
-	}
-	return translate.APIAnthropic
-}
-
-// flavourOf is the wire flavour reading answers of api.
-func flavourOf(api translate.API) wire.Flavour {
-	switch api {
-	case translate.APIChat:
-		return wire.ChatFlavour{}
-	case translate.APIResponses:
-		return wire.ResponsesFlavour{}
-	case translate.APIGemini:
-		return wire.GeminiFlavour{}
-	}
-	return wire.AnthropicFlavour{}
-}
-
 // routeFor picks the API member ch is sent: its own when it speaks the
 // client's; an `openai` channel (Chat and Responses) takes Chat for
 // Anthropic and Gemini clients, the API most OpenAI-compatible servers share.
 func (c *call) routeFor(ch *config.Channel) memberRoute {
-	from := apiOf(c.fl)
-	to := translate.APIAnthropic
+	from := c.fl.API()
+	to := apikind.Anthropic
 	switch ch.API {
 	case config.APIOpenAI:
-		to = translate.APIChat
-		if from == translate.APIResponses {
+		to = apikind.Chat
+		if from == apikind.Responses {
 			to = from
 		}
 	case config.APIOpenAIChat:
-		to = translate.APIChat
+		to = apikind.Chat
 	case config.APIGemini:
-		to = translate.APIGemini
+		to = apikind.Gemini
 	}
-	return memberRoute{fl: flavourOf(to), from: from, to: to, translate: from != to}
+	return memberRoute{fl: wire.Of(to), from: from, to: to, translate: from != to}
 }
 
 // neutral is the client's request in neutral form, decoded once per call.
@@ -89,7 +64,7 @@ func (c *call) neutral() (*translate.Request, error) {
 	if c.nreq == nil && c.nerr == nil {
 		// ParseRequest accepted the body (valid JSON: its scan checks what
 		// json.Valid does): it is decoded, not validated again.
-		c.nreq, c.nerr = translate.DecodeValidRequest(apiOf(c.fl), c.ci.Body(), c.ci.Model, c.ci.Stream)
+		c.nreq, c.nerr = translate.DecodeValidRequest(c.fl.API(), c.ci.Body(), c.ci.Model, c.ci.Stream)
 	}
 	return c.nreq, c.nerr
 }
@@ -141,9 +116,9 @@ func (c *call) memberEffort(ch *config.Channel) string {
 func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query string) {
 	query = withoutKeyParam(c.r.URL.RawQuery)
 	switch {
-	case rt.to == translate.APIGemini && c.ep.Kind == wire.EpCountTokens:
+	case rt.to == apikind.Gemini && c.ep.Kind == wire.EpCountTokens:
 		path = "/v1beta/models/" + c.target(ch.ID) + ":countTokens"
-	case rt.to == translate.APIGemini:
+	case rt.to == apikind.Gemini:
 		path = strings.SplitN(translate.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
 		if rt.translate {
 			query = ""
@@ -154,8 +129,8 @@ func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query strin
 	case !rt.translate:
 		path = c.ep.Upstream
 	default:
-		path, query = map[translate.API]string{translate.APIAnthropic: "/v1/messages", translate.APIChat: "/v1/chat/completions",
-			translate.APIResponses: "/v1/responses"}[rt.to], ""
+		path, query = map[apikind.Kind]string{apikind.Anthropic: "/v1/messages", apikind.Chat: "/v1/chat/completions",
+			apikind.Responses: "/v1/responses"}[rt.to], ""
 	}
 	return path, query
 }
@@ -207,7 +182,7 @@ func (c *call) translateError(rt memberRoute, status int, body []byte) (int, []b
 // four bytes of request per token.
 func (c *call) countTokensEstimate() []byte {
 	n := len(c.ci.Body()) / 4
-	if apiOf(c.fl) == translate.APIGemini {
+	if c.fl.API() == apikind.Gemini {
 		return []byte(fmt.Sprintf(`{"totalTokens":%d}`, n))
 	}
 	return []byte(fmt.Sprintf(`{"input_tokens":%d}`, n))

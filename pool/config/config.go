@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // Strategy names (SPEC POOL-4).
@@ -26,12 +28,14 @@ const (
 	StrategyFailover   = "failover"
 )
 
-// API flavour names (SPEC POOL-1, POOL-21): what a channel speaks.
+// Channel api words (SPEC POOL-1, POOL-21): what a channel speaks. A word
+// naming one wire API is that apikind.Kind's value; "openai" is Chat
+// Completions and Responses.
 const (
-	APIAnthropic  = "anthropic"   // Anthropic Messages
-	APIOpenAI     = "openai"      // OpenAI Chat Completions and Responses
-	APIOpenAIChat = "openai-chat" // Chat Completions only (most OpenAI-compatible servers)
-	APIGemini     = "gemini"      // Gemini generateContent
+	APIAnthropic  = string(apikind.Anthropic) // Anthropic Messages
+	APIOpenAI     = "openai"                  // OpenAI Chat Completions and Responses
+	APIOpenAIChat = string(apikind.Chat)      // Chat Completions only (most OpenAI-compatible servers)
+	APIGemini     = string(apikind.Gemini)    // Gemini generateContent
 	// APIMixed is a pool's API when its members speak different APIs.
 	APIMixed = "mixed"
 )

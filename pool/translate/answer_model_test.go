@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // TestAnswerModel: a translated answer names the model the member's answer
@@ -11,7 +13,7 @@ import (
 // id the member was asked for (the model argument) when the member's answer
 // names none.
 func TestAnswerModel(t *testing.T) {
-	apis := []API{APIAnthropic, APIChat, APIResponses, APIGemini}
+	apis := []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses, apikind.Gemini}
 	for _, to := range apis {
 		for _, member := range []string{"member-dated-2025", ""} {
 			t.Run(fmt.Sprintf("POOL-21/complete-answer-to-%s/member-model=%q", to, member), func(t *testing.T) {
@@ -34,7 +36,7 @@ func TestAnswerModel(t *testing.T) {
 					want = "target-id"
 				}
 				// An Anthropic member's stream: message_start with or without a model.
-				s := NewStream(APIAnthropic, to, "target-id")
+				s := NewStream(apikind.Anthropic, to, "target-id")
 				start := `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"usage":{"input_tokens":1,"output_tokens":0}` +
 					map[bool]string{true: `,"model":"` + member + `"`, false: ""}[member != ""] + `}}`
 				var out strings.Builder

@@ -1,9 +1,11 @@
 package translate
 
-// DecodeRequest reads a client request body of api. For APIGemini, model and
+import "github.com/dual-proxy/dual-proxy/pool/apikind"
+
+// DecodeRequest reads a client request body of api. For apikind.Gemini, model and
 // stream come from the URL; the other APIs read them from the body and
 // ignore the arguments.
-func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, error) {
+func DecodeRequest(api apikind.Kind, body []byte, model string, stream bool) (*Request, error) {
 	return decodeRequest(api, body, model, stream, false)
 }
 
@@ -12,50 +14,50 @@ func DecodeRequest(api API, body []byte, model string, stream bool) (*Request, e
 // validated again, only decoded: the body is decoded once. A body that is
 // not valid JSON must not be passed: it is read without panicking, but
 // need not be refused.
-func DecodeValidRequest(api API, body []byte, model string, stream bool) (*Request, error) {
+func DecodeValidRequest(api apikind.Kind, body []byte, model string, stream bool) (*Request, error) {
 	return decodeRequest(api, body, model, stream, true)
 }
 
-func decodeRequest(api API, body []byte, model string, stream, valid bool) (*Request, error) {
+func decodeRequest(api apikind.Kind, body []byte, model string, stream, valid bool) (*Request, error) {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return decodeAnthropicRequest(body, valid)
-	case APIChat:
+	case apikind.Chat:
 		return decodeChatRequest(body, valid)
-	case APIResponses:
+	case apikind.Responses:
 		return decodeResponsesRequest(body, valid)
-	case APIGemini:
+	case apikind.Gemini:
 		return decodeGeminiRequest(body, model, stream, valid)
 	}
 	panic("translate: unknown API " + string(api))
 }
 
-// EncodeRequest writes r as a request body of api (for APIGemini the model
+// EncodeRequest writes r as a request body of api (for apikind.Gemini the model
 // and stream belong in the URL: GeminiPath).
-func EncodeRequest(api API, r *Request) ([]byte, error) {
+func EncodeRequest(api apikind.Kind, r *Request) ([]byte, error) {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return EncodeAnthropicRequest(r)
-	case APIChat:
+	case apikind.Chat:
 		return EncodeChatRequest(r)
-	case APIResponses:
+	case apikind.Responses:
 		return EncodeResponsesRequest(r)
-	case APIGemini:
+	case apikind.Gemini:
 		return EncodeGeminiRequest(r)
 	}
 	panic("translate: unknown API " + string(api))
 }
 
 // DecodeResponse reads a non-streamed answer body of api.
-func DecodeResponse(api API, body []byte) (*Response, error) {
+func DecodeResponse(api apikind.Kind, body []byte) (*Response, error) {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return DecodeAnthropicResponse(body)
-	case APIChat:
+	case apikind.Chat:
 		return DecodeChatResponse(body)
-	case APIResponses:
+	case apikind.Responses:
 		return DecodeResponsesResponse(body)
-	case APIGemini:
+	case apikind.Gemini:
 		return DecodeGeminiResponse(body)
 	}
 	panic("translate: unknown API " + string(api))
@@ -67,18 +69,18 @@ func DecodeResponse(api API, body []byte) (*Response, error) {
 // for) when it names none; custom names the request's freeform tools
 // (Request.CustomTools), whose calls a Responses client gets as
 // custom_tool_call items.
-func EncodeResponse(api API, r *Response, model string, custom ...string) ([]byte, error) {
+func EncodeResponse(api apikind.Kind, r *Response, model string, custom ...string) ([]byte, error) {
 	if r.Model != "" {
 		model = r.Model
 	}
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return EncodeAnthropicResponse(r, model)
-	case APIChat:
+	case apikind.Chat:
 		return EncodeChatResponse(r, model)
-	case APIResponses:
+	case apikind.Responses:
 		return EncodeResponsesResponse(r, model, custom...)
-	case APIGemini:
+	case apikind.Gemini:
 		return EncodeGeminiResponse(r, model)
 	}
 	panic("translate: unknown API " + string(api))
@@ -110,7 +112,7 @@ type deltaAppender interface {
 
 // NewStream returns a converter from member API from to client API to,
 // naming model in the client's events; custom as for EncodeResponse.
-func NewStream(from, to API, model string, custom ...string) *Stream {
+func NewStream(from, to apikind.Kind, model string, custom ...string) *Stream {
 	s := &Stream{dec: NewStreamDecoder(from), enc: NewStreamEncoder(to, model, custom...)}
 	s.app, _ = s.enc.(deltaAppender)
 	return s

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // benchRequest is a Claude-Code-sized request: a long system prompt, 40
@@ -36,7 +37,7 @@ func benchRequest() string {
 // client's body and encode the member's.
 func BenchmarkRequest(b *testing.B) {
 	body := []byte(benchRequest())
-	for _, to := range []API{APIChat, APIResponses, APIGemini} {
+	for _, to := range []apikind.Kind{apikind.Chat, apikind.Responses, apikind.Gemini} {
 		b.Run("anthropic-to-"+string(to), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
@@ -57,18 +58,18 @@ func BenchmarkRequest(b *testing.B) {
 	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
 	for _, c := range []struct {
 		name     string
-		from, to API
+		from, to apikind.Kind
 		body     string
 	}{
-		{"chat-to-anthropic", APIChat, APIAnthropic, chatBenchRequest()},
-		{"scen7-anthropic-to-chat", APIAnthropic, APIChat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
-		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
+		{"chat-to-anthropic", apikind.Chat, apikind.Anthropic, chatBenchRequest()},
+		{"scen7-anthropic-to-chat", apikind.Anthropic, apikind.Chat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
+		{"scen7-chat-to-anthropic", apikind.Chat, apikind.Anthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
 	} {
 		// "-valid": the pool's call, DecodeValidRequest of a body its
 		// ParseRequest validated (decoded once, not validated again).
 		for _, dec := range []struct {
 			suffix string
-			fn     func(API, []byte, string, bool) (*Request, error)
+			fn     func(apikind.Kind, []byte, string, bool) (*Request, error)
 		}{{"", DecodeRequest}, {"-valid", DecodeValidRequest}} {
 			b.Run(c.name+dec.suffix, func(b *testing.B) {
 				body := []byte(c.body)
@@ -113,17 +114,17 @@ func chatBenchRequest() string {
 // BenchmarkStreamEvent is the added time per streamed event: one upstream
 // text delta decoded and encoded for the client.
 func BenchmarkStreamEvent(b *testing.B) {
-	deltas := map[API]sseEv{
-		APIAnthropic: ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there, "}}`),
-		APIChat:      chunk(`{"content":"Hello there, "}`),
-		APIResponses: ev("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello there, "}`),
-		APIGemini:    gmChunk(`[{"text":"Hello there, "}]`),
+	deltas := map[apikind.Kind]sseEv{
+		apikind.Anthropic: ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there, "}}`),
+		apikind.Chat:      chunk(`{"content":"Hello there, "}`),
+		apikind.Responses: ev("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hello there, "}`),
+		apikind.Gemini:    gmChunk(`[{"text":"Hello there, "}]`),
 	}
-	opens := map[API][]sseEv{
-		APIAnthropic: {ev("message_start", anStart), ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
-		APIChat:      {chunk(`{"role":"assistant","content":""}`)},
-		APIResponses: append(rsHead(), ev("response.content_part.added", `{"type":"response.content_part.added"}`)),
-		APIGemini:    nil,
+	opens := map[apikind.Kind][]sseEv{
+		apikind.Anthropic: {ev("message_start", anStart), ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
+		apikind.Chat:      {chunk(`{"role":"assistant","content":""}`)},
+		apikind.Responses: append(rsHead(), ev("response.content_part.added", `{"type":"response.content_part.added"}`)),
+		apikind.Gemini:    nil,
 	}
 	for _, from := range apis {
 		for _, to := range apis {
@@ -157,11 +158,11 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
 	for _, c := range []struct {
 		name     string
-		from, to API
+		from, to apikind.Kind
 		body     string
 	}{
-		{"scen7-anthropic-to-chat", APIAnthropic, APIChat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
-		{"scen7-chat-to-anthropic", APIChat, APIAnthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
+		{"scen7-anthropic-to-chat", apikind.Anthropic, apikind.Chat, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
+		{"scen7-chat-to-anthropic", apikind.Chat, apikind.Anthropic, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			r, err := DecodeValidRequest(c.from, []byte(c.body), "", false)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // chatStreamDecoder reads a Chat Completions stream: "data: {chunk}" events
@@ -291,7 +293,7 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 	case EvPing:
 		return []byte(": ping\n\n"), nil
 	case EvError:
-		_, body := EncodeError(APIChat, *ev.Err)
+		_, body := EncodeError(apikind.Chat, *ev.Err)
 		return sse("", body), nil
 	}
 	return nil, nil

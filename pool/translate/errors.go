@@ -3,6 +3,8 @@ package translate
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // errorDoc is the union of the four APIs' error documents:
@@ -65,12 +67,12 @@ func DecodeError(status int, body []byte) Error {
 
 // EncodeError renders e as api's error document and the HTTP status to
 // send. Anthropic's 529 is sent as 503 to the other APIs, which have no 529.
-func EncodeError(api API, e Error) (int, []byte) {
+func EncodeError(api apikind.Kind, e Error) (int, []byte) {
 	st := e.statusOrDefault()
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return st, anErrorBody(e)
-	case APIGemini:
+	case apikind.Gemini:
 		if st == 529 {
 			st = 503
 		}
@@ -124,11 +126,11 @@ func geminiErrorBody(status int, msg string) []byte {
 // event with the error document; Responses uses its encoder's own error
 // event (it needs the stream's sequence numbers), so here it gets the
 // "error" event with sequence number 0.
-func ErrorEvent(api API, e Error) []byte {
+func ErrorEvent(api apikind.Kind, e Error) []byte {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return AnthropicErrorEvent(e)
-	case APIResponses:
+	case apikind.Responses:
 		return (&responsesStreamEncoder{}).errorEvents(e)
 	}
 	_, body := EncodeError(api, e)

@@ -3,6 +3,8 @@ package translate
 import (
 	"bytes"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 func TestDecodeError(t *testing.T) {
@@ -32,17 +34,17 @@ func TestEncodeError(t *testing.T) {
 	e := Error{Status: 529, Type: "overloaded_error", Message: "Overloaded"}
 	cases := []struct {
 		name   string
-		api    API
+		api    apikind.Kind
 		e      Error
 		status int
 		body   string
 	}{
-		{"POOL-21/error-encode/anthropic-keeps-529", APIAnthropic, e, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-		{"POOL-21/error-encode/chat-529-is-503", APIChat, e, 503, `{"error":{"message":"Overloaded","type":"server_error","param":null,"code":"overloaded_error"}}`},
-		{"POOL-21/error-encode/responses-429", APIResponses, Error{429, "rate_limit_error", "slow"}, 429, `{"error":{"message":"slow","type":"rate_limit_exceeded","param":null,"code":"rate_limit_error"}}`},
-		{"POOL-21/error-encode/gemini-400", APIGemini, Error{400, "invalid_request_error", "messages.0: bad"}, 400, `{"error":{"code":400,"message":"messages.0: bad","status":"INVALID_ARGUMENT"}}`},
-		{"POOL-21/error-encode/gemini-529-is-503", APIGemini, e, 503, `{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`},
-		{"POOL-21/error-encode/anthropic-401", APIAnthropic, Error{Status: 401, Message: "no"}, 401, `{"type":"error","error":{"type":"authentication_error","message":"no"}}`},
+		{"POOL-21/error-encode/anthropic-keeps-529", apikind.Anthropic, e, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		{"POOL-21/error-encode/chat-529-is-503", apikind.Chat, e, 503, `{"error":{"message":"Overloaded","type":"server_error","param":null,"code":"overloaded_error"}}`},
+		{"POOL-21/error-encode/responses-429", apikind.Responses, Error{429, "rate_limit_error", "slow"}, 429, `{"error":{"message":"slow","type":"rate_limit_exceeded","param":null,"code":"rate_limit_error"}}`},
+		{"POOL-21/error-encode/gemini-400", apikind.Gemini, Error{400, "invalid_request_error", "messages.0: bad"}, 400, `{"error":{"code":400,"message":"messages.0: bad","status":"INVALID_ARGUMENT"}}`},
+		{"POOL-21/error-encode/gemini-529-is-503", apikind.Gemini, e, 503, `{"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}`},
+		{"POOL-21/error-encode/anthropic-401", apikind.Anthropic, Error{Status: 401, Message: "no"}, 401, `{"type":"error","error":{"type":"authentication_error","message":"no"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestEncodeError(t *testing.T) {
 		})
 	}
 	t.Run("POOL-21/error-event/each-api", func(t *testing.T) {
-		for api, prefix := range map[API]string{APIAnthropic: "event: error\n", APIChat: `data: {"error"`, APIResponses: "event: error\n", APIGemini: `data: {"error"`} {
+		for api, prefix := range map[apikind.Kind]string{apikind.Anthropic: "event: error\n", apikind.Chat: `data: {"error"`, apikind.Responses: "event: error\n", apikind.Gemini: `data: {"error"`} {
 			if b := ErrorEvent(api, e); !bytes.HasPrefix(b, []byte(prefix)) || !bytes.HasSuffix(b, []byte("\n\n")) {
 				t.Errorf("%s: %q", api, b)
 			}

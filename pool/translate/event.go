@@ -3,6 +3,8 @@ package translate
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // EventKind is the kind of a stream Event.
@@ -63,15 +65,15 @@ type StreamEncoder interface {
 }
 
 // NewStreamDecoder returns a decoder for streams of api.
-func NewStreamDecoder(api API) StreamDecoder {
+func NewStreamDecoder(api apikind.Kind) StreamDecoder {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return &anthropicStreamDecoder{}
-	case APIChat:
+	case apikind.Chat:
 		return newChatStreamDecoder()
-	case APIResponses:
+	case apikind.Responses:
 		return newResponsesStreamDecoder()
-	case APIGemini:
+	case apikind.Gemini:
 		return &geminiStreamDecoder{}
 	}
 	panic("translate: unknown API " + string(api))
@@ -83,15 +85,15 @@ func NewStreamDecoder(api API) StreamDecoder {
 // modelVersion), as a same-API stream passed through byte for byte does
 // (SPEC POOL-21); model, the id the member was asked for, when it names
 // none. custom names the request's freeform tools (Request.CustomTools).
-func NewStreamEncoder(api API, model string, custom ...string) StreamEncoder {
+func NewStreamEncoder(api apikind.Kind, model string, custom ...string) StreamEncoder {
 	switch api {
-	case APIAnthropic:
+	case apikind.Anthropic:
 		return &anthropicStreamEncoder{model: model}
-	case APIChat:
+	case apikind.Chat:
 		return &chatStreamEncoder{model: model}
-	case APIResponses:
+	case apikind.Responses:
 		return newResponsesStreamEncoder(model, custom)
-	case APIGemini:
+	case apikind.Gemini:
 		return &geminiStreamEncoder{model: model}
 	}
 	panic("translate: unknown API " + string(api))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // FuzzStreamDecoders feeds arbitrary SSE events (name "\x00" data, events
@@ -21,7 +23,7 @@ func FuzzStreamDecoders(f *testing.F) {
 			f.Add(b.Bytes())
 		}
 	}
-	for i, api := range []API{APIAnthropic, APIChat, APIResponses} {
+	for i, api := range []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses} {
 		var b bytes.Buffer
 		b.WriteByte(byte(i))
 		for _, e := range argsStream(api, []string{`{"a":"\`, `u00e9"}`}) {

@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // heldEncoders are the request encoders that hold long strings back
 // (held.go), each as its struct builder.
-var heldEncoders = map[API]func(*Request, *heldStrings) (any, error){
-	APIChat:      func(r *Request, h *heldStrings) (any, error) { return chatRequestOut(r, h) },
-	APIAnthropic: func(r *Request, h *heldStrings) (any, error) { return anthropicRequestOut(r, h) },
+var heldEncoders = map[apikind.Kind]func(*Request, *heldStrings) (any, error){
+	apikind.Chat:      func(r *Request, h *heldStrings) (any, error) { return chatRequestOut(r, h) },
+	apikind.Anthropic: func(r *Request, h *heldStrings) (any, error) { return anthropicRequestOut(r, h) },
 }
 
 // checkHeld: r encoded with every non-empty string held back (min 1) and
@@ -70,7 +72,7 @@ func TestHeldStrings(t *testing.T) {
 			`,"messages":[{"role":"user","content":"\u0000dual-proxy-held-` + heldWord + `-0\u0000"}]}`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := DecodeRequest(APIAnthropic, []byte(c.body), "m", true)
+			r, err := DecodeRequest(apikind.Anthropic, []byte(c.body), "m", true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +129,7 @@ func TestHeldStringOfDroppedPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := json.Marshal(v)
-		got, err := EncodeRequest(APIChat, r)
+		got, err := EncodeRequest(apikind.Chat, r)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("EncodeRequest (%v)\n%s\njson.Marshal\n%s", err, got, want)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 func TestMain(m *testing.M) {
@@ -16,7 +18,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var apis = []API{APIAnthropic, APIChat, APIResponses, APIGemini}
+var apis = []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses, apikind.Gemini}
 
 // volatileKeys are removed before comparing: ids and clocks that differ per
 // API by design (tool call ids are kept: objects with "name" or "function").
@@ -54,7 +56,7 @@ func normalize(t *testing.T, doc []byte) string {
 	return string(b)
 }
 
-func decodeReq(t *testing.T, api API, body string) (*Request, error) {
+func decodeReq(t *testing.T, api apikind.Kind, body string) (*Request, error) {
 	t.Helper()
 	return DecodeRequest(api, []byte(body), "m", false)
 }
@@ -92,7 +94,7 @@ func parseSSE(t *testing.T, b []byte) []sseEv {
 
 // runStream feeds events of API from through a Stream to API to and returns
 // the client events.
-func runStream(t *testing.T, from, to API, in []sseEv) ([]sseEv, error) {
+func runStream(t *testing.T, from, to apikind.Kind, in []sseEv) ([]sseEv, error) {
 	t.Helper()
 	s := NewStream(from, to, "m")
 	var out []byte

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // jsonStringSeeds are strings whose encoding/json form has every escape
@@ -160,9 +162,9 @@ func TestRequestEncodersWriteTextOnce(t *testing.T) {
 		want, _ := json.Marshal(s)
 		r := &Request{Model: "m", System: []string{s}, Messages: []Message{{Role: RoleUser, Parts: []Part{{Kind: KindText, Text: s}}},
 			{Role: RoleAssistant, Parts: []Part{{Kind: KindText, Text: s}}}}}
-		for api, wantSub := range map[API]string{
-			APIChat:      `"messages":[{"role":"system","content":` + string(want) + `},{"role":"user","content":` + string(want) + `},{"role":"assistant","content":` + string(want) + `}]`,
-			APIAnthropic: `"messages":[{"role":"user","content":[{"type":"text","text":` + string(want) + `}]},{"role":"assistant","content":[{"type":"text","text":` + string(want) + `}]}],"system":` + string(want),
+		for api, wantSub := range map[apikind.Kind]string{
+			apikind.Chat:      `"messages":[{"role":"system","content":` + string(want) + `},{"role":"user","content":` + string(want) + `},{"role":"assistant","content":` + string(want) + `}]`,
+			apikind.Anthropic: `"messages":[{"role":"user","content":[{"type":"text","text":` + string(want) + `}]},{"role":"assistant","content":[{"type":"text","text":` + string(want) + `}]}],"system":` + string(want),
 		} {
 			t.Run("POOL-21/request-text-exact-"+string(api), func(t *testing.T) {
 				got, err := EncodeRequest(api, r)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // summary is what a client learns from an answer: the text, the reasoning,
@@ -54,13 +55,13 @@ func collect(evs []Event) *Response {
 	return r
 }
 
-var mockAPI = map[API]string{APIAnthropic: mockllm.Anthropic, APIChat: mockllm.Chat, APIResponses: mockllm.Responses, APIGemini: mockllm.Gemini}
+var mockAPI = map[apikind.Kind]string{apikind.Anthropic: mockllm.Anthropic, apikind.Chat: mockllm.Chat, apikind.Responses: mockllm.Responses, apikind.Gemini: mockllm.Gemini}
 
-func mockCall(t *testing.T, api API, turn mockllm.Turn, stream bool) []byte {
+func mockCall(t *testing.T, api apikind.Kind, turn mockllm.Turn, stream bool) []byte {
 	t.Helper()
 	srv := httptest.NewServer(&mockllm.Channel{API: mockAPI[api], Turns: []mockllm.Turn{turn}})
 	defer srv.Close()
-	path := map[API]string{APIAnthropic: "/v1/messages", APIChat: "/v1/chat/completions", APIResponses: "/v1/responses", APIGemini: GeminiPath("m", stream)}[api]
+	path := map[apikind.Kind]string{apikind.Anthropic: "/v1/messages", apikind.Chat: "/v1/chat/completions", apikind.Responses: "/v1/responses", apikind.Gemini: GeminiPath("m", stream)}[api]
 	body := fmt.Sprintf(`{"model":"m","stream":%v}`, stream)
 	resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
 	if err != nil {

@@ -27,18 +27,6 @@ package translate
 
 import "encoding/json"
 
-// API names one wire API. The values are the pool's channel `api` words for
-// the member side; APIResponses is served by `api: openai` channels.
-type API string
-
-// The four APIs (SPEC POOL-21).
-const (
-	APIAnthropic API = "anthropic"   // POST /v1/messages
-	APIChat      API = "openai-chat" // POST /v1/chat/completions
-	APIResponses API = "responses"   // POST /v1/responses
-	APIGemini    API = "gemini"      // POST /v1beta/models/{m}:generateContent
-)
-
 // Role is the speaker of a Message. System prompts live in Request.System;
 // tool results are parts of a user message (the Anthropic and Gemini shape).
 type Role string

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // FuzzPlainBlockText: an Anthropic event read by plainBlockText is the
@@ -144,13 +146,13 @@ func TestStreamFastPaths(t *testing.T) {
 // buffer is not kept by the stream.
 func TestStreamTextDeltaAllocs(t *testing.T) {
 	for _, c := range []struct {
-		from, to API
+		from, to apikind.Kind
 		open     []sseEv
 		delta    sseEv
 	}{
-		{APIAnthropic, APIChat, []sseEv{ev("message_start", anStart), ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
+		{apikind.Anthropic, apikind.Chat, []sseEv{ev("message_start", anStart), ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)},
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello there, "}}`)},
-		{APIChat, APIAnthropic, []sseEv{chunk(`{"role":"assistant","content":""}`)}, chunk(`{"content":"Hello there, "}`)},
+		{apikind.Chat, apikind.Anthropic, []sseEv{chunk(`{"role":"assistant","content":""}`)}, chunk(`{"content":"Hello there, "}`)},
 	} {
 		t.Run("POOL-21/"+string(c.from)+"-to-"+string(c.to)+"-text-delta", func(t *testing.T) {
 			now = func() time.Time { return time.Unix(1700000000, 0) }

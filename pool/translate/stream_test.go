@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 func ev(name, data string) sseEv { return sseEv{name, compact(data)} }
@@ -32,14 +34,14 @@ func gmChunk(parts string) sseEv {
 
 type streamFeature struct {
 	name  string
-	forms map[API][]sseEv
+	forms map[apikind.Kind][]sseEv
 }
 
 var textMsg = `{"type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Hello ✓ \"q\"","annotations":[]}]}`
 
 var streamFeatures = []streamFeature{
-	{name: "POOL-21/stream/text-and-cached-usage", forms: map[API][]sseEv{
-		APIAnthropic: {
+	{name: "POOL-21/stream/text-and-cached-usage", forms: map[apikind.Kind][]sseEv{
+		apikind.Anthropic: {
 			ev("message_start", anStart),
 			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`),
@@ -48,13 +50,13 @@ var streamFeatures = []streamFeature{
 			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":90}}`),
 			ev("message_stop", `{"type":"message_stop"}`),
 		},
-		APIChat: {
+		apikind.Chat: {
 			chunk(`{"role":"assistant","content":""}`), chunk(`{"content":"Hel"}`), chunk(`{"content":"lo ✓ \"q\""}`),
 			dt(`{"object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],
 				"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":90}}}`),
 			done,
 		},
-		APIResponses: append(rsHead(),
+		apikind.Responses: append(rsHead(),
 			ev("response.output_item.added", `{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"type":"message","status":"in_progress","role":"assistant","content":[]}}`),
 			ev("response.content_part.added", `{"type":"response.content_part.added","sequence_number":3,"output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`),
 			ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":4,"output_index":0,"content_index":0,"delta":"Hel","logprobs":[]}`),
@@ -66,14 +68,14 @@ var streamFeatures = []streamFeature{
 				"usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":90},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":105},
 				"incomplete_details":null,"error":null}}`),
 		),
-		APIGemini: {
+		apikind.Gemini: {
 			gmChunk(`[{"text":"Hel"}]`), gmChunk(`[{"text":"lo ✓ \"q\""}]`),
 			dt(`{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}],
 				"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":5,"totalTokenCount":105,"cachedContentTokenCount":90},"modelVersion":"m"}`),
 		},
 	}},
-	{name: "POOL-21/stream/reasoning-and-parallel-tool-calls", forms: map[API][]sseEv{
-		APIAnthropic: {
+	{name: "POOL-21/stream/reasoning-and-parallel-tool-calls", forms: map[apikind.Kind][]sseEv{
+		apikind.Anthropic: {
 			ev("message_start", anStart),
 			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`),
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm…"}}`),
@@ -87,7 +89,7 @@ var streamFeatures = []streamFeature{
 			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":3,"output_tokens":4}}`),
 			ev("message_stop", `{"type":"message_stop"}`),
 		},
-		APIChat: {
+		apikind.Chat: {
 			chunk(`{"role":"assistant","content":""}`), chunk(`{"reasoning_content":"Hmm…"}`),
 			chunk(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}`),
 			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":1}"}}]}`),
@@ -97,8 +99,8 @@ var streamFeatures = []streamFeature{
 				"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":0}}}`),
 			done,
 		},
-		APIResponses: append(rsHead(), rsReasoningAndCalls()...),
-		APIGemini: {
+		apikind.Responses: append(rsHead(), rsReasoningAndCalls()...),
+		apikind.Gemini: {
 			gmChunk(`[{"text":"Hmm…","thought":true}]`),
 			gmChunk(`[{"functionCall":{"id":"call_1","name":"f","args":{"a":1}}}]`),
 			gmChunk(`[{"functionCall":{"id":"call_2","name":"g","args":{"b":"ü"}}}]`),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -17,6 +18,8 @@ import (
 type AnthropicFlavour struct{}
 
 func (AnthropicFlavour) Name() string { return config.APIAnthropic }
+
+func (AnthropicFlavour) API() apikind.Kind { return apikind.Anthropic }
 
 func (AnthropicFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	switch {

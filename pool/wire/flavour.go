@@ -16,6 +16,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -27,8 +28,11 @@ import (
 // AnthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
 // Responses implement the same interface next to it.
 type Flavour interface {
-	// Name is config.APIAnthropic or config.APIOpenAI.
+	// Name is the channel api word of the pools it serves: config.APIAnthropic,
+	// config.APIOpenAI or config.APIGemini.
 	Name() string
+	// API is the wire API it reads and writes.
+	API() apikind.Kind
 	// Endpoint maps method and the path after "/pool/{pool}" (e.g.
 	// "/v1/messages") to an endpoint; false means 404.
 	Endpoint(method, path string) (Endpoint, bool)
@@ -66,6 +70,14 @@ var flavours = map[string]Flavour{config.APIAnthropic: AnthropicFlavour{}, confi
 // ForAPI returns the flavour serving a pool of API api (config.APIAnthropic
 // or config.APIOpenAI), or nil when this build has none.
 func ForAPI(api string) Flavour { return flavours[api] }
+
+// byKind are the flavours by the wire API they read and write.
+var byKind = map[apikind.Kind]Flavour{apikind.Anthropic: AnthropicFlavour{}, apikind.Chat: ChatFlavour{},
+	apikind.Responses: ResponsesFlavour{}, apikind.Gemini: GeminiFlavour{}}
+
+// Of returns the flavour of wire API k (the one that reads a member's
+// answers of that API), or nil for a Kind that is none of the four.
+func Of(k apikind.Kind) Flavour { return byKind[k] }
 
 // EndpointKind tells the call engine how to treat a request.
 type EndpointKind int

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -18,6 +19,8 @@ import (
 type GeminiFlavour struct{}
 
 func (GeminiFlavour) Name() string { return config.APIGemini }
+
+func (GeminiFlavour) API() apikind.Kind { return apikind.Gemini }
 
 func (GeminiFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	if method == http.MethodGet && (path == "/v1beta/models" || path == "/v1beta/models/") {

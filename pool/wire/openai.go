@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -19,6 +20,8 @@ import (
 type ChatFlavour struct{}
 
 func (ChatFlavour) Name() string { return config.APIOpenAI }
+
+func (ChatFlavour) API() apikind.Kind { return apikind.Chat }
 
 func (ChatFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -15,6 +16,8 @@ import (
 // and pings are Chat Completions' (embedded); requests, the commit point and
 // in-stream errors are its own.
 type ResponsesFlavour struct{ ChatFlavour }
+
+func (ResponsesFlavour) API() apikind.Kind { return apikind.Responses }
 
 // responsesRequest is the part of a Responses request the pool reads.
 type responsesRequest struct {
