@@ -14,8 +14,8 @@
 //	exit status (RUN-3)   code, 128+N, 127, 126  code, 128+N, 127, 126    child's 32-bit code, 127, 126
 //	orphans (SIG-2)       group + subreaper:     group + PTY session:     Job object, kill on close:
 //	                      setsid daemons too     setsid daemons escape    all descendants, except
-//	                                                                      one started in the µs before
-//	                                                                      the child joins the job
+//	                                                                      one started with
+//	                                                                      CREATE_BREAKAWAY_FROM_JOB
 //	zombies               reaped (subreaper)     launchd reaps orphans    none (no zombies)
 //
 // Flow of one [Run] on Unix (Linux; macOS has no subreaper step):
@@ -65,9 +65,10 @@
 //     file (npm's shims) is never started the way os/exec would, under cmd.exe with quoting
 //     cmd.exe re-parses: an npm shim is replaced by its node.exe command, any other script
 //     gets a cmd.exe command line quoted by cmd.exe's rules or is refused (SPEC PLAT-3,
-//     batch.go, npmshim.go). The child is assigned to a
-//     kill-on-close Job object right after it starts; whatever is left in the job when the child
-//     exits is terminated at once (there is no polite stop for a process in our console).
+//     batch.go, npmshim.go). The child is created suspended, assigned to a
+//     kill-on-close, breakaway-OK Job object, then resumed (job_windows.go); whatever is left in
+//     the job when the child exits is terminated at once (there is no polite stop for a process
+//     in our console).
 //   - Panics: Run's own goroutine recovers, SIGKILLs the child's group, restores the terminal and
 //     re-panics; the copy loops restore the terminal before re-panicking.
 package signals

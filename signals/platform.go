@@ -31,9 +31,10 @@ func usesPTY(goos string) bool { return goos != "windows" }
 //   - "group+session": the child's process group, plus (PTY mode) every process still in the
 //     child's session (macOS, no subreaper): a descendant that called setsid, or in plain mode
 //     moved to another process group, escapes;
-//   - "job": a Job object with kill-on-close holding the child and everything it starts
-//     (Windows): only a grandchild started before the child was assigned to the job (a window
-//     of microseconds right after process creation) or with CREATE_BREAKAWAY_FROM_JOB escapes.
+//   - "job": a Job object with kill-on-close holding the child from its first instruction (it
+//     is created suspended and resumed once assigned) and everything it starts (Windows): only
+//     a process started with CREATE_BREAKAWAY_FROM_JOB escapes, which the job allows
+//     (breakaway-OK) so that a browser an agent opens for a login outlives the agent.
 func treeCleanup(goos string) string {
 	switch goos {
 	case "linux":

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -22,8 +21,8 @@ import (
 // it, the child included; holding them keeps the launcher alive to wait for the child.
 var heldConsoleEvents = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
-// runOS is Run on Windows: the child shares the console and stdio (no PTY, SPEC PLAT-1) and is
-// put in a kill-on-close Job object right after it started.
+// runOS is Run on Windows: the child shares the console and stdio (no PTY, SPEC PLAT-1) and
+// runs in a kill-on-close Job object from its first instruction (startInJob).
 func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err error) {
 	log := opts.Logger
 	if log == nil {
@@ -52,19 +51,8 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 	if err := viaCmdExe(cmd); err != nil {
 		return StatusCannotExecute, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startInJob(cmd, j, log); err != nil {
 		return ExitStatus(err), err
-	}
-	// Accepted race: a grandchild the child starts before this assignment (microseconds after
-	// process creation, before the child ran any of its own code but the loader's) is not in
-	// the job. Starting the child suspended would close it, but exec.Cmd cannot resume a
-	// suspended process without its thread handle.
-	if err := j.assign(cmd.Process.Pid); errors.Is(err, errExitedEarly) {
-		// Not a failure of the job: a child done within microseconds (cmd /c echo) is gone
-		// before the assignment; Windows refuses to assign a process that has exited.
-		log.Debug("child exited before it could be put in the job object", "pid", cmd.Process.Pid)
-	} else if err != nil {
-		log.Warn("child not in the job object: its descendants may outlive the launcher", "err", err)
 	}
 	log.Debug("child started", "pid", cmd.Process.Pid, "pty", false, "cleanup", treeCleanup(host))
 
@@ -97,89 +85,6 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 	status = ExitStatus(waitErr)
 	log.Debug("child done", "pid", cmd.Process.Pid, "status", status)
 	return status, nil
-}
-
-// job is a Job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE: when its last handle closes (Run
-// returns, or the launcher dies in any way), every process in it is terminated. Processes a job
-// member creates are members too. A nil *job does nothing.
-type job struct{ h windows.Handle }
-
-// newJob creates the job; its handle is not inheritable, so the child cannot keep it open.
-func newJob() (*job, error) {
-	h, err := windows.CreateJobObject(nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
-		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{
-			LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
-		},
-	}
-	if _, err := windows.SetInformationJobObject(h, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
-		_ = windows.CloseHandle(h)
-		return nil, err
-	}
-	return &job{h: h}, nil
-}
-
-// errExitedEarly is assign's error for a process that had exited already: Windows refuses to
-// assign it (ERROR_ACCESS_DENIED), which says nothing about the job.
-var errExitedEarly = errors.New("the process exited before it was assigned")
-
-// stillActive is GetExitCodeProcess's code for a running process (STILL_ACTIVE).
-const stillActive = 259
-
-// assign puts process pid into the job; errExitedEarly when it has exited already.
-func (j *job) assign(pid int) error {
-	if j == nil {
-		return windows.ERROR_INVALID_HANDLE
-	}
-	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
-	if err != nil {
-		return err
-	}
-	defer windows.CloseHandle(p)
-	err = windows.AssignProcessToJobObject(j.h, p)
-	var code uint32
-	if err != nil && windows.GetExitCodeProcess(p, &code) == nil && code != stillActive {
-		return errExitedEarly
-	}
-	return err
-}
-
-// active returns the number of processes in the job (0 when unknown).
-func (j *job) active() int {
-	if j == nil {
-		return 0
-	}
-	var info jobAccounting
-	if err := windows.QueryInformationJobObject(j.h, windows.JobObjectBasicAccountingInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
-		return 0
-	}
-	return int(info.ActiveProcesses)
-}
-
-// jobAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION (winnt.h), which x/sys/windows lacks.
-type jobAccounting struct {
-	TotalUserTime, TotalKernelTime                       int64
-	ThisPeriodTotalUserTime, ThisPeriodTotalKernelTime   int64
-	TotalPageFaultCount, TotalProcesses, ActiveProcesses uint32
-	TotalTerminatedProcesses                             uint32
-}
-
-// terminate ends every process in the job with exit code 1 (as os.Process.Kill does) and
-// reports whether it could.
-func (j *job) terminate() bool {
-	return j != nil && windows.TerminateJobObject(j.h, 1) == nil
-}
-
-// close closes the job's handle, which terminates what is still in it (kill-on-close).
-func (j *job) close() {
-	if j != nil {
-		_ = windows.CloseHandle(j.h)
-	}
 }
 
 // viaCmdExe makes a cmd whose program is a .cmd or .bat file safe to start (SPEC PLAT-3): left
