@@ -11,6 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/relay"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -80,7 +81,7 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		return false
 	}
 	lc := s.engine.live.Load() // the bounds of a new tunnel (SPEC OPS-7)
-	relay(c, up, lc.cfg.TunnelIdleTimeout, lc.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
+	relay.Run(c, up, lc.cfg.TunnelIdleTimeout, lc.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
 		s.engine.countTunnel(cand, sent, received)
 		s.engine.traffic.open.Add(-1)
 		s.setUpstream(cs, nil)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // agentConn is an agent's client connection: kept while the answers allow
@@ -111,11 +113,11 @@ func BenchmarkHandoffPool(b *testing.B) {
 			a := &agentConn{addr: c.addr, dial: c.dial}
 			defer a.close()
 			var ttft time.Duration
-			cpu0 := cpuTime(b)
+			cpu0 := testworld.CPUTime(b)
 			for b.Loop() {
 				ttft += a.call(b, c.req)
 			}
-			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testworld.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(ttft.Microseconds())/float64(b.N), "ttft-µs")
 		})
 	}

@@ -62,3 +62,22 @@ func Blackhole(t testing.TB) string {
 	})
 	return ln.Addr().String()
 }
+
+// EchoBuffered echoes what it reads from c back to c through a 4 KiB
+// buffer until either direction fails, so the echo holds no splice pipe of
+// its own (io.Copy(c, c) would splice and hold one while it waits, hiding a
+// relay's descriptor count).
+func EchoBuffered(c net.Conn) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

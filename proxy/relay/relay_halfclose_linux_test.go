@@ -1,4 +1,4 @@
-package proxy
+package relay
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestRelayHalfCloseBound(t *testing.T) {
 			defer client.Close()
 			defer dest.Close()
 			ended := make(chan struct{})
-			relay(pc, pu, time.Hour, 300*time.Millisecond, func(int64, int64) { close(ended) })
+			Run(pc, pu, time.Hour, 300*time.Millisecond, func(int64, int64) { close(ended) })
 			// Bytes both ways first: each direction then waits in a window
 			// of the idle bound (10 s), which the half-close must shorten.
 			client.Write([]byte("a"))
@@ -59,7 +59,7 @@ func TestRelayHalfCloseBound(t *testing.T) {
 			client, pc := pair()
 			pu, dest := pair()
 			ended := make(chan struct{})
-			relay(pc, pu, time.Hour, 5*time.Second, func(int64, int64) { close(ended) })
+			Run(pc, pu, time.Hour, 5*time.Second, func(int64, int64) { close(ended) })
 			up, down := make([]byte, 1+i*997), make([]byte, 1+i*1499)
 			rand.Read(up)
 			rand.Read(down)

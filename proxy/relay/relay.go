@@ -1,4 +1,11 @@
-package proxy
+// Package relay carries the bytes of an open CONNECT tunnel both ways
+// (SPEC CON-2): a half-close is passed on as a half-close, an idle tunnel
+// and a half-closed one end after their bounds, and on Linux small
+// messages go by read(2)/write(2) and bulk by splice(2) without holding a
+// pipe or a buffer while the tunnel is idle (io.Copy elsewhere). It knows
+// nothing of how the tunnel was chosen or opened: the proxy hands it two
+// connected sockets.
+package relay
 
 import (
 	"errors"
@@ -44,15 +51,15 @@ type tunnel struct {
 	done           func(sent, received int64)
 }
 
-// relay copies bytes both ways until both directions finish or a bound
+// Run copies bytes both ways until both directions finish or a bound
 // (idle, halfClose) closes the tunnel, then closes both connections and
 // calls done with the bytes sent to up and received from it. EOF in one
 // direction is propagated as a half-close (CloseWrite), not a full close
-// (SPEC CON-2); any other error closes both connections. relay returns at
+// (SPEC CON-2); any other error closes both connections. Run returns at
 // once: each direction runs on a fresh goroutine, so an idle tunnel keeps
 // two small stacks, not the caller's grown one (RSS per idle
 // tunnel).
-func relay(client, up net.Conn, idle, halfClose time.Duration, done func(sent, received int64)) {
+func Run(client, up net.Conn, idle, halfClose time.Duration, done func(sent, received int64)) {
 	t := &tunnel{idle: idle, halfClose: halfClose, client: client, up: up, done: done}
 	t.touch()
 	t.left.Store(2)
@@ -182,7 +189,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 		return written
 	}
 	// This direction ended: the other may stay silent for halfClose only,
-	// counted from now. If the other ended first, relay closes both
+	// counted from now. If the other ended first, Run closes both
 	// connections now (a FIN each; no half-close to send).
 	t.touch()
 	if !t.halfClosed.CompareAndSwap(false, true) {

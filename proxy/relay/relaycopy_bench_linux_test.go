@@ -1,22 +1,14 @@
-package proxy
+package relay
 
 import (
 	"io"
 	"net"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is this process's user+system CPU time so far.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
+)
 
 // tcpPairs returns a function that opens one loopback TCP connection pair
 // (dialled end, accepted end) per call, on a listener closed by Cleanup.
@@ -51,12 +43,12 @@ func BenchmarkRelayShortTunnel(b *testing.B) {
 	msg := make([]byte, 512)
 	buf := make([]byte, 512)
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := testworld.CPUTime(b)
 	for b.Loop() {
 		client, in := pair()
 		out, dest := pair()
 		done := make(chan struct{})
-		relay(in, out, time.Minute, time.Minute, func(int64, int64) { close(done) })
+		Run(in, out, time.Minute, time.Minute, func(int64, int64) { close(done) })
 		for range 2 {
 			if _, err := client.Write(msg); err != nil {
 				b.Fatal(err)
@@ -78,7 +70,7 @@ func BenchmarkRelayShortTunnel(b *testing.B) {
 		client.Close()
 		<-done
 	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(testworld.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // copyFuncs are the tunnel copies BenchmarkCopyTunnel compares: ours, and
@@ -139,7 +131,7 @@ func openCopyBench(b *testing.B, pair func() (net.Conn, net.Conn), copyFn func(d
 	go func() { copyFn(in, out); in.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
 	go func() {
 		if req == resp {
-			bufEcho(echo)
+			testworld.EchoBuffered(echo)
 		} else {
 			respond(echo, req, resp)
 		}
@@ -178,7 +170,7 @@ func benchCopy(b *testing.B, copyFn func(dst, src net.Conn) (int64, error), req,
 	}
 	b.SetBytes(int64(req + resp))
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := testworld.CPUTime(b)
 	if conc == 1 {
 		roundTrips(b, tunnels[0].client, req, resp, b.Loop)
 	} else {
@@ -189,7 +181,7 @@ func benchCopy(b *testing.B, copyFn func(dst, src net.Conn) (int64, error), req,
 		b.SetParallelism((conc + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 		b.RunParallel(func(pb *testing.PB) { roundTrips(b, <-next, req, resp, pb.Next) })
 	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(testworld.CPUTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	for _, t := range tunnels {
 		t.closeAll()
 	}

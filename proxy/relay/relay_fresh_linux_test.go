@@ -1,4 +1,4 @@
-package proxy
+package relay
 
 import (
 	"io"
@@ -63,7 +63,7 @@ func TestRelayFreshUpstream(t *testing.T) {
 		dest.Close()
 		waitState(t, pu, unix.BPF_TCP_CLOSE_WAIT) // bytes and FIN are in pu's queue
 		ended := make(chan struct{})
-		relay(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
+		Run(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
 		client.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if got, err := io.ReadAll(client); err != nil || string(got) != "banner" {
 			t.Fatalf("client read %q, %v; want \"banner\" then EOF", got, err)
@@ -75,7 +75,7 @@ func TestRelayFreshUpstream(t *testing.T) {
 		client, pc := pair()
 		pu, dest := pair()
 		ended := make(chan struct{})
-		relay(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
+		Run(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
 		if _, err := dest.Write([]byte("hello")); err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestRelayFreshUpstream(t *testing.T) {
 		dest.Close() // a reset
 		waitState(t, pu, unix.BPF_TCP_CLOSE)
 		ended := make(chan struct{})
-		relay(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
+		Run(pc, pu, time.Hour, time.Hour, func(int64, int64) { close(ended) })
 		waitEnded(t, ended)
 		client.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if _, err := io.ReadAll(client); err != nil {
