@@ -168,18 +168,22 @@
   function probe(gateway, out) {
     out.textContent = "testing…";
     out.className = "gw-result meta";
+    out.removeAttribute("data-probe");
     api("POST", "settings/probe", { gateway: gateway }).then(function (r) {
       if (r.status === 200 && r.body.ok) {
         out.textContent = "works: " + r.body.latency_ms + " ms to " + r.body.target;
         out.className = "gw-result ok";
+        out.setAttribute("data-probe", "ok");
       } else if (r.status === 401) {
         out.textContent = "needs the control token";
         out.className = "gw-result fail";
+        out.setAttribute("data-probe", "fail");
         tokenError();
       } else {
         var e = (r.body.errors || [])[0];
         out.textContent = "fails: " + (e ? e.message : (r.body.error || "HTTP " + r.status));
         out.className = "gw-result fail";
+        out.setAttribute("data-probe", "fail");
       }
     });
   }
@@ -244,6 +248,7 @@
     box.appendChild(el("p", { id: "settings-msg", role: "status" }));
     msg(keep[0], keep[1]);
     box.setAttribute("data-version", d.version);
+    box.setAttribute("data-state", "loaded");
   }
 
   // changes are the form's values that differ from the document's.
@@ -298,7 +303,8 @@
     rv.appendChild(el("p", { text: "Apply " + (names.length === 1 ? "this change" : "these " + names.length + " changes") + "? New requests and tunnels take them at once; open tunnels and requests in flight keep their path." }));
     rv.appendChild(ul);
     rv.appendChild(el("button", { type: "button", id: "settings-apply", text: "apply", on: { click: function () { apply(ch); } } }));
-    rv.appendChild(el("button", { type: "button", id: "settings-cancel", text: "cancel", on: { click: function () { rv.textContent = ""; } } }));
+    rv.appendChild(el("button", { type: "button", id: "settings-cancel", text: "cancel", on: { click: function () { rv.textContent = ""; box.setAttribute("data-state", "loaded"); } } }));
+    box.setAttribute("data-state", "reviewed");
   }
 
   // markError shows one field error at its field (gateway[i] at that
@@ -327,6 +333,7 @@
         var sv = r.body.saved;
         var saved = sv ? (sv.error ? " (applied, but not written to " + sv.path + ": " + sv.error + ")" : ", written to " + sv.path) : "";
         msg("applied: " + Object.keys(ch).join(", ") + saved, "ok");
+        box.setAttribute("data-state", "applied");
         if (window.dualProxyRefresh) window.dualProxyRefresh();
         return;
       }
@@ -336,16 +343,25 @@
         msg("not applied, nothing changed: " + (loose.length ? loose.join("; ") : "fix the fields marked"), "fail");
         var first = box.querySelector(".invalid");
         if (first) first.focus();
+        box.setAttribute("data-state", "refused");
         return;
       }
-      if (r.status === 401) { tokenError(); msg("not applied: " + (token ? "the control token is wrong" : "paste the control token"), "fail"); return; }
+      if (r.status === 401) {
+        tokenError();
+        msg("not applied: " + (token ? "the control token is wrong" : "paste the control token"), "fail");
+        box.setAttribute("data-state", "refused");
+        return;
+      }
       if (r.status === 409) {
         load(ch).then(function (ok) {
-          if (ok) msg("not applied: the settings were changed elsewhere meanwhile. The form shows the current settings with your change on top; review and apply again.", "fail");
+          if (!ok) return;
+          msg("not applied: the settings were changed elsewhere meanwhile. The form shows the current settings with your change on top; review and apply again.", "fail");
+          box.setAttribute("data-state", "stale");
         });
         return;
       }
       msg("not applied: " + (r.body.error || "HTTP " + r.status), "fail");
+      box.setAttribute("data-state", "refused");
     });
   }
 

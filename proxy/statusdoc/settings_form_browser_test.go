@@ -1,0 +1,231 @@
+//go:build browser && linux
+
+package statusdoc_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dual-proxy/dual-proxy/internal/settings"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
+)
+
+// browser starts headless Chromium under chromedp: loopback only (every
+// name resolves to nothing), no background traffic, a fresh profile.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1600))
+	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	return ctx
+}
+
+// typeInto clears an input and types text as a user would (input events).
+func typeInto(sel, text string) chromedp.Action[chromedp.Void] {
+	clear := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](`(function (e) { e.value = ''; return true; })(document.querySelector(`+strconv.Quote(sel)+`))`)(ctx, tg)
+		return chromedp.Void{}, err
+	}
+	return chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)), clear, chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+func wait(sel string) chromedp.Action[chromedp.Void]  { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+
+// text reads an element's text into *out.
+func text(sel string, out *string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		v, err := chromedp.Text(chromedp.CSS(sel))(ctx, tg)
+		*out = v
+		return chromedp.Void{}, err
+	}
+}
+
+// eval runs a JavaScript expression and stores its value in *out.
+func eval[T any](expr string, out *T) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		v, err := chromedp.Evaluate[T](expr)(ctx, tg)
+		*out = v
+		return chromedp.Void{}, err
+	}
+}
+
+// until waits (30 s at most) for a JavaScript expression to be true.
+func until(expr string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
+		return chromedp.Void{}, err
+	}
+}
+
+// verdictHas is a JavaScript test that the verdict line holds s.
+func verdictHas(s string) string {
+	return `document.getElementById("verdict").textContent.indexOf(` + strconv.Quote(s) + `) >= 0`
+}
+
+// TestSettingsFormOPS7 drives the status page's settings form in Chromium
+// against a running proxy whose listener serves the settings (SPEC OPS-7):
+// a gateway added on the page carries the next request, an invalid value
+// is refused at its field and applies once fixed, a stale version is
+// reloaded and said so, and the token never stays in the address.
+func TestSettingsFormOPS7(t *testing.T) {
+	w := newSettingsWorld(t)
+	page := "http://" + w.addr + statusdoc.PagePath
+
+	t.Run("OPS-7/add-gateway-on-the-page-moves-traffic-to-it", func(t *testing.T) {
+		if code, _ := w.get(t); code != 502 || w.good.Requests() != 0 {
+			t.Fatalf("before the change: %d, good gateway %d requests; want 502 (dead gateway, direct refused) and none", code, w.good.Requests())
+		}
+		ctx := browser(t)
+		var probe, diff, done, verdict string
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+			until(verdictHas("of 2 paths")),
+			typeInto(`#settings-token`, formToken),
+			typeInto(`#gw-new`, w.good.URL), click(`#gw-add`), wait(`#gw-list li[data-index="0"] .gw-test`),
+			click(`#gw-list li[data-index="0"] .gw-test`), wait(`#gw-list li[data-index="0"] .gw-result[data-probe]`),
+			text(`#gw-list li[data-index="0"] .gw-result`, &probe),
+			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`), text(`#settings-diff`, &diff),
+			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done),
+			until(verdictHas("of 3 paths")))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.HasPrefix(probe, "works: ") || !strings.Contains(probe, w.target) {
+			t.Errorf("gateway test: %q, want it working to %s", probe, w.target)
+		}
+		if !strings.Contains(diff, "gateway") || !strings.Contains(diff, "(none) → "+w.good.URL) || !strings.Contains(diff, "added "+w.good.URL) {
+			t.Errorf("review: %q, want gateway (none) → %s, added", diff, w.good.URL)
+		}
+		if done != "applied: gateway" {
+			t.Errorf("after apply: %q", done)
+		}
+		if g := w.live.Current().Values.List(settings.Gateway); len(g) != 1 || g[0] != w.good.URL {
+			t.Fatalf("live gateways %v", g)
+		}
+		code, via := w.get(t)
+		if code != 200 || via != "good" {
+			t.Fatalf("after the change: %d via %q, want 200 via the added gateway", code, via)
+		}
+		if err := chromedp.Do(ctx, until(`document.getElementById("verdict").getAttribute("data-serving").indexOf(`+strconv.Quote(w.good.Addr)+`) >= 0`),
+			text(`#verdict`, &verdict)); err != nil {
+			t.Fatalf("verdict does not name the added gateway: %v", err)
+		}
+		if !strings.HasPrefix(verdict, "Serving via ") {
+			t.Errorf("verdict %q", verdict)
+		}
+	})
+
+	t.Run("OPS-7/invalid-values-shown-at-their-fields-then-fixed", func(t *testing.T) {
+		ctx := browser(t)
+		var coolErr, healthErr, gwErr, refused string
+		var invalid bool
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+			typeInto(`#settings-token`, formToken),
+			typeInto(`#set-cooldown-ms`, "-5"), typeInto(`#set-health-url`, "ftp://health.example"),
+			typeInto(`#gw-new`, "127.0.0.1"), click(`#gw-add`), wait(`#gw-list li[data-index="1"]`),
+			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
+			click(`#settings-apply`), wait(`#settings[data-state="refused"]`),
+			text(`.ferr[data-field="cooldown-ms"]`, &coolErr), text(`.ferr[data-field="health-url"]`, &healthErr),
+			eval(`(document.querySelector('.ferr[data-field="gateway[1]"]').textContent || document.querySelector('.ferr[data-field="gateway"]').textContent)`, &gwErr),
+			eval(`document.getElementById("set-cooldown-ms").getAttribute("aria-invalid") === "true"`, &invalid),
+			text(`#settings-msg`, &refused))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.Contains(coolErr, "must be 0-") || !strings.Contains(healthErr, "want an http:// or https:// URL") || !strings.Contains(gwErr, "no port") || !invalid {
+			t.Errorf("field errors: cooldown %q, health %q, gateway %q, marked %v", coolErr, healthErr, gwErr, invalid)
+		}
+		if !strings.HasPrefix(refused, "not applied, nothing changed") {
+			t.Errorf("message %q", refused)
+		}
+		cur := w.live.Current().Values
+		if cur.Int(settings.CooldownMS) != 30000 || cur.String(settings.HealthURL) != "" || len(cur.List(settings.Gateway)) != 1 {
+			t.Fatalf("a refused change applied something: %v", cur)
+		}
+		if code, via := w.get(t); code != 200 || via != "good" {
+			t.Fatalf("after a refused change: %d via %q", code, via)
+		}
+		var done string
+		err = chromedp.Do(ctx, typeInto(`#set-cooldown-ms`, "45000"), typeInto(`#set-health-url`, ""),
+			click(`#gw-list li[data-index="1"] .gw-remove`), wait(`#settings[data-state="loaded"]`),
+			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
+			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if done != "applied: cooldown-ms" || w.live.Current().Values.Int(settings.CooldownMS) != 45000 {
+			t.Fatalf("after the fix: %q, cooldown %d", done, w.live.Current().Values.Int(settings.CooldownMS))
+		}
+	})
+
+	t.Run("OPS-7/stale-version-reloads-and-says-so", func(t *testing.T) {
+		ctx := browser(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+			typeInto(`#settings-token`, formToken), typeInto(`#set-race-delay-ms`, "300")); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		// Another client changes a setting after the page read them.
+		doc := w.live.Document()
+		if _, err := w.live.Change(`"`+doc.Version+`"`, map[string]json.RawMessage{settings.PrefTTLMS: json.RawMessage("90000")}, "cli"); err != nil {
+			t.Fatal(err)
+		}
+		var stale, ttl, race string
+		err := chromedp.Do(ctx, click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
+			click(`#settings-apply`), wait(`#settings[data-state="stale"]`), text(`#settings-msg`, &stale),
+			eval(`document.getElementById("set-pref-ttl-ms").value`, &ttl), eval(`document.getElementById("set-race-delay-ms").value`, &race))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.Contains(stale, "changed elsewhere meanwhile") || ttl != "90000" || race != "300" {
+			t.Fatalf("after a stale apply: %q, pref-ttl %q (want the other client's 90000), race delay %q (want the page's 300 kept)", stale, ttl, race)
+		}
+		if w.live.Current().Values.Int(settings.RaceDelayMS) != 250 {
+			t.Fatal("a stale change applied")
+		}
+		var done string
+		err = chromedp.Do(ctx, click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
+			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done))
+		if err != nil || done != "applied: race-delay-ms" || w.live.Current().Values.Int(settings.RaceDelayMS) != 300 {
+			t.Fatalf("reapplied: %v %q, race delay %d", err, done, w.live.Current().Values.Int(settings.RaceDelayMS))
+		}
+	})
+
+	t.Run("OPS-7/token-link-leaves-the-address-and-a-missing-token-is-said", func(t *testing.T) {
+		ctx := browser(t)
+		var href, field, refused string
+		err := chromedp.Do(ctx, chromedp.Navigate(page+"#token="+formToken), wait(`#settings[data-state="loaded"]`),
+			eval(`location.href`, &href), eval(`document.getElementById("settings-token").value`, &field))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if strings.Contains(href, formToken) || field != formToken {
+			t.Fatalf("address %q, token field %q: the token must move from the address into the field", href, field)
+		}
+		ctx = browser(t)
+		err = chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+			typeInto(`#set-fast-fail-ms`, "1500"), click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
+			click(`#settings-apply`), wait(`#settings[data-state="refused"]`), text(`#token-err`, &refused))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if refused != "paste the control token first" || w.live.Current().Values.Int(settings.FastFailMS) != 2000 {
+			t.Fatalf("without a token: %q, fast-fail %d", refused, w.live.Current().Values.Int(settings.FastFailMS))
+		}
+	})
+}
