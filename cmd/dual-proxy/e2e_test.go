@@ -343,7 +343,7 @@ func TestDemo(t *testing.T) {
 		}
 		mustContain(t, out, "hello from the loopback origin over http\n")
 		mustContain(t, out, "hello from the loopback origin over https\n")
-		if strings.Count(out, "  failed over ") != 2 {
+		if strings.Count(out, "], next candidate\n") != 2 {
 			t.Fatalf("demo output lacks the failovers:\n%s", out)
 		}
 	})

@@ -195,7 +195,7 @@ func fetchOnce(out *os.File, u string, client []string, deadPort int, gwAddr str
 	defer mu.Unlock()
 	for _, d := range decisions {
 		for _, f := range d.Failed {
-			fmt.Fprintf(out, "  failed over %s  [%s: %s]\n", f.Candidate, f.Phase, f.Reason)
+			fmt.Fprintf(out, "  failed      %s  [%s: %s], next candidate\n", f.Candidate, f.Phase, f.Reason)
 		}
 		served := d.Candidate
 		if served == "" {
