@@ -175,10 +175,10 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 	switch commandName(argv[0]) {
 	case "codex":
 		pre := []string{
-			"-c", `model_provider="` + codexProviderKey + `"`,
-			"-c", `model_providers.` + codexProviderKey + `.name="dual-proxy pool ` + s.PoolName + `"`,
+			"-c", `model_provider=` + tomlString(codexProviderKey),
+			"-c", `model_providers.` + codexProviderKey + `.name=` + tomlString("dual-proxy pool "+s.PoolName),
 			// OpenAI SDKs append /responses to a base ending in /v1.
-			"-c", `model_providers.` + codexProviderKey + `.base_url="` + base + `/v1"`,
+			"-c", `model_providers.` + codexProviderKey + `.base_url=` + tomlString(base+"/v1"),
 			"-c", `model_providers.` + codexProviderKey + `.env_key="OPENAI_API_KEY"`,
 			"-c", `model_providers.` + codexProviderKey + `.wire_api="responses"`,
 		}
@@ -189,6 +189,29 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 		env, cleanup = geminiPreset(env)
 	}
 	return env, argv, cleanup
+}
+
+// tomlString is s as a TOML basic string for Codex's -c overrides, which
+// parse their value as TOML: quoted, with '"', '\\' and control characters
+// escaped (TOML 1.0 "String"), so no value can end the string early and
+// add keys of its own (the pool id is checked at load, SPEC POOL-3; this
+// holds for any value).
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // geminiSettings select API-key auth: Gemini CLI 0.61 takes

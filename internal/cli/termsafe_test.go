@@ -58,7 +58,7 @@ func TestTermWriter(t *testing.T) {
 	})
 }
 
-// TestHostileStringsEscaped: model and member ids from a config file, a
+// TestHostileStringsEscaped: model and member ids of a configuration, a
 // model id on the command line and a channel's error message carrying
 // terminal escapes reach `pool test` and `status`
 // text output escaped (SPEC POOL-14, OPS-2: printed raw, a broken
@@ -72,20 +72,26 @@ func TestHostileStringsEscaped(t *testing.T) {
 		w.Write(b)
 	}))
 	t.Cleanup(up.Close)
-	// YAML's \e and \a are ESC and BEL: a config file can carry them too.
+	// A configuration file refuses such ids (SPEC POOL-3), a configuration
+	// built in code (pool is a library) is not checked: the ids get them
+	// after parsing.
 	yml := fmt.Sprintf(`channels:
-  "up\e[2J": {api: anthropic, base_url: %q, api_key: sk-SECRET-1}
+  up: {api: anthropic, base_url: %q, api_key: sk-SECRET-1}
 pools:
   p:
-    members: ["up\e[2J"]
+    members: [up]
     models:
-      - id: "m\e]0;pwned\a"
-        targets: {"up\e[2J": "t\e[2J"}
+      - id: m
+        targets: {up: t}
 `, up.URL)
 	cfg, err := config.ParseConfig([]byte(yml), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	chID, modelID := "up\x1b[2J", "m\x1b]0;pwned\a"
+	cfg.Channels[0].ID, cfg.Pools[0].Members[0] = chID, chID
+	m := &cfg.Pools[0].Models[0]
+	m.ID, m.Name, m.Targets = modelID, modelID, map[string]string{chID: "t\x1b[2J"}
 	mux := proxy.NewMux()
 	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 	if err != nil {

@@ -55,13 +55,19 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 			return eachKey(v, p, func(id string, cv *yaml.Node, cp string) error {
 				ch, err := decodeChannel(id, cv, cp, getenv)
 				cfg.Channels = append(cfg.Channels, ch)
-				return err
+				var l errList
+				l.add(idErr(id, cp))
+				l.add(err)
+				return l.err()
 			})
 		case "pools":
 			return eachKey(v, p, func(id string, pv *yaml.Node, pp string) error {
 				pc, err := decodePool(id, pv, pp)
 				cfg.Pools = append(cfg.Pools, pc)
-				return err
+				var l errList
+				l.add(idErr(id, pp))
+				l.add(err)
+				return l.err()
 			})
 		case "state":
 			var err error
@@ -182,6 +188,8 @@ func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
 	})
 	if m.ID == "" {
 		err = missingID(err, p)
+	} else if !validUpstreamModelID(m.ID) {
+		err = also(err, cfgErr(p+".id", upstreamModelHint))
 	}
 	return m, err
 }
@@ -299,6 +307,8 @@ func decodeUnified(n *yaml.Node, p string) (UnifiedModel, error) {
 	})
 	if m.ID == "" {
 		err = missingID(err, p)
+	} else {
+		err = also(err, idErr(m.ID, p+".id"))
 	}
 	if m.Name == "" {
 		m.Name = m.ID
@@ -330,6 +340,17 @@ func missingID(err error, p string) error {
 	errs.add(err)
 	if !errs.covers(p + ".id") {
 		errs.add(cfgErr(p+".id", "missing"))
+	}
+	return errs.err()
+}
+
+// also is err with e added (either may be nil), unless an error of err is
+// about e's path already.
+func also(err, e error) error {
+	var errs errList
+	errs.add(err)
+	if ce, ok := e.(*ConfigError); ok && !errs.covers(ce.Path) {
+		errs.add(e)
 	}
 	return errs.err()
 }

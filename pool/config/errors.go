@@ -55,7 +55,7 @@ func (e *ConfigError) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Path != "" {
-		b.WriteString(e.Path + ": ")
+		b.WriteString(printablePath(e.Path) + ": ")
 	}
 	b.WriteString(e.Msg)
 	switch {

@@ -46,19 +46,7 @@ func (s StateConfig) Shared() bool { return s.URL != "" && s.URL != StateMemory 
 // '-' (a key namespace: no ':' or spaces in Redis keys). Not a regexp: the
 // `{1,64}` repetition compiled at package init cost every start of the
 // program 860 allocations and 60 KB of heap.
-func validStateName(name string) bool {
-	if name == "" || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func validStateName(name string) bool { return validIn(name, maxID, "") }
 
 // decodeState reads the `state:` key.
 func decodeState(n *yaml.Node, p string) (StateConfig, error) {
