@@ -78,13 +78,37 @@ func (e *Engine) Reconfigure(cfg Config) error {
 	}
 	keep := func(k string) bool { return keys[k] }
 	e.cache.SetTTL(cfg.PrefTTL)
-	e.cache.Keep(keep)
+	e.cache.Keep(cacheKeep(old.cfg.Candidates, cfg.Candidates))
 	e.cooldowns.Reconfigure(cfg.Cooldown, keep)
 	e.health.Reconfigure(cfg.HealthRecoverCount, keep)
 	if old.cfg.HealthInterval != cfg.HealthInterval || urlString(old.cfg) != urlString(cfg) {
 		e.checker.rearm()
 	}
 	return nil
+}
+
+// cacheKeep tells which per-host cache entries stay when the candidate
+// list old becomes next (SPEC ORD-4, OPS-7): an entry naming a candidate
+// still listed stays (a reorder keeps what was learnt), unless a candidate
+// added by the change ranks before it, so a gateway added under a running
+// agent gets its chance at the hosts an older, lower one served.
+func cacheKeep(old, next []candidate.Candidate) func(key string) bool {
+	was := make(map[string]bool, len(old))
+	for _, c := range old {
+		was[c.Key()] = true
+	}
+	rank := make(map[string]int, len(next))
+	firstAdded := len(next)
+	for i, c := range next {
+		rank[c.Key()] = i
+		if !was[c.Key()] && i < firstAdded {
+			firstAdded = i
+		}
+	}
+	return func(k string) bool {
+		i, ok := rank[k]
+		return ok && i < firstAdded
+	}
 }
 
 // urlString is cfg.HealthURL as text, "" when off.

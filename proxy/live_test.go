@@ -83,6 +83,25 @@ func TestReconfigure(t *testing.T) {
 		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw2.Requests() != 1 {
 			t.Fatalf("%s, second gateway saw %d", resp.Status, gw2.Requests())
 		}
+		// A gateway added after the one the cache names leaves the entry
+		// alone; one added before it takes the next request.
+		for _, cands := range [][]candidate.Candidate{{c2, candidate.Direct, c1}, {c2, candidate.Direct}} {
+			if err := e.Reconfigure(Config{Candidates: cands}); err != nil {
+				t.Fatal(err)
+			}
+			if k, _ := e.cache.Get("a.test"); k != c2.Key() {
+				t.Fatalf("a gateway added or removed after the cached one dropped the entry (%q)", k)
+			}
+		}
+		if err := e.Reconfigure(Config{Candidates: []candidate.Candidate{c1, c2, candidate.Direct}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := e.cache.Get("a.test"); ok {
+			t.Fatal("the cache still prefers a gateway ranked after one just added")
+		}
+		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw1.Requests() != 2 {
+			t.Fatalf("%s, the added gateway saw %d requests, want 2", resp.Status, gw1.Requests())
+		}
 	})
 	t.Run("OPS-7/health-check-turned-on-live", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)

@@ -156,6 +156,10 @@ func runApp(app *cli.App, args []string, sio IO) int {
 		completion.Answer(termSafe(sio.Stdout), app, args[1:len(args)-1], sio.Environ)
 		return 0
 	}
+	if app.Metadata == nil {
+		app.Metadata = map[string]any{}
+	}
+	app.Metadata[metaArgs] = args[1:] // flagValues tells a flag from its variable
 	err := app.Run(args)
 	if msg := versionError(app); msg != "" {
 		fmt.Fprintln(stderr, msg)
@@ -290,7 +294,11 @@ func oneLine(s string) string {
 
 // newLogger builds the slog logger of the settings writing to w.
 func newLogger(s *Settings, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: s.LogLevel}
+	if s.Level == nil {
+		s.Level = new(slog.LevelVar)
+	}
+	s.Level.Set(s.LogLevel)
+	opts := &slog.HandlerOptions{Level: s.Level} // a settings change sets it (SPEC OPS-7)
 	if s.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -134,8 +135,15 @@ func TestTunnelAndHeadFlags(t *testing.T) {
 		}
 	})
 	t.Run("LIS-4/tunnel-bound-zero-means-none", func(t *testing.T) {
-		if offIfZero(0) >= 0 || offIfZero(time.Second) != time.Second {
-			t.Fatal("0 must map to proxy.Config's no-bound (negative)")
+		v := flagDefaults(modeServe)
+		v[settings.TunnelIdleMS], v[settings.TunnelHalfMS] = 0, 1000
+		r, fes := settings.Check(v, settings.Env{})
+		if fes != nil {
+			t.Fatal(fes)
+		}
+		cfg, _, err := r.ProxyConfig(0)
+		if err != nil || cfg.TunnelIdleTimeout >= 0 || cfg.TunnelHalfCloseTimeout != time.Second {
+			t.Fatalf("0 must map to proxy.Config's no-bound (negative): %v %v %v", cfg.TunnelIdleTimeout, cfg.TunnelHalfCloseTimeout, err)
 		}
 	})
 }

@@ -113,6 +113,7 @@ func proxyFlags(m mode) []cli.Flag {
 		&cli.BoolFlag{Name: fRetryWithKey, EnvVars: []string{"RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY"}, Usage: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
 		&cli.StringFlag{Name: fLogLevel, Value: "info", EnvVars: []string{"LOG_LEVEL"}, Usage: "debug | info | warn | error"},
 		&cli.StringFlag{Name: fLogFormat, Value: "text", EnvVars: []string{"LOG_FORMAT"}, Usage: "text | json"},
+		controlTokenFlag(),
 		&cli.BoolFlag{Name: fPrintConfig, Aliases: []string{"dry-run"}, Usage: "print the resolved configuration (credentials redacted) and exit"},
 	}
 	if m != modeServe {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -87,28 +86,4 @@ func onCommandLine(args, names []string) bool {
 		}
 	}
 	return false
-}
-
-// checkGatewayPorts refuses a bare --gateway without a port: "host" would
-// silently mean host:80, which is rarely a proxy. http:// URLs keep the URL
-// default (80). A value with credentials is never echoed.
-func checkGatewayPorts(gws []string) error {
-	for _, g := range gws {
-		if strings.Contains(g, "://") {
-			continue
-		}
-		hostport := g[strings.LastIndex(g, "@")+1:]
-		if _, port, err := net.SplitHostPort(hostport); err == nil && port != "" {
-			continue
-		}
-		if hostport != g {
-			return usageError(fGateway, "a gateway has no port (want [user:pass@]host:port or an http:// URL)")
-		}
-		example := "host:8080"
-		if !strings.ContainsAny(g, ":[]") {
-			example = g + ":8080"
-		}
-		return usageError(fGateway, "%q has no port (want host:port, e.g. %s, or an http:// URL)", g, example)
-	}
-	return nil
 }

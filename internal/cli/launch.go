@@ -118,11 +118,15 @@ func (l *launch) proxyConfig(port int) (proxy.Config, []string, error) {
 	return pc, w, err
 }
 
-// ready is the launcher's Ready hook: metrics, the pool (or noPool) on
-// /pool/, and the registry entry.
+// ready is the launcher's Ready hook: metrics, the live settings (SPEC
+// OPS-7), the pool (or noPool) on /pool/, and the registry entry with the
+// control token.
 func (l *launch) ready(srv *proxy.Server, port int) {
 	l.mux.Attach(srv)
 	met := mountMetrics(l.mux, srv)
+	if _, err := startLive(l.s, srv, l.mux, met, port, l.log); err != nil {
+		l.log.Warn("settings of the running instance cannot be changed", "reason", err.Error())
+	}
 	if l.s.Pool != nil {
 		p := newPool(l.s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: l.log, Token: l.token, Observer: met.PoolObserver()}, l.log)
 		l.closePool = p.Close
@@ -133,6 +137,7 @@ func (l *launch) ready(srv *proxy.Server, port int) {
 	}
 	l.engine = srv.Engine()
 	l.reg = register(l.s, launcherProgram(l.mode), port, l.token, l.log)
+	storeControlToken(l.reg, l.s.ControlToken, l.log)
 }
 
 // prepare is the launcher's Prepare hook: pool mode's environment and

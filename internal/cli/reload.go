@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"log/slog"
+
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
@@ -17,6 +20,30 @@ func reloadPool(s *Settings, p *pool.Pool, log *slog.Logger) {
 	}
 	if err := applyPool(s, p, log); err != nil {
 		log.Warn("SIGHUP: pool configuration not reloaded", "config", s.ConfigPath, "reason", err.Error())
+	}
+}
+
+// reloadFile re-reads the whole config file on SIGHUP: the pool (SPEC
+// POOL-16) and the proxy: section of live (SPEC OPS-7; nil: none). A bad
+// proxy: section keeps the settings as they were and logs each error at
+// FILE:LINE:COL; the settings document shows them until a reload
+// succeeds.
+func reloadFile(s *Settings, p *pool.Pool, live *settings.Live, log *slog.Logger) {
+	reloadPool(s, p, log)
+	if live == nil {
+		return
+	}
+	err := live.Reload()
+	if err == nil {
+		return
+	}
+	lines := []string{err.Error()}
+	var ls interface{ Lines() []string }
+	if errors.As(err, &ls) {
+		lines = ls.Lines()
+	}
+	for _, line := range lines {
+		log.Warn("SIGHUP: proxy settings not reloaded, they stay as they were", "reason", line)
 	}
 }
 

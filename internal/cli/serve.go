@@ -13,6 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -45,6 +46,11 @@ func serve(c *cli.Context, sio IO) error {
 	if err != nil {
 		return err
 	}
+	live, err := startLive(s, srv, mux, met, port, log)
+	if err != nil {
+		ln.Close()
+		return cli.Exit("dual-proxy: settings: "+err.Error(), 2)
+	}
 	var p *pool.Pool
 	if s.Pool != nil {
 		p = servePool(s, srv, mux, met, log)
@@ -52,7 +58,7 @@ func serve(c *cli.Context, sio IO) error {
 	} else {
 		mux.Handle("/pool/", noPool)
 	}
-	return serveUntilSignal(s, ln, srv, p, candidates, log)
+	return serveUntilSignal(s, ln, srv, p, live, candidates, log)
 }
 
 // newServer is the proxy of s for the bound port with the status
@@ -104,10 +110,11 @@ func servePool(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metr
 	return p
 }
 
-// serveUntilSignal registers the instance, serves ln until SIGINT or
-// SIGTERM, reloading the pool p (nil: none) on SIGHUP, then shuts down
-// within launcher.ShutdownGrace.
-func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, p *pool.Pool, candidates int, log *slog.Logger) error {
+// serveUntilSignal registers the instance (with its control token, SPEC
+// OPS-7), serves ln until SIGINT or SIGTERM, re-reading the config file
+// (the pool p, nil: none, and the proxy: section of live) on SIGHUP, then
+// shuts down within launcher.ShutdownGrace.
+func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, p *pool.Pool, live *settings.Live, candidates int, log *slog.Logger) error {
 	// Signal handling is in place before "listening" is logged, so a
 	// supervisor that signals as soon as it sees the line is handled.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -117,6 +124,7 @@ func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, p *pool.P
 	defer signal.Stop(hup)
 	reg := register(s, "dual-proxy", ln.Addr().(*net.TCPAddr).Port, s.PoolToken, log)
 	defer reg.Remove()
+	storeControlToken(reg, s.ControlToken, log)
 	log.Info("listening", "addr", ln.Addr().String(), "candidates", candidates, "health", healthTarget(s.HealthURL))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -126,7 +134,7 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case <-hup:
-			reloadPool(s, p, log)
+			reloadFile(s, p, live, log)
 		case err := <-done:
 			return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
 		}

@@ -4,12 +4,12 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -45,7 +45,10 @@ type Settings struct {
 	RetryAfterSend                           bool
 	RetryWithKey                             bool
 
-	LogLevel  slog.Level
+	LogLevel slog.Level
+	// Level is the loggers' level, set by a change of log-level (newLogger
+	// makes it).
+	Level     *slog.LevelVar
 	LogFormat string
 	LogFile   string // launchers only
 
@@ -64,6 +67,18 @@ type Settings struct {
 	PoolAPI       string
 	AgentPresets  bool
 	PoolToken     string // serve: required on /pool/ endpoints when set
+
+	// Live are the proxy settings by key (internal/settings), Sources where
+	// each came from, Resolved their checked form (SPEC OPS-7).
+	Live     settings.Values
+	Sources  map[string]settings.Source
+	Resolved *settings.Resolved
+	// ConfigExplicit: --config named ConfigPath (a change is written back
+	// to its proxy: section).
+	ConfigExplicit bool
+	// ControlToken is the token a settings change needs (--control-token
+	// or one per start).
+	ControlToken string
 
 	KillAfter time.Duration
 	Command   []string // launchers: the child's argv
@@ -100,60 +115,13 @@ func (s *Settings) AvoidPorts() []int {
 	return out
 }
 
-// splitList splits every value on commas, trims spaces, drops empties.
-func splitList(vals []string) []string {
-	var out []string
-	for _, v := range vals {
-		for _, part := range strings.Split(v, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				out = append(out, part)
-			}
-		}
-	}
-	return out
-}
-
 // ProxyConfig is the proxy.Config these settings describe, with the
-// candidates built for the given bound port (SPEC GW-2 self-loop).
+// candidates built for the given bound port (SPEC GW-2 self-loop):
+// settings.Resolved.ProxyConfig, logging to log.
 func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, []string, error) {
-	spec := s.Spec
-	spec.ListenPort = boundPort
-	cands, warnings, err := route.BuildCandidates(spec)
-	if err != nil {
-		return proxy.Config{}, nil, err
-	}
-	var hu *url.URL
-	if s.HealthURL != "" {
-		hu, _ = url.Parse(s.HealthURL) // validated in resolve
-	}
-	prefTTL := s.PrefTTL
-	if prefTTL == 0 {
-		prefTTL = -1 // 0 on the command line: no cache
-	}
-	if len(s.Rules.Ignored()) > 0 {
-		warnings = append(warnings, "NO_PROXY entries ignored: "+strings.Join(s.Rules.Ignored(), ","))
-	}
-	return proxy.Config{
-		Candidates:                  cands,
-		Rules:                       s.Rules,
-		ConnectTimeout:              s.ConnectTimeout,
-		FastFail:                    s.FastFail,
-		ResponseTimeout:             s.ResponseTimeout,
-		RaceDelay:                   s.RaceDelay,
-		TunnelIdleTimeout:           offIfZero(s.TunnelIdle),
-		TunnelHalfCloseTimeout:      offIfZero(s.TunnelHalfClose),
-		HeadTimeout:                 s.HeadTimeout,
-		TLSProbe:                    s.VerifyTLS,
-		Cooldown:                    s.Cooldown,
-		PrefTTL:                     prefTTL,
-		HealthURL:                   hu,
-		HealthInterval:              s.HealthInterval,
-		HealthRecoverCount:          s.HealthRecover,
-		LoopbackDirect:              s.LoopbackDirect,
-		RetryNonIdempotentAfterSend: s.RetryAfterSend,
-		RetryWithIdempotencyKey:     s.RetryWithKey,
-		Logger:                      log,
-	}, warnings, nil
+	cfg, warnings, err := s.Resolved.ProxyConfig(boundPort)
+	cfg.Logger = log
+	return cfg, warnings, err
 }
 
 // noProxyRules is the NO_PROXY value the proxy's own prefer-direct rules
@@ -161,12 +129,3 @@ func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, [
 // it (ENV-1). curl's one-wins rule (envrewrite.NoProxy) would apply only
 // one of two different values.
 func noProxyRules(env []string) string { return strings.Join(envrewrite.NoProxyEntries(env), ",") }
-
-// offIfZero maps a flag's 0 ("never") to proxy.Config's "no bound"
-// (negative; zero there means the default).
-func offIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}

@@ -4,7 +4,8 @@
 //
 // Each instance writes PID.json (0600) into a per-user directory (see
 // DirFor), and, when it serves a pool behind a token, PID.token (0600) beside
-// it. The files are removed when the instance exits; entries whose process
+// it, and the control token of its live settings in PID.control (0600,
+// SPEC OPS-7). The files are removed when the instance exits; entries whose process
 // is gone (killed with SIGKILL, machine crash) are skipped and deleted by
 // List. The directory is created 0700 and, on Unix, refused when another
 // user owns it or can read it, so a token never lands where others can read
@@ -61,6 +62,7 @@ type Entry struct {
 // Registration is a written entry; Remove deletes it.
 type Registration struct {
 	json, token string
+	control     string // PID.control (control.go), "" before SetControlToken
 }
 
 // Register writes e (and token, when not empty) into dir, creating dir
@@ -105,6 +107,9 @@ func (r *Registration) Remove() {
 	if r.token != "" {
 		os.Remove(r.token)
 	}
+	if r.control != "" {
+		os.Remove(r.control)
+	}
 }
 
 // List returns the live entries in dir, oldest first. Entries whose process
@@ -141,6 +146,7 @@ func List(dir string) ([]Entry, error) {
 		if !alive(e.PID) {
 			os.Remove(path)
 			os.Remove(strings.TrimSuffix(path, ".json") + ".token")
+			os.Remove(strings.TrimSuffix(path, ".json") + controlSuffix)
 			continue
 		}
 		e.dir = dir
@@ -150,11 +156,11 @@ func List(dir string) ([]Entry, error) {
 	return out, nil
 }
 
-// orphanSuffixes are the other files of an entry: its token, and the
+// orphanSuffixes are the other files of an entry: its tokens, and the
 // temporary files writeFile renames into place. A process killed between
 // writing one and its rename (or a full disk) left them behind, and they
 // piled up in the user's registry (27 in a day of test runs here).
-var orphanSuffixes = []string{".token", ".json.tmp", ".token.tmp"}
+var orphanSuffixes = []string{".token", ".json.tmp", ".token.tmp", controlSuffix, controlSuffix + ".tmp"}
 
 // removeOrphan deletes name in dir when it is one of orphanSuffixes of a
 // pid that no longer runs (a live pid's files may be mid-registration).

@@ -24,6 +24,8 @@ type Document struct {
 	// Config is the config file whose proxy: section a change is written
 	// back to ("" for none).
 	Config string `json:"config,omitempty"`
+	// WriteBack tells whether a change is written into Config.
+	WriteBack bool `json:"write_back"`
 	// FileErrors are the last failed reload's errors, FILE:LINE:COL each,
 	// until a reload succeeds.
 	FileErrors []string `json:"file_errors,omitempty"`
@@ -92,6 +94,7 @@ func (l *Live) document() Document {
 		Sources:    maps.Clone(l.src),
 		Keys:       keyInfos,
 		Config:     l.opts.File,
+		WriteBack:  l.opts.File != "" && l.opts.WriteBack,
 		FileErrors: slices.Clone(l.fileErrs),
 		Warnings:   slices.Clone(l.cur.Warnings),
 	}

@@ -82,7 +82,7 @@ func TestFileSettings(t *testing.T) {
 	}
 	t.Run("OPS-7/put-writes-back-with-comments-and-0600", func(t *testing.T) {
 		write(t, sampleFile)
-		in := newInstance(t, settings.Options{File: path, Values: with(startValues(), settings.Gateway, []string{"127.0.0.1:3128"}), Sources: map[string]settings.Source{settings.Gateway: settings.SourceFile, settings.CooldownMS: settings.SourceFile}})
+		in := newInstance(t, settings.Options{File: path, WriteBack: true, Values: with(startValues(), settings.Gateway, []string{"127.0.0.1:3128"}), Sources: map[string]settings.Source{settings.Gateway: settings.SourceFile, settings.CooldownMS: settings.SourceFile}})
 		code, doc := in.put(t, `{"gateway": ["127.0.0.1:3128", "http://u:pw@127.0.0.1:8080"]}`, in.version(t))
 		if code != 200 {
 			t.Fatal(code, doc)

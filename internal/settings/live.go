@@ -47,6 +47,9 @@ type Options struct {
 	// File is the config file (--config) whose proxy: section changes are
 	// written back into and Reload reads; "" for none.
 	File string
+	// WriteBack: a change is written into File's proxy: section (the file
+	// was named with --config); otherwise File is only read.
+	WriteBack bool
 	// Logger gets one line per change (who, which keys); nil: none.
 	Logger *slog.Logger
 	// Probe sends one request through gateway alone (a parsed candidate,
@@ -183,7 +186,7 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 		}
 	}
 	doc, err := l.commit(next, changed, SourceAPI, by)
-	if err != nil || len(changed) == 0 || l.opts.File == "" {
+	if err != nil || len(changed) == 0 || l.opts.File == "" || !l.opts.WriteBack {
 		return doc, err
 	}
 	doc.Saved = l.writeBack(changed)
