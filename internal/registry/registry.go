@@ -55,6 +55,12 @@ type Entry struct {
 	// HasToken is true when PID.token holds the token its pool endpoints
 	// require.
 	HasToken bool `json:"has_token,omitempty"`
+	// ProcStart is the process's creation stamp (procStart: Linux clock
+	// ticks after boot, macOS µs since the epoch, Windows 100 ns units
+	// since 1601), 0 where the OS gives none. List trusts an entry only
+	// while pid PID is a process of that stamp (SPEC OPS-6, PLAT-5): a pid
+	// reused after a crash is another process.
+	ProcStart int64 `json:"proc_start,omitempty"`
 
 	dir string
 }
@@ -76,6 +82,9 @@ func Register(dir string, e Entry, token string) (*Registration, error) {
 	}
 	if e.Started.IsZero() {
 		e.Started = time.Now()
+	}
+	if e.ProcStart == 0 {
+		e.ProcStart, _ = procStart(e.PID)
 	}
 	base := filepath.Join(dir, strconv.Itoa(e.PID))
 	r := &Registration{json: base + ".json"}
@@ -113,7 +122,9 @@ func (r *Registration) Remove() {
 }
 
 // List returns the live entries in dir, oldest first. Entries whose process
-// no longer runs are deleted. A missing dir is no error (nothing runs). A
+// no longer runs, or whose pid is now a process of another creation time
+// (ProcStart), are deleted; an entry without a stamp where this OS has one
+// is skipped and kept. A missing dir is no error (nothing runs). A
 // dir that someone else could have written to (a symlink, another user's,
 // group- or world-writable) is an error and none of its entries is read:
 // callers send an entry's token to the entry's address.
@@ -143,10 +154,13 @@ func List(dir string) ([]Entry, error) {
 		if json.Unmarshal(data, &e) != nil || e.PID <= 0 {
 			continue
 		}
-		if !alive(e.PID) {
+		switch judgeEntry(e.ProcStart, e.PID) {
+		case entryStale:
 			os.Remove(path)
 			os.Remove(strings.TrimSuffix(path, ".json") + ".token")
 			os.Remove(strings.TrimSuffix(path, ".json") + controlSuffix)
+			continue
+		case entryUnverified:
 			continue
 		}
 		e.dir = dir

@@ -5,6 +5,7 @@ package registry
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 // dir as an attacker who can write there would.
 func plant(t *testing.T, dir, token string) {
 	t.Helper()
-	data := `{"program":"dual-proxy","pid":` + itoa(os.Getpid()) + `,"addr":"127.0.0.1:9","pools":["default"],"has_token":true,"started":"` + time.Now().Format(time.RFC3339) + `"}`
+	stamp, _ := procStart(os.Getpid()) // the real stamp, so only the directory check refuses it
+	data := `{"program":"dual-proxy","pid":` + itoa(os.Getpid()) + `,"proc_start":` + strconv.FormatInt(stamp, 10) +
+		`,"addr":"127.0.0.1:9","pools":["default"],"has_token":true,"started":"` + time.Now().Format(time.RFC3339) + `"}`
 	if err := os.WriteFile(filepath.Join(dir, itoa(os.Getpid())+".json"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
