@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -23,6 +24,12 @@ import (
 // TIME-WAIT. On a loopback host accepted connections get no TCP
 // keepalive (loopbackKeepAlive).
 func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, error) {
+	return listenOn(runtime.GOOS, host, port, fallback, avoid)
+}
+
+// listenOn is Listen with the OS's bind rules of goos (a runtime.GOOS value), so that a test
+// on Linux runs macOS's probe (SPEC PLAT-6).
+func listenOn(goos, host string, port, fallback int, avoid []int) (net.Listener, int, error) {
 	if port < 0 || port > 65535 || fallback < 0 {
 		return nil, 0, fmt.Errorf("listen: bad port %d or fallback %d", port, fallback)
 	}
@@ -40,7 +47,12 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 		if p != port && slices.Contains(avoid, p) {
 			continue
 		}
-		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		addr := net.JoinHostPort(host, strconv.Itoa(p))
+		if probeBeforeBind(goos, host) && answers(addr) {
+			lastErr = fmt.Errorf("%s: %w", addr, errShadowed)
+			continue
+		}
+		ln, err := lc.Listen(context.Background(), "tcp", addr)
 		if err == nil {
 			return ln, ln.Addr().(*net.TCPAddr).Port, nil
 		}
@@ -50,7 +62,41 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 		}
 	}
 	return nil, 0, fmt.Errorf("listen on %s ports %d-%d: all in use (%w); see which process holds them with `%s` (sockets in TIME-WAIT free themselves within a minute)",
-		host, port, port+fallback, lastErr, holderHint(runtime.GOOS, port))
+		host, port, port+fallback, lastErr, holderHint(goos, port))
+}
+
+// errShadowed is the busy-port error of a port that another process serves on the wildcard
+// address, where binding the specific address would succeed anyway (probeBeforeBind).
+var errShadowed = errors.New("address in use: another process accepts connections on this port (a wildcard listener)")
+
+// probeBeforeBind reports whether Listen must connect to host's port before binding it on goos
+// (SPEC PLAT-6). Under BSD rules (macOS, the BSDs) with SO_REUSEADDR, which Go sets on every
+// listener, a bind to 127.0.0.1:P succeeds while another process holds *:P, and the more specific
+// listener then takes that process's loopback clients: port fallback would not trigger. Linux
+// and Windows refuse that bind (EADDRINUSE, WSAEADDRINUSE), so they need no probe; nor does a
+// wildcard host, whose bind conflicts everywhere.
+func probeBeforeBind(goos, host string) bool {
+	switch goos {
+	case "darwin", "ios", "freebsd", "netbsd", "openbsd", "dragonfly":
+	default:
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && !a.IsUnspecified()
+}
+
+// answers reports whether something accepts a TCP connection at addr within 1 s (a refused or
+// unanswered connect: no).
+func answers(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }
 
 // loopbackKeepAlive is the accepted connections' keepalive period for a
