@@ -43,8 +43,12 @@ type call struct {
 	oneMember bool
 	// boundTo is the member of the live binding the call started on, ""
 	// for a first pick (or no binding): a stream it serves needs no
-	// commit-point Bind.
-	boundTo string
+	// commit-point Bind. picked is the first pick in flight the call
+	// made or joined: concurrent calls of the session join it already, so
+	// a stream it serves needs no commit-point Bind either (its binding is
+	// written by Finish; on a shared state two round trips per call, SPEC
+	// POOL-23).
+	boundTo, picked string
 
 	clientStream
 	kaState
@@ -143,8 +147,12 @@ func (c *call) run() {
 	if owner := begun.Owner; owner != "" && hot(owner) && slices.Contains(eligible, owner) {
 		primary = owner // POOL-18: the member that holds previous_response_id
 	}
-	if !begun.InFlight && c.pc.Strategy == config.StrategySticky && key.Session != "" {
-		c.boundTo = begun.Member // a live binding: Acquire touched it
+	if c.pc.Strategy == config.StrategySticky && key.Session != "" {
+		if begun.InFlight {
+			c.picked = begun.Member
+		} else {
+			c.boundTo = begun.Member // a live binding: Acquire touched it
+		}
 	}
 	c.end = &balance.CallEnd{Pool: c.pc, Key: key, InFlight: begun.InFlight, Session: c.session}
 	defer c.finish()

@@ -125,9 +125,9 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 // binding, the head and held bytes, then the relay of the rest (SPEC
 // POOL-7). clean: the stream reached its protocol's end.
 func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response, u *memberStream, w wire.StreamWatcher, held []byte) (o outcome, clean bool) {
-	if m != c.boundTo {
-		// A first pick (or a failover off the binding): joiners see it
-		// now, not when the stream ends (POOL-5, POOL-8).
+	if m != c.boundTo && m != c.picked {
+		// A failover off the binding or off the first pick: joiners see
+		// it now, not when the stream ends (POOL-5, POOL-8).
 		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
 	}
 	if err := c.commit(m, resp, held); err != nil {
