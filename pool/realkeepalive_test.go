@@ -106,6 +106,26 @@ func TestPreCommitKeepalive(t *testing.T) {
 			t.Fatalf("status %d events %v\n%s", status, names, body)
 		}
 	})
+	t.Run("POOL-7b/non-streamed-call-writes-nothing-before-its-answer", func(t *testing.T) {
+		// Past the hold, a non-streamed call still gets its answer's own
+		// status and body as the first bytes: no early head, no whitespace
+		// (docs/POOL.md, "Non-streamed calls and idle timeouts").
+		late := func(w http.ResponseWriter, r *http.Request, _ int, _ []byte) {
+			select {
+			case <-time.After(600 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}}`)
+		}
+		w := newRWorld(t, rconf{poolExtra: extra}, []string{"a"}, late)
+		head, _, status, body := firstBytes(t, w, "/pool/p/v1/messages", anthropicBody(false))
+		if status != 400 || head < 500*time.Millisecond || !strings.HasPrefix(body, `{"type":"error"`) {
+			t.Fatalf("status %d after %v, body %q", status, head, body)
+		}
+	})
 	t.Run("POOL-7b/chat-keepalive-comments", func(t *testing.T) {
 		chat := func(w http.ResponseWriter, r *http.Request, _ int, _ []byte) {
 			streamHead(w)
