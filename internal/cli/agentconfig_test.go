@@ -3,14 +3,17 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // TestAgentOverrideWarning runs the launcher with a temporary HOME holding a
-// Claude Code settings file that sets HTTPS_PROXY, and a project settings
-// file in the working directory: one warning per file and key, naming both.
+// Claude Code settings file that sets https_proxy (the spelling Claude
+// Code reads first), and a project settings file in the working
+// directory: one warning per file and key, naming both and what to do
+// (SPEC OPS-8).
 func TestAgentOverrideWarning(t *testing.T) {
 	home := t.TempDir()
 	write := func(path, data string) {
@@ -22,7 +25,7 @@ func TestAgentOverrideWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(home, ".claude", "settings.json"), `{"env":{"HTTPS_PROXY":"http://127.0.0.1:7000","DISABLE_TELEMETRY":"1"}}`)
+	write(filepath.Join(home, ".claude", "settings.json"), `{"env":{"https_proxy":"http://127.0.0.1:7000","DISABLE_TELEMETRY":"1"}}`)
 	project := t.TempDir()
 	write(filepath.Join(project, ".claude", "settings.local.json"), `{"env":{"NODE_USE_ENV_PROXY":"0"}}`)
 	t.Chdir(project)
@@ -32,15 +35,23 @@ func TestAgentOverrideWarning(t *testing.T) {
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	t.Setenv("PATH", path)
 	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
-	t.Run("ENV-1/warns-once-naming-file-and-key", func(t *testing.T) {
+	t.Run("OPS-8/warns-once-naming-file-key-and-fix", func(t *testing.T) {
 		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
 		if status != 0 {
 			t.Fatalf("status %d %q", status, errOut)
 		}
-		want := "claude-dual-proxy: warning: " + filepath.Join("~", ".claude", "settings.json") + " sets env.HTTPS_PROXY, which replaces the value the launcher set: claude will not use dual-proxy as launched\n" +
-			"claude-dual-proxy: warning: " + filepath.Join(project, ".claude", "settings.local.json") + " sets env.NODE_USE_ENV_PROXY, which replaces the value the launcher set: claude will not use dual-proxy as launched\n"
+		want := "claude-dual-proxy: warning: " + filepath.Join("~", ".claude", "settings.json") + " sets env.https_proxy, which Claude Code applies over the launcher's value: claude will not use dual-proxy as launched (remove the key)\n" +
+			"claude-dual-proxy: warning: " + filepath.Join(project, ".claude", "settings.local.json") + " sets env.NODE_USE_ENV_PROXY, which Claude Code applies over the launcher's value: claude will not use dual-proxy as launched (remove the key)\n"
 		if errOut != want {
 			t.Fatalf("stderr\n%s\nwant\n%s", errOut, want)
+		}
+	})
+	t.Run("OPS-8/failed-child-after-a-warning-points-at-the-file-not-the-log", func(t *testing.T) {
+		failing := testworld.ChildAs(t, t.TempDir(), "claude", "exit", "3")
+		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, failing[1:]...)...)
+		end := "claude-dual-proxy: the command failed after the warning(s) at start: its own settings send it past dual-proxy; fix the file(s) named there first\n"
+		if status != 3 || !strings.HasSuffix(errOut, end) || strings.Contains(errOut, "see the log") {
+			t.Fatalf("status %d stderr\n%s\nwant it to end with\n%s", status, errOut, end)
 		}
 	})
 	t.Run("ENV-1/no-warning-for-other-commands", func(t *testing.T) {

@@ -104,6 +104,7 @@ type launch struct {
 	closePool   func() error
 	engine      *proxy.Engine
 	poolCleanup []func() // what pool-mode presets wrote (poolChild)
+	bypass      []string // the agent's settings that bypass the launcher (agentconf warnings)
 }
 
 // proxyConfig is the launcher's Proxy hook: the proxy configuration for
@@ -152,6 +153,7 @@ func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets}) {
 		fmt.Fprintln(l.terminal, w)
 		l.log.Warn(w)
+		l.bypass = append(l.bypass, w)
 	}
 	return env, argv
 }
@@ -186,7 +188,11 @@ func (l *launch) exit(status int, err error) error {
 		}
 		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", l.prog, oneLine(err.Error()), hint, s.LogFile), status)
 	}
-	if status != 0 && l.engine != nil {
+	if status != 0 && len(l.bypass) > 0 {
+		// The child's own settings sent it past the proxy (SPEC OPS-8): what
+		// failed may never have reached the proxy, so its log is the wrong place to look.
+		fmt.Fprintf(l.terminal, "%s: the command failed after the warning(s) at start: its own settings send it past dual-proxy; fix the file(s) named there first\n", l.prog)
+	} else if status != 0 && l.engine != nil {
 		if hint := failedRequestsHint(l.prog, l.engine.Decisions(), s.LogFile); hint != "" {
 			fmt.Fprintln(l.terminal, hint)
 		}

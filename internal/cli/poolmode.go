@@ -45,7 +45,7 @@ func poolFlags(m mode) []cli.Flag {
 	}
 	return append(fs,
 		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and a per-launch token)"},
-		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file, Qwen Code's --auth-type openai)"},
 	)
 }
 
@@ -159,7 +159,8 @@ func newToken() string {
 // take their endpoint only from config get presets: Codex -c overrides for
 // a provider named dual-pool (Responses), OpenCode an inline config
 // (OPENCODE_CONFIG_CONTENT) for its anthropic, openai and google providers,
-// Gemini CLI a settings file selecting API-key auth (geminiPreset). cleanup
+// Gemini CLI a settings file selecting API-key auth (geminiPreset), Qwen
+// Code `--auth-type openai` unless the user chose one (qwenPreset). cleanup
 // removes what the presets wrote; call it when the child has ended.
 func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []string, cleanup func()) {
 	cleanup = func() {}
@@ -187,6 +188,8 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token))
 	case "gemini":
 		env, cleanup = geminiPreset(env)
+	case "qwen":
+		argv = qwenPreset(env, argv)
 	}
 	return env, argv, cleanup
 }

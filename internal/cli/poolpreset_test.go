@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ func TestPoolAgentPresets(t *testing.T) {
 	s := &Settings{PoolName: "p", AgentPresets: true}
 	env := []string{"HOME=/h", "XDG_RUNTIME_DIR=" + t.TempDir(), "GOOGLE_API_KEY=AIza-real"}
 	t.Run("POOL-20/POOL-21/every-agent-variable-for-any-command", func(t *testing.T) {
-		out, argv, cleanup := poolChild(s, "tok", 7896, env, []string{"qwen"})
+		out, argv, cleanup := poolChild(s, "tok", 7896, env, []string{"aider"})
 		defer cleanup()
 		for k, want := range map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:7896/pool/p", "OPENAI_BASE_URL": "http://127.0.0.1:7896/pool/p/v1",
 			"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:7896/pool/p", "GEMINI_API_KEY": "tok", "OPENAI_API_KEY": "tok", "ANTHROPIC_AUTH_TOKEN": "tok"} {
@@ -75,6 +76,31 @@ func TestPoolAgentPresets(t *testing.T) {
 		}
 		if _, ok := envrewrite.Get(out, "GEMINI_CLI_SYSTEM_SETTINGS_PATH"); ok {
 			t.Fatal("preset applied with presets off")
+		}
+	})
+	t.Run("POOL-20/OPS-8/qwen-preset-selects-openai-auth-unless-chosen", func(t *testing.T) {
+		home := t.TempDir()
+		qenv := []string{"HOME=" + home, "XDG_RUNTIME_DIR=" + t.TempDir()}
+		_, argv, cleanup := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"})
+		defer cleanup()
+		if want := []string{"qwen", "--auth-type", "openai", "-p", "hi"}; strings.Join(argv, " ") != strings.Join(want, " ") {
+			t.Fatalf("fresh HOME: argv %q, want %q", argv, want)
+		}
+		for _, own := range [][]string{{"qwen", "--auth-type", "anthropic", "-p", "hi"}, {"qwen", "--auth-type=qwen-oauth"}} {
+			if _, argv, _ := poolChild(s, "tok", 7896, qenv, own); strings.Join(argv, " ") != strings.Join(own, " ") {
+				t.Fatalf("the user's --auth-type: argv %q", argv)
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(home, ".qwen"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range []string{`{"security":{"auth":{"selectedType":"qwen-oauth"}}}`, `{"selectedAuthType":"openai"}`} {
+			if err := os.WriteFile(filepath.Join(home, ".qwen", "settings.json"), []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, argv, _ := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"}); len(argv) != 3 {
+				t.Fatalf("settings %s chose the auth type, argv %q", doc, argv)
+			}
 		}
 	})
 }

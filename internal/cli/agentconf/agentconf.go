@@ -1,20 +1,36 @@
 // Package agentconf finds, in the configuration files coding agents read
-// at start, the settings that undo what the launcher set for the child.
-// Agents read their own configuration files at start, and some of those
-// replace variables the launcher set for the child (nothing may
-// silently undo the launcher). What each supported agent reads:
+// at start, the settings that undo what the launcher set for the child
+// (SPEC OPS-8: said at start, naming file and key, exactly when the agent
+// will bypass the launcher, never otherwise). What each supported agent
+// reads, as the real CLIs were seen to behave:
 //
 //   - Claude Code: the "env" object of its managed settings
 //     (claudeManagedSettings), ~/.claude/settings.json
 //     ($CLAUDE_CONFIG_DIR/settings.json), .claude/settings.json and
-//     .claude/settings.local.json in the working directory. Its values win
-//     over the process environment, so an "HTTPS_PROXY" there sends claude
-//     past the launcher (or to a long-dead proxy: "connection refused"), and
-//     an "ANTHROPIC_BASE_URL" there bypasses the pool.
-//   - Codex: ~/.codex/config.toml ($CODEX_HOME). It has no proxy setting
-//     (Codex follows HTTPS_PROXY); its top-level model_provider decides the
-//     endpoint, over OPENAI_BASE_URL. In pool mode the launcher's -c
-//     overrides win over it, unless --no-agent-presets is given.
+//     .claude/settings.local.json in the working directory. Its values are
+//     applied over the process environment, so a key the launcher set is
+//     replaced: an "ANTHROPIC_BASE_URL" there bypasses the pool. For the
+//     proxy variables it reads the lower-case spelling first, and the
+//     launcher sets both spellings (one name on Windows, where a key of
+//     either spelling replaces it): only a lower-case "https_proxy" there
+//     sends claude past the launcher; an upper-case one is never read.
+//   - Codex: $CODEX_HOME/.env (default ~/.codex/.env) is loaded over its
+//     environment at start. Its HTTP client takes HTTPS_PROXY and
+//     HTTP_PROXY over their lower-case spellings, some of its requests the
+//     lower-case ones first, and ALL_PROXY only when neither is set (the
+//     launcher sets both): any spelling of HTTPS_PROXY or HTTP_PROXY there
+//     bypasses the launcher (HTTP_PROXY the pool's plain http:// calls), an
+//     ALL_PROXY does not. $CODEX_HOME/config.toml's top-level
+//     model_provider decides the endpoint over OPENAI_BASE_URL; in pool
+//     mode the launcher's -c overrides win over it, unless
+//     --no-agent-presets is given. The launcher does not neutralise the
+//     .env file (pointing CODEX_HOME at a copy would leave the sessions,
+//     auth and history Codex writes there behind): the warning names the
+//     file and the key to remove.
+//   - Qwen Code: the top-level "proxy" of its settings files
+//     (/etc/qwen-code/settings.json or $QWEN_CODE_SYSTEM_SETTINGS_PATH,
+//     ~/.qwen/settings.json or $QWEN_HOME/settings.json, .qwen/settings.json
+//     in the working directory) wins over the proxy variables.
 //   - Gemini CLI (0.61): .gemini/.env or .env from the working directory up,
 //     else ~/.gemini/.env or ~/.env; it sets only variables that are not
 //     already set, and its proxy comes only from the environment, so nothing
@@ -22,6 +38,8 @@
 package agentconf
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -46,51 +64,70 @@ type Launch struct {
 }
 
 // input is what a check reads beside the file: the variables the launcher
-// set, changed or removed for the child (changedVars), and the launch.
+// set, changed or removed for the child (changedVars), the child's
+// environment, the OS's rule for variable names, and the launch.
 type input struct {
 	launcherSet map[string]bool
+	child       map[string]string // exact names
+	names       envrewrite.Names
 	launch      Launch
 }
 
+// set reports whether the launcher set, changed or removed the variable
+// k, under the OS's rule for names (any spelling on Windows).
+func (in input) set(k string) bool {
+	if in.launcherSet[k] {
+		return true
+	}
+	if in.names.FoldCase {
+		for n := range in.launcherSet {
+			if strings.EqualFold(n, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// finding is one key of a file that undoes the launcher: the key as shown
+// ("env.https_proxy", "HTTPS_PROXY"), what it does and what to do.
+type finding struct {
+	key, what, fix string
+}
+
 // source is one kind of file an agent reads: where it is for an
-// environment and working directory, the keys in its contents that undo
-// the launcher, and what such a key does (for the warning).
+// environment and working directory, and the keys in its contents that
+// undo the launcher.
 type source struct {
 	files func(env []string, cwd string) []string
-	check func(data []byte, in input) []string
-	what  string
+	check func(data []byte, in input) []finding
 }
 
 // agents are the agents whose files are checked, by executable name (lower
 // case, without ".exe"), each with the files it reads in the order it
-// reads them. A new check is a source of its agent: its files, the keys
-// that undo the launcher, what they do. gemini reads nothing that can (see
-// the package comment).
+// reads them. A new check is a source of its agent: its files and the keys
+// that undo the launcher. gemini reads nothing that can (see the package
+// comment).
 var agents = map[string][]source{
-	"claude": {{
-		files: claudeSettingsFiles,
-		check: func(data []byte, in input) []string { return claudeOverrides(data, in.launcherSet) },
-		what:  "replaces the value the launcher set",
-	}},
-	"codex": {{
-		files: func(env []string, _ string) []string { return []string{filepath.Join(codexHome(env), "config.toml")} },
-		check: func(data []byte, in input) []string { return codexOverrides(data, in.launch.PoolWithoutPresets) },
-		what:  "decides codex's endpoint over the pool's OPENAI_BASE_URL (drop --no-agent-presets, or remove it)",
-	}},
+	"claude": {{files: claudeSettingsFiles, check: claudeOverrides}},
+	"codex": {
+		{files: func(env []string, _ string) []string { return []string{filepath.Join(codexHome(env), ".env")} }, check: codexDotEnvOverrides},
+		{files: func(env []string, _ string) []string { return []string{filepath.Join(codexHome(env), "config.toml")} }, check: codexOverrides},
+	},
+	"qwen":   {{files: qwenSettingsFiles, check: qwenOverrides}},
 	"gemini": nil,
 }
 
 // override is one setting in an agent's file that undoes the launcher.
 type override struct {
 	File string // path as read
-	Key  string // e.g. "env.HTTPS_PROXY", "model_provider"
-	What string // what the setting does (source.what)
+	finding
 }
 
 // Warnings are the one-line warnings, for launcher prog, of every setting
 // in the files of the agent argv runs (none for another command) that
 // undoes what the launch set, files read from the working directory and
-// the parent's home; the home directory is shown as "~".
+// the parent's home; the home directory is shown as "~" (SPEC OPS-8).
 func Warnings(prog string, argv []string, l Launch) []string {
 	if len(argv) == 0 {
 		return nil
@@ -102,14 +139,14 @@ func Warnings(prog string, argv []string, l Launch) []string {
 	cwd, _ := os.Getwd()
 	home, _ := envrewrite.Get(l.Parent, "HOME")
 	var out []string
-	for _, o := range findOverrides(agent, cwd, l, os.ReadFile) {
+	for _, o := range findOverrides(agent, cwd, l, envrewrite.Native, os.ReadFile) {
 		out = append(out, overrideWarning(prog, agent, o, home))
 	}
 	return out
 }
 
-// agentName is the agent an argv[0] runs ("claude", "codex", "gemini"),
-// or "" for other commands.
+// agentName is the agent an argv[0] runs ("claude", "codex", "qwen",
+// "gemini"), or "" for other commands.
 func agentName(argv0 string) string {
 	base := strings.TrimSuffix(strings.ToLower(filepath.Base(argv0)), ".exe")
 	if _, ok := agents[base]; ok {
@@ -119,10 +156,10 @@ func agentName(argv0 string) string {
 }
 
 // findOverrides reads agent's files for the launch l and working directory
-// cwd (read is os.ReadFile; missing files are skipped) and returns every
-// setting that undoes the launcher.
-func findOverrides(agent, cwd string, l Launch, read func(string) ([]byte, error)) []override {
-	in := input{launcherSet: changedVars(l.Parent, l.Child), launch: l}
+// cwd under the name rule names (read is os.ReadFile; missing files are
+// skipped) and returns every setting that undoes the launcher.
+func findOverrides(agent, cwd string, l Launch, names envrewrite.Names, read func(string) ([]byte, error)) []override {
+	in := input{launcherSet: changedVars(l.Parent, l.Child), child: envMap(l.Child), names: names, launch: l}
 	var out []override
 	for _, src := range agents[agent] {
 		for _, f := range src.files(l.Parent, cwd) {
@@ -131,7 +168,7 @@ func findOverrides(agent, cwd string, l Launch, read func(string) ([]byte, error
 				continue
 			}
 			for _, k := range src.check(data, in) {
-				out = append(out, override{File: f, Key: k, What: src.what})
+				out = append(out, override{File: f, finding: k})
 			}
 		}
 	}
@@ -171,6 +208,30 @@ func codexHome(env []string) string {
 	return filepath.Join(home(env), ".codex")
 }
 
+// qwenSettingsFiles are Qwen Code's settings files, lowest precedence
+// first: the user's ($QWEN_HOME, else ~/.qwen), the project's in cwd, the
+// system's ($QWEN_CODE_SYSTEM_SETTINGS_PATH, else qwenSystemSettings).
+func qwenSettingsFiles(env []string, cwd string) []string {
+	dir := filepath.Join(home(env), ".qwen")
+	if d, ok := envrewrite.Get(env, "QWEN_HOME"); ok && d != "" {
+		dir = d
+	}
+	files := []string{filepath.Join(dir, "settings.json")}
+	if cwd != "" {
+		files = append(files, filepath.Join(cwd, ".qwen", "settings.json"))
+	}
+	sys := qwenSystemSettings(runtime.GOOS)
+	if p, ok := envrewrite.Get(env, "QWEN_CODE_SYSTEM_SETTINGS_PATH"); ok && p != "" {
+		sys = p
+	}
+	return append(files, sys)
+}
+
+// QwenSettingsFiles are the settings files Qwen Code reads for the
+// environment env and working directory cwd (user, project, system), for
+// the pool preset's check of a chosen auth type (SPEC POOL-20).
+func QwenSettingsFiles(env []string, cwd string) []string { return qwenSettingsFiles(env, cwd) }
+
 // claudeManagedSettings is Claude Code's administrator settings file on
 // goos (a runtime.GOOS value); its env wins over the user's.
 func claudeManagedSettings(goos string) string {
@@ -183,10 +244,27 @@ func claudeManagedSettings(goos string) string {
 	return "/etc/claude-code/managed-settings.json"
 }
 
+// qwenSystemSettings is Qwen Code's system settings file on goos.
+func qwenSystemSettings(goos string) string {
+	switch goos {
+	case "darwin":
+		return "/Library/Application Support/QwenCode/settings.json"
+	case "windows":
+		return `C:\ProgramData\qwen-code\settings.json`
+	}
+	return "/etc/qwen-code/settings.json"
+}
+
+// proxyVars are the proxy variables the launcher sets in both spellings
+// where names are case-sensitive (SPEC ENV-1), upper case.
+var proxyVars = map[string]bool{"HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "NO_PROXY": true}
+
 // claudeOverrides are the keys of a Claude Code settings file's "env"
-// object that name a variable in launcherSet, as "env.NAME", sorted. A file
-// that is not JSON yields none (Claude Code reports it itself).
-func claudeOverrides(data []byte, launcherSet map[string]bool) []string {
+// object that replace a variable the launcher set, as "env.NAME", sorted:
+// every such key except the upper-case spelling of a proxy variable whose
+// lower-case spelling the child has, which Claude Code reads first. A
+// file that is not JSON yields none (Claude Code reports it itself).
+func claudeOverrides(data []byte, in input) []finding {
 	var doc struct {
 		Env map[string]any `json:"env"`
 	}
@@ -195,19 +273,54 @@ func claudeOverrides(data []byte, launcherSet map[string]bool) []string {
 	}
 	var keys []string
 	for k := range doc.Env {
-		if launcherSet[k] {
-			keys = append(keys, "env."+k)
+		if !in.set(k) {
+			continue
 		}
+		if _, lower := in.child[strings.ToLower(k)]; proxyVars[k] && lower {
+			continue // shadowed: claude reads the launcher's lower-case spelling first
+		}
+		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return keys
+	out := make([]finding, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, finding{key: "env." + k, what: "Claude Code applies over the launcher's value", fix: "remove the key"})
+	}
+	return out
+}
+
+// codexBypassVars are the variables (upper case) of Codex's .env that
+// bypass the launcher in any spelling: Codex reads them over the ones the
+// launcher set. ALL_PROXY is not one: Codex uses it only when neither of
+// these is set, and the launcher sets both.
+var codexBypassVars = map[string]bool{"HTTPS_PROXY": true, "HTTP_PROXY": true}
+
+// codexDotEnvOverrides are the keys of Codex's .env file (KEY=VALUE lines,
+// "export " allowed, # comments) that send Codex past the launcher:
+// HTTPS_PROXY and HTTP_PROXY in any spelling, in file order, once each.
+func codexDotEnvOverrides(data []byte, _ input) []finding {
+	var out []finding
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
+		k, _, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || strings.HasPrefix(k, "#") || !codexBypassVars[strings.ToUpper(k)] || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, finding{key: k, what: "Codex loads over the launcher's environment at start", fix: "remove it from the file"})
+	}
+	return out
 }
 
 // codexOverrides are the keys of a Codex config.toml that win over the
 // pool's OPENAI_BASE_URL: model_provider, when the launcher adds no -c
 // overrides (pool mode with --no-agent-presets).
-func codexOverrides(data []byte, poolWithoutPresets bool) []string {
-	if !poolWithoutPresets {
+func codexOverrides(data []byte, in input) []finding {
+	if !in.launch.PoolWithoutPresets {
 		return nil
 	}
 	var doc map[string]any
@@ -215,24 +328,40 @@ func codexOverrides(data []byte, poolWithoutPresets bool) []string {
 		return nil
 	}
 	if _, ok := doc["model_provider"]; ok {
-		return []string{"model_provider"}
+		return []finding{{key: "model_provider", what: "decides codex's endpoint over the pool's OPENAI_BASE_URL", fix: "drop --no-agent-presets, or remove it"}}
 	}
 	return nil
+}
+
+// qwenOverrides is the top-level "proxy" of a Qwen Code settings file,
+// which Qwen Code takes over the proxy variables. A file that is not JSON
+// yields none.
+func qwenOverrides(data []byte, _ input) []finding {
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	if p, ok := doc["proxy"].(string); ok && p != "" {
+		return []finding{{key: "proxy", what: "Qwen Code takes over the launcher's proxy variables", fix: "remove the key"}}
+	}
+	return nil
+}
+
+// envMap is env as a map of exact names to values.
+func envMap(env []string) map[string]string {
+	out := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // changedVars are the variables whose value in child differs from parent
 // (set, changed or removed by the launcher).
 func changedVars(parent, child []string) map[string]bool {
-	m := func(env []string) map[string]string {
-		out := make(map[string]string, len(env))
-		for _, kv := range env {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	p, c := m(parent), m(child)
+	p, c := envMap(parent), envMap(child)
 	set := map[string]bool{}
 	for k, v := range c {
 		if pv, ok := p[k]; !ok || pv != v {
@@ -248,11 +377,12 @@ func changedVars(parent, child []string) map[string]bool {
 }
 
 // overrideWarning is the one-line warning for o, the home directory shown
-// as "~".
+// as "~": the file, the key, what it does, that the agent will not use the
+// launcher and what to do.
 func overrideWarning(prog, agent string, o override, home string) string {
 	f := o.File
 	if home != "" && strings.HasPrefix(f, home+string(filepath.Separator)) {
 		f = "~" + f[len(home):]
 	}
-	return fmt.Sprintf("%s: warning: %s sets %s, which %s: %s will not use dual-proxy as launched", prog, f, o.Key, o.What, agent)
+	return fmt.Sprintf("%s: warning: %s sets %s, which %s: %s will not use dual-proxy as launched (%s)", prog, f, o.key, o.what, agent, o.fix)
 }
