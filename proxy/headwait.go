@@ -36,6 +36,9 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 		if _, err := br.Peek(1); err != nil {
 			return nil, errClientGone
 		}
+		if err := s.checkRequestStart(br); err != nil {
+			return nil, err
+		}
 		if headBuffered(br) {
 			// The whole head is here: parsing it reads nothing from c, so
 			// neither the head deadline nor the pending-head mark (both
@@ -52,6 +55,9 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	c.SetReadDeadline(now.Add(s.engine.live.Load().cfg.HeadTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	cc.idleArmed = false
+	if err := s.checkRequestStart(br); err != nil {
+		return nil, err
+	}
 	return httpmsg.ReadRequestHeadInto(br, reuse)
 }
 

@@ -379,6 +379,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 			if errors.As(err, &se) {
 				s.log.Info("request refused", "status", se.Status, "reason", se.Msg)
 				writeSimple(out(), se.Status, se.Msg+"\n", nil)
+				lingerIfNotHTTP(c, err)
 			}
 			return
 		}

@@ -22,8 +22,9 @@ type candTraffic struct {
 // again if it comes back (SPEC OPS-7).
 type traffic struct {
 	open     atomic.Int64
-	httpDown atomic.Uint64 // plain-HTTP response body bytes sent to clients
-	mu       sync.Mutex    // guards cands (one lookup per finished tunnel)
+	httpDown atomic.Uint64               // plain-HTTP response body bytes sent to clients
+	notHTTP  [notHTTPKinds]atomic.Uint64 // refused non-HTTP clients by kind (nothttp.go)
+	mu       sync.Mutex                  // guards cands (one lookup per finished tunnel)
 	cands    map[string]*candTraffic
 }
 
@@ -50,6 +51,17 @@ type Traffic struct {
 	// HTTPResponseBytes counts the plain-HTTP response body bytes sent to
 	// clients (every candidate).
 	HTTPResponseBytes uint64
+	// NotHTTP counts the client connections refused with 400 because
+	// their first byte could not start a request line (SPEC HTTP-5d).
+	NotHTTP NotHTTP
+}
+
+// NotHTTP counts refused non-HTTP clients by what their first byte
+// suggests they speak.
+type NotHTTP struct {
+	TLS   uint64 // 0x16: a TLS handshake (an https:// proxy URL)
+	SOCKS uint64 // 0x04 or 0x05: a SOCKS client
+	Other uint64 // any other byte that no request line starts with
 }
 
 // CandidateTraffic is one candidate's tunnel byte totals.
@@ -61,7 +73,8 @@ type CandidateTraffic struct {
 // Traffic returns the current tunnel counters.
 func (e *Engine) Traffic() Traffic {
 	cands := e.live.Load().cfg.Candidates
-	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(cands)), HTTPResponseBytes: e.traffic.httpDown.Load()}
+	t := Traffic{OpenTunnels: e.traffic.open.Load(), Candidates: make([]CandidateTraffic, len(cands)), HTTPResponseBytes: e.traffic.httpDown.Load(),
+		NotHTTP: NotHTTP{TLS: e.traffic.notHTTP[notHTTPTLS].Load(), SOCKS: e.traffic.notHTTP[notHTTPSOCKS].Load(), Other: e.traffic.notHTTP[notHTTPOther].Load()}}
 	for i, c := range cands {
 		ct := e.traffic.of(c.Key())
 		t.Candidates[i] = CandidateTraffic{Candidate: c.String(), Up: ct.up.Load(), Down: ct.down.Load()}

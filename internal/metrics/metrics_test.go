@@ -239,6 +239,29 @@ func TestProxyMetrics(t *testing.T) {
 			t.Fatalf("response bytes moved by %v, body %d bytes", d, len(b))
 		}
 	})
+	t.Run("HTTP-5d/not-http-clients-counted-by-first-byte", func(t *testing.T) {
+		before := w.scrape(t)
+		for _, first := range [][]byte{{0x16, 0x03, 0x01}, {0x05, 0x01, 0x00}, {0x00}} {
+			c, err := net.Dial("tcp", w.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			c.Write(first)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			c.Close()
+			if err != nil || resp.StatusCode != 400 {
+				t.Fatalf("%q: %v %v", first, resp, err)
+			}
+		}
+		after := w.scrape(t)
+		for _, kind := range []string{"tls", "socks", "other"} {
+			d := value(after, "dual_proxy_not_http_refused_total", "first_byte", kind) - value(before, "dual_proxy_not_http_refused_total", "first_byte", kind)
+			if d != 1 {
+				t.Errorf("not_http_refused{%s} moved by %v, want 1", kind, d)
+			}
+		}
+	})
 	t.Run("OPS-5/host-guard-as-status", func(t *testing.T) {
 		c, err := net.Dial("tcp", w.addr)
 		if err != nil {

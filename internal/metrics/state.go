@@ -16,6 +16,8 @@ var (
 		"Bytes relayed through finished CONNECT tunnels, by candidate and direction (up: client to destination).", []string{"candidate", "direction"}, nil)
 	descHTTPBytes = prometheus.NewDesc("dual_proxy_http_response_bytes_total",
 		"Plain-HTTP response body bytes sent to clients.", nil, nil)
+	descNotHTTP = prometheus.NewDesc("dual_proxy_not_http_refused_total",
+		"Client connections answered 400 and closed because their first byte cannot start an HTTP request line (SPEC HTTP-5d), by what it suggests: tls (an https:// proxy URL), socks, other.", []string{"first_byte"}, nil)
 	descCooling = prometheus.NewDesc("dual_proxy_candidate_cooling",
 		"1 while the candidate is in a gateway-wide cooldown (SPEC CD-1), else 0.", []string{"candidate"}, nil)
 	descHostCooldowns = prometheus.NewDesc("dual_proxy_candidate_host_cooldowns",
@@ -42,7 +44,7 @@ var (
 type stateCollector struct{ m *Metrics }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descOpenTunnels, descTunnelBytes, descHTTPBytes, descCooling, descHostCooldowns, descCandSuccesses,
+	for _, d := range []*prometheus.Desc{descOpenTunnels, descTunnelBytes, descHTTPBytes, descNotHTTP, descCooling, descHostCooldowns, descCandSuccesses,
 		descHealthAlive, descHealthEligible, descHealthRuns, descBound, descMemberCooling, descMemberRetry, descMemberSince} {
 		ch <- d
 	}
@@ -60,6 +62,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descTunnelBytes, prometheus.CounterValue, float64(ct.Down), ct.Candidate, "down")
 		}
 		ch <- prometheus.MustNewConstMetric(descHTTPBytes, prometheus.CounterValue, float64(t.HTTPResponseBytes))
+		ch <- prometheus.MustNewConstMetric(descNotHTTP, prometheus.CounterValue, float64(t.NotHTTP.TLS), "tls")
+		ch <- prometheus.MustNewConstMetric(descNotHTTP, prometheus.CounterValue, float64(t.NotHTTP.SOCKS), "socks")
+		ch <- prometheus.MustNewConstMetric(descNotHTTP, prometheus.CounterValue, float64(t.NotHTTP.Other), "other")
 		collectEngine(ch, e.Status())
 	}
 	if current == nil {
