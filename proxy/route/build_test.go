@@ -198,6 +198,11 @@ func TestParseGateway(t *testing.T) {
 			if err != nil || c.Addr != want {
 				t.Errorf("ParseGateway(%q) = %q, %v; want %q", in, c.Addr, err, want)
 			}
+			// The display form (status, logs, --print-config) keeps the
+			// zone and parses back to the same dial address.
+			if again, err := ParseGateway(c.String(), "gateway"); err != nil || again.Addr != c.Addr || again.Kind != c.Kind {
+				t.Errorf("display form %q of %q parses to %s %q, %v", c.String(), in, again.Kind, again.Addr, err)
+			}
 		}
 		a, _ := ParseGateway("http://[fe80::1%25eth0]:1", "gateway")
 		b, _ := ParseGateway("http://[fe80::1%25eth1]:1", "gateway")
