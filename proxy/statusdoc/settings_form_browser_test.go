@@ -4,7 +4,6 @@ package statusdoc_test
 
 import (
 	"context"
-	"encoding/json"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/dual-proxy/dual-proxy/internal/settings"
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
@@ -79,55 +78,67 @@ func verdictHas(s string) string {
 	return `document.getElementById("verdict").textContent.indexOf(` + strconv.Quote(s) + `) >= 0`
 }
 
+// addGatewayOnPage adds w's working gateway on the settings form at
+// page, tests it with its button, reviews and applies the change, and
+// checks that the next request through the proxy goes through it and the
+// verdict line follows. Before, the request fails: the dead first gateway
+// and direct are the only candidates.
+func addGatewayOnPage(t *testing.T, page string, w worldPath) {
+	t.Helper()
+	if code, _ := w.get(t); code != 502 || w.good.Requests() != 0 {
+		t.Fatalf("before the change: %d, good gateway %d requests; want 502 (dead gateway, direct refused) and none", code, w.good.Requests())
+	}
+	ctx := browser(t)
+	var probe, diff, done, verdict string
+	err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+		until(verdictHas("of 2 paths")),
+		typeInto(`#settings-token`, formToken),
+		typeInto(`#gw-new`, w.good.URL), click(`#gw-add`), wait(`#gw-list li[data-index="0"] .gw-test`),
+		click(`#gw-list li[data-index="0"] .gw-test`), wait(`#gw-list li[data-index="0"] .gw-result[data-probe]`),
+		text(`#gw-list li[data-index="0"] .gw-result`, &probe),
+		click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`), text(`#settings-diff`, &diff),
+		click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done),
+		until(verdictHas("of 3 paths")))
+	if err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	if !strings.HasPrefix(probe, "works: ") || !strings.Contains(probe, w.target) {
+		t.Errorf("gateway test: %q, want it working to %s", probe, w.target)
+	}
+	if !strings.Contains(diff, "gateway") || !strings.Contains(diff, "(none) → "+w.good.URL) || !strings.Contains(diff, "added "+w.good.URL) {
+		t.Errorf("review: %q, want gateway (none) → %s, added", diff, w.good.URL)
+	}
+	if done != "applied: gateway" {
+		t.Errorf("after apply: %q", done)
+	}
+	code, via := w.get(t)
+	if code != 200 || via != "good" {
+		t.Fatalf("after the change: %d via %q, want 200 via the added gateway", code, via)
+	}
+	if err := chromedp.Do(ctx, until(`document.getElementById("verdict").getAttribute("data-serving").indexOf(`+strconv.Quote(w.good.Addr)+`) >= 0`),
+		text(`#verdict`, &verdict)); err != nil {
+		t.Fatalf("verdict does not name the added gateway: %v", err)
+	}
+	if !strings.HasPrefix(verdict, "Serving via ") {
+		t.Errorf("verdict %q", verdict)
+	}
+}
+
 // TestSettingsFormOPS7 drives the status page's settings form in Chromium
-// against a running proxy whose listener serves the settings (SPEC OPS-7):
+// against a running dual-proxy whose listener serves the settings (SPEC
+// OPS-7):
 // a gateway added on the page carries the next request, an invalid value
 // is refused at its field and applies once fixed, a stale version is
-// reloaded and said so, and the token never stays in the address.
+// reloaded and said so, the token never stays in the address, and the
+// gateway list is reordered and shortened on the page.
 func TestSettingsFormOPS7(t *testing.T) {
-	w := newSettingsWorld(t)
+	w := newWorldPath(t)
 	page := "http://" + w.addr + statusdoc.PagePath
 
 	t.Run("OPS-7/add-gateway-on-the-page-moves-traffic-to-it", func(t *testing.T) {
-		if code, _ := w.get(t); code != 502 || w.good.Requests() != 0 {
-			t.Fatalf("before the change: %d, good gateway %d requests; want 502 (dead gateway, direct refused) and none", code, w.good.Requests())
-		}
-		ctx := browser(t)
-		var probe, diff, done, verdict string
-		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
-			until(verdictHas("of 2 paths")),
-			typeInto(`#settings-token`, formToken),
-			typeInto(`#gw-new`, w.good.URL), click(`#gw-add`), wait(`#gw-list li[data-index="0"] .gw-test`),
-			click(`#gw-list li[data-index="0"] .gw-test`), wait(`#gw-list li[data-index="0"] .gw-result[data-probe]`),
-			text(`#gw-list li[data-index="0"] .gw-result`, &probe),
-			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`), text(`#settings-diff`, &diff),
-			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done),
-			until(verdictHas("of 3 paths")))
-		if err != nil {
-			t.Fatalf("browser: %v", err)
-		}
-		if !strings.HasPrefix(probe, "works: ") || !strings.Contains(probe, w.target) {
-			t.Errorf("gateway test: %q, want it working to %s", probe, w.target)
-		}
-		if !strings.Contains(diff, "gateway") || !strings.Contains(diff, "(none) → "+w.good.URL) || !strings.Contains(diff, "added "+w.good.URL) {
-			t.Errorf("review: %q, want gateway (none) → %s, added", diff, w.good.URL)
-		}
-		if done != "applied: gateway" {
-			t.Errorf("after apply: %q", done)
-		}
-		if g := w.live.Current().Values.List(settings.Gateway); len(g) != 1 || g[0] != w.good.URL {
+		addGatewayOnPage(t, page, w)
+		if g := w.settings(t).Settings.Gateway; len(g) != 1 || g[0] != w.good.URL {
 			t.Fatalf("live gateways %v", g)
-		}
-		code, via := w.get(t)
-		if code != 200 || via != "good" {
-			t.Fatalf("after the change: %d via %q, want 200 via the added gateway", code, via)
-		}
-		if err := chromedp.Do(ctx, until(`document.getElementById("verdict").getAttribute("data-serving").indexOf(`+strconv.Quote(w.good.Addr)+`) >= 0`),
-			text(`#verdict`, &verdict)); err != nil {
-			t.Fatalf("verdict does not name the added gateway: %v", err)
-		}
-		if !strings.HasPrefix(verdict, "Serving via ") {
-			t.Errorf("verdict %q", verdict)
 		}
 	})
 
@@ -154,23 +165,23 @@ func TestSettingsFormOPS7(t *testing.T) {
 		if !strings.HasPrefix(refused, "not applied, nothing changed") {
 			t.Errorf("message %q", refused)
 		}
-		cur := w.live.Current().Values
-		if cur.Int(settings.CooldownMS) != 30000 || cur.String(settings.HealthURL) != "" || len(cur.List(settings.Gateway)) != 1 {
+		cur := w.settings(t).Settings
+		if cur.CooldownMS != 30000 || cur.HealthURL != "http://"+w.target+"/" || len(cur.Gateway) != 1 {
 			t.Fatalf("a refused change applied something: %v", cur)
 		}
 		if code, via := w.get(t); code != 200 || via != "good" {
 			t.Fatalf("after a refused change: %d via %q", code, via)
 		}
 		var done string
-		err = chromedp.Do(ctx, typeInto(`#set-cooldown-ms`, "45000"), typeInto(`#set-health-url`, ""),
+		err = chromedp.Do(ctx, typeInto(`#set-cooldown-ms`, "45000"), typeInto(`#set-health-url`, "http://"+w.target+"/"),
 			click(`#gw-list li[data-index="1"] .gw-remove`), wait(`#settings[data-state="loaded"]`),
 			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
 			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done))
 		if err != nil {
 			t.Fatalf("browser: %v", err)
 		}
-		if done != "applied: cooldown-ms" || w.live.Current().Values.Int(settings.CooldownMS) != 45000 {
-			t.Fatalf("after the fix: %q, cooldown %d", done, w.live.Current().Values.Int(settings.CooldownMS))
+		if cool := w.settings(t).Settings.CooldownMS; done != "applied: cooldown-ms" || cool != 45000 {
+			t.Fatalf("after the fix: %q, cooldown %d", done, cool)
 		}
 	})
 
@@ -181,10 +192,7 @@ func TestSettingsFormOPS7(t *testing.T) {
 			t.Fatalf("browser: %v", err)
 		}
 		// Another client changes a setting after the page read them.
-		doc := w.live.Document()
-		if _, err := w.live.Change(`"`+doc.Version+`"`, map[string]json.RawMessage{settings.PrefTTLMS: json.RawMessage("90000")}, "cli"); err != nil {
-			t.Fatal(err)
-		}
+		w.change(t, `{"pref-ttl-ms": 90000}`)
 		var stale, ttl, race string
 		err := chromedp.Do(ctx, click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
 			click(`#settings-apply`), wait(`#settings[data-state="stale"]`), text(`#settings-msg`, &stale),
@@ -195,14 +203,14 @@ func TestSettingsFormOPS7(t *testing.T) {
 		if !strings.Contains(stale, "changed elsewhere meanwhile") || ttl != "90000" || race != "300" {
 			t.Fatalf("after a stale apply: %q, pref-ttl %q (want the other client's 90000), race delay %q (want the page's 300 kept)", stale, ttl, race)
 		}
-		if w.live.Current().Values.Int(settings.RaceDelayMS) != 250 {
+		if w.settings(t).Settings.RaceDelay != 250 {
 			t.Fatal("a stale change applied")
 		}
 		var done string
 		err = chromedp.Do(ctx, click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`),
 			click(`#settings-apply`), wait(`#settings[data-state="applied"]`), text(`#settings-msg`, &done))
-		if err != nil || done != "applied: race-delay-ms" || w.live.Current().Values.Int(settings.RaceDelayMS) != 300 {
-			t.Fatalf("reapplied: %v %q, race delay %d", err, done, w.live.Current().Values.Int(settings.RaceDelayMS))
+		if race := w.settings(t).Settings.RaceDelay; err != nil || done != "applied: race-delay-ms" || race != 300 {
+			t.Fatalf("reapplied: %v %q, race delay %d", err, done, race)
 		}
 	})
 
@@ -224,8 +232,47 @@ func TestSettingsFormOPS7(t *testing.T) {
 		if err != nil {
 			t.Fatalf("browser: %v", err)
 		}
-		if refused != "paste the control token first" || w.live.Current().Values.Int(settings.FastFailMS) != 2000 {
-			t.Fatalf("without a token: %q, fast-fail %d", refused, w.live.Current().Values.Int(settings.FastFailMS))
+		if ff := w.settings(t).Settings.FastFailMS; refused != "paste the control token first" || ff != 2000 {
+			t.Fatalf("without a token: %q, fast-fail %d", refused, ff)
+		}
+	})
+
+	t.Run("OPS-7/reorder-and-remove-gateways-on-the-page", func(t *testing.T) {
+		good := w.good
+		other := testworld.NewGateway(t, testworld.WithName("other"), testworld.WithRoute(w.target, w.origin.Addr))
+		ctx := browser(t)
+		var first, diff string
+		err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`),
+			typeInto(`#settings-token`, formToken),
+			typeInto(`#gw-new`, other.URL), click(`#gw-add`), wait(`#gw-list li[data-index="1"] .gw-up`),
+			click(`#gw-list li[data-index="1"] .gw-up`), wait(`#gw-list li[data-index="1"] .gw-down[disabled]`),
+			eval(`document.querySelector('#gw-list li[data-index="0"] input').value`, &first),
+			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`), text(`#settings-diff`, &diff),
+			click(`#settings-apply`), wait(`#settings[data-state="applied"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if first != other.URL || !strings.Contains(diff, "added "+other.URL) {
+			t.Fatalf("after moving the new gateway up: first %q, review %q", first, diff)
+		}
+		if g := w.settings(t).Settings.Gateway; len(g) != 2 || g[0] != other.URL || g[1] != good.URL {
+			t.Fatalf("live gateways %v, want [%s %s]", g, other.URL, good.URL)
+		}
+		err = chromedp.Do(ctx, click(`#gw-list li[data-index="1"] .gw-remove`), wait(`#settings[data-state="loaded"]`),
+			click(`#settings-review-btn`), wait(`#settings[data-state="reviewed"]`), text(`#settings-diff`, &diff),
+			click(`#settings-apply`), wait(`#settings[data-state="applied"]`))
+		if err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		if !strings.Contains(diff, "removed "+good.URL) {
+			t.Errorf("review %q, want the removal", diff)
+		}
+		if g := w.settings(t).Settings.Gateway; len(g) != 1 || g[0] != other.URL {
+			t.Fatalf("live gateways %v, want [%s]", g, other.URL)
+		}
+		before := good.Requests()
+		if code, via := w.get(t); code != 200 || via != "other" || good.Requests() != before {
+			t.Fatalf("after removing the first gateway: %d via %q (removed gateway %d → %d requests)", code, via, before, good.Requests())
 		}
 	})
 }

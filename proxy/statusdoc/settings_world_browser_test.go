@@ -3,149 +3,125 @@
 package statusdoc_test
 
 import (
+	"bufio"
 	"context"
-	"fmt"
+	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/settings"
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy"
-	"github.com/dual-proxy/dual-proxy/proxy/candidate"
-	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 const formToken = "page-control-token-0123456789abcdef"
 
-// settingsWorld is a running proxy on loopback whose listener serves the
-// status page and the live settings (SPEC OPS-7) the way an instance
-// mounts them: settings.Handler on the proxy's Mux, each accepted change
-// applied to the engine with Reconfigure. The destination, target, is a
-// loopback port where nothing listens, so direct fails; only the working
-// gateway, good, reaches the origin for it (testworld's route). The first
-// gateway, upstream-url, is dead.
-type settingsWorld struct {
+// worldPath is a running dual-proxy (the binary: its listener serves the
+// status page and mounts the live settings, SPEC OPS-7) and the paths
+// around it: the destination, target, is a loopback port where nothing
+// listens, so direct fails; only the working gateway, good, reaches the
+// origin for it (testworld's route); the first gateway, upstream-url, is
+// dead and refuses connections. The health URL is the target, so the
+// page's gateway test (a health check request through that gateway
+// alone) works only through good.
+type worldPath struct {
 	addr   string // the proxy's listener, "127.0.0.1:PORT"
 	target string // "127.0.0.1:PORT", refused when dialled directly
 	origin *testworld.Origin
 	good   *testworld.Gateway
-	dead   string // the dead gateway's URL
-	live   *settings.Live
-	srv    *proxy.Server
+	dead   string
 }
 
-func newSettingsWorld(t *testing.T) *settingsWorld {
+func newWorldPath(t *testing.T) worldPath {
 	t.Helper()
-	w := &settingsWorld{target: testworld.RefusedAddr(t), origin: testworld.NewOrigin(t)}
-	w.good = testworld.NewGateway(t, testworld.WithName("good"), testworld.WithRoute(w.target, w.origin.Addr))
-	w.dead = "http://" + testworld.RefusedAddr(t)
-	mux := proxy.NewMux()
-	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Handler: mux})
+	p := worldPath{target: testworld.RefusedAddr(t), origin: testworld.NewOrigin(t)}
+	p.good = testworld.NewGateway(t, testworld.WithName("good"), testworld.WithRoute(p.target, p.origin.Addr))
+	p.dead = "http://" + testworld.RefusedAddr(t)
+	p.addr = startInstance(t, "--listen-host", "127.0.0.1", "--listen-port", "0", "--port-fallback", "0",
+		"--upstream-url", p.dead, "--loopback-direct=false", "--health-url", "http://"+p.target+"/", "--health-interval-ms", "0",
+		"--control-token", formToken)
+	return p
+}
+
+// startInstance builds cmd/dual-proxy and runs it with args in a clean,
+// proxy-free environment (HOME and the registry in a temporary
+// directory); it returns the address the instance logged as listening.
+// The instance is stopped with SIGTERM when t ends.
+func startInstance(t *testing.T, args ...string) string {
+	t.Helper()
+	dir, bin := t.TempDir(), filepath.Join(t.TempDir(), "dual-proxy")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/dual-proxy").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_RUNTIME_DIR=" + dir}
+	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.srv = srv
-	w.addr = testkit.Serve(t, srv)
-	mux.Attach(srv)
-	_, port, _ := net.SplitHostPort(w.addr)
-	bound, _ := strconv.Atoi(port)
-	w.live, err = settings.New(settings.Options{
-		Values:   startValues(w.dead),
-		Defaults: startValues(""),
-		Env:      settings.Env{BoundPort: bound, StrictGateways: true},
-		Apply: func(r *settings.Resolved) error {
-			cfg, err := engineConfig(r)
-			if err != nil {
-				return err
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logs strings.Builder
+	addrC := make(chan string, 1)
+	readDone := make(chan struct{})
+	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addrC <- m[1]:
+				default:
+				}
 			}
-			return srv.Engine().Reconfigure(cfg)
-		},
-		Probe: func(ctx context.Context, gateway string) (string, time.Duration, error) {
-			return probeThrough(ctx, gateway, w.target)
-		},
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-readDone:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-readDone
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("dual-proxy logs:\n%s", logs.String())
+			mu.Unlock()
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
+	select {
+	case addr := <-addrC:
+		return addr
+	case <-readDone:
+		t.Fatal("dual-proxy exited before listening")
+	case <-time.After(60 * time.Second):
+		t.Fatal("dual-proxy did not log its listening address in 60 s")
 	}
-	h := settings.Handler(w.live, formToken)
-	mux.Handle(settings.Path, h)
-	mux.Handle(settings.Path+"/", h)
-	return w
-}
-
-// startValues are an instance's start values: upstream the only gateway
-// (none when ""), loopback destinations through the candidates like any
-// other (the test's destinations are all on loopback).
-func startValues(upstream string) settings.Values {
-	return settings.Values{
-		settings.ListenHost: "127.0.0.1", settings.ListenPort: 7896, settings.PortFallback: 10,
-		settings.TimeoutMS: 5000, settings.ResponseTimeout: 30000, settings.LogLevel: "info", settings.LogFormat: "text",
-		settings.HealthURL: "", settings.FastFailMS: 2000, settings.RaceDelayMS: 250,
-		settings.TunnelIdleMS: 3600000, settings.TunnelHalfMS: 60000, settings.HeadTimeoutMS: 10000,
-		settings.PrefTTLMS: 60000, settings.CooldownMS: 30000, settings.HealthInterval: 0, settings.HealthRecover: 2,
-		settings.PreferDirect: []string{}, settings.PreferProxy: []string{}, settings.UpstreamPort: 7897,
-		settings.Gateway: []string{}, settings.UpstreamURL: upstream, settings.UpstreamHost: "",
-		settings.LoopbackDirect: false, settings.VerifyTLS: false, settings.RetryAfterSend: false, settings.RetryWithKey: false,
-	}
-}
-
-// engineConfig is the proxy.Config r describes (the engine's own fields,
-// Handler and Logger, stay the engine's: Reconfigure keeps them).
-func engineConfig(r *settings.Resolved) (proxy.Config, error) {
-	cands, _, err := route.BuildCandidates(r.Spec)
-	if err != nil {
-		return proxy.Config{}, err
-	}
-	v := r.Values
-	ms := func(k string) time.Duration { return time.Duration(v.Int(k)) * time.Millisecond }
-	return proxy.Config{
-		Candidates: cands, Rules: r.Rules,
-		ConnectTimeout: ms(settings.TimeoutMS), FastFail: ms(settings.FastFailMS), ResponseTimeout: ms(settings.ResponseTimeout),
-		RaceDelay: ms(settings.RaceDelayMS), TLSProbe: v.Bool(settings.VerifyTLS),
-		TunnelIdleTimeout: ms(settings.TunnelIdleMS), TunnelHalfCloseTimeout: ms(settings.TunnelHalfMS), HeadTimeout: ms(settings.HeadTimeoutMS),
-		Cooldown: ms(settings.CooldownMS), PrefTTL: ms(settings.PrefTTLMS),
-		HealthURL: r.HealthURL, HealthInterval: ms(settings.HealthInterval), HealthRecoverCount: v.Int(settings.HealthRecover),
-		LoopbackDirect:              v.Bool(settings.LoopbackDirect),
-		RetryNonIdempotentAfterSend: v.Bool(settings.RetryAfterSend), RetryWithIdempotencyKey: v.Bool(settings.RetryWithKey),
-	}, nil
-}
-
-// probeThrough is the page's gateway test: one GET of target's root
-// through gateway alone, on an engine of its own.
-func probeThrough(ctx context.Context, gateway, target string) (string, time.Duration, error) {
-	cand, err := route.ParseGateway(gateway, "gateway")
-	if err != nil {
-		return "", 0, err
-	}
-	e, err := proxy.NewEngine(proxy.Config{Candidates: []candidate.Candidate{cand}, ConnectTimeout: 5 * time.Second})
-	if err != nil {
-		return "", 0, err
-	}
-	defer e.Close()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+target+"/", nil)
-	start := time.Now()
-	resp, err := (&http.Client{Transport: e.RoundTripper(), Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return target, 0, err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return target, 0, fmt.Errorf("through %s: %s", route.RedactURL(gateway), resp.Status)
-	}
-	return target, time.Since(start), nil
+	return ""
 }
 
 // get sends one GET of the target through the proxy and returns the
 // status and the gateway that forwarded it (testworld's header; "" for
 // none).
-func (w *settingsWorld) get(t *testing.T) (int, string) {
+func (w worldPath) get(t *testing.T) (int, string) {
 	t.Helper()
 	pu, _ := url.Parse("http://" + w.addr)
 	tr := &http.Transport{Proxy: http.ProxyURL(pu), DisableKeepAlives: true}
@@ -160,4 +136,58 @@ func (w *settingsWorld) get(t *testing.T) (int, string) {
 		t.Fatalf("GET through the proxy: %q, want the origin's greeting", body)
 	}
 	return resp.StatusCode, resp.Header.Get("X-Testworld-Gateway")
+}
+
+// settingsDoc is the part of the instance's settings document the tests
+// read.
+type settingsDoc struct {
+	Version  string `json:"version"`
+	Settings struct {
+		Gateway    []string `json:"gateway"`
+		CooldownMS int      `json:"cooldown-ms"`
+		HealthURL  string   `json:"health-url"`
+		RaceDelay  int      `json:"race-delay-ms"`
+		FastFailMS int      `json:"fast-fail-ms"`
+	} `json:"settings"`
+}
+
+// settings reads the instance's settings (GET, as any client).
+func (w worldPath) settings(t *testing.T) settingsDoc {
+	t.Helper()
+	code, b := w.call(t, http.MethodGet, "", nil)
+	var d settingsDoc
+	if err := json.Unmarshal(b, &d); code != 200 || err != nil {
+		t.Fatalf("GET %s: %d %v %s", settings.Path, code, err, b)
+	}
+	return d
+}
+
+// change PUTs body at the version read just before, as another client of
+// the instance would.
+func (w worldPath) change(t *testing.T, body string) {
+	t.Helper()
+	v := w.settings(t).Version
+	if code, b := w.call(t, http.MethodPut, body, http.Header{"Authorization": {"Bearer " + formToken}, "If-Match": {`"` + v + `"`}}); code != 200 {
+		t.Fatalf("PUT %s: %d %s", body, code, b)
+	}
+}
+
+func (w worldPath) call(t *testing.T, method, body string, hdr http.Header) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+w.addr+settings.Path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	tr := &http.Transport{Proxy: nil}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
 }
