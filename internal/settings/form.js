@@ -7,7 +7,8 @@
 // textContent.
 //
 // The control token never travels in a URL: the user pastes it into the
-// token field (`dual-proxy settings` finds it in the instance registry).
+// token field (--control-token, else the token the instance keeps in its
+// registry entry, PID.control, 0600).
 // A link with #token=… (the pool editor's way; a fragment is never sent
 // to the server) fills the field too, and the page then takes the
 // fragment out of the address bar and the history. The token stays in
@@ -193,7 +194,7 @@
       on: { input: function () { token = input.value.trim(); keepToken(token); document.getElementById("token-err").textContent = ""; } } });
     input.value = token;
     return el("div", { class: "setting token-row" }, [el("label", { for: "settings-token", text: "control token" }), input,
-      el("span", { class: "meta hint", text: "changes and gateway tests need it: `dual-proxy settings token` prints it" }),
+      el("span", { class: "meta hint", text: "changes and gateway tests need it: --control-token at start, else the one this instance keeps in its registry entry (PID.control, yours only)" }),
       el("span", { class: "ferr fail", id: "token-err" })]);
   }
   function tokenError() {
