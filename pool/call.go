@@ -134,9 +134,7 @@ func (c *call) run() {
 	for i, m := range eligible {
 		start.Targets[i] = c.target(m)
 	}
-	if c.ci.Previous != "" {
-		start.Owner = wire.RespKey(c.ci.Previous) // POOL-18
-	}
+	start.Owner = c.stateOwnerKey()
 	// One Begin before the attempts and one Finish after them: on a shared
 	// state, two round trips per call (SPEC POOL-23).
 	begun := c.p.state.Begin(c.sctx(), start)
@@ -172,7 +170,7 @@ func (c *call) run() {
 		}
 		if o.served && c.ep.Kind == wire.EpGenerate {
 			// Written by Finish (served implies done: the call ends here).
-			c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, o.state
+			c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, c.owned(o)
 			if f := c.p.opts.Observer.Usage; f != nil {
 				f(c.pc.ID, m, o.u)
 			}

@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"slices"
+
 	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
@@ -18,6 +20,13 @@ import (
 //     (the transient status of the owner's failure), not a 400 from a member
 //     that never held the state. Once the owner recovers, the session is
 //     back on it.
+//   - conversation and item_reference inputs (stored on the member that
+//     made them, like previous_response_id): a call without
+//     previous_response_id goes to the member that holds its conversation,
+//     else the one that produced its first referenced item; a member's
+//     "conversation/item with id … not found" is class state the same way.
+//     Ownership comes from the answers (a response's id, conversation and
+//     output item ids) and from a call that succeeded with them.
 //   - encrypted reasoning items (Codex: store false, include
 //     reasoning.encrypted_content, the whole history resent each turn):
 //     each member receives the request without the reasoning items another
@@ -52,4 +61,27 @@ func (c *call) stateFor(m string, body []byte) []byte {
 		}
 		return owner == "" || owner == m
 	})
+}
+
+// stateOwnerKey is the state key whose owner the call starts on (POOL-18):
+// previous_response_id, else its conversation, else its first
+// item_reference; "" for none.
+func (c *call) stateOwnerKey() string {
+	if c.ci.Previous != "" {
+		return wire.RespKey(c.ci.Previous)
+	}
+	if len(c.ci.StateRefs) > 0 {
+		return c.ci.StateRefs[0]
+	}
+	return ""
+}
+
+// owned are the state keys the attempt o leaves on its member: what its
+// answer carried, and after a success the conversation and items the
+// request named, which that member evidently holds (POOL-18).
+func (c *call) owned(o outcome) []string {
+	if o.fail != nil || len(c.ci.StateRefs) == 0 {
+		return o.state
+	}
+	return slices.Concat(o.state, c.ci.StateRefs)
 }

@@ -34,7 +34,8 @@ type errorRule struct {
 var errorRules = []errorRule{
 	{statuses: []int{400, 404}, class: config.ClassState, words: []string{
 		"previous_response_not_found", "previous response with id", "invalid_encrypted_content",
-		"encrypted content", "could not be decrypted",
+		"encrypted content", "could not be decrypted", "conversation with id", "conversation_not_found",
+		"item with id", "item_not_found",
 	}},
 	{statuses: []int{400, 404, 409, 413, 422}, class: config.ClassBadRequest, words: []string{
 		"unsupported parameter", "unsupported_parameter", "unknown parameter", "unknown_parameter",

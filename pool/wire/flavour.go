@@ -122,6 +122,10 @@ type CallInfo struct {
 	// carries encrypted reasoning (SPEC POOL-18, state.go).
 	Previous  string
 	Encrypted bool
+	// StateRefs are the other stored state a Responses request names, as
+	// state keys: its conversation (ConvKey) and the items of its
+	// item_reference inputs (ItemKey), in that order (SPEC POOL-18).
+	StateRefs []string
 	// budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.
 	budget bool

@@ -46,6 +46,7 @@ func (ResponsesFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 	ci.Effort = req.Reasoning.Effort
 	ci.PromptCacheKey = req.PromptCacheKey
 	ci.Previous = req.Previous // POOL-18 (state.go)
+	ci.StateRefs = stateRefs(body, req.Input)
 	ci.Encrypted = bytes.Contains(req.Input, []byte(`"encrypted_content"`))
 	ci.HasImage = hasTypedPart(req.Input, openaiImageTypes)
 	input := bytes.TrimSpace(req.Input)
@@ -139,6 +140,7 @@ func (r *responsesUsage) toUsage() Usage {
 // responseItem is an output item of a Response.
 type responseItem struct {
 	Type      string `json:"type"`
+	ID        string `json:"id"` // stored items an item_reference names (POOL-18)
 	Arguments string `json:"arguments"`
 	Encrypted string `json:"encrypted_content"` // reasoning items (POOL-18)
 	Content   []struct {
@@ -178,6 +180,9 @@ type responseObject struct {
 	Output    []responseItem  `json:"output"`
 	Usage     *responsesUsage `json:"usage"`
 	Error     *openaiError    `json:"error"`
+	// Conversation is the conversation the response was added to
+	// (POOL-18): a string id or an object with one.
+	Conversation json.RawMessage `json:"conversation"`
 }
 
 // InspectBody accepts a Response: an object with an "output" list or a
