@@ -366,5 +366,22 @@
     });
   }
 
+  // follow re-reads the settings every 5 s: a change made elsewhere (the
+  // CLI, the file, another page) or a failed reload of the file shows at
+  // once when the form holds no edit of its own and no review is open;
+  // otherwise the apply's stale version answers it.
+  function follow() {
+    if (!S.doc || document.getElementById("settings-review").textContent || Object.keys(changes()).length) return;
+    api("GET", "settings").then(function (r) {
+      if (r.status !== 200 || !S.doc) return;
+      var same = r.body.version === S.doc.version && JSON.stringify(r.body.file_errors || []) === JSON.stringify(S.doc.file_errors || []);
+      if (same || document.getElementById("settings-review").textContent || Object.keys(changes()).length) return;
+      S.doc = r.body;
+      S.gateways = (S.doc.settings.gateway || []).slice();
+      render({});
+    });
+  }
+
   load();
+  setInterval(follow, 5000);
 })();

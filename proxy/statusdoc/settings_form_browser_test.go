@@ -275,4 +275,15 @@ func TestSettingsFormOPS7(t *testing.T) {
 			t.Fatalf("after removing the first gateway: %d via %q (removed gateway %d → %d requests)", code, via, before, good.Requests())
 		}
 	})
+
+	t.Run("OPS-7/a-change-made-elsewhere-shows-on-an-idle-form", func(t *testing.T) {
+		ctx := browser(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(page), wait(`#settings[data-state="loaded"]`)); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		w.change(t, `{"cooldown-ms": 12000}`)
+		if err := chromedp.Do(ctx, until(`document.getElementById("set-cooldown-ms").value === "12000"`)); err != nil {
+			t.Fatalf("the form does not show a change made by another client: %v", err)
+		}
+	})
 }
