@@ -77,7 +77,11 @@ func startXPool(t *testing.T, l *agentlab.Lab, mock string, members []xMember) (
 			args = append(args, "-tool", m.tool, "-tool-args", m.toolArgs)
 		}
 		l.StartServer(t, "mockllm listening", args...)
-		y += "  " + m.id + ": {api: " + m.api + ", base_url: \"http://127.0.0.1:" + m.port + "\", api_key_env: DP_" + strings.ToUpper(m.id) + "_KEY}\n"
+		base := "http://127.0.0.1:" + m.port
+		if m.api == "openai" {
+			base += "/v1" // an OpenAI Responses channel's base URL ends in /v1, like the SDKs'
+		}
+		y += "  " + m.id + ": {api: " + m.api + ", base_url: \"" + base + "\", api_key_env: DP_" + strings.ToUpper(m.id) + "_KEY}\n"
 		ids = append(ids, m.id)
 	}
 	y += "pools:\n  px:\n    strategy: failover\n    members: [" + strings.Join(ids, ", ") + "]\n    cooldown: {server_ms: 1}\n"
