@@ -15,7 +15,9 @@
 // $XDG_RUNTIME_DIR (0700, emptied at logout); macOS gives a per-user
 // $TMPDIR; elsewhere the directory is under the temporary directory with the
 // user id in its name, and its owner and mode are checked. On Windows it is
-// under %LocalAppData%, which only the user can read.
+// under %LocalAppData%, which only the user can read, and its owner and
+// access list are checked (aclVerdict). An entry counts only while its pid
+// runs with the creation stamp it recorded (SPEC PLAT-5).
 package registry
 
 import (
