@@ -77,6 +77,18 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Con
 //     not tokens) is refused before anything is dialled, as net/http does:
 //     the error wraps upstream.ErrInvalidRequest.
 //
+// The proxy has one HTTP/1.1 client, proxy/upstream: plain forwarding,
+// health checks and these http:// requests all go through it. The
+// http.Transport stays for https:// only, because upstream writes requests
+// to gateways and origins in the clear: it does no TLS to origins and no
+// HTTP/2, which https channels negotiate, and net/http's TLS session
+// resumption and HTTP/2 streams are what a pool's many calls to one https
+// channel want. The http.Request and http.Response at this boundary are
+// the RoundTripper the pool is given (it gets nothing of proxy/upstream):
+// roundTripPlain turns the request into the forwarding path's own (the
+// replay rules of a client's plain request apply) and httpResponse the
+// answer back.
+//
 // Other schemes are an error. Create it with Engine.RoundTripper,
 // Engine.PoolRoundTripper or as &Transport{Engine: e}; fields must not
 // change after the first request.

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -12,9 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
 // minKickGap is the least time between two kicked health checks (SPEC
@@ -196,12 +197,19 @@ func (e *Engine) HealthRuns() int {
 // pages (which fail the < 500 test anyway). No origin credentials are sent.
 // local is true when the check could not be made because this machine ran
 // out of descriptors or memory (the result then says nothing about c).
+//
+// The request goes out through proxy/upstream, the client of plain
+// forwarding, as one exchange on a fresh connection that closes after it
+// (upstream.Request.Close): an http:// URL through the engine's client
+// (absolute-form with Proxy-Authorization to an http or https gateway,
+// origin-form to the origin on direct or SOCKS5, SPEC GW-4, GW-7), an
+// https:// URL through a client whose dial opens a tunnel through c and
+// runs TLS to the origin over it (healthTLSClient).
 func (e *Engine) checkHealth(ctx context.Context, lc *liveConfig, c candidate.Candidate) (_ route.HealthResult, local bool) {
 	u := lc.cfg.HealthURL
 	res := route.HealthResult{Key: c.Key()}
 	ctx, cancel := context.WithTimeout(ctx, lc.cfg.ConnectTimeout+healthResponseTimeout)
 	defer cancel()
-	host := u.Hostname()
 	port := u.Port()
 	if port == "" {
 		port = "80"
@@ -209,64 +217,31 @@ func (e *Engine) checkHealth(ctx context.Context, lc *liveConfig, c candidate.Ca
 			port = "443"
 		}
 	}
-	target := net.JoinHostPort(host, port)
-	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
-	if err != nil {
-		res.Reason = err.Error()
-		return res, false
+	r := &upstream.Request{Method: http.MethodGet, Origin: u.RequestURI(), Absolute: u.Scheme + "://" + u.Host + u.RequestURI(),
+		Authority: u.Host, Addr: net.JoinHostPort(u.Hostname(), port),
+		Header: []httpmsg.Field{{Name: "User-Agent", Value: "dual-proxy-health/1"}},
+		// The context bounds the whole check, as the response wait.
+		ResponseTimeout: -1, Close: true}
+	client, wire := &e.client, c
+	if u.Scheme == "https" {
+		// The TLS connection leads to the origin itself: the request is
+		// written as to an origin (origin-form, no Proxy-Authorization),
+		// which is what candidate.Direct stands for on the wire.
+		client, wire = e.healthTLSClient(c, u.Hostname()), candidate.Direct
 	}
-	req.Header.Set("User-Agent", "dual-proxy-health/1")
-	req.Close = true
-
-	var conn net.Conn
-	absolute := false
-	openCtx, openCancel := context.WithTimeout(ctx, lc.cfg.ConnectTimeout)
-	switch {
-	case u.Scheme == "https":
-		conn, err = e.dialer.Open(openCtx, c, target)
-		if err == nil {
-			tc := tls.Client(conn, e.healthTLS(host))
-			if herr := tc.HandshakeContext(openCtx); herr != nil {
-				conn.Close()
-				err = fmt.Errorf("tls: %w", herr)
-			} else {
-				conn = tc
-			}
+	sent := client.Send(ctx, wire, r, nil, lc.cfg.ConnectTimeout, false)
+	if sent.Err != nil {
+		if !sent.Connected {
+			res.Reason = sent.Err.Error()
+			return res, netutil.IsLocalResource(sent.Err)
 		}
-	default:
-		// Plain http: to an http/https gateway in absolute-form, else to
-		// the origin (direct or a SOCKS5 tunnel, SPEC GW-7).
-		conn, err = e.dialer.Forward(openCtx, c, target)
-		absolute = c.SpeaksHTTP()
-		if auth := c.ProxyAuthorization(); auth != "" {
-			req.Header.Set("Proxy-Authorization", auth)
-		}
-	}
-	openCancel()
-	if err != nil {
-		res.Reason = err.Error()
-		return res, netutil.IsLocalResource(err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if absolute {
-		err = req.WriteProxy(conn)
-	} else {
-		err = req.Write(conn)
-	}
-	if err != nil {
-		res.Reason = "write: " + err.Error()
+		res.Reason = "response: " + sent.Err.Error()
 		return res, false
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil {
-		res.Reason = "response: " + err.Error()
-		return res, false
-	}
+	resp := sent.Resp
 	resp.Body.Close()
 	switch {
-	case absolute && isGatewayFailure(c, resp.StatusCode, resp.Header.Get("Server")):
+	case wire.SpeaksHTTP() && isGatewayFailure(c, resp.StatusCode, resp.Get("Server")):
 		res.Reason = "gateway answered " + strconv.Itoa(resp.StatusCode)
 	case resp.StatusCode >= 500:
 		res.Reason = "status " + strconv.Itoa(resp.StatusCode)
@@ -274,6 +249,27 @@ func (e *Engine) checkHealth(ctx context.Context, lc *liveConfig, c candidate.Ca
 		res.Alive = true
 	}
 	return res, false
+}
+
+// healthTLSClient is the upstream client of one https:// health check
+// through c: its dial opens a tunnel to the origin (dial.Open: CONNECT
+// through a gateway, SOCKS5, or direct) and runs TLS to host over it, both
+// within the check's connect timeout; a handshake failure is "tls: …".
+// Its requests close their connection, so its idle pool stays empty.
+func (e *Engine) healthTLSClient(c candidate.Candidate, host string) *upstream.Client {
+	return &upstream.Client{ResponseTimeout: healthResponseTimeout,
+		Dial: func(ctx context.Context, _ candidate.Candidate, addr string) (net.Conn, error) {
+			conn, err := e.dialer.Open(ctx, c, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(conn, e.healthTLS(host))
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, fmt.Errorf("tls: %w", err)
+			}
+			return tc, nil
+		}}
 }
 
 // healthTLS is the TLS configuration for an https:// health URL.

@@ -114,6 +114,10 @@ type Request struct {
 	// proxy's client connections; two allocations per request
 	// less). nil: a new Response.
 	Into *Response
+	// Close sends "Connection: close" (RFC 9112 §9.6): the connection
+	// serves this one exchange and is closed with the response body, never
+	// pooled (the health check's single request).
+	Close bool
 	// Reopen returns a fresh reader over the whole body, for the one retry
 	// on a fresh connection after a pooled one turned out closed; nil when
 	// the body cannot be read again (Send then only reuses connections when
@@ -350,6 +354,7 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 		}
 		return fail(err)
 	}
+	resp.Close = resp.Close || r.Close
 	if !uc.headDeadline.IsZero() && !bodyBuffered(resp, uc) {
 		// No timeout once the body streams (SPEC HTTP-4).
 		uc.conn.SetReadDeadline(time.Time{})

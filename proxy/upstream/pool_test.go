@@ -174,3 +174,43 @@ func BenchmarkPoolGetPut(b *testing.B) {
 		p.put(uc)
 	}
 }
+
+func TestRequestCloseNotPooled(t *testing.T) {
+	t.Run("HC-1/close-request-says-so-and-its-connection-is-closed-after-the-body", func(t *testing.T) {
+		heads := make(chan http.Header, 1)
+		closed := make(chan struct{}, 1)
+		addr := testkit.ServeConns(t, func(c net.Conn) {
+			br := bufio.NewReader(c)
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			heads <- req.Header
+			// The answer keeps the connection alive: the client closes it.
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			br.ReadByte()
+			closed <- struct{}{}
+		})
+		c := newTestClient()
+		defer c.CloseIdle()
+		r := getRequest(addr)
+		r.Close = true
+		res := c.Send(context.Background(), candidate.Direct, r, nil, time.Second, true)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if h := <-heads; h.Get("Connection") != "close" {
+			t.Fatalf("Connection %q, want close", h.Get("Connection"))
+		}
+		if !res.Resp.Close {
+			t.Error("Response.Close false for a request that closes")
+		}
+		io.ReadAll(res.Resp.Body)
+		res.Resp.Body.Close()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the connection of a Close request is still open 5 s after its body was closed (pooled)")
+		}
+	})
+}

@@ -101,6 +101,9 @@ func writeHeadPieces(bw *bufio.Writer, c candidate.Candidate, r *Request) error 
 		bw.WriteString(auth)
 		bw.WriteString("\r\n")
 	}
+	if r.Close {
+		bw.WriteString("Connection: close\r\n")
+	}
 	switch {
 	case r.Length > 0:
 		bw.WriteString("Content-Length: ")
@@ -127,8 +130,8 @@ func appendHead(bw *bufio.Writer, c candidate.Candidate, r *Request) (b []byte, 
 	}
 	auth := c.ProxyAuthorization()
 	// An upper bound of the head's length: the fixed text is less than 96
-	// bytes, a Content-Length value at most 19.
-	n := len(r.Method) + len(target) + len(r.Authority) + len(auth) + 96 + 19
+	// bytes, a Content-Length value at most 19, "Connection: close" 19.
+	n := len(r.Method) + len(target) + len(r.Authority) + len(auth) + 96 + 19 + 19
 	for _, f := range r.Header {
 		n += len(f.Name) + len(f.Value) + 4
 	}
@@ -152,6 +155,9 @@ func appendHead(bw *bufio.Writer, c candidate.Candidate, r *Request) (b []byte, 
 		b = append(b, "Proxy-Authorization: "...)
 		b = append(b, auth...)
 		b = append(b, "\r\n"...)
+	}
+	if r.Close {
+		b = append(b, "Connection: close\r\n"...)
 	}
 	switch {
 	case r.Length > 0:
