@@ -58,12 +58,24 @@ func geminiRuntime(t *testing.T) []string {
 	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true", "XDG_RUNTIME_DIR=" + dir}
 }
 
+// quietOpenCode and quietQwen turn off what these agents fetch from the
+// network at start (models list, updates, default plugins, preconnects):
+// the namespace has none, so those attempts can only fail, and the case is
+// about the pool.
+func quietOpenCode(*testing.T) []string {
+	return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1"}
+}
+
+func quietQwen(*testing.T) []string {
+	return []string{"QWEN_CODE_DISABLE_PRECONNECT=1", "QWEN_DISABLE_AUTO_TITLE=1"}
+}
+
 var poolAgents = []poolAgent{
 	{name: "claude", pkg: "@anthropic-ai/claude-code", first: "anthropic", second: "gemini", args: []string{"-p", "say ok"}},
 	{name: "codex", pkg: "@openai/codex", first: "responses", second: "gemini", args: []string{"exec", "--skip-git-repo-check", "say ok"}},
 	{name: "gemini", pkg: "@google/gemini-cli", first: "gemini", second: "anthropic", args: []string{"-m", "gemini-2.5-flash", "-p", "say ok"}, env: geminiRuntime},
-	{name: "qwen", pkg: "@qwen-code/qwen-code", first: "openai-chat", second: "anthropic", args: []string{"-p", "say ok"}},
-	{name: "opencode", pkg: "opencode-ai", first: "anthropic", second: "openai-chat", args: []string{"run", "-m", "anthropic/claude-sonnet-4-5", "say ok"}},
+	{name: "qwen", pkg: "@qwen-code/qwen-code", first: "openai-chat", second: "anthropic", args: []string{"-p", "say ok"}, env: quietQwen},
+	{name: "opencode", pkg: "opencode-ai", first: "anthropic", second: "openai-chat", args: []string{"run", "-m", "anthropic/claude-sonnet-4-5", "say ok"}, env: quietOpenCode},
 }
 
 func TestAgentsOnPool(t *testing.T) {
