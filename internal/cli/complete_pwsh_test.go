@@ -53,7 +53,7 @@ func TestPowerShellCompletion(t *testing.T) {
 	t.Run("LIS-5/powershell-offers-flag-and-argument-values", func(t *testing.T) {
 		for prog, want := range map[string][]string{
 			"dual-proxy": {"values = @{ '--log-format' = @('text', 'json'); '--log-level' = @('debug', 'info', 'warn', 'error') }\n",
-				"ask = @('--pool')\n", "askPaths = @('pool test')\n", "'help' = @{ subs = @(); args = @('run', 'demo', 'status', 'pool', 'completion', 'man');"},
+				"ask = @('--pool')\n", "askPaths = @('pool test')\n", "'help' = @{ subs = @(); args = @('run', 'demo', 'status', 'settings', 'pool', 'completion', 'man');"},
 			"claude-dual-proxy": {"values = @{ '--log-format' = @('text', 'json'); '--log-level' = @('debug', 'info', 'warn', 'error') }\n",
 				"ask = @('--pool')\n", "askPaths = @()\n"},
 		} {

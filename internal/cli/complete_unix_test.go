@@ -47,7 +47,7 @@ var valueLines = []struct{ line, want string }{
 	{"dual-proxy --log-level ", "debug error info warn"},
 	{"dual-proxy run --log-format ", "json text"},
 	{"claude-dual-proxy --log-level w", "warn"},
-	{"dual-proxy help ", "completion demo man pool run status"},
+	{"dual-proxy help ", "completion demo man pool run settings status"},
 	{"dual-proxy run --config CFG --pool ", "night work"},
 	{"claude-dual-proxy --config CFG --pool w", "work"},
 	{"dual-proxy pool test --config CFG ", "night work"},

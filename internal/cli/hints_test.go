@@ -47,7 +47,7 @@ func TestHelpfulMessages(t *testing.T) {
 			"dual-proxy: unknown command \"sttaus\"; did you mean `dual-proxy status`?\n"},
 		{"LIS-5/unknown-command-lists-commands", DualProxy, []string{"PATH=/nonexistent"},
 			[]string{"frobnicate", "x"}, 2,
-			"dual-proxy: unknown command \"frobnicate\" (commands: completion, demo, help, man, pool, run, status)\n"},
+			"dual-proxy: unknown command \"frobnicate\" (commands: completion, demo, help, man, pool, run, settings, status)\n"},
 		{"LIS-5/unknown-agent-command-gets-the-run-form", DualProxy, []string{"PATH=/nonexistent"},
 			[]string{"claude", "-p", "hi there"}, 2,
 			"dual-proxy: unknown command \"claude\"; to run claude behind the proxy: dual-proxy run -- claude -p 'hi there'\n"},
@@ -65,10 +65,10 @@ func TestHelpfulMessages(t *testing.T) {
 			"dual-proxy help: \"stauts\" is no command; did you mean `dual-proxy help status`?\n"},
 		{"LIS-5/help-unknown-topic-names-the-topics-not-run", DualProxy, nil,
 			[]string{"help", "nope"}, 2,
-			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, settings, status)\n"},
 		{"LIS-5/help-flag-unknown-topic-names-the-topics", DualProxy, nil,
 			[]string{"--help", "nope"}, 2,
-			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+			"dual-proxy help: \"nope\" is no command (help topics: completion, demo, help, man, pool, run, settings, status)\n"},
 		{"LIS-5/version-flag-with-a-word-exits-2", DualProxy, nil,
 			[]string{"--version", "extra"}, 2,
 			"dual-proxy: unexpected argument \"extra\": --version takes no arguments (dual-proxy --version)\n"},
@@ -143,9 +143,9 @@ func TestUnknownCommandRunForm(t *testing.T) {
 		{"LIS-5/program-on-path-gets-the-run-form", []string{"myagent", "--flag", "a b"},
 			"dual-proxy: unknown command \"myagent\"; to run myagent behind the proxy: dual-proxy run -- myagent --flag 'a b'\n"},
 		{"LIS-5/help-for-a-program-is-no-topic", []string{"help", "myagent"},
-			"dual-proxy help: \"myagent\" is no command (help topics: completion, demo, help, man, pool, run, status)\n"},
+			"dual-proxy help: \"myagent\" is no command (help topics: completion, demo, help, man, pool, run, settings, status)\n"},
 		{"LIS-5/no-program-no-run-form", []string{"nope"},
-			"dual-proxy: unknown command \"nope\" (commands: completion, demo, help, man, pool, run, status)\n"},
+			"dual-proxy: unknown command \"nope\" (commands: completion, demo, help, man, pool, run, settings, status)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, status := runCmd(t, DualProxy, []string{"PATH=" + dir}, tc.args...)

@@ -216,4 +216,40 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 			t.Fatalf("the open tunnel moved: %d CONNECTs at the gateway", gw.Connects())
 		}
 	})
+	t.Run("OPS-7/cli-verb-against-a-launcher-found-in-the-registry", func(t *testing.T) {
+		out, errOut, st := runCmdEnv(t, DualProxy, env, "settings", "set", "cooldown-ms=1234", "prefer-direct=a.example,b.example")
+		if st != 0 || !strings.Contains(out, "cooldown-ms = 1234 (api)\n") || !strings.Contains(out, "prefer-direct = a.example,b.example (api)\n") {
+			t.Fatalf("settings set: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "cooldown-ms"); st != 0 || out != "1234\n" {
+			t.Fatalf("settings get cooldown-ms: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get"); st != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "cooldown-ms") || !strings.Contains(out, "fixed: a restart changes it") {
+			t.Fatalf("settings get: %d %q %q", st, out, errOut)
+		}
+		_, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "set", "cooldown-ms=-5")
+		if st != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "nothing changed: cooldown-ms: must be") {
+			t.Fatalf("a bad value: %d %q", st, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "remove", gw.URL); st != 0 || !strings.Contains(out, "gateway = (none)") {
+			t.Fatalf("gateway remove: %d %q %q", st, out, errOut)
+		}
+		_, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "remove", gw.URL)
+		if st != 2 || !strings.Contains(errOut, "is not a gateway of this instance") {
+			t.Fatalf("removing a gateway not listed: %d %q", st, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "add", gw.URL); st != 0 || !strings.Contains(out, "gateway = "+gw.URL+" (api)") {
+			t.Fatalf("gateway add: %d %q %q", st, out, errOut)
+		}
+		if st := proxyGet(t, e.Addr, origin.URL+"/after-cli"); st != 200 || gw.Requests() != 2 {
+			t.Fatalf("after gateway add: status %d, %d requests through it, want 2", st, gw.Requests())
+		}
+		if out, _, st = runCmdEnv(t, DualProxy, env, "settings", "token"); st != 0 || !strings.HasPrefix(out, token+"\n") {
+			t.Fatalf("settings token: %d %q", st, out)
+		}
+		_, errOut, st = runCmdEnv(t, DualProxy, liveEnv(t), "settings", "get")
+		if st != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running dual-proxy found") {
+			t.Fatalf("no instance: %d %q", st, errOut)
+		}
+	})
 }

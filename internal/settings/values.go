@@ -131,11 +131,18 @@ func short(raw json.RawMessage) string {
 }
 
 // Text is the text form of a value (ParseText reads it back): lists
+// ([]string, or []any as a Document decoded from JSON holds them)
 // comma-separated.
 func Text(x any) string {
 	switch v := x.(type) {
 	case []string:
 		return strings.Join(v, ",")
+	case []any:
+		parts := make([]string, len(v))
+		for i, p := range v {
+			parts[i] = fmt.Sprint(p)
+		}
+		return strings.Join(parts, ",")
 	case nil:
 		return ""
 	}
