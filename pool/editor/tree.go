@@ -113,6 +113,9 @@ func (mg merger) node(dst, src *yaml.Node, path string) (*yaml.Node, error) {
 	if strings.HasSuffix(path, ".base_url") {
 		src = &yaml.Node{Kind: yaml.ScalarNode, Tag: src.Tag, Value: restoreURLPassword(dst.Value, src.Value)}
 	}
+	if isProxyURLPath(path) && src.Value != dst.Value && src.Value == redactGateway(dst.Value) {
+		src = &yaml.Node{Kind: yaml.ScalarNode, Tag: src.Tag, Value: dst.Value}
+	}
 	n := *dst
 	mg.comments(&n, src)
 	if n.Value == src.Value && n.ShortTag() == src.ShortTag() {
@@ -172,9 +175,10 @@ func (mg merger) sequence(dst, src *yaml.Node, path string) (*yaml.Node, error) 
 	n.Content = nil
 	used := make([]bool, len(dst.Content))
 	matches := make([]*yaml.Node, len(src.Content))
+	proxyURLs := isProxyURLPath(path + "[0]")
 	for i, item := range src.Content {
 		for j, d := range dst.Content {
-			if !used[j] && sameItem(d, item) {
+			if !used[j] && (sameItem(d, item) || proxyURLs && d.Kind == yaml.ScalarNode && redactGateway(d.Value) == item.Value) {
 				matches[i], used[j] = d, true
 				break
 			}
@@ -356,7 +360,48 @@ func redact(doc *yaml.Node) *yaml.Node {
 			u.Value = redactURLPassword(u.Value)
 		}
 	}
+	for _, u := range proxyURLNodes(c) {
+		u.Value = redactGateway(u.Value)
+	}
 	return c
+}
+
+// The proxy settings' section (SPEC OPS-7) holds gateway URLs whose
+// passwords the editor masks like a base_url's: proxy.upstream-url and
+// every item of proxy.gateway.
+
+// isProxyURLPath: proxy.upstream-url or an item of proxy.gateway.
+func isProxyURLPath(path string) bool {
+	return path == "proxy.upstream-url" || strings.HasPrefix(path, "proxy.gateway[")
+}
+
+// redactGateway is a gateway URL with its password as Placeholder; a
+// gateway written without a scheme (user:pass@host:port) too.
+func redactGateway(raw string) string {
+	if strings.Contains(raw, "://") {
+		return redactURLPassword(raw)
+	}
+	return strings.TrimPrefix(redactURLPassword("http://"+raw), "http://")
+}
+
+// proxyURLNodes are the scalar nodes of the proxy section's gateway URLs.
+func proxyURLNodes(doc *yaml.Node) []*yaml.Node {
+	sec := resolveAlias(mapValue(doc.Content[0], "proxy"))
+	if sec == nil || sec.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []*yaml.Node
+	if u := resolveAlias(mapValue(sec, "upstream-url")); u != nil && u.Kind == yaml.ScalarNode {
+		out = append(out, u)
+	}
+	if l := resolveAlias(mapValue(sec, "gateway")); l != nil && l.Kind == yaml.SequenceNode {
+		for _, g := range l.Content {
+			if g = resolveAlias(g); g.Kind == yaml.ScalarNode {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // resolveAlias follows an alias node to its anchor (at most 16 hops, as
