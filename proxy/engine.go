@@ -40,16 +40,6 @@ type Engine struct {
 	traffic   traffic      // tunnel counters (traffic.go, metrics)
 	via       string       // Via pseudonym for loop detection (loop.go)
 	viaOne    string       // "1.1 " + via, made once (viaEntry)
-	// loopPlan is plan's answer for a loopback destination under
-	// LoopbackDirect, made once and shared: callers only read a plan
-	// (one allocation per request less).
-	loopPlan []attempt
-	// names are the configured candidates' String(), made once: a
-	// decision names its candidate per request (candName).
-	names []string
-	// onePlans are plan's answers when cfg.Candidates has one entry
-	// (singlePlans; nil otherwise), shared the same way.
-	onePlans [][]attempt
 
 	// openAttempt replaces openVerified in tests (a path that opens
 	// whatever the context says); nil in production.
