@@ -1,40 +1,10 @@
 package translate
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
 
-// swar constants: one byte repeated over a 64-bit word.
-const (
-	swarLo = 0x0101010101010101
-	swarHi = 0x8080808080808080
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
-
-// plainWord reports that none of the 8 bytes of x ends or escapes a JSON
-// string or is a control character: no '"', no '\\', none below 0x20.
-func plainWord(x uint64) bool {
-	return ((x-swarLo*0x20)&^x|zeroBytes(x^swarLo*'"')|zeroBytes(x^swarLo*'\\'))&swarHi == 0
-}
-
-// load64 is s[i:i+8] as a little-endian word (one load: the compiler
-// combines the byte loads).
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// zeroBytes has the high bit set in each byte of the result for which the
-// byte of x is 0, and possibly in higher bytes (borrows): exact for "any".
-func zeroBytes(x uint64) uint64 { return (x - swarLo) &^ x }
-
-// escapedBytes is nonzero in the high bits exactly when one of the 8 bytes
-// of x is one encoding/json's Marshal does not write as it is inside a
-// string: non-ASCII (≥ 0x80, checked rune by rune), a control byte, '"',
-// '\\', '<', '>' or '&'. '<' and '>' are the bytes b with b|2 == '>', '"'
-// and '&' those with b|4 == '&'.
-func escapedBytes(x uint64) uint64 {
-	return (x | (x-swarLo*0x20)&^x | zeroBytes(x|swarLo*2^swarLo*'>') | zeroBytes(x|swarLo*4^swarLo*'&') |
-		zeroBytes(x^swarLo*'\\')) & swarHi
-}
 
 // appendJSONString appends s as a JSON string exactly as encoding/json's
 // Marshal writes a Go string (RFC 8259 §7 with Marshal's choices: <, > and
@@ -49,7 +19,7 @@ func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		// Eight bytes Marshal keeps as they are at a time (a
 		// translated request's prompt strings are most of its bytes).
-		for i+16 <= len(s) && escapedBytes(load64(s, i))|escapedBytes(load64(s, i+8)) == 0 {
+		for i+16 <= len(s) && jsonscan.EscapedBytes(jsonscan.Load64(s, i))|jsonscan.EscapedBytes(jsonscan.Load64(s, i+8)) == 0 {
 			i += 16
 		}
 		if i >= len(s) {

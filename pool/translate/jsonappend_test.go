@@ -202,25 +202,3 @@ func FuzzTextDelta(f *testing.F) {
 		}
 	})
 }
-
-// TestWordTests: the word-at-a-time tests of the string encoder and of
-// plainString flag a word exactly when one of its bytes is one the
-// byte-by-byte rule stops at, for every byte value at every position
-// (SPEC POOL-21: a translated text is carried unchanged).
-func TestWordTests(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		escaped := c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&'
-		plain := c >= 0x20 && c != '"' && c != '\\'
-		for k := 0; k < 8; k++ {
-			for _, fill := range []uint64{'a', ' ', '~', '=', '?', '%', '\'', 0x7f} {
-				x := swarLo*fill&^(0xff<<(8*k)) | uint64(c)<<(8*k)
-				if got := escapedBytes(x) != 0; got != escaped {
-					t.Fatalf("POOL-21/word-test: escapedBytes: byte %#x at %d among %q: %v, want %v", c, k, rune(fill), got, escaped)
-				}
-				if got := plainWord(x); got != plain {
-					t.Fatalf("POOL-21/word-test: plainWord: byte %#x at %d among %q: %v, want %v", c, k, rune(fill), got, plain)
-				}
-			}
-		}
-	}
-}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // objectKeys decodes body as a JSON object into typed (a pointer to a wire
@@ -43,84 +45,29 @@ func objectKeys(body []byte, typed any, known, ignored []string, valid bool) err
 // bytes are decoded by json.Unmarshal, so they compare as Unmarshal's map
 // keys do (FuzzTopKeys).
 func topKeys(b []byte) map[string]keyOnly {
-	i := skipSpace(b, 0)
+	i := jsonscan.SkipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil
 	}
 	keys := map[string]keyOnly{}
-	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
-		ks, ke := i, skipJSONString(b, i)
+	for i = jsonscan.SkipWS(b, i+1); i < len(b) && b[i] == '"'; {
+		ks, ke := i, jsonscan.SkipString(b, i)
+		if ke < 0 {
+			return keys
+		}
 		key := string(b[ks+1 : ke-1])
 		if bytes.IndexByte(b[ks:ke], '\\') >= 0 || !isASCII(b[ks:ke]) {
 			_ = json.Unmarshal(b[ks:ke], &key)
 		}
-		vs := skipSpace(b, skipSpace(b, ke)+1) // past ':'
-		ve := skipJSONValue(b, vs)
+		vs := jsonscan.SkipWS(b, jsonscan.SkipWS(b, ke)+1) // past ':'
+		ve := jsonscan.SkipValid(b, vs)
 		keys[key] = keyOnly{null: string(b[vs:ve]) == "null"}
-		i = skipSpace(b, ve)
+		i = jsonscan.SkipWS(b, ve)
 		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = jsonscan.SkipWS(b, i+1)
 		}
 	}
 	return keys
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipJSONString returns the index after the string starting at b[i] ('"').
-// A quote ends the string unless an odd run of backslashes precedes it;
-// the quotes are found with bytes.IndexByte, not byte by byte:
-// most of a request body is in a few long strings.
-func skipJSONString(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			break
-		}
-		q := j + k
-		n := 0
-		for q-n-1 > i && b[q-n-1] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-	return len(b)
-}
-
-// skipJSONValue returns the index after the value starting at b[i].
-func skipJSONValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			i = skipJSONString(b, i) - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-		if depth == 0 && b[i] == '"' {
-			return i + 1
-		}
-	}
-	return len(b)
 }
 
 func isASCII(b []byte) bool {
@@ -257,7 +204,7 @@ func plainBytes(raw []byte) ([]byte, bool) {
 	}
 	body := raw[1 : n-1]
 	i := 0
-	for i+8 <= len(body) && plainWord(binary.LittleEndian.Uint64(body[i:])) {
+	for i+8 <= len(body) && jsonscan.PlainWord(binary.LittleEndian.Uint64(body[i:])) {
 		i += 8 // eight bytes at a time (often a 16 KiB prompt)
 	}
 	for _, c := range body[i:] {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // The pool's translated request is decoded once. ParseRequest
@@ -28,12 +30,12 @@ import (
 // the caller must decode with json.Unmarshal (typed is then partly set).
 func decodeValid(body []byte, typed any) (keys map[string]keyOnly, ok bool) {
 	v := reflect.ValueOf(typed).Elem()
-	i := skipSpace(body, 0)
+	i := jsonscan.SkipWS(body, 0)
 	if i >= len(body) || body[i] != '{' || v.Kind() != reflect.Struct {
 		return nil, false
 	}
 	keys = map[string]keyOnly{}
-	if !decodeObject(body[i:skipJSONValue(body, i)], v, keys) {
+	if !decodeObject(body[i:], v, keys) {
 		return nil, false
 	}
 	return keys, true
@@ -46,25 +48,31 @@ func decodeObject(b []byte, v reflect.Value, keys map[string]keyOnly) bool {
 	if fields == nil {
 		return false
 	}
-	for i := skipSpace(b, 1); i < len(b) && b[i] == '"'; {
-		ke := skipJSONString(b, i)
-		vs := skipSpace(b, skipSpace(b, ke)+1) // past ':'
-		if ke-1 <= i || vs >= len(b) {
+	for i := jsonscan.SkipWS(b, 1); i < len(b) && b[i] == '"'; {
+		ke := jsonscan.SkipString(b, i)
+		if ke < 0 {
 			return false // not valid JSON after all
+		}
+		vs := jsonscan.SkipWS(b, jsonscan.SkipWS(b, ke)+1) // past ':'
+		if vs >= len(b) {
+			return false
 		}
 		key := b[i+1 : ke-1]
 		if !plainKey(key) {
 			return false
 		}
-		ve := skipJSONValue(b, vs)
+		ve := jsonscan.SkipValue(b, vs)
+		if ve < 0 {
+			return false // deeper than the scanner goes, or not valid JSON after all
+		}
 		if keys != nil {
 			keys[string(key)] = keyOnly{null: string(b[vs:ve]) == "null"}
 		}
 		if f, found := fields.lookup(key); found && !decodeValue(b[vs:ve], v.FieldByIndex(f)) {
 			return false
 		}
-		if i = skipSpace(b, ve); i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+		if i = jsonscan.SkipWS(b, ve); i < len(b) && b[i] == ',' {
+			i = jsonscan.SkipWS(b, i+1)
 		}
 	}
 	return true
@@ -106,8 +114,8 @@ func decodeValue(b []byte, v reflect.Value) bool {
 // decodeArray decodes the array b into the empty slice v of structs.
 func decodeArray(b []byte, v reflect.Value) bool {
 	s := reflect.MakeSlice(v.Type(), 0, 0) // [] is an empty slice, not nil
-	for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
-		e := skipJSONValue(b, i)
+	for i := jsonscan.SkipWS(b, 1); i < len(b) && b[i] != ']'; {
+		e := jsonscan.SkipValue(b, i)
 		if e <= i {
 			return false
 		}
@@ -115,8 +123,8 @@ func decodeArray(b []byte, v reflect.Value) bool {
 		if !decodeValue(b[i:e], s.Index(s.Len()-1)) {
 			return false
 		}
-		if i = skipSpace(b, e); i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
+		if i = jsonscan.SkipWS(b, e); i < len(b) && b[i] == ',' {
+			i = jsonscan.SkipWS(b, i+1)
 		}
 	}
 	v.Set(s)

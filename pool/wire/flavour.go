@@ -18,6 +18,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // Flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
@@ -281,7 +282,7 @@ var guardedKeys = []string{"model", "stream", "thinking", "output_config", "reas
 func CheckTopLevel(body []byte) error {
 	seen := make([]int, len(guardedKeys))
 	var err error
-	eachMember(body, func(k string, vs, ve int) bool {
+	jsonscan.EachMember(body, func(k string, vs, ve int) bool {
 		for i, g := range guardedKeys {
 			if strings.EqualFold(k, g) {
 				if seen[i]++; seen[i] > 1 {
@@ -308,7 +309,7 @@ func CheckTopLevel(body []byte) error {
 // it (strings.EqualFold; CheckTopLevel has refused duplicates). ok is false
 // when body is not an object or has no such key.
 func spliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
-	eachMember(body, func(k string, vs, ve int) bool {
+	jsonscan.EachMember(body, func(k string, vs, ve int) bool {
 		if !strings.EqualFold(k, key) {
 			return true
 		}

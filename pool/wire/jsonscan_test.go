@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // FuzzEachMember: the raw scanner never panics, and on valid JSON objects it
@@ -15,12 +17,12 @@ func FuzzEachMember(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got := map[string]string{}
-		ok := eachMember(in, func(k string, vs, ve int) bool {
+		ok := jsonscan.EachMember(in, func(k string, vs, ve int) bool {
 			got[k] = string(in[vs:ve])
 			return true
 		})
-		skipValue(in, 0)
-		eachElement(in, func(vs, ve int) bool { return true })
+		jsonscan.SkipValue(in, 0)
+		jsonscan.EachElement(in, func(vs, ve int) bool { return true })
 		hasTypedRaw(in, map[string]bool{"image_url": true}, 0)
 		var h bytes.Buffer
 		canonHash(&h, in, "cache_control", 0)
@@ -36,7 +38,7 @@ func FuzzEachMember(f *testing.F) {
 			_ = json.Compact(&a, v)
 			_ = json.Compact(&b, []byte(got[k]))
 			if _, seen := got[k]; !seen || a.String() != b.String() {
-				// Duplicate keys: encoding/json keeps the last, eachMember
+				// Duplicate keys: encoding/json keeps the last, EachMember
 				// reports each; the last one wins in got as well.
 				t.Fatalf("key %q: scanner %q, encoding/json %q", k, got[k], v)
 			}

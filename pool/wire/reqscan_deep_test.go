@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // deepBody is a request whose unknown member nests n arrays, and nested
@@ -21,24 +23,24 @@ func deepBody(n int) []byte {
 // copied at every doubling (ms per request; SPEC POOL-17, memory).
 func TestDeepValueStack(t *testing.T) {
 	t.Run("POOL-17/deep-value-validated-without-stack-growth", func(t *testing.T) {
-		body := deepBody(maxJSONDepth - 4)
-		if !validJSON(body) {
-			t.Fatal("validJSON rejected a body within the nesting limit")
+		body := deepBody(jsonscan.MaxDepth - 4)
+		if !jsonscan.Valid(body) {
+			t.Fatal("jsonscan.Valid rejected a body within the nesting limit")
 		}
 		var before, during runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		done := make(chan bool)
 		go func() {
-			ok := validJSON(body)
+			ok := jsonscan.Valid(body)
 			runtime.ReadMemStats(&during) // this goroutine's stack still as grown
 			done <- ok
 		}()
 		if !<-done {
-			t.Fatal("validJSON rejected a body within the nesting limit")
+			t.Fatal("jsonscan.Valid rejected a body within the nesting limit")
 		}
 		if grown := int64(during.StackInuse) - int64(before.StackInuse); grown > 256<<10 {
-			t.Fatalf("stacks grew by %d KiB validating a %d-deep body", grown>>10, maxJSONDepth-4)
+			t.Fatalf("stacks grew by %d KiB validating a %d-deep body", grown>>10, jsonscan.MaxDepth-4)
 		}
 	})
 }
@@ -48,10 +50,10 @@ func TestDeepValueStack(t *testing.T) {
 // POOL-17; the scanner falls back to json.Unmarshal on any doubt).
 func TestDeepValueLimit(t *testing.T) {
 	t.Run("POOL-17/deep-values-at-the-limit-judged-as-json-valid", func(t *testing.T) {
-		for n := maxJSONDepth - 3; n <= maxJSONDepth+1; n++ {
+		for n := jsonscan.MaxDepth - 3; n <= jsonscan.MaxDepth+1; n++ {
 			for _, body := range [][]byte{deepBody(n), deepBody(2*n - 6), []byte(strings.Repeat(`{"a":[`, n/2) + strings.Repeat("]}", n/2))} {
-				if got, want := validJSON(body), json.Valid(body); got != want {
-					t.Fatalf("n=%d: validJSON %v, json.Valid %v", n, got, want)
+				if got, want := jsonscan.Valid(body), json.Valid(body); got != want {
+					t.Fatalf("n=%d: jsonscan.Valid %v, json.Valid %v", n, got, want)
 				}
 			}
 		}
@@ -61,48 +63,13 @@ func TestDeepValueLimit(t *testing.T) {
 // BenchmarkValidJSONDeep validates a body nested to the limit on a fresh
 // goroutine each time, as a request handler does.
 func BenchmarkValidJSONDeep(b *testing.B) {
-	body := deepBody(maxJSONDepth - 4)
+	body := deepBody(jsonscan.MaxDepth - 4)
 	b.SetBytes(int64(len(body)))
 	done := make(chan bool)
 	for b.Loop() {
-		go func() { done <- validJSON(body) }()
+		go func() { done <- jsonscan.Valid(body) }()
 		if !<-done {
 			b.Fatal("rejected")
 		}
 	}
-}
-
-// TestValidNestedAgreesWithJSONValid: validJSON's own stack of closers
-// agrees with json.Valid around its 64-level buffer's growth and for a
-// wrong closer, a missing one, a trailing comma or a stray value at every
-// level of a mixed nest.
-func TestValidNestedAgreesWithJSONValid(t *testing.T) {
-	t.Run("POOL-17/valid-nested-agrees-with-json-valid", func(t *testing.T) {
-		for _, n := range []int{1, 2, 63, 64, 65, 66, 129} {
-			var open, closeAll []string
-			for k := range n {
-				if k%2 == 0 {
-					open, closeAll = append(open, `{"k`+strings.Repeat(`\"`, k%3)+`": `), append([]string{"}"}, closeAll...)
-				} else {
-					open, closeAll = append(open, "[1, "), append([]string{"]"}, closeAll...)
-				}
-			}
-			good := strings.Join(open, "") + `"v"` + strings.Join(closeAll, "")
-			bodies := []string{good, good[:len(good)-1], good + "]", good + " ", "[" + good + "," + good + "]"}
-			for k := range n {
-				c := []string(append([]string(nil), closeAll...))
-				c[k] = map[string]string{"}": "]", "]": "}"}[c[k]]
-				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
-				c[k] = "," + closeAll[k]
-				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
-				c[k] = ` 2` + closeAll[k]
-				bodies = append(bodies, strings.Join(open, "")+`"v"`+strings.Join(c, ""))
-			}
-			for _, b := range bodies {
-				if got, want := validJSON([]byte(b)), json.Valid([]byte(b)); got != want {
-					t.Fatalf("depth %d: validJSON %v, json.Valid %v for\n%s", n, got, want, b)
-				}
-			}
-		}
-	})
 }

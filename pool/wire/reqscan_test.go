@@ -34,19 +34,6 @@ var reqSeeds = []string{
 // usageSeeds are the message_start and message_delta seeds of reqSeeds.
 var usageSeeds = reqSeeds[len(reqSeeds)-5 : len(reqSeeds)-3]
 
-// FuzzValidJSON: the scanner's validation is json.Valid (SPEC POOL-1: a
-// body that is not JSON is the client's 400), on any input.
-func FuzzValidJSON(f *testing.F) {
-	for _, s := range reqSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		if got, want := validJSON(in), json.Valid(in); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid %v", in, got, want)
-		}
-	})
-}
-
 // scanCase is one flavour's request struct, scanned and unmarshalled.
 type scanCase struct {
 	name string

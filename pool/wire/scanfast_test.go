@@ -4,41 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
-
-// skipStringRef is skipString in its plain byte-by-byte form:
-// the first '"' or '\\' byte by byte, an escape skipping the next byte.
-func skipStringRef(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexAny(b[j:], "\"\\")
-		if k < 0 {
-			return -1
-		}
-		j += k
-		if b[j] == '"' {
-			return j + 1
-		}
-		j += 2
-	}
-	return -1
-}
-
-// FuzzSkipString holds skipString (SPEC POOL-17: the scanner that walks a
-// request body in place, eight bytes at a time) to the
-// byte-by-byte rule at every start offset of any input.
-func FuzzSkipString(f *testing.F) {
-	for _, s := range []string{`"abc"`, `"a\"b"x`, `"0123456789abcdef\\"`, `"0123456\"89abcdef\\\"x"`, `"unterminated`,
-		`"ends in a backslash\`, `"` + "\x00\x7f\xff" + `0123456789"`, `"12345678"`, `"1234567\"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for i := range b {
-			if got, want := skipString(b, i), skipStringRef(b, i); got != want {
-				t.Fatalf("POOL-17/skip-string: skipString(%q, %d) = %d, the byte-by-byte rule says %d", b, i, got, want)
-			}
-		}
-	})
-}
 
 // FuzzLineEnd holds lineEnd (SPEC POOL-7: the SSE reader's line split)
 // to bytes.IndexAny(b, "\r\n") on any input.
@@ -83,35 +51,17 @@ func FuzzSSEReaderShared(f *testing.F) {
 	})
 }
 
-// TestSkipStringEveryOffset: a '"' or '\\' at every offset mod 8, after
-// ASCII, multibyte UTF-8, invalid UTF-8 and high bytes (which set the SWAR
-// test's borrow bits), at the buffer's end or not, agrees with the
-// byte-by-byte rule.
-func TestSkipStringEveryOffset(t *testing.T) {
-	t.Run("POOL-17/skip-string-every-offset", func(t *testing.T) {
-		fills := []string{"a", "é", "\xff", "\x80", "✓", "\x00", "\x7f", "!", "[", "]"}
-		for _, fill := range fills {
-			for n := range 24 {
-				pre := strings.Repeat(fill, n)
-				for _, tail := range []string{`"`, `\"x"`, `\\"`, `\u0022"`, `\`, ``, `"` + strings.Repeat("z", 9)} {
-					b := []byte(`"` + pre + tail)
-					for i := range b {
-						if got, want := skipString(b, i), skipStringRef(b, i); got != want {
-							t.Fatalf("skipString(%q, %d) = %d, byte-by-byte %d", b, i, got, want)
-						}
-					}
-				}
-			}
-		}
-	})
+// TestHugeStringAndDeepNesting: a 4 MiB string full of escapes passes the
+// top-level check, and nesting beyond jsonscan.MaxSkipDepth is refused.
+func TestHugeStringAndDeepNesting(t *testing.T) {
 	t.Run("POOL-17/huge-string-and-deep-nesting", func(t *testing.T) {
 		big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat(`ab\"c\\✓`, 1<<17) + `"}]}`
 		if err := CheckTopLevel([]byte(big)); err != nil {
 			t.Fatalf("4 MiB escaped string: %v", err)
 		}
 		deep := strings.Repeat(`{"a":[`, 200) + `"x"` + strings.Repeat(`]}`, 200)
-		if skipValue([]byte(deep), 0) != -1 {
-			t.Fatal("nesting beyond maxScanDepth accepted")
+		if jsonscan.SkipValue([]byte(deep), 0) != -1 {
+			t.Fatal("nesting beyond jsonscan.MaxSkipDepth accepted")
 		}
 	})
 }
