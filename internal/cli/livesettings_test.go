@@ -224,6 +224,14 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "cooldown-ms"); st != 0 || out != "1234\n" {
 			t.Fatalf("settings get cooldown-ms: %d %q %q", st, out, errOut)
 		}
+		for _, args := range [][]string{{"settings", "--addr", e.Addr, "get", "cooldown-ms"}, {"settings", "get", "--addr", e.Addr, "cooldown-ms"}} {
+			if out, errOut, st = runCmdEnv(t, DualProxy, env, args...); st != 0 || out != "1234\n" {
+				t.Fatalf("%v: %d %q %q", args, st, out, errOut)
+			}
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "--json", "cooldown-ms"); st != 0 || out != "1234\n" {
+			t.Fatalf("settings get --json cooldown-ms: %d %q %q", st, out, errOut)
+		}
 		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get"); st != 0 || !strings.Contains(out, "KEY") || !strings.Contains(out, "cooldown-ms") || !strings.Contains(out, "fixed: a restart changes it") {
 			t.Fatalf("settings get: %d %q %q", st, out, errOut)
 		}

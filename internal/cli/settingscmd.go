@@ -34,7 +34,7 @@ const settingsTimeout = 15 * time.Second
 // errors and values the instance rejects (LIS-5; nothing is applied then).
 func settingsCommand(sio IO) *cli.Command {
 	sub := func(name, usage, usageText string, action func(*cli.Context, *settings.Client, []string) error) *cli.Command {
-		return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Action: func(c *cli.Context) error {
+		return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: settingsFlags(), Action: func(c *cli.Context) error {
 			cl, err := settingsClient(c, sio.Environ)
 			if err != nil {
 				return err
@@ -46,11 +46,7 @@ func settingsCommand(sio IO) *cli.Command {
 		Name:      "settings",
 		Usage:     "read and change the proxy settings of a running instance (a launcher too) without restarting it",
 		UsageText: "dual-proxy settings [--addr HOST:PORT] get [KEY]\ndual-proxy settings [--addr HOST:PORT] set KEY=VALUE...\ndual-proxy settings [--addr HOST:PORT] gateway add|remove URL\ndual-proxy settings [--addr HOST:PORT] token\n\n   Without --addr: the one running instance in the registry ($XDG_RUNTIME_DIR/dual-proxy).\n   Keys are the long flag names (gateway, cooldown-ms, prefer-direct, ...); a list is comma-separated,\n   KEY= empties it, KEY=null returns the key to its default. The listener's address needs a restart.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "the one running instance", Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
-			&cli.StringFlag{Name: "token", EnvVars: []string{envControlToken}, DefaultText: "the instance's own, from the registry", Usage: "the instance's control token (sent as Authorization: Bearer)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the settings document as JSON"},
-		},
+		Flags:     settingsFlags(),
 		Subcommands: []*cli.Command{
 			sub("get", "print the settings (or one KEY's value) and where each came from", "dual-proxy settings get [KEY]", settingsGet),
 			sub("set", "change settings at once, all or nothing", "dual-proxy settings set KEY=VALUE...", settingsSet),
@@ -68,12 +64,43 @@ func settingsCommand(sio IO) *cli.Command {
 	}
 }
 
+// settingsFlags are the flags of settings and of each of its verbs, so
+// they may come before the verb or after it.
+func settingsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "the one running instance", Usage: "the instance's listener (HOST:PORT, or PORT for 127.0.0.1)"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{envControlToken}, DefaultText: "the instance's own, from the registry", Usage: "the instance's control token (sent as Authorization: Bearer)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the settings document as JSON"},
+	}
+}
+
+// flagString is flag name's value as typed after the verb, else before
+// it, else its variable or default.
+func flagString(c *cli.Context, name string) string {
+	for _, x := range c.Lineage() {
+		if x.IsSet(name) {
+			return x.String(name)
+		}
+	}
+	return c.String(name)
+}
+
+// flagBool is flagString for a switch.
+func flagBool(c *cli.Context, name string) bool {
+	for _, x := range c.Lineage() {
+		if x.IsSet(name) {
+			return x.Bool(name)
+		}
+	}
+	return c.Bool(name)
+}
+
 // settingsClient is the client of the instance --addr names, else of the
 // one instance in the registry; the token is --token, else the
 // instance's own from the registry.
 func settingsClient(c *cli.Context, env []string) (*settings.Client, error) {
-	cl := &settings.Client{Token: c.String("token"), Kind: "cli"}
-	if a := c.String("addr"); a != "" {
+	cl := &settings.Client{Token: flagString(c, "token"), Kind: "cli"}
+	if a := flagString(c, "addr"); a != "" {
 		src, _ := addrSource(env, a)
 		addr, err := statusAddr(a)
 		if err != nil {
@@ -154,7 +181,7 @@ func settingsGet(c *cli.Context, cl *settings.Client, args []string) error {
 		if !ok {
 			return cli.Exit(fmt.Sprintf("%s get: unknown setting %q (the settings: %s)", settingsName, args[0], strings.Join(docKeys(doc), ", ")), 2)
 		}
-		if c.Bool("json") {
+		if flagBool(c, "json") {
 			return json.NewEncoder(c.App.Writer).Encode(v)
 		}
 		fmt.Fprintln(termSafe(c.App.Writer), settings.Text(v))
@@ -181,7 +208,7 @@ func docKeys(doc settings.Document) []string {
 // ones marked), or as JSON under --json.
 func printSettings(c *cli.Context, doc settings.Document) error {
 	w := c.App.Writer
-	if c.Bool("json") {
+	if flagBool(c, "json") {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
@@ -276,7 +303,7 @@ func settingsGatewayEdit(add bool) func(*cli.Context, *settings.Client, []string
 // reportChange prints the keys' values after a change and how it was
 // written back to the config file.
 func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
-	if c.Bool("json") {
+	if flagBool(c, "json") {
 		return printSettings(c, doc)
 	}
 	w := termSafe(c.App.Writer)
