@@ -16,54 +16,77 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// chromium returns the path of Debian's chromium. A missing browser fails
-// the test: this suite exists to run it (.ci/run installs it).
-func chromium(t *testing.T) string {
+// newBrowser starts headless Chromium under chromedp: loopback only (every
+// name but 127.0.0.1 resolves to nothing), no background traffic, a fresh
+// profile, a 1280x900 window. A missing browser fails the test: this suite
+// exists to run it (.ci/run installs it). cancel ends the browser.
+func newBrowser(t *testing.T) (ctx context.Context, cancel context.CancelFunc) {
 	t.Helper()
+	var bin string
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return p
+			bin = p
+			break
 		}
 	}
-	t.Fatal("chromium not found: apt-get install -y --no-install-recommends chromium fonts-dejavu-core")
-	return ""
+	if bin == "" {
+		t.Fatal("chromium not found: apt-get install -y --no-install-recommends chromium fonts-dejavu-core")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900))
+	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
+	return ctx, func() { cancelC(); cancelB(); cancelA() }
 }
 
-// runChromium runs headless chromium on url with extra flags and returns
-// its stdout. The flags keep it off the network except for url (a loopback
-// address); a fresh profile lives in the test's temp dir.
-func runChromium(t *testing.T, url string, extra ...string) string {
+// pageDOM opens url in a fresh browser, waits until the page's script has
+// handled its first status document (body's data-rendered is no longer 0,
+// or the error line says why it is not: a hand-built document may leave
+// tables the test does not read unset) and returns the serialized DOM; with
+// shot set also a PNG of the 1280x900 viewport.
+func pageDOM(t *testing.T, url string, shot bool) (dom string, png []byte) {
 	t.Helper()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-default-apps", "--disable-extensions", "--no-default-browser-check",
-		"--user-data-dir=" + t.TempDir(),
-		// Let the page's fetch complete before the DOM is dumped: virtual
-		// time waits for pending network requests.
-		"--virtual-time-budget=5000"}
-	args = append(append(args, extra...), url)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := newBrowser(t)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium(t), args...)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\nstderr:\n%s", extra, err, stderr.String())
+	read := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		if dom, err = chromedp.OuterHTML(chromedp.CSS("html"))(ctx, tg); err != nil || !shot {
+			return chromedp.Void{}, err
+		}
+		png, err = chromedp.CaptureScreenshot()(ctx, tg)
+		return chromedp.Void{}, err
 	}
-	return stdout.String()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(url),
+		chromedp.Poll[chromedp.Void](`document.body.getAttribute("data-rendered") !== "0" || document.getElementById("error").textContent !== ""`,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)), read); err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	return dom, png
+}
+
+// page is the DOM of url after the page's first render.
+func page(t *testing.T, url string) string {
+	t.Helper()
+	dom, _ := pageDOM(t, url, false)
+	return dom
 }
 
 func TestBrowserStatusPage(t *testing.T) {
 	w := newScriptedWorld(t)
 	w.traffic(t)
-	page := "http://" + w.addr + statusdoc.PagePath
+	pageURL := "http://" + w.addr + statusdoc.PagePath
 
 	t.Run("OPS-2/dump-dom-shows-rendered-candidates-and-states", func(t *testing.T) {
-		dom := runChromium(t, page, "--dump-dom")
+		dom := page(t, pageURL)
 		if m := regexp.MustCompile(`data-rendered="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] == "0" {
 			t.Fatalf("the page's script did not render the status (data-rendered %v):\n%s", m, dom)
 		}
@@ -103,7 +126,7 @@ func TestBrowserStatusPage(t *testing.T) {
 	})
 
 	t.Run("OPS-2/verdict-names-serving-path-and-failing-gateway", func(t *testing.T) {
-		dom := runChromium(t, page, "--dump-dom")
+		dom := page(t, pageURL)
 		m := regexp.MustCompile(`<p id="verdict" data-level="([a-z]+)" data-serving="([^"]*)">([^<]*)</p>`).FindStringSubmatch(dom)
 		if m == nil {
 			t.Fatalf("no verdict line in\n%s", dom)
@@ -121,7 +144,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 	})
 	t.Run("OPS-2/latency-charts-render", func(t *testing.T) {
-		dom := runChromium(t, page, "--dump-dom")
+		dom := page(t, pageURL)
 		charts := regexp.MustCompile(`<svg class="spark"[^>]*data-points="(\d+)" data-failures="(\d+)"`).FindAllStringSubmatch(dom, -1)
 		if len(charts) != 3 {
 			t.Fatalf("%d charts, want one per candidate", len(charts))
@@ -131,14 +154,8 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 	})
 	t.Run("OPS-2/screenshot", func(t *testing.T) {
-		shot := filepath.Join(t.TempDir(), "status.png")
-		runChromium(t, page, "--hide-scrollbars", "--window-size=1280,900", "--screenshot="+shot)
-		f, err := os.Open(shot)
-		if err != nil {
-			t.Fatalf("no screenshot: %v", err)
-		}
-		defer f.Close()
-		img, err := png.Decode(f)
+		_, shot := pageDOM(t, pageURL, true)
+		img, err := png.Decode(bytes.NewReader(shot))
 		if err != nil {
 			t.Fatalf("screenshot is not a PNG: %v", err)
 		}
@@ -161,19 +178,15 @@ func TestBrowserStatusPage(t *testing.T) {
 	})
 }
 
-// saveShot copies a screenshot into docs/ when DUAL_PROXY_SHOTS=1 (the
+// saveShot writes a screenshot into docs/ when DUAL_PROXY_SHOTS=1 (the
 // README's pictures are taken by these tests; a plain run writes nothing
 // tracked).
-func saveShot(t *testing.T, shot, name string) {
+func saveShot(t *testing.T, shot []byte, name string) {
 	t.Helper()
 	if os.Getenv("DUAL_PROXY_SHOTS") != "1" {
 		return
 	}
-	data, err := os.ReadFile(shot)
-	if err == nil {
-		err = os.WriteFile(filepath.Join("..", "docs", name), data, 0o644)
-	}
-	if err != nil {
+	if err := os.WriteFile(filepath.Join("..", "docs", name), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -203,7 +216,7 @@ func TestBrowserHealthFailingNeverHot(t *testing.T) {
 	srv := httptest.NewServer(statusdoc.Handler(func() statusdoc.Status { return st }))
 	defer srv.Close()
 	t.Run("HC-4/health-failing-candidate-never-shown-hot", func(t *testing.T) {
-		dom := runChromium(t, srv.URL+statusdoc.PagePath, "--dump-dom")
+		dom := page(t, srv.URL+statusdoc.PagePath)
 		if !strings.Contains(dom, `data-key="127.0.0.1:7897" data-state="hot" data-shown="failing"`) ||
 			!strings.Contains(dom, `<td class="state failing">failing (health)</td>`) {
 			t.Fatalf("a candidate failing its health check is shown as hot:\n%s", dom)
@@ -229,7 +242,7 @@ func TestBrowserVerdictUntried(t *testing.T) {
 	srv := httptest.NewServer(statusdoc.Handler(func() statusdoc.Status { return st }))
 	defer srv.Close()
 	t.Run("OPS-2/no-evidence-is-untried-not-healthy", func(t *testing.T) {
-		dom := runChromium(t, srv.URL+statusdoc.PagePath, "--dump-dom")
+		dom := page(t, srv.URL+statusdoc.PagePath)
 		if !strings.Contains(dom, "0 of 2 paths proven, 2 untried") || strings.Contains(dom, "paths healthy") {
 			t.Fatalf("verdict over-claims untried paths:\n%s", dom)
 		}
