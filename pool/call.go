@@ -218,6 +218,9 @@ func (c *call) attempt(m string, key balance.BindKey) outcome {
 	if c.ci.Stream {
 		return c.streamAttempt(m, key)
 	}
+	if c.collects() {
+		return c.collectAttempt(m) // POOL-7b: a member stream built into the JSON answer
+	}
 	return c.plainAttempt(m)
 }
 

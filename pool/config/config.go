@@ -139,6 +139,13 @@ type PoolConfig struct {
 	// still fails over silently (POOL-7b); 0 disables (nothing is sent
 	// before the commit point).
 	KeepaliveHold time.Duration
+	// StreamUpstream: a non-streamed call to an Anthropic Messages or Chat
+	// Completions member asks it for a stream and answers the client with
+	// the JSON answer built from its events, so a gateway between the pool
+	// and the channel that cuts idle connections sees bytes all along
+	// (POOL-7b). Off by default: the built answer carries what the pool's
+	// neutral form holds, not every field the member's own JSON has.
+	StreamUpstream bool
 }
 
 // UnifiedModel is one model id a pool offers, mapped to a target id per

@@ -249,4 +249,15 @@ func TestKeepaliveHold(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+	t.Run("POOL-7b/stream-upstream-off-by-default", func(t *testing.T) {
+		if parse(t, "").StreamUpstream || !parse(t, "    stream_upstream: true\n").StreamUpstream {
+			t.Fatal("stream_upstream: default must be off, true must turn it on")
+		}
+	})
+	t.Run("POOL-7b/stream-upstream-not-a-bool-is-an-error", func(t *testing.T) {
+		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:1\", api_key: sk-test-a-0123456789}\npools:\n  p:\n    members: [a]\n    stream_upstream: maybe\n"), func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), "stream_upstream") {
+			t.Fatalf("err %v", err)
+		}
+	})
 }

@@ -21,7 +21,7 @@ import (
 //	       cooldown: {auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms,
 //	                  empty_ms, network_ms, model_not_found_ms},
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
-//	       stream_idle_timeout_ms, keepalive_hold_ms}
+//	       stream_idle_timeout_ms, keepalive_hold_ms, stream_upstream}
 //	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig, POOL-23)
 //	proxy: {…}   the proxy's settings, read by internal/settings (SPEC OPS-7)
 //
@@ -258,6 +258,8 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 			pc.StreamIdleTimeout, err = millis(v, kp, true)
 		case "keepalive_hold_ms":
 			pc.KeepaliveHold, err = millis(v, kp, true)
+		case "stream_upstream":
+			pc.StreamUpstream, err = boolean(v, kp)
 		default:
 			err = unknownKey(kp, k, poolKeys)
 		}

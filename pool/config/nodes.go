@@ -90,6 +90,18 @@ func posInt(n *yaml.Node, p string) (int, error) {
 	return v, nil
 }
 
+func boolean(n *yaml.Node, p string) (bool, error) {
+	s, err := scalar(n, p)
+	if err != nil {
+		return false, err
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, cfgErr(p, fmt.Sprintf("expected true or false, got %q", s))
+	}
+	return v, nil
+}
+
 func millis(n *yaml.Node, p string, zeroOK bool) (time.Duration, error) {
 	s, err := scalar(n, p)
 	if err != nil {

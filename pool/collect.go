@@ -1,0 +1,186 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
+	"github.com/dual-proxy/dual-proxy/pool/balance"
+	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/translate"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
+)
+
+// A non-streamed call is silent on the member's connection until the whole
+// answer is there, and a gateway between the pool and the channel that
+// cuts idle connections kills a long one (docs/POOL.md "Non-streamed calls
+// and idle timeouts"). With the pool's stream_upstream on, such a call to
+// a same-API Anthropic Messages or Chat Completions member asks the member
+// for a stream, whose events keep that connection busy, and answers the
+// client with the JSON answer built from them (SPEC POOL-7b). The client
+// sees what a non-streamed call gives: one JSON answer, the member's
+// status semantics. Failures before the stream's first part fail over as
+// before; a failure after it (an error event, a cut stream) is the call's
+// error answer in the client's API. A member that refuses to stream is
+// asked again without a stream.
+
+// collects says whether this attempt asks its member for a stream to build
+// a non-streamed answer from (stream_upstream, POOL-7b).
+func (c *call) collects() bool {
+	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == wire.EpGenerate && !c.rt.translate &&
+		(c.rt.to == apikind.Anthropic || c.rt.to == apikind.Chat)
+}
+
+// streamingBody is a member request body that asks for a stream: "stream":
+// true, and for Chat Completions the usage chunk (stream_options
+// include_usage), so the built answer carries the stream's token counts.
+func streamingBody(api apikind.Kind, body []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, err
+	}
+	doc["stream"] = json.RawMessage("true")
+	if api == apikind.Chat {
+		opts := map[string]json.RawMessage{}
+		if raw, ok := doc["stream_options"]; ok {
+			_ = json.Unmarshal(raw, &opts)
+		}
+		opts["include_usage"] = json.RawMessage("true")
+		b, err := json.Marshal(opts)
+		if err != nil {
+			return nil, err
+		}
+		doc["stream_options"] = b
+	}
+	return json.Marshal(doc)
+}
+
+// refusesStreaming says a member's error answer says it does not stream:
+// the attempt is repeated without a stream on the same member.
+func refusesStreaming(status int, msg string) bool {
+	if status/100 != 4 {
+		return false
+	}
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "stream") && (strings.Contains(m, "not support") || strings.Contains(m, "unsupported") ||
+		strings.Contains(m, "not allowed") || strings.Contains(m, "not available"))
+}
+
+// collectAttempt runs one non-streamed attempt through a member stream
+// (POOL-7b); the whole attempt is bounded by response_timeout_ms, as a
+// non-streamed one is.
+func (c *call) collectAttempt(m string) outcome {
+	ch := c.cfg.Channel(m)
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.pc.ResponseTimeout)
+	defer cancel()
+	req, err := c.memberRequest(ctx, ch)
+	if err == nil {
+		err = c.streamingRequest(req)
+	}
+	if err != nil {
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+	}
+	resp, err := c.p.opts.Transport.RoundTrip(req)
+	if err != nil {
+		return c.transportFailure(m, err, false)
+	}
+	decoded := wire.DecodeResponse(resp)
+	defer drain(resp.Body)
+	if resp.StatusCode/100 != 2 || !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
+		if err != nil {
+			return c.transportFailure(m, err, false)
+		}
+		if resp.StatusCode/100 != 2 {
+			if _, msg := c.rt.fl.ParseError(body); refusesStreaming(resp.StatusCode, msg) && !c.oneMember {
+				return c.plainAttempt(m)
+			}
+			return c.errorAnswer(m, resp, body)
+		}
+		if !decoded {
+			c.writeAnswer(m, resp, body)
+			return outcome{done: true, served: true}
+		}
+		return c.completeAnswer(m, resp, body) // a member that answered JSON anyway
+	}
+	if !decoded {
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read"}}
+	}
+	return c.collectStream(m, resp)
+}
+
+// streamingRequest turns the member request req into its streamed form.
+func (c *call) streamingRequest(req *http.Request) error {
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err
+	}
+	if body, err = streamingBody(c.rt.to, body); err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Accept", "text/event-stream")
+	return nil
+}
+
+// collectStream reads the member's stream into the client's answer.
+func (c *call) collectStream(m string, resp *http.Response) outcome {
+	col := translate.NewCollector(c.rt.to)
+	rd := wire.NewSSEReader(resp.Body)
+	defer rd.Release()
+	var se *translate.Error
+	var err error
+	for se == nil && err == nil && !col.Finished() {
+		var ev wire.SSEEvent
+		if ev, err = rd.Next(); err != nil {
+			break
+		}
+		if !ev.Comment {
+			se, err = col.Feed(ev.Name, ev.Data)
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		se, err = col.End()
+	}
+	committed := len(col.Response().Parts) > 0
+	switch {
+	case se != nil:
+		return c.collectFailed(m, resp, committed, *se)
+	case err != nil && c.r.Context().Err() != nil:
+		return outcome{canceled: true}
+	case err != nil:
+		return c.collectFailed(m, resp, committed, translate.Error{Status: http.StatusBadGateway, Type: "api_error",
+			Message: "member stream failed: " + shortErr(err)})
+	}
+	body, err := translate.EncodeResponse(c.rt.to, col.Response(), c.target(m))
+	if err != nil {
+		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: c.scrub.Scrub(wire.Clip("answer not buildable from the stream: " + err.Error()))}}
+	}
+	resp.Header.Set("Content-Type", "application/json")
+	return c.completeAnswer(m, resp, body)
+}
+
+// collectFailed is a member's failure inside the stream: before the first
+// part it fails over like any failure before the commit point; after it,
+// the client gets the error answer of its API with the error's status.
+func (c *call) collectFailed(m string, resp *http.Response, committed bool, e translate.Error) outcome {
+	class := balance.ClassifyStatus(e.Status, e.Type, e.Message)
+	a := &wire.Attempt{Member: m, Class: class, Status: e.Status, Message: c.scrub.Scrub(wire.Clip(e.Message))}
+	if !committed && class != config.ClassBadRequest {
+		return outcome{fail: a}
+	}
+	st, doc := translate.EncodeError(c.rt.to, e)
+	a.Status = st
+	resp.Header.Set("Content-Type", "application/json")
+	c.writeBody(m, resp.Header, st, doc)
+	return outcome{done: true, served: committed, fail: a}
+}
