@@ -91,7 +91,11 @@ type outcome struct {
 	// fail describes a failure (before or after the commit point).
 	fail     *wire.Attempt
 	explicit time.Duration // server-given wait for rate_limit
-	u        wire.Usage
+	// noCooldown: the failure is the transport's, not the member's (a
+	// kept-alive connection the channel closed unanswered, POOL-17): it is
+	// recorded and logged but cools nothing and counts no member failure.
+	noCooldown bool
+	u          wire.Usage
 	// state: the state keys the answer produced (POOL-18); retry: send to
 	// the same member once more (it rejected encrypted content).
 	state []string
@@ -239,6 +243,11 @@ func (c *call) failed(m string, o outcome) {
 	if a.Class == config.ClassBadRequest || a.Class == config.ClassState {
 		return
 	}
+	if o.noCooldown {
+		c.p.log.Info("pool member's reused connection closed unanswered", "pool", c.pc.ID, "member", m, "class", a.Class,
+			"session", c.session)
+		return
+	}
 	c.p.state.Count(c.sctx(), c.pc.ID, m, false)
 	key := m
 	if a.Class == config.ClassModelNotFound {
@@ -336,6 +345,12 @@ func (c *call) told(rec balance.CallRecord) {
 	}
 }
 
+// closedUnanswered is the transport's mark of a request not resent on a
+// reused connection the channel closed before an answer byte (the proxy's
+// upstream.ClosedUnansweredError, found by its method: the pool imports
+// nothing of the proxy).
+type closedUnanswered interface{ ClosedUnanswered() bool }
+
 // transportFailure classifies a RoundTrip or body-read error. The client's
 // own cancel is not a member failure (POOL-9). timedOut: the attempt was
 // stopped by first_output_timeout_ms; a deadline error of a non-streamed
@@ -345,6 +360,13 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 		return outcome{canceled: true}
 	}
 	class, msg := config.ClassNetwork, c.scrub.Scrub(shortErr(err))
+	var cu closedUnanswered
+	if errors.As(err, &cu) && cu.ClosedUnanswered() {
+		// The channel closed a kept-alive connection as the request came:
+		// not resent (POOL-17) and not a sign of ill health, so the next
+		// member is tried and this one is not cooled.
+		return outcome{fail: &wire.Attempt{Member: m, Class: class, Message: msg}, noCooldown: true}
+	}
 	switch {
 	case timedOut:
 		class, msg = config.ClassTimeout, fmt.Sprintf("no output within first_output_timeout_ms (%d ms)", c.pc.FirstOutputTimeout.Milliseconds())

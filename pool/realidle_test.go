@@ -21,19 +21,35 @@ import (
 // processing it, by a reset. served counts the
 // requests read and answered.
 type idleClosingChannel struct {
-	ln     net.Listener
-	served atomic.Int64
-	conns  atomic.Int64
-	wg     sync.WaitGroup
+	ln net.Listener
+	// halfClose: every connection, once the next request's first bytes
+	// are there, gets a FIN and its further bytes are read and dropped for
+	// 100 ms (no reset): the pool sees a clean EOF before any answer byte.
+	halfClose bool
+	served    atomic.Int64
+	conns     atomic.Int64
+	wg        sync.WaitGroup
 }
 
 func newIdleClosingChannel(t *testing.T) *idleClosingChannel {
+	t.Helper()
+	return startIdleClosingChannel(t, false)
+}
+
+// newHalfClosingChannel is an idleClosingChannel whose every connection
+// ends with a FIN once the next request has arrived (halfClose).
+func newHalfClosingChannel(t *testing.T) *idleClosingChannel {
+	t.Helper()
+	return startIdleClosingChannel(t, true)
+}
+
+func startIdleClosingChannel(t *testing.T, halfClose bool) *idleClosingChannel {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &idleClosingChannel{ln: ln}
+	c := &idleClosingChannel{ln: ln, halfClose: halfClose}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -46,7 +62,7 @@ func newIdleClosingChannel(t *testing.T) *idleClosingChannel {
 			c.wg.Add(1)
 			go func() {
 				defer c.wg.Done()
-				c.serve(conn, n%2 == 0)
+				c.serve(conn, c.halfClose || n%2 == 0)
 			}()
 		}
 	}()
@@ -94,7 +110,13 @@ func (c *idleClosingChannel) serve(conn net.Conn, waitNext bool) {
 	}
 	if waitNext {
 		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		br.Peek(1)                       // the next request is here (or the pool closed first)
+		br.Peek(1) // the next request is here (or the pool closed first)
+		if c.halfClose {
+			conn.(*net.TCPConn).CloseWrite() // a FIN; the request is read and dropped, no reset
+			conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			io.Copy(io.Discard, br)
+			return
+		}
 		conn.(*net.TCPConn).SetLinger(0) // and is dropped unprocessed: a reset
 	}
 }
@@ -129,5 +151,44 @@ func TestIdleClosedChannelConnection(t *testing.T) {
 			t.Fatalf("member a: %+v", m)
 		}
 		t.Logf("%d calls, %d connections", calls, ch.conns.Load())
+	})
+}
+
+// TestHalfClosedChannelConnection: a channel that answers on a kept-alive
+// connection without "Connection: close" and then closes it with a FIN as
+// the next request comes fails that request with a clean EOF before any
+// answer byte. It is not sent again (a channel that read the request and
+// died closes the same way, and a call is never sent twice, SPEC POOL-17),
+// but it is not the member's ill health either: the member is never cooled
+// and counts no failure, and the next call is served by it.
+func TestHalfClosedChannelConnection(t *testing.T) {
+	t.Run("POOL-17/clean-close-unanswered-cools-no-member", func(t *testing.T) {
+		ch := newHalfClosingChannel(t)
+		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
+		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \"http://"+ch.ln.Addr().String()+"\", api_key: sk-test-a-0123456789}\n"+
+			"pools:\n  p:\n    members: [a]\n")
+		const calls = 40
+		ok, failed := 0, 0
+		for i := range calls {
+			resp, body := w.do("/pool/p/v1/messages", "s1", anthropicBody(false))
+			switch {
+			case resp.StatusCode == 200 && strings.Contains(body, "hi from a"):
+				ok++
+			case resp.StatusCode == 502 && strings.Contains(body, `"class":"network"`):
+				failed++
+			default:
+				t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+			}
+			if m := w.member("a"); m.State != "ready" || m.Failures != 0 {
+				t.Fatalf("after call %d (%d served, %d failed): member a %+v, want ready with no failure counted", i, ok, failed, m)
+			}
+		}
+		if failed == 0 || ok == 0 {
+			t.Fatalf("%d served, %d failed: the channel's FIN never met a reused connection", ok, failed)
+		}
+		if n := ch.served.Load(); n != int64(ok) {
+			t.Fatalf("the channel processed %d requests for %d served calls: a failed one was sent again", n, ok)
+		}
+		t.Logf("%d calls: %d served, %d closed unanswered and not resent", calls, ok, failed)
 	})
 }

@@ -348,6 +348,9 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 		if reused && strict && uc.resetUnanswered(err, got) {
 			return fail(errStaleConn) // the request was dropped unread (stale.go)
 		}
+		if reused && strict && uc.closedUnanswered(err, got) {
+			return fail(&ClosedUnansweredError{Err: err}) // not resent, not the peer's ill health (stale.go)
+		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {
 			err = errHeaderTimeout

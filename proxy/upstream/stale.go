@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"io"
 	"syscall"
 
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
@@ -25,4 +26,34 @@ import (
 // idle.
 func (uc *upConn) resetUnanswered(err error, got int64) bool {
 	return uc.src.got == got && uc.br.Buffered() == 0 && (netutil.IsReset(err) || errors.Is(err, syscall.EPIPE))
+}
+
+// ClosedUnansweredError is the failure of a request that is not replayed
+// on a reused connection that the peer closed cleanly (EOF) before one
+// byte of the answer arrived (SPEC POOL-17). The request is not sent again
+// (a peer that read it and died closes the same way), but the failure says
+// nothing about the peer's health: a server that closes kept-alive
+// connections right after its answer, without "Connection: close", gives
+// the same EOF on the next request. Callers that keep health marks (the
+// model pool's cooldowns) find it with errors.As through any wrapping, or
+// by its method ClosedUnanswered without importing this package.
+type ClosedUnansweredError struct {
+	Err error // the read's error: io.EOF, io.ErrUnexpectedEOF or a closed-connection error
+}
+
+func (e *ClosedUnansweredError) Error() string { return e.Err.Error() }
+
+// Unwrap is Err.
+func (e *ClosedUnansweredError) Unwrap() error { return e.Err }
+
+// ClosedUnanswered reports true: the reused connection closed before an
+// answer byte.
+func (e *ClosedUnansweredError) ClosedUnanswered() bool { return true }
+
+// closedUnanswered reports, for a request that is not replayed on a reused
+// connection, that err is a clean close before one byte of the answer came
+// (got as for resetUnanswered).
+func (uc *upConn) closedUnanswered(err error, got int64) bool {
+	return uc.src.got == got && uc.br.Buffered() == 0 &&
+		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || netutil.IsClosed(err))
 }
