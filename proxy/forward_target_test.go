@@ -247,7 +247,9 @@ func TestTargetAddr(t *testing.T) {
 // absolute-form target is served by the proxy itself (SPEC HTTP-1), or, for
 // names the self check does not know as loopback, refused as a loop (508,
 // Via) — never forwarded on. A parse-free port filter stands in front
-// of the check; FuzzTargetPort holds the filter to url.Parse.
+// of the check; FuzzTargetPort holds the filter to url.Parse. Another
+// loopback address on the port ([::1], 127.0.0.2 for this 127.0.0.1
+// listener) is an origin of its own: TestSelfTargetOnlyOwnAddress.
 func TestSelfTargetSpellings(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.RequestURI()) })
 	addr, _ := startProxy(t, Config{Handler: h, LoopbackDirect: true})
@@ -259,7 +261,6 @@ func TestSelfTargetSpellings(t *testing.T) {
 		{"http://127.0.0.1:" + port + "/s", true},
 		{"HTTP://LOCALHOST:" + port + "/s", true},
 		{"http://localhost:" + port + "?q", true},
-		{"http://[::1]:" + port + "/s", true},
 		{"http://[::ffff:127.0.0.1]:" + port + "/s", true},
 		{"http://user:pw@127.0.0.1:" + port + "/s", true},
 		{"http://127.0.0.1:0" + port + "/s", true},

@@ -89,8 +89,10 @@ func (s *Server) handOff(c net.Conn, br *bufio.Reader, head *httpmsg.RequestHead
 }
 
 // selfTarget reports whether head is an absolute-form http:// request for
-// this server's own listener (loopback or listen address, same port); if
-// so it rewrites head.Raw's request line to origin-form.
+// this server's own listener (its bound address and port, namesListener);
+// if so it rewrites head.Raw's request line to origin-form. Any other
+// address on the same port, another loopback address included, is an
+// origin like any other (SPEC HTTP-1).
 func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
 	if !s.listensOn(targetPort(head.Target)) {
 		return false // the common case, decided without parsing the URL
@@ -104,20 +106,15 @@ func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
 		return false
 	}
 	host := strings.Trim(u.Hostname(), "[]")
+	var bound []*net.TCPAddr
 	s.mu.Lock()
-	self := false
 	for ln := range s.listeners {
-		a, ok := ln.Addr().(*net.TCPAddr)
-		if !ok || a.Port != port {
-			continue
-		}
-		if isLoopback(host) || (a.IP != nil && a.IP.String() == host) {
-			self = true
-			break
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.Port == port {
+			bound = append(bound, a)
 		}
 	}
 	s.mu.Unlock()
-	if !self {
+	if !slices.ContainsFunc(bound, func(a *net.TCPAddr) bool { return namesListener(host, a.IP) }) {
 		return false
 	}
 	path := u.RequestURI()
