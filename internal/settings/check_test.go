@@ -45,6 +45,7 @@ func TestCheckNamesEveryBadField(t *testing.T) {
 		{"OPS-7/upstream-port", with(startValues(), settings.UpstreamPort, 0), []string{"upstream-port: must be 1-65535, got 0"}},
 		{"OPS-7/upstream-url-scheme", with(startValues(), settings.UpstreamURL, "socks4://h:1"), []string{"upstream-url: upstream URL socks4://h:1: socks4://: unsupported proxy scheme"}},
 		{"OPS-7/wrong-type", with(startValues(), settings.VerifyTLS, "yes"), []string{"verify-tls: missing or of the wrong type"}},
+		{"GW-6/upstream-ca-device-refused", with(startValues(), settings.UpstreamURL, "https://127.0.0.1:18510/?ca=/dev/zero"), []string{"upstream-url: https://127.0.0.1:18510: gateway CA file"}},
 		{"OPS-7/listen-host", with(startValues(), settings.ListenHost, "example.com"), []string{`listen-host: want an IP address or localhost, got "example.com"`}},
 	}
 	for _, tc := range cases {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -35,18 +36,57 @@ func (d *Dialer) Prepare(cands []candidate.Candidate) error {
 	return nil
 }
 
-// LoadCAFile reads a PEM file of CA certificates into a new pool. Errors
-// name the file: unreadable, or no certificate in it.
+// MaxCAFile is the largest gateway CA file LoadCAFile reads, in bytes
+// (4 MiB; a whole system bundle is about 200 KiB), so that a device such
+// as /dev/zero or a huge file given as ?ca= cannot exhaust memory (SPEC
+// GW-6, OPS-7).
+const MaxCAFile = 4 << 20
+
+// LoadCAFile reads a PEM file of CA certificates into a new pool (SPEC
+// GW-6). Errors name the file: unreadable, not a regular file (a device,
+// a pipe, a directory), larger than MaxCAFile, or no certificate in it.
 func LoadCAFile(name string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(name)
+	pem, err := readCAFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("gateway CA file: %w", err)
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("gateway CA file %s: no PEM certificate in it", name)
 	}
 	return pool, nil
+}
+
+// readCAFile reads name, a regular file of at most MaxCAFile bytes. It
+// checks the kind before opening, so that opening a FIFO cannot block,
+// and again on the open file, which may have been replaced meanwhile.
+func readCAFile(name string) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("gateway CA file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("gateway CA file %s: not a regular file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("gateway CA file: %w", err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("gateway CA file %s: not a regular file", name)
+	}
+	if fi.Size() > MaxCAFile {
+		return nil, fmt.Errorf("gateway CA file %s: larger than %d bytes", name, MaxCAFile)
+	}
+	pem, err := io.ReadAll(io.LimitReader(f, MaxCAFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("gateway CA file: %w", err)
+	}
+	if len(pem) > MaxCAFile {
+		return nil, fmt.Errorf("gateway CA file %s: larger than %d bytes", name, MaxCAFile)
+	}
+	return pem, nil
 }
 
 // tlsConfig returns the TLS client configuration for https gateway c,
