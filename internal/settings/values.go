@@ -140,9 +140,16 @@ func Text(x any) string {
 	case []any:
 		parts := make([]string, len(v))
 		for i, p := range v {
-			parts[i] = fmt.Sprint(p)
+			parts[i] = Text(p)
 		}
 		return strings.Join(parts, ",")
+	case float64:
+		// A number decoded from a JSON document: a whole one prints as
+		// digits (3600000, never 3.6e+06), which ParseText accepts.
+		if v == float64(int64(v)) {
+			return strconv.FormatInt(int64(v), 10)
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	case nil:
 		return ""
 	}
