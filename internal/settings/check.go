@@ -226,10 +226,19 @@ func (c *checker) rules(noProxy string) *route.Rules {
 	return nil
 }
 
+// MaxGateways is the most gateways a settings change or start may name
+// (SPEC OPS-7): each is a candidate tried in turn, and a longer list only
+// holds the settings lock while it is checked.
+const MaxGateways = 64
+
 // gateways checks that every bare gateway names a port (host alone would
 // silently mean host:80, rarely a proxy; a value with credentials is never
 // echoed) and, under StrictGateways, that each is a candidate.
 func (c *checker) gateways(env Env) {
+	if n := len(c.v.List(Gateway)); n > MaxGateways {
+		c.errs = append(c.errs, FieldError{Field: Gateway, Message: fmt.Sprintf("at most %d gateways, got %d", MaxGateways, n)})
+		return
+	}
 	for i, g := range c.v.List(Gateway) {
 		if msg := portless(g); msg != "" {
 			field := Gateway

@@ -1,6 +1,7 @@
 package settings_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,7 @@ func TestCheckNamesEveryBadField(t *testing.T) {
 		{"OPS-7/upstream-url-scheme", with(startValues(), settings.UpstreamURL, "socks4://h:1"), []string{"upstream-url: upstream URL socks4://h:1: socks4://: unsupported proxy scheme"}},
 		{"OPS-7/wrong-type", with(startValues(), settings.VerifyTLS, "yes"), []string{"verify-tls: missing or of the wrong type"}},
 		{"GW-6/upstream-ca-device-refused", with(startValues(), settings.UpstreamURL, "https://127.0.0.1:18510/?ca=/dev/zero"), []string{"upstream-url: https://127.0.0.1:18510: gateway CA file"}},
+		{"OPS-7/gateway-list-capped", with(startValues(), settings.Gateway, manyGateways(settings.MaxGateways+1)), []string{"gateway: at most 64 gateways, got 65"}},
 		{"OPS-7/listen-host", with(startValues(), settings.ListenHost, "example.com"), []string{`listen-host: want an IP address or localhost, got "example.com"`}},
 	}
 	for _, tc := range cases {
@@ -117,4 +119,13 @@ func TestParseText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyGateways is n distinct loopback gateways.
+func manyGateways(n int) []string {
+	l := make([]string, n)
+	for i := range l {
+		l[i] = "127.0.0.1:" + strconv.Itoa(20000+i)
+	}
+	return l
 }

@@ -166,6 +166,10 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 			fes = append(fes, FieldError{Field: k, Message: err.Error()})
 			continue
 		}
+		if l, ok := x.([]string); ok && k == Gateway && len(l) > MaxGateways {
+			fes = append(fes, FieldError{Field: k, Message: fmt.Sprintf("at most %d gateways, got %d", MaxGateways, len(l))})
+			continue
+		}
 		next[k] = unmask(k, x, l.cur.Values[k])
 	}
 	if fes != nil {

@@ -39,13 +39,19 @@ func mask(key string, x any) any {
 func unmask(key string, x, cur any) any {
 	switch key {
 	case Gateway:
-		l, old := slices.Clone(x.([]string)), cur.([]string)
-		for i, g := range l {
-			for _, o := range old {
-				if g != o && g == route.RedactURL(o) {
-					l[i] = o
-					break
+		// One pass over each list: the current gateways by masked form,
+		// the first of equal forms kept.
+		l, byMask := slices.Clone(x.([]string)), map[string]string{}
+		for _, o := range cur.([]string) {
+			if m := route.RedactURL(o); m != o {
+				if _, seen := byMask[m]; !seen {
+					byMask[m] = o
 				}
+			}
+		}
+		for i, g := range l {
+			if o, ok := byMask[g]; ok {
+				l[i] = o
 			}
 		}
 		return l
