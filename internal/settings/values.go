@@ -61,6 +61,37 @@ func SplitList(vals []string) []string {
 	return out
 }
 
+// SplitGateways splits the comma-separated spelling of the gateway list
+// (one string, as --gateway and GATEWAY give it) into gateways (SPEC
+// GW-3, GW-4). A comma inside a URL's userinfo belongs to the password: a
+// piece is joined back to the one before it when that one starts with a
+// scheme ("http://"), has no '@' yet, and the piece has an '@' and no
+// scheme of its own. So "http://u:pa,ss@h:1,h2:2" is two gateways, the
+// first with the password "pa,ss"; a bare host:port never takes a comma.
+func SplitGateways(text string) []string {
+	var out []string
+	for _, part := range strings.Split(text, ",") {
+		if n := len(out); n > 0 && strings.Contains(out[n-1], "://") && !strings.Contains(out[n-1], "@") &&
+			strings.Contains(part, "@") && !strings.Contains(part, "://") {
+			out[n-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return trimList(out)
+}
+
+// trimList trims spaces off every item and drops empties.
+func trimList(l []string) []string {
+	out := []string{}
+	for _, x := range l {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // ParseText reads the text form of key's value, as `dual-proxy settings
 // set KEY=VALUE` and the environment give it: a whole number, true/false
 // (also 1/0, yes/no, on/off), a string, or a comma-separated list (""
@@ -82,6 +113,9 @@ func ParseText(k Key, text string) (any, error) {
 		}
 		return nil, fmt.Errorf("want true or false, got %q", text)
 	case KindList:
+		if k.Name == Gateway {
+			return SplitGateways(text), nil
+		}
 		return SplitList([]string{text}), nil
 	}
 	return text, nil
@@ -112,6 +146,11 @@ func ParseJSON(k Key, raw json.RawMessage) (any, error) {
 		var l []string
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return nil, fmt.Errorf("want a list of strings, got %s", short(raw))
+		}
+		if k.Name == Gateway {
+			// An array item is exactly one gateway: a comma in it is
+			// part of a password (SPEC GW-4), never a separator.
+			return trimList(l), nil
 		}
 		return SplitList(l), nil
 	}
