@@ -55,7 +55,7 @@ func flagValues(c *cli.Context, flags []cli.Flag, environ []string) (settings.Va
 		case settings.KindString:
 			v[k.Name] = c.String(k.Name)
 		case settings.KindList:
-			v[k.Name] = settings.SplitList(c.StringSlice(k.Name))
+			v[k.Name] = flagList(k.Name, c.StringSlice(k.Name))
 		}
 		switch {
 		case !c.IsSet(k.Name):
@@ -227,4 +227,14 @@ func storeControlToken(reg *registry.Registration, token string, log *slog.Logge
 	if err := reg.SetControlToken(token); err != nil {
 		log.Warn("control token not registered: dual-proxy settings needs --control-token", "reason", err.Error())
 	}
+}
+
+// flagList is a list flag's values as settings: the flag package split
+// every value on commas already; the gateway list is joined back and split
+// by settings.SplitGateways, which keeps a comma in a password (SPEC GW-4).
+func flagList(name string, vals []string) []string {
+	if name == settings.Gateway {
+		return settings.SplitGateways(strings.Join(vals, ","))
+	}
+	return settings.SplitList(vals)
 }

@@ -108,6 +108,10 @@ func nodeValue(k Key, n *yaml.Node) (any, error) {
 			}
 			out = append(out, it.Value)
 		}
+		if k.Name == Gateway {
+			// A YAML list item is one gateway (SPEC GW-4).
+			return trimList(out), nil
+		}
 		return SplitList(out), nil
 	case null && (k.Kind == KindList || k.Kind == KindString):
 		return ParseText(k, "")
