@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // TestCreateConfigFromNothing: the standalone proxy with a pool token and
@@ -20,30 +18,10 @@ import (
 func TestCreateConfigFromNothing(t *testing.T) {
 	t.Run("POOL-22/standalone-without-config-creates-the-default-file", func(t *testing.T) {
 		dir := t.TempDir()
-		cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--pool-token", "tok")
-		cmd.Env = append(baseEnv(dir), "XDG_CONFIG_HOME="+filepath.Join(dir, "cfg"), "APPDATA="+filepath.Join(dir, "cfg"))
-		stderr, _ := cmd.StderrPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		addrC := make(chan string, 1)
-		go func() {
-			re := regexp.MustCompile(`msg=listening addr=(\S+)`)
-			sc := bufio.NewScanner(stderr)
-			for sc.Scan() {
-				if m := re.FindStringSubmatch(sc.Text()); m != nil {
-					addrC <- m[1]
-				}
-			}
-		}()
-		defer func() { _ = stopProcess(cmd.Process); _ = cmd.Wait() }()
+		in := testworld.StartInstance(t, bin, append(baseEnv(dir), "XDG_CONFIG_HOME="+filepath.Join(dir, "cfg"), "APPDATA="+filepath.Join(dir, "cfg")),
+			"--listen-port", "0", "--health-url", "", "--pool-token", "tok")
+		addr := in.Addr
 		defer http.DefaultClient.CloseIdleConnections()
-		var addr string
-		select {
-		case addr = <-addrC:
-		case <-time.After(20 * time.Second):
-			t.Fatal("no listening line")
-		}
 		do := func(method, path, body, ifMatch string) (int, string) {
 			t.Helper()
 			req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))

@@ -3,17 +3,13 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 )
 
-// stopProcess asks a running dual-proxy to stop: SIGTERM, which it answers with a graceful
-// shutdown (SPEC LIS-3).
-func stopProcess(p *os.Process) error { return p.Signal(syscall.SIGTERM) }
-
-// stoppedStatus is the exit status of a dual-proxy stopped by stopProcess.
+// stoppedStatus is the exit status of a dual-proxy stopped by testworld's Instance.Stop:
+// SIGTERM, which it answers with a graceful shutdown (SPEC LIS-3).
 const stoppedStatus = 0
 
 // needCurl returns curl's path; the end-to-end suite needs it here (.ci/run installs it).

@@ -12,13 +12,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
-// stopProcess stops a running dual-proxy. Windows has no SIGTERM to send another process:
-// dual-proxy stops gracefully on the console's Ctrl-C/Ctrl-Break, which a test could send with
-// GenerateConsoleCtrlEvent, but Wine 8.0 fails that call ("Invalid access" without a console,
-// "Invalid handle" with one), so the process is terminated (TerminateProcess, exit status 1).
-func stopProcess(p *os.Process) error { return p.Kill() }
-
-// stoppedStatus is the exit status of a dual-proxy stopped by stopProcess: os.Process.Kill's.
+// stoppedStatus is the exit status of a dual-proxy stopped by testworld's Instance.Stop:
+// os.Process.Kill's (TerminateProcess; Windows has no SIGTERM to send another process).
 const stoppedStatus = 1
 
 // needCurl returns curl's path. Windows 10 1803 and later ship curl.exe; Wine 8.0 has none,

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"html"
 	"io"
@@ -11,13 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/pool/status"
 )
 
@@ -43,41 +41,8 @@ func TestPoolReload(t *testing.T) {
 	}
 	write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\npools:\n  p1: {members: [a]}\n")
 
-	cmd := exec.Command(bin, "--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "edit-tok")
-	cmd.Env = baseEnv(dir)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var logs strings.Builder
-	logText := func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
-	addrC := make(chan string, 1)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		re := regexp.MustCompile(`msg=listening addr=(\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			logs.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addrC <- m[1]
-			}
-		}
-	}()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-readDone
-		cmd.Wait()
-	}()
-	var addr string
-	select {
-	case addr = <-addrC:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no listening line")
-	}
+	in := testworld.StartInstance(t, bin, baseEnv(dir), "--listen-port", "0", "--health-url", "", "--config", cfg, "--pool-token", "edit-tok")
+	addr, logText := in.Addr, in.Stderr
 	pools := func(t *testing.T) []string {
 		t.Helper()
 		resp, err := http.Get("http://" + addr + "/pool/status")
@@ -108,12 +73,12 @@ func TestPoolReload(t *testing.T) {
 	t.Run("POOL-16/sighup-reloads-config", func(t *testing.T) {
 		waitPools(t, "p1")
 		write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  b: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a, b]}\n  p2: {members: [b]}\n")
-		cmd.Process.Signal(syscall.SIGHUP)
+		in.Signal(syscall.SIGHUP)
 		waitPools(t, "p1,p2")
 	})
 	t.Run("POOL-16/broken-config-keeps-running-one", func(t *testing.T) {
 		write(t, "pools: [this is not a pool map\n")
-		cmd.Process.Signal(syscall.SIGHUP)
+		in.Signal(syscall.SIGHUP)
 		deadline := time.Now().Add(10 * time.Second)
 		for !strings.Contains(logText(), "not reloaded") {
 			if time.Now().After(deadline) {
@@ -141,7 +106,7 @@ func TestPoolReload(t *testing.T) {
 	})
 	t.Run("POOL-16/duplicate-key-on-reload-names-file-line-column", func(t *testing.T) {
 		write(t, "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k1}\n  a: {api: anthropic, base_url: http://127.0.0.1:9, api_key: k2}\npools:\n  p1: {members: [a]}\n")
-		cmd.Process.Signal(syscall.SIGHUP)
+		in.Signal(syscall.SIGHUP)
 		want := cfg + ":3:3: channels.a: duplicate key (first at line 2)"
 		deadline := time.Now().Add(10 * time.Second)
 		for !strings.Contains(logText(), want) {

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,74 +13,14 @@ import (
 )
 
 // startServe runs `dual-proxy [args]` in the background with a clean
-// environment and returns the address it logged as listening, a function
-// returning its stderr so far, and a stop function that stops it (stopProcess:
-// SIGTERM on Unix) and returns the exit status (SPEC LIS-3).
+// environment (baseEnv plus env) and returns the address it logged as
+// listening, a function returning its stderr so far, and a stop function
+// that stops it (SIGTERM on Unix, SPEC LIS-3) and returns the exit status
+// (testworld.StartInstance; t's end stops it too).
 func startServe(t *testing.T, env []string, args ...string) (addr string, logs func() string, stop func() int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	home := t.TempDir()
-	cmd.Env = append(baseEnv(home), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var buf strings.Builder
-	addrC := make(chan string, 1)
-	readDone := make(chan struct{})
-	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			buf.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addrC <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	logs = func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
-	exited := make(chan int, 1)
-	var once sync.Once
-	stop = func() int {
-		once.Do(func() {
-			stopProcess(cmd.Process)
-			go func() {
-				<-readDone
-				cmd.Wait()
-				exited <- cmd.ProcessState.ExitCode()
-			}()
-		})
-		select {
-		case code := <-exited:
-			exited <- code
-			return code
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("dual-proxy did not exit when stopped; logs:\n%s", logs())
-		}
-		return -1
-	}
-	t.Cleanup(func() { stop() })
-	select {
-	case addr = <-addrC:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("dual-proxy did not log its address; logs:\n%s", logs())
-	}
-	return addr, logs, stop
+	in := testworld.StartInstance(t, bin, append(baseEnv(t.TempDir()), env...), args...)
+	return in.Addr, in.Stderr, in.Stop
 }
 
 func TestStatusEndToEnd(t *testing.T) {

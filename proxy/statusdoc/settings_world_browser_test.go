@@ -3,18 +3,12 @@
 package statusdoc_test
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -54,68 +48,12 @@ func newWorldPath(t *testing.T) worldPath {
 // startInstance builds cmd/dual-proxy and runs it with args in a clean,
 // proxy-free environment (HOME and the registry in a temporary
 // directory); it returns the address the instance logged as listening.
-// The instance is stopped with SIGTERM when t ends.
+// The instance is stopped when t ends (testworld.StartInstance).
 func startInstance(t *testing.T, args ...string) string {
 	t.Helper()
-	dir, bin := t.TempDir(), filepath.Join(t.TempDir(), "dual-proxy")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/dual-proxy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_RUNTIME_DIR=" + dir}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var logs strings.Builder
-	addrC := make(chan string, 1)
-	readDone := make(chan struct{})
-	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			logs.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addrC <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-readDone:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-readDone
-		}
-		_ = cmd.Wait()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("dual-proxy logs:\n%s", logs.String())
-			mu.Unlock()
-		}
-	})
-	select {
-	case addr := <-addrC:
-		return addr
-	case <-readDone:
-		t.Fatal("dual-proxy exited before listening")
-	case <-time.After(60 * time.Second):
-		t.Fatal("dual-proxy did not log its listening address in 60 s")
-	}
-	return ""
+	dir := t.TempDir()
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), "XDG_RUNTIME_DIR=" + dir}
+	return testworld.StartInstance(t, testworld.BuildDualProxy(t), env, args...).Addr
 }
 
 // get sends one GET of the target through the proxy and returns the
