@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -40,31 +40,18 @@ func modelChannel(t *testing.T, list string) (*httptest.Server, *mockllm.Channel
 	return srv, ch
 }
 
-// browser starts headless Chromium under chromedp: loopback only (every
-// name resolves to nothing), no background traffic, a fresh profile. It
-// ends with the test.
+// browser starts headless Chromium for the test (testworld.Browser): a
+// 1280x1400 window, 120 s; it ends with the test.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := newBrowser(t)
-	t.Cleanup(cancel)
+	ctx, _ := newBrowser(t)
 	return ctx
 }
 
-// newBrowser is browser ended by cancel instead of by the test's end.
+// newBrowser is browser that cancel also ends before the test's end.
 func newBrowser(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1400))
-	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
-	return ctx, func() { cancelC(); cancelB(); cancelA() }
+	return testworld.Browser(t, 1280, 1400, 120*time.Second)
 }
 
 // typeInto clears an input and types text as a user would (input events).

@@ -9,7 +9,6 @@ import (
 	"image/png"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,34 +17,15 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// newBrowser starts headless Chromium under chromedp: loopback only (every
-// name but 127.0.0.1 resolves to nothing), no background traffic, a fresh
-// profile, a 1280x900 window. A missing browser fails the test: this suite
-// exists to run it (.ci/run installs it). cancel ends the browser.
+// newBrowser starts headless Chromium for one page (testworld.Browser): a
+// 1280x900 window, 90 s. cancel ends the browser.
 func newBrowser(t *testing.T) (ctx context.Context, cancel context.CancelFunc) {
 	t.Helper()
-	var bin string
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		t.Fatal("chromium not found: apt-get install -y --no-install-recommends chromium fonts-dejavu-core")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900))
-	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 90*time.Second)
-	return ctx, func() { cancelC(); cancelB(); cancelA() }
+	return testworld.Browser(t, 1280, 900, 90*time.Second)
 }
 
 // pageDOM opens url in a fresh browser, waits until the page's script has

@@ -4,7 +4,6 @@ package statusdoc_test
 
 import (
 	"context"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,22 +15,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// browser starts headless Chromium under chromedp: loopback only (every
-// name resolves to nothing), no background traffic, a fresh profile.
+// browser starts headless Chromium for the test (testworld.Browser): a
+// 1280x1600 window, 120 s for the whole test.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not installed (apt-get install -y --no-install-recommends chromium fonts-dejavu-core): %v", err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1600))
-	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
-	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	ctx, _ := testworld.Browser(t, 1280, 1600, 120*time.Second)
 	return ctx
 }
 
