@@ -71,7 +71,7 @@ func TestRelayIdleAfterBulk(t *testing.T) {
 		before := countFDs(t)
 		for range n {
 			c := openTunnel(t, addr, echo)
-			echoBack(t, c, []int{5, 256 << 10, 7})
+			testworld.PingPong(t, c, c, []int{5, 256 << 10, 7}) // through a tunnel to an echo origin
 		}
 		delta := countFDs(t) - before
 		for end := time.Now().Add(2 * time.Second); delta > 4*n+8 && time.Now().Before(end); delta = countFDs(t) - before {
@@ -82,24 +82,4 @@ func TestRelayIdleAfterBulk(t *testing.T) {
 			t.Fatalf("%d idle tunnels after a bulk burst hold %d fds (%.1f per tunnel, want ≤ 4: 2 in the proxy)", n, delta, float64(delta)/n)
 		}
 	})
-}
-
-// echoBack writes each message of sizes to c, a tunnel to an echo origin,
-// and reads it back intact.
-func echoBack(t *testing.T, c net.Conn, sizes []int) {
-	t.Helper()
-	for i, size := range sizes {
-		msg := make([]byte, size)
-		rand.Read(msg)
-		werr := make(chan error, 1)
-		go func() { _, err := c.Write(msg); werr <- err }() // a bulk message fills the buffers before it is read back
-		got := make([]byte, size)
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, msg) {
-			t.Fatalf("message %d (%d bytes): intact=%v, %v", i, size, bytes.Equal(got, msg), err)
-		}
-		if err := <-werr; err != nil {
-			t.Fatal(err)
-		}
-	}
 }

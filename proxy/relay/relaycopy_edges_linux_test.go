@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // TestCopyTunnelEndBehindData: a FIN or a reset that arrives right behind
@@ -30,7 +32,7 @@ func TestCopyTunnelEndBehindData(t *testing.T) {
 		t.Cleanup(func() { client.Close(); src.Close(); dst.Close(); sink.Close() })
 		src.SetReadDeadline(time.Now().Add(20 * time.Second)) // a lost edge ends at the deadline
 		done = startCopy(&tunnelCopy{}, dst, src)
-		pingPong(t, client, sink, []int{7})
+		testworld.PingPong(t, client, sink, []int{7})
 		return client, dst, sink, done
 	}
 	for _, size := range sizes {

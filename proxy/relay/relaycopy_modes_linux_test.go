@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
 // copyResult is what tunnelCopy.copy returned.
@@ -40,30 +42,6 @@ func waitCopy(t *testing.T, ch <-chan copyResult) copyResult {
 	}
 }
 
-// pingPong sends each size as one message from client and reads it intact
-// at sink before the next, so that every message is its own wake-up of the
-// copy. It returns the bytes sent.
-func pingPong(t *testing.T, client, sink net.Conn, sizes []int) int64 {
-	t.Helper()
-	var total int64
-	for i, size := range sizes {
-		msg := make([]byte, size)
-		rand.Read(msg)
-		werr := make(chan error, 1)
-		go func() { _, err := client.Write(msg); werr <- err }() // a bulk message fills the buffers before sink reads
-		got := make([]byte, size)
-		sink.SetReadDeadline(time.Now().Add(10 * time.Second))
-		if _, err := io.ReadFull(sink, got); err != nil || !bytes.Equal(got, msg) {
-			t.Fatalf("message %d (%d bytes): intact=%v, %v", i, size, bytes.Equal(got, msg), err)
-		}
-		if err := <-werr; err != nil {
-			t.Fatal(err)
-		}
-		total += int64(size)
-	}
-	return total
-}
-
 // TestCopyTunnelModes: copyTunnel moves small messages with read(2) and
 // write(2) and bulk with splice(2), loses no byte when it switches, and
 // keeps the tunnel's half-close (SPEC CON-2 relay; reused
@@ -84,7 +62,7 @@ func TestCopyTunnelModes(t *testing.T) {
 		for i := range 100 {
 			sizes = append(sizes, 1+i*317%(copyBufSize-1)) // 1 … one byte short of the buffer
 		}
-		total := pingPong(t, client, sink, sizes)
+		total := testworld.PingPong(t, client, sink, sizes)
 		client.(*net.TCPConn).CloseWrite()
 		if r := waitCopy(t, done); r.n != total || r.err != nil {
 			t.Fatalf("copy: %d bytes, %v; want %d, nil (EOF)", r.n, r.err, total)
@@ -100,7 +78,7 @@ func TestCopyTunnelModes(t *testing.T) {
 		// Exactly a buffer (a full read: bulk), then small (back to reads),
 		// one short of and one over a buffer, bulk, and small again.
 		sizes := []int{copyBufSize, 10, copyBufSize - 1, copyBufSize + 1, 4 << 20, 5, copyBufSize, 1, 3 << 20, 7}
-		total := pingPong(t, client, sink, sizes)
+		total := testworld.PingPong(t, client, sink, sizes)
 		client.(*net.TCPConn).CloseWrite()
 		if r := waitCopy(t, done); r.n != total || r.err != nil {
 			t.Fatalf("copy: %d bytes, %v; want %d, nil (EOF)", r.n, r.err, total)
@@ -205,8 +183,8 @@ func TestRelayIdleAfterTraffic(t *testing.T) {
 			pu, dest := pair()
 			t.Cleanup(func() { client.Close(); dest.Close() })
 			Run(pc, pu, time.Hour, time.Hour, func(int64, int64) {})
-			pingPong(t, client, dest, []int{5, 100 << 10})
-			pingPong(t, dest, client, []int{5, 100 << 10})
+			testworld.PingPong(t, client, dest, []int{5, 100 << 10})
+			testworld.PingPong(t, dest, client, []int{5, 100 << 10})
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
