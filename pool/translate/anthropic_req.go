@@ -165,27 +165,8 @@ func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 		}
 		r.Messages = append(r.Messages, msg)
 	}
-	for i, t := range w.Tools {
-		if t.Type != "" && t.Type != "custom" {
-			return nil, fieldErr(fmt.Sprintf("tools[%d].type", i), "server tool %q is not translatable", t.Type)
-		}
-		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Strict: t.Strict})
-	}
-	if tc := w.ToolChoice; tc != nil {
-		switch tc.Type {
-		case "auto", "none":
-			r.ToolChoice.Mode = ChoiceMode(tc.Type)
-		case "any":
-			r.ToolChoice.Mode = ChoiceRequired
-		case "tool":
-			r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: tc.Name}
-		default:
-			return nil, fieldErr("tool_choice.type", "unknown value %q", tc.Type)
-		}
-		if tc.DisableParallelToolUse {
-			f := false
-			r.ParallelToolCalls = &f
-		}
+	if err := decodeAnTools(&w, r); err != nil {
+		return nil, err
 	}
 	if err := decodeAnReasoning(&w, r); err != nil {
 		return nil, err
@@ -201,6 +182,36 @@ func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 		r.Format = &Format{Type: "json_schema", Schema: f.Schema}
 	}
 	return r, nil
+}
+
+// decodeAnTools sets r's tools and tool choice from w's: server tools are
+// FieldErrors.
+func decodeAnTools(w *anRequest, r *Request) error {
+	for i, t := range w.Tools {
+		if t.Type != "" && t.Type != "custom" {
+			return fieldErr(fmt.Sprintf("tools[%d].type", i), "server tool %q is not translatable", t.Type)
+		}
+		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Strict: t.Strict})
+	}
+	tc := w.ToolChoice
+	if tc == nil {
+		return nil
+	}
+	switch tc.Type {
+	case "auto", "none":
+		r.ToolChoice.Mode = ChoiceMode(tc.Type)
+	case "any":
+		r.ToolChoice.Mode = ChoiceRequired
+	case "tool":
+		r.ToolChoice = ToolChoice{Mode: ChoiceTool, Name: tc.Name}
+	default:
+		return fieldErr("tool_choice.type", "unknown value %q", tc.Type)
+	}
+	if tc.DisableParallelToolUse {
+		f := false
+		r.ParallelToolCalls = &f
+	}
+	return nil
 }
 
 func decodeAnReasoning(w *anRequest, r *Request) error {

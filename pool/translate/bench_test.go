@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,10 +12,14 @@ import (
 
 // benchRequest is a Claude-Code-sized request: a long system prompt, 40
 // turns with tool calls and results, 15 tools.
-func benchRequest() string {
+func benchRequest() string { return anBenchRequest(20) }
+
+// anBenchRequest is benchRequest with rounds user/assistant/tool-result
+// rounds (3 turns each, about 1.5 KiB).
+func anBenchRequest(rounds int) string {
 	var b strings.Builder
 	b.WriteString(`{"model":"m","max_tokens":32000,"stream":true,"system":` + string(mustJSON(strings.Repeat("You are a coding agent. ", 400))) + `,"messages":[`)
-	for i := 0; i < 20; i++ {
+	for i := 0; i < rounds; i++ {
 		if i > 0 {
 			b.WriteString(",")
 		}
@@ -109,6 +114,68 @@ func chatBenchRequest() string {
 	}
 	b.WriteString(`]}`)
 	return b.String()
+}
+
+// rsBenchRequest is anBenchRequest's conversation as a Responses request:
+// instructions, input items (messages, function calls and their outputs,
+// reasoning) and 15 function tools.
+func rsBenchRequest(rounds int) string {
+	var b strings.Builder
+	b.WriteString(`{"model":"m","max_output_tokens":32000,"stream":true,"instructions":` + string(mustJSON(strings.Repeat("You are a coding agent. ", 400))) + `,"input":[`)
+	for i := 0; i < rounds; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]},`, strings.Repeat("please edit the file ", 30))
+		fmt.Fprintf(&b, `{"type":"reasoning","id":"rs_%d","summary":[{"type":"summary_text","text":"edit it"}],"encrypted_content":%q},`, i, strings.Repeat("gAAAAB", 20))
+		fmt.Fprintf(&b, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},`)
+		fmt.Fprintf(&b, `{"type":"function_call","call_id":"c%d","name":"Edit","arguments":%q},`, i, `{"path":"a.go","text":`+string(mustJSON(strings.Repeat("x := 1\n", 40)))+`}`)
+		fmt.Fprintf(&b, `{"type":"function_call_output","call_id":"c%d","output":%q}`, i, strings.Repeat("line\n", 60))
+	}
+	b.WriteString(`],"tools":[`)
+	for i := 0; i < 15; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"type":"function","name":"Tool%d","description":%q,"parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}`, i, strings.Repeat("does things ", 40))
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// BenchmarkDecodeRequest is a client's body of about 100 KiB (a coding
+// agent's conversation) decoded into its wire struct: "one-scan" by
+// decodeValid (the pool's call for a body ParseRequest validated),
+// "unmarshal" by json.Unmarshal of the same body, "request" the whole of
+// DecodeValidRequest (wire struct and neutral Request).
+func BenchmarkDecodeRequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		api  apikind.Kind
+		body string
+		wire func() any
+	}{
+		{"anthropic", apikind.Anthropic, anBenchRequest(52), func() any { return &anRequest{} }},
+		{"responses", apikind.Responses, rsBenchRequest(44), func() any { return &rsRequest{} }},
+		{"chat", apikind.Chat, chatBenchRequest(), func() any { return &chatRequest{} }},
+	} {
+		body := []byte(c.body)
+		run := func(name string, fn func() bool) {
+			b.Run(c.name+"/"+name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				testkit.ReportCPU(b)
+				for b.Loop() {
+					if !fn() {
+						b.Fatal("not decoded")
+					}
+				}
+			})
+		}
+		run("one-scan", func() bool { _, ok := decodeValid(body, c.wire()); return ok })
+		run("unmarshal", func() bool { return json.Unmarshal(body, c.wire()) == nil })
+		run("request", func() bool { _, err := DecodeValidRequest(c.api, body, "", false); return err == nil })
+	}
 }
 
 // BenchmarkStreamEvent is the added time per streamed event: one upstream

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -24,7 +23,6 @@ func objectKeys(body []byte, typed any, known, ignored []string, valid bool) err
 		if keys, ok := decodeValid(body, typed); ok {
 			return checkKeys("", keys, known, ignored)
 		}
-		reflect.ValueOf(typed).Elem().SetZero()
 	}
 	if err := json.Unmarshal(body, typed); err != nil {
 		var raw map[string]keyOnly

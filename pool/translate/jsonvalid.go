@@ -1,74 +1,97 @@
 package translate
 
 import (
-	"encoding"
 	"encoding/json"
-	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // The pool's translated request is decoded once. ParseRequest
 // (pool/wire) has already validated the client's body (its scan checks what
-// json.Valid does), so the body is valid JSON; a json.Unmarshal into the wire struct would
-// validate and walk all of it again (two passes over a 16 KiB–1 MiB body,
-// most of it in a few strings). decodeValid fills the wire struct from the
-// valid body with one scan instead: objects of the wire struct types are
-// walked field by field, a string field takes a plainString value as is, a
-// json.RawMessage field takes the value's bytes, and every other value (a
-// number, a pointer, a small object) is handed to json.Unmarshal on its own
-// bytes. Whatever it is not sure to decode exactly as json.Unmarshal would
-// — a key with escapes or non-ASCII bytes, a repeated array, a type error —
-// makes it return false, and the caller decodes the whole body with
+// json.Valid does), so the body is valid JSON; a json.Unmarshal into the wire
+// struct would validate and walk all of it again (two passes over a
+// 16 KiB–1 MiB body, most of it in a few strings). decodeValid fills the
+// wire struct from the valid body with one scan of pool/internal/jsonscan
+// instead: each wire struct has its own decoder (scanAnRequest,
+// scanChatMessage…: a switch over its keys), run by scanMembers over the
+// object's members; a string field takes a plainString value as is, a
+// json.RawMessage field a copy of the value's bytes, a nested struct or a
+// slice of structs its own decoder, and every other value (a number, a
+// bool, a pointer to a small struct, a []string) is handed to
+// json.Unmarshal on its own bytes. Whatever it is not sure to decode exactly
+// as json.Unmarshal would — a key with escapes or non-ASCII bytes, a key
+// naming a field only ignoring case, a repeated array, a type error — makes
+// it return false, and the caller decodes the whole body with
 // json.Unmarshal as before (FuzzDecodeValid holds the two to the same
-// result).
+// result for every wire struct).
 
-// decodeValid decodes body, valid JSON, into typed (a pointer to a struct)
-// and returns the body's top-level keys as topKeys does; ok false means
-// the caller must decode with json.Unmarshal (typed is then partly set).
+// decodeValid decodes body, valid JSON, into typed (a pointer to one of
+// the four APIs' request structs) and returns the body's top-level keys as
+// topKeys does; ok false means the caller must decode with json.Unmarshal
+// (typed is then zero).
 func decodeValid(body []byte, typed any) (keys map[string]keyOnly, ok bool) {
-	v := reflect.ValueOf(typed).Elem()
 	i := jsonscan.SkipWS(body, 0)
-	if i >= len(body) || body[i] != '{' || v.Kind() != reflect.Struct {
+	if i >= len(body) || body[i] != '{' {
 		return nil, false
 	}
 	keys = map[string]keyOnly{}
-	if !decodeObject(body[i:], v, keys) {
+	b := body[i:]
+	switch w := typed.(type) {
+	case *anRequest:
+		ok = scanTop(b, w, keys, scanAnRequest)
+	case *chatRequest:
+		ok = scanTop(b, w, keys, scanChatRequest)
+	case *rsRequest:
+		ok = scanTop(b, w, keys, scanRsRequest)
+	case *gmRequest:
+		ok = scanTop(b, w, keys, scanGmRequest)
+	}
+	if !ok {
 		return nil, false
 	}
 	return keys, true
 }
 
-// decodeObject decodes the object b into the struct v, recording the keys
-// in keys when it is not nil.
-func decodeObject(b []byte, v reflect.Value, keys map[string]keyOnly) bool {
-	fields := structFields(v.Type())
-	if fields == nil {
-		return false
+// scanTop decodes the request object b into w by scan, recording its keys
+// in keys; when the scan gives way, w is left zero for json.Unmarshal.
+func scanTop[T any](b []byte, w *T, keys map[string]keyOnly, scan func([]byte, *T, map[string]keyOnly) bool) bool {
+	if scan(b, w, keys) {
+		return true
 	}
+	var zero T
+	*w = zero
+	return false
+}
+
+// scanMembers walks the members of the object b (valid JSON, b[0] == '{')
+// and hands each key and value to member, which decodes the value into
+// its field and reports ok, or reports found false for a key that names no
+// field exactly. It returns false when member does, or when json.Unmarshal
+// could match a key differently: a key with escapes or non-ASCII bytes, or
+// one that equals one of fields (the struct's JSON names) only ignoring
+// case. keys, when not nil, records each key with whether its value is
+// null (topKeys' answer).
+func scanMembers(b []byte, fields []string, keys map[string]keyOnly, member func(key, v []byte) (found, ok bool)) bool {
 	for i := jsonscan.SkipWS(b, 1); i < len(b) && b[i] == '"'; {
 		ke := jsonscan.SkipString(b, i)
 		if ke < 0 {
 			return false // not valid JSON after all
 		}
 		vs := jsonscan.SkipWS(b, jsonscan.SkipWS(b, ke)+1) // past ':'
-		if vs >= len(b) {
-			return false
-		}
 		key := b[i+1 : ke-1]
-		if !plainKey(key) {
+		if vs >= len(b) || !plainKey(key) {
 			return false
 		}
 		ve := jsonscan.SkipValue(b, vs)
-		if ve < 0 {
+		if ve <= vs {
 			return false // deeper than the scanner goes, or not valid JSON after all
 		}
+		v := b[vs:ve]
 		if keys != nil {
-			keys[string(key)] = keyOnly{null: string(b[vs:ve]) == "null"}
+			keys[string(key)] = keyOnly{null: string(v) == "null"}
 		}
-		if f, found := fields.lookup(key); found && !decodeValue(b[vs:ve], v.FieldByIndex(f)) {
+		if found, ok := member(key, v); !ok || !found && foldsOnto(key, fields) {
 			return false
 		}
 		if i = jsonscan.SkipWS(b, ve); i < len(b) && b[i] == ',' {
@@ -78,65 +101,65 @@ func decodeObject(b []byte, v reflect.Value, keys map[string]keyOnly) bool {
 	return true
 }
 
-var (
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
-// decodeValue decodes the value b into v.
-func decodeValue(b []byte, v reflect.Value) bool {
-	if len(b) == 0 {
-		return false // not valid JSON after all: json.Unmarshal reports it
+// scanObject decodes the value v into *dst: an object by scan, anything
+// else (null leaves *dst as it is, another value is a type error) by
+// json.Unmarshal.
+func scanObject[T any](v []byte, dst *T, scan func([]byte, *T) bool) bool {
+	if v[0] != '{' {
+		return unmarshal(v, dst)
 	}
-	t := v.Type()
-	switch {
-	case t == rawMessageType:
-		v.SetBytes(append([]byte(nil), b...)) // a copy, as RawMessage.UnmarshalJSON
-		return true
-	case custom(t):
-	case t.Kind() == reflect.String:
-		if s, ok := plainString(b); ok {
-			v.SetString(s)
-			return true
-		}
-	case t.Kind() == reflect.Struct && b[0] == '{':
-		return decodeObject(b, v, nil)
-	case t.Kind() == reflect.Slice && b[0] == '[' && t.Elem().Kind() == reflect.Struct && !custom(t.Elem()):
-		if v.Len() > 0 {
-			return false // a repeated key: Unmarshal would decode into the old elements
-		}
-		return decodeArray(b, v)
-	}
-	return json.Unmarshal(b, v.Addr().Interface()) == nil
+	return scan(v, dst)
 }
 
-// decodeArray decodes the array b into the empty slice v of structs.
-func decodeArray(b []byte, v reflect.Value) bool {
-	s := reflect.MakeSlice(v.Type(), 0, 0) // [] is an empty slice, not nil
-	for i := jsonscan.SkipWS(b, 1); i < len(b) && b[i] != ']'; {
-		e := jsonscan.SkipValue(b, i)
+// scanArray decodes the value v into the slice *dst of structs, each
+// element by scanObject; null and type errors go to json.Unmarshal. A
+// slice already filled (a repeated key) is json.Unmarshal's business: it
+// decodes into the old elements.
+func scanArray[T any](v []byte, dst *[]T, scan func([]byte, *T) bool) bool {
+	if v[0] != '[' {
+		return unmarshal(v, dst)
+	}
+	if len(*dst) > 0 {
+		return false
+	}
+	s := []T{} // [] is an empty slice, not nil
+	for i := jsonscan.SkipWS(v, 1); i < len(v) && v[i] != ']'; {
+		e := jsonscan.SkipValue(v, i)
 		if e <= i {
 			return false
 		}
-		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
-		if !decodeValue(b[i:e], s.Index(s.Len()-1)) {
+		var zero T
+		s = append(s, zero)
+		if !scanObject(v[i:e], &s[len(s)-1], scan) {
 			return false
 		}
-		if i = jsonscan.SkipWS(b, e); i < len(b) && b[i] == ',' {
-			i = jsonscan.SkipWS(b, i+1)
+		if i = jsonscan.SkipWS(v, e); i < len(v) && v[i] == ',' {
+			i = jsonscan.SkipWS(v, i+1)
 		}
 	}
-	v.Set(s)
+	*dst = s
 	return true
 }
 
-// custom reports a type that decodes itself (json.Unmarshaler,
-// encoding.TextUnmarshaler): json.Unmarshal's business.
-func custom(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t.Implements(unmarshalerType) || p.Implements(unmarshalerType) || p.Implements(textType)
+// scanString decodes the value v into *dst: a plainString as it is,
+// anything else (escapes, null, a type error) by json.Unmarshal.
+func scanString(v []byte, dst *string) bool {
+	if s, ok := plainString(v); ok {
+		*dst = s
+		return true
+	}
+	return unmarshal(v, dst)
 }
+
+// scanRaw sets *dst to a copy of the value v, as RawMessage.UnmarshalJSON
+// does (null too).
+func scanRaw(v []byte, dst *json.RawMessage) bool {
+	*dst = append(json.RawMessage(nil), v...)
+	return true
+}
+
+// unmarshal is json.Unmarshal of the value v into dst, reporting success.
+func unmarshal(v []byte, dst any) bool { return json.Unmarshal(v, dst) == nil }
 
 // plainKey is a key without escapes and of ASCII bytes only: it names a
 // field as json.Unmarshal would, exactly or ignoring ASCII case.
@@ -149,59 +172,14 @@ func plainKey(k []byte) bool {
 	return true
 }
 
-// fieldSet is a struct type's JSON fields by name (json tag, else the Go
-// name); nil for a struct this decoder leaves to json.Unmarshal (embedded
-// fields, ",string", names differing only in case).
-type fieldSet map[string][]int
-
-func (fs fieldSet) lookup(key []byte) ([]int, bool) {
-	if f, ok := fs[string(key)]; ok {
-		return f, true
-	}
-	for name, f := range fs {
-		if strings.EqualFold(name, string(key)) {
-			return f, true
+// foldsOnto reports that key, a plainKey matching none of fields exactly,
+// equals one of them ignoring case: json.Unmarshal would decode it into
+// that field.
+func foldsOnto(key []byte, fields []string) bool {
+	for _, f := range fields {
+		if strings.EqualFold(f, string(key)) {
+			return true
 		}
 	}
-	return nil, false
-}
-
-var fieldSets sync.Map // reflect.Type → fieldSet
-
-func structFields(t reflect.Type) fieldSet {
-	if fs, ok := fieldSets.Load(t); ok {
-		return fs.(fieldSet)
-	}
-	fs := fieldSet{}
-	if custom(t) {
-		fs = nil
-	}
-	for i := 0; fs != nil && i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous {
-			fs = nil
-			break
-		}
-		tag := f.Tag.Get("json")
-		if !f.IsExported() || tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		for n := range fs {
-			if strings.EqualFold(n, name) {
-				fs = nil
-				break
-			}
-		}
-		if fs == nil || strings.Contains(","+opts+",", ",string,") || !plainKey([]byte(name)) {
-			fs = nil
-			break
-		}
-		fs[name] = f.Index
-	}
-	fieldSets.Store(t, fs)
-	return fs
+	return false
 }

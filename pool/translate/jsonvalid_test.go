@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -27,11 +28,23 @@ func decodeValidSeeds() [][]byte {
 		`{"messages":[null,{"role":"user","content":null}],"system":null,"model":null}`,
 		`{"metadata":{"user_id":"a"},"metadata":{"x":1},"stream":true,"max_tokens":1e3}`,
 		`{"model":"a\"b","system":"line\nbreak","messages":[{"role":"user","content":[{"type":"text","text":"\u00e9"}]}]}`,
-		` { "model" : "m" , "messages" : [ { "role" : "user" , "content" : "hi" } ] } `, `null`, `[]`, `{}`} {
+		` { "model" : "m" , "messages" : [ { "role" : "user" , "content" : "hi" } ] } `, `null`, `[]`, `{}`,
+		rsBenchRequest(2), gmUsualRequest,
+		`{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},"function":{"name":"g"},"Index":1}`,
+		`{"type":"function","function":{"name":"f","parameters":{},"Strict":true},"tool_calls":[{"function":null}]}`,
+		`{"role":"user","parts":[{"text":"a"},{"inlineData":{"mimeType":"image/png","data":"AA"}},{"thought":true,"thoughtSignature":"s"}]}`,
+		`{"functionDeclarations":[{"name":"f","parametersJsonSchema":{},"Parameters":{}}],"functionDeclarations":[]}`,
+		`{"type":"namespace","tools":[{"type":"function","name":"f","tools":[]}],"strict":1}`,
+		`{"name":"f","input_schema":{},"strict":true,"role":"user","content":[{"type":"text"}]}`} {
 		out = append(out, []byte(s))
 	}
 	return out
 }
+
+// gmUsualRequest is a generateContent body of the usual fields.
+const gmUsualRequest = `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}],` +
+	`"systemInstruction":{"parts":[{"text":"be brief"}]},"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT"}}]}],` +
+	`"generationConfig":{"maxOutputTokens":100}}`
 
 // wireTypes are the four APIs' request structs, fresh.
 func wireTypes() []any { return []any{&anRequest{}, &chatRequest{}, &rsRequest{}, &gmRequest{}} }
@@ -53,6 +66,78 @@ func FuzzDecodeValid(f *testing.F) {
 			return
 		}
 		checkDecodeValid(t, in)
+		for _, c := range scanCases() {
+			c.check(t, in)
+		}
+	})
+}
+
+// scanCase is one wire struct's decoder with its JSON names, checked on
+// its own against json.Unmarshal.
+type scanCase struct {
+	typ    reflect.Type
+	fields []string
+	check  func(t *testing.T, in []byte)
+}
+
+func newScanCase[T any](fields []string, scan func([]byte, *T) bool) scanCase {
+	return scanCase{typ: reflect.TypeFor[T](), fields: fields, check: func(t *testing.T, in []byte) {
+		t.Helper()
+		in = bytes.TrimSpace(in)
+		var got, want T
+		werr := json.Unmarshal(in, &want)
+		if !scanObject(in, &got, scan) {
+			return
+		}
+		if werr != nil {
+			t.Fatalf("%T: the scan took %s, json.Unmarshal: %v", got, in, werr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%T of %s:\n got %+v\nwant %+v", got, in, got, want)
+		}
+	}}
+}
+
+// scanCases are the decoders of every wire request struct.
+func scanCases() []scanCase {
+	return []scanCase{
+		newScanCase(anRequestFields, func(b []byte, w *anRequest) bool { return scanAnRequest(b, w, nil) }),
+		newScanCase(anMessageFields, scanAnMessage), newScanCase(anToolFields, scanAnTool),
+		newScanCase(chatRequestFields, func(b []byte, w *chatRequest) bool { return scanChatRequest(b, w, nil) }),
+		newScanCase(chatMessageFields, scanChatMessage), newScanCase(chatToolCallFields, scanChatToolCall),
+		newScanCase(chatCallFunctionFields, scanChatCallFunction), newScanCase(chatToolFields, scanChatTool),
+		newScanCase(chatToolFunctionFields, scanChatToolFunction),
+		newScanCase(rsRequestFields, func(b []byte, w *rsRequest) bool { return scanRsRequest(b, w, nil) }),
+		newScanCase(rsToolFields, scanRsTool),
+		newScanCase(gmRequestFields, func(b []byte, w *gmRequest) bool { return scanGmRequest(b, w, nil) }),
+		newScanCase(gmContentFields, scanGmContent), newScanCase(gmPartFields, scanGmPart),
+		newScanCase(gmToolFields, scanGmTool), newScanCase(gmFuncFields, scanGmFunc),
+	}
+}
+
+// TestScanFieldsAreTheJSONNames: each decoder's list of JSON names is its
+// struct's (json tags), none two equal ignoring case, so that a key
+// naming a field only ignoring case is seen and left to json.Unmarshal
+// (SPEC POOL-21).
+func TestScanFieldsAreTheJSONNames(t *testing.T) {
+	t.Run("POOL-21/scan-fields-are-the-json-names", func(t *testing.T) {
+		for _, c := range scanCases() {
+			var names []string
+			for f := range c.typ.Fields() {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				names = append(names, name)
+			}
+			if !reflect.DeepEqual(names, c.fields) {
+				t.Errorf("%v: the decoder's names %q, the struct's %q", c.typ, c.fields, names)
+			}
+			for i, a := range names {
+				for _, b := range names[i+1:] {
+					if strings.EqualFold(a, b) {
+						t.Errorf("%v: %q and %q are equal ignoring case", c.typ, a, b)
+					}
+				}
+			}
+		}
 	})
 }
 
@@ -98,6 +183,7 @@ func TestDecodeValid(t *testing.T) {
 		{benchRequest(), &anRequest{}}, {chatBenchRequest(), &chatRequest{}},
 		{`{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`, &anRequest{}},
 		{`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`, &chatRequest{}},
+		{rsBenchRequest(3), &rsRequest{}}, {gmUsualRequest, &gmRequest{}},
 	} {
 		t.Run("POOL-21/one-scan", func(t *testing.T) {
 			if _, ok := decodeValid([]byte(c.body), c.w); !ok {
