@@ -81,3 +81,40 @@ func scanAnTool(b []byte, t *anTool) bool {
 		return false, true
 	})
 }
+
+var anBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
+	"is_error", "thinking", "signature", "data"}
+
+// scanAnBlock decodes a content block (of a message, the system prompt or
+// a tool result: stringOrArray's arrays).
+func scanAnBlock(b []byte, bl *anBlock) bool {
+	return scanMembers(b, anBlockFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, scanString(v, &bl.Type)
+		case "text":
+			return true, scanString(v, &bl.Text)
+		case "source":
+			return true, unmarshal(v, &bl.Source)
+		case "id":
+			return true, scanString(v, &bl.ID)
+		case "name":
+			return true, scanString(v, &bl.Name)
+		case "input":
+			return true, scanRaw(v, &bl.Input)
+		case "tool_use_id":
+			return true, scanString(v, &bl.ToolUseID)
+		case "content":
+			return true, scanRaw(v, &bl.Content)
+		case "is_error":
+			return true, unmarshal(v, &bl.IsError)
+		case "thinking":
+			return true, scanStringPtr(v, &bl.Thinking)
+		case "signature":
+			return true, scanStringPtr(v, &bl.Signature)
+		case "data":
+			return true, scanString(v, &bl.Data)
+		}
+		return false, true
+	})
+}

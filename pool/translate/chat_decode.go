@@ -144,3 +144,20 @@ func scanChatToolFunction(b []byte, f *chatToolFunction) bool {
 		return false, true
 	})
 }
+
+var chatContentPartFields = []string{"type", "text", "image_url"}
+
+// scanChatContentPart decodes a content part (stringOrArray's arrays).
+func scanChatContentPart(b []byte, p *chatContentPart) bool {
+	return scanMembers(b, chatContentPartFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, scanString(v, &p.Type)
+		case "text":
+			return true, scanString(v, &p.Text)
+		case "image_url":
+			return true, unmarshal(v, &p.ImageURL)
+		}
+		return false, true
+	})
+}

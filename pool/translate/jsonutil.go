@@ -155,8 +155,10 @@ func goTypeWord(kind string) string {
 	return kind
 }
 
-// stringOrArray decodes raw as either a JSON string or an array; str is set
-// for a string, arr for an array. null and absent give neither.
+// stringOrArray decodes raw, a value of a decoded body (valid JSON), as
+// either a JSON string or an array; str is set for a string, arr for an
+// array (by scanElements' one scan when it can). null and absent give
+// neither.
 func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isStr bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -173,6 +175,9 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 	}
 	if raw[0] != '[' {
 		return "", false, fieldErr(field, "must be a string or an array")
+	}
+	if scanElements(raw, arr) {
+		return "", false, nil // one scan: raw is valid JSON, a value of a decoded body
 	}
 	if err := json.Unmarshal(raw, arr); err != nil {
 		return "", false, prefixErr(field, wireErr(field, err))

@@ -24,7 +24,10 @@ import (
 // naming a field only ignoring case, a repeated array, a type error — makes
 // it return false, and the caller decodes the whole body with
 // json.Unmarshal as before (FuzzDecodeValid holds the two to the same
-// result for every wire struct).
+// result for every wire struct). The content arrays the wire struct keeps
+// as json.RawMessage (Anthropic blocks, Chat parts, Responses items and
+// content) are decoded later by stringOrArray through the same decoders
+// (scanElements).
 
 // decodeValid decodes body, valid JSON, into typed (a pointer to one of
 // the four APIs' request structs) and returns the body's top-level keys as
@@ -141,6 +144,24 @@ func scanArray[T any](v []byte, dst *[]T, scan func([]byte, *T) bool) bool {
 	return true
 }
 
+// scanElements decodes raw, a JSON array out of a body already decoded
+// (valid JSON), into arr when arr is a slice of content structs that have
+// a scan (stringOrArray's blocks, parts and items); false means
+// json.Unmarshal's turn, *arr untouched.
+func scanElements(raw []byte, arr any) bool {
+	switch a := arr.(type) {
+	case *[]anBlock:
+		return scanArray(raw, a, scanAnBlock)
+	case *[]chatContentPart:
+		return scanArray(raw, a, scanChatContentPart)
+	case *[]rsItem:
+		return scanArray(raw, a, scanRsItem)
+	case *[]rsContent:
+		return scanArray(raw, a, scanRsContent)
+	}
+	return false
+}
+
 // scanString decodes the value v into *dst: a plainString as it is,
 // anything else (escapes, null, a type error) by json.Unmarshal.
 func scanString(v []byte, dst *string) bool {
@@ -149,6 +170,21 @@ func scanString(v []byte, dst *string) bool {
 		return true
 	}
 	return unmarshal(v, dst)
+}
+
+// scanStringPtr decodes the value v into the *string *dst: a plainString
+// into the string *dst points to (a new one when nil), as json.Unmarshal
+// does; anything else (null sets nil) by json.Unmarshal.
+func scanStringPtr(v []byte, dst **string) bool {
+	s, ok := plainString(v)
+	if !ok {
+		return unmarshal(v, dst)
+	}
+	if *dst == nil {
+		*dst = new(string)
+	}
+	**dst = s
+	return true
 }
 
 // scanRaw sets *dst to a copy of the value v, as RawMessage.UnmarshalJSON

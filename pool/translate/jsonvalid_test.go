@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
 // decodeValidSeeds are request bodies of every API: the feature forms, the
@@ -35,7 +37,9 @@ func decodeValidSeeds() [][]byte {
 		`{"role":"user","parts":[{"text":"a"},{"inlineData":{"mimeType":"image/png","data":"AA"}},{"thought":true,"thoughtSignature":"s"}]}`,
 		`{"functionDeclarations":[{"name":"f","parametersJsonSchema":{},"Parameters":{}}],"functionDeclarations":[]}`,
 		`{"type":"namespace","tools":[{"type":"function","name":"f","tools":[]}],"strict":1}`,
-		`{"name":"f","input_schema":{},"strict":true,"role":"user","content":[{"type":"text"}]}`} {
+		`{"name":"f","input_schema":{},"strict":true,"role":"user","content":[{"type":"text"}]}`,
+		`[{"type":"thinking","thinking":"a","signature":"s","thinking":"b"},{"type":"tool_result","content":[{"type":"text","text":"x"}],"is_error":true},{"Thinking":"c"}]`,
+		`[{"type":"function_call","arguments":"{}","arguments":null},{"type":"reasoning","summary":[],"encrypted_content":"e"},{"type":"image_url","image_url":{"url":"u"}},{"annotations":[],"detail":"d"}]`} {
 		out = append(out, []byte(s))
 	}
 	return out
@@ -66,10 +70,32 @@ func FuzzDecodeValid(f *testing.F) {
 			return
 		}
 		checkDecodeValid(t, in)
-		for _, c := range scanCases() {
-			c.check(t, in)
+		for _, v := range containers(in, nil, 0) {
+			for _, c := range scanCases() {
+				c.check(t, v)
+			}
 		}
 	})
+}
+
+// containers are in (valid JSON) and the objects and arrays inside it, so
+// that each decoder meets every nested value of a fuzzed body.
+func containers(in []byte, out [][]byte, depth int) [][]byte {
+	in = bytes.TrimSpace(in)
+	if len(in) == 0 || in[0] != '{' && in[0] != '[' || len(out) >= 64 || depth > 8 {
+		return out
+	}
+	out = append(out, in)
+	inner := func(vs, ve int) bool {
+		out = containers(in[vs:ve], out, depth+1)
+		return true
+	}
+	if in[0] == '{' {
+		jsonscan.EachMember(in, func(_ string, vs, ve int) bool { return inner(vs, ve) })
+	} else {
+		jsonscan.EachElement(in, inner)
+	}
+	return out
 }
 
 // scanCase is one wire struct's decoder with its JSON names, checked on
@@ -86,16 +112,25 @@ func newScanCase[T any](fields []string, scan func([]byte, *T) bool) scanCase {
 		in = bytes.TrimSpace(in)
 		var got, want T
 		werr := json.Unmarshal(in, &want)
-		if !scanObject(in, &got, scan) {
-			return
+		if scanObject(in, &got, scan) {
+			sameAsUnmarshal(t, in, got, want, werr)
 		}
-		if werr != nil {
-			t.Fatalf("%T: the scan took %s, json.Unmarshal: %v", got, in, werr)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%T of %s:\n got %+v\nwant %+v", got, in, got, want)
+		var gotS, wantS []T
+		werr = json.Unmarshal(in, &wantS)
+		if in[0] == '[' && scanArray(in, &gotS, scan) {
+			sameAsUnmarshal(t, in, gotS, wantS, werr)
 		}
 	}}
+}
+
+func sameAsUnmarshal(t *testing.T, in []byte, got, want any, werr error) {
+	t.Helper()
+	if werr != nil {
+		t.Fatalf("%T: the scan took %s, json.Unmarshal: %v", got, in, werr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%T of %s:\n got %+v\nwant %+v", got, in, got, want)
+	}
 }
 
 // scanCases are the decoders of every wire request struct.
@@ -103,6 +138,8 @@ func scanCases() []scanCase {
 	return []scanCase{
 		newScanCase(anRequestFields, func(b []byte, w *anRequest) bool { return scanAnRequest(b, w, nil) }),
 		newScanCase(anMessageFields, scanAnMessage), newScanCase(anToolFields, scanAnTool),
+		newScanCase(anBlockFields, scanAnBlock), newScanCase(chatContentPartFields, scanChatContentPart),
+		newScanCase(rsItemFields, scanRsItem), newScanCase(rsContentFields, scanRsContent),
 		newScanCase(chatRequestFields, func(b []byte, w *chatRequest) bool { return scanChatRequest(b, w, nil) }),
 		newScanCase(chatMessageFields, scanChatMessage), newScanCase(chatToolCallFields, scanChatToolCall),
 		newScanCase(chatCallFunctionFields, scanChatCallFunction), newScanCase(chatToolFields, scanChatTool),

@@ -67,3 +67,65 @@ func scanRsTool(b []byte, t *rsTool) bool {
 		return false, true
 	})
 }
+
+var (
+	rsItemFields = []string{"type", "id", "status", "role", "content", "call_id", "name", "arguments", "output",
+		"summary", "tools", "input", "encrypted_content"}
+	rsContentFields = []string{"type", "text", "refusal", "image_url", "detail", "annotations"}
+)
+
+// scanRsItem decodes an input item (stringOrArray's arrays).
+func scanRsItem(b []byte, it *rsItem) bool {
+	return scanMembers(b, rsItemFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, scanString(v, &it.Type)
+		case "id":
+			return true, scanString(v, &it.ID)
+		case "status":
+			return true, scanString(v, &it.Status)
+		case "role":
+			return true, scanString(v, &it.Role)
+		case "content":
+			return true, scanRaw(v, &it.Content)
+		case "call_id":
+			return true, scanString(v, &it.CallID)
+		case "name":
+			return true, scanString(v, &it.Name)
+		case "arguments":
+			return true, scanStringPtr(v, &it.Arguments)
+		case "output":
+			return true, scanRaw(v, &it.Output)
+		case "summary":
+			return true, unmarshal(v, &it.Summary)
+		case "tools":
+			return true, scanArray(v, &it.Tools, scanRsTool)
+		case "input":
+			return true, scanString(v, &it.Input)
+		case "encrypted_content":
+			return true, scanString(v, &it.EncryptedContent)
+		}
+		return false, true
+	})
+}
+
+// scanRsContent decodes a content item (stringOrArray's arrays).
+func scanRsContent(b []byte, c *rsContent) bool {
+	return scanMembers(b, rsContentFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, scanString(v, &c.Type)
+		case "text":
+			return true, scanString(v, &c.Text)
+		case "refusal":
+			return true, scanString(v, &c.Refusal)
+		case "image_url":
+			return true, scanString(v, &c.ImageURL)
+		case "detail":
+			return true, scanString(v, &c.Detail)
+		case "annotations":
+			return true, unmarshal(v, &c.Annotations)
+		}
+		return false, true
+	})
+}
