@@ -20,22 +20,12 @@ import (
 // whether the client connection can carry another request.
 func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, cc *connCtx) bool {
 	ps := cc.scratch()
-	t := &ps.target
-	if err := t.parse(head.Target, head.Method); err != nil {
+	if err := ps.target.parse(head.Target, head.Method); err != nil {
 		writeSimple(bw, 400, err.Error()+"\n", nil)
 		return false
 	}
-
-	hasBody := head.Chunked || head.ContentLength > 0
-	if hasBody { // no deadline to set and clear for a request without a body
-		c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
-	}
 	body := &ps.body
-	err := body.read(br, bw, head, s.reserveBody)
-	if hasBody {
-		c.SetReadDeadline(time.Time{})
-		cc.idleArmed = false
-	}
+	err := s.readRequestBody(c, br, bw, head, cc, body)
 	if body.reserved > 0 {
 		defer s.releaseBody(body.reserved)
 	}
@@ -46,6 +36,67 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		}
 		return false
 	}
+	req := s.prepareRequest(c, head, cc, ps)
+
+	ctx, cancel := cc.get(s.baseCtx)
+	var watch *clientWatch // nil-safe stop; no func value per request
+	if body.rest == nil {
+		// The client sent the whole request: watch its connection so a
+		// client that hangs up aborts the upstream request (no cooldown).
+		// A watch that starts clears the idle deadline first, so a
+		// request longer than idleTimeout is still watched.
+		watch = s.watches.watchInto(&ps.watch, c, br, cancel, cc.idleArmed)
+	}
+	resp, err := s.engine.roundTrip(ctx, req)
+	if err != nil {
+		watch.stop() // the connection ends: no deadline to track
+		answerTripError(bw, err)
+		return false
+	}
+	ok, n := writeResponse(bw, resp, head)
+	s.engine.traffic.httpDown.Add(uint64(n))
+	resp.Body.Close()
+	if watch.stopRan() {
+		cc.idleArmed = false // the watch's stop cleared the deadline
+	}
+	// Another request may follow only when this one was read to its end:
+	// a streamed body the upstream did not consume leaves client bytes on
+	// the connection (and possibly a reader still at work), so close.
+	if !ok || !head.KeepAlive || !body.finished() || ended(ctx) {
+		return false
+	}
+	// Nothing of this request is used any more: the next one reuses its
+	// head and scratch state.
+	ps.head = head
+	return true
+}
+
+// readRequestBody reads the request body into body (SPEC HTTP-2: buffered
+// up to MaxReplayBody, else the rest streams), with the idle deadline as
+// the bound of a client that stalls mid-body; a request without a body
+// sets and clears no deadline. Errors are body.read's (a
+// *httpmsg.StatusError is answered by forward); body.reserved is set
+// either way and is the caller's to release.
+func (s *Server) readRequestBody(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, cc *connCtx, body *body) error {
+	hasBody := head.Chunked || head.ContentLength > 0
+	if hasBody {
+		c.SetReadDeadline(time.Now().Add(idleTimeout)) // a client that stalls mid-body
+	}
+	err := body.read(br, bw, head, s.reserveBody)
+	if hasBody {
+		c.SetReadDeadline(time.Time{})
+		cc.idleArmed = false
+	}
+	return err
+}
+
+// prepareRequest fills the connection's request for the target and body
+// just read (no allocation but a streamed body's deadline func): the
+// end-to-end header with this proxy's Via (SPEC HTTP-5, loop.go), the
+// loopback flag of the host (kept while the host repeats), and the
+// connection's interrupter, route-cache memo and response to read into.
+func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *request {
+	t, body := &ps.target, &ps.body
 	if body.rest != nil {
 		body.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
 	}
@@ -70,50 +121,27 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 		// upstream's check would (FuzzOutgoingHeaderValid).
 		headerValid: true,
 	}
+	return req
+}
 
-	ctx, cancel := cc.get(s.baseCtx)
-	var watch *clientWatch // nil-safe stop; no func value per request
-	if body.rest == nil {
-		// The client sent the whole request: watch its connection so a
-		// client that hangs up aborts the upstream request (no cooldown).
-		// A watch that starts clears the idle deadline first, so a
-		// request longer than idleTimeout is still watched.
-		watch = s.watches.watchInto(&ps.watch, c, br, cancel, cc.idleArmed)
+// answerTripError answers a request roundTrip could not serve: nothing
+// when the client left (errClientGone), 503 for this machine's own
+// resources (PhaseLocal), else 502, with NonIdempotentBody or the reason
+// for a request that is not replayed (SPEC HTTP-3, CD-1).
+func answerTripError(bw *bufio.Writer, err error) {
+	if errors.Is(err, errClientGone) {
+		return
 	}
-	resp, err := s.engine.roundTrip(ctx, req)
-	if err != nil {
-		watch.stop() // the connection ends: no deadline to track
-		if errors.Is(err, errClientGone) {
-			return false
-		}
-		if isLocal(err) {
-			writeSimple(bw, http.StatusServiceUnavailable, localAnswer(err), nil)
-			return false
-		}
-		msg := "dual-proxy: " + err.Error() + "\n"
-		var ne *notReplayedError
-		if errors.As(err, &ne) {
-			msg = ne.body()
-		}
-		writeSimple(bw, http.StatusBadGateway, msg, nil)
-		return false
+	if isLocal(err) {
+		writeSimple(bw, http.StatusServiceUnavailable, localAnswer(err), nil)
+		return
 	}
-	ok, n := writeResponse(bw, resp, head)
-	s.engine.traffic.httpDown.Add(uint64(n))
-	resp.Body.Close()
-	if watch.stopRan() {
-		cc.idleArmed = false // the watch's stop cleared the deadline
+	msg := "dual-proxy: " + err.Error() + "\n"
+	var ne *notReplayedError
+	if errors.As(err, &ne) {
+		msg = ne.body()
 	}
-	// Another request may follow only when this one was read to its end:
-	// a streamed body the upstream did not consume leaves client bytes on
-	// the connection (and possibly a reader still at work), so close.
-	if !ok || !head.KeepAlive || !body.finished() || ended(ctx) {
-		return false
-	}
-	// Nothing of this request is used any more: the next one reuses its
-	// head and scratch state.
-	ps.head = head
-	return true
+	writeSimple(bw, http.StatusBadGateway, msg, nil)
 }
 
 // plainScratch is the per-request state of one client connection's plain

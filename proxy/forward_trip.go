@@ -156,101 +156,139 @@ type tripResult struct {
 // *notReplayedError, *AllFailedError, errShuttingDown, errClientGone
 // (the client left; no cooldown recorded), or a *candidate.PathError of
 // PhaseLocal (this machine out of descriptors; no cooldown recorded).
-// One function on purpose: every exit is a replay decision (HTTP-3) that
-// reads the same loop state (fails, replay, last); split, the rules would
-// be spread over helpers that each need all of it.
+// Each attempt's outcome is decided by tripEnded (the request ends
+// whatever the path did), tripFailed (a transport failure) and tripAnswer
+// (a response head arrived).
 func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response, error) {
-	var fails []error
-	start := time.Now()
-	decide := func(cand, errText string) {
-		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "http", Host: r.host, Candidate: cand, Failed: statusdoc.Failures(fails), LatencyMS: ms(time.Since(start)), Error: errText})
-	}
+	tl := tripLog{start: time.Now()}
 	if r.target == nil {
 		r.target = targetFromURL(r.url, r.host, r.port)
 	}
 	lc := e.live.Load() // this request's configuration to its end (SPEC OPS-7)
 	replay := e.canReplay(lc, r)
-	var atts []attempt
-	if r.loop != nil {
-		atts, _ = e.planFor(lc, r.host, r.port, lc.cfg.LoopbackDirect && *r.loop)
-	} else {
-		atts, _ = e.planFor(lc, r.host, r.port, lc.cfg.LoopbackDirect && isLoopback(r.host))
-	}
+	loop := lc.cfg.LoopbackDirect && (r.loop != nil && *r.loop || r.loop == nil && isLoopback(r.host))
+	atts, _ := e.planFor(lc, r.host, r.port, loop)
 	if r.respTimeout == 0 && lc.cfg.ResponseTimeout != e.client.ResponseTimeout {
 		r.respTimeout = lc.cfg.ResponseTimeout // changed since start; the client keeps the start value
 	}
 	for i, a := range atts {
 		ab, ok := r.body.open()
 		if !ok {
-			decide("", "streamed body not replayed")
-			return nil, &notReplayedError{reason: "request body was streamed", err: fails[len(fails)-1]}
+			e.decide(r, &tl, "", "streamed body not replayed")
+			return nil, &notReplayedError{reason: "request body was streamed", err: tl.fails[len(tl.fails)-1]}
 		}
-		last := i == len(atts)-1
-		c := a.cand
 		res := e.tripOnce(ctx, a, r, ab, replay)
-		if cerr := r.body.clientFailed(); cerr != nil || ended(ctx) && context.Cause(ctx) == errClientGone {
-			closeResp(res.resp)
-			decide("", "client gone")
-			return nil, errClientGone
-		}
-		if res.err != nil && ctx.Err() != nil {
-			// Shutdown: not the path's fault; no cooldown, no health kick.
-			decide("", "shutting down")
-			return nil, errShuttingDown
-		}
-		if res.err != nil && res.local {
-			decide("", "request refused by the transport")
-			return nil, &notReplayedError{reason: "request cannot be sent", err: res.err}
+		if err := e.tripEnded(ctx, r, &tl, res); err != nil {
+			return nil, err
 		}
 		if res.err != nil {
-			pe := classifyRoundTrip(c, res, res.err)
-			if pe.Phase == candidate.PhaseLocal {
-				// Our own resources, not the path's fault; no candidate
-				// would do better (no cooldown, no further attempt).
-				e.cfg.Logger.Warn("out of local resources", "host", r.host, "reason", pe.Err.Error())
-				decide("", "local resources exhausted")
-				return nil, pe
-			}
-			e.fail(r.host, r.port, pe)
-			fails = append(fails, pe)
-			// No complete response head reached us, so the client has seen
-			// nothing: an idempotent (or explicitly replayable) request goes
-			// on to the next candidate even when garbage or half a head
-			// arrived (RFC 9110 §9.2.2); others stop here (SPEC HTTP-3).
-			switch {
-			case res.connected && !replay:
-				decide("", "not replayed")
-				if idempotent(r.method) {
-					return nil, &notReplayedError{reason: "request body was streamed", err: pe}
-				}
-				return nil, &notReplayedError{err: pe}
+			if err := e.tripFailed(r, &tl, a.cand, res, replay); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		resp := res.resp
-		if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
-			e.succeedMemo(r.host, c, r.memo)
-			decide(lc.candName(c), "")
+		if resp := e.tripAnswer(lc, r, &tl, a.cand, res.resp, i == len(atts)-1 || !replay); resp != nil {
 			return resp, nil
 		}
-		// SPEC HTTP-5c / CD-1: the gateway's own failure answer.
-		pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: resp.StatusCode, Sent: true,
-			Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
-		if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
-			pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
-		}
-		e.fail(r.host, r.port, pe)
-		fails = append(fails, pe)
-		if pe.Sent && (last || !replay) {
-			// No replay: the gateway's answer is the truthful one.
-			decide("", "gateway answer returned: "+strconv.Itoa(resp.StatusCode))
-			return resp, nil
-		}
-		closeResp(resp)
 	}
 	e.allFailed(r.host)
-	decide("", "all candidates failed")
-	return nil, &AllFailedError{Host: r.host, Errs: fails}
+	e.decide(r, &tl, "", "all candidates failed")
+	return nil, &AllFailedError{Host: r.host, Errs: tl.fails}
+}
+
+// tripLog is what roundTrip's decision records (the status document's last decisions, SPEC OPS-2): when the
+// request started and the failures of its attempts so far, in order.
+type tripLog struct {
+	start time.Time
+	fails []error
+}
+
+// decide records the request's decision: the candidate that served it
+// (cand, "" for none) or why it ended (errText).
+func (e *Engine) decide(r *request, tl *tripLog, cand, errText string) {
+	e.decisions.Add(statusdoc.Decision{Time: tl.start, Kind: "http", Host: r.host, Candidate: cand, Failed: statusdoc.Failures(tl.fails), LatencyMS: ms(time.Since(tl.start)), Error: errText})
+}
+
+// tripEnded returns the error that ends the request after an attempt
+// whatever the path did, with no cooldown recorded: errClientGone when the
+// client left (its body failed or its connection's context ended; the
+// response is discarded), errShuttingDown when the attempt failed because
+// ctx ended (Server.Shutdown), a *notReplayedError when the transport
+// refused the request before asking for a connection. Else nil.
+func (e *Engine) tripEnded(ctx context.Context, r *request, tl *tripLog, res tripResult) error {
+	if cerr := r.body.clientFailed(); cerr != nil || ended(ctx) && context.Cause(ctx) == errClientGone {
+		closeResp(res.resp)
+		e.decide(r, tl, "", "client gone")
+		return errClientGone
+	}
+	if res.err != nil && ctx.Err() != nil {
+		// Shutdown: not the path's fault; no cooldown, no health kick.
+		e.decide(r, tl, "", "shutting down")
+		return errShuttingDown
+	}
+	if res.err != nil && res.local {
+		e.decide(r, tl, "", "request refused by the transport")
+		return &notReplayedError{reason: "request cannot be sent", err: res.err}
+	}
+	return nil
+}
+
+// tripFailed handles an attempt through c that failed without a response
+// head (SPEC HTTP-3, CD-1): this machine out of resources ends the request
+// with the *candidate.PathError (no cooldown, no candidate would do
+// better); else the failure cools c down and is logged, and a request
+// that reached a connection and may not be replayed ends with a
+// *notReplayedError. nil: the next candidate may be tried.
+func (e *Engine) tripFailed(r *request, tl *tripLog, c candidate.Candidate, res tripResult, replay bool) error {
+	pe := classifyRoundTrip(c, res, res.err)
+	if pe.Phase == candidate.PhaseLocal {
+		e.cfg.Logger.Warn("out of local resources", "host", r.host, "reason", pe.Err.Error())
+		e.decide(r, tl, "", "local resources exhausted")
+		return pe
+	}
+	e.fail(r.host, r.port, pe)
+	tl.fails = append(tl.fails, pe)
+	// No complete response head reached us, so the client has seen
+	// nothing: an idempotent (or explicitly replayable) request goes on to
+	// the next candidate even when garbage or half a head arrived (RFC
+	// 9110 §9.2.2); others stop here (SPEC HTTP-3).
+	if !res.connected || replay {
+		return nil
+	}
+	e.decide(r, tl, "", "not replayed")
+	if idempotent(r.method) {
+		return &notReplayedError{reason: "request body was streamed", err: pe}
+	}
+	return &notReplayedError{err: pe}
+}
+
+// tripAnswer handles the response head of an attempt through c: an
+// origin's answer, or a gateway's that is no failure of its own, is the
+// request's (SPEC HTTP-5c; the route cache remembers c). A gateway's own
+// failure answer (isGatewayFailure) cools c down (CD-1; 401, 407 and 508
+// at the gateway tier, not delivered: GW-4, loop.go) and is returned only
+// when it was delivered and final (no candidate left or no replay);
+// otherwise it is discarded and tripAnswer returns nil to try the next.
+func (e *Engine) tripAnswer(lc *liveConfig, r *request, tl *tripLog, c candidate.Candidate, resp *upstream.Response, final bool) *upstream.Response {
+	if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
+		e.succeedMemo(r.host, c, r.memo)
+		e.decide(r, tl, lc.candName(c), "")
+		return resp
+	}
+	pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: resp.StatusCode, Sent: true,
+		Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
+	if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
+		pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (loop.go)
+	}
+	e.fail(r.host, r.port, pe)
+	tl.fails = append(tl.fails, pe)
+	if pe.Sent && final {
+		// No replay: the gateway's answer is the truthful one.
+		e.decide(r, tl, "", "gateway answer returned: "+strconv.Itoa(resp.StatusCode))
+		return resp
+	}
+	closeResp(resp)
+	return nil
 }
 
 // tripOnce sends r through one candidate with the proxy's own upstream

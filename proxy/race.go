@@ -45,8 +45,8 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	var o outcome
 	if len(atts) == 1 {
 		// Nothing to race (loopback direct, or one path configured): the
-		// attempt runs here, without a goroutine, channel or timer (issue
-		// 20: CPU per new tunnel), and a probe cannot change the outcome,
+		// attempt runs here, without a goroutine, channel or timer (CPU
+		// per new tunnel), and a probe cannot change the outcome,
 		// only cost a handshake.
 		o = e.openOnly(ctx, atts[0], host, port, target, open)
 	} else {
@@ -107,90 +107,122 @@ func (e *Engine) openOnly(ctx context.Context, a attempt, host string, port int,
 
 // race runs the attempts of a plan with more than one candidate (see
 // openTunnel): probe is whether attempts other than the cache hit run the
-// TLS probe first; delay is the race delay (SPEC ORD-6, 0: off).
-// One function on purpose: launch, the race timer and the result loop
-// share the attempt counters, and split apart they would need a struct
-// whose only job is to hold them.
+// TLS probe first; delay is the race delay (SPEC ORD-6, 0: off). An
+// attempt starts when the race delay passes (unless ctx ended) and when
+// one fails (raceResult); the first path that opens wins.
 func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int, target string, open openFunc, probe bool, delay time.Duration) outcome {
 	raceCtx, cancelRace := context.WithCancel(ctx)
 	defer cancelRace()
-	results := make(chan result, len(atts))
-	next, running := 0, 0
-	launch := func() {
-		a := atts[next]
-		next++
-		running++
-		go func() {
-			conn, err := open(raceCtx, a, host, target, probe && !a.cached)
-			results <- result{att: a, conn: conn, err: err}
-		}()
-	}
-	var timer *time.Timer
-	var timerC <-chan time.Time
-	armTimer := func() {
-		if delay <= 0 || next >= len(atts) {
-			timerC = nil
-			return
-		}
-		if timer == nil {
-			timer = time.NewTimer(delay)
-		} else {
-			timer.Reset(delay)
-		}
-		timerC = timer.C
-	}
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	rc := racer{atts: atts, results: make(chan result, len(atts)), ctx: raceCtx, open: open, host: host, target: target, probe: probe, delay: delay}
+	defer rc.stopTimer()
 
 	var o outcome
-	launch()
-	armTimer()
-	for running > 0 {
+	rc.launch()
+	for rc.running > 0 {
 		select {
-		case r := <-results:
-			running--
-			if r.err == nil {
-				if o.won == nil {
-					o.won = &r
-					timerC = nil // no attempt starts after the win
-					cancelRace() // losers stop; drained below
-				} else {
-					r.conn.Close()
-				}
-				continue
-			}
-			if o.won != nil {
-				continue // a loser we cancelled: no cooldown
-			}
-			o.fails = append(o.fails, r.err)
-			if isLocal(r.err) {
-				// Out of descriptors: no candidate is to blame and none
-				// would do better; stop launching (running ones finish).
-				o.local, next = r.err, len(atts)
-				timerC = nil
-				continue
-			}
-			var pe *candidate.PathError
-			if errors.As(r.err, &pe) && ctx.Err() == nil {
-				e.fail(host, port, pe)
-			}
-			if next < len(atts) && ctx.Err() == nil {
-				launch()
-				armTimer()
-			}
-		case <-timerC:
+		case r := <-rc.results:
+			rc.running--
+			e.raceResult(ctx, &rc, &o, r, port, cancelRace)
+		case <-rc.timerC:
 			if ctx.Err() != nil {
-				timerC = nil // the client left or the server stops: no new attempt
+				rc.timerC = nil // the client left or the server stops: no new attempt
 				continue
 			}
-			launch()
-			armTimer()
+			rc.launch()
 		}
 	}
 	return o
+}
+
+// racer is the state of one race (SPEC ORD-6): the plan's attempts, how
+// many started (next) and are still running, and the race delay's timer,
+// whose channel is nil while no attempt is due.
+type racer struct {
+	atts          []attempt
+	next, running int
+	results       chan result
+	timer         *time.Timer
+	timerC        <-chan time.Time
+	delay         time.Duration
+
+	ctx          context.Context // the race's: cancelled by the win
+	open         openFunc
+	host, target string
+	probe        bool
+}
+
+// launch starts the next attempt on its own goroutine, which sends its
+// result to rc.results, and arms the race delay for the one after it.
+// The goroutine gets copies, not rc (rc stays on race's stack).
+func (rc *racer) launch() {
+	a := rc.atts[rc.next]
+	rc.next++
+	rc.running++
+	ctx, open, host, target, probe, results := rc.ctx, rc.open, rc.host, rc.target, rc.probe && !a.cached, rc.results
+	go func() {
+		conn, err := open(ctx, a, host, target, probe)
+		results <- result{att: a, conn: conn, err: err}
+	}()
+	rc.armTimer()
+}
+
+// armTimer arms the race delay when an attempt is left to start (one
+// timer per race, reset for each), else clears rc.timerC.
+func (rc *racer) armTimer() {
+	if rc.delay <= 0 || rc.next >= len(rc.atts) {
+		rc.timerC = nil
+		return
+	}
+	if rc.timer == nil {
+		rc.timer = time.NewTimer(rc.delay)
+	} else {
+		rc.timer.Reset(rc.delay)
+	}
+	rc.timerC = rc.timer.C
+}
+
+// stopTimer stops the race delay's timer, if one was made.
+func (rc *racer) stopTimer() {
+	if rc.timer != nil {
+		rc.timer.Stop()
+	}
+}
+
+// raceResult takes one attempt's result into o (SPEC ORD-6, CD-1): the
+// first open path wins, no attempt starts after it and the others are
+// cancelled; a path that opens after the win is closed; a loser's failure
+// after the win records nothing; a local resource failure stops launching
+// (running attempts finish); any other failure cools its candidate down
+// (unless ctx ended) and starts the next attempt at once.
+func (e *Engine) raceResult(ctx context.Context, rc *racer, o *outcome, r result, port int, cancelRace context.CancelFunc) {
+	if r.err == nil {
+		if o.won != nil {
+			r.conn.Close()
+			return
+		}
+		o.won = &r
+		rc.timerC = nil // no attempt starts after the win
+		cancelRace()    // losers stop; drained by race
+		return
+	}
+	if o.won != nil {
+		return // a loser we cancelled: no cooldown
+	}
+	o.fails = append(o.fails, r.err)
+	if isLocal(r.err) {
+		// Out of descriptors: no candidate is to blame and none would do
+		// better; stop launching (running ones finish).
+		o.local, rc.next = r.err, len(rc.atts)
+		rc.timerC = nil
+		return
+	}
+	var pe *candidate.PathError
+	if errors.As(r.err, &pe) && ctx.Err() == nil {
+		e.fail(rc.host, port, pe)
+	}
+	if rc.next < len(rc.atts) && ctx.Err() == nil {
+		rc.launch()
+	}
 }
 
 // openVerified opens the path of one attempt within its connect timeout;
