@@ -19,13 +19,16 @@ import (
 // (SPEC GW-3).
 var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (supported: http, https, socks5, socks5h)")
 
+// schemeKind is a gateway URL scheme's kind and default port.
+type schemeKind struct {
+	kind candidate.Kind
+	port string
+}
+
 // gatewayKinds maps URL schemes to kinds with the port a URL without one
 // means: the scheme's (http 80, https 443) or SOCKS's conventional 1080
 // (RFC 1928 §3), as curl reads them.
-var gatewayKinds = map[string]struct {
-	kind candidate.Kind
-	port string
-}{
+var gatewayKinds = map[string]schemeKind{
 	"http":    {candidate.KindHTTP, "80"},
 	"https":   {candidate.KindHTTPS, "443"},
 	"socks5":  {candidate.KindSOCKS5, "1080"},
@@ -45,9 +48,8 @@ var gatewayKinds = map[string]struct {
 // "[fe80::1%eth0]:port", the form net.Dial takes; it must be 1-64 RFC 3986
 // unreserved characters. socks4:// and socks4a:// are ErrUnsupportedScheme.
 // Errors never contain the password. source is copied to Candidate.Source.
-//
-// One piece: one URL's parsing steps in order (scheme, userinfo, host,
-// port, query), each consuming what the previous left.
+// The steps run in order, each on what the previous left: scheme, path
+// and query, userinfo, host and port.
 func ParseGateway(raw, source string) (candidate.Candidate, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -57,27 +59,15 @@ func ParseGateway(raw, source string) (candidate.Candidate, error) {
 		s = "http://" + s
 	}
 	scheme, rest, _ := strings.Cut(s, "://")
-	scheme = strings.ToLower(scheme)
-	gk, ok := gatewayKinds[scheme]
-	if !ok {
-		if strings.HasPrefix(scheme, "socks4") {
-			return candidate.Candidate{}, fmt.Errorf("%s://: %w; SOCKS4 has no IPv6 and no authentication, use socks5:// or socks5h://", scheme, ErrUnsupportedScheme)
-		}
-		return candidate.Candidate{}, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
+	gk, err := gatewayKind(scheme)
+	if err != nil {
+		return candidate.Candidate{}, err
 	}
 	// Split userinfo by hand so a bad escape in the password is reported
 	// without echoing it (url.Parse errors quote the whole input).
-	hostport := rest
-	var query string
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		tail := rest[i:]
-		hostport = rest[:i]
-		tail = strings.TrimPrefix(tail, "/")
-		if strings.HasPrefix(tail, "?") && !strings.Contains(tail, "#") {
-			query = tail[1:]
-		} else if tail != "" {
-			return candidate.Candidate{}, errors.New("proxy URL must not have a path, query or fragment (https:// takes ?ca=FILE)")
-		}
+	hostport, query, err := splitGatewayTail(rest)
+	if err != nil {
+		return candidate.Candidate{}, err
 	}
 	c := candidate.Candidate{Kind: gk.kind, Source: source}
 	if query != "" {
@@ -85,58 +75,111 @@ func ParseGateway(raw, source string) (candidate.Candidate, error) {
 			return candidate.Candidate{}, err
 		}
 	}
-	if at := strings.LastIndex(hostport, "@"); at >= 0 {
-		userinfo := hostport[:at]
-		hostport = hostport[at+1:]
-		u, p, _ := strings.Cut(userinfo, ":")
-		var err error
-		if c.User, err = url.PathUnescape(u); err != nil {
-			return candidate.Candidate{}, errors.New("malformed percent-escape in proxy user name")
-		}
-		if c.Password, err = url.PathUnescape(p); err != nil {
-			return candidate.Candidate{}, errors.New("malformed percent-escape in proxy password")
-		}
-		c.HasAuth = true
-		if err := checkSOCKSAuth(&c); err != nil {
-			return candidate.Candidate{}, err
-		}
+	if hostport, err = parseGatewayUserinfo(&c, hostport); err != nil {
+		return candidate.Candidate{}, err
 	}
+	if c.Addr, err = gatewayAddr(hostport, gk.port); err != nil {
+		return candidate.Candidate{}, err
+	}
+	return c, nil
+}
+
+// gatewayKind looks up scheme (any case) in gatewayKinds (SPEC GW-3);
+// socks4 and socks4a, and every scheme not there, are
+// ErrUnsupportedScheme.
+func gatewayKind(scheme string) (schemeKind, error) {
+	scheme = strings.ToLower(scheme)
+	gk, ok := gatewayKinds[scheme]
+	if !ok {
+		if strings.HasPrefix(scheme, "socks4") {
+			return gk, fmt.Errorf("%s://: %w; SOCKS4 has no IPv6 and no authentication, use socks5:// or socks5h://", scheme, ErrUnsupportedScheme)
+		}
+		return gk, fmt.Errorf("%s://: %w", scheme, ErrUnsupportedScheme)
+	}
+	return gk, nil
+}
+
+// splitGatewayTail splits what follows "SCHEME://" into the authority
+// ([user:pass@]host[:port]) and the query (without '?'): one trailing '/'
+// is allowed, a query only without a fragment, and no other path or
+// fragment (SPEC GW-6: https takes ?ca=FILE).
+func splitGatewayTail(rest string) (hostport, query string, err error) {
+	i := strings.IndexAny(rest, "/?#")
+	if i < 0 {
+		return rest, "", nil
+	}
+	tail := strings.TrimPrefix(rest[i:], "/")
+	if strings.HasPrefix(tail, "?") && !strings.Contains(tail, "#") {
+		return rest[:i], tail[1:], nil
+	}
+	if tail != "" {
+		return "", "", errors.New("proxy URL must not have a path, query or fragment (https:// takes ?ca=FILE)")
+	}
+	return rest[:i], "", nil
+}
+
+// parseGatewayUserinfo takes "user:pass@" off hostport into c's User and
+// Password, percent-decoded (SPEC GW-4; a malformed escape is an error
+// that does not echo it), and checks SOCKS5 credentials against RFC 1929.
+// It returns the host[:port] that follows; without '@', hostport as is.
+func parseGatewayUserinfo(c *candidate.Candidate, hostport string) (string, error) {
+	at := strings.LastIndex(hostport, "@")
+	if at < 0 {
+		return hostport, nil
+	}
+	u, p, _ := strings.Cut(hostport[:at], ":")
+	var err error
+	if c.User, err = url.PathUnescape(u); err != nil {
+		return "", errors.New("malformed percent-escape in proxy user name")
+	}
+	if c.Password, err = url.PathUnescape(p); err != nil {
+		return "", errors.New("malformed percent-escape in proxy password")
+	}
+	c.HasAuth = true
+	if err := checkSOCKSAuth(c); err != nil {
+		return "", err
+	}
+	return hostport[at+1:], nil
+}
+
+// gatewayAddr turns "host[:port]" or "[v6][:port]" into the dial address
+// "host:port", with defaultPort (the scheme's) when none is given; the
+// port is 1-65535. The host is normalized like every destination (SPEC
+// GW-2 dedupes by normalized host:port): lower case, IDN to punycode,
+// canonical IP, no trailing dot. Garbage is refused here, not at dial.
+// Unlike a destination's, a gateway's IPv6 zone id is kept: it says which
+// link a link-local gateway is on, so the dial needs it (RFC 6874).
+func gatewayAddr(hostport, defaultPort string) (string, error) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		// No port: "host" or "[::1]".
 		if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
-			host, port = hostport[1:len(hostport)-1], gk.port
+			host, port = hostport[1:len(hostport)-1], defaultPort
 		} else if !strings.Contains(hostport, ":") {
-			host, port = hostport, gk.port
+			host, port = hostport, defaultPort
 		} else {
-			return candidate.Candidate{}, errors.New("bad proxy address (want host:port)")
+			return "", errors.New("bad proxy address (want host:port)")
 		}
 	}
 	if host == "" {
-		return candidate.Candidate{}, errors.New("proxy URL has no host")
+		return "", errors.New("proxy URL has no host")
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
-		return candidate.Candidate{}, fmt.Errorf("bad proxy port %q", port)
+		return "", fmt.Errorf("bad proxy port %q", port)
 	}
-	// The host is normalized like every destination (SPEC GW-2 dedupes by
-	// normalized host:port): lower case, IDN to punycode, canonical IP, no
-	// trailing dot. Garbage is refused here, not at dial. Unlike a
-	// destination's, a gateway's IPv6 zone id is kept: it says which link
-	// a link-local gateway is on, so the dial needs it.
 	host, zone, err := splitZone(host)
 	if err != nil {
-		return candidate.Candidate{}, err
+		return "", err
 	}
 	h, err := NormalizeHost(host)
 	if err != nil {
-		return candidate.Candidate{}, fmt.Errorf("bad proxy host: %w", err)
+		return "", fmt.Errorf("bad proxy host: %w", err)
 	}
 	if zone != "" {
 		h += "%" + zone
 	}
-	c.Addr = net.JoinHostPort(h, strconv.Itoa(n))
-	return c, nil
+	return net.JoinHostPort(h, strconv.Itoa(n)), nil
 }
 
 // splitZone splits an IPv6 literal's zone id off host (no brackets):
