@@ -93,52 +93,16 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
+// decodeChannel decodes the channel id at YAML path p (SPEC POOL-3): its
+// keys, then what is missing (api, base_url), the default auth header of
+// its api, and its key (resolveChannelKey). Errors are *ConfigErrors; the
+// channel is returned with what was decoded either way.
 func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string) (*Channel, error) {
 	ch := &Channel{ID: id}
 	var inline string
 	var errs errList
 	errs.add(eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
-		var err error
-		switch k {
-		case "api":
-			ch.API, err = scalar(v, kp)
-			if err == nil && !slices.Contains(ChannelAPIs, ch.API) {
-				shown := quoteSafe(ch.API)
-				if best, ok := nearest(ch.API, ChannelAPIs); ok && shown != hiddenValue {
-					err = cfgErr(kp, fmt.Sprintf("unknown api %s (did you mean %s?)", shown, best))
-				} else {
-					err = cfgErr(kp, fmt.Sprintf("unknown api %s (%s)", shown, strings.Join(ChannelAPIs, ", ")))
-				}
-			}
-		case "base_url":
-			ch.BaseURL, err = scalar(v, kp)
-			if err == nil {
-				if e := validateBaseURL(ch.BaseURL); e != nil {
-					err = cfgErr(kp, e.Error())
-				}
-			}
-		case "api_key_env":
-			ch.APIKeyEnv, err = scalar(v, kp)
-			if err == nil && !envName(ch.APIKeyEnv) {
-				err = cfgErr(kp, "is not a valid environment variable name (letters, digits, _; a key itself belongs in the environment or in api_key)")
-			}
-		case "api_key":
-			inline, err = scalar(v, kp)
-		case "auth":
-			ch.AuthHeader, err = scalar(v, kp)
-			if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" && ch.AuthHeader != "x-goog-api-key" {
-				err = cfgErr(kp, fmt.Sprintf("unknown auth %s (x-api-key, bearer or x-goog-api-key)", quoteSafe(ch.AuthHeader)))
-			}
-		case "models":
-			err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
-				ms, err := decodeModelSpec(v, ip)
-				ch.Models = append(ch.Models, ms)
-				return err
-			})
-		default:
-			err = unknownKey(kp, k, channelKeys)
-		}
-		return err
+		return decodeChannelKey(ch, &inline, k, v, kp)
 	}))
 	if ch.API == "" && !errs.covers(p+".api") {
 		errs.add(cfgErr(p+".api", "missing ("+strings.Join(ChannelAPIs, ", ")+")"))
@@ -147,15 +111,85 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 		errs.add(cfgErr(p+".base_url", "missing"))
 	}
 	if ch.AuthHeader == "" {
-		switch ch.API {
-		case APIOpenAI, APIOpenAIChat:
-			ch.AuthHeader = "bearer"
-		case APIGemini:
-			ch.AuthHeader = "x-goog-api-key"
-		default:
-			ch.AuthHeader = "x-api-key"
-		}
+		ch.AuthHeader = defaultAuth(ch.API)
 	}
+	resolveChannelKey(ch, inline, p, getenv, &errs)
+	return ch, errs.err()
+}
+
+// decodeChannelKey decodes the channel key k (at YAML path kp) into ch, an
+// api_key into *inline (SPEC POOL-3: an unknown api or auth names the
+// choices, an unknown key the key it probably meant; POOL-15: an error
+// never shows a key's value).
+func decodeChannelKey(ch *Channel, inline *string, k string, v *yaml.Node, kp string) error {
+	var err error
+	switch k {
+	case "api":
+		if ch.API, err = scalar(v, kp); err == nil {
+			err = checkChannelAPI(ch.API, kp)
+		}
+	case "base_url":
+		ch.BaseURL, err = scalar(v, kp)
+		if err == nil {
+			if e := validateBaseURL(ch.BaseURL); e != nil {
+				err = cfgErr(kp, e.Error())
+			}
+		}
+	case "api_key_env":
+		ch.APIKeyEnv, err = scalar(v, kp)
+		if err == nil && !envName(ch.APIKeyEnv) {
+			err = cfgErr(kp, "is not a valid environment variable name (letters, digits, _; a key itself belongs in the environment or in api_key)")
+		}
+	case "api_key":
+		*inline, err = scalar(v, kp)
+	case "auth":
+		ch.AuthHeader, err = scalar(v, kp)
+		if err == nil && ch.AuthHeader != "x-api-key" && ch.AuthHeader != "bearer" && ch.AuthHeader != "x-goog-api-key" {
+			err = cfgErr(kp, fmt.Sprintf("unknown auth %s (x-api-key, bearer or x-goog-api-key)", quoteSafe(ch.AuthHeader)))
+		}
+	case "models":
+		err = eachItem(v, kp, func(v *yaml.Node, ip string) error {
+			ms, err := decodeModelSpec(v, ip)
+			ch.Models = append(ch.Models, ms)
+			return err
+		})
+	default:
+		err = unknownKey(kp, k, channelKeys)
+	}
+	return err
+}
+
+// checkChannelAPI refuses an api not in ChannelAPIs (SPEC POOL-3), naming
+// the nearest one when there is one and the value may be shown, else the
+// list.
+func checkChannelAPI(api, kp string) error {
+	if slices.Contains(ChannelAPIs, api) {
+		return nil
+	}
+	shown := quoteSafe(api)
+	if best, ok := nearest(api, ChannelAPIs); ok && shown != hiddenValue {
+		return cfgErr(kp, fmt.Sprintf("unknown api %s (did you mean %s?)", shown, best))
+	}
+	return cfgErr(kp, fmt.Sprintf("unknown api %s (%s)", shown, strings.Join(ChannelAPIs, ", ")))
+}
+
+// defaultAuth is the key header of an api whose channel names no auth:
+// bearer for OpenAI's, x-goog-api-key for Gemini, else x-api-key.
+func defaultAuth(api string) string {
+	switch api {
+	case APIOpenAI, APIOpenAIChat:
+		return "bearer"
+	case APIGemini:
+		return "x-goog-api-key"
+	}
+	return "x-api-key"
+}
+
+// resolveChannelKey sets ch's key: the variable api_key_env names (getenv)
+// wins over the inline api_key. Without a key it adds the error at p,
+// naming the variable but never a value that looks like a key itself
+// (SPEC POOL-15), unless an error at either key already covers it.
+func resolveChannelKey(ch *Channel, inline, p string, getenv func(string) string, errs *errList) {
 	key := ""
 	if ch.APIKeyEnv != "" {
 		key = getenv(ch.APIKeyEnv)
@@ -174,7 +208,6 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 	default:
 		errs.add(cfgErr(p, "no key: set api_key_env (preferred) or api_key"))
 	}
-	return ch, errs.err()
 }
 
 func decodeModelSpec(n *yaml.Node, p string) (ModelSpec, error) {
