@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -70,36 +71,64 @@ func Check(v Values, env Env) (*Resolved, []FieldError) {
 	}
 	r := &Resolved{Values: v}
 	for _, k := range Keys {
-		switch k.Name {
-		case ListenHost:
-			c.listenHost()
-		case LogLevel:
-			if err := r.Level.UnmarshalText([]byte(v.String(LogLevel))); err != nil {
-				c.add(LogLevel, "want debug, info, warn or error, got %q", v.String(LogLevel))
-			}
-		case LogFormat:
-			if f := v.String(LogFormat); f != "text" && f != "json" {
-				c.add(LogFormat, "want text or json, got %q", f)
-			}
-		case HealthURL:
-			r.HealthURL = c.healthURL()
-		case PreferDirect:
-			r.Rules = c.rules(env.NoProxy)
-		case Gateway:
-			c.gateways(env)
-		case ListenPort:
-			if p := v.Int(ListenPort); p < 0 || p > 65535 {
-				c.add(ListenPort, "must be 0-65535 (0: any free port), got %d", p)
-			}
-		default:
-			if k.Kind == KindMS || k.Kind == KindCount {
-				c.bounds(k)
-			}
-		}
+		c.value(k, r, env)
 	}
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
+	warnings, ferr := resolveCandidates(r, env)
+	if ferr != nil {
+		return nil, []FieldError{*ferr}
+	}
+	r.Warnings = warnings
+	if ign := r.Rules.Ignored(); len(ign) > 0 {
+		r.Warnings = append(r.Warnings, "NO_PROXY entries ignored: "+strings.Join(ign, ","))
+	}
+	return r, nil
+}
+
+// value checks the value of k, whose Go type kind already checked, and
+// puts what it resolves to into r: the log level, the health URL, the
+// prefer-direct and prefer-proxy rules with env's NO_PROXY (SPEC ORD-3b);
+// gateways against env (GW-3); ranges of ports, durations and counts.
+// Errors are added to c.
+func (c *checker) value(k Key, r *Resolved, env Env) {
+	v := c.v
+	switch k.Name {
+	case ListenHost:
+		c.listenHost()
+	case LogLevel:
+		if err := r.Level.UnmarshalText([]byte(v.String(LogLevel))); err != nil {
+			c.add(LogLevel, "want debug, info, warn or error, got %q", v.String(LogLevel))
+		}
+	case LogFormat:
+		if f := v.String(LogFormat); f != "text" && f != "json" {
+			c.add(LogFormat, "want text or json, got %q", f)
+		}
+	case HealthURL:
+		r.HealthURL = c.healthURL()
+	case PreferDirect:
+		r.Rules = c.rules(env.NoProxy)
+	case Gateway:
+		c.gateways(env)
+	case ListenPort:
+		if p := v.Int(ListenPort); p < 0 || p > 65535 {
+			c.add(ListenPort, "must be 0-65535 (0: any free port), got %d", p)
+		}
+	default:
+		if k.Kind == KindMS || k.Kind == KindCount {
+			c.bounds(k)
+		}
+	}
+}
+
+// resolveCandidates sets r.Spec from r's values and env (its ListenPort
+// is env.BoundPort when the listener is bound) and builds the candidates
+// from it (SPEC GW-1..GW-3): it returns BuildCandidates' warnings, or the
+// one error at the field it comes from, which is also the error when a
+// gateway's CA file (SPEC GW-6) does not load.
+func resolveCandidates(r *Resolved, env Env) ([]string, *FieldError) {
+	v := r.Values
 	port := env.BoundPort
 	if port == 0 {
 		port = v.Int(ListenPort)
@@ -119,28 +148,31 @@ func Check(v Values, env Env) (*Resolved, []FieldError) {
 		if r.Spec.UpstreamURL == "" {
 			field = UpstreamHost
 		}
-		return nil, []FieldError{{Field: field, Message: err.Error()}}
+		return nil, &FieldError{Field: field, Message: err.Error()}
 	}
 	for _, cd := range cands {
 		if cd.CAFile == "" {
 			continue
 		}
 		if _, err := dial.LoadCAFile(cd.CAFile); err != nil {
-			field, msg := Gateway, fmt.Sprintf("%s: %v", cd.String(), err)
-			switch {
-			case cd.Source == "upstream-url":
-				field = UpstreamURL
-			case strings.HasPrefix(cd.Source, "env:"):
-				msg = fmt.Sprintf("%s (from %s): %v", cd.String(), strings.TrimPrefix(cd.Source, "env:"), err)
-			}
-			return nil, []FieldError{{Field: field, Message: msg}}
+			return nil, caFileError(cd, err)
 		}
 	}
-	r.Warnings = warnings
-	if ign := r.Rules.Ignored(); len(ign) > 0 {
-		r.Warnings = append(r.Warnings, "NO_PROXY entries ignored: "+strings.Join(ign, ","))
+	return warnings, nil
+}
+
+// caFileError is the error of gateway cd whose CA file did not load (SPEC
+// GW-6): at upstream-url when it came from there, else at gateway, naming
+// the environment variable of a gateway taken from the environment.
+func caFileError(cd candidate.Candidate, err error) *FieldError {
+	field, msg := Gateway, fmt.Sprintf("%s: %v", cd.String(), err)
+	switch {
+	case cd.Source == "upstream-url":
+		field = UpstreamURL
+	case strings.HasPrefix(cd.Source, "env:"):
+		msg = fmt.Sprintf("%s (from %s): %v", cd.String(), strings.TrimPrefix(cd.Source, "env:"), err)
 	}
-	return r, nil
+	return &FieldError{Field: field, Message: msg}
 }
 
 // checker collects the errors of one Check.
