@@ -183,7 +183,7 @@ func TestShutdownStopsHealthLoop(t *testing.T) {
 		srv.Shutdown(ctx)
 		<-done
 		if err := goleak.Find(goleak.IgnoreTopFunction("testing.(*T).Run"), goleak.IgnoreTopFunction("testing.tRunner.func1"), goleak.IgnoreTopFunction("testing.(*T).Parallel")); err != nil {
-			for _, s := range []string{"healthChecker"} {
+			for _, s := range []string{"health.(*Checker)"} {
 				if strings.Contains(err.Error(), s) {
 					t.Fatalf("health loop survived shutdown: %v", err)
 				}

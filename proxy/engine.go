@@ -12,6 +12,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/health"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
@@ -33,7 +34,8 @@ type Engine struct {
 	cache     *route.Cache
 	cooldowns *route.Cooldowns
 	health    *route.Health
-	checker   *healthChecker // always running; a run without a health URL does nothing
+	checker   *health.Checker // health.go; always running, a run without a health URL does nothing
+	prober    health.Prober   // one health check (HC-1), through client and dialer
 	decisions statusdoc.Log
 
 	tlsProbes atomic.Int64 // TLS probes started (status, tests)
@@ -73,7 +75,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, err // an https gateway's CA file (SPEC GW-6)
 	}
 	e.client = upstream.Client{Dial: e.dialer.Forward, ResponseTimeout: cfg.ResponseTimeout}
-	e.checker = newHealthChecker(e)
+	e.startHealth()
 	return e, nil
 }
 
@@ -87,7 +89,7 @@ func (e *Engine) Close() {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	e.checker.stop()
+	e.checker.Stop()
 	e.closeIdle()
 }
 
@@ -246,7 +248,7 @@ func (e *Engine) succeedMemo(host string, c candidate.Candidate, m *putMemo) {
 	e.cooldowns.Success(k)
 }
 
-func (e *Engine) kickHealth() { e.checker.kick() }
+func (e *Engine) kickHealth() { e.checker.Kick() }
 
 // isLoopback reports whether host is localhost, 127.0.0.0/8 or ::1.
 func isLoopback(host string) bool {

@@ -41,7 +41,7 @@ func TestHTTPSGateways(t *testing.T) {
 		if gw.Connects() != 1 || gw.Requests() != 1 || gw.LastProxyAuthorization() != want {
 			t.Fatalf("gateway: %d CONNECT, %d requests, auth %q", gw.Connects(), gw.Requests(), gw.LastProxyAuthorization())
 		}
-		e.checker.run()
+		e.checker.Run()
 		if gw.Requests() != 2 || e.health.Preferred() != c.Key() {
 			t.Fatalf("health: %d requests, preferred %q", gw.Requests(), e.health.Preferred())
 		}
@@ -183,7 +183,7 @@ func TestKindsProbeAndHTTPSHealth(t *testing.T) {
 			if e.TLSProbes() != 1 {
 				t.Fatalf("TLS probes %d, want 1", e.TLSProbes())
 			}
-			e.checker.run()
+			e.checker.Run()
 			if p := e.health.Preferred(); p != c.Key() {
 				t.Fatalf("health preferred %q, want %s (results %+v)", p, c, e.Status().Health.Results)
 			}

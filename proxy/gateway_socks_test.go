@@ -64,7 +64,7 @@ func TestSOCKSGateways(t *testing.T) {
 		if last.RequestURI != "/plain?q=1" || last.Header.Get("Proxy-Authorization") != "" {
 			t.Fatalf("origin saw %q, Proxy-Authorization %q", last.RequestURI, last.Header.Get("Proxy-Authorization"))
 		}
-		e.checker.run()
+		e.checker.Run()
 		if gw.Connects() != 3 || e.health.Preferred() != c.Key() {
 			t.Fatalf("health check: %d CONNECTs, preferred %q", gw.Connects(), e.health.Preferred())
 		}

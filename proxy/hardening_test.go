@@ -269,7 +269,7 @@ func TestLocalResourceExhaustion(t *testing.T) {
 		}
 		defer e.Close()
 		e.dialer.Net.Control = srv.engine.dialer.Net.Control
-		e.checker.run()
+		e.checker.Run()
 		if hs := e.health.Snapshot(); len(hs.Results) != 0 || len(hs.Marks) != 0 {
 			t.Fatalf("health state after a check that could not open a socket: %+v", hs)
 		}

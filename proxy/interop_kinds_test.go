@@ -70,7 +70,7 @@ func (w *kindsWorld) serveBoth(t *testing.T, first candidate.Candidate, extra ..
 	if w.backup.Requests()+w.backup.Connects() != 0 {
 		t.Fatalf("backup used: %d requests, %d CONNECTs", w.backup.Requests(), w.backup.Connects())
 	}
-	e.checker.run()
+	e.checker.Run()
 	return e
 }
 

@@ -82,7 +82,7 @@ func (e *Engine) Reconfigure(cfg Config) error {
 	e.cooldowns.Reconfigure(cfg.Cooldown, keep)
 	e.health.Reconfigure(cfg.HealthRecoverCount, keep)
 	if old.cfg.HealthInterval != cfg.HealthInterval || urlString(old.cfg) != urlString(cfg) {
-		e.checker.rearm()
+		e.checker.Rearm()
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func (e *Engine) Probe(ctx context.Context, c candidate.Candidate) (target strin
 		return target, 0, err
 	}
 	start := time.Now()
-	r, _ := e.checkHealth(ctx, lc, c)
+	r, _ := e.prober.Check(ctx, healthSettings(lc), c)
 	if !r.Alive {
 		return target, 0, errors.New(r.Reason)
 	}

@@ -53,7 +53,7 @@ func TestSelectionAuth(t *testing.T) {
 		}
 
 		before := gw.Requests()
-		e.checker.run()
+		e.checker.Run()
 		if gw.Requests() != before+1 || gw.LastProxyAuthorization() != want {
 			t.Fatalf("health check: %d requests, auth %q", gw.Requests()-before, gw.LastProxyAuthorization())
 		}
@@ -69,7 +69,7 @@ func TestSelectionAuth(t *testing.T) {
 		c := selCand(t, "http://user%20name:p%40ss@"+gw.Addr)
 		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/"),
 			HealthTLS: &tls.Config{RootCAs: origin.CertPool}})
-		e.checker.run()
+		e.checker.Run()
 		if gw.Connects() != 1 || gw.LastProxyAuthorization() != want || e.health.Preferred() != c.Key() {
 			t.Fatalf("CONNECTs %d, auth %q, preferred %q", gw.Connects(), gw.LastProxyAuthorization(), e.health.Preferred())
 		}

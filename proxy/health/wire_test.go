@@ -1,4 +1,4 @@
-package proxy
+package health
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func TestHealthCheckRequestOnTheWire(t *testing.T) {
 	t.Run("HC-1/absolute-form-proxy-auth-connection-close-not-pooled", func(t *testing.T) {
 		heads := make(chan string, 4)
 		closed := make(chan bool, 4)
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := tcpServer(t, func(c net.Conn) {
 			c.SetDeadline(time.Now().Add(10 * time.Second))
 			br := bufio.NewReader(c)
 			var head strings.Builder
@@ -41,11 +42,11 @@ func TestHealthCheckRequestOnTheWire(t *testing.T) {
 			_, err := br.ReadByte()
 			closed <- err == io.EOF
 		})
-		c := selCand(t, "http://u:p@"+gw)
-		e := healthEngine(t, Config{Candidates: []candidate.Candidate{c, candidate.Direct}, HealthURL: mustURL(t, "http://health.example:8080/gen_204?x=1")})
+		c := gatewayCand(t, "http://u:p@"+gw)
+		h, state := startChecker(t, newProbeTarget(t, "http://health.example:8080/gen_204?x=1", nil, c, candidate.Direct), nil)
 		for i := range 2 {
-			e.checker.run()
-			if p := e.health.Preferred(); p != c.Key() {
+			h.Run()
+			if p := state.Preferred(); p != c.Key() {
 				t.Fatalf("check %d: preferred %q, want %q", i, p, c.Key())
 			}
 			head := <-heads
@@ -68,4 +69,33 @@ func TestHealthCheckRequestOnTheWire(t *testing.T) {
 			}
 		}
 	})
+}
+
+// tcpServer serves each connection accepted on 127.0.0.1 with fn on its
+// own goroutine, until the test ends; it returns the address.
+func tcpServer(t *testing.T, fn func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				fn(c)
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return ln.Addr().String()
 }
