@@ -60,10 +60,8 @@ type ptySession struct {
 
 // startPTY opens a PTY sized like the terminal in, copies the terminal's settings to it, puts in
 // into raw mode and starts cmd as session leader with the PTY as controlling terminal.
-//
-// One piece: each step's failure must undo exactly the steps before it
-// (fds, terminal mode), which one function's error paths and defers express
-// directly.
+// Each step's failure undoes exactly the steps before it (fds, terminal mode): the undoing
+// defers stay here, the steps with nothing to undo are pollableMaster and ptyChild.
 func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, wait <-chan error, err error) {
 	m, tty, err := pty.Open()
 	if err != nil {
@@ -74,23 +72,8 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, wait <-chan error
 	if out != nil {
 		s.out = out
 	}
-	// pty.Open's master was put in blocking mode by its Fd() calls: make a non-blocking,
-	// close-on-exec duplicate that Go's poller can interrupt.
-	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	m.Close()
-	if err != nil {
+	if s.master, err = pollableMaster(m); err != nil {
 		return nil, nil, err
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, nil, err
-	}
-	s.master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	if s.master.SetReadDeadline(time.Time{}) != nil {
-		// Not in the poller (the kernel refused to watch it): blocking I/O then, since
-		// non-blocking reads outside the poller fail with EAGAIN. Linux's epoll always takes a
-		// PTY master; this is a guard for kqueue on macOS.
-		_ = unix.SetNonblock(fd, false)
 	}
 	defer func() {
 		if err != nil {
@@ -127,6 +110,44 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, wait <-chan error
 		}
 	}()
 
+	ptyChild(cmd, tty)
+	if wait, err = startChild(cmd); err != nil {
+		return nil, nil, err
+	}
+
+	s.wg.Add(2)
+	go s.copyOutput()
+	go s.copyInput()
+	return s, wait, nil
+}
+
+// pollableMaster returns a non-blocking, close-on-exec duplicate of the PTY master m that Go's
+// poller can interrupt (pty.Open's master was put in blocking mode by its Fd() calls), and
+// closes m. Where the kernel refuses to poll it, the duplicate does blocking I/O instead.
+func pollableMaster(m *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	m.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	master := os.NewFile(uintptr(fd), "/dev/ptmx")
+	if master.SetReadDeadline(time.Time{}) != nil {
+		// Not in the poller (the kernel refused to watch it): blocking I/O then, since
+		// non-blocking reads outside the poller fail with EAGAIN. Linux's epoll always takes a
+		// PTY master; this is a guard for kqueue on macOS.
+		_ = unix.SetNonblock(fd, false)
+	}
+	return master, nil
+}
+
+// ptyChild makes tty cmd's stdin, and its stdout and stderr unless the caller set them, and
+// makes cmd a session leader whose controlling terminal is tty (its stdin), in no process group
+// of ours and not in the foreground of our terminal.
+func ptyChild(cmd *exec.Cmd, tty *os.File) {
 	cmd.Stdin = tty
 	if cmd.Stdout == nil {
 		cmd.Stdout = tty
@@ -142,14 +163,6 @@ func startPTY(cmd *exec.Cmd, in, out *os.File) (_ *ptySession, wait <-chan error
 	cmd.SysProcAttr.Ctty = 0 // the child's stdin
 	cmd.SysProcAttr.Setpgid = false
 	cmd.SysProcAttr.Foreground = false
-	if wait, err = startChild(cmd); err != nil {
-		return nil, nil, err
-	}
-
-	s.wg.Add(2)
-	go s.copyOutput()
-	go s.copyInput()
-	return s, wait, nil
 }
 
 // copyOutput copies PTY output to the terminal until the PTY reports end of output: EIO once
