@@ -119,30 +119,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	if stderr == nil {
 		stderr = termSafe(sio.Stderr)
 	}
-	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
-		name, m := app.Name, modeServe
-		if app.Name == "claude-dual-proxy" {
-			m = modeClaude
-		} else if c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
-			name = app.Name + " " + commandPath(app, c.Command)
-			if c.Command.Name == "run" {
-				m = modeRun
-			}
-		}
-		flags := app.Flags
-		if c.Command != nil && len(c.Command.Flags) > 0 {
-			flags = c.Command.Flags
-		}
-		return cli.Exit(hint.Usage(name, m.hintKind(), err, args[1:], flags), 2)
-	}
-	var setUsage func(cmds []*cli.Command)
-	setUsage = func(cmds []*cli.Command) {
-		for _, cmd := range cmds {
-			cmd.OnUsageError = app.OnUsageError
-			setUsage(cmd.Subcommands) // pool test's bad flag printed urfave/cli's whole help
-		}
-	}
-	setUsage(app.Commands)
+	setUsageErrors(app, args)
 	app.ExitErrHandler = func(*cli.Context, error) {} // we map errors below
 	if msg := dashDashValue(app, args); msg != "" {
 		fmt.Fprintln(stderr, msg)
@@ -169,6 +146,44 @@ func runApp(app *cli.App, args []string, sio IO) int {
 	if err == nil {
 		return 0
 	}
+	return exitStatus(app, err, args, sio, stderr)
+}
+
+// setUsageErrors makes a usage error of app and of each of its commands,
+// nested ones included, one hint line with exit status 2 (SPEC LIS-5),
+// naming the command and its flags, instead of urfave/cli's whole help.
+func setUsageErrors(app *cli.App, args []string) {
+	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
+		name, m := app.Name, modeServe
+		if app.Name == "claude-dual-proxy" {
+			m = modeClaude
+		} else if c.Command != nil && c.Command.Name != "" && c.Command.Name != app.Name {
+			name = app.Name + " " + commandPath(app, c.Command)
+			if c.Command.Name == "run" {
+				m = modeRun
+			}
+		}
+		flags := app.Flags
+		if c.Command != nil && len(c.Command.Flags) > 0 {
+			flags = c.Command.Flags
+		}
+		return cli.Exit(hint.Usage(name, m.hintKind(), err, args[1:], flags), 2)
+	}
+	var setUsage func(cmds []*cli.Command)
+	setUsage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = app.OnUsageError
+			setUsage(cmd.Subcommands) // pool test's bad flag printed urfave/cli's whole help
+		}
+	}
+	setUsage(app.Commands)
+}
+
+// exitStatus prints the error app.Run returned to stderr as one line and
+// returns the exit status (SPEC LIS-5): 2 for a bad flag (with the flag
+// hint), an unknown help topic and urfave/cli's own flag errors; a
+// cli.Exit code as given; else 1, the message prefixed by the app's name.
+func exitStatus(app *cli.App, err error, args []string, sio IO, stderr io.Writer) int {
 	var fe *flagError
 	if errors.As(err, &fe) {
 		fmt.Fprintln(stderr, formatFlagError(app.Name, fe, args[1:], allFlags(app), sio.Environ))
