@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"crypto/tls"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
+	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // statusOrigin is a loopback origin answering its current status.
@@ -143,6 +145,33 @@ func TestRun(t *testing.T) {
 		}
 		if r := state2.Snapshot().Results; len(r) != 1 || !strings.Contains(r[0].Reason, "tls: ") {
 			t.Fatalf("results %+v: want a tls: reason", r)
+		}
+	})
+}
+
+// localTarget is a Target whose checks fail on this machine's own
+// resources (out of descriptors), as a real dial would report them.
+type localTarget struct{ s Settings }
+
+func (l localTarget) Settings() Settings { return l.s }
+
+func (l localTarget) Check(_ context.Context, _ Settings, c candidate.Candidate) (route.HealthResult, bool) {
+	return route.HealthResult{Key: c.Key(), Reason: "dial: too many open files"}, true
+}
+
+func (l localTarget) Proved(candidate.Candidate) {}
+
+func TestRunOutOfLocalResources(t *testing.T) {
+	t.Run("HC-1/check-failed-on-local-resources-records-nothing", func(t *testing.T) {
+		var logs logBuffer
+		tg := localTarget{Settings{URL: mustURL(t, "http://health.test/"), Candidates: []candidate.Candidate{candidate.Direct}}}
+		h, state := startChecker(t, tg, slog.New(slog.NewTextHandler(&logs, nil)))
+		h.Run()
+		if st := state.Snapshot(); !st.LastRun.IsZero() || len(st.Results) != 0 {
+			t.Fatalf("a run that learnt nothing was recorded: %+v", st)
+		}
+		if out := logs.String(); !strings.Contains(out, "out of local resources") {
+			t.Fatalf("log does not say the check was skipped:\n%s", out)
 		}
 	})
 }
