@@ -2,7 +2,10 @@
 // the four LLM wire APIs (Anthropic Messages, OpenAI Chat Completions,
 // OpenAI Responses, Gemini generateContent), for the pool's translation
 // tests (SPEC POOL-21) and the real-agent tests. Every other path is a 404,
-// so a test proves that the pool sent the member's own API.
+// so a test proves that the pool sent the member's own API. A channel of
+// API All is the one exception: a model endpoint an agent is pointed at
+// directly, answering Anthropic Messages, Chat Completions and Responses on
+// one port with the side routes agents probe (all.go).
 //
 // The answers are written by hand per API (wire.go), not with the pool's
 // translate package, so the code under test is never the mock.
@@ -23,7 +26,13 @@ const (
 	Chat      = "openai-chat"
 	Responses = "responses"
 	Gemini    = "gemini"
+	// All answers the model calls of Anthropic, Chat and Responses on one
+	// port, each by its path (all.go).
+	All = "all"
 )
+
+// FailEvery as a Channel's FailFirst fails every model call.
+const FailEvery = -1
 
 // ToolCall is a function call the model makes. Args is JSON object text.
 type ToolCall struct {
@@ -70,7 +79,8 @@ type Channel struct {
 	Turns []Turn
 
 	// FailFirst model calls are answered with FailStatus (and the API's
-	// error document) before any Turn is used.
+	// error document) before any Turn is used; FailEvery (any negative
+	// value) fails every model call. 0 fails none.
 	FailFirst, FailStatus int
 	// Pick, when set, chooses the answer to a model call from the request
 	// (nil: the next Turn). Tool-using agents make extra calls (titles,
@@ -117,16 +127,22 @@ func modelPath(api, path string) (ok, stream bool) {
 }
 
 func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	raw := readBody(r)
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
 	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
-	ok, stream := modelPath(c.API, r.URL.Path)
+	api, ok, stream := c.API, false, false
+	if api == All {
+		api = apiOfPath(r.URL.Path)
+		ok = api != "" && r.Method == http.MethodPost
+	} else {
+		ok, stream = modelPath(api, r.URL.Path)
+	}
 	c.mu.Lock()
 	turn := Turn{Text: "ok"}
 	switch {
 	case !ok:
-	case c.fails < c.FailFirst:
+	case c.FailFirst < 0 || c.fails < c.FailFirst:
 		c.fails++
 		turn = Turn{Status: c.FailStatus}
 	case c.Pick != nil && c.Pick(call) != nil:
@@ -151,12 +167,16 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": len(raw) / 4})
 		return
 	}
+	if c.API == All && !ok {
+		serveSideRoute(w, r, raw)
+		return
+	}
 	if !ok || r.Method != http.MethodPost {
 		writeJSON(w, http.StatusNotFound, errorDoc(c.API, http.StatusNotFound, "mockllm ("+c.API+"): no route "+r.Method+" "+r.URL.Path))
 		return
 	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {
-		writeJSON(w, turn.Status, errorDoc(c.API, turn.Status, "mock channel failing"))
+		writeJSON(w, turn.Status, errorDoc(api, turn.Status, "mock channel failing"))
 		return
 	}
 	if s, _ := body["stream"].(bool); s {
@@ -168,12 +188,12 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a := answer{turn: turn, model: model, usageAsked: usageAsked(body)}
 	if !stream {
-		writeJSON(w, http.StatusOK, a.document(c.API))
+		writeJSON(w, http.StatusOK, a.document(api))
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	a.stream(c.API, &sseWriter{w: w})
+	a.stream(api, &sseWriter{w: w})
 }
 
 func usageAsked(body map[string]any) bool {

@@ -4,10 +4,15 @@
 //	mockllm -addr 127.0.0.1:18101 -api openai-chat -log calls.jsonl \
 //	        -fail-first 1 -fail-status 529 -tool Read -tool-args '{"file_path":"/x"}'
 //
-// Model calls that carry a tool result are answered with -reply; other
-// calls that offer the tool named -tool get that tool call; the rest get
-// -reply. Each request is logged as one JSON line (method, path, query,
-// headers, body). "mockllm listening" on stderr says it is ready.
+// -api all serves Anthropic Messages, Chat Completions and Responses on
+// the one port (a model endpoint an agent is pointed at directly).
+// -fail-first -1 fails every model call. Model calls that carry a tool
+// result are answered with -reply; other calls that offer the tool named
+// -tool get that tool call; the rest get -reply. Each request is logged as
+// one JSON line (method, path, query, headers with credentials cut to 12
+// characters, body, mock_status: the status a model call was answered
+// with, 0 for other requests). "mockllm listening" on stderr says it is
+// ready.
 package main
 
 import (
@@ -25,9 +30,9 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18100", "listen address")
-	api := flag.String("api", mockllm.Anthropic, "API spoken: anthropic, openai-chat, responses, gemini")
+	api := flag.String("api", mockllm.Anthropic, "API spoken: anthropic, openai-chat, responses, gemini, all (the first three on one port)")
 	logFile := flag.String("log", "", "JSON-lines request log")
-	failFirst := flag.Int("fail-first", 0, "fail this many model calls first")
+	failFirst := flag.Int("fail-first", 0, "fail this many model calls first (-1: every model call)")
 	failStatus := flag.Int("fail-status", 529, "status of the failed calls")
 	tool := flag.String("tool", "", "tool to call when the request offers it and carries no tool result")
 	toolArgs := flag.String("tool-args", "{}", "arguments of that call (JSON object)")
@@ -92,7 +97,7 @@ func redact(h http.Header) map[string]string {
 	for k, vs := range h {
 		v := strings.Join(vs, ", ")
 		switch strings.ToLower(k) {
-		case "authorization", "x-api-key", "x-goog-api-key":
+		case "authorization", "x-api-key", "x-goog-api-key", "proxy-authorization", "cookie", "chatgpt-account-id":
 			if len(v) > 12 {
 				v = v[:12] + "…"
 			}
