@@ -3,12 +3,12 @@
 // Real-agent tests (SPEC RUN-1, the launcher as Claude Code runs it): the real Claude
 // Code CLI (npm @anthropic-ai/claude-code) runs as claude-dual-proxy's
 // child inside a loopback-only network namespace the test creates, and
-// talks to the mock Anthropic server (testdata/agents/mock_llm.py) through
-// the launcher's proxy.
+// talks to the mock model endpoint (internal/mockllm's command, all three
+// APIs on one port) through the launcher's proxy.
 //
 //	go test -race -tags agents -count=1 ./cmd/claude-dual-proxy/
 //
-// Needs root (ip netns), iproute2, python3, and either
+// Needs root (ip netns), iproute2, and either
 // DUAL_PROXY_AGENTS_DIR (an `npm install --prefix DIR
 // @anthropic-ai/claude-code` tree; .ci/run prepares one) or npm, with
 // which the test installs the package into a temporary directory.
@@ -34,8 +34,8 @@ const agentsDirEnv = "DUAL_PROXY_AGENTS_DIR"
 
 // Fixed ports inside the test's own namespace: nothing else listens there.
 const (
-	mockPort    = "18080" // mock_llm.py
-	gatewayPort = "18888" // log_proxy.py, the working gateway
+	mockPort    = "18080" // the mock model endpoint (agentlab.Tools.MockLLM)
+	gatewayPort = "18888" // the logging gateway (agentlab.Tools.Gateway), the working one
 	deadPort    = "7897"  // the default first gateway; nothing listens on it in the namespace
 	apiKey      = "sk-test"
 )
@@ -44,19 +44,10 @@ func TestAgents(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first: runs after the servers are stopped
 	claude := claudePath(t)
 	bin := buildLauncher(t)
-	scripts, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatal("agents tests need python3 for testdata/agents/mock_llm.py")
-	}
+	tools := agentlab.BuildTools(t)
 	l := agentlab.New(t)
-	logs := t.TempDir()
-	mockLog := filepath.Join(logs, "mock.jsonl")
-	gwLog := filepath.Join(logs, "gateway.jsonl")
-	l.StartServer(t, "mock_llm listening", "python3", filepath.Join(scripts, "mock_llm.py"), "--port", mockPort, "--log", mockLog)
-	l.StartServer(t, "log_proxy on", "python3", filepath.Join(scripts, "log_proxy.py"), "--port", gatewayPort, "--log", gwLog)
+	mockLog := l.StartMockLLM(t, tools.MockLLM, mockPort, "-api", "all")
+	gwLog := l.StartGateway(t, tools.Gateway, gatewayPort, "mock.test:"+mockPort+"=127.0.0.1:"+mockPort)
 
 	t.Run("RUN-1/claude-version-through-launcher", func(t *testing.T) {
 		h := newHome(t)
@@ -85,7 +76,7 @@ func TestAgents(t *testing.T) {
 		}
 	})
 
-	// The dead first gateway refuses, the working gateway (log_proxy.py)
+	// The dead first gateway refuses, the working gateway (the logging one)
 	// carries the request to mock.test; claude only knows the launcher's
 	// proxy (ENV-1), so the gateway's record proves the request crossed it.
 	t.Run("RUN-1/claude-p-dead-gateway-then-working-gateway", func(t *testing.T) {
@@ -121,7 +112,7 @@ func TestAgents(t *testing.T) {
 		checkOK(t, r, h)
 		t.Logf("claude -p direct: %v", r.Elapsed)
 		if n := countLines(t, gwLog) - gwBefore; n != 0 {
-			t.Fatalf("log_proxy saw %d requests though it is no candidate", n)
+			t.Fatalf("the logging gateway saw %d requests though it is no candidate", n)
 		}
 		checkMock(t, mockLog, mockBefore)
 		checkRouted(t, agentlab.ReadJSONL(t, h.logFile), "direct")

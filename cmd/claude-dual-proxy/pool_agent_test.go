@@ -3,7 +3,7 @@
 // Real Claude Code through the launcher's model pool (SPEC
 // POOL-7, POOL-8, POOL-20): claude-dual-proxy --pool points the real
 // `claude -p` at /pool/P on its own listener; the pool's two members are
-// mock channels (testdata/agents/mock_channel.py) inside the test's
+// mock channels (internal/mockllm's command) inside the test's
 // network namespace, the first answering 529 (overloaded).
 //
 //	go test -race -tags agents -count=1 -run PoolAgent ./cmd/claude-dual-proxy/
@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/mockllm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,21 +79,16 @@ func TestPoolAgent(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first: runs after the servers are stopped
 	claude := claudePath(t)
 	bin := buildLauncher(t)
-	scripts, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
-	if err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("the pool agents test needs curl (.ci/run installs it)")
 	}
-	for _, tool := range []string{"python3", "curl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("the pool agents test needs %s (.ci/run installs it)", tool)
-		}
-	}
+	mock := agentlab.BuildTools(t).MockLLM
 	l := agentlab.New(t)
 
 	// Every /v1/messages to member 1 is 529: the pool fails over to
 	// member 2 before the commit point, claude sees one clean stream.
 	t.Run("POOL-7/claude-p-first-member-overloaded-fails-over", func(t *testing.T) {
-		ch := startChannels(t, l, scripts, "18081", "18082", "0")
+		ch := startChannels(t, l, mock, "18081", "18082", mockllm.FailEvery)
 		h := newHome(t)
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.Config, "--pool", "p", "--command", claude, "--", "-p", "say ok")
@@ -111,7 +107,7 @@ func TestPoolAgent(t *testing.T) {
 	// so only the sticky binding (moved to member 2 by the failover,
 	// POOL-8) keeps the session there.
 	t.Run("POOL-8/claude-continue-stays-on-member-that-took-over", func(t *testing.T) {
-		ch := startChannels(t, l, scripts, "18083", "18084", "1")
+		ch := startChannels(t, l, mock, "18083", "18084", 1)
 		h := newHome(t)
 		statusFile := filepath.Join(t.TempDir(), "status.json")
 		cmd := h.command(l, bin, "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
@@ -147,13 +143,13 @@ func TestPoolAgent(t *testing.T) {
 }
 
 // startChannels starts the pair of mock Anthropic channels of pool "p":
-// member 1 answers 529 (every call when failFirst is "0", else its first
-// failFirst calls); server cooldown 1 ms, so only stickiness can keep a
-// session off a member that failed once.
-func startChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) agentlab.PoolChannels {
-	return l.StartPoolChannels(t, scripts, agentlab.ChannelSpec{
-		API: "anthropic", Pool: "p", Members: [2]string{"m1", "m2"}, KeyEnvs: [2]string{"DP_M1_KEY", "DP_M2_KEY"},
-		Ports: [2]string{port1, port2}, FailStatus: "529", FailFirst: failFirst, CooldownMillis: "server_ms: 1",
+// member 1 answers 529 (every call when failFirst is mockllm.FailEvery,
+// else its first failFirst calls); server cooldown 1 ms, so only
+// stickiness can keep a session off a member that failed once.
+func startChannels(t *testing.T, l *agentlab.Lab, mock, port1, port2 string, failFirst int) agentlab.PoolChannels {
+	return l.StartPoolChannels(t, mock, agentlab.ChannelSpec{
+		API: "anthropic", Speaks: mockllm.Anthropic, Pool: "p", Members: [2]string{"m1", "m2"}, KeyEnvs: [2]string{"DP_M1_KEY", "DP_M2_KEY"},
+		Ports: [2]string{port1, port2}, FailStatus: 529, FailFirst: failFirst, CooldownMillis: "server_ms: 1",
 	})
 }
 

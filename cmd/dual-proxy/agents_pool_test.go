@@ -13,7 +13,7 @@
 //
 //	go test -race -tags agents -count=1 -run AgentsOnPool ./cmd/dual-proxy/
 //
-// Needs root (ip netns), iproute2, python3 and DUAL_PROXY_AGENTS_DIR: an npm
+// Needs root (ip netns), iproute2 and DUAL_PROXY_AGENTS_DIR: an npm
 // prefix holding @anthropic-ai/claude-code, @openai/codex,
 // @google/gemini-cli, @qwen-code/qwen-code and opencode-ai (.ci/run
 // prepares one).
@@ -79,7 +79,8 @@ var poolAgents = []poolAgent{
 }
 
 func TestAgentsOnPool(t *testing.T) {
-	mock := buildMockLLM(t)
+	tools := agentlab.BuildTools(t)
+	mock := tools.MockLLM
 	l := agentlab.New(t)
 	for _, a := range poolAgents {
 		t.Logf("%s: %s %s", a.name, a.pkg, agentVersion(t, a.pkg))
@@ -95,7 +96,7 @@ func TestAgentsOnPool(t *testing.T) {
 			})
 		}
 	})
-	testBypassFiles(t, l, mock)
+	testBypassFiles(t, l, tools)
 }
 
 // agentVersion is the version of npm package pkg in DUAL_PROXY_AGENTS_DIR
@@ -149,8 +150,8 @@ func testAgentOnPool(t *testing.T, l *agentlab.Lab, mock string, i int, a poolAg
 	}
 }
 
-// Ports of the bypass cases: the proxy an agent's file names
-// (testdata/agents/log_proxy.py, which forwards only to loopback) and the
+// Ports of the bypass cases: the proxy an agent's file names (the logging
+// gateway, agentlab.Tools.Gateway, which dials only loopback) and the
 // mock endpoint reached by host name (mock.test, so not through NO_PROXY).
 const (
 	fileProxyPort = "18241"
@@ -160,15 +161,10 @@ const (
 // testBypassFiles runs the override-file classes with the real agents:
 // the traffic is where the agent really sends it, and the launcher warns
 // exactly when that is past the launcher (SPEC OPS-8).
-func testBypassFiles(t *testing.T, l *agentlab.Lab, mock string) {
-	scripts, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	proxyLog, mockLog := filepath.Join(dir, "file-proxy.jsonl"), filepath.Join(dir, "mock.jsonl")
-	l.StartServer(t, "log_proxy on", "python3", filepath.Join(scripts, "log_proxy.py"), "--port", fileProxyPort, "--log", proxyLog)
-	l.StartServer(t, "mockllm listening", mock, "-addr", "127.0.0.1:"+bypassMock, "-api", "anthropic", "-log", mockLog)
+func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
+	mock := tools.MockLLM
+	proxyLog := l.StartGateway(t, tools.Gateway, fileProxyPort, "mock.test:"+bypassMock+"=127.0.0.1:"+bypassMock)
+	mockLog := l.StartMockLLM(t, mock, bypassMock, "-api", "anthropic")
 	fileProxy := "http://127.0.0.1:" + fileProxyPort
 	claude := func(t *testing.T, settings string) (agentlab.Result, []map[string]any, []map[string]any, string) {
 		home, cwd := t.TempDir(), t.TempDir()

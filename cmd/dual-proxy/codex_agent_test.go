@@ -4,12 +4,12 @@
 // POOL-20 Codex preset, POOL-7, POOL-8): the launcher adds its `-c`
 // overrides for the provider dual-pool to `codex`, whose HOME has no
 // config.toml; the pool's two members are mock OpenAI Responses channels
-// (testdata/agents/mock_channel.py) inside a loopback-only network
+// (internal/mockllm's command) inside a loopback-only network
 // namespace (internal/agentlab), the first answering 429.
 //
 //	go test -race -tags agents -count=1 -run CodexAgent ./cmd/dual-proxy/
 //
-// Needs root (ip netns), iproute2, python3, bash, curl, and either
+// Needs root (ip netns), iproute2, bash, curl, and either
 // DUAL_PROXY_AGENTS_DIR (an npm prefix holding @openai/codex; .ci/run
 // prepares one) or npm, with which the test installs it into a temporary
 // directory.
@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/mockllm"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,21 +72,18 @@ $`)
 
 func TestCodexAgent(t *testing.T) {
 	codex := codexPath(t)
-	scripts, err := filepath.Abs(filepath.Join("..", "..", "testdata", "agents"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"python3", "curl", "bash"} {
+	for _, tool := range []string{"curl", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the Codex agents test needs %s (.ci/run installs it)", tool)
 		}
 	}
+	mock := agentlab.BuildTools(t).MockLLM
 	l := agentlab.New(t)
 
 	// Member 1 answers every /v1/responses with 429: the pool fails over
 	// before the commit point and codex prints member 2's reply.
 	t.Run("POOL-20/codex-exec-preset-first-member-429-fails-over", func(t *testing.T) {
-		ch := startCodexChannels(t, l, scripts, "18091", "18092", "0")
+		ch := startCodexChannels(t, l, mock, "18091", "18092", mockllm.FailEvery)
 		h := newCodexHome(t)
 		r := agentlab.Run(t, h.command(l, nil, bin, "run", "--health-url", "", "--log-file", h.logFile, "--log-level", "debug", "--log-format", "json",
 			"--config", ch.Config, "--pool", "po", "--", codex, "exec", "--skip-git-repo-check", "say ok"), 120*time.Second)
@@ -103,7 +101,7 @@ func TestCodexAgent(t *testing.T) {
 	// so only the sticky binding (moved by the failover, POOL-8) keeps the
 	// session on member 2.
 	t.Run("POOL-8/codex-resume-stays-on-member-that-took-over", func(t *testing.T) {
-		ch := startCodexChannels(t, l, scripts, "18093", "18094", "1")
+		ch := startCodexChannels(t, l, mock, "18093", "18094", 1)
 		h := newCodexHome(t)
 		wrapDir := t.TempDir()
 		wrapper := filepath.Join(wrapDir, "codex")
@@ -141,13 +139,13 @@ func TestCodexAgent(t *testing.T) {
 }
 
 // startCodexChannels starts the pair of mock OpenAI channels of pool
-// "po": member 1 answers 429 (every call when failFirst is "0", else its
-// first failFirst calls); cooldowns of 1 ms, so only stickiness can keep a
-// session off a member that failed once.
-func startCodexChannels(t *testing.T, l *agentlab.Lab, scripts, port1, port2, failFirst string) agentlab.PoolChannels {
-	return l.StartPoolChannels(t, scripts, agentlab.ChannelSpec{
-		API: "openai", BasePath: "/v1", Pool: "po", Members: [2]string{"o1", "o2"}, KeyEnvs: [2]string{"DP_O1_KEY", "DP_O2_KEY"},
-		Ports: [2]string{port1, port2}, FailStatus: "429", FailFirst: failFirst, CooldownMillis: "rate_limit_ms: 1, server_ms: 1",
+// "po": member 1 answers 429 (every call when failFirst is
+// mockllm.FailEvery, else its first failFirst calls); cooldowns of 1 ms, so
+// only stickiness can keep a session off a member that failed once.
+func startCodexChannels(t *testing.T, l *agentlab.Lab, mock, port1, port2 string, failFirst int) agentlab.PoolChannels {
+	return l.StartPoolChannels(t, mock, agentlab.ChannelSpec{
+		API: "openai", Speaks: mockllm.Responses, BasePath: "/v1", Pool: "po", Members: [2]string{"o1", "o2"}, KeyEnvs: [2]string{"DP_O1_KEY", "DP_O2_KEY"},
+		Ports: [2]string{port1, port2}, FailStatus: 429, FailFirst: failFirst, CooldownMillis: "rate_limit_ms: 1, server_ms: 1",
 	})
 }
 
@@ -190,7 +188,7 @@ func checkCodexCalls(t *testing.T, name string, got []map[string]any, n int, sta
 		t.Fatalf("%s saw %d requests, want %d:\n%s", name, len(got), n, agentSummary(got))
 	}
 	for _, e := range got {
-		if e["method"] != "POST" || e["path"] != "/v1/responses" || e["mock_status"] != status {
+		if e["method"] != "POST" || e["path"] != "/v1/responses" || e["query"] != "" || e["mock_status"] != status {
 			t.Fatalf("%s saw %s, want POST /v1/responses answered %v", name, agentSummary(got), status)
 		}
 		if a := agentHeader(e, "authorization"); !strings.HasPrefix(a, "Bearer "+key[:5]) {

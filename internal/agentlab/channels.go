@@ -5,42 +5,42 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
 // ChannelSpec describes two mock model channels in a lab and the pool over
 // them that the pool agent tests use: member 1 fails with FailStatus (every
-// call when FailFirst is "0", else its first FailFirst calls) and replies
-// "from-member-1" otherwise, so an agent printing "ok" proves member 2
-// answered; member 2 is healthy.
+// call when FailFirst is mockllm.FailEvery, else its first FailFirst calls)
+// and replies "from-member-1" otherwise, so an agent printing "ok" proves
+// member 2 answered; member 2 is healthy.
 type ChannelSpec struct {
-	API            string // "anthropic" or "openai"
+	API            string // the channels' api: "anthropic" or "openai"
+	Speaks         string // the API the mocks speak (mockllm: anthropic, responses…)
 	BasePath       string // appended to each channel's base URL ("" or "/v1")
 	Pool           string // pool id
 	Members        [2]string
 	KeyEnvs        [2]string // api_key_env of each member
 	Ports          [2]string
-	FailStatus     string
-	FailFirst      string
+	FailStatus     int
+	FailFirst      int
 	CooldownMillis string // YAML flow map of the pool's cooldown, e.g. "server_ms: 1"
 }
 
 // PoolChannels are the running pair: the config file and each member's
-// request log (JSON lines, mock_llm.py --log).
+// request log (JSON lines of the mockllm command).
 type PoolChannels struct {
 	Config, Log1, Log2 string
 }
 
-// StartPoolChannels starts the two channels of s inside l, using
-// scripts/mock_channel.py, and writes the pool config.
-func (l *Lab) StartPoolChannels(t testing.TB, scripts string, s ChannelSpec) PoolChannels {
+// StartPoolChannels starts the two channels of s inside l with the mock
+// model endpoint mock (Tools.MockLLM) and writes the pool config.
+func (l *Lab) StartPoolChannels(t testing.TB, mock string, s ChannelSpec) PoolChannels {
 	t.Helper()
-	dir := t.TempDir()
-	ch := PoolChannels{Config: filepath.Join(dir, "config.yaml"), Log1: filepath.Join(dir, "member1.jsonl"), Log2: filepath.Join(dir, "member2.jsonl")}
-	script := filepath.Join(scripts, "mock_channel.py")
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", s.Ports[0], "--reply", "from-member-1",
-		"--fail-status", s.FailStatus, "--fail-first", s.FailFirst, "--log", ch.Log1)
-	l.StartServer(t, "mock_llm listening", "python3", script, "--port", s.Ports[1], "--log", ch.Log2)
+	ch := PoolChannels{Config: filepath.Join(t.TempDir(), "config.yaml")}
+	ch.Log1 = l.StartMockLLM(t, mock, s.Ports[0], "-api", s.Speaks, "-reply", "from-member-1",
+		"-fail-status", strconv.Itoa(s.FailStatus), "-fail-first", strconv.Itoa(s.FailFirst))
+	ch.Log2 = l.StartMockLLM(t, mock, s.Ports[1], "-api", s.Speaks)
 	yaml := "channels:\n"
 	for i := range 2 {
 		yaml += "  " + s.Members[i] + ": {api: " + s.API + ", base_url: \"http://127.0.0.1:" + s.Ports[i] + s.BasePath + "\", api_key_env: " + s.KeyEnvs[i] + "}\n"

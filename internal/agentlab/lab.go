@@ -1,5 +1,5 @@
 // Package agentlab runs real agent CLIs in a loopback-only network
-// namespace made for one test (equipment README §0): only `lo`, so nothing
+// namespace made for one test: only `lo`, so nothing
 // an agent tries can leave the machine, not even DNS. Used by the
 // real-agent tests (build tag agents) of cmd/claude-dual-proxy and
 // cmd/dual-proxy; it needs root and iproute2.
@@ -20,8 +20,8 @@ import (
 	"time"
 )
 
-// Lab is a loopback-only network namespace made for one test run
-// (equipment README §0): only `lo`, so nothing an agent tries can leave
+// Lab is a loopback-only network namespace made for one test run: only
+// `lo`, so nothing an agent tries can leave
 // the machine, not even DNS. `ip netns exec` bind-mounts
 // /etc/netns/NAME/hosts over /etc/hosts, which gives the test names
 // (mock.test) that resolve only inside the namespace.
@@ -83,7 +83,8 @@ func (l *Lab) Command(env []string, argv ...string) *exec.Cmd {
 	return cmd
 }
 
-// Server is a child process (mock_llm.py, log_proxy.py) inside the lab.
+// Server is a child process (the mock model endpoint, the logging
+// gateway: Tools) inside the lab.
 type Server struct {
 	cmd    *exec.Cmd
 	stderr string // file

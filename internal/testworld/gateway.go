@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,15 +151,17 @@ type Gateway struct {
 	// Name defaults to Addr.
 	Name string
 
-	ln         net.Listener
-	wantAuth   string
-	user, pass string
-	tlsConf    *tls.Config
-	socks      bool
-	routes     map[string]string
-	mode       atomic.Pointer[Mode]
-	ctx        context.Context // cancelled by Close
-	cancel     context.CancelFunc
+	ln            net.Listener
+	wantAuth      string
+	user, pass    string
+	tlsConf       *tls.Config
+	socks         bool
+	routes        map[string]string
+	onHead        func(GatewayHead)
+	refusedStatus int
+	mode          atomic.Pointer[Mode]
+	ctx           context.Context // cancelled by Close
+	cancel        context.CancelFunc
 
 	connects, requests, accepted atomic.Int64
 	tlsFailures, appBytes        atomic.Int64
@@ -177,30 +178,10 @@ type Gateway struct {
 // NewGateway starts a gateway in ModePass. It is closed by t.Cleanup.
 func NewGateway(t testing.TB, opts ...GatewayOption) *Gateway {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	g, err := ListenGateway("127.0.0.1:0", opts...)
 	if err != nil {
 		t.Fatalf("testworld: gateway listen: %v", err)
 	}
-	g := &Gateway{ln: ln, Addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
-	g.Name = g.Addr
-	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.SetMode(ModePass)
-	for _, o := range opts {
-		o(g)
-	}
-	scheme := "http://"
-	switch {
-	case g.socks:
-		scheme = "socks5h://"
-	case g.tlsConf != nil:
-		scheme = "https://"
-	}
-	g.URL, g.AuthURL = scheme+g.Addr, scheme+g.Addr
-	if g.user != "" {
-		g.AuthURL = scheme + url.UserPassword(g.user, g.pass).String() + "@" + g.Addr
-	}
-	g.wg.Add(1)
-	go g.acceptLoop()
 	t.Cleanup(g.Close)
 	return g
 }

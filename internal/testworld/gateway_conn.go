@@ -56,6 +56,10 @@ func (g *Gateway) serve(c net.Conn) {
 		g.lastAuth = req.Header.Get("Proxy-Authorization")
 		g.targets = append(g.targets, target)
 		g.mu.Unlock()
+		if g.onHead != nil {
+			g.onHead(GatewayHead{Method: req.Method, Target: req.RequestURI, UserAgent: req.Header.Get("User-Agent"),
+				ProxyAuthorization: req.Header.Get("Proxy-Authorization") != ""})
+		}
 
 		switch {
 		case m.kind == kindReset:
@@ -148,7 +152,7 @@ func (g *Gateway) dial(target string) (net.Conn, error) {
 		return nil, err
 	}
 	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("testworld: refusing non-loopback target %q (add WithRoute)", target)
+		return nil, fmt.Errorf("%w: %q", errRefusedTarget, target)
 	}
 	d := net.Dialer{Timeout: 5 * time.Second}
 	up, err := d.DialContext(g.ctx, "tcp", target)
@@ -165,7 +169,7 @@ func (g *Gateway) dial(target string) (net.Conn, error) {
 func (g *Gateway) tunnel(c net.Conn, br *bufio.Reader, target string, m Mode) {
 	up, err := g.dial(target)
 	if err != nil {
-		g.answer(c, nil, http.StatusBadGateway, "cannot reach "+target)
+		g.answer(c, nil, g.dialFailStatus(err), "cannot reach "+target)
 		return
 	}
 	defer g.untrack(up)
@@ -259,7 +263,7 @@ func (c *countConn) CloseWrite() error {
 func (g *Gateway) forward(c net.Conn, req *http.Request, target string, m Mode) bool {
 	up, err := g.dial(target)
 	if err != nil {
-		g.answer(c, req, http.StatusBadGateway, "cannot reach "+target)
+		g.answer(c, req, g.dialFailStatus(err), "cannot reach "+target)
 		return false
 	}
 	defer g.untrack(up)
