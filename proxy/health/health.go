@@ -165,6 +165,12 @@ func (h *Checker) loop() {
 					t.Stop()
 					return
 				}
+				// Kicks made while the gap was waited out are this
+				// kick: none has a check of its own (Kick).
+				select {
+				case <-h.kickC:
+				default:
+				}
 			}
 		}
 		lastRun = time.Now()
@@ -213,7 +219,7 @@ func (h *Checker) Run() {
 	if h.ctx.Err() != nil {
 		return // stopped mid-run: the last result may be the cancel's
 	}
-	h.state.Record(results)
+	h.state.Record(stillConfigured(results, h.t.Settings().Candidates))
 	if p := h.state.Preferred(); p != "" {
 		h.log.Info("health check done", "preferred", p)
 		return
@@ -230,4 +236,21 @@ func (h *Checker) Run() {
 		why.WriteString(r.Key + ": " + r.Reason)
 	}
 	h.log.Warn("health check: no candidate reached the health URL", "host", s.URL.Host, "tried", why.String())
+}
+
+// stillConfigured returns the results of the candidates that are still in
+// cands: a candidate removed by a live change while the run checked it
+// (SPEC OPS-7) has had its marks dropped, and its result must not bring it
+// back as the preference or into the status document.
+func stillConfigured(results []route.HealthResult, cands []candidate.Candidate) []route.HealthResult {
+	kept := results[:0]
+	for _, r := range results {
+		for _, c := range cands {
+			if c.Key() == r.Key {
+				kept = append(kept, r)
+				break
+			}
+		}
+	}
+	return kept
 }

@@ -107,7 +107,7 @@ func (p *Prober) Check(ctx context.Context, s Settings, c candidate.Candidate) (
 // tlsClient is the upstream client of one https:// check through c: its
 // dial opens a tunnel to the origin (dial.Open) and runs TLS to host over
 // it, both within the check's connect timeout; a handshake failure is
-// "tls: …". Its requests close their connection, so its idle pool stays
+// "tls handshake: …". Its requests close their connection, so its idle pool stays
 // empty.
 func (p *Prober) tlsClient(c candidate.Candidate, host string) *upstream.Client {
 	return &upstream.Client{ResponseTimeout: ResponseTimeout,
@@ -119,7 +119,7 @@ func (p *Prober) tlsClient(c candidate.Candidate, host string) *upstream.Client 
 			tc := tls.Client(conn, p.tlsConfig(host))
 			if err := tc.HandshakeContext(ctx); err != nil {
 				conn.Close()
-				return nil, fmt.Errorf("tls: %w", err)
+				return nil, fmt.Errorf("tls handshake: %w", err)
 			}
 			return tc, nil
 		}}

@@ -143,8 +143,8 @@ func TestRun(t *testing.T) {
 		if p := state2.Preferred(); p != "" {
 			t.Fatalf("preferred %q through an untrusted certificate", p)
 		}
-		if r := state2.Snapshot().Results; len(r) != 1 || !strings.Contains(r[0].Reason, "tls: ") {
-			t.Fatalf("results %+v: want a tls: reason", r)
+		if r := state2.Snapshot().Results; len(r) != 1 || !strings.Contains(r[0].Reason, "tls handshake: tls: ") {
+			t.Fatalf("results %+v: want the reason of a failed tls handshake", r)
 		}
 	})
 }

@@ -217,3 +217,55 @@ func TestSchedule(t *testing.T) {
 		}
 	})
 }
+
+// Kicks and live changes that meet a check already under way (SPEC HC-2,
+// OPS-7).
+func TestScheduleMeetsACheckUnderWay(t *testing.T) {
+	t.Run("HC-2/kick-while-the-gap-is-waited-out-is-the-same-check", func(t *testing.T) {
+		g := newGateTarget(t, 0, false)
+		h, _ := startChecker(t, g, nil)
+		h.Kick()
+		testkit.WaitFor(t, 5*time.Second, "the kicked check", func() bool { return h.Runs() == 1 })
+		h.Kick()
+		// The loop has taken the second kick when the channel is empty
+		// again: it now waits out the one-second gap before its check.
+		testkit.WaitFor(t, 5*time.Second, "the loop to take the kick", func() bool { return len(h.kickC) == 0 })
+		h.Kick() // before that check starts: the same kick (Kick)
+		testkit.WaitFor(t, 5*time.Second, "the check after the gap", func() bool { return h.Runs() == 2 })
+		deadline := time.Now().Add(MinKickGap + 500*time.Millisecond)
+		for time.Now().Before(deadline) { // bounded watch: a third check would start within one gap
+			if n := h.Runs(); n != 2 {
+				t.Fatalf("runs %d, want 2: a kick made while the gap was waited out got a check of its own", n)
+			}
+			time.Sleep(20 * time.Millisecond) // polling interval of the watch
+		}
+	})
+
+	t.Run("OPS-7/candidate-removed-during-a-run-is-not-recorded", func(t *testing.T) {
+		g := newGateTarget(t, 0, true)
+		state := route.NewHealth(2, time.Now)
+		h := Start(g, state, quietLog())
+		defer h.Stop()
+		h.Kick()
+		nextStart(t, g, "the check of direct")
+		// A live change replaces direct by a gateway while direct is
+		// being checked; the engine drops direct's marks (route.Health
+		// Reconfigure), as Engine.Reconfigure does.
+		gw := gatewayCand(t, "http://127.0.0.1:9")
+		s := g.Settings()
+		s.Candidates = []candidate.Candidate{gw}
+		g.set(s)
+		state.Reconfigure(2, func(k string) bool { return k == gw.Key() })
+		g.release <- struct{}{}
+		testkit.WaitFor(t, 5*time.Second, "the run to be recorded", func() bool { return !state.Snapshot().LastRun.IsZero() })
+		snap := state.Snapshot()
+		if snap.Preferred == candidate.Direct.Key() {
+			t.Fatalf("the removed candidate became the preference: %+v", snap)
+		}
+		for _, m := range snap.Marks {
+			if m.Key == candidate.Direct.Key() {
+				t.Fatalf("the removed candidate has a health mark again: %+v", snap)
+			}
+		}
+	})
+}
