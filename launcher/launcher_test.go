@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -10,12 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
@@ -148,7 +147,7 @@ func TestRun(t *testing.T) {
 func TestListeningLineNamesHealth(t *testing.T) {
 	for raw, want := range map[string]string{"": "health=off", "http://127.0.0.1:9/some/path?tok=x": "health=http://127.0.0.1:9\n"} {
 		t.Run("HC-1/launcher-listening-line-names-"+strings.TrimPrefix(strings.Fields(want)[0], "health="), func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testkit.LogBuffer
 			cfg := childRun(t, "exit", []string{"0"})
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			cfg.Proxy = func(int) (proxy.Config, []string, error) {
@@ -177,24 +176,6 @@ func TestListeningLineNamesHealth(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

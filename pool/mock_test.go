@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/status"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -179,22 +180,10 @@ type world struct {
 	pool  *Pool
 	srv   *httptest.Server
 	mocks map[string]*mockChannel
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 	now   *testkit.Clock
 	tr    *http.Transport
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // newWorld builds mocks for names (in member order) and a pool "p" over
 // them; poolExtra is YAML added under the pool (indented 4 spaces).
@@ -205,7 +194,7 @@ func newWorld(t *testing.T, names []string, behaviours []behaviour, poolExtra st
 // newWorldAPI is newWorld for channels of flavour api; chanExtra adds YAML
 // flow-mapping entries to a channel (e.g. "models: [{id: m, input: [text]}]").
 func newWorldAPI(t *testing.T, api string, names []string, behaviours []behaviour, chanExtra map[string]string, poolExtra string, opts Options) *world {
-	w := &world{t: t, mocks: map[string]*mockChannel{}, logs: &syncBuffer{},
+	w := &world{t: t, mocks: map[string]*mockChannel{}, logs: &testkit.LogBuffer{},
 		now: testkit.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
 	var y strings.Builder
 	y.WriteString("channels:\n")

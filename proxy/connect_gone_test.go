@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 )
 
 // waitNoStack polls the goroutine dump until no goroutine runs a function
@@ -46,7 +48,7 @@ func TestConnectClientGone(t *testing.T) {
 		before := goleak.IgnoreCurrent()
 		g := newSilentGateway(t)
 		gw := g.Addr
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		srv, err := New(Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
@@ -97,7 +99,7 @@ func TestConnectClientGone(t *testing.T) {
 	t.Run("CON-1/client-gone-cancels-every-racing-attempt", func(t *testing.T) {
 		g1, g2 := newSilentGateway(t), newSilentGateway(t)
 		gw1, gw2 := g1.Addr, g2.Addr
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw1, "http://"+gw2), ConnectTimeout: 30 * time.Second,
 			RaceDelay: 20 * time.Millisecond, Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		c := dialProxy(t, addr)
@@ -275,7 +277,7 @@ func TestConnectWatchHalfClose(t *testing.T) {
 
 	t.Run("CON-1/client-that-sent-early-bytes-and-left-cancels-the-open", func(t *testing.T) {
 		g := newSilentGateway(t)
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second,
 			Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		c := dialProxy(t, addr)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 )
 
@@ -21,7 +22,7 @@ func TestRoutedLineLevel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			origin := testworld.NewOrigin(t)
-			var logs logBuffer
+			var logs testkit.LogBuffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level}))
 			addr, _ := startProxy(t, Config{LoopbackDirect: true, Logger: log})
 			if resp, _ := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n"); resp.StatusCode != 200 {
@@ -40,7 +41,7 @@ func TestRoutedLineFailovers(t *testing.T) {
 		// A request whose only candidate failed has failed over to
 		// nothing: failovers=1 would mislead.
 		dead := testworld.RefusedAddr(t)
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, dead), Logger: log})
 		if resp, _ := fwSend(t, addr, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n"); resp.StatusCode < 500 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
@@ -110,8 +111,8 @@ func TestSelectionAuth(t *testing.T) {
 		c2 := selCand(t, gw2.URL)
 		for _, kind := range []string{"connect", "plain"} {
 			t.Run(kind, func(t *testing.T) {
-				var logs logBuffer
-				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, c2}, Cooldown: time.Minute, Logger: logs.logger()})
+				var logs testkit.LogBuffer
+				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, c2}, Cooldown: time.Minute, Logger: logs.Logger()})
 				if kind == "connect" {
 					if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
 						t.Fatalf("CONNECT: %d", status)

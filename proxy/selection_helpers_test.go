@@ -7,11 +7,9 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -120,29 +118,6 @@ func planKeys(e *Engine, host string, port int) []string {
 		keys[i] = a.cand.Key()
 	}
 	return keys
-}
-
-// logBuffer is a goroutine-safe buffer for a slog text handler.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// logger returns a debug-level text logger writing to l.
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // silentGateway accepts TCP and never answers (a dead-but-silent gateway,

@@ -388,8 +388,8 @@ func TestSelectionPhases(t *testing.T) {
 	} {
 		t.Run("CD-3/"+tc.phase, func(t *testing.T) {
 			s := tc.make(t)
-			var logs logBuffer
-			s.cfg.Logger = logs.logger()
+			var logs testkit.LogBuffer
+			s.cfg.Logger = logs.Logger()
 			s.cfg.Cooldown = time.Minute
 			addr, e := selProxy(t, s.cfg)
 			if s.connect != "" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -65,7 +66,7 @@ type scriptedWorld struct {
 	addr       string
 	srv        *Server
 	now        time.Time
-	logs       *logBuffer
+	logs       *testkit.LogBuffer
 	dead, good candidate.Candidate
 	origin     *testworld.Origin
 	gw         *testworld.Gateway
@@ -73,7 +74,7 @@ type scriptedWorld struct {
 
 func newScriptedWorld(t *testing.T) *scriptedWorld {
 	t.Helper()
-	w := &scriptedWorld{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), logs: &logBuffer{}}
+	w := &scriptedWorld{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), logs: &testkit.LogBuffer{}}
 	w.origin = testworld.NewOrigin(t)
 	w.gw = testworld.NewGateway(t, testworld.WithAuth("alice", goodPassword))
 	var err error

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -93,9 +94,9 @@ func TestRun(t *testing.T) {
 		gw := testworld.NewGateway(t)
 		gw.SetMode(testworld.ModeStatus(502))
 		c := gatewayCand(t, gw.URL)
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		tg := newProbeTarget(t, origin.URL+"/secret-path", nil, c, candidate.Direct)
-		h, _ := startChecker(t, tg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		h, _ := startChecker(t, tg, logs.Logger())
 		h.Run()
 		out := logs.String()
 		for _, want := range []string{"level=WARN", "no candidate reached the health URL", c.Key() + ": gateway answered 502", "direct: status 503"} {
@@ -163,7 +164,7 @@ func (l localTarget) Proved(candidate.Candidate) {}
 
 func TestRunOutOfLocalResources(t *testing.T) {
 	t.Run("HC-1/check-failed-on-local-resources-records-nothing", func(t *testing.T) {
-		var logs logBuffer
+		var logs testkit.LogBuffer
 		tg := localTarget{Settings{URL: mustURL(t, "http://health.test/"), Candidates: []candidate.Candidate{candidate.Direct}}}
 		h, state := startChecker(t, tg, slog.New(slog.NewTextHandler(&logs, nil)))
 		h.Run()

@@ -1,7 +1,6 @@
 package health
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -111,22 +110,4 @@ func gatewayCand(t *testing.T, raw string) candidate.Candidate {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// logBuffer is a goroutine-safe buffer for a slog text handler.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

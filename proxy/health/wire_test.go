@@ -6,10 +6,10 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
@@ -22,7 +22,7 @@ func TestHealthCheckRequestOnTheWire(t *testing.T) {
 	t.Run("HC-1/absolute-form-proxy-auth-connection-close-not-pooled", func(t *testing.T) {
 		heads := make(chan string, 4)
 		closed := make(chan bool, 4)
-		gw := tcpServer(t, func(c net.Conn) {
+		gw := testkit.ServeConns(t, func(c net.Conn) {
 			c.SetDeadline(time.Now().Add(10 * time.Second))
 			br := bufio.NewReader(c)
 			var head strings.Builder
@@ -69,33 +69,4 @@ func TestHealthCheckRequestOnTheWire(t *testing.T) {
 			}
 		}
 	})
-}
-
-// tcpServer serves each connection accepted on 127.0.0.1 with fn on its
-// own goroutine, until the test ends; it returns the address.
-func tcpServer(t *testing.T, fn func(net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				fn(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	return ln.Addr().String()
 }
