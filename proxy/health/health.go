@@ -31,7 +31,8 @@ type Settings struct {
 	URL *url.URL
 	// Interval is the time between periodic checks; 0: kicked checks only.
 	Interval time.Duration
-	// ConnectTimeout bounds opening the path through one candidate.
+	// ConnectTimeout (--timeout-ms) bounds the whole check through one
+	// candidate: opening the path, TLS and the status line (SPEC HC-1).
 	ConnectTimeout time.Duration
 	// Candidates are checked in this order (the default order, SPEC ORD-1).
 	Candidates []candidate.Candidate

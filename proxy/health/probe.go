@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,8 +18,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
-// ResponseTimeout bounds the wait for the health URL's status line once
-// the path is open.
+// ResponseTimeout is the response timeout of the https:// check's client;
+// the check's own deadline (Settings.ConnectTimeout, the whole check) is
+// always shorter in practice and governs.
 const ResponseTimeout = 10 * time.Second
 
 // UserAgent is the User-Agent of every health check request.
@@ -49,11 +51,14 @@ type Prober struct {
 // with a status below 500 (SPEC HC-1). Answers a gateway makes itself
 // never count: 407, a non-2xx answer to CONNECT, and its own 5xx pages
 // (which fail the < 500 test anyway). No origin credentials are sent. The
-// whole check is bounded by s.ConnectTimeout + ResponseTimeout. local is
+// whole check — opening the path, TLS, and the wait for the status line —
+// ends within s.ConnectTimeout (--timeout-ms), so a silent gateway (one
+// that accepts TCP and never answers) costs a check no more than that and
+// the verdict is in before a slow origin would matter (SPEC HC-1). local is
 // true when the check could not be made because this machine ran out of
 // descriptors or memory (the result then says nothing about c). A failed
-// check's Reason is the dial error, "response: …", "gateway answered N" or
-// "status N".
+// check's Reason is the dial error, "response: …", "no answer within N ms",
+// "gateway answered N" or "status N".
 //
 // The request is one exchange on a fresh connection that closes after it
 // (upstream.Request.Close); an https:// URL goes through a client whose
@@ -61,7 +66,8 @@ type Prober struct {
 func (p *Prober) Check(ctx context.Context, s Settings, c candidate.Candidate) (_ route.HealthResult, local bool) {
 	u := s.URL
 	res := route.HealthResult{Key: c.Key()}
-	ctx, cancel := context.WithTimeout(ctx, s.ConnectTimeout+ResponseTimeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.ConnectTimeout)
 	defer cancel()
 	port := u.Port()
 	if port == "" {
@@ -83,6 +89,13 @@ func (p *Prober) Check(ctx context.Context, s Settings, c candidate.Candidate) (
 		client, wire = p.tlsClient(c, u.Hostname()), candidate.Direct
 	}
 	sent := client.Send(ctx, wire, r, nil, s.ConnectTimeout, false)
+	if sent.Err != nil && parent.Err() == nil && timedOut(ctx, sent.Err) {
+		// The check's deadline (or the dial's, the same length), not the
+		// caller's cancel: nothing answered in time (a silent gateway or
+		// origin).
+		res.Reason = "no answer within " + strconv.FormatInt(s.ConnectTimeout.Milliseconds(), 10) + " ms"
+		return res, false
+	}
 	if sent.Err != nil {
 		if !sent.Connected {
 			res.Reason = sent.Err.Error()
@@ -135,4 +148,12 @@ func (p *Prober) tlsConfig(host string) *tls.Config {
 	}
 	c.ServerName = host
 	return c
+}
+
+// timedOut reports whether a check failed on its deadline: ctx's passed,
+// or err is a network timeout (the dial's deadline, set to the same
+// length).
+func timedOut(ctx context.Context, err error) bool {
+	var ne net.Error
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
@@ -175,4 +176,41 @@ func TestRunOutOfLocalResources(t *testing.T) {
 			t.Fatalf("log does not say the check was skipped:\n%s", out)
 		}
 	})
+}
+
+// A silent gateway (TCP accepted, nothing answered) costs a check no more
+// than its timeout, for an http:// URL (the request is written, no status
+// line comes) and an https:// one (the CONNECT is not answered).
+func TestSilentGatewayCheck(t *testing.T) {
+	for _, tc := range []struct{ name, scheme string }{
+		{"HC-1/silent-gateway-http-check-ends-within-timeout-ms", "http"},
+		{"HC-1/silent-gateway-https-check-ends-within-timeout-ms", "https"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gw := testworld.NewGateway(t)
+			gw.SetMode(testworld.ModeBlackhole)
+			c := gatewayCand(t, gw.URL)
+			tg := newProbeTarget(t, tc.scheme+"://health.example/", nil, c)
+			const timeout = 300 * time.Millisecond
+			s := tg.Settings()
+			s.ConnectTimeout = timeout
+			start := time.Now()
+			r, local := tg.Check(context.Background(), s, c)
+			took := time.Since(start)
+			if r.Alive || local {
+				t.Fatalf("result %+v local %v: want a failed check", r, local)
+			}
+			// Wide bound for a busy machine: the check's deadline is the
+			// timeout; before, an http:// check waited 10 s more.
+			if took > timeout+time.Second {
+				t.Fatalf("check took %v, want within its timeout %v", took, timeout)
+			}
+			if r.Reason != "no answer within 300 ms" {
+				t.Fatalf("reason %q", r.Reason)
+			}
+			if gw.Accepted() != 1 {
+				t.Fatalf("gateway accepted %d connections, want 1", gw.Accepted())
+			}
+		})
+	}
 }
