@@ -34,6 +34,11 @@ func (w *world) rawDo(method, path, host string, hdr map[string]string, body str
 func TestBrowserGuard(t *testing.T) {
 	w := newWorld(t, []string{"a"}, []behaviour{okAnswer("a")}, "", Options{})
 	body := msgBody("m", false)
+	port := w.srv.URL[strings.LastIndexByte(w.srv.URL, ':')+1:]
+	otherPort := "1"
+	if port == "1" {
+		otherPort = "2"
+	}
 	refused := []struct {
 		name, method, path, host string
 		hdr                      map[string]string
@@ -49,6 +54,8 @@ func TestBrowserGuard(t *testing.T) {
 		{"POOL-20/dns-rebinding-host-models", "GET", "/pool/p/v1/models", "rebind.evil.example", nil},
 		{"POOL-13/dns-rebinding-host-status", "GET", "/pool/status", "rebind.evil.example", nil},
 		{"POOL-13/dns-rebinding-host-page", "GET", "/pool/", "rebind.evil.example", nil},
+		{"OPS-7/port-then-name-host", "POST", "/pool/p/v1/messages", "localhost:" + port + ".evil.example", nil},
+		{"OPS-7/another-listeners-port", "POST", "/pool/p/v1/messages", "localhost:" + otherPort, nil},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +77,7 @@ func TestBrowserGuard(t *testing.T) {
 		{"POOL-20/localhost-origin-any-port", "", map[string]string{"Origin": "http://localhost:5173"}},
 		{"POOL-20/ipv6-loopback-origin", "", map[string]string{"Origin": "http://[::1]:9000"}},
 		{"POOL-20/loopback-origin-same-origin-fetch", "", map[string]string{"Origin": "http://127.0.0.1:1", "Sec-Fetch-Site": "same-origin"}},
-		{"POOL-20/localhost-host", "localhost:8080", nil},
+		{"POOL-20/localhost-host", "localhost:" + port, nil},
 		{"POOL-20/dot-localhost-host", "pool.localhost", nil},
 		{"POOL-20/user-typed-url", "", map[string]string{"Sec-Fetch-Site": "none"}},
 	}

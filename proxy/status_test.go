@@ -328,7 +328,9 @@ func TestStatusHandler(t *testing.T) {
 		if resp, _ := do(t, "GET", "/elsewhere", ""); resp.StatusCode != 404 {
 			t.Errorf("unmounted path: %d", resp.StatusCode)
 		}
-		for host, want := range map[string]int{"attacker.example": 421, "attacker.example:7898": 421, "localhost:7898": 200, "[::1]:7898": 200, "127.0.0.1": 200} {
+		_, port, _ := net.SplitHostPort(w.addr)
+		for host, want := range map[string]int{"attacker.example": 421, "attacker.example:" + port: 421, "localhost:" + port: 200, "[::1]:" + port: 200, "127.0.0.1": 200,
+			"127.0.0.1:" + port + ".attacker.example": 421, "localhost:1": 421} {
 			if resp, _ := do(t, "GET", statusdoc.StatusPath, host); resp.StatusCode != want {
 				t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
 			}

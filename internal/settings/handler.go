@@ -32,8 +32,8 @@ const maxBody = 1 << 20
 //	       401 without the token | 409 {error, version} when VERSION is stale |
 //	       428 without If-Match
 //
-// Every request must carry a Host that is an IP address or localhost (else
-// 421, DNS rebinding); a browser request from another origin or site is
+// Every request must carry a Host that is an IP address or localhost with
+// the listener's port, digits only (else 421, DNS rebinding); a browser request from another origin or site is
 // refused with 403 (webguard, as the pool editor). token is the instance's
 // control token; "" refuses every change.
 func Handler(l *Live, token string) http.Handler {
@@ -46,8 +46,8 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !webguard.LocalHost(r.Host) {
-		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "the settings answer only to an IP address or localhost in the Host header"})
+	if !webguard.ListenerHost(r) {
+		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "the settings answer only to an IP address or localhost with this listener's port in the Host header"})
 		return
 	}
 	if why := webguard.Refusal(r, true); why != "" {

@@ -3,10 +3,9 @@ package statusdoc
 import (
 	_ "embed"
 	"encoding/json"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
+
+	"github.com/dual-proxy/dual-proxy/internal/webguard"
 )
 
 // Paths of the proxy's own status endpoints (origin-form on the proxy
@@ -51,7 +50,8 @@ const pageCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline
 //
 // HEAD is answered like GET without a body; other methods get 405. Other
 // paths get 404. The Host header must be an IP literal, "localhost" or a
-// name under ".localhost" (else 421): a web page that points its own DNS
+// name under ".localhost", with the listener's port when it names one
+// (else 421; webguard.ListenerHost): a web page that points its own DNS
 // name at 127.0.0.1 (DNS rebinding) cannot read the host names this
 // proxy visited.
 func Handler(status func() Status) http.Handler {
@@ -63,7 +63,7 @@ type statusHandler struct {
 }
 
 func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !localHost(r.Host) {
+	if !webguard.ListenerHost(r) {
 		http.Error(w, "status pages answer only to an IP address or localhost in the Host header", http.StatusMisdirectedRequest)
 		return
 	}
@@ -114,28 +114,13 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve()
 }
 
-// localHost reports whether the Host header value names an IP literal,
-// localhost or a name under .localhost (RFC 6761 §6.3), with or without a
-// port.
-func localHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	_, err := netip.ParseAddr(host)
-	return err == nil
-}
-
 // LocalOnly serves h only to requests whose Host header is an IP literal,
-// localhost or a name under .localhost, like the status endpoints (421
+// localhost or a name under .localhost with the listener's port, like the
+// status endpoints (421
 // otherwise, DNS rebinding); the metrics endpoint uses it (SPEC OPS-5).
 func LocalOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !localHost(r.Host) {
+		if !webguard.ListenerHost(r) {
 			http.Error(w, "this endpoint answers only to an IP address or localhost in the Host header", http.StatusMisdirectedRequest)
 			return
 		}
