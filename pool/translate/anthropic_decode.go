@@ -9,7 +9,7 @@ var (
 	anRequestFields = []string{"model", "messages", "system", "max_tokens", "metadata", "stop_sequences",
 		"stream", "temperature", "top_p", "top_k", "tools", "tool_choice", "thinking", "output_config", "output_format"}
 	anMessageFields = []string{"role", "content"}
-	anToolFields    = []string{"type", "name", "description", "input_schema", "strict"}
+	anToolFields    = []string{"type", "name", "description", "input_schema", "strict", "cache_control"}
 )
 
 // scanAnRequest decodes the Messages request object b into w, recording
@@ -77,13 +77,15 @@ func scanAnTool(b []byte, t *anTool) bool {
 			return true, scanRaw(v, &t.InputSchema)
 		case "strict":
 			return true, unmarshal(v, &t.Strict)
+		case "cache_control":
+			return true, unmarshal(v, &t.CacheControl)
 		}
 		return false, true
 	})
 }
 
 var anBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
-	"is_error", "thinking", "signature", "data"}
+	"is_error", "thinking", "signature", "data", "cache_control"}
 
 // scanAnBlock decodes a content block (of a message, the system prompt or
 // a tool result: stringOrArray's arrays).
@@ -114,6 +116,8 @@ func scanAnBlock(b []byte, bl *anBlock) bool {
 			return true, scanStringPtr(v, &bl.Signature)
 		case "data":
 			return true, scanString(v, &bl.Data)
+		case "cache_control":
+			return true, unmarshal(v, &bl.CacheControl)
 		}
 		return false, true
 	})

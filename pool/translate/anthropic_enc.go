@@ -3,14 +3,15 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // EncodeAnthropicRequest writes r as a Messages request. Reasoning parts
 // without an Anthropic signature (from other APIs) are dropped: Anthropic
 // accepts only its own signed thinking. A Request without MaxTokens gets
 // DefaultMaxTokens. Consecutive messages of one role are merged, tool results
-// first (Anthropic's rule for user turns that answer tool calls).
+// first (Anthropic's rule for user turns that answer tool calls). The
+// client's cache breakpoints are kept, and with r.CacheBreakpoints the
+// pool's own are added, at most four in all (placeBreakpoints, SPEC POOL-24).
 func EncodeAnthropicRequest(r *Request) ([]byte, error) {
 	return encodeHeld(func(h *heldStrings) (any, error) { return anthropicRequestOut(r, h) })
 }
@@ -26,9 +27,6 @@ func anthropicRequestOut(r *Request, h *heldStrings) (*anRequestOut, error) {
 	if r.User != "" {
 		w.Metadata = &anMetadata{UserID: r.User}
 	}
-	if len(r.System) > 0 {
-		w.System = h.str(strings.Join(r.System, "\n\n"))
-	}
 	msgs, err := encodeAnMessages(r.Messages, h)
 	if err != nil {
 		return nil, err
@@ -39,8 +37,10 @@ func anthropicRequestOut(r *Request, h *heldStrings) (*anRequestOut, error) {
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		w.Tools = append(w.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict})
+		w.Tools = append(w.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict,
+			CacheControl: anCacheOf(t.Cache)})
 	}
+	placeBreakpoints(r, w, h) // also writes the system prompt (anthropic_cache.go)
 	if err := encodeAnToolChoice(r, w); err != nil {
 		return nil, err
 	}
@@ -156,15 +156,16 @@ func encodeAnPart(field string, p Part, h *heldStrings) (anBlock, bool, error) {
 		if p.Text == "" {
 			return anBlock{}, false, nil
 		}
-		return anBlock{Type: "text", Text: h.str(p.Text)}, true, nil
+		return anBlock{Type: "text", Text: h.str(p.Text), CacheControl: anCacheOf(p.Cache)}, true, nil
 	case KindImage:
 		if p.URL != "" {
-			return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}}, true, nil
+			return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}, CacheControl: anCacheOf(p.Cache)}, true, nil
 		}
-		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: h.str(p.Data)}}, true, nil
+		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: h.str(p.Data)},
+			CacheControl: anCacheOf(p.Cache)}, true, nil
 	case KindToolCall:
 		in, err := rawArgs(field+".input", p.Args)
-		return anBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: in}, err == nil, err
+		return anBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: in, CacheControl: anCacheOf(p.Cache)}, err == nil, err
 	case KindToolResult:
 		var inner []anBlock
 		for k, c := range p.Content {
@@ -176,7 +177,7 @@ func encodeAnPart(field string, p Part, h *heldStrings) (anBlock, bool, error) {
 				inner = append(inner, b)
 			}
 		}
-		b := anBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError}
+		b := anBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError, CacheControl: anCacheOf(p.Cache)}
 		if len(inner) > 0 {
 			b.Content = mustJSON(inner)
 		}

@@ -56,6 +56,15 @@ type anBlock struct {
 	Thinking  *string         `json:"thinking,omitempty"`
 	Signature *string         `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
+	// CacheControl is a prompt-cache breakpoint (SPEC POOL-24).
+	CacheControl *anCache `json:"cache_control,omitempty"`
+}
+
+// anCache is a cache_control object (Anthropic "Prompt caching"): type
+// "ephemeral", ttl "5m" or "1h" (absent: 5 minutes).
+type anCache struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
 }
 
 type anSource struct {
@@ -71,6 +80,8 @@ type anTool struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Strict      bool            `json:"strict,omitempty"`
+	// CacheControl is a prompt-cache breakpoint (SPEC POOL-24).
+	CacheControl *anCache `json:"cache_control,omitempty"`
 }
 
 type anToolChoice struct {
@@ -107,8 +118,9 @@ var (
 const DefaultMaxTokens = 32000
 
 // DecodeAnthropicRequest reads a Messages request body. Server tools,
-// documents, containers and MCP servers are FieldErrors; cache_control and
-// citations settings are dropped.
+// documents, containers and MCP servers are FieldErrors; cache_control
+// breakpoints are kept (a tool result's on the result; SPEC POOL-24),
+// citations settings dropped.
 //
 // One piece: a flat walk over the Messages fields in document order, each
 // filling the one Request.
@@ -141,6 +153,7 @@ func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 			return nil, fieldErr(fmt.Sprintf("system[%d].type", i), "%q is not translatable (text only)", b.Type)
 		}
 		r.System = append(r.System, b.Text)
+		r.markSystem(cacheOf(b.CacheControl))
 	}
 	for i, m := range w.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
@@ -191,7 +204,8 @@ func decodeAnTools(w *anRequest, r *Request) error {
 		if t.Type != "" && t.Type != "custom" {
 			return fieldErr(fmt.Sprintf("tools[%d].type", i), "server tool %q is not translatable", t.Type)
 		}
-		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Strict: t.Strict})
+		r.Tools = append(r.Tools, Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Strict: t.Strict,
+			Cache: cacheOf(t.CacheControl)})
 	}
 	tc := w.ToolChoice
 	if tc == nil {
@@ -254,6 +268,9 @@ func decodeAnMessage(field string, m anMessage) (Message, error) {
 		if err != nil {
 			return msg, err
 		}
+		if p.Kind != KindReasoning && b.CacheControl != nil {
+			p.Cache = cacheOf(b.CacheControl)
+		}
 		msg.Parts = append(msg.Parts, p)
 	}
 	return msg, nil
@@ -293,6 +310,9 @@ func decodeAnBlock(field string, b anBlock) (Part, error) {
 			}
 			if ip.Kind != KindText && ip.Kind != KindImage {
 				return Part{}, fieldErr(fmt.Sprintf("%s.content[%d].type", field, k), "%q inside a tool result is not translatable", ib.Type)
+			}
+			if ib.CacheControl != nil {
+				p.Cache = cacheOf(ib.CacheControl) // the result's own, if any, wins (decodeAnMessage)
 			}
 			p.Content = append(p.Content, ip)
 		}

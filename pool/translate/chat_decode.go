@@ -8,9 +8,9 @@ package translate
 var (
 	chatRequestFields = []string{"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens",
 		"max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stream", "stream_options",
-		"reasoning_effort", "response_format", "user", "n", "modalities"}
+		"reasoning_effort", "response_format", "user", "n", "modalities", "prompt_cache_key"}
 	chatMessageFields = []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
-		"reasoning", "refusal", "function_call"}
+		"reasoning", "refusal", "function_call", "cache_control"}
 	chatToolCallFields     = []string{"index", "id", "type", "function"}
 	chatCallFunctionFields = []string{"name", "arguments"}
 	chatToolFields         = []string{"type", "function"}
@@ -58,6 +58,8 @@ func scanChatRequest(b []byte, w *chatRequest, keys map[string]keyOnly) bool {
 			return true, unmarshal(v, &w.N)
 		case "modalities":
 			return true, unmarshal(v, &w.Modalities)
+		case "prompt_cache_key":
+			return true, scanString(v, &w.PromptCacheKey)
 		}
 		return false, true
 	})
@@ -84,6 +86,8 @@ func scanChatMessage(b []byte, m *chatMessage) bool {
 			return true, unmarshal(v, &m.Refusal)
 		case "function_call":
 			return true, scanRaw(v, &m.FunctionCall)
+		case "cache_control":
+			return true, unmarshal(v, &m.CacheControl)
 		}
 		return false, true
 	})
@@ -145,7 +149,7 @@ func scanChatToolFunction(b []byte, f *chatToolFunction) bool {
 	})
 }
 
-var chatContentPartFields = []string{"type", "text", "image_url"}
+var chatContentPartFields = []string{"type", "text", "image_url", "cache_control"}
 
 // scanChatContentPart decodes a content part (stringOrArray's arrays).
 func scanChatContentPart(b []byte, p *chatContentPart) bool {
@@ -157,6 +161,8 @@ func scanChatContentPart(b []byte, p *chatContentPart) bool {
 			return true, scanString(v, &p.Text)
 		case "image_url":
 			return true, unmarshal(v, &p.ImageURL)
+		case "cache_control":
+			return true, unmarshal(v, &p.CacheControl)
 		}
 		return false, true
 	})

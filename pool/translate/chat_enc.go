@@ -12,6 +12,8 @@ import (
 // text goes to reasoning_content (DeepSeek, Kimi, vLLM read it back);
 // signatures and encrypted reasoning are dropped. A stream asks for usage
 // (stream_options.include_usage) so cache accounting keeps working.
+// prompt_cache_key is kept; cache_control breakpoints are dropped (OpenAI
+// caches prefixes by itself and refuses fields it does not know).
 func EncodeChatRequest(r *Request) ([]byte, error) {
 	return encodeHeld(func(h *heldStrings) (any, error) { return chatRequestOut(r, h) })
 }
@@ -20,7 +22,7 @@ func EncodeChatRequest(r *Request) ([]byte, error) {
 // long strings held in h (held.go).
 func chatRequestOut(r *Request, h *heldStrings) (*chatRequestT[chatMessageOut], error) {
 	w := &chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
-		TopP: r.TopP, TopK: r.TopK, ParallelToolCalls: r.ParallelToolCalls, User: r.User}
+		TopP: r.TopP, TopK: r.TopK, ParallelToolCalls: r.ParallelToolCalls, User: r.User, PromptCacheKey: r.CacheKey}
 	if r.Stream {
 		w.StreamOptions = &struct {
 			IncludeUsage bool `json:"include_usage"`

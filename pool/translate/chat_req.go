@@ -32,6 +32,7 @@ type chatRequestT[M any] struct {
 	User            string      `json:"user,omitempty"`
 	N               *int        `json:"n,omitempty"`
 	Modalities      []string    `json:"modalities,omitempty"`
+	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 }
 
 type chatMessage = chatMessageT[json.RawMessage]
@@ -50,6 +51,9 @@ type chatMessageT[C any] struct {
 	Reasoning        *string         `json:"reasoning,omitempty"`
 	Refusal          *string         `json:"refusal,omitempty"`
 	FunctionCall     json.RawMessage `json:"function_call,omitempty"`
+	// CacheControl on a message marks its last part (OpenCode's
+	// openai-compatible provider sends it so; SPEC POOL-24).
+	CacheControl *anCache `json:"cache_control,omitempty"`
 }
 
 type chatContentPart struct {
@@ -59,6 +63,9 @@ type chatContentPart struct {
 		URL    string `json:"url"`
 		Detail string `json:"detail,omitempty"`
 	} `json:"image_url,omitempty"`
+	// CacheControl is Anthropic's breakpoint on a part, as OpenRouter and
+	// LiteLLM take it (SPEC POOL-24).
+	CacheControl *anCache `json:"cache_control,omitempty"`
 }
 
 type chatToolCall struct {
@@ -97,10 +104,11 @@ type chatFormat struct {
 var (
 	chatKnownKeys = []string{"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens",
 		"max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stream", "stream_options",
-		"reasoning_effort", "response_format", "user", "n", "modalities"}
-	// Dropped on translation: cache/routing hints, storage and sampling
-	// penalties (no equivalent on Anthropic; they tune, not change, the task).
-	chatIgnoredKeys = []string{"store", "metadata", "prompt_cache_key", "safety_identifier", "service_tier",
+		"reasoning_effort", "response_format", "user", "n", "modalities", "prompt_cache_key"}
+	// Dropped on translation: routing hints, cache retention, storage and
+	// sampling penalties (no equivalent on Anthropic; they tune, not change,
+	// the task).
+	chatIgnoredKeys = []string{"store", "metadata", "safety_identifier", "service_tier",
 		"frequency_penalty", "presence_penalty", "seed", "prediction", "verbosity", "prompt_cache_retention"}
 )
 
@@ -109,7 +117,8 @@ var chatEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
 // DecodeChatRequest reads a Chat Completions request body. system and
 // developer messages are hoisted into Request.System in order; n > 1,
-// audio, files and logprobs are FieldErrors.
+// audio, files and logprobs are FieldErrors. cache_control on a content
+// part or a message and prompt_cache_key are kept (SPEC POOL-24).
 func DecodeChatRequest(body []byte) (*Request, error) { return decodeChatRequest(body, false) }
 
 // decodeChatRequest is DecodeChatRequest; valid says body is known to be valid JSON
@@ -128,7 +137,7 @@ func decodeChatRequest(body []byte, valid bool) (*Request, error) {
 		}
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxCompletionTokens, Temperature: w.Temperature,
-		TopP: w.TopP, TopK: w.TopK, ParallelToolCalls: w.ParallelToolCalls, User: w.User}
+		TopP: w.TopP, TopK: w.TopK, ParallelToolCalls: w.ParallelToolCalls, User: w.User, CacheKey: w.PromptCacheKey}
 	if r.MaxTokens == 0 {
 		r.MaxTokens = w.MaxTokens
 	}
@@ -216,14 +225,19 @@ func decodeChatMessages(msgs []chatMessage, r *Request) error {
 			if err != nil {
 				return err
 			}
+			mark := cacheOf(m.CacheControl)
 			for j, p := range parts {
 				if p.Type != "text" {
 					return fieldErr(fmt.Sprintf("%s.content[%d].type", field, j), "%q in a system message is not translatable", p.Type)
 				}
 				s += p.Text
+				if p.CacheControl != nil {
+					mark = cacheOf(p.CacheControl) // a mark inside moves to the message's end
+				}
 			}
 			if isStr || len(parts) > 0 {
 				r.System = append(r.System, s)
+				r.markSystem(mark)
 			}
 		case "user", "assistant":
 			parts, err := decodeChatContent(field+".content", m.Content)
@@ -245,13 +259,22 @@ func decodeChatMessages(msgs []chatMessage, r *Request) error {
 				names[tc.ID] = tc.Function.Name
 				msg.Parts = append(msg.Parts, Part{Kind: KindToolCall, CallID: tc.ID, Name: tc.Function.Name, Args: argsOrEmpty(tc.Function.Arguments)})
 			}
+			if n := len(msg.Parts); n > 0 && m.CacheControl != nil && msg.Parts[n-1].Kind != KindReasoning {
+				msg.Parts[n-1].Cache = cacheOf(m.CacheControl)
+			}
 			r.Messages = appendMessage(r.Messages, msg)
 		case "tool":
 			content, err := decodeChatContent(field+".content", m.Content)
 			if err != nil {
 				return err
 			}
-			p := Part{Kind: KindToolResult, CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: content}
+			p := Part{Kind: KindToolResult, CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: content,
+				Cache: cacheOf(m.CacheControl)}
+			for k := range content {
+				if content[k].Cache != nil {
+					p.Cache, content[k].Cache = content[k].Cache, nil // a result is marked as a whole
+				}
+			}
 			r.Messages = appendMessage(r.Messages, Message{Role: RoleUser, Parts: []Part{p}})
 		default:
 			return fieldErr(field+".role", "role %q is not translatable", m.Role)
@@ -293,12 +316,14 @@ func decodeChatContent(field string, raw json.RawMessage) ([]Part, error) {
 	for j, p := range parts {
 		switch p.Type {
 		case "text":
-			out = append(out, Part{Kind: KindText, Text: p.Text})
+			out = append(out, Part{Kind: KindText, Text: p.Text, Cache: cacheOf(p.CacheControl)})
 		case "image_url":
 			if p.ImageURL == nil {
 				return nil, fieldErr(fmt.Sprintf("%s[%d].image_url", field, j), "missing")
 			}
-			out = append(out, imageFromURL(p.ImageURL.URL))
+			img := imageFromURL(p.ImageURL.URL)
+			img.Cache = cacheOf(p.CacheControl)
+			out = append(out, img)
 		default:
 			return nil, fieldErr(fmt.Sprintf("%s[%d].type", field, j), "content part %q is not translatable", p.Type)
 		}

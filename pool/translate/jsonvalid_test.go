@@ -39,6 +39,7 @@ func decodeValidSeeds() [][]byte {
 		`{"type":"namespace","tools":[{"type":"function","name":"f","tools":[]}],"strict":1}`,
 		`{"name":"f","input_schema":{},"strict":true,"role":"user","content":[{"type":"text"}]}`,
 		`[{"type":"thinking","thinking":"a","signature":"s","thinking":"b"},{"type":"tool_result","content":[{"type":"text","text":"x"}],"is_error":true},{"Thinking":"c"}]`,
+		`{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral","ttl":"1h"}}],"cache_control":{"type":"ephemeral"},"prompt_cache_key":"k","name":"f","input_schema":{}}`,
 		`[{"type":"function_call","arguments":"{}","arguments":null},{"type":"reasoning","summary":[],"encrypted_content":"e"},{"type":"image_url","image_url":{"url":"u"}},{"annotations":[],"detail":"d"}]`} {
 		out = append(out, []byte(s))
 	}

@@ -21,8 +21,8 @@
 // field (the pool answers it with a 400), never a silent drop that changes the
 // meaning. Things a target has no slot for but whose loss does not change the
 // answer — reasoning text into an API without reasoning input, cache_control
-// hints, Gemini thought signatures into other APIs — are dropped on purpose;
-// each encoder's doc comment lists them.
+// breakpoints into an API without them, Gemini thought signatures into other
+// APIs — are dropped on purpose; each encoder's doc comment lists them.
 package translate
 
 import "encoding/json"
@@ -88,6 +88,20 @@ type Part struct {
 	// Encrypted is a Responses reasoning item's encrypted_content; ItemID its
 	// id. Both only round-trip to a Responses member.
 	Encrypted, ItemID string
+	// Cache is the client's prompt-cache breakpoint on this part (text,
+	// image, tool call or tool result), nil when none (SPEC POOL-24).
+	Cache *Cache
+}
+
+// Cache is a prompt-cache breakpoint (SPEC POOL-24): the prefix of the
+// request up to and including what carries it (a part, a tool, a system
+// block) may be cached by the member. It is Anthropic's cache_control
+// {"type":"ephemeral","ttl":TTL}, which Chat clients also put on content
+// parts and messages for servers that take it (OpenRouter, LiteLLM,
+// OpenCode's openai-compatible provider).
+type Cache struct {
+	// TTL is "5m", "1h" or "" (the API's default, 5 minutes).
+	TTL string
 }
 
 // Message is one turn of the conversation.
@@ -106,6 +120,8 @@ type Tool struct {
 	// Custom marks a Responses freeform ("custom") tool, sent to other APIs
 	// as a function with one string argument "input" (customToolSchema).
 	Custom bool
+	// Cache is the client's breakpoint after this tool (SPEC POOL-24).
+	Cache *Cache
 }
 
 // CustomTools are the names of r's freeform tools: a Responses client gets
@@ -171,10 +187,14 @@ type Request struct {
 	Stream bool
 	// System holds the system prompt blocks in order (Chat system/developer
 	// messages anywhere in the conversation are hoisted here in order).
-	System     []string
-	Messages   []Message
-	Tools      []Tool
-	ToolChoice ToolChoice
+	System []string
+	// SystemCache holds the client's breakpoint after each System block
+	// (index i: after System[i]); nil, or shorter than System, where there
+	// is none (SPEC POOL-24).
+	SystemCache []*Cache
+	Messages    []Message
+	Tools       []Tool
+	ToolChoice  ToolChoice
 	// ParallelToolCalls is nil when unset.
 	ParallelToolCalls *bool
 	// MaxTokens is the output token limit; 0 means unset.
@@ -187,6 +207,32 @@ type Request struct {
 	Format      *Format
 	// User is an end-user id (Anthropic metadata.user_id, OpenAI user).
 	User string
+	// CacheKey is OpenAI's prompt_cache_key, which routes calls that share a
+	// prefix to one cache (Chat Completions and Responses; SPEC POOL-24).
+	CacheKey string
+	// CacheBreakpoints asks EncodeAnthropicRequest to place the pool's own
+	// breakpoints as well as the client's (anthropic_cache.go); the pool sets
+	// it per member (channel cache_breakpoints, SPEC POOL-24).
+	CacheBreakpoints bool
+}
+
+// markSystem sets c as the breakpoint after the last System block.
+func (r *Request) markSystem(c *Cache) {
+	if c == nil || len(r.System) == 0 {
+		return
+	}
+	for len(r.SystemCache) < len(r.System) {
+		r.SystemCache = append(r.SystemCache, nil)
+	}
+	r.SystemCache[len(r.System)-1] = c
+}
+
+// systemMark is the client's breakpoint after System[i], nil when none.
+func (r *Request) systemMark(i int) *Cache {
+	if i < len(r.SystemCache) {
+		return r.SystemCache[i]
+	}
+	return nil
 }
 
 // StopReason says why an answer ended, in Anthropic's words.

@@ -7,7 +7,7 @@ package translate
 // keys that match one only ignoring case.
 var (
 	rsRequestFields = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user"}
+		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user", "prompt_cache_key"}
 	rsToolFields = []string{"type", "name", "description", "parameters", "strict", "tools"}
 )
 
@@ -42,6 +42,8 @@ func scanRsRequest(b []byte, w *rsRequest, keys map[string]keyOnly) bool {
 			return true, unmarshal(v, &w.Text)
 		case "user":
 			return true, scanString(v, &w.User)
+		case "prompt_cache_key":
+			return true, scanString(v, &w.PromptCacheKey)
 		}
 		return false, true
 	})

@@ -22,6 +22,7 @@ type rsRequest struct {
 	Reasoning         *rsReasoning    `json:"reasoning,omitempty"`
 	Text              *rsText         `json:"text,omitempty"`
 	User              string          `json:"user,omitempty"`
+	PromptCacheKey    string          `json:"prompt_cache_key,omitempty"`
 }
 
 type rsReasoning struct {
@@ -76,10 +77,10 @@ type rsContent struct {
 
 var (
 	rsKnownKeys = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user"}
-	// Dropped on translation: storage, cache and routing hints, and
-	// "include" (what extra fields to return; the target returns its own).
-	rsIgnoredKeys = []string{"store", "include", "prompt_cache_key", "metadata", "service_tier", "truncation",
+		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user", "prompt_cache_key"}
+	// Dropped on translation: storage, cache retention and routing hints,
+	// and "include" (what extra fields to return; the target returns its own).
+	rsIgnoredKeys = []string{"store", "include", "metadata", "service_tier", "truncation",
 		"safety_identifier", "prompt_cache_retention", "stream_options", "client_metadata"}
 )
 
@@ -99,7 +100,7 @@ func decodeResponsesRequest(body []byte, valid bool) (*Request, error) {
 		return nil, err
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature,
-		TopP: w.TopP, ParallelToolCalls: w.ParallelToolCalls, User: w.User}
+		TopP: w.TopP, ParallelToolCalls: w.ParallelToolCalls, User: w.User, CacheKey: w.PromptCacheKey}
 	if w.Instructions != "" {
 		r.System = []string{w.Instructions}
 	}
@@ -243,9 +244,11 @@ func decodeRsContent(field string, raw json.RawMessage) ([]Part, error) {
 // takes back its own reasoning items. A tool result marked as an error gets
 // an "Error: " prefix (Responses has no error flag). When thinking is asked
 // for, reasoning.summary is "auto" so the reasoning text comes back.
+// prompt_cache_key is kept (SPEC POOL-24).
 func EncodeResponsesRequest(r *Request) ([]byte, error) {
 	w := rsRequest{Model: r.Model, Stream: r.Stream, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature,
-		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, Instructions: strings.Join(r.System, "\n\n")}
+		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, Instructions: strings.Join(r.System, "\n\n"),
+		PromptCacheKey: r.CacheKey}
 	if r.TopK != nil {
 		return nil, fieldErr("top_k", "not expressible in the Responses API")
 	}
