@@ -56,10 +56,13 @@ type Turn struct {
 	// DropAfterOutput: a streamed answer sends its first visible output,
 	// then the connection is cut without an end event.
 	DropAfterOutput bool `json:"drop_after_output,omitempty"`
-	// InputTokens, CachedTokens and OutputTokens are the usage reported.
-	InputTokens  int `json:"input_tokens,omitempty"`
-	CachedTokens int `json:"cached_tokens,omitempty"`
-	OutputTokens int `json:"output_tokens,omitempty"`
+	// InputTokens, CachedTokens, CacheWriteTokens and OutputTokens are the
+	// usage reported (a channel with a PromptCache sets the first three
+	// from its cache on Anthropic calls).
+	InputTokens      int `json:"input_tokens,omitempty"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	OutputTokens     int `json:"output_tokens,omitempty"`
 }
 
 // Call is one request the channel received.
@@ -86,6 +89,13 @@ type Channel struct {
 	// (nil: the next Turn). Tool-using agents make extra calls (titles,
 	// summaries) that would eat a fixed script.
 	Pick func(Call) *Turn
+	// Limits are the output limits the channel declares per model id
+	// (tokens): a model call asking for more is refused 400 as its API
+	// refuses it (limits.go).
+	Limits map[string]int
+	// Cache, when set, is the prompt cache of Anthropic Messages calls
+	// (cache.go): their usage says what they read from it and wrote to it.
+	Cache *PromptCache
 
 	mu    sync.Mutex
 	n     int
@@ -151,6 +161,12 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		turn = c.Turns[min(c.n, len(c.Turns)-1)]
 		c.n++
 	}
+	var refused *refusal
+	if ok && (turn.Status == 0 || turn.Status == http.StatusOK) {
+		if refused = c.screen(api, r.URL.Path, body, &turn); refused != nil {
+			turn = Turn{Status: refused.status}
+		}
+	}
 	if ok {
 		call.Status = http.StatusOK
 		if turn.Status != 0 {
@@ -173,6 +189,10 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !ok || r.Method != http.MethodPost {
 		writeJSON(w, http.StatusNotFound, errorDoc(c.API, http.StatusNotFound, "mockllm ("+c.API+"): no route "+r.Method+" "+r.URL.Path))
+		return
+	}
+	if refused != nil {
+		writeJSON(w, refused.status, refused.doc)
 		return
 	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {

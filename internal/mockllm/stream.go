@@ -35,7 +35,8 @@ func (a answer) afterVisible(s *sseWriter, failEvent func()) bool {
 func (a answer) anthropicStream(s *sseWriter) {
 	t := a.turn
 	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_mock", "type": "message", "role": "assistant",
-		"model": a.model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": t.InputTokens, "output_tokens": 0, "cache_read_input_tokens": t.CachedTokens}}})
+		"model": a.model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": t.InputTokens, "output_tokens": 0, "cache_read_input_tokens": t.CachedTokens,
+			"cache_creation_input_tokens": t.CacheWriteTokens}}})
 	s.event("ping", map[string]any{"type": "ping"})
 	fail := func() {
 		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})

@@ -114,12 +114,13 @@ func (a answer) chatFinish() string {
 
 func (a answer) anUsage() map[string]any {
 	t := a.turn
-	return map[string]any{"input_tokens": t.InputTokens, "output_tokens": t.OutputTokens, "cache_read_input_tokens": t.CachedTokens, "cache_creation_input_tokens": 0}
+	return map[string]any{"input_tokens": t.InputTokens, "output_tokens": t.OutputTokens, "cache_read_input_tokens": t.CachedTokens,
+		"cache_creation_input_tokens": t.CacheWriteTokens}
 }
 
 func (a answer) chatUsage() map[string]any {
 	t := a.turn
-	p := t.InputTokens + t.CachedTokens
+	p := t.InputTokens + t.CachedTokens + t.CacheWriteTokens
 	return map[string]any{"prompt_tokens": p, "completion_tokens": t.OutputTokens, "total_tokens": p + t.OutputTokens,
 		"prompt_tokens_details": map[string]any{"cached_tokens": t.CachedTokens}}
 }
