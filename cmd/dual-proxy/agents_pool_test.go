@@ -47,15 +47,22 @@ var configAPI = map[string]string{"anthropic": "anthropic", "openai-chat": "open
 // apiPath is the path prefix of a model call in api.
 var apiPath = map[string]string{"anthropic": "/v1/messages", "openai-chat": "/v1/chat/completions", "responses": "/v1/responses", "gemini": "/v1beta/models/"}
 
-// geminiRuntime is an XDG_RUNTIME_DIR that Gemini CLI reads the launcher's
-// settings file from (not under world-writable /tmp).
-func geminiRuntime(t *testing.T) []string {
-	dir, err := os.MkdirTemp("/run", "dpx-agents-runtime-")
+// geminiHome is Gemini CLI's environment beside xEnv: a HOME that root
+// owns up to / (not under the world-writable temporary directory), as
+// root's own home is, and no XDG_RUNTIME_DIR (root shells, ssh, cron and
+// containers have none): Gemini CLI reads the launcher's settings file only
+// from such a place (docs/agents.md). The workspace is trusted as
+// docs/agents.md says (GEMINI_CLI_TRUST_WORKSPACE=true), else gemini exits 55.
+func geminiHome(t *testing.T) []string {
+	dir, err := os.MkdirTemp("/run", "dpx-agents-home-")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true", "XDG_RUNTIME_DIR=" + dir}
+	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true", "HOME=" + dir}
 }
 
 // quietOpenCode and quietQwen turn off what these agents fetch from the
@@ -73,7 +80,7 @@ func quietQwen(*testing.T) []string {
 var poolAgents = []poolAgent{
 	{name: "claude", pkg: "@anthropic-ai/claude-code", first: "anthropic", second: "gemini", args: []string{"-p", "say ok"}},
 	{name: "codex", pkg: "@openai/codex", first: "responses", second: "gemini", args: []string{"exec", "--skip-git-repo-check", "say ok"}},
-	{name: "gemini", pkg: "@google/gemini-cli", first: "gemini", second: "anthropic", args: []string{"-m", "gemini-2.5-flash", "-p", "say ok"}, env: geminiRuntime},
+	{name: "gemini", pkg: "@google/gemini-cli", first: "gemini", second: "anthropic", args: []string{"-m", "gemini-2.5-flash", "-p", "say ok"}, env: geminiHome},
 	{name: "qwen", pkg: "@qwen-code/qwen-code", first: "openai-chat", second: "anthropic", args: []string{"-p", "say ok"}, env: quietQwen},
 	{name: "opencode", pkg: "opencode-ai", first: "anthropic", second: "openai-chat", args: []string{"run", "-m", "anthropic/claude-sonnet-4-5", "say ok"}, env: quietOpenCode},
 }

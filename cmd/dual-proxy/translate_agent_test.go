@@ -226,16 +226,12 @@ func TestTranslatedAgents(t *testing.T) {
 			{id: "g2", api: "openai-chat", speaks: "openai-chat", port: "18132"},
 		}
 		cfg, logs := startXPool(t, l, mock, members)
-		home, cwd := t.TempDir(), t.TempDir()
+		cwd := t.TempDir()
 		// No ~/.gemini/settings.json: the launcher's Gemini preset selects
-		// API-key auth (GEMINI_CLI_SYSTEM_SETTINGS_PATH) with a file in
-		// XDG_RUNTIME_DIR; Gemini CLI ignores one under world-writable /tmp.
-		runtime, err := os.MkdirTemp("/run", "dpx-agents-runtime-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(runtime) })
-		cmd := l.Command(append(xEnv(home, members), "GEMINI_CLI_TRUST_WORKSPACE=true", "XDG_RUNTIME_DIR="+runtime), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
+		// API-key auth (GEMINI_CLI_SYSTEM_SETTINGS_PATH) with a file in the
+		// user's state directory, which Gemini CLI reads only when root
+		// owns every directory above it (geminiHome).
+		cmd := l.Command(append(xEnv(t.TempDir(), members), geminiHome(t)...), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
 			gemini, "-m", "gemini-2.5-flash", "-p", "say ok")
 		cmd.Dir = cwd
 		r := agentlab.Run(t, cmd, 180*time.Second)

@@ -147,8 +147,13 @@ func (l *launch) ready(srv *proxy.Server, port int) {
 func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 	if l.s.PoolName != "" {
 		var cleanup func()
-		env, argv, cleanup = poolChild(l.s, l.token, port, env, argv)
+		var warnings []string
+		env, argv, cleanup, warnings = poolChild(l.s, l.token, port, env, argv)
 		l.poolCleanup = append(l.poolCleanup, cleanup)
+		for _, w := range warnings {
+			fmt.Fprintf(l.terminal, "%s: warning: %s\n", l.prog, w)
+			l.log.Warn(w)
+		}
 	}
 	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets}) {
 		fmt.Fprintln(l.terminal, w)

@@ -162,7 +162,9 @@ func newToken() string {
 // Gemini CLI a settings file selecting API-key auth (geminiPreset), Qwen
 // Code `--auth-type openai` unless the user chose one (qwenPreset). cleanup
 // removes what the presets wrote; call it when the child has ended.
-func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []string, cleanup func()) {
+// warnings are the one-line reasons a preset could not be applied, for the
+// terminal and the log.
+func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []string, cleanup func(), warnings []string) {
 	cleanup = func() {}
 	// The id as one escaped path segment: a pool id such as "50%off" or
 	// "a#b" is served (the router reads the decoded path) but, written raw,
@@ -171,7 +173,7 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 	env = withoutChannelKeys(env, s.Pool)
 	env = envrewrite.RewritePool(env, base, token)
 	if !s.AgentPresets || len(argv) == 0 {
-		return env, argv, cleanup
+		return env, argv, cleanup, nil
 	}
 	switch commandName(argv[0]) {
 	case "codex":
@@ -187,11 +189,14 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 	case "opencode":
 		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token))
 	case "gemini":
-		env, cleanup = geminiPreset(env)
+		var w string
+		if env, cleanup, w = geminiPreset(env); w != "" {
+			warnings = append(warnings, w)
+		}
 	case "qwen":
 		argv = qwenPreset(env, argv)
 	}
-	return env, argv, cleanup
+	return env, argv, cleanup, warnings
 }
 
 // tomlString is s as a TOML basic string for Codex's -c overrides, which
@@ -223,26 +228,56 @@ func tomlString(s string) string {
 // URL and GEMINI_API_KEY.
 const geminiSettings = `{"security":{"auth":{"selectedType":"gemini-api-key"}}}`
 
-// geminiPreset writes geminiSettings to a private temporary file and names
-// it in GEMINI_CLI_SYSTEM_SETTINGS_PATH, the settings layer that wins over
-// the user's and the workspace's. Gemini CLI skips a settings file with a
-// group- or world-writable ancestor (such as /tmp), so the file goes into
-// the child's XDG_RUNTIME_DIR when set (0700 by the XDG spec), else the
-// temporary directory. A file that cannot be written leaves env as it is
-// (the child then reports its own auth error).
-func geminiPreset(env []string) ([]string, func()) {
-	parent, _ := envrewrite.Get(env, "XDG_RUNTIME_DIR")
-	dir, err := os.MkdirTemp(parent, "dual-proxy-gemini-")
+// geminiPreset writes geminiSettings to a private file (writePreset) and
+// names it in GEMINI_CLI_SYSTEM_SETTINGS_PATH, the settings layer that wins
+// over the user's and the workspace's. Gemini CLI reads that file only when
+// root owns it and every directory above it (geminiTrusts): for another user
+// the file is not written, and unless the user's own settings
+// ($GEMINI_CLI_HOME or ~, .gemini/settings.json) select API-key auth the
+// warning says what to add there. A file that cannot be written leaves env
+// as it is, with a warning.
+func geminiPreset(env []string) (_ []string, cleanup func(), warning string) {
+	noop := func() {}
+	path, cleanup, err := writePreset(env, "gemini-settings.json", []byte(geminiSettings))
 	if err != nil {
-		return env, func() {}
+		return env, noop, "cannot write Gemini CLI's settings file selecting API-key auth for the pool (" + err.Error() + "): gemini -p will stop with \"Invalid auth method selected\""
 	}
-	cleanup := func() { _ = os.RemoveAll(dir) }
-	path := filepath.Join(dir, "settings.json")
-	if err := os.WriteFile(path, []byte(geminiSettings), 0o600); err != nil {
-		cleanup()
-		return env, func() {}
+	if geminiTrusts(path) {
+		return envrewrite.Set(env, "GEMINI_CLI_SYSTEM_SETTINGS_PATH", path), cleanup, ""
 	}
-	return envrewrite.Set(env, "GEMINI_CLI_SYSTEM_SETTINGS_PATH", path), cleanup
+	cleanup()
+	user := geminiUserSettings(env)
+	if b, err := os.ReadFile(user); err == nil && geminiSelectsAPIKey(b) {
+		return env, noop, ""
+	}
+	return env, noop, "Gemini CLI reads a launcher's settings file only when root owns it and every directory above it, so the pool cannot select its API-key auth: " +
+		"add {\"security\":{\"auth\":{\"selectedType\":\"gemini-api-key\"}}} to " + user + " (gemini -p stops with \"Invalid auth method selected\" without it)"
+}
+
+// geminiUserSettings is Gemini CLI's user settings file for env:
+// .gemini/settings.json under $GEMINI_CLI_HOME, else the home directory.
+func geminiUserSettings(env []string) string {
+	h, _ := envrewrite.Get(env, "GEMINI_CLI_HOME")
+	if h == "" {
+		h, _ = envrewrite.Get(env, "HOME")
+	}
+	if h == "" {
+		h, _ = envrewrite.Get(env, "USERPROFILE")
+	}
+	return filepath.Join(h, ".gemini", "settings.json")
+}
+
+// geminiSelectsAPIKey reports whether a Gemini CLI settings file selects
+// API-key auth (security.auth.selectedType "gemini-api-key").
+func geminiSelectsAPIKey(data []byte) bool {
+	var doc struct {
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+	}
+	return json.Unmarshal(data, &doc) == nil && doc.Security.Auth.SelectedType == "gemini-api-key"
 }
 
 // commandName is a command's base name, lower case, without a Windows ".exe".

@@ -14,7 +14,7 @@ func TestPoolAgentPresets(t *testing.T) {
 	s := &Settings{PoolName: "p", AgentPresets: true}
 	env := []string{"HOME=/h", "XDG_RUNTIME_DIR=" + t.TempDir(), "GOOGLE_API_KEY=AIza-real"}
 	t.Run("POOL-20/POOL-21/every-agent-variable-for-any-command", func(t *testing.T) {
-		out, argv, cleanup := poolChild(s, "tok", 7896, env, []string{"aider"})
+		out, argv, cleanup, _ := poolChild(s, "tok", 7896, env, []string{"aider"})
 		defer cleanup()
 		for k, want := range map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:7896/pool/p", "OPENAI_BASE_URL": "http://127.0.0.1:7896/pool/p/v1",
 			"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:7896/pool/p", "GEMINI_API_KEY": "tok", "OPENAI_API_KEY": "tok", "ANTHROPIC_AUTH_TOKEN": "tok"} {
@@ -31,7 +31,7 @@ func TestPoolAgentPresets(t *testing.T) {
 		// ANTHROPIC_BASE_URL=…/pool/50%off a#b, which a client answered with
 		// 400 or cut at '#'.
 		odd := &Settings{PoolName: "50%off a#b", AgentPresets: true}
-		out, _, cleanup := poolChild(odd, "tok", 7896, env, []string{"qwen"})
+		out, _, cleanup, _ := poolChild(odd, "tok", 7896, env, []string{"qwen"})
 		defer cleanup()
 		for k, want := range map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b",
 			"OPENAI_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b/v1", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:7896/pool/50%25off%20a%23b"} {
@@ -40,21 +40,49 @@ func TestPoolAgentPresets(t *testing.T) {
 			}
 		}
 	})
-	t.Run("POOL-20/gemini-preset-selects-api-key-auth", func(t *testing.T) {
-		out, _, cleanup := poolChild(s, "tok", 7896, env, []string{"/usr/bin/gemini", "-p", "hi"})
-		path, _ := envrewrite.Get(out, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-		runtime, _ := envrewrite.Get(env, "XDG_RUNTIME_DIR")
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.HasPrefix(path, runtime) || string(b) != geminiSettings {
-			t.Fatalf("settings %q: %q %v", path, b, err)
+	t.Run("POOL-20/gemini-preset-never-under-world-writable-tmp-without-XDG_RUNTIME_DIR", func(t *testing.T) {
+		// Without XDG_RUNTIME_DIR (root shells, ssh, cron, containers) the
+		// file went to /tmp/dual-proxy-gemini-…, which Gemini CLI skips
+		// ("Parent directory '/tmp' is insecure"): the preset was lost
+		// without a word. Now it goes to the user's state directory, and
+		// where Gemini CLI would still not read it (not owned by root up
+		// to /), the launcher says what to add to the user's settings.
+		home, state := t.TempDir(), t.TempDir()
+		genv := []string{"HOME=" + home, "XDG_STATE_HOME=" + state}
+		out, _, cleanup, warnings := poolChild(s, "tok", 7896, genv, []string{"/usr/bin/gemini", "-p", "hi"})
+		defer cleanup()
+		path, set := envrewrite.Get(out, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+		switch {
+		case set && !strings.HasPrefix(path, filepath.Join(state, "dual-proxy", "presets")+string(filepath.Separator)):
+			t.Fatalf("settings file %s, want it under %s", path, state)
+		case set && !geminiTrusts(path):
+			t.Fatalf("settings file %s named although Gemini CLI skips it", path)
+		case !set && (len(warnings) != 1 || !strings.Contains(warnings[0], filepath.Join(home, ".gemini", "settings.json")) ||
+			!strings.Contains(warnings[0], `"selectedType":"gemini-api-key"`)):
+			t.Fatalf("no settings file and warnings %q, want one naming %s", warnings, filepath.Join(home, ".gemini", "settings.json"))
 		}
-		cleanup()
-		if _, err := os.Stat(path); !os.IsNotExist(err) {
-			t.Fatalf("preset file left behind: %v", err)
+		if !set {
+			if left, _ := filepath.Glob(filepath.Join(state, "dual-proxy", "presets", "launch-*")); len(left) != 0 {
+				t.Fatalf("unread preset left behind: %q", left)
+			}
+		}
+	})
+	t.Run("POOL-20/gemini-user-settings-selecting-api-key-auth-need-no-warning", func(t *testing.T) {
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, cleanup, warnings := poolChild(s, "tok", 7896, []string{"HOME=" + home, "XDG_STATE_HOME=" + t.TempDir()}, []string{"gemini"})
+		defer cleanup()
+		if len(warnings) != 0 {
+			t.Fatalf("warnings %q", warnings)
 		}
 	})
 	t.Run("POOL-20/opencode-preset-inline-config", func(t *testing.T) {
-		out, _, cleanup := poolChild(s, "tok", 7896, env, []string{"opencode"})
+		out, _, cleanup, _ := poolChild(s, "tok", 7896, env, []string{"opencode"})
 		defer cleanup()
 		raw, _ := envrewrite.Get(out, "OPENCODE_CONFIG_CONTENT")
 		var cfg struct {
@@ -69,7 +97,7 @@ func TestPoolAgentPresets(t *testing.T) {
 	})
 	t.Run("POOL-20/no-agent-presets", func(t *testing.T) {
 		off := &Settings{PoolName: "p"}
-		out, argv, cleanup := poolChild(off, "tok", 7896, env, []string{"codex", "exec"})
+		out, argv, cleanup, _ := poolChild(off, "tok", 7896, env, []string{"codex", "exec"})
 		defer cleanup()
 		if len(argv) != 2 {
 			t.Fatalf("argv %q", argv)
@@ -81,13 +109,13 @@ func TestPoolAgentPresets(t *testing.T) {
 	t.Run("POOL-20/OPS-8/qwen-preset-selects-openai-auth-unless-chosen", func(t *testing.T) {
 		home := t.TempDir()
 		qenv := []string{"HOME=" + home, "XDG_RUNTIME_DIR=" + t.TempDir()}
-		_, argv, cleanup := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"})
+		_, argv, cleanup, _ := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"})
 		defer cleanup()
 		if want := []string{"qwen", "--auth-type", "openai", "-p", "hi"}; strings.Join(argv, " ") != strings.Join(want, " ") {
 			t.Fatalf("fresh HOME: argv %q, want %q", argv, want)
 		}
 		for _, own := range [][]string{{"qwen", "--auth-type", "anthropic", "-p", "hi"}, {"qwen", "--auth-type=qwen-oauth"}} {
-			if _, argv, _ := poolChild(s, "tok", 7896, qenv, own); strings.Join(argv, " ") != strings.Join(own, " ") {
+			if _, argv, _, _ := poolChild(s, "tok", 7896, qenv, own); strings.Join(argv, " ") != strings.Join(own, " ") {
 				t.Fatalf("the user's --auth-type: argv %q", argv)
 			}
 		}
@@ -98,7 +126,7 @@ func TestPoolAgentPresets(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(home, ".qwen", "settings.json"), []byte(doc), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, argv, _ := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"}); len(argv) != 3 {
+			if _, argv, _, _ := poolChild(s, "tok", 7896, qenv, []string{"qwen", "-p", "hi"}); len(argv) != 3 {
 				t.Fatalf("settings %s chose the auth type, argv %q", doc, argv)
 			}
 		}

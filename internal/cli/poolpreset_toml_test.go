@@ -14,7 +14,7 @@ func TestCodexPresetValuesAreTOMLStrings(t *testing.T) {
 	t.Run("POOL-20/codex-overrides-escape-the-pool-name", func(t *testing.T) {
 		for _, name := range []string{"p", `x"y`, `a\b`, "x\" \nmodel=\"evil", "tab\tesc\x1b"} {
 			s := &Settings{PoolName: name, AgentPresets: true}
-			_, argv, cleanup := poolChild(s, "tok", 7896, []string{"HOME=/h"}, []string{"codex", "exec"})
+			_, argv, cleanup, _ := poolChild(s, "tok", 7896, []string{"HOME=/h"}, []string{"codex", "exec"})
 			cleanup()
 			values := map[string]string{}
 			for i := 1; i+1 < len(argv); i++ {
