@@ -62,6 +62,31 @@ func TestAgentOverrideWarning(t *testing.T) {
 	})
 }
 
+// TestAgentExitHint runs the launcher with a "gemini" child that exits 55,
+// Gemini CLI's status outside a trusted folder: the launcher's last line
+// names the fixes, and the child got nothing that trusts the folder
+// (SPEC OPS-8).
+func TestAgentExitHint(t *testing.T) {
+	bin := t.TempDir()
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
+	t.Run("OPS-8/gemini-exit-55-names-the-trust-fixes", func(t *testing.T) {
+		gemini := testworld.ChildAs(t, bin, "gemini", "exit", "55")
+		_, errOut, status := runCmdEnv(t, DualProxy, env, append([]string{"run", "--listen-port", "0", "--health-url", "", "--"}, gemini...)...)
+		want := "dual-proxy: gemini exited 55: Gemini CLI runs only in a trusted folder; pass --skip-trust, set GEMINI_CLI_TRUST_WORKSPACE=true, " +
+			"or trust this folder in gemini's interactive mode (the launcher trusts nothing for you)\n"
+		if status != 55 || !strings.HasSuffix(errOut, want) {
+			t.Fatalf("status %d stderr\n%s\nwant it to end with\n%s", status, errOut, want)
+		}
+	})
+	t.Run("OPS-8/other-command-exit-55-no-trust-hint", func(t *testing.T) {
+		other := testworld.ChildAs(t, bin, "aider", "exit", "55")
+		_, errOut, status := runCmdEnv(t, DualProxy, env, append([]string{"run", "--listen-port", "0", "--health-url", "", "--"}, other...)...)
+		if status != 55 || strings.Contains(errOut, "trusted") {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+	})
+}
+
 // runCmdEnv is runCmd with env as the whole environment (no HOME added).
 func runCmdEnv(t *testing.T, f func([]string, IO) int, env []string, args ...string) (string, string, int) {
 	t.Helper()

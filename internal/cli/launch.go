@@ -193,7 +193,11 @@ func (l *launch) exit(status int, err error) error {
 		}
 		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", l.prog, oneLine(err.Error()), hint, s.LogFile), status)
 	}
-	if status != 0 && len(l.bypass) > 0 {
+	if hint := agentExitHint(s.Command, status); hint != "" {
+		// The agent's own exit status names the cause (SPEC OPS-8): the
+		// fix, not the proxy's log.
+		fmt.Fprintf(l.terminal, "%s: %s\n", l.prog, hint)
+	} else if status != 0 && len(l.bypass) > 0 {
 		// The child's own settings sent it past the proxy (SPEC OPS-8): what
 		// failed may never have reached the proxy, so its log is the wrong place to look.
 		fmt.Fprintf(l.terminal, "%s: the command failed after the warning(s) at start: its own settings send it past dual-proxy; fix the file(s) named there first\n", l.prog)
@@ -206,6 +210,22 @@ func (l *launch) exit(status int, err error) error {
 		return cli.Exit("", status)
 	}
 	return nil
+}
+
+// geminiUntrustedStatus is Gemini CLI's exit status outside a trusted
+// folder (0.61: "Gemini CLI is not running in a trusted directory").
+const geminiUntrustedStatus = 55
+
+// agentExitHint is the launcher's last line for an agent command argv that
+// exited with status, when that status alone names the cause, else "". It
+// names the fix and does nothing on the user's behalf: the launcher trusts
+// no folder for Gemini CLI.
+func agentExitHint(argv []string, status int) string {
+	if len(argv) == 0 || status != geminiUntrustedStatus || commandName(argv[0]) != "gemini" {
+		return ""
+	}
+	return "gemini exited 55: Gemini CLI runs only in a trusted folder; pass --skip-trust, set GEMINI_CLI_TRUST_WORKSPACE=true, " +
+		"or trust this folder in gemini's interactive mode (the launcher trusts nothing for you)"
 }
 
 // openLogFile opens the launcher's log file for appending, creating its
