@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -99,12 +100,16 @@ func (c *checker) value(k Key, r *Resolved, env Env) {
 		c.listenHost()
 	case LogLevel:
 		if err := r.Level.UnmarshalText([]byte(v.String(LogLevel))); err != nil {
-			c.add(LogLevel, "want debug, info, warn or error, got %q", v.String(LogLevel))
+			c.add(LogLevel, "want debug, info, warn or error")
 		}
 	case LogFormat:
 		if f := v.String(LogFormat); f != "text" && f != "json" {
-			c.add(LogFormat, "want text or json, got %q", f)
+			c.add(LogFormat, "want text or json")
 		}
+	case UpstreamURL:
+		c.upstreamURL()
+	case UpstreamHost:
+		c.upstreamHost()
 	case HealthURL:
 		r.HealthURL = c.healthURL()
 	case PreferDirect:
@@ -144,11 +149,13 @@ func resolveCandidates(r *Resolved, env Env) ([]string, *FieldError) {
 	}
 	cands, warnings, err := route.BuildCandidates(r.Spec)
 	if err != nil {
+		// Not reached for a value value() passed; kept for a rule
+		// BuildCandidates gains later, its message scrubbed the same way.
 		field := UpstreamURL
 		if r.Spec.UpstreamURL == "" {
 			field = UpstreamHost
 		}
-		return nil, &FieldError{Field: field, Message: err.Error()}
+		return nil, &FieldError{Field: field, Message: scrub(err.Error())}
 	}
 	for _, cd := range cands {
 		if cd.CAFile == "" {
@@ -173,6 +180,44 @@ func caFileError(cd candidate.Candidate, err error) *FieldError {
 		msg = fmt.Sprintf("%s (from %s): %v", cd.String(), strings.TrimPrefix(cd.Source, "env:"), err)
 	}
 	return &FieldError{Field: field, Message: msg}
+}
+
+// MaxNamedErrors is how many field errors a refused change or a refused
+// file names; past it one more entry gives the count (SPEC OPS-7: an
+// answer stays small whatever the request).
+const MaxNamedErrors = 20
+
+// maxNameBytes cuts a key name an error repeats.
+const maxNameBytes = 64
+
+// clipName is an unknown key's name as an error repeats it: at most
+// maxNameBytes, control characters replaced.
+func clipName(name string) string {
+	if len(name) > maxNameBytes {
+		name = strings.ToValidUTF8(name[:maxNameBytes], "") + "…"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, name)
+}
+
+// bounded is fes cut to MaxNamedErrors, with one last entry (no field)
+// giving how many there were in all when some were cut; unnamed are the
+// errors found but never made into entries (unknown keys past the
+// limit).
+func bounded(fes []FieldError, unnamed int) []FieldError {
+	total := len(fes)
+	if unnamed > MaxNamedErrors {
+		total += unnamed - MaxNamedErrors
+	}
+	if total <= MaxNamedErrors {
+		return fes
+	}
+	out := slices.Clone(fes[:min(len(fes), MaxNamedErrors)])
+	return append(out, FieldError{Message: fmt.Sprintf("%d errors in all; the first %d are listed", total, len(out))})
 }
 
 // checker collects the errors of one Check.
@@ -212,7 +257,7 @@ func (c *checker) listenHost() {
 	}
 	if h := strings.Trim(host, "[]"); h != "localhost" {
 		if _, err := netip.ParseAddr(h); err != nil {
-			c.add(ListenHost, "want an IP address or localhost, got %q", host)
+			c.add(ListenHost, "want an IP address or localhost")
 		}
 	}
 }
@@ -254,6 +299,8 @@ func (c *checker) rules(noProxy string) *route.Rules {
 	if _, e2 := route.ParseRules(pd, nil, ""); e2 == nil {
 		field = PreferProxy
 	}
+	// A host pattern is no secret: its error names it, so the one bad
+	// pattern of several is found.
 	c.add(field, "%v", err)
 	return nil
 }
@@ -287,7 +334,7 @@ func (c *checker) gateways(env Env) {
 			continue
 		}
 		if _, err := route.ParseGateway(g, Gateway); err != nil {
-			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "%s: %v", route.RedactURL(g), err)
+			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "%s", scrub(err.Error()))
 			continue
 		}
 		port := env.BoundPort
@@ -296,7 +343,7 @@ func (c *checker) gateways(env Env) {
 		}
 		_, w, _ := route.BuildCandidates(route.CandidateSpec{Gateways: []string{g}, ListenHost: c.v.String(ListenHost), ListenPort: port})
 		if len(w) > 0 {
-			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "%s: points at this proxy's own listener", route.RedactURL(g))
+			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "points at this proxy's own listener")
 		}
 	}
 }
@@ -314,9 +361,113 @@ func portless(g string) string {
 	if hostport != g {
 		return "a gateway has no port (want [user:pass@]host:port or an http:// URL)"
 	}
-	example := "host:8080"
-	if !strings.ContainsAny(g, ":[]") {
-		example = g + ":8080"
+	example := "proxy.lan"
+	if looksLikeHostName(g) {
+		example = g
 	}
-	return fmt.Sprintf("%q has no port (want host:port, e.g. %s, or an http:// URL)", g, example)
+	return "a gateway has no port (want host:port, e.g. " + example + ":8080, or an http:// URL)"
+}
+
+// looksLikeHostName reports whether s is a dotted host name or address
+// of at most 64 bytes (or localhost), which an error may repeat as an
+// example: a key pasted into the field is none (too long for a DNS
+// label, or no dot), and is never repeated (SPEC OPS-7).
+func looksLikeHostName(s string) bool {
+	if len(s) > 64 || (s != "localhost" && !strings.Contains(s, ".")) {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if len(label) > 24 {
+			return false
+		}
+	}
+	_, err := route.NormalizeHost(s)
+	return err == nil
+}
+
+// upstreamURL checks upstream-url whether or not it is in use: ” (no
+// first gateway from it) or a gateway URL (SPEC GW-3); the message never
+// repeats the value (SPEC OPS-7).
+func (c *checker) upstreamURL() {
+	u := c.v.String(UpstreamURL)
+	if u == "" {
+		return
+	}
+	if hasControl(u) {
+		c.add(UpstreamURL, "must not contain control characters or line breaks")
+		return
+	}
+	if _, err := route.ParseGateway(u, UpstreamURL); err != nil {
+		c.add(UpstreamURL, "%s", scrub(err.Error()))
+	}
+}
+
+// upstreamHost checks upstream-host whether or not upstream-url overrides
+// it: ” (no first gateway) or a host name or IP address alone. A
+// user:password@ there would become a gateway's credentials that no
+// document masks, and a line break a header (SPEC GW-3, OPS-7).
+func (c *checker) upstreamHost() {
+	h := c.v.String(UpstreamHost)
+	switch {
+	case h == "":
+		return
+	case hasControl(h) || strings.ContainsAny(h, " \t"):
+		c.add(UpstreamHost, "must not contain spaces, control characters or line breaks")
+		return
+	case strings.Contains(h, "@"):
+		c.add(UpstreamHost, "want a host name or IP address alone: credentials go in upstream-url (http://user:pass@host:port)")
+		return
+	case strings.ContainsAny(h, "/?#"):
+		c.add(UpstreamHost, "want a host name or IP address alone (a URL goes in upstream-url)")
+		return
+	}
+	host := h
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if _, err := route.NormalizeHost(host); err != nil {
+		c.add(UpstreamHost, "want a host name or IP address (a port goes in upstream-port)")
+	}
+}
+
+// hasControl reports whether s holds an ASCII control character (CR, LF,
+// NUL, DEL …).
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
+}
+
+// scrub is an error message of proxy/route with every quoted part ("…",
+// which repeats a value given) and a scheme that is no known one taken out:
+// a settings error never repeats a value that may be a secret (SPEC
+// OPS-7); the field names which value it is.
+func scrub(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(msg) {
+			break
+		}
+		b.WriteString(msg[:i])
+		b.WriteString("(the value)")
+		msg = msg[j+1:]
+	}
+	b.WriteString(msg)
+	out := b.String()
+	if scheme, rest, ok := strings.Cut(out, "://: "); ok && !strings.ContainsAny(scheme, " ") {
+		out = rest
+		if strings.HasPrefix(strings.ToLower(scheme), "socks4") {
+			out = "socks4://: " + rest
+		}
+	}
+	return out
 }

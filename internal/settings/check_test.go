@@ -38,17 +38,18 @@ func TestCheckNamesEveryBadField(t *testing.T) {
 	}{
 		{"OPS-7/timeout-out-of-range", with(startValues(), settings.TimeoutMS, 0), []string{"timeout-ms: must be 1-604800000, got 0"}},
 		{"OPS-7/several-fields-all-named", with(startValues(), settings.CooldownMS, -1, settings.LogLevel, "loud", settings.HealthURL, "ftp://x"),
-			[]string{`log-level: want debug, info, warn or error, got "loud"`, "health-url: want an http:// or https:// URL", "cooldown-ms: must be 0-604800000, got -1"}},
+			[]string{"log-level: want debug, info, warn or error", "health-url: want an http:// or https:// URL", "cooldown-ms: must be 0-604800000, got -1"}},
 		{"OPS-7/recover-count", with(startValues(), settings.HealthRecover, 0), []string{"health-recover-count: must be >= 1"}},
-		{"OPS-7/gateway-without-port", with(startValues(), settings.Gateway, []string{"proxy.lan"}), []string{`gateway: "proxy.lan" has no port (want host:port, e.g. proxy.lan:8080, or an http:// URL)`}},
+		{"OPS-7/gateway-without-port", with(startValues(), settings.Gateway, []string{"proxy.lan"}), []string{"gateway: a gateway has no port (want host:port, e.g. proxy.lan:8080, or an http:// URL)"}},
+		{"OPS-7/pasted-key-as-gateway-not-echoed", with(startValues(), settings.Gateway, []string{"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz"}), []string{"gateway: a gateway has no port (want host:port, e.g. proxy.lan:8080, or an http:// URL)"}},
 		{"OPS-7/gateway-credentials-not-echoed", with(startValues(), settings.Gateway, []string{"u:secret@host"}), []string{"gateway: a gateway has no port"}},
 		{"OPS-7/bad-pattern", with(startValues(), settings.PreferProxy, []string{"a/b"}), []string{"prefer-proxy: "}},
 		{"OPS-7/upstream-port", with(startValues(), settings.UpstreamPort, 0), []string{"upstream-port: must be 1-65535, got 0"}},
-		{"OPS-7/upstream-url-scheme", with(startValues(), settings.UpstreamURL, "socks4://h:1"), []string{"upstream-url: upstream URL socks4://h:1: socks4://: unsupported proxy scheme"}},
+		{"OPS-7/upstream-url-scheme", with(startValues(), settings.UpstreamURL, "socks4://h:1"), []string{"upstream-url: socks4://: unsupported proxy scheme"}},
 		{"OPS-7/wrong-type", with(startValues(), settings.VerifyTLS, "yes"), []string{"verify-tls: missing or of the wrong type"}},
 		{"GW-6/upstream-ca-device-refused", with(startValues(), settings.UpstreamURL, "https://127.0.0.1:18510/?ca=/dev/zero"), []string{"upstream-url: https://127.0.0.1:18510: gateway CA file"}},
 		{"OPS-7/gateway-list-capped", with(startValues(), settings.Gateway, manyGateways(settings.MaxGateways+1)), []string{"gateway: at most 64 gateways, got 65"}},
-		{"OPS-7/listen-host", with(startValues(), settings.ListenHost, "example.com"), []string{`listen-host: want an IP address or localhost, got "example.com"`}},
+		{"OPS-7/listen-host", with(startValues(), settings.ListenHost, "example.com"), []string{"listen-host: want an IP address or localhost"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

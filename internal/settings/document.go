@@ -129,12 +129,20 @@ func baseKey(field string) string {
 
 // rank is the place of name in Keys, len(Keys) for an unknown name.
 func rank(name string) int {
-	i := slices.IndexFunc(Keys, func(k Key) bool { return k.Name == name })
-	if i < 0 {
-		return len(Keys)
+	if i, ok := keyRank[name]; ok {
+		return i
 	}
-	return i
+	return len(Keys)
 }
+
+// keyRank is each key's place in Keys.
+var keyRank = func() map[string]int {
+	m := make(map[string]int, len(Keys))
+	for i, k := range Keys {
+		m[k.Name] = i
+	}
+	return m
+}()
 
 // sortedKeys are m's keys in Keys order, unknown ones last (sorted).
 func sortedKeys[V any](m map[string]V) []string {
@@ -143,13 +151,7 @@ func sortedKeys[V any](m map[string]V) []string {
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra - rb
 		}
-		if a < b {
-			return -1
-		}
-		if a > b {
-			return 1
-		}
-		return 0
+		return strings.Compare(a, b)
 	})
 	return out
 }

@@ -58,7 +58,9 @@ func TestReadSectionErrors(t *testing.T) {
 	for _, tc := range []struct{ name, text, want string }{
 		{"OPS-7/unknown-key-at-its-line", "proxy:\n  cooldown: 5\n", `f.yaml:2:3: proxy.cooldown: unknown setting "cooldown" (did you mean cooldown-ms?)`},
 		{"OPS-7/fixed-key-in-the-file", "proxy:\n  listen-port: 5\n", "f.yaml:2:3: proxy.listen-port: not a live setting: give --listen-port on the command line"},
-		{"OPS-7/bad-value-at-its-value", "proxy:\n  verify-tls: maybe\n", `f.yaml:2:15: proxy.verify-tls: want true or false, got "maybe"`},
+		{"OPS-7/bad-value-at-its-value", "proxy:\n  verify-tls: maybe\n", "f.yaml:2:15: proxy.verify-tls: want true or false"},
+		{"OPS-7/null-gateway-item-refused-at-the-item", "proxy:\n  gateway: [127.0.0.1:3128, null]\n", "f.yaml:2:29: proxy.gateway[1]: null is not a value"},
+		{"OPS-7/empty-gateway-item-refused-at-the-item", "proxy:\n  gateway:\n    - ''\n", "f.yaml:3:7: proxy.gateway[0]: empty item"},
 		{"OPS-7/syntax-error", "proxy:\n  gateway: [a\n", "f.yaml:"},
 		{"OPS-7/not-a-mapping", "proxy: 5\n", "f.yaml:1:8: proxy: want a mapping"},
 	} {
@@ -137,7 +139,7 @@ func TestFileSettings(t *testing.T) {
 			t.Fatal("a bad file reloaded")
 		}
 		doc := in.live.Document()
-		if doc.Version != before.Version || len(doc.FileErrors) != 1 || doc.FileErrors[0] != path+`:10:17: proxy.fast-fail-ms: want a whole number, got "x"` {
+		if doc.Version != before.Version || len(doc.FileErrors) != 1 || doc.FileErrors[0] != path+":10:17: proxy.fast-fail-ms: want a whole number" {
 			t.Fatalf("errors %q", doc.FileErrors)
 		}
 		write(t, strings.Replace(sampleFile, "cooldown-ms: 30000", "cooldown-ms: -1", 1))

@@ -147,11 +147,17 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 	}
 	next := l.cur.Values.Clone()
 	var fes []FieldError
+	unknown := 0
 	for _, k := range sortedKeys(body) {
 		key, ok := Lookup(k)
 		switch {
 		case !ok:
-			fes = append(fes, FieldError{Field: k, Message: unknownKey(k)})
+			// Only the first MaxNamedErrors unknown names get a message
+			// (each lists the settings): a body of many thousand keys
+			// must not make an answer many times its size.
+			if unknown++; unknown <= MaxNamedErrors {
+				fes = append(fes, FieldError{Field: clipName(k), Message: unknownKey(clipName(k))})
+			}
 			continue
 		case !key.Live:
 			fes = append(fes, FieldError{Field: k, Message: "not a live setting: the listener and the log format are fixed at start; restart the instance to change it"})
@@ -162,7 +168,12 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 			continue
 		}
 		x, err := ParseJSON(key, body[k])
-		if err != nil {
+		var ie *ItemError
+		switch {
+		case errors.As(err, &ie):
+			fes = append(fes, FieldError{Field: fmt.Sprintf("%s[%d]", k, ie.Index), Message: ie.Message})
+			continue
+		case err != nil:
 			fes = append(fes, FieldError{Field: k, Message: err.Error()})
 			continue
 		}
@@ -176,7 +187,7 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 		env := l.opts.Env
 		env.StrictGateways = true
 		_, more := Check(next, env)
-		return Document{}, Invalid(sortErrors(append(fes, more...)))
+		return Document{}, Invalid(bounded(sortErrors(append(fes, more...)), unknown))
 	}
 	changed := map[string]any{}
 	for k := range body {

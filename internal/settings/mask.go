@@ -8,9 +8,11 @@ import (
 )
 
 // Passwords never leave the instance (SPEC LIS-4, OPS-7): the document
-// shows a gateway's or the upstream URL's password as "***" and the health
-// URL's query as "?***"; a value sent back masked means the value it
-// masks, so a page can send back what it got.
+// shows a gateway's, the upstream URL's or the upstream host's password as
+// "***" (Check refuses user:pass@ in upstream-host; the mask is there for a
+// value that reached it another way) and the health URL's query as "?***";
+// a value sent back masked means the value it masks, so a page can send
+// back what it got.
 
 // mask is x as the document shows it.
 func mask(key string, x any) any {
@@ -24,6 +26,13 @@ func mask(key string, x any) any {
 		return out
 	case UpstreamURL:
 		return route.RedactURL(x.(string))
+	case UpstreamHost:
+		// A bare IPv6 address ("::1") is no "user:pass:host" typo: only
+		// a userinfo is masked.
+		if h := x.(string); strings.Contains(h, "@") {
+			return route.RedactURL(h)
+		}
+		return x
 	case HealthURL:
 		h := x.(string)
 		if i := strings.IndexByte(h, '?'); i >= 0 {
@@ -55,7 +64,7 @@ func unmask(key string, x, cur any) any {
 			}
 		}
 		return l
-	case UpstreamURL, HealthURL:
+	case UpstreamURL, UpstreamHost, HealthURL:
 		if s := x.(string); s != cur.(string) && s == mask(key, cur).(string) {
 			return cur
 		}
@@ -66,7 +75,7 @@ func unmask(key string, x, cur any) any {
 // secret reports whether any value in v holds a password (a file with one
 // is written 0600).
 func secret(v map[string]any) bool {
-	for _, k := range []string{Gateway, UpstreamURL, HealthURL} {
+	for _, k := range []string{Gateway, UpstreamURL, UpstreamHost, HealthURL} {
 		x, ok := v[k]
 		if !ok || x == nil {
 			continue

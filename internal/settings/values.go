@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -95,13 +96,15 @@ func trimList(l []string) []string {
 // ParseText reads the text form of key's value, as `dual-proxy settings
 // set KEY=VALUE` and the environment give it: a whole number, true/false
 // (also 1/0, yes/no, on/off), a string, or a comma-separated list (""
-// is the empty list). The error is the message of a FieldError.
+// is the empty list). The error is the message of a FieldError; it never
+// repeats the text, which may be a key pasted into the wrong field (SPEC
+// OPS-7).
 func ParseText(k Key, text string) (any, error) {
 	switch k.Kind {
 	case KindMS, KindCount:
 		n, err := strconv.Atoi(strings.TrimSpace(text))
 		if err != nil {
-			return nil, fmt.Errorf("want a whole number, got %q", text)
+			return nil, errors.New("want a whole number")
 		}
 		return n, nil
 	case KindBool:
@@ -111,7 +114,7 @@ func ParseText(k Key, text string) (any, error) {
 		case "false", "0", "no", "off":
 			return false, nil
 		}
-		return nil, fmt.Errorf("want true or false, got %q", text)
+		return nil, errors.New("want true or false")
 	case KindList:
 		if k.Name == Gateway {
 			return SplitGateways(text), nil
@@ -121,9 +124,22 @@ func ParseText(k Key, text string) (any, error) {
 	return text, nil
 }
 
+// ItemError is the error of one item of a list value: Index is its
+// 0-based place, so the field is "KEY[Index]".
+type ItemError struct {
+	Index   int
+	Message string
+}
+
+// Error is the message.
+func (e *ItemError) Error() string { return e.Message }
+
 // ParseJSON reads key's value from JSON: a number (whole), a boolean, a
 // string, an array of strings, or for every kind also a string in the
-// text form (ParseText), so a script may send every value as text.
+// text form (ParseText), so a script may send every value as text. A
+// list's item that is null, empty or not a string is an *ItemError (a
+// null is never dropped or read as ""); other errors are the message of a
+// FieldError at the key. No error repeats the value (SPEC OPS-7).
 func ParseJSON(k Key, raw json.RawMessage) (any, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil && k.Kind != KindString {
@@ -133,40 +149,50 @@ func ParseJSON(k Key, raw json.RawMessage) (any, error) {
 	case KindMS, KindCount:
 		var f float64
 		if err := json.Unmarshal(raw, &f); err != nil || f != float64(int(f)) {
-			return nil, fmt.Errorf("want a whole number, got %s", short(raw))
+			return nil, errors.New("want a whole number")
 		}
 		return int(f), nil
 	case KindBool:
 		var b bool
 		if err := json.Unmarshal(raw, &b); err != nil {
-			return nil, fmt.Errorf("want true or false, got %s", short(raw))
+			return nil, errors.New("want true or false")
 		}
 		return b, nil
 	case KindList:
-		var l []string
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, fmt.Errorf("want a list of strings, got %s", short(raw))
-		}
-		if k.Name == Gateway {
-			// An array item is exactly one gateway: a comma in it is
-			// part of a password (SPEC GW-4), never a separator.
-			return trimList(l), nil
-		}
-		return SplitList(l), nil
+		return parseJSONList(k, raw)
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("want a string, got %s", short(raw))
+		return nil, errors.New("want a string")
 	}
 	return s, nil
 }
 
-// short is raw for an error message, cut at 40 bytes.
-func short(raw json.RawMessage) string {
-	s := string(raw)
-	if len(s) > 40 {
-		s = s[:40] + "…"
+// parseJSONList reads a JSON array of strings, item by item: an item
+// that is null, not a string or blank is an *ItemError. An array item of
+// the gateway list is exactly one gateway: a comma in it is part of a
+// password (SPEC GW-4), never a separator.
+func parseJSONList(k Key, raw json.RawMessage) (any, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, errors.New("want a list of strings ([] for none)")
 	}
-	return s
+	l := make([]string, 0, len(items))
+	for i, it := range items {
+		var s string
+		switch {
+		case string(it) == "null":
+			return nil, &ItemError{Index: i, Message: "null is not a value: remove the item ([] for none)"}
+		case json.Unmarshal(it, &s) != nil:
+			return nil, &ItemError{Index: i, Message: "want a string"}
+		case strings.TrimSpace(s) == "":
+			return nil, &ItemError{Index: i, Message: "empty item: remove it ([] for none)"}
+		}
+		l = append(l, s)
+	}
+	if k.Name == Gateway {
+		return trimList(l), nil
+	}
+	return SplitList(l), nil
 }
 
 // Text is the text form of a value (ParseText reads it back): lists

@@ -11,7 +11,7 @@ import (
 // the passwords on disk, also when the page reorders the gateways.
 func TestProxySectionPasswordsMasked(t *testing.T) {
 	const file = "channels:\n  a: {api: anthropic, base_url: http://127.0.0.1:1, api_key_env: K}\n" +
-		"proxy:\n  upstream-url: http://up:pw-upstream@127.0.0.1:3128\n  gateway:\n    - http://u:pw-one@127.0.0.1:8080 # first\n    - v:pw-two@127.0.0.1:8081\n"
+		"proxy:\n  upstream-url: http://up:pw-upstream@127.0.0.1:3128\n  upstream-host: 'huser:pw-host@[::1'\n  gateway:\n    - http://u:pw-one@127.0.0.1:8080 # first\n    - v:pw-two@127.0.0.1:8081\n    - 'http://w:pw-three@[::1'\n"
 	disk, err := parseDoc([]byte(file))
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestProxySectionPasswordsMasked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pw := range []string{"pw-upstream", "pw-one", "pw-two"} {
+		for _, pw := range []string{"pw-upstream", "pw-one", "pw-two", "pw-host", "pw-three"} {
 			if strings.Contains(string(out), pw) {
 				t.Fatalf("the editor's document carries %s:\n%s", pw, out)
 			}
@@ -34,9 +34,9 @@ func TestProxySectionPasswordsMasked(t *testing.T) {
 		got := saveEdit(t, file, func(doc map[string]any) {
 			p := doc["proxy"].(map[string]any)
 			g := p["gateway"].([]any)
-			p["gateway"] = []any{g[1], g[0]}
+			p["gateway"] = []any{g[1], g[0], g[2]}
 		})
-		for _, want := range []string{"http://up:pw-upstream@127.0.0.1:3128", "- v:pw-two@127.0.0.1:8081\n", "- http://u:pw-one@127.0.0.1:8080 # first\n"} {
+		for _, want := range []string{"http://up:pw-upstream@127.0.0.1:3128", "- v:pw-two@127.0.0.1:8081\n", "- http://u:pw-one@127.0.0.1:8080 # first\n", "huser:pw-host@[::1", "http://w:pw-three@[::1"} {
 			if !strings.Contains(got, want) {
 				t.Fatalf("no %q in the saved file:\n%s", want, got)
 			}

@@ -367,21 +367,35 @@ func redact(doc *yaml.Node) *yaml.Node {
 }
 
 // The proxy settings' section (SPEC OPS-7) holds gateway URLs whose
-// passwords the editor masks like a base_url's: proxy.upstream-url and
-// every item of proxy.gateway.
+// passwords the editor masks like a base_url's: proxy.upstream-url, every
+// item of proxy.gateway, and proxy.upstream-host (the settings refuse a
+// user:pass@ there; a file written by hand may still hold one).
 
-// isProxyURLPath: proxy.upstream-url or an item of proxy.gateway.
+// isProxyURLPath: proxy.upstream-url, proxy.upstream-host or an item of
+// proxy.gateway.
 func isProxyURLPath(path string) bool {
-	return path == "proxy.upstream-url" || strings.HasPrefix(path, "proxy.gateway[")
+	return path == "proxy.upstream-url" || path == "proxy.upstream-host" || strings.HasPrefix(path, "proxy.gateway[")
 }
 
-// redactGateway is a gateway URL with its password as Placeholder; a
-// gateway written without a scheme (user:pass@host:port) too.
+// redactGateway is a gateway value with its password as Placeholder: with
+// or without a scheme (user:pass@host:port), and when it does not parse
+// as a URL ("http://u:pw@[::1"): the userinfo is everything before the
+// last '@', as the proxy reads it (SPEC GW-4), so no spelling shows the
+// password.
 func redactGateway(raw string) string {
-	if strings.Contains(raw, "://") {
-		return redactURLPassword(raw)
+	prefix, rest := "", raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		prefix, rest = raw[:i+3], raw[i+3:]
 	}
-	return strings.TrimPrefix(redactURLPassword("http://"+raw), "http://")
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return raw // a user name alone: nothing secret
+	}
+	return prefix + user + ":" + Placeholder + rest[at:]
 }
 
 // proxyURLNodes are the scalar nodes of the proxy section's gateway URLs.
@@ -391,8 +405,10 @@ func proxyURLNodes(doc *yaml.Node) []*yaml.Node {
 		return nil
 	}
 	var out []*yaml.Node
-	if u := resolveAlias(mapValue(sec, "upstream-url")); u != nil && u.Kind == yaml.ScalarNode {
-		out = append(out, u)
+	for _, key := range []string{"upstream-url", "upstream-host"} {
+		if u := resolveAlias(mapValue(sec, key)); u != nil && u.Kind == yaml.ScalarNode {
+			out = append(out, u)
+		}
 	}
 	if l := resolveAlias(mapValue(sec, "gateway")); l != nil && l.Kind == yaml.SequenceNode {
 		for _, g := range l.Content {
@@ -461,9 +477,15 @@ func copyGraph(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
 	return &c
 }
 
+// redactURLPassword is a URL with its password as Placeholder; a value
+// url.Parse refuses ("https://u:pw@[::1") is masked as a gateway's
+// (redactGateway), never shown as it is.
 func redactURLPassword(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
+	if err != nil {
+		return redactGateway(raw)
+	}
+	if u.User == nil {
 		return raw
 	}
 	if _, ok := u.User.Password(); ok {
