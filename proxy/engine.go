@@ -49,6 +49,10 @@ type Engine struct {
 
 	client upstream.Client // plain forwarding's HTTP/1.1 client and its idle pool
 
+	// answered holds the gateways that answered since they were
+	// configured (race_plain.go; SPEC CD-1, ORD-6).
+	answered answeredSet
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -196,6 +200,9 @@ func singlePlans(c candidate.Candidate, cfg Config) [3][]attempt {
 func (e *Engine) fail(host string, port int, pe *candidate.PathError) {
 	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
 	e.cooldowns.Fail(pe, route.Dest(host, port))
+	if pe.Status != 0 {
+		e.markAnswered(pe.Candidate) // it answered, if only to refuse
+	}
 	if pe.Tier == candidate.TierNone {
 		return
 	}

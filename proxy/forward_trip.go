@@ -144,8 +144,12 @@ type tripResult struct {
 }
 
 // roundTrip sends r through the candidates in plan order and returns the
-// first usable response (SPEC HTTP-3, HTTP-5c, CD-1). Plain requests are
-// never raced (ORD-6). The response body streams; the caller closes it.
+// first usable response (SPEC HTTP-3, HTTP-5c, CD-1). With more than one
+// candidate, racing on and a first candidate that is not the host's cache
+// entry, a request that may be sent twice races (raceTrip, ORD-6), and one
+// that may not is sent only once a path is proved when the first candidate
+// is an unproven gateway (proveFirst). The response body streams; the
+// caller closes it.
 //
 // Per attempt: a failure before the connection is established moves on for
 // any method; after it, only when canReplay allows; never once a response
@@ -170,6 +174,19 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 	atts, _ := e.planFor(lc, r.host, r.port, loop)
 	if r.respTimeout == 0 && lc.cfg.ResponseTimeout != e.client.ResponseTimeout {
 		r.respTimeout = lc.cfg.ResponseTimeout // changed since start; the client keeps the start value
+	}
+	if len(atts) > 1 && lc.cfg.RaceDelay > 0 && !atts[0].cached {
+		// A silent gateway costs the race delay, not the response
+		// timeout (race_plain.go, SPEC ORD-6).
+		if replay {
+			return e.raceTrip(ctx, lc, r, atts, &tl)
+		}
+		if e.unproven(atts[0].cand) {
+			var err error
+			if atts, err = e.proveFirst(ctx, lc, r, atts, &tl); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for i, a := range atts {
 		ab, ok := r.body.open()
@@ -241,6 +258,13 @@ func (e *Engine) tripEnded(ctx context.Context, r *request, tl *tripLog, res tri
 // *notReplayedError. nil: the next candidate may be tried.
 func (e *Engine) tripFailed(r *request, tl *tripLog, c candidate.Candidate, res tripResult, replay bool) error {
 	pe := classifyRoundTrip(c, res, res.err)
+	if pe.Tier == candidate.TierHost && pe.Phase == candidate.PhaseResponseHeader && c.SpeaksHTTP() && isTimeout(res.err) && e.unproven(c) {
+		// No answer in time from a gateway that has answered nothing
+		// since it was configured: the gateway is silent, not the
+		// host's path (SPEC CD-1); every host skips it until a check
+		// proves it (HC-2 kicks one now, CD-2).
+		pe.Tier = candidate.TierGateway
+	}
 	if pe.Phase == candidate.PhaseLocal {
 		e.cfg.Logger.Warn("out of local resources", "host", r.host, "reason", pe.Err.Error())
 		e.decide(r, tl, "", "local resources exhausted")
@@ -270,6 +294,7 @@ func (e *Engine) tripFailed(r *request, tl *tripLog, c candidate.Candidate, res 
 // when it was delivered and final (no candidate left or no replay);
 // otherwise it is discarded and tripAnswer returns nil to try the next.
 func (e *Engine) tripAnswer(lc *liveConfig, r *request, tl *tripLog, c candidate.Candidate, resp *upstream.Response, final bool) *upstream.Response {
+	e.markAnswered(c)
 	if !c.SpeaksHTTP() || !isGatewayFailure(c, resp.StatusCode, resp.Get("Server")) {
 		e.succeedMemo(r.host, c, r.memo)
 		e.decide(r, tl, lc.candName(c), "")
@@ -362,6 +387,13 @@ func classifyRoundTrip(c candidate.Candidate, res tripResult, err error) *candid
 		pe.Phase, pe.Tier = candidate.PhaseConnectResponse, candidate.TierGateway
 	}
 	return pe
+}
+
+// isTimeout reports a deadline that passed: a net.Error timeout (the
+// response head's deadline, errHeaderTimeout) or context.DeadlineExceeded.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 }
 
 // ended reports whether ctx is done, without the lock that Err and Cause

@@ -19,7 +19,11 @@ func (t healthTarget) Settings() health.Settings { return healthSettings(t.e.liv
 
 // Check makes one health check of c through the engine's client and dialer.
 func (t healthTarget) Check(ctx context.Context, s health.Settings, c candidate.Candidate) (route.HealthResult, bool) {
-	return t.e.prober.Check(ctx, s, c)
+	r, local := t.e.prober.Check(ctx, s, c)
+	if r.Alive {
+		t.e.markAnswered(c) // proved: a later silence is the host's (race_plain.go)
+	}
+	return r, local
 }
 
 // Proved ends c's gateway cooldown (SPEC CD-2).

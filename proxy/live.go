@@ -81,6 +81,7 @@ func (e *Engine) Reconfigure(cfg Config) error {
 	e.cache.Keep(cacheKeep(old.cfg.Candidates, cfg.Candidates))
 	e.cooldowns.Reconfigure(cfg.Cooldown, keep)
 	e.health.Reconfigure(cfg.HealthRecoverCount, keep)
+	e.answered.keepAnswered(keep)
 	if old.cfg.HealthInterval != cfg.HealthInterval || urlString(old.cfg) != urlString(cfg) {
 		e.checker.Rearm()
 	}

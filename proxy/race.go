@@ -53,6 +53,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 		o = e.race(ctx, atts, host, port, target, open, lc.cfg.TLSProbe && port == 443, lc.cfg.RaceDelay)
 	}
 	if o.won != nil {
+		e.markAnswered(o.won.att.cand)
 		e.succeed(host, o.won.att.cand)
 		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: lc.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start))})
 		return o.won.conn, o.won.att.cand, nil
