@@ -345,12 +345,6 @@ func (c *call) told(rec balance.CallRecord) {
 	}
 }
 
-// closedUnanswered is the transport's mark of a request not resent on a
-// reused connection the channel closed before an answer byte (the proxy's
-// upstream.ClosedUnansweredError, found by its method: the pool imports
-// nothing of the proxy).
-type closedUnanswered interface{ ClosedUnanswered() bool }
-
 // transportFailure classifies a RoundTrip or body-read error. The client's
 // own cancel is not a member failure (POOL-9). timedOut: the attempt was
 // stopped by first_output_timeout_ms; a deadline error of a non-streamed
@@ -360,11 +354,11 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 		return outcome{canceled: true}
 	}
 	class, msg := config.ClassNetwork, c.scrub.Scrub(shortErr(err))
-	var cu closedUnanswered
-	if errors.As(err, &cu) && cu.ClosedUnanswered() {
-		// The channel closed a kept-alive connection as the request came:
-		// not resent (POOL-17) and not a sign of ill health, so the next
-		// member is tried and this one is not cooled.
+	if isClosedUnanswered(err) {
+		// The channel closed a kept-alive connection as the request came
+		// and the request was not sent again (sendMember: a body beyond the
+		// replay budget, POOL-17): not a sign of ill health, so the next
+		// member is tried and this one is not cooled (POOL-26).
 		return outcome{fail: &wire.Attempt{Member: m, Class: class, Message: msg}, noCooldown: true}
 	}
 	switch {

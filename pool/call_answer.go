@@ -76,7 +76,7 @@ func (c *call) plainAttempt(m string) outcome {
 	if err != nil {
 		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
-	resp, err := c.p.opts.Transport.RoundTrip(req)
+	resp, err := c.sendMember(m, req)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}

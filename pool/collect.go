@@ -85,7 +85,7 @@ func (c *call) collectAttempt(m string) outcome {
 	if err != nil {
 		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
-	resp, err := c.p.opts.Transport.RoundTrip(req)
+	resp, err := c.sendMember(m, req)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}

@@ -99,12 +99,12 @@ func (c *call) kaTicker(cancel func()) *ticker {
 	})
 }
 
-// roundTrip sends req; while the member has not answered with its head,
+// roundTrip sends member m the request req (sendMember); while the member has not answered with its head,
 // the call's keep-alives go on (a member may queue a request for minutes
 // before its head). cancel ends the attempt when the client is gone.
-func (c *call) roundTrip(req *http.Request, cancel func()) (*http.Response, error) {
+func (c *call) roundTrip(m string, req *http.Request, cancel func()) (*http.Response, error) {
 	if !c.kaEnabled() {
-		return c.p.opts.Transport.RoundTrip(req)
+		return c.sendMember(m, req)
 	}
 	type result struct {
 		resp *http.Response
@@ -112,7 +112,7 @@ func (c *call) roundTrip(req *http.Request, cancel func()) (*http.Response, erro
 	}
 	done := make(chan result, 1)
 	go func() {
-		resp, err := c.p.opts.Transport.RoundTrip(req)
+		resp, err := c.sendMember(m, req)
 		done <- result{resp, err}
 	}()
 	t := c.kaTimer()

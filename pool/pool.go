@@ -83,6 +83,10 @@ type Observer struct {
 	Call func(balance.CallRecord)
 	// Usage is told about the token usage a member reported for a call.
 	Usage func(pool, member string, u wire.Usage)
+	// Resend is told about each member request sent once more after a
+	// kept-alive connection closed unanswered (SPEC POOL-26); it may run
+	// on another goroutine than the call's.
+	Resend func(pool, member string)
 }
 
 // Pool serves the model pools of one configuration (SPEC §10). Create it

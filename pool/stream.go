@@ -151,7 +151,7 @@ func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m str
 	if err != nil {
 		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}, false
 	}
-	resp, err = c.roundTrip(req, cancel)
+	resp, err = c.roundTrip(m, req, cancel)
 	if err != nil {
 		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
 	}

@@ -10,9 +10,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -112,11 +114,20 @@ type Transport struct {
 	// retried on a fresh one only when not one byte of the request was
 	// written (provably not delivered); after that the error is returned
 	// and the request is never resent by the Transport (proxy/upstream).
-	// https:// connections are kept alive by net/http either way.
+	// A reused connection the peer closed after the request and before one
+	// byte of the answer fails with an error that has the method
+	// ClosedUnanswered() bool (upstream.ClosedUnansweredError; for
+	// https:// over HTTP/1.1 too), so a caller may send the request once
+	// more with Close set: a request with Close set takes a connection of
+	// its own, never an idle one (SPEC POOL-26). https:// connections are
+	// kept alive by net/http either way.
 	ReuseConnections bool
 
 	once sync.Once
 	tls  *http.Transport
+	// fresh: httpsFresh's transport, made once.
+	freshOnce sync.Once
+	fresh     *http.Transport
 }
 
 // RoundTripper returns a new Transport routing through e (SPEC OPS-4).
@@ -169,12 +180,53 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch req.URL.Scheme {
 	case "https":
-		return t.https().RoundTrip(req)
+		return t.roundTripTLS(req)
 	case "http":
 		return t.roundTripPlain(req)
 	}
 	closeReqBody(req)
 	return nil, errors.New("proxy: unsupported scheme " + strconv.Quote(req.URL.Scheme))
+}
+
+// roundTripTLS sends an https:// request with net/http. For a Transport
+// with ReuseConnections (the pool's, SPEC POOL-26) a request with Close set
+// goes on a connection of its own (a Transport without keep-alives), and a
+// request that failed on a reused HTTP/1.1 connection before one byte of
+// the answer, not by its context or a timeout, fails with
+// *upstream.ClosedUnansweredError, as on the plain path. net/http resends
+// no POST itself after it was written (its errServerClosedIdle); HTTP/2
+// resends what the server refused unprocessed on its own.
+func (t *Transport) roundTripTLS(req *http.Request) (*http.Response, error) {
+	if !t.ReuseConnections {
+		return t.https().RoundTrip(req)
+	}
+	if req.Close {
+		return t.httpsFresh().RoundTrip(req)
+	}
+	var reusedH1, answered atomic.Bool
+	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) {
+			tc, ok := i.Conn.(*tls.Conn)
+			reusedH1.Store(i.Reused && ok && tc.ConnectionState().NegotiatedProtocol != "h2")
+		},
+		GotFirstResponseByte: func() { answered.Store(true) },
+	})
+	resp, err := t.https().RoundTrip(req.WithContext(ctx))
+	var ne net.Error
+	if err != nil && reusedH1.Load() && !answered.Load() && req.Context().Err() == nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		return nil, &upstream.ClosedUnansweredError{Err: err}
+	}
+	return resp, err
+}
+
+// httpsFresh returns the transport for https:// requests with Close set:
+// https's settings without keep-alives.
+func (t *Transport) httpsFresh() *http.Transport {
+	t.freshOnce.Do(func() {
+		t.fresh = t.https().Clone()
+		t.fresh.DisableKeepAlives = true
+	})
+	return t.fresh
 }
 
 // CloseIdleConnections closes idle https connections of this Transport
@@ -223,8 +275,11 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 	}
 	fields = append(fields, httpmsg.Field{Name: "Via", Value: t.Engine.viaEntry()})
 
+	// A request with Close set takes a connection of its own and closes it
+	// after the answer (the pool's resend after a kept-alive connection
+	// closed unanswered, SPEC POOL-26).
 	r := &request{method: req.Method, url: &u, host: host, port: port, header: fields, body: &body{},
-		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections}
+		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections && !req.Close, close: req.Close}
 	if r.method == "" {
 		r.method = http.MethodGet
 	}

@@ -42,6 +42,8 @@ type request struct {
 	// upstream.Request.ResponseTimeout and ReuseUnreplayable.
 	respTimeout time.Duration
 	reuse       bool
+	// close: upstream.Request.Close (a Transport request with Close set).
+	close bool
 	// intr watches the context roundTrip is given (forward: the client
 	// connection's connCtx); nil: upstream's own context.AfterFunc.
 	intr upstream.Interrupter
@@ -253,7 +255,8 @@ func (e *Engine) tripEnded(ctx context.Context, r *request, tl *tripLog, res tri
 // tripFailed handles an attempt through c that failed without a response
 // head (SPEC HTTP-3, CD-1): this machine out of resources ends the request
 // with the *candidate.PathError (no cooldown, no candidate would do
-// better); else the failure cools c down and is logged, and a request
+// better); else the failure cools c down (unless it is a kept-alive
+// connection closed unanswered) and is logged, and a request
 // that reached a connection and may not be replayed ends with a
 // *notReplayedError. nil: the next candidate may be tried.
 func (e *Engine) tripFailed(r *request, tl *tripLog, c candidate.Candidate, res tripResult, replay bool) error {
@@ -270,7 +273,12 @@ func (e *Engine) tripFailed(r *request, tl *tripLog, c candidate.Candidate, res 
 		e.decide(r, tl, "", "local resources exhausted")
 		return pe
 	}
-	e.fail(r.host, r.port, pe)
+	var cu *upstream.ClosedUnansweredError
+	if !errors.As(res.err, &cu) {
+		// A kept-alive connection the peer closed unanswered is no sign
+		// of the path's ill health (SPEC POOL-26): nothing cools.
+		e.fail(r.host, r.port, pe)
+	}
 	tl.fails = append(tl.fails, pe)
 	// No complete response head reached us, so the client has seen
 	// nothing: an idempotent (or explicitly replayable) request goes on to
@@ -324,7 +332,8 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *request, ab *attemp
 		t := r.target
 		r.upStore = upstream.Request{Method: r.method, Origin: t.origin, Absolute: t.absolute, Authority: t.authority,
 			Addr: t.addr(), Header: r.header, Length: r.length,
-			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr, Into: r.into, HeaderValid: r.headerValid}
+			ResponseTimeout: r.respTimeout, ReuseUnreplayable: r.reuse, Interrupt: r.intr, Into: r.into, HeaderValid: r.headerValid,
+			Close: r.close}
 		r.up = &r.upStore
 		if ab != nil { // Send reopens only a body it was given (no closure per GET)
 			r.up.Reopen = func() io.Reader {

@@ -48,6 +48,7 @@ type Metrics struct {
 	poolFailovers *prometheus.CounterVec   // pool
 	poolTTFT      *prometheus.HistogramVec // pool, member
 	poolTokens    *prometheus.CounterVec   // pool, member, kind
+	poolResends   *prometheus.CounterVec   // pool, member
 
 	settingsChanges *prometheus.CounterVec // by
 
@@ -86,10 +87,12 @@ func New() *Metrics {
 			Buckets: []float64{.1, .25, .5, 1, 2, 4, 8, 15, 30, 60, 120}}, []string{"pool", "member"}),
 		poolTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dual_proxy_pool_tokens_total",
 			Help: "Tokens the members reported, by pool, member and kind (input, output, cache_read, cache_creation)."}, []string{"pool", "member", "kind"}),
+		poolResends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dual_proxy_pool_resends_total",
+			Help: "Member requests sent once more on a new connection because the channel closed a kept-alive one before answering, by pool and member (SPEC POOL-26)."}, []string{"pool", "member"}),
 	}
 	m.settingsChanges = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dual_proxy_settings_changes_total",
 		Help: "Applied changes of the live settings by who made them (api, cli, page, file; SPEC OPS-7)."}, []string{"by"})
-	m.reg.MustRegister(m.requests, m.failures, m.failovers, m.openTime, m.poolCalls, m.poolFailovers, m.poolTTFT, m.poolTokens, m.settingsChanges, stateCollector{m})
+	m.reg.MustRegister(m.requests, m.failures, m.failovers, m.openTime, m.poolCalls, m.poolFailovers, m.poolTTFT, m.poolTokens, m.poolResends, m.settingsChanges, stateCollector{m})
 	return m
 }
 
@@ -176,7 +179,7 @@ func (m *Metrics) served(kind, candidate string) *servedSeries {
 
 // PoolObserver is the pool.Options.Observer that feeds the pool series.
 func (m *Metrics) PoolObserver() pool.Observer {
-	return pool.Observer{Call: m.poolCall, Usage: m.poolUsage}
+	return pool.Observer{Call: m.poolCall, Usage: m.poolUsage, Resend: m.poolResend}
 }
 
 // AttachPool reports the state (bound sessions, cooldowns) of the pool
@@ -202,6 +205,10 @@ func (m *Metrics) poolCall(r balance.CallRecord) {
 	if r.Class == "" && r.Member != "" {
 		m.poolTTFT.WithLabelValues(r.Pool, r.Member).Observe((time.Duration(r.TTFBMs) * time.Millisecond).Seconds())
 	}
+}
+
+func (m *Metrics) poolResend(poolID, member string) {
+	m.poolResends.WithLabelValues(poolID, member).Inc()
 }
 
 func (m *Metrics) poolUsage(poolID, member string, u wire.Usage) {

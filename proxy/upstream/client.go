@@ -21,12 +21,12 @@
 // take a pooled connection too, and a failure on it is retried on a fresh
 // connection only when not one byte of the request was written — the
 // request provably never left, the rule net/http's Transport applies to
-// non-idempotent requests —, or when the peer reset the connection before
-// one byte of the answer came: it dropped the request unread (a server
-// whose idle timeout fired as the request arrived; stale.go). Any other
-// failure before the response (a clean EOF: the peer may have read the
-// request and died while answering) is returned with Connected true, never
-// resent here: the caller decides.
+// non-idempotent requests. A close by the peer after the request was
+// written and before one byte of the answer (an EOF or a reset: a server
+// whose idle timeout fired as the request arrived) is returned as a
+// *ClosedUnansweredError, any other failure before the response as it is,
+// with Connected true; neither is resent here: the caller decides
+// (stale.go).
 package upstream
 
 import (
@@ -299,9 +299,9 @@ const maxInterim = 8
 
 // exchange writes r on uc and reads the response head. strict (a reused
 // connection for a request that is not replayed): only a failure before
-// any byte was written, or a reset before any answer byte (the request
-// dropped unread, resetUnanswered), is errStaleConn (retried on a fresh
-// connection).
+// any byte was written is errStaleConn (retried on a fresh connection); the
+// peer's close after that and before any answer byte is a
+// *ClosedUnansweredError (closedUnanswered), returned.
 func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Request, body io.Reader, uc *upConn, reused, strict bool) Result {
 	res := Result{Connected: true}
 	// The response body's Close reuses the connection only when ending
@@ -335,8 +335,8 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 			resp.setBody(uc, c.idlePool(), w)
 			res.Resp = resp
 			return res
-		} else if reused && strict && (uc.resetUnanswered(werr, got) || uc.resetUnanswered(err, got)) {
-			return fail(errStaleConn) // the request was dropped unread (stale.go)
+		} else if reused && strict && (uc.closedUnanswered(werr, got) || uc.closedUnanswered(err, got)) {
+			return fail(&ClosedUnansweredError{Err: werr}) // the caller decides on a resend (stale.go)
 		}
 		return fail(werr)
 	}
@@ -345,11 +345,8 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 		if reused && !strict && uc.br.Buffered() == 0 && (errors.Is(err, io.EOF) || netutil.IsClosed(err)) {
 			return fail(errStaleConn)
 		}
-		if reused && strict && uc.resetUnanswered(err, got) {
-			return fail(errStaleConn) // the request was dropped unread (stale.go)
-		}
 		if reused && strict && uc.closedUnanswered(err, got) {
-			return fail(&ClosedUnansweredError{Err: err}) // not resent, not the peer's ill health (stale.go)
+			return fail(&ClosedUnansweredError{Err: err}) // the caller decides on a resend (stale.go)
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil {

@@ -77,7 +77,7 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 // read(2) on the descriptor (the poller's read lock is held there, so
 // conn.Read would deadlock). err is a failure of that wait, returned to
 // the next read (readFinal's), as a failed conn.Read would have been.
-// got counts the bytes received (resetUnanswered: did any answer byte
+// got counts the bytes received (closedUnanswered: did any answer byte
 // arrive).
 type connReader struct {
 	conn io.ReadWriter
