@@ -134,6 +134,12 @@ func TestRetryAfter(t *testing.T) {
 		{"POOL-10/inf-ms-capped", map[string]string{"retry-after-ms": "Inf"}, time.Hour},
 		{"POOL-10/nan-ms-ignored", map[string]string{"retry-after-ms": "NaN", "Retry-After": "2"}, 2 * time.Second},
 		{"POOL-10/far-http-date-capped", map[string]string{"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, time.Hour},
+		{"POOL-26/retry-after-0-is-now", map[string]string{"Retry-After": "0"}, MinRetryAfter},
+		{"POOL-26/retry-after-past-date-is-now", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, MinRetryAfter},
+		{"POOL-26/retry-after-ms-0-is-now-and-wins", map[string]string{"retry-after-ms": "0", "Retry-After": "7"}, MinRetryAfter},
+		{"POOL-26/retry-after-fraction-floored", map[string]string{"Retry-After": "0.2"}, MinRetryAfter},
+		{"POOL-26/anthropic-reset-past-is-now", map[string]string{"anthropic-ratelimit-requests-reset": now.Add(-5 * time.Second).Format(time.RFC3339)}, MinRetryAfter},
+		{"POOL-26/negative-ignored", map[string]string{"Retry-After": "-3"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := http.Header{}

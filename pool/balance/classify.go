@@ -13,6 +13,12 @@ import (
 // member for days.
 const maxRetryAfter = time.Hour
 
+// MinRetryAfter is the wait a server-given "retry now" stands for
+// (Retry-After: 0, a past HTTP-date, retry-after-ms: 0; SPEC POOL-26): a
+// short floor that keeps a burst of calls from hammering the member in
+// the same instant, not the rate_limit class's default cooldown.
+const MinRetryAfter = time.Second
+
 // ClassifyStatus maps an upstream HTTP error answer to a failure class
 // (SPEC POOL-10, POOL-10b; by status and error wording, the way LLM
 // gateways classify provider errors: docs/POOL.md):
@@ -65,41 +71,45 @@ func modelNotFound(status int, errType, lower string) bool {
 	return false
 }
 
-// RetryAfter reads the server's requested wait (SPEC POOL-10): retry-after-ms
-// (milliseconds), Retry-After (seconds or HTTP-date, RFC 9110 §10.2.3), else
-// the latest anthropic-ratelimit-*-reset (RFC 3339). 0 when absent or in the
-// past; capped at one hour.
+// RetryAfter reads the server's requested wait (SPEC POOL-10, POOL-26):
+// retry-after-ms (milliseconds) when present, else Retry-After (seconds or
+// HTTP-date, RFC 9110 §10.2.3), else the latest
+// anthropic-ratelimit-*-reset (RFC 3339), the order the Anthropic and
+// OpenAI SDKs read them in. 0 when none is present and valid: the class's
+// default applies. A present value of 0, or a date in the past, means "may
+// retry now" and is MinRetryAfter; any value is capped at one hour.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
-	d := time.Duration(0)
+	d, ok := time.Duration(0), false
 	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms > 0 {
-			d = clampWait(ms * float64(time.Millisecond))
+		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
+			d, ok = clampWait(ms*float64(time.Millisecond)), true
 		}
 	}
-	if v := strings.TrimSpace(h.Get("Retry-After")); d == 0 && v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil {
-			if s > 0 {
-				d = clampWait(s * float64(time.Second))
-			}
+	if v := strings.TrimSpace(h.Get("Retry-After")); !ok && v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			d, ok = clampWait(s*float64(time.Second)), true
 		} else if t, err := http.ParseTime(v); err == nil {
-			d = t.Sub(now)
+			d, ok = t.Sub(now), true
 		}
 	}
-	if d == 0 {
+	if !ok {
 		for k, vs := range h {
 			lk := strings.ToLower(k)
 			if !strings.HasPrefix(lk, "anthropic-ratelimit-") || !strings.HasSuffix(lk, "-reset") || len(vs) == 0 {
 				continue
 			}
 			if t, err := time.Parse(time.RFC3339, strings.TrimSpace(vs[0])); err == nil {
-				d = max(d, t.Sub(now))
+				if w := t.Sub(now); !ok || w > d {
+					d = w
+				}
+				ok = true
 			}
 		}
 	}
-	if d < 0 {
+	if !ok {
 		return 0
 	}
-	return min(d, maxRetryAfter)
+	return min(max(d, MinRetryAfter), maxRetryAfter)
 }
 
 // clampWait converts a wait in nanoseconds (a float from a header) to a
