@@ -220,3 +220,50 @@ func TestGatewayWarningsOnLauncherTerminal(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyFirstGateway: ” for upstream-url or upstream-host means no
+// first gateway from every source (flag, environment, the config file's
+// proxy: section), so a machine without the default local gateway can
+// drop 127.0.0.1:7897; not giving upstream-url keeps it (SPEC GW-1,
+// OPS-7; docs/flags.md "What 0 and ” mean").
+func TestEmptyFirstGateway(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("proxy:\n  upstream-url: ''\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(hostFile, []byte("proxy:\n  upstream-host: ''\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		env   []string // also set in the process: urfave/cli reads the variables there
+		args  []string
+		first bool // 127.0.0.1:7897 is a candidate
+	}{
+		{"GW-1/not-given-keeps-the-default-first-gateway", nil, nil, true},
+		{"OPS-7/empty-upstream-url-flag", nil, []string{"--upstream-url", ""}, false},
+		{"OPS-7/empty-upstream-url-flag-with-equals", nil, []string{"--upstream-url="}, false},
+		{"OPS-7/empty-upstream-host-flag", nil, []string{"--upstream-host", ""}, false},
+		{"OPS-7/empty-UPSTREAM_URL", []string{"UPSTREAM_URL="}, nil, false},
+		{"OPS-7/empty-UPSTREAM_HOST", []string{"UPSTREAM_HOST="}, nil, false},
+		{"OPS-7/empty-upstream-url-in-the-file", nil, []string{"--config", file}, false},
+		{"OPS-7/empty-upstream-host-in-the-file", nil, []string{"--config", hostFile}, false},
+		{"OPS-7/upstream-url-wins-over-an-empty-upstream-host", nil, []string{"--upstream-host", "", "--upstream-url", "http://127.0.0.1:7897"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, kv := range tc.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			out, errOut, status := runCmd(t, DualProxy, tc.env, append(tc.args, "--health-url", "", "--print-config")...)
+			if status != 0 {
+				t.Fatalf("status %d: %s", status, errOut)
+			}
+			_, cands, _ := strings.Cut(out, "candidates (default order):\n")
+			if strings.Contains(cands, "127.0.0.1:7897") != tc.first {
+				t.Fatalf("127.0.0.1:7897 a candidate: want %v\n%s", tc.first, out)
+			}
+		})
+	}
+}

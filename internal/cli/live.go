@@ -54,6 +54,9 @@ func flagValues(c *cli.Context, flags []cli.Flag, environ []string) (settings.Va
 			v[k.Name] = c.Bool(k.Name)
 		case settings.KindString:
 			v[k.Name] = c.String(k.Name)
+			if k.Optional && !c.IsSet(k.Name) {
+				v[k.Name] = nil // not given: not the same as '' (settings.Key.Optional)
+			}
 		case settings.KindList:
 			v[k.Name] = flagList(k.Name, c.StringSlice(k.Name))
 		}
@@ -84,6 +87,9 @@ func flagDefaults(m mode) settings.Values {
 			v[f.Name] = f.Value
 		case *cli.StringFlag:
 			v[f.Name] = f.Value
+			if k, ok := settings.Lookup(f.Name); ok && k.Optional {
+				v[f.Name] = nil
+			}
 		case *cli.StringSliceFlag:
 			v[f.Name] = []string{}
 			if f.Value != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -242,6 +243,14 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "remove", gw.URL); st != 0 || !strings.Contains(out, "gateway = (none)") {
 			t.Fatalf("gateway remove: %d %q %q", st, out, errOut)
 		}
+		// No gateways: nothing at all to a pipe or a file, exit 0 (a
+		// script's $(…) is empty, | wc -l is 0); --json says [].
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "gateway"); st != 0 || out != "" {
+			t.Fatalf("settings get gateway with none: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "--json", "gateway"); st != 0 || out != "[]\n" {
+			t.Fatalf("settings get --json gateway with none: %d %q %q", st, out, errOut)
+		}
 		_, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "remove", gw.URL)
 		if st != 2 || !strings.Contains(errOut, "is not a gateway of this instance") {
 			t.Fatalf("removing a gateway not listed: %d %q", st, errOut)
@@ -260,4 +269,47 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 			t.Fatalf("no instance: %d %q", st, errOut)
 		}
 	})
+	t.Run("OPS-7/empty-upstream-url-means-no-first-gateway", func(t *testing.T) {
+		out, errOut, st := runCmdEnv(t, DualProxy, env, "settings", "set", "upstream-url=")
+		if st != 0 || !strings.Contains(out, "upstream-url = (none) (api)") {
+			t.Fatalf("settings set upstream-url=: %d %q %q", st, out, errOut)
+		}
+		if cands := liveCandidates(t, e.Addr); strings.Contains(cands, dead) || strings.Contains(cands, "7897") {
+			t.Fatalf("upstream-url '' kept a first gateway: %s", cands)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "set", "upstream-url=null"); st != 0 || !strings.Contains(out, "upstream-url = (not set) (default)") {
+			t.Fatalf("settings set upstream-url=null: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "get", "--json", "upstream-url"); st != 0 || out != "null\n" {
+			t.Fatalf("settings get --json upstream-url: %d %q %q", st, out, errOut)
+		}
+		if cands := liveCandidates(t, e.Addr); !strings.Contains(cands, "127.0.0.1:7897") {
+			t.Fatalf("upstream-url not set: the first gateway is upstream-host:upstream-port, got %s", cands)
+		}
+	})
+}
+
+// liveCandidates are the candidates of the status document of the
+// instance at addr, one "key" per line.
+func liveCandidates(t *testing.T, addr string) string {
+	t.Helper()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	resp, err := hc.Get("http://" + addr + "/_dual-proxy/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Candidates []struct {
+			Key string `json:"key"`
+		} `json:"candidates"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range st.Candidates {
+		keys = append(keys, c.Key)
+	}
+	return strings.Join(keys, "\n")
 }

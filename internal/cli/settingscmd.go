@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/settings"
@@ -184,10 +186,42 @@ func settingsGet(c *cli.Context, cl *settings.Client, args []string) error {
 		if flagBool(c, "json") {
 			return json.NewEncoder(c.App.Writer).Encode(v)
 		}
-		fmt.Fprintln(termSafe(c.App.Writer), settings.Text(v))
-		return nil
+		return printValue(c.App.Writer, v)
 	}
 	return printSettings(c, doc)
+}
+
+// printValue prints one setting's value for `settings get KEY`: its text
+// form and a newline, what `settings set KEY=…` takes back. An empty value
+// (no gateways, ”, not given) prints nothing at all to a pipe or a file,
+// so `$(dual-proxy settings get gateway)` is empty and `| wc -l` is 0; on a
+// terminal it prints "(none)", or "(not set)" for a key not given, so a
+// person sees an answer. --json tells the three apart ([], "", null).
+func printValue(w io.Writer, v any) error {
+	text := settings.Text(v)
+	if text == "" {
+		if !isTerminal(w) {
+			return nil
+		}
+		text = emptyText(v)
+	}
+	_, err := fmt.Fprintln(termSafe(w), text)
+	return err
+}
+
+// emptyText is how a table shows an empty value: "(not set)" for a key
+// not given (null), else "(none)".
+func emptyText(v any) string {
+	if v == nil {
+		return "(not set)"
+	}
+	return "(none)"
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // docKeys are the keys of doc, live then fixed, each sorted.
@@ -223,7 +257,7 @@ func printSettings(c *cli.Context, doc settings.Document) error {
 		}
 		text := settings.Text(v)
 		if text == "" {
-			text = "(none)"
+			text = emptyText(v)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", k, text, src)
 	}
@@ -310,7 +344,7 @@ func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
 	for _, k := range keys {
 		text := settings.Text(doc.Settings[k])
 		if text == "" {
-			text = "(none)"
+			text = emptyText(doc.Settings[k])
 		}
 		fmt.Fprintf(w, "%s = %s (%s)\n", k, text, doc.Sources[k])
 	}

@@ -138,9 +138,15 @@ func resolveCandidates(r *Resolved, env Env) ([]string, *FieldError) {
 	if port == 0 {
 		port = v.Int(ListenPort)
 	}
+	// The first gateway (SPEC GW-1): upstream-url when given, '' meaning
+	// none; not given (nil), upstream-host:upstream-port, '' meaning none.
+	host := v.String(UpstreamHost)
+	if u, given := v[UpstreamURL].(string); given && u == "" {
+		host = ""
+	}
 	r.Spec = route.CandidateSpec{
 		UpstreamURL:  v.String(UpstreamURL),
-		UpstreamHost: v.String(UpstreamHost),
+		UpstreamHost: host,
 		UpstreamPort: v.Int(UpstreamPort),
 		Gateways:     v.List(Gateway),
 		EnvProxies:   env.EnvProxies,
@@ -230,6 +236,9 @@ func (c *checker) add(field, format string, a ...any) {
 	c.errs = append(c.errs, FieldError{Field: field, Message: fmt.Sprintf(format, a...)})
 }
 
+// has reports whether key is in the values (nil included).
+func (c *checker) has(key string) bool { _, ok := c.v[key]; return ok }
+
 // kind checks that key k holds a value of its kind's Go type.
 func (c *checker) kind(k Key) {
 	x, ok := c.v[k.Name]
@@ -240,6 +249,7 @@ func (c *checker) kind(k Key) {
 		_, ok = x.(bool)
 	case KindString:
 		_, ok = x.(string)
+		ok = ok || k.Optional && x == nil && c.has(k.Name)
 	case KindList:
 		_, ok = x.([]string)
 	}

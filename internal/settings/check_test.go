@@ -17,7 +17,7 @@ func startValues() settings.Values {
 		settings.TunnelIdleMS: 3600000, settings.TunnelHalfMS: 60000, settings.HeadTimeoutMS: 10000,
 		settings.PrefTTLMS: 60000, settings.CooldownMS: 30000, settings.HealthInterval: 60000, settings.HealthRecover: 2,
 		settings.PreferDirect: []string{}, settings.PreferProxy: []string{}, settings.UpstreamPort: 7897,
-		settings.Gateway: []string{}, settings.UpstreamURL: "", settings.UpstreamHost: "127.0.0.1",
+		settings.Gateway: []string{}, settings.UpstreamURL: nil, settings.UpstreamHost: "127.0.0.1",
 		settings.LoopbackDirect: true, settings.VerifyTLS: true, settings.RetryAfterSend: false, settings.RetryWithKey: false,
 	}
 }

@@ -42,8 +42,8 @@
   ];
   var HINTS = {
     "gateway": "tried in this order; the first that works serves",
-    "upstream-url": "the first gateway, as a URL ('' for none)",
-    "upstream-host": "the first gateway's host when upstream-url is empty",
+    "upstream-url": "the first gateway, as a URL; empty the field for none (when not set: upstream-host and upstream-port)",
+    "upstream-host": "the first gateway's host when upstream-url is not set; empty the field for none",
     "prefer-direct": "hosts that go direct first, comma-separated",
     "prefer-proxy": "hosts that go through a gateway first, comma-separated",
     "health-url": "'' turns the health check off",
@@ -86,6 +86,7 @@
   }
   function text(v) {
     if (Array.isArray(v)) return v.length ? v.join(", ") : "(none)";
+    if (v === null || v === undefined) return "(not set)";
     if (v === "") return "''";
     return String(v);
   }
@@ -124,8 +125,9 @@
       input = el("input", { type: "number", step: "1", id: "set-" + k.name, "data-key": k.name, min: k.min, max: k.max });
       input.value = v;
     } else {
-      input = el("input", { type: "text", size: k.kind === "list" ? 48 : 40, id: "set-" + k.name, "data-key": k.name, spellcheck: "false" });
-      input.value = Array.isArray(v) ? v.join(", ") : String(v);
+      input = el("input", { type: "text", size: k.kind === "list" ? 48 : 40, id: "set-" + k.name, "data-key": k.name, spellcheck: "false",
+        placeholder: v === null ? "(not set)" : null });
+      input.value = Array.isArray(v) ? v.join(", ") : v === null ? "" : String(v);
     }
     return input;
   }
@@ -265,6 +267,9 @@
         else if (k.kind === "ms" || k.kind === "count") v = input.value.trim() !== "" && isFinite(Number(input.value)) ? Number(input.value) : input.value;
         else if (k.kind === "list") v = input.value.split(",").map(function (s) { return s.trim(); }).filter(Boolean);
         else v = input.value.trim();
+        // A key not set (null) shows as an empty field: left empty, it
+        // stays not set ('' would mean none).
+        if (cur === null && v === "") return;
       }
       if (JSON.stringify(v) !== JSON.stringify(cur)) out[k.name] = v;
     });

@@ -50,6 +50,11 @@ type Key struct {
 	// Live: the key applies to a running instance; the others (the
 	// listener, the log format) are shown but need a restart.
 	Live bool
+	// Optional: the key may be not given at all, nil in Values and null
+	// in the document, which is its default and means something else than
+	// '' (upstream-url: not given, the first gateway is
+	// upstream-host:upstream-port; '' means no first gateway).
+	Optional bool
 }
 
 // MaxMS bounds every millisecond setting (one week), far below the
@@ -111,7 +116,7 @@ var Keys = []Key{
 	{Name: PreferProxy, Kind: KindList, Group: "selection", Live: true},
 	{Name: UpstreamPort, Kind: KindCount, Min: 1, Max: 65535, Group: "path", Live: true},
 	{Name: Gateway, Kind: KindList, Group: "path", Live: true},
-	{Name: UpstreamURL, Kind: KindString, Group: "path", Live: true},
+	{Name: UpstreamURL, Kind: KindString, Group: "path", Live: true, Optional: true},
 	{Name: UpstreamHost, Kind: KindString, Group: "path", Live: true},
 	{Name: LoopbackDirect, Kind: KindBool, Group: "path", Live: true},
 	{Name: VerifyTLS, Kind: KindBool, Group: "selection", Live: true},

@@ -25,7 +25,10 @@ func mask(key string, x any) any {
 		}
 		return out
 	case UpstreamURL:
-		return route.RedactURL(x.(string))
+		if u, ok := x.(string); ok {
+			return route.RedactURL(u)
+		}
+		return x // nil: not given
 	case UpstreamHost:
 		// A bare IPv6 address ("::1") is no "user:pass:host" typo: only
 		// a userinfo is masked.
@@ -65,7 +68,9 @@ func unmask(key string, x, cur any) any {
 		}
 		return l
 	case UpstreamURL, UpstreamHost, HealthURL:
-		if s := x.(string); s != cur.(string) && s == mask(key, cur).(string) {
+		s, ok := x.(string)
+		c, curOK := cur.(string)
+		if ok && curOK && s != c && s == mask(key, c) {
 			return cur
 		}
 	}

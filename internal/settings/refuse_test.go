@@ -161,3 +161,34 @@ func TestRefusedChangeIsSmall(t *testing.T) {
 	}
 	t.Logf("%d keys in %d bytes: %d bytes answered, %d MB allocated", n, b.Len(), len(body), (after.TotalAlloc-before.TotalAlloc)>>20)
 }
+
+// TestEmptyFirstGateway: upstream-url ” is no first gateway, from the
+// API and the file alike; null (not given) is upstream-host:upstream-port
+// (SPEC GW-1, OPS-7).
+func TestEmptyFirstGateway(t *testing.T) {
+	firstGateway := func(r *settings.Resolved) bool { return r.Spec.UpstreamURL != "" || r.Spec.UpstreamHost != "" }
+	t.Run("OPS-7/api-empty-upstream-url-then-null", func(t *testing.T) {
+		in := newInstance(t, settings.Options{})
+		if !firstGateway(in.live.Current()) {
+			t.Fatal("not given: the first gateway is upstream-host:upstream-port")
+		}
+		code, doc := in.put(t, `{"upstream-url": ""}`, in.version(t))
+		if code != 200 || doc["settings"].(map[string]any)["upstream-url"] != "" || firstGateway(in.live.Current()) {
+			t.Fatalf("PUT '' %d %v; spec %+v", code, doc["settings"], in.live.Current().Spec)
+		}
+		code, doc = in.put(t, `{"upstream-url": null}`, in.version(t))
+		if v, ok := doc["settings"].(map[string]any)["upstream-url"]; code != 200 || !ok || v != nil || !firstGateway(in.live.Current()) {
+			t.Fatalf("PUT null %d %v", code, doc["settings"])
+		}
+	})
+	t.Run("OPS-7/file-empty-upstream-url", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte("proxy:\n  upstream-url: ''\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in := newInstance(t, settings.Options{File: path})
+		if err := in.live.Reload(); err != nil || firstGateway(in.live.Current()) {
+			t.Fatalf("reload %v; spec %+v", err, in.live.Current().Spec)
+		}
+	})
+}
