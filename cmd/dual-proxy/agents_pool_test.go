@@ -2,7 +2,7 @@
 
 // Every supported agent on the pool from a fresh HOME, and the agents' own
 // files that bypass the launcher (SPEC OPS-8, POOL-20, POOL-21): Claude
-// Code, Codex, Gemini CLI, Qwen Code and OpenCode each run one prompt on a
+// Code, Codex, Gemini CLI, Qwen Code, OpenCode and Cline each run one prompt on a
 // pool whose first member answers every call 529 and whose second member
 // speaks another API than the agent; then the files that undo the
 // launcher are shown by what the real agent does: a lower-case
@@ -15,7 +15,7 @@
 //
 // Needs root (ip netns), iproute2 and DUAL_PROXY_AGENTS_DIR: an npm
 // prefix holding @anthropic-ai/claude-code, @openai/codex,
-// @google/gemini-cli, @qwen-code/qwen-code and opencode-ai (.ci/run
+// @google/gemini-cli, @qwen-code/qwen-code, opencode-ai and cline (.ci/run
 // prepares one).
 package main
 
@@ -38,6 +38,9 @@ type poolAgent struct {
 	name, pkg, first, second string
 	args                     []string
 	env                      func(t *testing.T) []string
+	// models are the pool's unified models (none: every id accepted);
+	// when given, every call must name the first (the preset's default).
+	models []string
 }
 
 // configAPI is a channel's api: in the pool configuration for the API a
@@ -82,7 +85,11 @@ var poolAgents = []poolAgent{
 	{name: "codex", pkg: "@openai/codex", first: "responses", second: "gemini", args: []string{"exec", "--skip-git-repo-check", "say ok"}},
 	{name: "gemini", pkg: "@google/gemini-cli", first: "gemini", second: "anthropic", args: []string{"-m", "gemini-2.5-flash", "-p", "say ok"}, env: geminiHome},
 	{name: "qwen", pkg: "@qwen-code/qwen-code", first: "openai-chat", second: "anthropic", args: []string{"-p", "say ok"}, env: quietQwen},
-	{name: "opencode", pkg: "opencode-ai", first: "anthropic", second: "openai-chat", args: []string{"run", "-m", "anthropic/claude-sonnet-4-5", "say ok"}, env: quietOpenCode},
+	// Without -m: the preset's default model is the pool's first unified model.
+	{name: "opencode", pkg: "opencode-ai", first: "anthropic", second: "openai-chat", args: []string{"run", "say ok"}, env: quietOpenCode, models: []string{"fast", "deep"}},
+	// Cline 3.0 calls api.cline.bot unless its provider settings say
+	// otherwise: the preset's file selects its OpenAI-compatible provider.
+	{name: "cline", pkg: "cline", first: "openai-chat", second: "anthropic", args: []string{"say ok"}, models: []string{"fast"}},
 }
 
 func TestAgentsOnPool(t *testing.T) {
@@ -129,7 +136,7 @@ func testAgentOnPool(t *testing.T, l *agentlab.Lab, mock string, i int, a poolAg
 		{id: a.name[:2] + "1", api: configAPI[a.first], speaks: a.first, port: strconv.Itoa(p1), failAll: true},
 		{id: a.name[:2] + "2", api: configAPI[a.second], speaks: a.second, port: strconv.Itoa(p2)},
 	}
-	cfg, logs := startXPool(t, l, mock, members)
+	cfg, logs := startXPool(t, l, mock, members, a.models...)
 	env := xEnv(home, members)
 	if a.env != nil {
 		env = append(env, a.env(t)...)
@@ -151,10 +158,80 @@ func testAgentOnPool(t *testing.T, l *agentlab.Lab, mock string, i int, a poolAg
 		if p, _ := e["path"].(string); !strings.HasPrefix(p, apiPath[a.second]) {
 			t.Fatalf("a %s member was sent %v", a.second, p)
 		}
+		if body, _ := e["body"].(map[string]any); len(a.models) > 0 && body["model"] != a.models[0] {
+			t.Fatalf("a call for model %v, want the pool's first model %s", body["model"], a.models[0])
+		}
 	}
 	if strings.Contains(r.Stderr, "dual-proxy: warning:") {
 		t.Fatalf("a fresh HOME got a warning:\n%s", r.Stderr)
 	}
+	t.Run("POOL-5/"+a.name+"-session-identity-as-docs-say", func(t *testing.T) {
+		// The members get the agent's headers (member 1 speaks its API).
+		checkSessionDocs(t, a.name, append(agentlab.ReadJSONL(t, logs[members[0].id]), agentlab.ReadJSONL(t, logs[members[1].id])...))
+	})
+}
+
+// docsAgent is each agent's row label in docs/agents.md's table of presets.
+var docsAgent = map[string]string{"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "qwen": "Qwen Code", "opencode": "OpenCode", "cline": "Cline"}
+
+// sessionHeaders are the session headers the pool reads (SPEC POOL-5,
+// pool/balance.SessionIdentity), lower case.
+var sessionHeaders = []string{"x-session-id", "x-claude-code-session-id", "session_id", "session-id", "x-session-affinity", "x-opencode-session", "x-amp-thread-id", "x-qwen-code-session-id"}
+
+// checkSessionDocs compares the session headers agent sent in calls (the
+// members' request logs) with its row of docs/agents.md's table of presets
+// (SPEC POOL-5): a row naming headers (backquoted, with a hyphen) needs one
+// of them sent; a row naming none needs no session header sent.
+func checkSessionDocs(t *testing.T, agent string, calls []map[string]any) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	inTable := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| agent | API it speaks |"):
+			inTable = true
+		case inTable && !strings.HasPrefix(line, "|"):
+			inTable = false
+		case inTable && strings.HasPrefix(line, "| "+docsAgent[agent]+" |"):
+			row = line
+		}
+	}
+	cells := strings.Split(row, "|")
+	if len(cells) != 6 {
+		t.Fatalf("docs/agents.md has no row %q in its table of presets", docsAgent[agent])
+	}
+	var documented []string
+	for i, part := range strings.Split(cells[4], "`") {
+		if i%2 == 1 && strings.Contains(part, "-") && !strings.ContainsAny(part, " ._…") {
+			documented = append(documented, strings.ToLower(part))
+		}
+	}
+	sent := map[string]bool{}
+	for _, c := range calls {
+		h, _ := c["headers"].(map[string]any)
+		for k := range h {
+			for _, s := range sessionHeaders {
+				if strings.EqualFold(k, s) {
+					sent[s] = true
+				}
+			}
+		}
+	}
+	if len(documented) == 0 {
+		if len(sent) != 0 {
+			t.Fatalf("docs/agents.md says %s sends no session header; it sent %v", docsAgent[agent], sent)
+		}
+		return
+	}
+	for _, d := range documented {
+		if sent[d] {
+			return
+		}
+	}
+	t.Fatalf("docs/agents.md says %s sends %v; it sent %v (%d calls)", docsAgent[agent], documented, sent, len(calls))
 }
 
 // Ports of the bypass cases: the proxy an agent's file names (the logging

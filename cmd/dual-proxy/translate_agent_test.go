@@ -59,9 +59,9 @@ type xMember struct {
 }
 
 // startXPool starts the members inside l and writes the config of pool
-// "px" (failover order, 1 ms cooldowns). It returns the config path and
-// each member's request log.
-func startXPool(t *testing.T, l *agentlab.Lab, mock string, members []xMember) (string, map[string]string) {
+// "px" (failover order, 1 ms cooldowns, the unified models when given). It
+// returns the config path and each member's request log.
+func startXPool(t *testing.T, l *agentlab.Lab, mock string, members []xMember, models ...string) (string, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	logs := map[string]string{}
@@ -85,6 +85,9 @@ func startXPool(t *testing.T, l *agentlab.Lab, mock string, members []xMember) (
 		ids = append(ids, m.id)
 	}
 	y += "pools:\n  px:\n    strategy: failover\n    members: [" + strings.Join(ids, ", ") + "]\n    cooldown: {server_ms: 1}\n"
+	if len(models) > 0 {
+		y += "    models: [{id: " + strings.Join(models, "}, {id: ") + "}]\n"
+	}
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

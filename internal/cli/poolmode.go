@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,7 +46,7 @@ func poolFlags(m mode) []cli.Flag {
 	}
 	return append(fs,
 		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and a per-launch token)"},
-		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file, Qwen Code's --auth-type openai)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file, Qwen Code's --auth-type openai, Cline's provider settings)"},
 	)
 }
 
@@ -160,7 +161,9 @@ func newToken() string {
 // a provider named dual-pool (Responses), OpenCode an inline config
 // (OPENCODE_CONFIG_CONTENT) for its anthropic, openai and google providers,
 // Gemini CLI a settings file selecting API-key auth (geminiPreset), Qwen
-// Code `--auth-type openai` unless the user chose one (qwenPreset). cleanup
+// Code `--auth-type openai` unless the user chose one (qwenPreset), Cline
+// a provider settings file for its OpenAI-compatible provider
+// (clinePreset). cleanup
 // removes what the presets wrote; call it when the child has ended.
 // warnings are the one-line reasons a preset could not be applied, for the
 // terminal and the log.
@@ -187,7 +190,7 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 		}
 		argv = append(append([]string{argv[0]}, pre...), argv[1:]...)
 	case "opencode":
-		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token))
+		env = envrewrite.Set(env, "OPENCODE_CONFIG_CONTENT", openCodeConfig(base, token, s.PoolAPI, poolModels(s)))
 	case "gemini":
 		var w string
 		if env, cleanup, w = geminiPreset(env); w != "" {
@@ -195,6 +198,11 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 		}
 	case "qwen":
 		argv = qwenPreset(env, argv)
+	case "cline":
+		var w string
+		if env, cleanup, w = clinePreset(env, base, token, poolModels(s)); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	return env, argv, cleanup, warnings
 }
@@ -280,6 +288,38 @@ func geminiSelectsAPIKey(data []byte) bool {
 	return json.Unmarshal(data, &doc) == nil && doc.Security.Auth.SelectedType == "gemini-api-key"
 }
 
+// clinePreset points Cline 3.0 at the pool: it takes a base URL only for
+// its OpenAI-compatible provider, so the launcher writes a provider
+// settings file (the shape `cline auth -p openai -b URL -k KEY -m MODEL`
+// writes) selecting that provider with the pool's …/v1, the per-launch
+// token and the pool's first unified model (none: Cline's default), into a
+// private file (writePreset) named in CLINE_PROVIDER_SETTINGS_PATH, which
+// Cline reads instead of ~/.cline/data/settings/providers.json; its
+// sessions and history stay where they are. CLINE_SESSION_BACKEND_MODE=local
+// (unless set) keeps the model calls in the child: by default Cline hands
+// them to a background hub daemon that outlives the launcher and does not
+// have the pool's settings. A file that cannot be written leaves env as it
+// is, with a warning.
+func clinePreset(env []string, base, token string, models []string) (_ []string, cleanup func(), warning string) {
+	settings := map[string]string{"provider": "openai-compatible", "apiKey": token, "baseUrl": base + "/v1"}
+	if len(models) > 0 {
+		settings["model"] = models[0]
+	}
+	doc := map[string]any{"version": 1, "lastUsedProvider": "openai-compatible", "modes": map[string]any{},
+		"providers": map[string]any{"openai-compatible": map[string]any{
+			"settings": settings, "updatedAt": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "tokenSource": "manual"}}}
+	b, _ := json.Marshal(doc)
+	path, cleanup, err := writePreset(env, "cline-providers.json", b)
+	if err != nil {
+		return env, func() {}, "cannot write Cline's provider settings for the pool (" + err.Error() + "): cline will call its default provider, not the pool"
+	}
+	env = envrewrite.Set(env, "CLINE_PROVIDER_SETTINGS_PATH", path)
+	if _, ok := envrewrite.Get(env, "CLINE_SESSION_BACKEND_MODE"); !ok {
+		env = envrewrite.Set(env, "CLINE_SESSION_BACKEND_MODE", "local")
+	}
+	return env, cleanup, ""
+}
+
 // commandName is a command's base name, lower case, without a Windows ".exe".
 func commandName(cmd string) string {
 	return strings.TrimSuffix(strings.ToLower(filepath.Base(cmd)), ".exe")
@@ -287,14 +327,63 @@ func commandName(cmd string) string {
 
 // openCodeConfig is OpenCode's inline configuration pointing its
 // anthropic, openai and google providers at the pool (the AI SDK providers
-// append /messages, /chat/completions and /models/… to these base URLs).
-func openCodeConfig(base, token string) string {
-	opts := func(u string) map[string]any {
-		return map[string]any{"options": map[string]string{"baseURL": u, "apiKey": token}}
+// append /messages, /responses and /models/… to these base URLs). With
+// models (the pool's unified models, poolModels), each provider lists them
+// and the default model is the first on the provider of the pool's api
+// (openCodeProvider): without one OpenCode picks a model of its own
+// catalogue that the pool's members may not serve.
+func openCodeConfig(base, token, api string, models []string) string {
+	provider := func(u string) map[string]any {
+		p := map[string]any{"options": map[string]string{"baseURL": u, "apiKey": token}}
+		if len(models) > 0 {
+			m := map[string]any{}
+			for _, id := range models {
+				m[id] = map[string]string{"name": id}
+			}
+			p["models"] = m
+		}
+		return p
 	}
-	b, _ := json.Marshal(map[string]any{"provider": map[string]any{
-		"anthropic": opts(base + "/v1"), "openai": opts(base + "/v1"), "google": opts(base + "/v1beta")}})
+	doc := map[string]any{"provider": map[string]any{
+		"anthropic": provider(base + "/v1"), "openai": provider(base + "/v1"), "google": provider(base + "/v1beta")}}
+	if len(models) > 0 {
+		doc["model"] = openCodeProvider(api) + "/" + models[0]
+	}
+	b, _ := json.Marshal(doc)
 	return string(b)
+}
+
+// openCodeProvider is the OpenCode provider whose wire API is the pool's
+// api (config.APIAnthropic, …), so the default model's calls need no
+// translation when the members all speak one API: google for Gemini, openai
+// for OpenAI Chat and Responses (its openai provider speaks Responses),
+// else anthropic.
+func openCodeProvider(api string) string {
+	switch api {
+	case config.APIGemini:
+		return "google"
+	case config.APIOpenAI, config.APIOpenAIChat:
+		return "openai"
+	}
+	return "anthropic"
+}
+
+// poolModels are the unified model ids of pool s.PoolName in order: its
+// models:, else the models its members' channels declare
+// (config.ModelList); none when neither lists any.
+func poolModels(s *Settings) []string {
+	if s.Pool == nil {
+		return nil
+	}
+	pc := s.Pool.Pool(s.PoolName)
+	if pc == nil {
+		return nil
+	}
+	var ids []string
+	for _, m := range config.ModelList(s.Pool, pc) {
+		ids = append(ids, m.ID)
+	}
+	return ids
 }
 
 // withoutChannelKeys removes from env every variable a channel's

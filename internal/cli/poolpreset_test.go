@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
 func TestPoolAgentPresets(t *testing.T) {
@@ -93,6 +94,79 @@ func TestPoolAgentPresets(t *testing.T) {
 		if err := json.Unmarshal([]byte(raw), &cfg); err != nil || cfg.Provider["anthropic"].Options.BaseURL != "http://127.0.0.1:7896/pool/p/v1" ||
 			cfg.Provider["google"].Options.BaseURL != "http://127.0.0.1:7896/pool/p/v1beta" || cfg.Provider["openai"].Options.APIKey != "tok" {
 			t.Fatalf("%s %v", raw, err)
+		}
+	})
+	t.Run("POOL-20/opencode-default-model-is-the-pools-first-unified-model", func(t *testing.T) {
+		// Without -m OpenCode picked a model of its own catalogue
+		// (gemini-3-pro-image-preview sent to an Anthropic member).
+		cfg, err := config.ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:9\", api_key: sk-x}\n"+
+			"pools:\n  p: {members: [a], models: [{id: fast}, {id: deep}]}\n  bare: {members: [a]}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withModels := &Settings{PoolName: "p", PoolAPI: "anthropic", AgentPresets: true, Pool: cfg}
+		out, _, cleanup, _ := poolChild(withModels, "tok", 7896, env, []string{"opencode", "run", "say ok"})
+		defer cleanup()
+		raw, _ := envrewrite.Get(out, "OPENCODE_CONFIG_CONTENT")
+		var doc struct {
+			Model    string
+			Provider map[string]struct{ Models map[string]any }
+		}
+		if err := json.Unmarshal([]byte(raw), &doc); err != nil || doc.Model != "anthropic/fast" {
+			t.Fatalf("model %q, want anthropic/fast (%v): %s", doc.Model, err, raw)
+		}
+		for _, prov := range []string{"anthropic", "openai", "google"} {
+			if _, ok := doc.Provider[prov].Models["deep"]; !ok {
+				t.Fatalf("provider %s does not list the pool's model deep: %s", prov, raw)
+			}
+		}
+		bare := &Settings{PoolName: "bare", PoolAPI: "anthropic", AgentPresets: true, Pool: cfg}
+		out, _, cleanup2, _ := poolChild(bare, "tok", 7896, env, []string{"opencode"})
+		defer cleanup2()
+		raw, _ = envrewrite.Get(out, "OPENCODE_CONFIG_CONTENT")
+		if strings.Contains(raw, `"model"`) {
+			t.Fatalf("a pool without models got a default model: %s", raw)
+		}
+		for api, want := range map[string]string{"gemini": "google", "openai": "openai", "openai-chat": "openai", "mixed": "anthropic"} {
+			if got := openCodeProvider(api); got != want {
+				t.Errorf("openCodeProvider(%q) = %q, want %q", api, got, want)
+			}
+		}
+	})
+	t.Run("POOL-20/cline-preset-provider-settings-in-a-private-file", func(t *testing.T) {
+		// Without it `dual-proxy run --pool P -- cline …` called api.cline.bot.
+		cfg, err := config.ParseConfig([]byte("channels:\n  a: {api: openai-chat, base_url: \"http://127.0.0.1:9\", api_key: sk-x}\n"+
+			"pools:\n  p: {members: [a], models: [{id: fast}]}\n"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := t.TempDir()
+		cs := &Settings{PoolName: "p", PoolAPI: "openai-chat", AgentPresets: true, Pool: cfg}
+		out, argv, cleanup, warnings := poolChild(cs, "tok", 7896, []string{"HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state, "LOCALAPPDATA=" + state}, []string{"cline", "say ok"})
+		path, _ := envrewrite.Get(out, "CLINE_PROVIDER_SETTINGS_PATH")
+		mode, _ := envrewrite.Get(out, "CLINE_SESSION_BACKEND_MODE")
+		b, err := os.ReadFile(path)
+		if err != nil || len(warnings) != 0 || mode != "local" || len(argv) != 2 {
+			t.Fatalf("settings %q (%v), backend mode %q, warnings %q, argv %q", path, err, mode, warnings, argv)
+		}
+		var doc struct {
+			LastUsedProvider string
+			Providers        map[string]struct {
+				Settings  struct{ Provider, APIKey, Model, BaseURL string }
+				UpdatedAt string
+			}
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := doc.Providers["openai-compatible"]
+		if doc.LastUsedProvider != "openai-compatible" || got.Settings.BaseURL != "http://127.0.0.1:7896/pool/p/v1" || got.Settings.APIKey != "tok" ||
+			got.Settings.Model != "fast" || got.Settings.Provider != "openai-compatible" || got.UpdatedAt == "" {
+			t.Fatalf("provider settings %s", b)
+		}
+		cleanup()
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("preset file left behind: %v", err)
 		}
 	})
 	t.Run("POOL-20/no-agent-presets", func(t *testing.T) {
