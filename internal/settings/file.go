@@ -33,7 +33,8 @@ const SectionKey = "proxy"
 // each key is written (for errors at FILE:LINE:COL).
 type Section struct {
 	Values Values
-	pos    map[string][2]int // key → line, column
+	pos    map[string][2]int   // key → line, column
+	raw    map[string][]string // key → its scalars as written (withheld from errors)
 	file   string
 }
 
@@ -44,7 +45,7 @@ type Section struct {
 // value that does not read as its key's kind. Ranges and cross checks are
 // Check's (Section.Errors places them).
 func ReadSection(data []byte, file string) (*Section, error) {
-	s := &Section{Values: Values{}, pos: map[string][2]int{}, file: file}
+	s := &Section{Values: Values{}, pos: map[string][2]int{}, raw: map[string][]string{}, file: file}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		e := config.YAMLError(err, data)
@@ -91,14 +92,15 @@ func ReadSection(data []byte, file string) (*Section, error) {
 			continue
 		}
 		s.pos[k.Name] = [2]int{kn.Line, kn.Column}
+		s.raw[k.Name] = scalars(vn)
 		x, err := nodeValue(k, vn)
 		var ie *ItemError
 		switch {
 		case errors.As(err, &ie):
-			bad(fmt.Sprintf("%s[%d]", path, ie.Index), vn.Content[ie.Index], ie.Message)
+			bad(fmt.Sprintf("%s[%d]", path, ie.Index), vn.Content[ie.Index], withhold(ie.Message, s.raw[k.Name]))
 			continue
 		case err != nil:
-			bad(path, vn, err.Error())
+			bad(path, vn, withhold(err.Error(), s.raw[k.Name]))
 			continue
 		}
 		s.Values[k.Name] = x
@@ -154,13 +156,56 @@ func kindWord(k Kind) string {
 }
 
 // Errors places Check's errors of the keys this section sets at their
-// lines: "FILE:LINE:COL: proxy.KEY: MESSAGE". Errors about other keys
-// are returned as they are (a flag's, say).
+// lines: "FILE:LINE:COL: proxy.KEY: MESSAGE", the message without the
+// values the file gives the key (withhold). Errors about other keys are
+// returned as they are (a flag's, say).
 func (s *Section) Errors(fes []FieldError) config.ConfigErrors {
 	var out config.ConfigErrors
 	for _, fe := range fes {
-		p := s.pos[baseKey(fe.Field)]
-		out = append(out, &config.ConfigError{Path: SectionKey + "." + fe.Field, Msg: fe.Message, Line: p[0], Column: p[1], File: s.file})
+		key := baseKey(fe.Field)
+		p := s.pos[key]
+		out = append(out, &config.ConfigError{Path: SectionKey + "." + fe.Field, Msg: withhold(fe.Message, s.raw[key]), Line: p[0], Column: p[1], File: s.file})
+	}
+	return out
+}
+
+// withheld stands in an error for a value of the file.
+const withheld = "a value not repeated here"
+
+// withhold is msg without the values of vals: an error of the config file
+// is logged and shown in the settings document, which needs no token, and
+// a value in the wrong place may be a key or a password pasted there (a
+// gateway URL with its password, an API key as cooldown-ms; SPEC OPS-7).
+// The position FILE:LINE:COL says where the value is. A value is removed
+// quoted ("…", as %q writes it) always, and as it is when it is long
+// enough to be a secret (6 bytes or more: a shorter one also matches
+// words of the message).
+func withhold(msg string, vals []string) string {
+	for _, v := range vals {
+		if v == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, strconv.Quote(v), withheld)
+		if len(v) >= 6 {
+			msg = strings.ReplaceAll(msg, v, withheld)
+		}
+	}
+	return msg
+}
+
+// scalars are the scalar texts of n: n's own, or a list's items.
+func scalars(n *yaml.Node) []string {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode {
+		return []string{n.Value, strings.TrimSpace(n.Value)}
+	}
+	var out []string
+	for _, it := range n.Content {
+		if it.Kind == yaml.ScalarNode {
+			out = append(out, it.Value, strings.TrimSpace(it.Value))
+		}
 	}
 	return out
 }

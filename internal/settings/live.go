@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,13 +60,24 @@ type Options struct {
 	// OnChange is told of every applied change (the metrics counter):
 	// by is "api", "cli", "page" or "file"; nil: nothing.
 	OnChange func(by string, keys []string)
+	// Lock is the lock of File, shared with its other readers and
+	// writers (a reload of the whole file, the pool's editor): every
+	// change with its write-back, and every reload, holds it from reading
+	// the file to applying it, so a reload never applies the file as it
+	// was before a change it waited for (SPEC OPS-7: what a change
+	// answered is what runs and what is on disk). nil: a lock of the
+	// Live's own.
+	Lock sync.Locker
+	// Written is told the text a change wrote back into File, with Lock
+	// held (the file watch knows it as its own write). nil: nothing.
+	Written func(data []byte)
 }
 
 // Live holds a running instance's settings (SPEC OPS-7). Safe for
 // concurrent use; changes are serialized.
 type Live struct {
 	opts     Options
-	mu       sync.Mutex
+	mu       sync.Locker // Options.Lock
 	cur      *Resolved
 	src      map[string]Source
 	gen      uint64
@@ -104,7 +116,10 @@ func New(opts Options) (*Live, error) {
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	l := &Live{opts: opts, cur: r, src: map[string]Source{}, nonce: hex.EncodeToString(b[:])}
+	l := &Live{opts: opts, mu: opts.Lock, cur: r, src: map[string]Source{}, nonce: hex.EncodeToString(b[:])}
+	if l.mu == nil {
+		l.mu = &sync.Mutex{}
+	}
 	for _, k := range Keys {
 		l.src[k.Name] = SourceDefault
 		if s, ok := opts.Sources[k.Name]; ok {
@@ -262,6 +277,8 @@ func (l *Live) writeBack(changed map[string]any) *Saved {
 	if err != nil {
 		s.Error = err.Error()
 		l.opts.Logger.Warn("settings applied but not written back to the config file", "reason", err.Error())
+	} else if l.opts.Written != nil {
+		l.opts.Written(text)
 	}
 	return s
 }
@@ -284,40 +301,86 @@ func (l *Live) Probe(ctx context.Context, gateway string) (string, time.Duration
 	return l.opts.Probe(ctx, g)
 }
 
-// Reload re-reads the file's proxy: section (SIGHUP): its keys apply
-// except those a flag or its environment variable set; a key removed from
-// the file returns to its default. A bad file keeps the settings as they
+// Reload re-reads the file (a file of proxy: settings only; an instance
+// whose file has pools too reloads it whole with PrepareFile and
+// FileChange.Commit): its keys apply except those a flag or its
+// environment variable set; a key removed from the file returns to its
+// default. A missing, unreadable or bad file keeps the settings as they
 // are; its errors, each at FILE:LINE:COL, stay in the document until a
-// reload succeeds. Without a file Reload does nothing.
+// reload succeeds. The file is read with Options.Lock held, so a change
+// answered before the reload is in what it reads. Without a file Reload
+// does nothing.
 func (l *Live) Reload() error {
 	if l.opts.File == "" {
 		return nil
 	}
-	data, err := os.ReadFile(l.opts.File)
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = nil, nil
-	}
-	var sec *Section
-	if err == nil {
-		sec, err = ReadSection(data, l.opts.File)
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	data, err := os.ReadFile(l.opts.File)
+	var fc *FileChange
 	if err == nil {
-		next, changed := Overlay(l.cur.Values, l.src, sec, l.opts.Defaults)
-		if _, err = l.commit(next, changed, SourceFile, "file"); err != nil {
-			var inv Invalid
-			if errors.As(err, &inv) {
-				err = sec.Errors(inv)
-			}
-		}
+		fc, err = l.PrepareFile(data)
 	}
-	l.fileErrs = nil
+	if err == nil {
+		err = fc.Commit()
+	}
 	if err != nil {
-		l.fileErrs = errorLines(err)
-		l.opts.Logger.Warn("config file's proxy settings not reloaded: the settings stay as they were", "errors", len(l.fileErrs))
+		l.FileFailed(errorLines(err))
 	}
 	return err
+}
+
+// FileChange is a reload of the config file's proxy: section, read and
+// checked against the running settings and not yet applied (PrepareFile).
+type FileChange struct {
+	l       *Live
+	next    Values
+	changed map[string]any
+}
+
+// PrepareFile reads the proxy: section of data, the whole config file as
+// read now, lays it over the running settings (Overlay: flags and their
+// variables keep their keys, a key the file no longer sets returns to its
+// default) and checks the result, changing nothing. Errors are
+// config.ConfigErrors at FILE:LINE:COL that never repeat a value of the
+// section (it may be a key pasted in the wrong place). The caller holds
+// Options.Lock from reading the file until Commit (SPEC OPS-7).
+func (l *Live) PrepareFile(data []byte) (*FileChange, error) {
+	sec, err := ReadSection(data, l.opts.File)
+	if err != nil {
+		return nil, err
+	}
+	next, changed := Overlay(l.cur.Values, l.src, sec, l.opts.Defaults)
+	env := l.opts.Env
+	env.StrictGateways = true
+	if _, fes := Check(next, env); fes != nil {
+		return nil, sec.Errors(fes)
+	}
+	return &FileChange{l: l, next: next, changed: changed}, nil
+}
+
+// Keys are the settings the reload changes, sorted.
+func (c *FileChange) Keys() []string { return sortedKeys(c.changed) }
+
+// Commit applies the reload (Options.Apply; a new version when a key
+// changed, logged as by "file") and clears the file's errors. An error of
+// Apply changes nothing. The caller holds Options.Lock since PrepareFile.
+func (c *FileChange) Commit() error {
+	if _, err := c.l.commit(c.next, c.changed, SourceFile, "file"); err != nil {
+		return err
+	}
+	c.l.fileErrs = nil
+	return nil
+}
+
+// FileFailed records lines, the errors of a reload of the file that
+// applied nothing (of its proxy: section or of another section: a reload
+// is all or nothing, SPEC OPS-7), for the document until a reload
+// succeeds, and logs that the settings stay. The caller holds
+// Options.Lock.
+func (l *Live) FileFailed(lines []string) {
+	l.fileErrs = slices.Clone(lines)
+	l.opts.Logger.Warn("config file not reloaded: the settings stay as they were", "config", l.opts.File, "errors", len(lines))
 }
 
 // Overlay lays a file's section over values whose sources are src: the
