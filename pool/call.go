@@ -55,6 +55,7 @@ type call struct {
 	attemptState
 	translation
 	answer
+	rateState
 }
 
 // attemptState is the current member try: the API it sends the member and,
@@ -158,11 +159,31 @@ func (c *call) run() {
 	}
 	c.end = &balance.CallEnd{Pool: c.pc, Key: key, InFlight: begun.InFlight, Session: c.session}
 	defer c.finish()
-	for _, m := range balance.AttemptOrder(eligible, primary, until) {
+	c.rateState = rateState{eligible: eligible, cds: cds, cooling: until}
+	order, hold := c.rateLimitOrder(balance.AttemptOrder(eligible, primary, until))
+	if len(order) == 0 {
+		c.allRateLimited() // POOL-26: no member may be called now
+		return
+	}
+	if hold > 0 && !c.waitOut(order[0], hold) {
+		c.record(order[0], "canceled", 0)
+		return
+	}
+	for _, m := range order {
 		o := c.attempt(m, key)
 		if o.retry && !o.canceled && !c.oneMember {
 			c.failed(m, o)
 			o = c.attempt(m, key)
+		}
+		if o.fail != nil && o.fail.Class == config.ClassRateLimit && !o.done && !o.canceled && !c.oneMember && c.mayWait(m, o.explicit) {
+			// POOL-26: the bound member's short rate limit is waited out
+			// and the call sent to it again; the session stays.
+			c.failed(m, o)
+			if !c.waitOut(m, o.explicit) {
+				o = outcome{canceled: true}
+			} else {
+				o = c.attempt(m, key)
+			}
 		}
 		if o.canceled {
 			c.p.log.Info("pool call canceled by client", "pool", c.pc.ID, "member", m, "session", c.session)
@@ -254,6 +275,7 @@ func (c *call) failed(m string, o outcome) {
 		key = balance.ModelKey(m, c.target(m))
 	}
 	until := c.p.state.Fail(c.sctx(), key, a.Class, c.pc.Cooldown.Base(a.Class), o.explicit, c.p.opts.Now())
+	c.recovered(m, until)
 	phase := "before-commit" // silent failover follows
 	if o.served {
 		phase = "after-commit" // the client got an error event
@@ -288,6 +310,7 @@ func (c *call) aggregate() {
 		c.earlyError(status, msg)
 	} else {
 		c.headers(c.w.Header(), "none")
+		c.retryAfter(c.w.Header()) // POOL-26: every member cooling
 		wire.WriteError(c.w, c.fl, status, msg, c.attempts)
 	}
 	last := ""

@@ -58,6 +58,10 @@ const (
 	// visible output before the pool sends the response head and the API's
 	// own keep-alives (SPEC POOL-7b); agents give up on a silent socket.
 	DefaultKeepaliveHold = 3000 * time.Millisecond
+	// DefaultRateLimitWait is the longest rate limit of a session's bound
+	// member that a streamed call waits out on that member, keep-alives
+	// meanwhile, rather than moving the session (SPEC POOL-26).
+	DefaultRateLimitWait = 10000 * time.Millisecond
 )
 
 // Config is the validated pool configuration: the real channels and the
@@ -146,6 +150,11 @@ type PoolConfig struct {
 	// (POOL-7b). Off by default: the built answer carries what the pool's
 	// neutral form holds, not every field the member's own JSON has.
 	StreamUpstream bool
+	// RateLimitWait: a streamed call whose bound member is rate-limited for
+	// at most this long (its cooldown, or the Retry-After of its 429 in
+	// this call) waits for it, keep-alives meanwhile, and is sent to it
+	// again instead of moving the session (POOL-26); 0 disables.
+	RateLimitWait time.Duration
 }
 
 // UnifiedModel is one model id a pool offers, mapped to a target id per

@@ -254,6 +254,17 @@ func TestKeepaliveHold(t *testing.T) {
 			t.Fatal("stream_upstream: default must be off, true must turn it on")
 		}
 	})
+	t.Run("POOL-26/rate-limit-wait-default-10s-0-off", func(t *testing.T) {
+		if got := parse(t, "").RateLimitWait; got != 10*time.Second {
+			t.Fatalf("default %v", got)
+		}
+		if got := parse(t, "    rate_limit_wait_ms: 0\n").RateLimitWait; got != 0 {
+			t.Fatalf("0: %v", got)
+		}
+		if got := parse(t, "    rate_limit_wait_ms: 2500\n").RateLimitWait; got != 2500*time.Millisecond {
+			t.Fatalf("2500: %v", got)
+		}
+	})
 	t.Run("POOL-7b/stream-upstream-not-a-bool-is-an-error", func(t *testing.T) {
 		_, err := ParseConfig([]byte("channels:\n  a: {api: anthropic, base_url: \"http://127.0.0.1:1\", api_key: sk-test-a-0123456789}\npools:\n  p:\n    members: [a]\n    stream_upstream: maybe\n"), func(string) string { return "" })
 		if err == nil || !strings.Contains(err.Error(), "stream_upstream") {

@@ -21,7 +21,8 @@ import (
 //	       cooldown: {auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms,
 //	                  empty_ms, network_ms, model_not_found_ms},
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
-//	       stream_idle_timeout_ms, keepalive_hold_ms, stream_upstream}
+//	       stream_idle_timeout_ms, keepalive_hold_ms, stream_upstream,
+//	       rate_limit_wait_ms}
 //	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig, POOL-23)
 //	proxy: {…}   the proxy's settings, read by internal/settings (SPEC OPS-7)
 //
@@ -260,7 +261,7 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 	pc := &PoolConfig{ID: id, Strategy: StrategySticky, Cooldown: DefaultCooldown,
 		SessionTTL: DefaultSessionTTL, FirstOutputTimeout: DefaultFirstOutputTimeout,
 		ResponseTimeout: DefaultResponseTimeout, StreamIdleTimeout: DefaultStreamIdleTimeout,
-		KeepaliveHold: DefaultKeepaliveHold}
+		KeepaliveHold: DefaultKeepaliveHold, RateLimitWait: DefaultRateLimitWait}
 	err := eachKey(n, p, func(k string, v *yaml.Node, kp string) error {
 		var err error
 		switch k {
@@ -293,6 +294,8 @@ func decodePool(id string, n *yaml.Node, p string) (*PoolConfig, error) {
 			pc.KeepaliveHold, err = millis(v, kp, true)
 		case "stream_upstream":
 			pc.StreamUpstream, err = boolean(v, kp)
+		case "rate_limit_wait_ms":
+			pc.RateLimitWait, err = millis(v, kp, true)
 		default:
 			err = unknownKey(kp, k, poolKeys)
 		}

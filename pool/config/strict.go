@@ -16,7 +16,7 @@ var (
 	topKeys      = []string{"channels", "pools"}
 	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models"}
 	modelKeys    = []string{"id", "context_window", "max_tokens", "input", "efforts"}
-	poolKeys     = []string{"display_name", "strategy", "members", "models", "cooldown", "session_ttl_ms", "first_output_timeout_ms", "response_timeout_ms", "stream_idle_timeout_ms", "keepalive_hold_ms", "stream_upstream"}
+	poolKeys     = []string{"display_name", "strategy", "members", "models", "cooldown", "session_ttl_ms", "first_output_timeout_ms", "response_timeout_ms", "stream_idle_timeout_ms", "keepalive_hold_ms", "stream_upstream", "rate_limit_wait_ms"}
 	unifiedKeys  = []string{"id", "name", "targets", "context_window", "max_tokens", "input", "efforts", "default_effort", "effort_map"}
 	cooldownKeys = []string{"auth_ms", "quota_ms", "rate_limit_ms", "server_ms", "timeout_ms", "empty_ms", "network_ms", "model_not_found_ms"}
 )

@@ -1,0 +1,160 @@
+package pool
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/balance"
+	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/pool/wire"
+)
+
+// rateState is what a call knows of its members' recoveries (SPEC
+// POOL-26): the eligible members, their cooldowns when the call began
+// (cooling), the deadlines its own failures set (recovery), and whether
+// it already waited for a rate-limited bound member (once per call).
+type rateState struct {
+	eligible []string
+	cds      map[string]balance.Cooldown
+	cooling  func(string) (time.Time, bool)
+	recovery map[string]time.Time
+	waited   bool
+}
+
+// rateLimited reports whether member m was cooling for a rate limit when
+// the call began, and until when.
+func (c *call) rateLimited(m string) (time.Time, bool) {
+	cd, ok := c.cds[m]
+	if !ok || cd.Class != config.ClassRateLimit || !cd.Until.After(c.p.opts.Now()) {
+		return time.Time{}, false
+	}
+	return cd.Until, true
+}
+
+// rateLimitOrder adjusts the attempt order for members cooling for a rate
+// limit when the call began (SPEC POOL-26). A streamed call whose bound
+// member is one of them, for a short time (mayWait), waits for it (hold)
+// and tries it first. Else, when every eligible member is one of them, no
+// member is called (out is empty): each said when it takes calls again,
+// and a call before then, as POOL-11's fail open would make, only earns
+// another 429 from each; the client gets the pool's own 429 with the
+// earliest recovery instead. Otherwise the order stands (POOL-11: members
+// cooling for other reasons, the pool's own guesses, are failed open onto).
+func (c *call) rateLimitOrder(order []string) (out []string, hold time.Duration) {
+	all := true
+	for _, m := range order {
+		until, limited := c.rateLimited(m)
+		if !limited {
+			all = false
+			continue
+		}
+		if d := until.Sub(c.p.opts.Now()); c.mayWait(m, d) {
+			hold = d
+		}
+	}
+	if hold > 0 {
+		out = append(out, c.boundTo)
+		for _, m := range order {
+			if _, limited := c.rateLimited(m); m != c.boundTo && !(all && limited) {
+				out = append(out, m)
+			}
+		}
+		return out, hold
+	}
+	if all {
+		return nil, 0
+	}
+	return order, 0
+}
+
+// mayWait reports whether a streamed call waits d for member m, the
+// session's bound member, rate-limited for that long, instead of moving
+// the session to another member and paying a cold prefill there (SPEC
+// POOL-26): d is known (a server-given wait) and at most the pool's
+// rate_limit_wait_ms, the client streams (keep-alives cover the wait,
+// POOL-7b), and the call has not waited yet.
+func (c *call) mayWait(m string, d time.Duration) bool {
+	return c.ci.Stream && !c.waited && d > 0 && d <= c.pc.RateLimitWait && m != "" && m == c.boundTo
+}
+
+// waitOut holds the call for d, the call's keep-alives going on
+// meanwhile (after keepalive_hold_ms the early head and the API's own
+// pings, POOL-7b). false: the client left.
+func (c *call) waitOut(m string, d time.Duration) bool {
+	c.waited = true
+	c.p.log.Info("pool call waits for its rate-limited bound member", "pool", c.pc.ID, "member", m,
+		"wait_ms", d.Milliseconds(), "session", c.session)
+	wait := time.NewTimer(d)
+	defer wait.Stop()
+	ka := c.kaTimer()
+	defer ka.Stop()
+	for {
+		select {
+		case <-wait.C:
+			return true
+		case <-c.r.Context().Done():
+			return false
+		case <-ka.C:
+			if !c.tick(ka) {
+				return false
+			}
+		}
+	}
+}
+
+// recovered notes that member m cools until t after a failure in this call.
+func (c *call) recovered(m string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if c.recovery == nil {
+		c.recovery = map[string]time.Time{}
+	}
+	c.recovery[m] = t
+}
+
+// earliestRecovery is the wait until the first eligible member recovers,
+// when every eligible member is cooling now (by the cooldowns the call
+// began with and those its failures set); ok false when one is not.
+func (c *call) earliestRecovery() (d time.Duration, ok bool) {
+	now := c.p.opts.Now()
+	var first time.Time
+	for _, m := range c.eligible {
+		t := c.recovery[m]
+		if u, cooling := c.cooling(m); cooling && u.After(t) {
+			t = u
+		}
+		if !t.After(now) {
+			return 0, false
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first.Sub(now), !first.IsZero()
+}
+
+// retryAfter sets the Retry-After of the pool's own error answer to the
+// earliest recovery in whole seconds, rounded up (RFC 9110 §10.2.3), when
+// every eligible member is cooling (SPEC POOL-26).
+func (c *call) retryAfter(h http.Header) {
+	if d, ok := c.earliestRecovery(); ok {
+		h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+	}
+}
+
+// allRateLimited answers a call none of whose members may be called now:
+// each was cooling for a rate limit when the call began (SPEC POOL-26).
+// The answer is the pool's own 429 with Retry-After; no member is called.
+func (c *call) allRateLimited() {
+	msg := "pool " + c.pc.ID + ": every member is rate-limited"
+	if d, ok := c.earliestRecovery(); ok {
+		msg += "; the first recovers in " + strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))) + " s"
+	}
+	c.headers(c.w.Header(), "none")
+	c.retryAfter(c.w.Header())
+	wire.WriteError(c.w, c.fl, http.StatusTooManyRequests, msg, nil)
+	c.record("", config.ClassRateLimit, http.StatusTooManyRequests)
+}
