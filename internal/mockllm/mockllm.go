@@ -96,11 +96,22 @@ type Channel struct {
 	// Cache, when set, is the prompt cache of Anthropic Messages calls
 	// (cache.go): their usage says what they read from it and wrote to it.
 	Cache *PromptCache
+	// Strict: the channel refuses, with its provider's 400, a model call
+	// holding reasoning it did not mint, an Anthropic tool id outside
+	// ^[a-zA-Z0-9_-]+$ or a tool result without its call (strict.go). Its
+	// answers' signatures are its own whether Strict or not.
+	Strict bool
+	// KimiToolIDs: tool calls without a scripted ID are named as Kimi
+	// names them, "functions.NAME:N" (strict.go).
+	KimiToolIDs bool
 
-	mu    sync.Mutex
-	n     int
-	fails int
-	calls []Call
+	mu      sync.Mutex
+	n       int
+	fails   int
+	calls   []Call
+	key     []byte // signature key (strict.go)
+	toolN   int    // Kimi-style tool calls named so far
+	refused int    // model calls a Strict channel refused
 	// OnCall, when set, is called with each recorded call (the command
 	// writes them as JSON lines).
 	OnCall func(Call)
@@ -148,6 +159,9 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ok, stream = modelPath(api, r.URL.Path)
 	}
+	if ok && c.Strict && r.Method == http.MethodPost && c.refuse(w, api, call) {
+		return
+	}
 	c.mu.Lock()
 	turn := Turn{Text: "ok"}
 	switch {
@@ -175,6 +189,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.calls = append(c.calls, call)
 	hook := c.OnCall
+	sign, ids := &signer{key: c.macKey()}, c.toolIDs(turn)
 	c.mu.Unlock()
 	if hook != nil {
 		hook(call)
@@ -206,7 +221,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if c.API == Gemini {
 		model = strings.TrimSuffix(strings.TrimSuffix(r.URL.Path[strings.Index(r.URL.Path, "/models/")+8:], ":streamGenerateContent"), ":generateContent")
 	}
-	a := answer{turn: turn, model: model, usageAsked: usageAsked(body)}
+	a := answer{turn: turn, model: model, usageAsked: usageAsked(body), sign: sign, ids: ids}
 	if !stream {
 		writeJSON(w, http.StatusOK, a.document(api))
 		return

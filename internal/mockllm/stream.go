@@ -62,7 +62,7 @@ func (a answer) anthropicStream(s *sseWriter) {
 		for _, h := range halves(t.Reasoning) {
 			ds = append(ds, map[string]any{"type": "thinking_delta", "thinking": h})
 		}
-		if block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, append(ds, map[string]any{"type": "signature_delta", "signature": "mock-sig"})) {
+		if block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, append(ds, map[string]any{"type": "signature_delta", "signature": a.sign.thinking(t.Reasoning)})) {
 			return
 		}
 	}
@@ -76,8 +76,12 @@ func (a answer) anthropicStream(s *sseWriter) {
 		}
 	}
 	for i, tc := range t.ToolCalls {
+		frags := halves(a.args(i))
+		if a.args(i) == "{}" {
+			frags = []string{""} // Anthropic streams a call with no input as one empty fragment
+		}
 		var ds []map[string]any
-		for _, h := range halves(a.args(i)) {
+		for _, h := range frags {
 			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": h})
 		}
 		if block(map[string]any{"type": "tool_use", "id": a.callID(i), "name": tc.Name, "input": map[string]any{}}, ds) {
@@ -226,12 +230,21 @@ func (a answer) geminiStream(s *sseWriter) {
 			return
 		}
 	}
+	sig := a.geminiSignature()
 	for i, tc := range t.ToolCalls {
-		if visible([]any{map[string]any{"functionCall": map[string]any{"name": tc.Name, "args": rawJSON(a.args(i))}}}) {
+		part := map[string]any{"functionCall": map[string]any{"name": tc.Name, "args": rawJSON(a.args(i))}}
+		if i == 0 && sig != "" {
+			part["thoughtSignature"], sig = sig, ""
+		}
+		if visible([]any{part}) {
 			return
 		}
 	}
-	last := chunk([]any{map[string]any{"text": ""}})
+	end := map[string]any{"text": ""}
+	if sig != "" {
+		end["thoughtSignature"] = sig
+	}
+	last := chunk([]any{end})
 	last["candidates"].([]any)[0].(map[string]any)["finishReason"] = "STOP"
 	last["usageMetadata"] = a.gmUsage()
 	s.event("", last)

@@ -11,7 +11,9 @@ import (
 type answer struct {
 	turn       Turn
 	model      string
-	usageAsked bool // Chat: stream_options.include_usage
+	usageAsked bool     // Chat: stream_options.include_usage
+	sign       *signer  // the channel's signatures (strict.go); nil: fixed placeholders
+	ids        []string // the tool calls' ids (Channel.toolIDs); nil: scripted or call_mock_N
 }
 
 // halves splits s into two pieces at a character boundary near the middle
@@ -28,6 +30,9 @@ func halves(s string) []string {
 }
 
 func (a answer) callID(i int) string {
+	if i < len(a.ids) {
+		return a.ids[i]
+	}
 	if id := a.turn.ToolCalls[i].ID; id != "" {
 		return id
 	}
@@ -50,7 +55,7 @@ func (a answer) document(api string) any {
 	case Anthropic:
 		var content []any
 		if t.Reasoning != "" {
-			content = append(content, map[string]any{"type": "thinking", "thinking": t.Reasoning, "signature": "mock-sig"})
+			content = append(content, map[string]any{"type": "thinking", "thinking": t.Reasoning, "signature": a.sign.thinking(t.Reasoning)})
 		}
 		if t.Text != "" {
 			content = append(content, map[string]any{"type": "text", "text": t.Text})
@@ -87,8 +92,26 @@ func (a answer) document(api string) any {
 	for i, tc := range t.ToolCalls {
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.Name, "args": rawJSON(a.args(i))}})
 	}
+	if sig := a.geminiSignature(); sig != "" {
+		// Gemini signs the first function call of a turn, else its last
+		// part (Gemini API "Thought signatures").
+		at := len(parts) - 1
+		if len(t.ToolCalls) > 0 {
+			at = len(parts) - len(t.ToolCalls)
+		}
+		parts[at].(map[string]any)["thoughtSignature"] = sig
+	}
 	return map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": a.gmUsage(), "modelVersion": a.model, "responseId": "mock-resp"}
+}
+
+// geminiSignature is the thoughtSignature of a Gemini answer: one when it
+// thinks or calls a function, else "".
+func (a answer) geminiSignature() string {
+	if a.turn.Reasoning == "" && len(a.turn.ToolCalls) == 0 {
+		return ""
+	}
+	return a.sign.token("thoughtSignature")
 }
 
 func nilIfEmpty(s string) any {
