@@ -2,6 +2,7 @@ package pool
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -89,8 +90,20 @@ func BenchmarkPoolStreamCall(b *testing.B) {
 	system := strings.Repeat("You are a coding agent; answer briefly. ", 16<<10/40)
 	anBody := `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`
 	chBody := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`
+	// A Claude Code turn deep in a session: 20 earlier turns, each a
+	// signed thinking block, a tool call and its result (the signature and
+	// tool-id bookkeeping of SPEC POOL-18 and POOL-25 reads all of them).
+	var hist strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&hist, `{"role":"assistant","content":[{"type":"thinking","thinking":"step %d: read the file first","signature":"%s"},`+
+			`{"type":"tool_use","id":"toolu_%02d","name":"Read","input":{"path":"a%d.go"}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%02d","content":"package a"}]},`, i, strings.Repeat("Ab3+", 90)+fmt.Sprint(i), i, i, i)
+	}
+	thBody := `{"model":"m","stream":true,"max_tokens":1024,"thinking":{"type":"adaptive"},"system":"` + system + `","messages":[{"role":"user","content":"fix it"},` +
+		hist.String() + `{"role":"assistant","content":[{"type":"text","text":"done"}]},{"role":"user","content":"say something"}]}`
 	for _, c := range []struct{ name, path, body, marker string }{
 		{"same-api", "/pool/pa/v1/messages", anBody, "message_stop"},
+		{"same-api-thinking-history", "/pool/pa/v1/messages", thBody, "message_stop"},
 		{"anthropic-to-chat", "/pool/pc/v1/messages", anBody, "message_stop"},
 		{"chat-to-anthropic", "/pool/pa/v1/chat/completions", chBody, ""},
 	} {

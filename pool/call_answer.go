@@ -31,11 +31,16 @@ func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 		return outcome{done: true, fail: a}
 	}
 	o := outcome{fail: a}
-	if class == config.ClassState && c.ci.Encrypted && !c.stripAll[m] && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted") {
+	encrypted := c.ci.Encrypted && strings.Contains(strings.ToLower(typ+" "+msg), "encrypted")
+	signed := c.ci.Signed && !c.rt.translate && signatureRefused(typ, msg) // signatures.go
+	if class == config.ClassState && (encrypted || signed) && !c.stripAll[m] {
 		if c.stripAll == nil {
 			c.stripAll = map[string]bool{}
 		}
 		c.stripAll[m], o.retry = true, true
+		if signed {
+			c.unverified(m)
+		}
 	}
 	if class == config.ClassRateLimit {
 		o.explicit = balance.RetryAfter(resp.Header, c.p.opts.Now())

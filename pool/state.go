@@ -45,6 +45,7 @@ import (
 // produce. The items' owners are looked up once per call, all at once (a
 // shared state: one round trip, not one per item and attempt).
 func (c *call) stateFor(m string, body []byte) []byte {
+	body = c.signedFor(m, body) // signatures.go
 	if !c.ci.Encrypted {
 		return body
 	}

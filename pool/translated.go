@@ -37,6 +37,9 @@ type translation struct {
 	// owners are the producers of the request's encrypted reasoning items
 	// (state.go), looked up on the first attempt that needs them.
 	owners map[string]string
+	// sigOwners are the minters of the request's reasoning signatures
+	// (signatures.go), looked up like owners.
+	sigOwners map[string]string
 }
 
 // routeFor picks the API member ch is sent: its own when it speaks the

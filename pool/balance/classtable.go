@@ -36,6 +36,11 @@ var errorRules = []errorRule{
 		"previous_response_not_found", "previous response with id", "invalid_encrypted_content",
 		"encrypted content", "could not be decrypted", "conversation with id", "conversation_not_found",
 		"item with id", "item_not_found",
+		// A reasoning signature another provider account minted (SPEC
+		// POOL-18): Anthropic "messages.N.content.M: Invalid `signature`
+		// in `thinking` block" (and the data of redacted_thinking), Gemini
+		// "Corrupted thought signature.".
+		"invalid `signature`", "invalid `data` in `redacted_thinking`", "corrupted thought signature",
 	}},
 	{statuses: []int{400, 404, 409, 413, 422}, class: config.ClassBadRequest, words: []string{
 		"unsupported parameter", "unsupported_parameter", "unknown parameter", "unknown_parameter",

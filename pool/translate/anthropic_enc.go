@@ -105,6 +105,28 @@ func encodeAnReasoning(r *Request, w *anRequestOut) {
 			w.Thinking = nil
 		}
 	}
+	if w.Thinking != nil && w.Thinking.Type == "enabled" && toolLoopUnsigned(w.Messages) {
+		// With thinking enabled, the assistant message of a tool loop in
+		// progress must start with its signed thinking block, which no
+		// other API carries (SPEC POOL-18): that call goes without thinking.
+		w.Thinking = &anThinking{Type: "disabled"}
+	}
+}
+
+// toolLoopUnsigned reports a request continuing a tool loop (its last
+// message starts with tool results) whose last assistant message does not
+// start with a thinking or redacted_thinking block.
+func toolLoopUnsigned(msgs []anMessageOut) bool {
+	n := len(msgs)
+	if n < 2 || msgs[n-1].Role != "user" || len(msgs[n-1].Content) == 0 || msgs[n-1].Content[0].Type != "tool_result" {
+		return false
+	}
+	a := msgs[n-2]
+	if a.Role != "assistant" || len(a.Content) == 0 {
+		return false
+	}
+	t := a.Content[0].Type
+	return t != "thinking" && t != "redacted_thinking"
 }
 
 func encodeAnMessages(msgs []Message, h *heldStrings) ([]anMessageOut, error) {
@@ -165,7 +187,7 @@ func encodeAnPart(field string, p Part, h *heldStrings) (anBlock, bool, error) {
 			CacheControl: anCacheOf(p.Cache)}, true, nil
 	case KindToolCall:
 		in, err := rawArgs(field+".input", p.Args)
-		return anBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: in, CacheControl: anCacheOf(p.Cache)}, err == nil, err
+		return anBlock{Type: "tool_use", ID: AnthropicToolID(p.CallID), Name: p.Name, Input: in, CacheControl: anCacheOf(p.Cache)}, err == nil, err
 	case KindToolResult:
 		var inner []anBlock
 		for k, c := range p.Content {
@@ -177,7 +199,7 @@ func encodeAnPart(field string, p Part, h *heldStrings) (anBlock, bool, error) {
 				inner = append(inner, b)
 			}
 		}
-		b := anBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError, CacheControl: anCacheOf(p.Cache)}
+		b := anBlock{Type: "tool_result", ToolUseID: AnthropicToolID(p.CallID), IsError: p.IsError, CacheControl: anCacheOf(p.Cache)}
 		if len(inner) > 0 {
 			b.Content = mustJSON(inner)
 		}

@@ -292,9 +292,9 @@ func decodeAnBlock(field string, b anBlock) (Part, error) {
 		}
 		return Part{}, fieldErr(field+".source.type", "image source %q is not translatable", b.Source.Type)
 	case "tool_use":
-		return Part{Kind: KindToolCall, CallID: b.ID, Name: b.Name, Args: argsOrEmpty(string(b.Input))}, nil
+		return Part{Kind: KindToolCall, CallID: OriginalToolID(b.ID), Name: b.Name, Args: argsOrEmpty(string(b.Input))}, nil
 	case "tool_result":
-		p := Part{Kind: KindToolResult, CallID: b.ToolUseID, IsError: b.IsError}
+		p := Part{Kind: KindToolResult, CallID: OriginalToolID(b.ToolUseID), IsError: b.IsError}
 		var inner []anBlock
 		s, isStr, err := stringOrArray(b.Content, field+".content", &inner)
 		if err != nil {

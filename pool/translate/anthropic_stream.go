@@ -114,7 +114,7 @@ func (d *anthropicStreamDecoder) blockStart(ev anStreamEvent) ([]Event, error) {
 			first = append(first, Event{Kind: EvDelta, Index: i, Part: Part{Kind: KindText, Text: b.Text}})
 		}
 	case "tool_use":
-		p = Part{Kind: KindToolCall, CallID: b.ID, Name: b.Name}
+		p = Part{Kind: KindToolCall, CallID: OriginalToolID(b.ID), Name: b.Name}
 		if in := string(b.Input); in != "" && in != "{}" {
 			first = append(first, Event{Kind: EvDelta, Index: i, Part: Part{Kind: KindToolCall, Args: in}})
 		}
@@ -215,7 +215,7 @@ func (e *anthropicStreamEncoder) Encode(ev Event) ([]byte, error) {
 		case p.Kind == KindText:
 			b = map[string]string{"type": "text", "text": ""}
 		case p.Kind == KindToolCall:
-			id := p.CallID
+			id := AnthropicToolID(p.CallID) // POOL-25
 			if id == "" {
 				id = newID("toolu_")
 			}

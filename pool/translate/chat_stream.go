@@ -183,6 +183,9 @@ type chatStreamEncoder struct {
 	id      string
 	created int64
 	tools   map[int]int // neutral index → tool_calls index
+	// noArgs: neutral indexes of tool calls whose arguments have not
+	// started; a call that stops with none gets "{}" (SPEC POOL-25).
+	noArgs map[int]bool
 }
 
 // chatChunkOut is an encoded chunk: only the delta fields that are set.
@@ -272,6 +275,21 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 		}
 		var tc chatToolCall
 		tc.Index, tc.ID, tc.Type, tc.Function.Name = &n, id, "function", ev.Part.Name
+		if e.noArgs == nil {
+			e.noArgs = map[int]bool{}
+		}
+		e.noArgs[ev.Index] = true
+		return e.chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
+	case EvPartStop:
+		if !e.noArgs[ev.Index] {
+			return nil, nil
+		}
+		// A tool called with no input: Anthropic streams no (or an empty)
+		// argument fragment; a Chat client parses "" as no JSON.
+		delete(e.noArgs, ev.Index)
+		n := e.tools[ev.Index]
+		var tc chatToolCall
+		tc.Index, tc.Function.Arguments = &n, "{}"
 		return e.chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
 	case EvDelta:
 		if b, ok := e.appendDelta(nil, ev); ok {
@@ -280,6 +298,7 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 		p := ev.Part
 		switch {
 		case p.Kind == KindToolCall && p.Args != "":
+			delete(e.noArgs, ev.Index)
 			n := e.tools[ev.Index]
 			var tc chatToolCall
 			tc.Index, tc.Function.Arguments = &n, p.Args

@@ -71,6 +71,9 @@ func (AnthropicFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error
 		if hasImage(m.Content, 0) {
 			ci.HasImage = true
 		}
+		if !ci.Signed && anthropicSigned(m.Role, m.Content) {
+			ci.Signed = true
+		}
 	}
 	for _, m := range req.Messages {
 		if m.Role == "user" {

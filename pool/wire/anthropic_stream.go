@@ -14,7 +14,8 @@ func (AnthropicFlavour) NewWatcher() StreamWatcher { return &anthropicWatcher{} 
 // message_start, ping, empty block starts, signature deltas and block stops
 // are preamble.
 type anthropicWatcher struct {
-	u Usage
+	u    Usage
+	sigs sigCollector // reasoning signatures (SPEC POOL-18, signatures.go)
 }
 
 func (w *anthropicWatcher) Usage() Usage { return w.u }
@@ -31,6 +32,7 @@ func (w *anthropicWatcher) Observe(ev *SSEEvent, committed bool) Observation {
 		_ = json.Unmarshal(ev.Data, &t)
 		name = t.Type
 	}
+	w.sigs.observe(name, ev.Data)
 	switch name {
 	case "message_start":
 		var v startUsage

@@ -123,6 +123,10 @@ type CallInfo struct {
 	// carries encrypted reasoning (SPEC POOL-18, state.go).
 	Previous  string
 	Encrypted bool
+	// Signed: the history may carry reasoning signatures (Anthropic
+	// thinking and redacted_thinking blocks, Gemini thoughtSignature;
+	// SPEC POOL-18, signatures.go).
+	Signed bool
 	// StateRefs are the other stored state a Responses request names, as
 	// state keys: its conversation (ConvKey) and the items of its
 	// item_reference inputs (ItemKey), in that order (SPEC POOL-18).

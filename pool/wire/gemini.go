@@ -65,6 +65,7 @@ func (GeminiFlavour) ParseRequest(ep Endpoint, body []byte) (*CallInfo, error) {
 		return nil, errors.New("model: missing in the path")
 	}
 	ci := &CallInfo{Model: ep.Model, Stream: ep.Stream, raw: body}
+	ci.Signed = bytes.Contains(body, quotedThoughtSig)
 	ci.MaxTokens = req.GenerationConfig.MaxOutputTokens
 	sys := req.SystemInstruction
 	if len(sys) == 0 {
@@ -248,6 +249,7 @@ func (GeminiFlavour) NewWatcher() StreamWatcher { return &geminiWatcher{} }
 type geminiWatcher struct {
 	u    Usage
 	done bool
+	sigs []string // thought signature keys (SPEC POOL-18, signatures.go)
 }
 
 func (w *geminiWatcher) Observe(ev *SSEEvent, committed bool) Observation {
@@ -267,6 +269,7 @@ func (w *geminiWatcher) Observe(ev *SSEEvent, committed bool) Observation {
 	if u, ok := a.usage(); ok {
 		w.u = u
 	}
+	w.sigs = append(w.sigs, geminiSigKeys(ev.Data)...)
 	visible, fin := a.visible(), a.finished()
 	if fin {
 		w.done = true

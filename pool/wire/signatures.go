@@ -1,0 +1,404 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
+)
+
+// Reasoning signatures (SPEC POOL-18; the rule is in package pool,
+// signatures.go). Anthropic's thinking blocks carry a signature and its
+// redacted_thinking blocks encrypted data, Gemini's parts a
+// thoughtSignature: each verifies only at the provider (account) that
+// minted it, which answers 400 for any other ("messages.N.content.M:
+// Invalid `signature` in `thinking` block", "Corrupted thought
+// signature."). The pool keys each by SigKey and remembers who minted it
+// like the Responses state (RecordOwner).
+
+// GeminiSkipSignature is Gemini's documented placeholder thoughtSignature
+// for history whose signature the model cannot verify (Gemini API "Thought
+// signatures"): accepted by every Gemini model.
+const GeminiSkipSignature = "skip_thought_signature_validator"
+
+// SigKey is the state key of a reasoning signature: "s:" and 16 bytes of
+// its SHA-256, hex (never the signature itself).
+func SigKey(sig string) string {
+	h := sha256.Sum256([]byte(sig))
+	return "s:" + hex.EncodeToString(h[:16])
+}
+
+var (
+	quotedSignature  = []byte(`"signature"`)
+	quotedRedacted   = []byte(`"redacted_thinking"`)
+	quotedThoughtSig = []byte(`"thoughtSignature"`)
+	quotedSigDelta   = []byte(`"signature_delta"`)
+)
+
+// anBlockHead is what the signature walk reads of an Anthropic content
+// block.
+type anBlockHead struct {
+	Type      string `json:"type"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
+}
+
+// key is the block's signature key; "" for a block that is not reasoning
+// or whose signature is empty.
+func (b *anBlockHead) key() string {
+	switch {
+	case b.Type == "thinking" && b.Signature != "":
+		return SigKey(b.Signature)
+	case b.Type == "redacted_thinking" && b.Data != "":
+		return SigKey(b.Data)
+	}
+	return ""
+}
+
+func (b *anBlockHead) reasoning() bool {
+	return b.Type == "thinking" || b.Type == "redacted_thinking"
+}
+
+// readBlockHead reads type, signature and data of the block at b[vs:ve].
+func readBlockHead(b []byte) anBlockHead {
+	var h anBlockHead
+	jsonscan.EachMember(b, func(k string, vs, ve int) bool {
+		switch k {
+		case "type", "signature", "data":
+			var s string
+			if json.Unmarshal(b[vs:ve], &s) != nil {
+				return true
+			}
+			switch k {
+			case "type":
+				h.Type = s
+			case "signature":
+				h.Signature = s
+			default:
+				h.Data = s
+			}
+		}
+		return true
+	})
+	return h
+}
+
+// anthropicSigned reports whether a Messages request's assistant content
+// may hold reasoning blocks (CallInfo.Signed).
+func anthropicSigned(role string, content []byte) bool {
+	return role == "assistant" && (bytes.Contains(content, quotedSignature) || bytes.Contains(content, quotedRedacted))
+}
+
+// AnthropicSigKeys lists the signature keys of the reasoning blocks in a
+// Messages request body's messages, in order.
+func AnthropicSigKeys(body []byte) []string {
+	var keys []string
+	StripThinking(body, func(key string) bool { keys = append(keys, key); return true })
+	return keys
+}
+
+// StripThinking returns a Messages request body without the reasoning
+// blocks a member cannot verify: thinking blocks with an empty signature,
+// and those whose signature key keep refuses (keep is not asked about
+// empty ones). A message left with no content is removed (consecutive
+// user turns are merged by the API). When the request continues a tool
+// loop (its last message holds tool results) and a block was removed from
+// the loop's last assistant message, "thinking" becomes {"type":
+// "disabled"}: with thinking on, that message must start with its thinking
+// block, and Anthropic documents a tool loop's call without thinking as
+// valid. The body itself is returned when nothing changes; a body that
+// does not parse is returned as is (the member answers it).
+func StripThinking(body []byte, keep func(key string) bool) []byte {
+	var msgs [][2]int // message offsets
+	msgStart, msgEnd := -1, -1
+	jsonscan.EachMember(body, func(k string, vs, ve int) bool {
+		if k == "messages" {
+			msgStart, msgEnd = vs, ve
+			return false
+		}
+		return true
+	})
+	if msgStart < 0 || !jsonscan.EachElement(body[msgStart:msgEnd], func(vs, ve int) bool {
+		msgs = append(msgs, [2]int{msgStart + vs, msgStart + ve})
+		return true
+	}) {
+		return body
+	}
+	out := make([]byte, 0, len(body))
+	out = append(out, body[:msgStart]...)
+	out = append(out, '[')
+	changed, wrote := false, false
+	lastAssistantStripped := false
+	for i, m := range msgs {
+		msg, removedAny, empty := stripMessage(body[m[0]:m[1]], keep)
+		if removedAny {
+			changed = true
+			if i == len(msgs)-2 && endsInToolResults(body, msgs) {
+				lastAssistantStripped = true
+			}
+		}
+		if empty {
+			continue
+		}
+		if wrote {
+			out = append(out, ',')
+		}
+		out, wrote = append(out, msg...), true
+	}
+	if !changed {
+		return body
+	}
+	out = append(out, ']')
+	out = append(out, body[msgEnd:]...)
+	if lastAssistantStripped {
+		if o, ok := spliceTopLevel(out, "thinking", []byte(`{"type":"disabled"}`)); ok {
+			out = o
+		}
+	}
+	return out
+}
+
+// stripMessage removes the unverifiable reasoning blocks of one assistant
+// message: the message's bytes (msg itself when nothing is removed),
+// whether a block was removed, and whether no content is left.
+func stripMessage(msg []byte, keep func(string) bool) (out []byte, removed, empty bool) {
+	role, cs, ce := "", -1, -1
+	jsonscan.EachMember(msg, func(k string, vs, ve int) bool {
+		switch k {
+		case "role":
+			_ = json.Unmarshal(msg[vs:ve], &role)
+		case "content":
+			cs, ce = vs, ve
+		}
+		return true
+	})
+	if role != "assistant" || cs < 0 || msg[cs] != '[' || !anthropicSigned(role, msg[cs:ce]) {
+		return msg, false, false
+	}
+	content := []byte{'['}
+	kept := 0
+	jsonscan.EachElement(msg[cs:ce], func(vs, ve int) bool {
+		blk := msg[cs+vs : cs+ve]
+		h := readBlockHead(blk)
+		if h.reasoning() {
+			if key := h.key(); key == "" || !keep(key) {
+				removed = true
+				return true
+			}
+		}
+		if kept > 0 {
+			content = append(content, ',')
+		}
+		content, kept = append(content, blk...), kept+1
+		return true
+	})
+	if !removed {
+		return msg, false, false
+	}
+	if kept == 0 {
+		return nil, true, true
+	}
+	content = append(content, ']')
+	out = make([]byte, 0, len(msg))
+	out = append(append(append(out, msg[:cs]...), content...), msg[ce:]...)
+	return out, true, false
+}
+
+// endsInToolResults reports whether the last message is a user message
+// whose content starts with a tool_result block (a tool loop in progress).
+func endsInToolResults(body []byte, msgs [][2]int) bool {
+	if len(msgs) < 2 {
+		return false
+	}
+	last := body[msgs[len(msgs)-1][0]:msgs[len(msgs)-1][1]]
+	var m struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(last, &m) != nil || m.Role != "user" || len(m.Content) == 0 {
+		return false
+	}
+	return m.Content[0].Type == "tool_result"
+}
+
+// anthropicAnswerSigKeys lists the signature keys of a complete Messages
+// answer's reasoning blocks.
+func anthropicAnswerSigKeys(body []byte) []string {
+	if !bytes.Contains(body, quotedSignature) && !bytes.Contains(body, quotedRedacted) {
+		return nil
+	}
+	var keys []string
+	jsonscan.EachMember(body, func(k string, vs, ve int) bool {
+		if k != "content" {
+			return true
+		}
+		jsonscan.EachElement(body[vs:ve], func(bs, be int) bool {
+			h := readBlockHead(body[vs+bs : vs+be])
+			if key := h.key(); key != "" {
+				keys = append(keys, key)
+			}
+			return true
+		})
+		return false
+	})
+	return keys
+}
+
+// StateKeys implements StateReader: the signature keys of a Messages
+// answer's reasoning blocks (SPEC POOL-18).
+func (AnthropicFlavour) StateKeys(body []byte) []string { return anthropicAnswerSigKeys(body) }
+
+// sigCollector gathers the signatures of a Messages stream: signature
+// deltas joined per block, redacted_thinking data from block starts.
+type sigCollector struct {
+	keys []string
+	open map[int][]byte // block index → signature so far
+}
+
+// observe reads one Messages stream event for signatures; cheap for the
+// events that carry none.
+func (s *sigCollector) observe(name string, data []byte) {
+	switch name {
+	case "content_block_delta":
+		if !bytes.Contains(data, quotedSigDelta) {
+			return
+		}
+		var v struct {
+			Index int `json:"index"`
+			Delta struct {
+				Signature string `json:"signature"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal(data, &v) == nil && v.Delta.Signature != "" {
+			if s.open == nil {
+				s.open = map[int][]byte{}
+			}
+			s.open[v.Index] = append(s.open[v.Index], v.Delta.Signature...)
+		}
+	case "content_block_start":
+		if !bytes.Contains(data, quotedRedacted) && !bytes.Contains(data, quotedSignature) {
+			return
+		}
+		var v struct {
+			Block anBlockHead `json:"content_block"`
+		}
+		if json.Unmarshal(data, &v) == nil {
+			if key := v.Block.key(); key != "" {
+				s.keys = append(s.keys, key)
+			}
+		}
+	case "content_block_stop":
+		if len(s.open) == 0 {
+			return
+		}
+		var v struct {
+			Index int `json:"index"`
+		}
+		if json.Unmarshal(data, &v) == nil {
+			if sig, ok := s.open[v.Index]; ok {
+				s.keys = append(s.keys, SigKey(string(sig)))
+				delete(s.open, v.Index)
+			}
+		}
+	}
+}
+
+// StateKeys implements StateWatcher: the signature keys of the reasoning
+// blocks the stream completed (SPEC POOL-18).
+func (w *anthropicWatcher) StateKeys() []string { return w.sigs.keys }
+
+// geminiSigKeys lists the thoughtSignature keys of a Gemini answer or
+// stream chunk.
+func geminiSigKeys(body []byte) []string {
+	if !bytes.Contains(body, quotedThoughtSig) {
+		return nil
+	}
+	var a struct {
+		Candidates []struct {
+			Content struct {
+				Parts []struct {
+					Sig string `json:"thoughtSignature"`
+				} `json:"parts"`
+			} `json:"content"`
+		} `json:"candidates"`
+	}
+	if json.Unmarshal(body, &a) != nil {
+		return nil
+	}
+	var keys []string
+	for _, c := range a.Candidates {
+		for _, p := range c.Content.Parts {
+			if p.Sig != "" && p.Sig != GeminiSkipSignature {
+				keys = append(keys, SigKey(p.Sig))
+			}
+		}
+	}
+	return keys
+}
+
+// StateKeys implements StateReader: the thought signature keys of a
+// Gemini answer (SPEC POOL-18).
+func (GeminiFlavour) StateKeys(body []byte) []string { return geminiSigKeys(body) }
+
+// StateKeys implements StateWatcher: the thought signature keys of the
+// stream so far (SPEC POOL-18).
+func (w *geminiWatcher) StateKeys() []string { return w.sigs }
+
+// GeminiSigKeys lists the thoughtSignature keys of a generateContent
+// request body's contents (the placeholder has none).
+func GeminiSigKeys(body []byte) []string {
+	var keys []string
+	StripThoughtSignatures(body, func(key string) bool { keys = append(keys, key); return true })
+	return keys
+}
+
+// StripThoughtSignatures returns a generateContent request body whose
+// thoughtSignatures keep refuses are replaced by GeminiSkipSignature, the
+// placeholder Gemini documents for history it cannot verify (a function
+// call part must keep a signature on Gemini 3, so the part stays). The
+// body itself when nothing changes.
+func StripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
+	if !bytes.Contains(body, quotedThoughtSig) {
+		return body
+	}
+	var out []byte
+	last := 0
+	var walk func(b []byte, base, depth int)
+	walk = func(b []byte, base, depth int) {
+		if depth > 64 {
+			return
+		}
+		if i := jsonscan.SkipWS(b, 0); i >= len(b) || b[i] != '{' {
+			jsonscan.EachElement(b, func(vs, ve int) bool {
+				if bytes.Contains(b[vs:ve], quotedThoughtSig) {
+					walk(b[vs:ve], base+vs, depth+1)
+				}
+				return true
+			})
+			return
+		}
+		jsonscan.EachMember(b, func(k string, vs, ve int) bool {
+			if k == "thoughtSignature" {
+				var sig string
+				if json.Unmarshal(b[vs:ve], &sig) == nil && sig != GeminiSkipSignature && sig != "" && !keep(SigKey(sig)) {
+					out = append(append(out, body[last:base+vs]...), `"`+GeminiSkipSignature+`"`...)
+					last = base + ve
+				}
+				return true
+			}
+			if bytes.Contains(b[vs:ve], quotedThoughtSig) {
+				walk(b[vs:ve], base+vs, depth+1)
+			}
+			return true
+		})
+	}
+	walk(body, 0, 0)
+	if out == nil {
+		return body
+	}
+	return append(out, body[last:]...)
+}
