@@ -373,6 +373,65 @@ func TestMux(t *testing.T) {
 			t.Fatalf("status beside pool: %+v", st)
 		}
 	})
+	// The listener's root is a small index of its own pages (a page for a
+	// browser, JSON for a client asking for it), not a bare 404; only the
+	// mounted endpoints are listed, and the Host guard is the status page's.
+	t.Run("OPS-2/listener-root-links-its-pages", func(t *testing.T) {
+		m := NewMux()
+		m.Handle("/pool/", http.NotFoundHandler())
+		addr, srv := startProxy(t, Config{Handler: m})
+		m.Attach(srv)
+		get := func(accept, host string) (*http.Response, string) {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			if host != "" {
+				req.Host = host
+			}
+			resp, err := directClient(t).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp, string(b)
+		}
+		resp, page := get("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "")
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Content-Security-Policy") == "" {
+			t.Fatalf("GET / for a browser: %d %v", resp.StatusCode, resp.Header)
+		}
+		for _, want := range []string{`href="/_dual-proxy/"`, `href="/pool/"`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("page lacks %s:\n%s", want, page)
+			}
+		}
+		if strings.Contains(page, "/metrics") {
+			t.Errorf("page links /metrics, which this listener does not serve:\n%s", page)
+		}
+		m.Handle("/metrics", http.NotFoundHandler())
+		resp, body := get("application/json", "")
+		var doc struct {
+			Name  string      `json:"name"`
+			Links []IndexLink `json:"links"`
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal([]byte(body), &doc) != nil || doc.Name != "dual-proxy" {
+			t.Fatalf("GET / Accept: application/json: %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		var paths []string
+		for _, l := range doc.Links {
+			paths = append(paths, l.Path)
+		}
+		if got, want := strings.Join(paths, " "), "/_dual-proxy/ /_dual-proxy/status /pool/ /metrics"; got != want {
+			t.Errorf("links %q, want %q", got, want)
+		}
+		if resp, _ := get("", "attacker.example:7898"); resp.StatusCode != http.StatusMisdirectedRequest {
+			t.Errorf("GET / with a foreign Host: %d, want 421", resp.StatusCode)
+		}
+		if resp, _ := get("", ""); resp.StatusCode != 200 {
+			t.Errorf("GET / without Accept: %d", resp.StatusCode)
+		}
+	})
 }
 
 // TestShutdownClosesTunnelAndSlowRequest: an open CONNECT tunnel and a
