@@ -24,7 +24,9 @@ import (
 // test` find them without --addr or --token.
 
 // defaultStandalone is where `dual-proxy` listens by default (LIS-1); status
-// also looks there, for an instance started before the registry existed.
+// and pool test also look there (standaloneAddr), for an instance the
+// registry does not list (started before the registry existed, or as a
+// service with another runtime directory).
 const defaultStandalone = "127.0.0.1:7898"
 
 // registryDir is the registry directory for the environment env.
@@ -75,11 +77,11 @@ func reachableHost(host string) string {
 func instances(env []string) []registry.Entry {
 	es, _ := registry.List(registryDir(env))
 	for _, e := range es {
-		if e.Addr == defaultStandalone {
+		if e.Addr == standaloneAddr {
 			return es
 		}
 	}
-	return append(es, registry.Entry{Program: "dual-proxy", Addr: defaultStandalone})
+	return append(es, registry.Entry{Program: "dual-proxy", Addr: standaloneAddr})
 }
 
 // instanceByAddr is the registered instance listening on addr, if any.
@@ -151,7 +153,13 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		}
 	}
 	if found == 0 {
-		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s); start the proxy with dual-proxy, or a command behind one with dual-proxy run -- CMD (claude-dual-proxy for Claude Code)", defaultStandalone, registryDir(env)), 1)
+		if c.Bool("json") {
+			// stdout stays one JSON document, the empty list, for a
+			// script that reads it; the line on stderr and exit 1 say
+			// nothing answered, as without --json (SPEC OPS-2).
+			fmt.Fprintln(w, "[]")
+		}
+		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s); start the proxy with dual-proxy, or a command behind one with dual-proxy run -- CMD (claude-dual-proxy for Claude Code)", standaloneAddr, registryDir(env)), 1)
 	}
 	if c.Bool("json") {
 		out, _ := json.Marshal(docs)

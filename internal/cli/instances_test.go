@@ -102,6 +102,12 @@ func TestStatusFindsLaunchers(t *testing.T) {
 			t.Fatalf("after exit: status %d %q", status, errOut)
 		}
 	})
+	t.Run("OPS-2/status-json-with-nothing-running-prints-an-empty-list", func(t *testing.T) {
+		out, errOut, status := runCmdEnv(t, DualProxy, env, "status", "--json")
+		if status != 1 || out != "[]\n" || !strings.Contains(errOut, "no running dual-proxy found") {
+			t.Fatalf("status --json with nothing running: status %d, stdout %q, stderr %q", status, out, errOut)
+		}
+	})
 	t.Run("OPS-6/pool-test-finds-the-launcher-and-its-token", func(t *testing.T) {
 		addr := strings.TrimPrefix(anthropicUpstream(t), "http://")
 		cfg := filepath.Join(t.TempDir(), "c.yaml")
