@@ -34,7 +34,7 @@ func TestAgentOverrideWarning(t *testing.T) {
 	claude := testworld.ChildAs(t, bin, "claude", "exit", "0")
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	t.Setenv("PATH", path)
-	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
+	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
 	t.Run("OPS-8/warns-once-naming-file-key-and-fix", func(t *testing.T) {
 		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
 		if status != 0 {
@@ -44,6 +44,19 @@ func TestAgentOverrideWarning(t *testing.T) {
 			"claude-dual-proxy: warning: " + filepath.Join(project, ".claude", "settings.local.json") + " sets env.NODE_USE_ENV_PROXY, which Claude Code applies over the launcher's value: claude will not use dual-proxy as launched (remove the key)\n"
 		if errOut != want {
 			t.Fatalf("stderr\n%s\nwant\n%s", errOut, want)
+		}
+	})
+	// claude-dual-proxy runs Claude Code whatever --command is called (a
+	// wrapper script): its settings files are checked all the same.
+	t.Run("OPS-8/claude-settings-checked-whatever-the-command-is-called", func(t *testing.T) {
+		_, claudeWarnings, _ := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
+		if !strings.Contains(claudeWarnings, "warning: ") {
+			t.Fatalf("claude got no warning to compare with: %q", claudeWarnings)
+		}
+		wrapper := testworld.ChildAs(t, t.TempDir(), "my-claude-wrapper", "exit", "0")
+		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--command", wrapper[0], "--"}, wrapper[1:]...)...)
+		if status != 0 || errOut != claudeWarnings {
+			t.Fatalf("--command %s: status %d stderr\n%s\nwant the warnings claude gets\n%s", wrapper[0], status, errOut, claudeWarnings)
 		}
 	})
 	t.Run("OPS-8/failed-child-after-a-warning-points-at-the-file-not-the-log", func(t *testing.T) {

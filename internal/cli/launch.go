@@ -155,7 +155,11 @@ func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 			l.log.Warn(w)
 		}
 	}
-	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets}) {
+	known := ""
+	if l.mode == modeClaude {
+		known = "claude" // claude-dual-proxy runs Claude Code, whatever --command is called
+	}
+	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets, Agent: known}) {
 		fmt.Fprintln(l.terminal, w)
 		l.log.Warn(w)
 		l.bypass = append(l.bypass, w)

@@ -61,6 +61,10 @@ type Launch struct {
 	// PoolWithoutPresets: pool mode with --no-agent-presets (the launcher
 	// adds no agent-specific settings, SPEC POOL-20).
 	PoolWithoutPresets bool
+	// Agent is the agent the launcher runs whatever its executable is
+	// called ("claude" for claude-dual-proxy, whose --command may be a
+	// wrapper script); "" means the agent argv[0] names, if any.
+	Agent string
 }
 
 // input is what a check reads beside the file: the variables the launcher
@@ -133,6 +137,9 @@ func Warnings(prog string, argv []string, l Launch) []string {
 		return nil
 	}
 	agent := agentName(argv[0])
+	if _, ok := agents[l.Agent]; ok && l.Agent != "" {
+		agent = l.Agent
+	}
 	if agent == "" {
 		return nil
 	}
