@@ -100,10 +100,14 @@ func TestAgentExitHint(t *testing.T) {
 	})
 }
 
-// runCmdEnv is runCmd with env as the whole environment (no HOME added).
+// runCmdEnv is runCmd with env as the whole environment (no HOME added),
+// but for the registry's directory (XDG_RUNTIME_DIR, %LocalAppData%), which
+// is the test's own unless env sets it: a launcher under test never
+// registers among the user's running instances.
 func runCmdEnv(t *testing.T, f func([]string, IO) int, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	dir := t.TempDir()
+	env = append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"), "LOCALAPPDATA=" + filepath.Join(dir, "local")}, env...)
 	out, _ := os.Create(filepath.Join(dir, "out"))
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()

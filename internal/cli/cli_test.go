@@ -25,7 +25,10 @@ func runCmd(t *testing.T, f func([]string, IO) int, env []string, args ...string
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	env = append([]string{"HOME=" + dir}, env...)
+	// The user's directories are the test's own unless env sets them: the
+	// registry (XDG_RUNTIME_DIR, %LocalAppData%) too, so a test never lists
+	// or joins the user's running instances.
+	env = append([]string{"HOME=" + dir, "XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"), "LOCALAPPDATA=" + filepath.Join(dir, "local")}, env...)
 	status := f(args, IO{Stdout: out, Stderr: errf, Environ: env})
 	o, _ := os.ReadFile(out.Name())
 	e, _ := os.ReadFile(errf.Name())

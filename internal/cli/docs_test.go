@@ -17,9 +17,13 @@ var updateDocs = flag.Bool("update", false, "rewrite docs/*.1 from the command-l
 
 // TestMain lets the test binary stand in for the programs (shell completion
 // runs them): DUAL_PROXY_TEST_MAIN=dual-proxy|claude-dual-proxy; and for the
-// launchers' children (testworld.Child).
+// launchers' children (testworld.Child). The standalone default status
+// and pool test look at is a refused port, in this process and in every
+// program it stands in for: the tests never find the user's own proxy on
+// 7898 (a test run on a machine that runs dual-proxy all day).
 func TestMain(m *testing.M) {
 	testworld.ChildMain(nil)
+	standaloneAddr = testworld.ProcessRefusedAddr()
 	sio := IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
 	switch os.Getenv("DUAL_PROXY_TEST_MAIN") {
 	case "dual-proxy":

@@ -187,10 +187,11 @@ type poolDest struct {
 	running  []string
 }
 
-// standaloneAddr is where pool test looks for a pool no registered
-// instance serves: the standalone proxy's default listener, which may run
-// without a registry entry (a service with another runtime directory).
-// Tests point it at a refused port.
+// standaloneAddr is where status looks besides the registry, and pool
+// test for a pool no registered instance serves: the standalone proxy's
+// default listener, which may run without a registry entry (a service with
+// another runtime directory). The package's tests point it at a refused
+// port, so the user's own proxy on 7898 is never found by a test.
 var standaloneAddr = defaultStandalone
 
 // poolTarget is the instance to test poolID on and its token: --addr and

@@ -13,12 +13,29 @@ import (
 // take it in between (see holdRefusedPort).
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
-	if addr, ok := holdRefusedPort(t); ok {
+	if addr, release, ok := holdRefusedPort(); ok {
+		t.Cleanup(release)
 		return addr
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testworld: listen: %v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// ProcessRefusedAddr is RefusedAddr for a TestMain, before any test: the
+// port stays bound until the process exits. It panics when no loopback
+// port can be bound.
+func ProcessRefusedAddr() string {
+	if addr, _, ok := holdRefusedPort(); ok {
+		return addr
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("testworld: listen: " + err.Error())
 	}
 	addr := ln.Addr().String()
 	ln.Close()

@@ -2,7 +2,5 @@
 
 package testworld
 
-import "testing"
-
 // holdRefusedPort is not available here; RefusedAddr binds and releases.
-func holdRefusedPort(testing.TB) (string, bool) { return "", false }
+func holdRefusedPort() (string, func(), bool) { return "", nil, false }

@@ -17,9 +17,11 @@ var refusedErrno = syscall.ECONNREFUSED
 // listening (holdRefusedPort); on Windows RefusedAddr binds and releases.
 func TestRefusedPortHeld(t *testing.T) {
 	t.Run("CD-1/refused-port-not-handed-out-again", func(t *testing.T) {
-		if _, ok := holdRefusedPort(t); !ok {
+		_, release, ok := holdRefusedPort()
+		if !ok {
 			t.Fatal("holdRefusedPort failed: Unix can bind a socket without listening")
 		}
+		release()
 		addr := RefusedAddr(t)
 		_, port, _ := net.SplitHostPort(addr)
 		if ln, err := net.Listen("tcp", "127.0.0.1:"+port); err == nil {
