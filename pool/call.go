@@ -280,8 +280,15 @@ func (c *call) failed(m string, o outcome) {
 	if o.served {
 		phase = "after-commit" // the client got an error event
 	}
-	c.p.log.Warn("pool member failed", "pool", c.pc.ID, "member", m, "class", a.Class, "status", a.Status,
-		"phase", phase, "cooldown_until", until.Format(time.RFC3339), "session", c.session)
+	attrs := []any{"pool", c.pc.ID, "member", m, "class", a.Class, "status", a.Status,
+		"phase", phase, "cooldown_until", until.Format(time.RFC3339), "session", c.session}
+	if a.Status == 0 && (a.Class == config.ClassNetwork || a.Class == config.ClassTimeout) && a.Message != "" {
+		// The transport's own words ("all candidates failed for HOST: …"),
+		// never a channel's body: this line reports the path, which the
+		// proxy logs only at debug for the pool's calls (OPS-1).
+		attrs = append(attrs, "reason", a.Message)
+	}
+	c.p.log.Warn("pool member failed", attrs...)
 }
 
 // aggregate answers when every member failed before the commit point

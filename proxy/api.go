@@ -122,6 +122,13 @@ type Transport struct {
 	// its own, never an idle one (SPEC POOL-26). https:// connections are
 	// kept alive by net/http either way.
 	ReuseConnections bool
+	// Caller names who sends the requests when it reports their failure
+	// itself: "pool" for the model pool, which logs a member's failure and
+	// fails over (SPEC POOL-7). A request no candidate served then logs
+	// no "no candidate left" warning and its decision is logged at debug;
+	// the status document's decision carries it as "caller". "" for
+	// other users of the Go API.
+	Caller string
 
 	once sync.Once
 	tls  *http.Transport
@@ -139,7 +146,18 @@ func (e *Engine) RoundTripper() *Transport { return &Transport{Engine: e} }
 // and response_timeout_ms, never --response-timeout-ms) and keep-alive
 // connections to http:// channels are reused (ReuseConnections).
 func (e *Engine) PoolRoundTripper() *Transport {
-	return &Transport{Engine: e, ResponseTimeout: -1, ReuseConnections: true}
+	return &Transport{Engine: e, ResponseTimeout: -1, ReuseConnections: true, Caller: "pool"}
+}
+
+// callerKey is the context key of Transport.Caller, which reaches the
+// tunnel an https:// request opens through DialContext (net/http dials
+// with the request's context values).
+type callerKey struct{}
+
+// callerOf is the Transport.Caller ctx carries, or "".
+func callerOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
 }
 
 // https returns the transport for https:// URLs.
@@ -177,6 +195,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeReqBody(req)
 		return nil, errors.New("proxy: request has no URL")
+	}
+	if t.Caller != "" && callerOf(req.Context()) != t.Caller {
+		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, t.Caller))
 	}
 	switch req.URL.Scheme {
 	case "https":
@@ -279,7 +300,7 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 	// after the answer (the pool's resend after a kept-alive connection
 	// closed unanswered, SPEC POOL-26).
 	r := &request{method: req.Method, url: &u, host: host, port: port, header: fields, body: &body{},
-		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections && !req.Close, close: req.Close}
+		respTimeout: t.ResponseTimeout, reuse: t.ReuseConnections && !req.Close, close: req.Close, caller: t.Caller}
 	if r.method == "" {
 		r.method = http.MethodGet
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
@@ -70,6 +72,49 @@ func TestPoolRoundTripper(t *testing.T) {
 		}
 		if n := posts.Load() - sent; n != 50 {
 			t.Fatalf("origin saw %d POSTs, want 50", n)
+		}
+	})
+}
+
+// TestPoolCallerLogs: a member call of the model pool that no candidate
+// can carry is the pool's to report (its "pool member failed" line, then
+// its failover, SPEC POOL-7, OPS-1): the engine logs no "no candidate
+// left" warning and no info-level "routed" line for it, over http:// and
+// over an https:// tunnel, and its decision carries caller "pool"; the
+// proxy's other users still get the warning.
+func TestPoolCallerLogs(t *testing.T) {
+	var logs testkit.LogBuffer
+	_, srv := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true, Logger: logs.Logger()})
+	e := srv.Engine()
+	dead := testworld.RefusedAddr(t)
+	call := func(tr http.RoundTripper, scheme string) {
+		req, _ := http.NewRequest(http.MethodPost, scheme+"://"+dead+"/v1/messages", strings.NewReader(`{"model":"m"}`))
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s call to a refused port answered %d", scheme, resp.StatusCode)
+		}
+	}
+	warned := func() bool { return strings.Contains(logs.String(), `level=WARN msg="no candidate left"`) }
+	for _, scheme := range []string{"http", "https"} {
+		t.Run("OPS-1/pool-member-unreachable-is-not-no-candidate-left/"+scheme, func(t *testing.T) {
+			before := len(e.decisions.Snapshot())
+			call(e.PoolRoundTripper(), scheme)
+			if warned() || strings.Contains(logs.String(), "level=INFO msg=routed") {
+				t.Fatalf("the pool's member call logged as an outage:\n%s", logs.String())
+			}
+			if !strings.Contains(logs.String(), `level=DEBUG msg="no candidate left"`) {
+				t.Fatalf("no debug line for the failed member call:\n%s", logs.String())
+			}
+			ds := e.decisions.Snapshot()
+			if len(ds) != before+1 || ds[len(ds)-1].Caller != "pool" || ds[len(ds)-1].Error == "" {
+				t.Fatalf("decisions %+v: want one more, failed, with caller pool", ds)
+			}
+		})
+	}
+	t.Run("OPS-1/other-callers-still-warned", func(t *testing.T) {
+		call(e.RoundTripper(), "http")
+		if !warned() {
+			t.Fatalf("a plain Transport's request no candidate served logged no warning:\n%s", logs.String())
 		}
 	})
 }

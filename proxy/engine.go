@@ -214,9 +214,16 @@ func (e *Engine) fail(host string, port int, pe *candidate.PathError) {
 }
 
 // allFailed is called when no candidate is left for host (HC-4: counts as
-// a failure and kicks a health check).
-func (e *Engine) allFailed(host string) {
-	e.cfg.Logger.Warn("no candidate left", "host", host)
+// a failure and kicks a health check). A request of a caller that reports
+// its own failures (Transport.Caller: the model pool logs the member's
+// failure and fails over) is logged at debug: a warning here read as the
+// network being down while the pool's next member served.
+func (e *Engine) allFailed(host, caller string) {
+	if caller != "" {
+		e.cfg.Logger.Debug("no candidate left", "host", host, "caller", caller)
+	} else {
+		e.cfg.Logger.Warn("no candidate left", "host", host)
+	}
 	e.kickHealth()
 }
 

@@ -44,6 +44,8 @@ type request struct {
 	reuse       bool
 	// close: upstream.Request.Close (a Transport request with Close set).
 	close bool
+	// caller is Transport.Caller ("" for the proxy's own clients).
+	caller string
 	// intr watches the context roundTrip is given (forward: the client
 	// connection's connCtx); nil: upstream's own context.AfterFunc.
 	intr upstream.Interrupter
@@ -210,7 +212,7 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 			return resp, nil
 		}
 	}
-	e.allFailed(r.host)
+	e.allFailed(r.host, r.caller)
 	e.decide(r, &tl, "", "all candidates failed")
 	return nil, &AllFailedError{Host: r.host, Errs: tl.fails}
 }
@@ -225,7 +227,7 @@ type tripLog struct {
 // decide records the request's decision: the candidate that served it
 // (cand, "" for none) or why it ended (errText).
 func (e *Engine) decide(r *request, tl *tripLog, cand, errText string) {
-	e.decisions.Add(statusdoc.Decision{Time: tl.start, Kind: "http", Host: r.host, Candidate: cand, Failed: statusdoc.Failures(tl.fails), LatencyMS: ms(time.Since(tl.start)), Error: errText})
+	e.decisions.Add(statusdoc.Decision{Time: tl.start, Kind: "http", Host: r.host, Candidate: cand, Failed: statusdoc.Failures(tl.fails), LatencyMS: ms(time.Since(tl.start)), Error: errText, Caller: r.caller})
 }
 
 // tripEnded returns the error that ends the request after an attempt

@@ -55,7 +55,7 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	if o.won != nil {
 		e.markAnswered(o.won.att.cand)
 		e.succeed(host, o.won.att.cand)
-		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: lc.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start))})
+		e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Candidate: lc.candName(o.won.att.cand), Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start)), Caller: callerOf(ctx)})
 		return o.won.conn, o.won.att.cand, nil
 	}
 	if o.local != nil {
@@ -68,9 +68,9 @@ func (e *Engine) openTunnel(ctx context.Context, host string, port int) (net.Con
 	case context.Cause(ctx) == errClientGone:
 		why = "client gone" // as a plain request's (forward_trip.go)
 	case ctx.Err() == nil:
-		e.allFailed(host) // not when the client left or the server stops
+		e.allFailed(host, callerOf(ctx)) // not when the client left or the server stops
 	}
-	e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: why})
+	e.decisions.Add(statusdoc.Decision{Time: start, Kind: "connect", Host: host, Failed: statusdoc.Failures(o.fails), LatencyMS: ms(time.Since(start)), Error: why, Caller: callerOf(ctx)})
 	return nil, candidate.Candidate{}, &AllFailedError{Host: host, Errs: o.fails}
 }
 

@@ -74,7 +74,7 @@ func (e *Engine) raceTrip(ctx context.Context, lc *liveConfig, r *request, atts 
 			rt.launch()
 		}
 	}
-	e.allFailed(r.host)
+	e.allFailed(r.host, r.caller)
 	e.decide(r, tl, "", "all candidates failed")
 	return nil, &AllFailedError{Host: r.host, Errs: tl.fails}
 }
@@ -274,7 +274,7 @@ func (e *Engine) proveFirst(ctx context.Context, lc *liveConfig, r *request, att
 	case ended(ctx):
 		return atts, nil // the first attempt's tripEnded answers for the client or the shutdown
 	default:
-		e.allFailed(r.host)
+		e.allFailed(r.host, r.caller)
 		e.decide(r, tl, "", "all candidates failed")
 		return nil, &AllFailedError{Host: r.host, Errs: tl.fails}
 	}

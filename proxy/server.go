@@ -119,8 +119,11 @@ func newServer(cfg Config, eng *Engine) *Server {
 	eng.OnDecision(func(d statusdoc.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
 		// failovers — never paths or headers (SPEC OPS-1).
+		// A request no candidate served is the caller's to report when
+		// it has a Caller (the pool's "pool member failed" line, then its
+		// failover): debug, not a second line that reads as an outage.
 		level := slog.LevelDebug
-		if len(d.Failed) > 0 || d.Candidate == "" {
+		if len(d.Failed) > 0 && d.Candidate != "" || d.Candidate == "" && d.Caller == "" {
 			level = slog.LevelInfo
 		}
 		if !cfg.Logger.Enabled(context.Background(), level) {

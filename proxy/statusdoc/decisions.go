@@ -33,6 +33,11 @@ type Decision struct {
 	Failed    []Failure `json:"failed,omitempty"`
 	LatencyMS float64   `json:"latency_ms"`
 	Error     string    `json:"error,omitempty"`
+	// Caller is who sent a request through the engine's Go API, when it
+	// reports the outcome itself: "pool" for a model pool's member call
+	// (its own log line and failover speak for a failure); "" for the
+	// proxy's clients.
+	Caller string `json:"caller,omitempty"`
 }
 
 // Log is a fixed-size ring of the last 200 decisions (SPEC OPS-2) with
