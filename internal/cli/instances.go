@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,19 +204,49 @@ func launcherProgram(m mode) string {
 
 // failedRequestsHint is the line a launcher prints when its child failed
 // and the proxy saw requests fail on every path: the agent's own message
-// ("connection refused", "API error") rarely says why; the log does.
+// ("connection refused", "API error") rarely says why; the log does. The
+// line names the hosts those requests went to, most failed first (at most
+// hintHosts, then how many more): an agent's background requests
+// (telemetry, update checks) failing offline are told apart from its model
+// calls by their host, not counted as if they explained a model call that
+// got an answer (a 400). Not counted: requests the client gave up or the
+// shutdown cut (no path failed), and the pool's member calls (the pool
+// reports those, and answers the agent itself).
 func failedRequestsHint(prog string, ds []statusdoc.Decision, logFile string) string {
 	n := 0
+	perHost := map[string]int{}
 	for _, d := range ds {
-		if d.Error != "" {
-			n++
+		if d.Error == "" || d.Caller != "" || d.Error == "client gone" || d.Error == "shutting down" {
+			continue
 		}
+		n++
+		perHost[d.Host]++
 	}
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: %d request(s) failed on every path through the proxy; see the log: %s", prog, n, logFile)
+	hosts := slices.SortedFunc(maps.Keys(perHost), func(a, b string) int {
+		if c := cmp.Compare(perHost[b], perHost[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var named []string
+	for i, h := range hosts {
+		if i == hintHosts {
+			named = append(named, fmt.Sprintf("and %d more host(s)", len(hosts)-hintHosts))
+			break
+		}
+		if perHost[h] > 1 {
+			h = fmt.Sprintf("%s (%d)", h, perHost[h])
+		}
+		named = append(named, h)
+	}
+	return fmt.Sprintf("%s: %d request(s) failed on every path through the proxy, to %s; see the log: %s", prog, n, strings.Join(named, ", "), logFile)
 }
+
+// hintHosts is how many hosts failedRequestsHint names.
+const hintHosts = 3
 
 // withLogPath makes --help show the launcher's real log file for the
 // environment env (where "see the log" points); without an environment

@@ -206,11 +206,35 @@ func anthropicUpstream(t *testing.T) string {
 func TestFailedRequestsHint(t *testing.T) {
 	t.Run("OPS-6/see-the-log-names-the-file", func(t *testing.T) {
 		ds := []statusdoc.Decision{{Host: "a", Candidate: "direct"}, {Host: "b", Error: "all candidates failed"}}
-		if got, want := failedRequestsHint("claude-dual-proxy", ds, "/s/launcher.log"), "claude-dual-proxy: 1 request(s) failed on every path through the proxy; see the log: /s/launcher.log"; got != want {
+		if got, want := failedRequestsHint("claude-dual-proxy", ds, "/s/launcher.log"), "claude-dual-proxy: 1 request(s) failed on every path through the proxy, to b; see the log: /s/launcher.log"; got != want {
 			t.Fatalf("got %q", got)
 		}
 		if got := failedRequestsHint("x", ds[:1], "/l"); got != "" {
 			t.Fatalf("hint without failures: %q", got)
+		}
+	})
+	// After a model call answered 400, the agent's background requests that
+	// failed offline are named by host, not counted as if they explained
+	// it; a request the client gave up, the shutdown cut or the pool made
+	// for a member is no path failure of the agent's.
+	t.Run("OPS-1/last-line-names-the-hosts-that-failed", func(t *testing.T) {
+		fail := statusdoc.Decision{Error: "all candidates failed"}
+		var ds []statusdoc.Decision
+		for _, h := range []string{"statsig.anthropic.com", "sentry.io", "statsig.anthropic.com", "a.example", "b.example", "statsig.anthropic.com", "sentry.io"} {
+			d := fail
+			d.Host = h
+			ds = append(ds, d)
+		}
+		ds = append(ds, statusdoc.Decision{Host: "api.anthropic.com", Candidate: "direct"},
+			statusdoc.Decision{Host: "api.anthropic.com", Error: "client gone"},
+			statusdoc.Decision{Host: "x.example", Error: "shutting down"},
+			statusdoc.Decision{Host: "127.0.0.1", Error: "all candidates failed", Caller: "pool"})
+		want := "claude-dual-proxy: 7 request(s) failed on every path through the proxy, to statsig.anthropic.com (3), sentry.io (2), a.example, and 1 more host(s); see the log: /l"
+		if got := failedRequestsHint("claude-dual-proxy", ds, "/l"); got != want {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+		if got := failedRequestsHint("x", ds[7:], "/l"); got != "" {
+			t.Fatalf("no path failure of the agent's, yet: %q", got)
 		}
 	})
 }
