@@ -321,6 +321,24 @@ func TestDefaultConfigErrorNote(t *testing.T) {
 				t.Fatalf("status %d\nstderr %s\nstdout %s", status, errOut, out)
 			}
 		})
+		// A child that cannot be found is said first and alone: the
+		// warning about the default file would bury it (RUN-3).
+		t.Run("RUN-3/child-not-found-said-first-and-alone", func(t *testing.T) {
+			for _, tc := range []struct {
+				f    func([]string, IO) int
+				args []string
+				want string
+			}{
+				{DualProxy, []string{"run", "--health-url", "", "--", "dual-proxy-test-no-such-command"}, "dual-proxy: dual-proxy-test-no-such-command: command not found\n"},
+				{Claude, []string{"--health-url", "", "--command", filepath.Join(dir, "no-such-claude-wrapper"), "--", "-p", "hi"},
+					"claude-dual-proxy: " + filepath.Join(dir, "no-such-claude-wrapper") + ": command not found (or point --command (CLAUDE_COMMAND) at the executable)\n"},
+			} {
+				_, errOut, status := runCmdEnv(t, tc.f, env, tc.args...)
+				if status != 127 || errOut != tc.want {
+					t.Fatalf("%v: status %d stderr\n%s\nwant only\n%s", tc.args, status, errOut, tc.want)
+				}
+			}
+		})
 		// Named with --config: the user chose the file, no note.
 		_, errOut, status = runCmdEnv(t, DualProxy, env, "--config", path, "--print-config")
 		if status != 2 || strings.Contains(errOut, "default pool configuration") {

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -17,6 +20,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/signals"
 )
 
 // run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3): the
@@ -27,6 +31,12 @@ func run(c *cli.Context, m mode, sio IO) error {
 	s, err := resolve(c, m, sio.Environ)
 	if err != nil {
 		return err
+	}
+	if !c.Bool(fPrintConfig) && len(s.Command) > 0 && !childFound(s.Command[0]) {
+		// Said first and alone (RUN-3): the warnings about the default
+		// pool file or the agent's settings would bury it, and none of
+		// them matters until the command exists.
+		return cli.Exit(hint.NotFound(c.App.Name, m.hintKind(), s.Command[0]), signals.StatusNotFound)
 	}
 	if s.ConfigWarning != "" {
 		fmt.Fprintf(c.App.ErrWriter, "%s: warning: %s\n", c.App.Name, s.ConfigWarning)
@@ -69,6 +79,15 @@ func run(c *cli.Context, m mode, sio IO) error {
 		KeepSignalHandlers: true,
 	})
 	return l.exit(status, err)
+}
+
+// childFound reports whether command can be found the way the launcher
+// will start it (exec.Command's lookup in this process's PATH, or the
+// path itself when it has a separator). Only "not found" is false: a file
+// that cannot be executed is the launcher's to report (126).
+func childFound(command string) bool {
+	_, err := exec.LookPath(command)
+	return err == nil || !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, fs.ErrNotExist)
 }
 
 // launcherLogger is the launcher's logger on its log file w, with the
