@@ -76,6 +76,18 @@ func TestPoolReload(t *testing.T) {
 		in.Signal(syscall.SIGHUP)
 		waitPools(t, "p1,p2")
 	})
+	// The registry entry follows the reload: `pool test` of the pool just
+	// added finds this instance without --addr (the entry's pool list was
+	// the one at start).
+	t.Run("OPS-6/pool-added-by-sighup-found-by-pool-test", func(t *testing.T) {
+		c := exec.Command(bin, "pool", "test", "p2", "--json")
+		c.Env = baseEnv(dir)
+		out, err := c.CombinedOutput()
+		var doc struct{ Pool, Instance string }
+		if err != nil || json.Unmarshal(out, &doc) != nil || doc.Pool != "p2" || doc.Instance != addr {
+			t.Fatalf("pool test p2: %v\n%s", err, out)
+		}
+	})
 	t.Run("POOL-16/broken-config-keeps-running-one", func(t *testing.T) {
 		write(t, "pools: [this is not a pool map\n")
 		in.Signal(syscall.SIGHUP)

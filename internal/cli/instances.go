@@ -18,6 +18,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
@@ -49,19 +50,38 @@ func register(s *Settings, program string, port int, token string, log *slog.Log
 	if len(s.Command) > 0 {
 		e.Command = s.Command[0]
 	}
-	if s.Pool != nil {
-		for _, pc := range s.Pool.Pools {
-			e.Pools = append(e.Pools, pc.ID)
-		}
-	}
+	e.Pools = poolIDs(s.Pool)
 	dir := registryDir(s.Env)
 	r, err := registry.Register(dir, e, token)
 	if err != nil {
 		log.Warn("not registered: dual-proxy status will not list this instance", "reason", err.Error())
 		return nil
 	}
+	s.registration.Store(r)
 	log.Debug("registered", "dir", dir)
 	return r
+}
+
+// poolIDs are the ids of cfg's pools in file order (nil: none).
+func poolIDs(cfg *config.Config) []string {
+	if cfg == nil {
+		return nil
+	}
+	var ids []string
+	for _, pc := range cfg.Pools {
+		ids = append(ids, pc.ID)
+	}
+	return ids
+}
+
+// registerPools writes the pools of cfg, just applied, into this
+// instance's registry entry (SPEC OPS-6): a pool added through the editor
+// or SIGHUP is one `dual-proxy pool test` finds. A failure is logged,
+// never fatal.
+func registerPools(s *Settings, cfg *config.Config, log *slog.Logger) {
+	if err := s.registration.Load().SetPools(poolIDs(cfg)); err != nil {
+		log.Warn("registry entry not updated: dual-proxy pool test may not find the pools", "reason", err.Error())
+	}
 }
 
 // reachableHost is the host a local client dials for a listener on host:

@@ -57,6 +57,7 @@ func applyPool(s *Settings, p *pool.Pool, log *slog.Logger) error {
 		return err
 	}
 	p.Reload(cfg) // logs "pool configuration reloaded" once, with the counts
+	registerPools(s, cfg, log)
 	warnEmptyConfig(s.ConfigPath, cfg, log)
 	return nil
 }

@@ -6,9 +6,11 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/envrewrite"
+	"github.com/dual-proxy/dual-proxy/internal/registry"
 	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -67,6 +69,10 @@ type Settings struct {
 	PoolAPI       string
 	AgentPresets  bool
 	PoolToken     string // serve: required on /pool/ endpoints when set
+	// registration is this instance's registry entry once registered
+	// (register), whose pool list a reload keeps current (applyPool,
+	// SPEC OPS-6); nil before, or when registering failed.
+	registration atomic.Pointer[registry.Registration]
 
 	// Live are the proxy settings by key (internal/settings), Sources where
 	// each came from, Resolved their checked form (SPEC OPS-7).

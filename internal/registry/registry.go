@@ -31,6 +31,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -71,6 +72,10 @@ type Entry struct {
 type Registration struct {
 	json, token string
 	control     string // PID.control (control.go), "" before SetControlToken
+
+	mu      sync.Mutex
+	entry   Entry // as written, for SetPools
+	removed bool  // by Remove: SetPools writes nothing more
 }
 
 // Register writes e (and token, when not empty) into dir, creating dir
@@ -97,15 +102,40 @@ func Register(dir string, e Entry, token string) (*Registration, error) {
 		}
 		e.HasToken = true
 	}
-	data, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFile(r.json, append(data, '\n')); err != nil {
+	r.entry = e
+	if err := r.write(); err != nil {
 		r.Remove()
 		return nil, err
 	}
 	return r, nil
+}
+
+// write writes r.entry to PID.json (the caller holds r.mu, or r is not
+// shared yet).
+func (r *Registration) write() error {
+	data, err := json.MarshalIndent(r.entry, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(r.json, append(data, '\n'))
+}
+
+// SetPools rewrites the entry with pools as the pools the instance serves,
+// when they changed: a reload (SIGHUP, the pool editor's save) that adds
+// or removes a pool is what `dual-proxy pool test` and `status` find
+// afterwards (SPEC OPS-6). Safe for concurrent use and on nil; the error
+// names the path.
+func (r *Registration) SetPools(pools []string) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.removed || slices.Equal(r.entry.Pools, pools) {
+		return nil
+	}
+	r.entry.Pools = slices.Clone(pools)
+	return r.write()
 }
 
 // Remove deletes the entry's files. It is safe to call more than once and
@@ -114,6 +144,9 @@ func (r *Registration) Remove() {
 	if r == nil {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removed = true
 	os.Remove(r.json)
 	if r.token != "" {
 		os.Remove(r.token)

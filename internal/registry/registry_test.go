@@ -143,3 +143,34 @@ func TestRegisterList(t *testing.T) {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// TestSetPools: a reload that changes the pools an instance serves
+// rewrites its entry, so List (and `dual-proxy pool test`) sees the new
+// list; once removed, the entry is not written back (SPEC OPS-6).
+func TestSetPools(t *testing.T) {
+	t.Run("OPS-6/reload-rewrites-the-pool-list", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "reg")
+		r, err := Register(dir, Entry{Program: "dual-proxy", Addr: "127.0.0.1:7898", Pools: []string{"first"}}, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.SetPools([]string{"first", "third"}); err != nil {
+			t.Fatal(err)
+		}
+		es, err := List(dir)
+		if err != nil || len(es) != 1 || fmt.Sprint(es[0].Pools) != "[first third]" || !es[0].HasToken || es[0].Addr != "127.0.0.1:7898" {
+			t.Fatalf("after SetPools: %+v %v", es, err)
+		}
+		r.Remove()
+		if err := r.SetPools([]string{"fourth"}); err != nil {
+			t.Fatal(err)
+		}
+		if es, _ := List(dir); len(es) != 0 {
+			t.Fatalf("SetPools after Remove wrote the entry back: %+v", es)
+		}
+		var none *Registration
+		if err := none.SetPools([]string{"x"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
