@@ -159,7 +159,7 @@ func (c *call) run() {
 	}
 	c.end = &balance.CallEnd{Pool: c.pc, Key: key, InFlight: begun.InFlight, Session: c.session}
 	defer c.finish()
-	c.rateState = rateState{eligible: eligible, cds: cds, cooling: until}
+	c.rateState = rateState{eligible: eligible, cds: cds}
 	order, hold := c.rateLimitOrder(balance.AttemptOrder(eligible, primary, until))
 	if len(order) == 0 {
 		c.allRateLimited() // POOL-26: no member may be called now

@@ -12,13 +12,13 @@ import (
 )
 
 // rateState is what a call knows of its members' recoveries (SPEC
-// POOL-26): the eligible members, their cooldowns when the call began
-// (cooling), the deadlines its own failures set (recovery), and whether
-// it already waited for a rate-limited bound member (once per call).
+// POOL-26): the eligible members, the running cooldowns when the call
+// began (cds, as State.Begin answered them), the deadlines its own
+// failures set (recovery), and whether it already waited for a
+// rate-limited bound member (once per call).
 type rateState struct {
 	eligible []string
 	cds      map[string]balance.Cooldown
-	cooling  func(string) (time.Time, bool)
 	recovery map[string]time.Time
 	waited   bool
 }
@@ -123,7 +123,7 @@ func (c *call) earliestRecovery() (d time.Duration, ok bool) {
 	var first time.Time
 	for _, m := range c.eligible {
 		t := c.recovery[m]
-		if u, cooling := c.cooling(m); cooling && u.After(t) {
+		if u, cooling := balance.Cooling(c.cds, m, c.target(m)); cooling && u.After(t) {
 			t = u
 		}
 		if !t.After(now) {
