@@ -49,7 +49,7 @@ func TestHealthURLHelp(t *testing.T) {
 				line = l
 			}
 		}
-		for _, want := range []string{"GET this URL through each candidate", "every --health-interval-ms", "give the endpoint your agent uses", "'' to send no check", `(default: "https://api.deepseek.com")`} {
+		for _, want := range []string{"GET this URL through each candidate", "every --health-interval-ms", "give the endpoint your agent uses", "('' = no check)", `(default: "https://api.deepseek.com")`} {
 			if status != 0 || !strings.Contains(line, want) {
 				t.Fatalf("status %d; --health-url's help lacks %q: %q", status, want, line)
 			}

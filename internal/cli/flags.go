@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 )
 
 // Flag names shared by the serve, run and claude commands.
@@ -80,42 +81,12 @@ const standalonePort = 7898
 
 // proxyFlags are the flags of every command that runs a proxy.
 func proxyFlags(m mode) []cli.Flag {
-	port, fallback := standalonePort, 0
-	if m != modeServe {
-		port, fallback = 7896, 10
-	}
-	fs := []cli.Flag{
-		&cli.StringFlag{Name: fListenHost, Value: "127.0.0.1", EnvVars: []string{"LISTEN_HOST"}, Usage: "address to listen on (non-loopback logs a warning: open proxy)"},
-		&cli.IntFlag{Name: fListenPort, Value: port, EnvVars: []string{"LISTEN_PORT"}, Usage: "port to listen on"},
-		&cli.IntFlag{Name: fPortFallback, Value: fallback, EnvVars: []string{"PORT_FALLBACK"}, Usage: "when the port is busy, try this many following ports"},
-		&cli.StringFlag{Name: fUpstreamURL, EnvVars: []string{"UPSTREAM_URL"}, Usage: "first gateway as http://, https://, socks5:// or socks5h://[user:pass@]host:port (https: /?ca=FILE; overrides --upstream-host/--upstream-port; '' = no first gateway)"},
-		&cli.StringFlag{Name: fUpstreamHost, Value: "127.0.0.1", EnvVars: []string{"UPSTREAM_HOST"}, Usage: "first gateway host when --upstream-url is not given ('' = no first gateway)"},
-		&cli.IntFlag{Name: fUpstreamPort, Value: 7897, EnvVars: []string{"UPSTREAM_PORT"}, Usage: "first gateway port"},
-		&cli.StringSliceFlag{Name: fGateway, EnvVars: []string{"GATEWAY"}, Usage: "extra gateway host:port or http://, https://, socks5://, socks5h:// URL (repeatable; env comma-separated)"},
-		&cli.BoolFlag{Name: fLoopbackDirect, Value: true, EnvVars: []string{"LOOPBACK_DIRECT"}, Usage: "dial loopback destinations direct, never through a gateway"},
-		&cli.IntFlag{Name: fTimeoutMS, Value: 5000, EnvVars: []string{"TIMEOUT_MS"}, Usage: "connect timeout per candidate (ms)"},
-		&cli.IntFlag{Name: fResponseTimeout, Value: 60000, EnvVars: []string{"RESPONSE_TIMEOUT_MS"}, Usage: "wait for response headers (ms)"},
-		&cli.IntFlag{Name: fFastFailMS, Value: 2000, EnvVars: []string{"FAST_FAIL_MS"}, Usage: "connect timeout when the first candidate comes from the cache or the health preference (ms)"},
-		&cli.IntFlag{Name: fRaceDelayMS, Value: 250, EnvVars: []string{"RACE_DELAY_MS"}, Usage: "start the next candidate in parallel when a path is not open after this long (ms, 0 = off)"},
-		&cli.IntFlag{Name: fTunnelIdleMS, Value: 3600000, EnvVars: []string{"TUNNEL_IDLE_TIMEOUT_MS"}, Usage: "close a CONNECT tunnel with no byte either way for this long (ms, 0 = never)"},
-		&cli.IntFlag{Name: fTunnelHalfMS, Value: 60000, EnvVars: []string{"TUNNEL_HALF_CLOSE_TIMEOUT_MS"}, Usage: "close a tunnel one side of which has closed once the other is silent this long (ms, 0 = never)"},
-		&cli.IntFlag{Name: fHeadTimeoutMS, Value: 10000, EnvVars: []string{"HEAD_TIMEOUT_MS"}, Usage: "a request head must arrive within this long of the connection or of its first byte (ms)"},
-		&cli.BoolFlag{Name: fVerifyTLS, Value: true, EnvVars: []string{"VERIFY_TLS"}, Usage: "TLS-probe port 443 paths before opening a tunnel on a cache miss"},
+	fs := settingFlags(m)
+	fs = append(fs,
 		&cli.BoolFlag{Name: fNoVerifyTLS, Usage: "same as --verify-tls=false"},
-		&cli.StringSliceFlag{Name: fPreferDirect, EnvVars: []string{"PREFER_DIRECT"}, Usage: "host patterns that try direct first (*.example.com, comma-separated)"},
-		&cli.StringSliceFlag{Name: fPreferProxy, EnvVars: []string{"PREFER_PROXY"}, Usage: "host patterns that try direct last"},
-		&cli.IntFlag{Name: fPrefTTLMS, Value: 60000, EnvVars: []string{"PREF_TTL_MS"}, Usage: "how long a host remembers the candidate that served it (ms)"},
-		&cli.IntFlag{Name: fCooldownMS, Value: 30000, EnvVars: []string{"COOLDOWN_MS"}, Usage: "how long a failed candidate is tried last (ms, 0 = off)"},
-		healthFlag(m),
-		&cli.IntFlag{Name: fHealthInterval, Value: 60000, EnvVars: []string{"HEALTH_INTERVAL_MS"}, Usage: "health check period (ms, 0 = only after failures)"},
-		&cli.IntFlag{Name: fHealthRecover, Value: 2, EnvVars: []string{"HEALTH_RECOVER_COUNT"}, Usage: "passing checks a failed candidate needs to be preferred again"},
-		&cli.BoolFlag{Name: fRetryAfterSend, EnvVars: []string{"RETRY_NON_IDEMPOTENT_AFTER_SEND"}, Usage: "replay POST/PATCH even after they may have reached the origin"},
-		&cli.BoolFlag{Name: fRetryWithKey, EnvVars: []string{"RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY"}, Usage: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
-		&cli.StringFlag{Name: fLogLevel, Value: "info", EnvVars: []string{"LOG_LEVEL"}, Usage: "debug | info | warn | error"},
-		&cli.StringFlag{Name: fLogFormat, Value: "text", EnvVars: []string{"LOG_FORMAT"}, Usage: "text | json"},
 		controlTokenFlag(),
 		&cli.BoolFlag{Name: fPrintConfig, Aliases: []string{"dry-run"}, Usage: "print the resolved configuration (credentials redacted) and exit"},
-	}
+	)
 	if m != modeServe {
 		fs = append(fs,
 			&cli.StringFlag{Name: fLogFile, TakesFile: true, EnvVars: []string{"DUAL_PROXY_LOG_FILE"}, Usage: "launcher log file (default " + logHint + ")"},
@@ -220,20 +191,39 @@ func unwrapFlag(f cli.Flag) cli.Flag {
 	return f
 }
 
-// healthUsage says what the health check sends where, why the default is
-// what it is and how to change it: users who never call DeepSeek saw
-// requests to api.deepseek.com and could not tell why (SPEC HC-1 keeps that
-// default for the standalone proxy).
-const healthUsage = "GET this URL through each candidate at start and every --health-interval-ms; the first whose origin answers (status < 500) is preferred. " +
-	"The default is only a public model API that answers quickly (nothing else depends on it): give the endpoint your agent uses (e.g. https://api.openai.com), or '' to send no check"
-
-// healthFlag is --health-url; claude-dual-proxy's default is the origin of
-// the agent's own endpoint (SPEC RUN-1b, resolved in resolve).
-func healthFlag(m mode) cli.Flag {
-	f := &cli.StringFlag{Name: fHealthURL, Value: defaultHealthURL, EnvVars: []string{"HEALTH_URL"}, Usage: healthUsage}
-	if m == modeClaude {
-		f.Value = defaultClaudeBase
-		f.DefaultText = "origin of $ANTHROPIC_BASE_URL, else " + defaultClaudeBase
+// settingFlags are the flags of the proxy settings, one per key of
+// internal/settings' table in its order: name, kind, default (the
+// launchers' where it differs), environment variable and usage all come
+// from the key (SPEC OPS-7: one description of every setting). --health-url
+// says what the check sends where and why the default is what it is
+// (users who never call DeepSeek saw requests to api.deepseek.com and
+// could not tell why; SPEC HC-1 keeps that default for the standalone
+// proxy); claude-dual-proxy's default is the origin of the agent's own
+// endpoint (SPEC RUN-1b, resolved in resolve).
+func settingFlags(m mode) []cli.Flag {
+	fs := make([]cli.Flag, 0, len(settings.Keys))
+	for _, k := range settings.Keys {
+		def, env, usage := k.DefaultFor(m != modeServe), []string{k.Env}, k.Usage()
+		switch k.Kind {
+		case settings.KindMS, settings.KindCount:
+			fs = append(fs, &cli.IntFlag{Name: k.Name, Value: def.(int), EnvVars: env, Usage: usage})
+		case settings.KindBool:
+			fs = append(fs, &cli.BoolFlag{Name: k.Name, Value: def.(bool), EnvVars: env, Usage: usage})
+		case settings.KindString:
+			f := &cli.StringFlag{Name: k.Name, EnvVars: env, Usage: usage}
+			f.Value, _ = def.(string) // an Optional key: "" and not set (flagValues)
+			if k.Name == settings.HealthURL && m == modeClaude {
+				f.Value = defaultClaudeBase
+				f.DefaultText = "origin of $ANTHROPIC_BASE_URL, else " + defaultClaudeBase
+			}
+			fs = append(fs, f)
+		case settings.KindList:
+			f := &cli.StringSliceFlag{Name: k.Name, EnvVars: env, Usage: usage}
+			if l, _ := def.([]string); len(l) > 0 {
+				f.Value = cli.NewStringSlice(l...)
+			}
+			fs = append(fs, f)
+		}
 	}
-	return f
+	return fs
 }

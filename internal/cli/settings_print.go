@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
@@ -18,31 +19,13 @@ func (s *Settings) Print(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kv := [][2]string{
-		{"listen", net.JoinHostPort(strings.Trim(s.ListenHost, "[]"), strconv.Itoa(s.ListenPort))},
-		{"port-fallback", fmt.Sprint(s.PortFallback)},
-		{"loopback-direct", fmt.Sprint(s.LoopbackDirect)},
-		{"timeout-ms", fmt.Sprint(s.ConnectTimeout.Milliseconds())},
-		{"response-timeout-ms", fmt.Sprint(s.ResponseTimeout.Milliseconds())},
-		{"fast-fail-ms", fmt.Sprint(s.FastFail.Milliseconds())},
-		{"race-delay-ms", fmt.Sprint(s.RaceDelay.Milliseconds())},
-		{"tunnel-idle-timeout-ms", fmt.Sprint(s.TunnelIdle.Milliseconds())},
-		{"tunnel-half-close-timeout-ms", fmt.Sprint(s.TunnelHalfClose.Milliseconds())},
-		{"head-timeout-ms", fmt.Sprint(s.HeadTimeout.Milliseconds())},
-		{"verify-tls", fmt.Sprint(s.VerifyTLS)},
-		{"pref-ttl-ms", fmt.Sprint(s.PrefTTL.Milliseconds())},
-		{"cooldown-ms", fmt.Sprint(s.Cooldown.Milliseconds())},
-		{"prefer-direct", orNone(strings.Join(s.PreferDirect, ","))},
-		{"prefer-proxy", orNone(strings.Join(s.PreferProxy, ","))},
-		{"no-proxy (prefer-direct)", orNone(noProxyRules(s.Env))},
-		{"health-url", orNone(route.RedactURL(redactQuery(s.HealthURL)))},
-		{"health-interval-ms", fmt.Sprint(s.HealthInterval.Milliseconds())},
-		{"health-recover-count", fmt.Sprint(s.HealthRecover)},
-		{"retry-non-idempotent-after-send", fmt.Sprint(s.RetryAfterSend)},
-		{"retry-non-idempotent-with-idempotency-key", fmt.Sprint(s.RetryWithKey)},
-		{"log-level", strings.ToLower(s.LogLevel.String())},
-		{"log-format", s.LogFormat},
+	// One row per key of internal/settings' table, in its order, as the
+	// settings document shows it (SPEC OPS-7); then what is no setting.
+	kv := [][2]string{{"listen", net.JoinHostPort(strings.Trim(s.ListenHost, "[]"), strconv.Itoa(s.ListenPort))}}
+	for _, k := range settings.Keys {
+		kv = append(kv, [2]string{k.Name, shownValue(k, s.Live[k.Name])})
 	}
+	kv = append(kv, [2]string{"no-proxy (prefer-direct)", orNone(noProxyRules(s.Env))})
 	if s.Mode != modeServe {
 		kv = append(kv, [2]string{"log-file", s.LogFile}, [2]string{"kill-after-ms", fmt.Sprint(s.KillAfter.Milliseconds())})
 		kv = append(kv, [2]string{"command", orNone(strings.Join(s.Command, " "))}, [2]string{"pool", orNone(s.PoolName)})
@@ -73,12 +56,18 @@ func (s *Settings) Print(w io.Writer) error {
 	return nil
 }
 
-// redactQuery hides a URL's query string, which may carry tokens.
-func redactQuery(raw string) string {
-	if i := strings.IndexByte(raw, '?'); i >= 0 {
-		return raw[:i] + "?***"
+// shownValue is a setting's value as --print-config shows it: masked
+// (settings.Mask), an empty one as what it means ("(no check)"), a key not
+// given as "(not set)".
+func shownValue(k settings.Key, x any) string {
+	if x == nil {
+		return "(not set)"
 	}
-	return raw
+	text := settings.Text(settings.Mask(k.Name, x))
+	if text == "" && k.Zero != "" {
+		return "(" + k.Zero + ")"
+	}
+	return orNone(text)
 }
 
 func orNone(s string) string {

@@ -43,6 +43,12 @@ type KeyInfo struct {
 	Group string `json:"group"`
 	Min   *int   `json:"min,omitempty"`
 	Max   *int   `json:"max,omitempty"`
+	// Zero is what 0 or '' (ZeroValue) means for the key; absent when
+	// that value is refused (docs/flags.md, Key.Zero).
+	Zero      string `json:"zero,omitempty"`
+	ZeroValue string `json:"zero_value,omitempty"`
+	// Optional: the value may be null, "not given" (Key.Optional).
+	Optional bool `json:"optional,omitempty"`
 }
 
 // Saved is the write-back of a change into the config file.
@@ -67,7 +73,10 @@ var keyInfos = func() []KeyInfo {
 			if !k.Live || k.Group != g {
 				continue
 			}
-			ki := KeyInfo{Name: k.Name, Kind: kindNames[k.Kind], Group: k.Group}
+			ki := KeyInfo{Name: k.Name, Kind: kindNames[k.Kind], Group: k.Group, Zero: k.Zero, Optional: k.Optional}
+			if k.Zero != "" {
+				ki.ZeroValue = k.ZeroValue()
+			}
 			if k.Kind == KindMS || k.Kind == KindCount {
 				lo, hi := k.Min, k.Max
 				ki.Min, ki.Max = &lo, &hi

@@ -206,6 +206,13 @@
     if (i) i.focus();
   }
 
+  // hint is the page's own words for a key, else what 0 or '' means for
+  // it (the key table's, as the document gives it).
+  function hint(k) {
+    if (HINTS[k.name]) return HINTS[k.name];
+    return k.zero ? k.zero_value + ": " + k.zero : "";
+  }
+
   function groupsOf(keys) {
     var placed = {}, out = [];
     GROUPS.forEach(function (g) {
@@ -231,7 +238,7 @@
         fs.appendChild(el("div", { class: "setting", "data-setting": k.name }, [
           el("label", { for: k.name === "gateway" ? "gw-new" : "set-" + k.name, text: k.name }), field(k, pending),
           el("span", { class: "meta src", title: "where the value came from", text: d.sources[k.name] || "default" }),
-          HINTS[k.name] ? el("span", { class: "meta hint", text: HINTS[k.name] }) : null,
+          hint(k) ? el("span", { class: "meta hint", text: hint(k) }) : null,
           el("span", { class: "ferr fail", "data-field": k.name })]));
       });
       form.appendChild(fs);

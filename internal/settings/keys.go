@@ -55,6 +55,55 @@ type Key struct {
 	// '' (upstream-url: not given, the first gateway is
 	// upstream-host:upstream-port; '' means no first gateway).
 	Optional bool
+	// Default is the value when no source gives one (the standalone
+	// proxy's); LauncherDefault the launchers' where it differs (nil:
+	// the same). nil for an Optional key.
+	Default, LauncherDefault any
+	// Env is the environment variable of the flag.
+	Env string
+	// Help is the flag's usage line without the unit and the meaning of
+	// 0 or '' (Usage adds them).
+	Help string
+	// Zero is what 0 (a number) or '' (a string, a list) means for the
+	// key, the same from every source (docs/flags.md); "" when that
+	// value is refused.
+	Zero string
+	// Secret: the value may hold a credential and is masked wherever it
+	// is shown (mask.go).
+	Secret bool
+}
+
+// DefaultFor is k's default for a launcher (true) or the standalone
+// proxy.
+func (k Key) DefaultFor(launcher bool) any {
+	if launcher && k.LauncherDefault != nil {
+		return k.LauncherDefault
+	}
+	return k.Default
+}
+
+// ZeroValue is how 0 or ” is spelt for k's kind: "0" or "”".
+func (k Key) ZeroValue() string {
+	if k.Kind == KindMS || k.Kind == KindCount {
+		return "0"
+	}
+	return "''"
+}
+
+// Usage is the flag's usage text: Help, the unit of a millisecond
+// setting and the meaning of 0 or ” ("(ms, 0 = never)").
+func (k Key) Usage() string {
+	var notes []string
+	if k.Kind == KindMS {
+		notes = append(notes, "ms")
+	}
+	if k.Zero != "" {
+		notes = append(notes, k.ZeroValue()+" = "+k.Zero)
+	}
+	if len(notes) == 0 {
+		return k.Help
+	}
+	return k.Help + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // MaxMS bounds every millisecond setting (one week), far below the
@@ -95,33 +144,63 @@ const (
 // Keys are every setting, in the order the command line reports the first
 // error of several (so a start and a PUT name the same field first).
 var Keys = []Key{
-	{Name: ListenHost, Kind: KindString, Group: "listener"},
-	{Name: ListenPort, Kind: KindCount, Min: 0, Max: 65535, Group: "listener"},
-	{Name: PortFallback, Kind: KindCount, Min: 0, Max: 1000, Group: "listener"},
-	{Name: TimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true},
-	{Name: ResponseTimeout, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true},
-	{Name: LogLevel, Kind: KindString, Group: "logging", Live: true},
-	{Name: LogFormat, Kind: KindString, Group: "logging"},
-	{Name: HealthURL, Kind: KindString, Group: "health", Live: true},
-	{Name: FastFailMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "selection", Live: true},
-	{Name: RaceDelayMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true},
-	{Name: TunnelIdleMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true},
-	{Name: TunnelHalfMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true},
-	{Name: HeadTimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true},
-	{Name: PrefTTLMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true},
-	{Name: CooldownMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true},
-	{Name: HealthInterval, Kind: KindMS, Min: 0, Max: MaxMS, Group: "health", Live: true},
-	{Name: HealthRecover, Kind: KindCount, Min: 1, Max: 1 << 30, Group: "health", Live: true},
-	{Name: PreferDirect, Kind: KindList, Group: "selection", Live: true},
-	{Name: PreferProxy, Kind: KindList, Group: "selection", Live: true},
-	{Name: UpstreamPort, Kind: KindCount, Min: 1, Max: 65535, Group: "path", Live: true},
-	{Name: Gateway, Kind: KindList, Group: "path", Live: true},
-	{Name: UpstreamURL, Kind: KindString, Group: "path", Live: true, Optional: true},
-	{Name: UpstreamHost, Kind: KindString, Group: "path", Live: true},
-	{Name: LoopbackDirect, Kind: KindBool, Group: "path", Live: true},
-	{Name: VerifyTLS, Kind: KindBool, Group: "selection", Live: true},
-	{Name: RetryAfterSend, Kind: KindBool, Group: "replay", Live: true},
-	{Name: RetryWithKey, Kind: KindBool, Group: "replay", Live: true},
+	{Name: ListenHost, Kind: KindString, Group: "listener", Default: "127.0.0.1", Env: "LISTEN_HOST",
+		Help: "address to listen on (non-loopback logs a warning: open proxy)"},
+	{Name: ListenPort, Kind: KindCount, Min: 0, Max: 65535, Group: "listener", Default: 7898, LauncherDefault: 7896, Env: "LISTEN_PORT",
+		Help: "port to listen on", Zero: "any free port"},
+	{Name: PortFallback, Kind: KindCount, Min: 0, Max: 1000, Group: "listener", Default: 0, LauncherDefault: 10, Env: "PORT_FALLBACK",
+		Help: "when the port is busy, try this many following ports", Zero: "none"},
+	{Name: TimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 5000, Env: "TIMEOUT_MS",
+		Help: "connect timeout per candidate"},
+	{Name: ResponseTimeout, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 60000, Env: "RESPONSE_TIMEOUT_MS",
+		Help: "wait for response headers"},
+	{Name: LogLevel, Kind: KindString, Group: "logging", Live: true, Default: "info", Env: "LOG_LEVEL",
+		Help: "debug | info | warn | error"},
+	{Name: LogFormat, Kind: KindString, Group: "logging", Default: "text", Env: "LOG_FORMAT",
+		Help: "text | json"},
+	{Name: HealthURL, Kind: KindString, Group: "health", Live: true, Default: "https://api.deepseek.com", Env: "HEALTH_URL",
+		Help: "GET this URL through each candidate at start and every --health-interval-ms; the first whose origin answers (status < 500) is preferred. " +
+			"The default is only a public model API that answers quickly (nothing else depends on it): give the endpoint your agent uses (e.g. https://api.openai.com)",
+		Zero: "no check", Secret: true},
+	{Name: FastFailMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "selection", Live: true, Default: 2000, Env: "FAST_FAIL_MS",
+		Help: "connect timeout when the first candidate comes from the cache or the health preference"},
+	{Name: RaceDelayMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 250, Env: "RACE_DELAY_MS",
+		Help: "start the next candidate in parallel when a path is not open after this long", Zero: "off"},
+	{Name: TunnelIdleMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 3600000, Env: "TUNNEL_IDLE_TIMEOUT_MS",
+		Help: "close a CONNECT tunnel with no byte either way for this long", Zero: "never"},
+	{Name: TunnelHalfMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 60000, Env: "TUNNEL_HALF_CLOSE_TIMEOUT_MS",
+		Help: "close a tunnel one side of which has closed once the other is silent this long", Zero: "never"},
+	{Name: HeadTimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 10000, Env: "HEAD_TIMEOUT_MS",
+		Help: "a request head must arrive within this long of the connection or of its first byte"},
+	{Name: PrefTTLMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 60000, Env: "PREF_TTL_MS",
+		Help: "how long a host remembers the candidate that served it", Zero: "no cache"},
+	{Name: CooldownMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 30000, Env: "COOLDOWN_MS",
+		Help: "how long a failed candidate is tried last", Zero: "off"},
+	{Name: HealthInterval, Kind: KindMS, Min: 0, Max: MaxMS, Group: "health", Live: true, Default: 60000, Env: "HEALTH_INTERVAL_MS",
+		Help: "health check period", Zero: "only after failures"},
+	{Name: HealthRecover, Kind: KindCount, Min: 1, Max: 1 << 30, Group: "health", Live: true, Default: 2, Env: "HEALTH_RECOVER_COUNT",
+		Help: "passing checks a failed candidate needs to be preferred again"},
+	{Name: PreferDirect, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_DIRECT",
+		Help: "host patterns that try direct first (*.example.com, comma-separated)", Zero: "none"},
+	{Name: PreferProxy, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_PROXY",
+		Help: "host patterns that try direct last", Zero: "none"},
+	{Name: UpstreamPort, Kind: KindCount, Min: 1, Max: 65535, Group: "path", Live: true, Default: 7897, Env: "UPSTREAM_PORT",
+		Help: "first gateway port"},
+	{Name: Gateway, Kind: KindList, Group: "path", Live: true, Default: []string{}, Env: "GATEWAY",
+		Help: "extra gateway host:port or http://, https://, socks5://, socks5h:// URL (repeatable; env comma-separated)", Zero: "none", Secret: true},
+	{Name: UpstreamURL, Kind: KindString, Group: "path", Live: true, Optional: true, Env: "UPSTREAM_URL",
+		Help: "first gateway as http://, https://, socks5:// or socks5h://[user:pass@]host:port (https: /?ca=FILE; overrides --upstream-host/--upstream-port)",
+		Zero: "no first gateway", Secret: true},
+	{Name: UpstreamHost, Kind: KindString, Group: "path", Live: true, Default: "127.0.0.1", Env: "UPSTREAM_HOST",
+		Help: "first gateway host when --upstream-url is not given", Zero: "no first gateway", Secret: true},
+	{Name: LoopbackDirect, Kind: KindBool, Group: "path", Live: true, Default: true, Env: "LOOPBACK_DIRECT",
+		Help: "dial loopback destinations direct, never through a gateway"},
+	{Name: VerifyTLS, Kind: KindBool, Group: "selection", Live: true, Default: true, Env: "VERIFY_TLS",
+		Help: "TLS-probe port 443 paths before opening a tunnel on a cache miss"},
+	{Name: RetryAfterSend, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_AFTER_SEND",
+		Help: "replay POST/PATCH even after they may have reached the origin"},
+	{Name: RetryWithKey, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY",
+		Help: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
 }
 
 // Lookup returns the key named name.

@@ -14,6 +14,10 @@ import (
 // a value sent back masked means the value it masks, so a page can send
 // back what it got.
 
+// Mask is the value x of key as every place that shows it does (the
+// document, --print-config): credentials masked.
+func Mask(key string, x any) any { return mask(key, x) }
+
 // mask is x as the document shows it.
 func mask(key string, x any) any {
 	switch key {
@@ -80,12 +84,12 @@ func unmask(key string, x, cur any) any {
 // secret reports whether any value in v holds a password (a file with one
 // is written 0600).
 func secret(v map[string]any) bool {
-	for _, k := range []string{Gateway, UpstreamURL, UpstreamHost, HealthURL} {
-		x, ok := v[k]
-		if !ok || x == nil {
+	for _, k := range Keys {
+		x, ok := v[k.Name]
+		if !k.Secret || !ok || x == nil {
 			continue
 		}
-		if m := mask(k, x); !equal(m, x) {
+		if m := mask(k.Name, x); !equal(m, x) {
 			return true
 		}
 	}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dual-proxy/dual-proxy/internal/settings"
+)
+
+// zeroFrom are the zero value of k ("0" or "") as every source reads it:
+// the flag and its environment variable and `settings set` (text), the
+// API (JSON), the config file's proxy: section (YAML; live keys only).
+func zeroFrom(t *testing.T, k settings.Key) map[string]any {
+	t.Helper()
+	text, js, yml := "", `""`, "''"
+	if k.Kind == settings.KindMS || k.Kind == settings.KindCount {
+		text, js, yml = "0", "0", "0"
+	}
+	out := map[string]any{}
+	if x, err := settings.ParseText(k, text); err == nil {
+		out["flag, env, settings set"] = x
+	} else {
+		t.Fatalf("%s: the text %q does not read: %v", k.Name, text, err)
+	}
+	if x, err := settings.ParseJSON(k, json.RawMessage(js)); err == nil {
+		out["API"] = x
+	} else {
+		t.Fatalf("%s: the JSON %s does not read: %v", k.Name, js, err)
+	}
+	if k.Live {
+		sec, err := settings.ReadSection([]byte("proxy:\n  "+k.Name+": "+yml+"\n"), "f.yaml")
+		if err != nil {
+			t.Fatalf("%s: the file's %s does not read: %v", k.Name, yml, err)
+		}
+		out["file"] = sec.Values[k.Name]
+	}
+	return out
+}
+
+// TestKeyTableWalk walks internal/settings' key table: every key is a
+// flag with its environment variable, default and usage from the table;
+// a field of the settings document (live) or of its fixed part, described
+// for the form with what 0 or ” means; a proxy: key of the file (live
+// keys; the others are refused by name); a --print-config row; a row of
+// docs/flags.md; and its 0 or ” reads as the same value from every
+// source and is accepted exactly when the table gives it a meaning (SPEC
+// OPS-7: one description of every setting).
+func TestKeyTableWalk(t *testing.T) {
+	flagsDoc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flags.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, zeroDoc, _ := strings.Cut(string(flagsDoc), "## What 0 and '' mean")
+	out, errOut, status := runCmd(t, DualProxy, nil, "--health-url", "", "--print-config")
+	if status != 0 {
+		t.Fatalf("--print-config: %d %s", status, errOut)
+	}
+	var live []string
+	for _, k := range settings.Keys {
+		if k.Live {
+			live = append(live, k.Name)
+		}
+	}
+	doc := settingsDocument(t)
+	for _, k := range settings.Keys {
+		t.Run("OPS-7/"+k.Name, func(t *testing.T) {
+			if k.Env == "" || k.Help == "" || k.Group == "" || (k.Default == nil) != k.Optional {
+				t.Fatalf("the table's row is incomplete: %+v", k)
+			}
+			for _, m := range []mode{modeServe, modeRun, modeClaude} {
+				f := findFlag(proxyFlags(m), k.Name)
+				if f == nil {
+					t.Fatalf("mode %d: no flag --%s", m, k.Name)
+				}
+				f = unwrapFlag(f)
+				ev := f.(interface{ GetEnvVars() []string }).GetEnvVars()
+				if !slices.Equal(ev, []string{k.Env}) || !strings.Contains(f.(cli.DocGenerationFlag).GetUsage(), k.Usage()) {
+					t.Fatalf("mode %d: --%s env %v usage %q; the table says %s, %q", m, k.Name, ev, f.(cli.DocGenerationFlag).GetUsage(), k.Env, k.Usage())
+				}
+				want := k.DefaultFor(m != modeServe)
+				if k.Name == settings.HealthURL && m == modeClaude {
+					want = defaultClaudeBase
+				}
+				if got := flagDefaults(m)[k.Name]; settings.Text(got) != settings.Text(want) || (got == nil) != (want == nil) {
+					t.Fatalf("mode %d: --%s default %#v, the table's %#v", m, k.Name, got, want)
+				}
+			}
+			if k.Zero != "" && !strings.Contains(k.Usage(), k.ZeroValue()+" = "+k.Zero) {
+				t.Fatalf("usage %q does not say what %s means", k.Usage(), k.ZeroValue())
+			}
+			if !tableRow(string(flagsDoc), "`--"+k.Name+"`", "`"+k.Env+"`") {
+				t.Fatalf("docs/flags.md has no row `--%s` | `%s`", k.Name, k.Env)
+			}
+			if (k.Zero != "") != firstCell(zeroDoc, "`--"+k.Name+"`") {
+				t.Fatalf("docs/flags.md's \"What 0 and '' mean\" and the table disagree on --%s (zero %q)", k.Name, k.Zero)
+			}
+			if !strings.Contains(out, "\n"+k.Name+":") && !strings.HasPrefix(out, k.Name+":") {
+				t.Fatalf("--print-config has no %s row:\n%s", k.Name, out)
+			}
+			if k.Live {
+				if _, ok := doc.Settings[k.Name]; !ok {
+					t.Fatalf("the document has no setting %s", k.Name)
+				}
+				i := slices.IndexFunc(doc.Keys, func(ki settings.KeyInfo) bool { return ki.Name == k.Name })
+				if i < 0 || doc.Keys[i].Zero != k.Zero || doc.Keys[i].Optional != k.Optional {
+					t.Fatalf("the document describes %s for the form as %+v", k.Name, doc.Keys)
+				}
+			} else {
+				if _, ok := doc.Fixed[k.Name]; !ok {
+					t.Fatalf("the document's fixed part has no %s", k.Name)
+				}
+				_, err := settings.ReadSection([]byte("proxy:\n  "+k.Name+": 1\n"), "f.yaml")
+				if err == nil || !strings.Contains(err.Error(), "not a live setting") {
+					t.Fatalf("a fixed key in the file: %v", err)
+				}
+			}
+			if k.Kind == settings.KindBool {
+				return // true or false: no 0 or '' to mean something
+			}
+			var first any
+			for src, x := range zeroFrom(t, k) {
+				if first == nil {
+					first = x
+				}
+				if settings.Text(x) != settings.Text(first) {
+					t.Fatalf("%s from %s reads as %#v, elsewhere %#v", k.ZeroValue(), src, x, first)
+				}
+				v := flagDefaults(modeServe)
+				v[k.Name] = x
+				_, fes := settings.Check(v, settings.Env{})
+				if (fes == nil) != (k.Zero != "") {
+					t.Fatalf("%s = %s from %s: errors %v, the table says %q", k.Name, k.ZeroValue(), src, fes, k.Zero)
+				}
+			}
+		})
+	}
+}
+
+// settingsDocument is the settings document of a Live built from the
+// standalone proxy's defaults.
+func settingsDocument(t *testing.T) settings.Document {
+	t.Helper()
+	l, err := settings.New(settings.Options{Values: flagDefaults(modeServe), Defaults: flagDefaults(modeServe)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Document()
+}
+
+// tableRow reports whether a line of a Markdown table in doc holds every
+// one of parts.
+func tableRow(doc string, parts ...string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// firstCell reports whether the first cell of a Markdown table's line in
+// doc holds name.
+func firstCell(doc, name string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		if cells := strings.Split(line, "|"); strings.HasPrefix(line, "|") && len(cells) > 2 && strings.Contains(cells[1], name) {
+			return true
+		}
+	}
+	return false
+}
