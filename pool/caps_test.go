@@ -115,19 +115,21 @@ func TestCapabilityFilter(t *testing.T) {
 			t.Fatalf("c thinking %v", th)
 		}
 	})
-	t.Run("POOL-12/max-tokens-above-member-limit-skips-it", func(t *testing.T) {
+	t.Run("POOL-25/max-tokens-above-member-limit-lowered-not-skipped", func(t *testing.T) {
+		// a declares 32768: it serves (failover order), sent its own limit
+		// in the field the client used; the session is not moved for it.
 		for _, tc := range []struct {
-			api, path, body string
-			ok              func(string) behaviour
+			api, path, body, field string
+			ok                     func(string) behaviour
 		}{
-			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_completion_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
-			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, chatOK},
-			{config.APIOpenAI, respPath, `{"model":"m","stream":true,"max_output_tokens":50000,"input":"hi"}`, respOK},
-			{config.APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":50000,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, okAnswer},
+			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_completion_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, "max_completion_tokens", chatOK},
+			{config.APIOpenAI, chatPath, `{"model":"m","stream":true,"max_tokens":50000,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens", chatOK},
+			{config.APIOpenAI, respPath, `{"model":"m","stream":true,"max_output_tokens":50000,"input":"hi"}`, "max_output_tokens", respOK},
+			{config.APIAnthropic, "/pool/p/v1/messages", `{"model":"m","max_tokens":50000,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens", okAnswer},
 		} {
 			w := capsWorld(t, tc.api, tc.ok)
 			resp, body := w.callAPI(tc.path, nil, tc.body)
-			if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "b" || w.mocks["a"].calls() != 0 {
+			if resp.StatusCode != 200 || resp.Header.Get("X-Pool-Member") != "a" || w.mocks["a"].req(0).Body[tc.field] != float64(32768) {
 				t.Fatalf("%s %s: %d member %q %q", tc.path, tc.body, resp.StatusCode, resp.Header.Get("X-Pool-Member"), body)
 			}
 		}

@@ -39,7 +39,8 @@ func isVersion(seg string) bool {
 }
 
 // memberRequest builds the request to member ch: the model rewritten
-// (POOL-2), the effort mapped (POOL-12), the client's headers minus
+// (POOL-2), the effort mapped (POOL-12), an output limit above the member's
+// lowered (POOL-25), the client's headers minus
 // hop-by-hop and credentials, the member's key, the client's query kept
 // (without a Gemini key=). A translated call (SPEC POOL-21) gets the body,
 // path and query of the member's API.
@@ -52,7 +53,7 @@ func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Req
 	} else {
 		body, err = c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
 		if err == nil {
-			body = c.stateFor(ch.ID, body)
+			body = c.passthroughLimit(ch.ID, c.stateFor(ch.ID, body))
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
@@ -74,19 +75,24 @@ func (c *call) neutral() (*translate.Request, error) {
 
 // translatedBody is the request for member ch in API rt.to: the neutral
 // request with the member's target model and mapped effort (POOL-2,
-// POOL-12). A *translate.FieldError means the request cannot be expressed
-// for this member.
+// POOL-12), its output limit (POOL-25) and, for an Anthropic member, the
+// pool's cache breakpoints unless the channel turns them off (POOL-24). A
+// *translate.FieldError means the request cannot be expressed for this
+// member.
 func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string) ([]byte, error) {
 	n, err := c.neutral()
 	if err != nil {
 		return nil, err
 	}
-	key := string(rt.to) + "\x00" + c.target(ch.ID) + "\x00" + effort
+	limit := outputLimit(n.MaxTokens, c.memberLimit(ch.ID))
+	auto := rt.to == apikind.Anthropic && ch.AutoCache()
+	key := string(rt.to) + "\x00" + c.target(ch.ID) + "\x00" + effort + "\x00" + strconv.Itoa(limit) + "\x00" + strconv.FormatBool(auto)
 	if b, ok := c.bodies[key]; ok {
 		return b, nil
 	}
 	r := *n
 	r.Model = c.target(ch.ID)
+	r.MaxTokens, r.CacheBreakpoints = limit, auto
 	if effort != "" && effort != c.ci.Effort {
 		if effort == "off" {
 			effort = "none"

@@ -105,7 +105,9 @@ type Demands struct {
 
 // CannotServe says why member cannot serve the request, or "" if it can (or
 // its capabilities are unknown). Checked: image input, effort after
-// effort_map, max_tokens above the member's limit (SPEC POOL-12).
+// effort_map (SPEC POOL-12). A max_tokens above the member's limit does not
+// skip it: the call is sent with the member's limit (MemberMaxTokens, SPEC
+// POOL-25), so a session is not moved, losing its cache, for a limit.
 func CannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string, d Demands) string {
 	ch := cfg.Channel(member)
 	if ch == nil {
@@ -123,10 +125,22 @@ func CannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member stri
 			return fmt.Sprintf("effort %q not supported", me)
 		}
 	}
-	if d.MaxTokens > 0 && spec.MaxTokens > 0 && d.MaxTokens > spec.MaxTokens {
-		return fmt.Sprintf("max_tokens %d above its limit %d", d.MaxTokens, spec.MaxTokens)
-	}
 	return ""
+}
+
+// MemberMaxTokens is member's output limit for the request's model (tokens):
+// the max_tokens its channel declares for its target model, else the
+// unified model's explicit max_tokens; 0 when neither says (SPEC POOL-25).
+func MemberMaxTokens(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string) int {
+	if ch := cfg.Channel(member); ch != nil {
+		if spec := ch.Model(p.Target(m, model, member)); spec != nil && spec.MaxTokens > 0 {
+			return spec.MaxTokens
+		}
+	}
+	if m != nil {
+		return m.MaxTokens
+	}
+	return 0
 }
 
 // ModelInfo is one entry of GET /pool/{pool}/v1/models: the unified id, its

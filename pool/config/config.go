@@ -95,11 +95,26 @@ type Channel struct {
 	// Models are the capabilities the channel declares per model id
 	// (SPEC POOL-12); a model not listed has unknown capabilities.
 	Models []ModelSpec
+	// CacheBreakpoints is CacheBreakpointsAuto ("" too) or
+	// CacheBreakpointsOff: whether a call translated for this channel
+	// (api anthropic) gets the pool's prompt-cache breakpoints as well as
+	// the client's (SPEC POOL-24).
+	CacheBreakpoints string
 
 	// key is behind a pointer so fmt's %v/%+v of a Channel prints an address,
 	// never the secret (POOL-15).
 	key *secret
 }
+
+// Channel cache_breakpoints values (SPEC POOL-24).
+const (
+	CacheBreakpointsAuto = "auto" // the pool places breakpoints (the default)
+	CacheBreakpointsOff  = "off"  // only the client's breakpoints are sent
+)
+
+// AutoCache reports whether calls translated for ch get the pool's
+// prompt-cache breakpoints (SPEC POOL-24).
+func (ch *Channel) AutoCache() bool { return ch.CacheBreakpoints != CacheBreakpointsOff }
 
 // ModelSpec is what a channel declares about one of its model ids.
 // Zero/empty fields are unknown.

@@ -85,8 +85,13 @@ func TestParseConfigSample(t *testing.T) {
 		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{HasImage: true}); r == "" {
 			t.Fatal("text-only member took an image")
 		}
-		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{MaxTokens: 64000}); r == "" {
-			t.Fatal("max_tokens above limit accepted")
+		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{MaxTokens: 64000}); r != "" {
+			t.Fatalf("max_tokens above the limit skips the member (POOL-25 lowers it): %s", r)
+		}
+		for member, want := range map[string]int{"ustc-b": 32768, "ustc-c": 65536, "ustc": 0} {
+			if n := MemberMaxTokens(cfg, p, m, m.ID, member); n != want {
+				t.Fatalf("POOL-25: %s's output limit %d, want %d", member, n, want)
+			}
 		}
 		if r := CannotServe(cfg, p, m, m.ID, "ustc-b", Demands{Effort: "max"}); r != "" {
 			t.Fatalf("effort_map ignored: %s", r)

@@ -13,7 +13,8 @@ import (
 //
 //	channels:
 //	  ID: {api: anthropic|openai|openai-chat|gemini, base_url: URL, api_key_env: VAR | api_key: KEY,
-//	       auth: x-api-key|bearer|x-goog-api-key, models: [{id, context_window, max_tokens, input, efforts}]}
+//	       auth: x-api-key|bearer|x-goog-api-key, models: [{id, context_window, max_tokens, input, efforts}],
+//	       cache_breakpoints: auto|off (api anthropic only)}
 //	pools:
 //	  ID: {display_name, strategy: sticky|round-robin|failover, members: [ID…],
 //	       models: [{id, name, targets: {member: id}, context_window, max_tokens,
@@ -114,6 +115,10 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 	if ch.AuthHeader == "" {
 		ch.AuthHeader = defaultAuth(ch.API)
 	}
+	if ch.CacheBreakpoints != "" && ch.API != "" && ch.API != APIAnthropic && !errs.covers(p+".cache_breakpoints") {
+		// Only the Messages API takes breakpoints; the others cache by themselves.
+		errs.add(cfgErr(p+".cache_breakpoints", "only for api anthropic (the other APIs cache prefixes without breakpoints)"))
+	}
 	resolveChannelKey(ch, inline, p, getenv, &errs)
 	return ch, errs.err()
 }
@@ -154,6 +159,11 @@ func decodeChannelKey(ch *Channel, inline *string, k string, v *yaml.Node, kp st
 			ch.Models = append(ch.Models, ms)
 			return err
 		})
+	case "cache_breakpoints":
+		ch.CacheBreakpoints, err = scalar(v, kp)
+		if err == nil && ch.CacheBreakpoints != CacheBreakpointsAuto && ch.CacheBreakpoints != CacheBreakpointsOff {
+			err = cfgErr(kp, fmt.Sprintf("unknown value %s (auto or off)", quoteSafe(ch.CacheBreakpoints)))
+		}
 	default:
 		err = unknownKey(kp, k, channelKeys)
 	}

@@ -144,6 +144,9 @@ func (c *Config) Redacted() string {
 			}
 			add(n, "models", ms)
 		}
+		if ch.CacheBreakpoints != "" {
+			add(n, "cache_breakpoints", ch.CacheBreakpoints)
+		}
 		add(chans, ch.ID, n)
 	}
 	add(root, "channels", chans)

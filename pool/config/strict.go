@@ -14,7 +14,7 @@ import (
 // The keys each mapping accepts, as decode.go's switches do.
 var (
 	topKeys      = []string{"channels", "pools"}
-	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models"}
+	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models", "cache_breakpoints"}
 	modelKeys    = []string{"id", "context_window", "max_tokens", "input", "efforts"}
 	poolKeys     = []string{"display_name", "strategy", "members", "models", "cooldown", "session_ttl_ms", "first_output_timeout_ms", "response_timeout_ms", "stream_idle_timeout_ms", "keepalive_hold_ms", "stream_upstream", "rate_limit_wait_ms"}
 	unifiedKeys  = []string{"id", "name", "targets", "context_window", "max_tokens", "input", "efforts", "default_effort", "effort_map"}
