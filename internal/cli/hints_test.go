@@ -252,7 +252,7 @@ func TestConfigErrorsAllAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, errOut, status := runCmd(t, DualProxy, nil, "--config", cfg, "--print-config")
-		want := "dual-proxy: --config: " + cfg + ":2:70: channels.a.colour: unknown key (known: api, base_url, api_key_env, api_key, auth, models)\n" +
+		want := "dual-proxy: --config: " + cfg + ":2:70: channels.a.colour: unknown key (known: api, base_url, api_key_env, api_key, auth, models, cache_breakpoints)\n" +
 			"  " + cfg + ":4:23: pools.work.members[1]: unknown channel \"b\"\n" +
 			"  " + cfg + ":4:27: pools.work.stratgy: unknown key (did you mean strategy?)\n" +
 			"  " + cfg + ":5:3: pools.work: duplicate key (first at line 4)\n"
