@@ -48,7 +48,7 @@ func (c *call) signedFor(m string, body []byte) []byte {
 	if c.sigOwners == nil {
 		var keys []string
 		if anthropic {
-			keys = wire.AnthropicSigKeys(body)
+			keys, c.sigUnsigned = wire.AnthropicSigKeys(body)
 		} else {
 			keys = wire.GeminiSigKeys(body)
 		}
@@ -69,6 +69,15 @@ func (c *call) signedFor(m string, body []byte) []byte {
 			return owner == m
 		}
 		return owner == "" || owner == m
+	}
+	strip := c.sigUnsigned
+	for k := range c.sigOwners {
+		if !strip && !keep(k) {
+			strip = true
+		}
+	}
+	if !strip {
+		return body // nothing m cannot verify: the usual turn of a session on its member
 	}
 	if anthropic {
 		return wire.StripThinking(body, keep)

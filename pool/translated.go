@@ -41,6 +41,8 @@ type translation struct {
 	// sigOwners are the minters of the request's reasoning signatures
 	// (signatures.go), looked up like owners.
 	sigOwners map[string]string
+	// sigUnsigned: the request holds thinking blocks without a signature.
+	sigUnsigned bool
 }
 
 // routeFor picks the API member ch is sent: its own when it speaks the

@@ -38,21 +38,22 @@ var (
 )
 
 // anBlockHead is what the signature walk reads of an Anthropic content
-// block.
+// block: its type, and its signature or data as raw string literals
+// (quotes included; nil when absent).
 type anBlockHead struct {
-	Type      string `json:"type"`
-	Signature string `json:"signature"`
-	Data      string `json:"data"`
+	Type      string
+	Signature []byte
+	Data      []byte
 }
 
 // key is the block's signature key; "" for a block that is not reasoning
 // or whose signature is empty.
 func (b *anBlockHead) key() string {
 	switch {
-	case b.Type == "thinking" && b.Signature != "":
-		return SigKey(b.Signature)
-	case b.Type == "redacted_thinking" && b.Data != "":
-		return SigKey(b.Data)
+	case b.Type == "thinking" && len(b.Signature) > 2:
+		return sigKeyLit(b.Signature)
+	case b.Type == "redacted_thinking" && len(b.Data) > 2:
+		return sigKeyLit(b.Data)
 	}
 	return ""
 }
@@ -61,26 +62,90 @@ func (b *anBlockHead) reasoning() bool {
 	return b.Type == "thinking" || b.Type == "redacted_thinking"
 }
 
-// readBlockHead reads type, signature and data of the block at b[vs:ve].
+// sigKeyLit is SigKey of a JSON string literal; a literal without escapes
+// is hashed in place (signatures are base64: they have none).
+func sigKeyLit(lit []byte) string {
+	if bytes.IndexByte(lit, '\\') < 0 {
+		h := sha256.Sum256(lit[1 : len(lit)-1])
+		return "s:" + hex.EncodeToString(h[:16])
+	}
+	var s string
+	_ = json.Unmarshal(lit, &s)
+	return SigKey(s)
+}
+
+// eachRawMember calls fn with the raw key (without quotes) and the value
+// offsets of each member of the object b; it allocates nothing. It
+// reports false when b is not an object or is malformed.
+func eachRawMember(b []byte, fn func(key []byte, vs, ve int)) bool {
+	i := jsonscan.SkipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = jsonscan.SkipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true
+	}
+	for i < len(b) && b[i] == '"' {
+		ke := jsonscan.SkipString(b, i)
+		if ke < 0 {
+			return false
+		}
+		j := jsonscan.SkipWS(b, ke)
+		if j >= len(b) || b[j] != ':' {
+			return false
+		}
+		vs := jsonscan.SkipWS(b, j+1)
+		ve := jsonscan.SkipValue(b, vs)
+		if ve < 0 {
+			return false
+		}
+		fn(b[i+1:ke-1], vs, ve)
+		if i = jsonscan.SkipWS(b, ve); i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = jsonscan.SkipWS(b, i+1)
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+var (
+	litThinking = []byte(`"thinking"`)
+	litRedacted = []byte(`"redacted_thinking"`)
+)
+
+// readBlockHead reads type, signature and data of the block b, only for
+// a block that may be reasoning (others cost one substring search).
 func readBlockHead(b []byte) anBlockHead {
 	var h anBlockHead
-	jsonscan.EachMember(b, func(k string, vs, ve int) bool {
-		switch k {
-		case "type", "signature", "data":
-			var s string
-			if json.Unmarshal(b[vs:ve], &s) != nil {
-				return true
-			}
-			switch k {
-			case "type":
-				h.Type = s
-			case "signature":
-				h.Signature = s
-			default:
-				h.Data = s
-			}
+	if !bytes.Contains(b, litThinking) && !bytes.Contains(b, litRedacted) {
+		return h
+	}
+	eachRawMember(b, func(k []byte, vs, ve int) {
+		v := b[vs:ve]
+		if len(v) < 2 || v[0] != '"' {
+			return
 		}
-		return true
+		switch string(k) {
+		case "type":
+			switch {
+			case bytes.Equal(v, litThinking):
+				h.Type = "thinking"
+			case bytes.Equal(v, litRedacted):
+				h.Type = "redacted_thinking"
+			}
+		case "signature":
+			h.Signature = v
+		case "data":
+			h.Data = v
+		}
 	})
 	return h
 }
@@ -92,11 +157,14 @@ func anthropicSigned(role string, content []byte) bool {
 }
 
 // AnthropicSigKeys lists the signature keys of the reasoning blocks in a
-// Messages request body's messages, in order.
-func AnthropicSigKeys(body []byte) []string {
-	var keys []string
-	StripThinking(body, func(key string) bool { keys = append(keys, key); return true })
-	return keys
+// Messages request body's assistant messages, in order, and reports
+// whether one has no signature (StripThinking removes it for every
+// member).
+func AnthropicSigKeys(body []byte) (keys []string, unsigned bool) {
+	// keep is asked only about signed blocks and keeps them all: a body
+	// that changes anyway had an unsigned one.
+	out := StripThinking(body, func(key string) bool { keys = append(keys, key); return true })
+	return keys, len(body) > 0 && (len(out) != len(body) || &out[0] != &body[0])
 }
 
 // StripThinking returns a Messages request body without the reasoning
@@ -126,20 +194,25 @@ func StripThinking(body []byte, keep func(key string) bool) []byte {
 	}) {
 		return body
 	}
-	out := make([]byte, 0, len(body))
-	out = append(out, body[:msgStart]...)
-	out = append(out, '[')
-	changed, wrote := false, false
-	lastAssistantStripped := false
+	var out []byte // nil until a message changes
+	wrote, lastAssistantStripped := false, false
 	for i, m := range msgs {
 		msg, removedAny, empty := stripMessage(body[m[0]:m[1]], keep)
-		if removedAny {
-			changed = true
-			if i == len(msgs)-2 && endsInToolResults(body, msgs) {
-				lastAssistantStripped = true
+		if removedAny && out == nil {
+			out = make([]byte, 0, len(body))
+			out = append(out, body[:msgStart]...)
+			out = append(out, '[')
+			for _, p := range msgs[:i] {
+				if wrote {
+					out = append(out, ',')
+				}
+				out, wrote = append(out, body[p[0]:p[1]]...), true
 			}
 		}
-		if empty {
+		if removedAny && i == len(msgs)-2 && endsInToolResults(body, msgs) {
+			lastAssistantStripped = true
+		}
+		if out == nil || empty {
 			continue
 		}
 		if wrote {
@@ -147,7 +220,7 @@ func StripThinking(body []byte, keep func(key string) bool) []byte {
 		}
 		out, wrote = append(out, msg...), true
 	}
-	if !changed {
+	if out == nil {
 		return body
 	}
 	out = append(out, ']')
@@ -162,44 +235,56 @@ func StripThinking(body []byte, keep func(key string) bool) []byte {
 
 // stripMessage removes the unverifiable reasoning blocks of one assistant
 // message: the message's bytes (msg itself when nothing is removed),
-// whether a block was removed, and whether no content is left.
+// whether a block was removed, and whether no content is left. A message
+// without a signature or redacted block is not walked.
 func stripMessage(msg []byte, keep func(string) bool) (out []byte, removed, empty bool) {
-	role, cs, ce := "", -1, -1
-	jsonscan.EachMember(msg, func(k string, vs, ve int) bool {
-		switch k {
+	if !bytes.Contains(msg, quotedSignature) && !bytes.Contains(msg, quotedRedacted) {
+		return msg, false, false
+	}
+	assistant, cs, ce := false, -1, -1
+	eachRawMember(msg, func(k []byte, vs, ve int) {
+		switch string(k) {
 		case "role":
-			_ = json.Unmarshal(msg[vs:ve], &role)
+			assistant = string(msg[vs:ve]) == `"assistant"`
 		case "content":
 			cs, ce = vs, ve
 		}
-		return true
 	})
-	if role != "assistant" || cs < 0 || msg[cs] != '[' || !anthropicSigned(role, msg[cs:ce]) {
+	if !assistant || cs < 0 || msg[cs] != '[' {
 		return msg, false, false
 	}
-	content := []byte{'['}
-	kept := 0
+	var drop [][2]int // the removed blocks' offsets in msg
+	total := 0
 	jsonscan.EachElement(msg[cs:ce], func(vs, ve int) bool {
-		blk := msg[cs+vs : cs+ve]
-		h := readBlockHead(blk)
+		total++
+		h := readBlockHead(msg[cs+vs : cs+ve])
 		if h.reasoning() {
 			if key := h.key(); key == "" || !keep(key) {
-				removed = true
-				return true
+				drop = append(drop, [2]int{cs + vs, cs + ve})
 			}
+		}
+		return true
+	})
+	if len(drop) == 0 {
+		return msg, false, false
+	}
+	if len(drop) == total {
+		return nil, true, true
+	}
+	content := make([]byte, 0, ce-cs)
+	content = append(content, '[')
+	kept := 0
+	jsonscan.EachElement(msg[cs:ce], func(vs, ve int) bool {
+		if len(drop) > 0 && drop[0][0] == cs+vs {
+			drop = drop[1:]
+			return true
 		}
 		if kept > 0 {
 			content = append(content, ',')
 		}
-		content, kept = append(content, blk...), kept+1
+		content, kept = append(content, msg[cs+vs:cs+ve]...), kept+1
 		return true
 	})
-	if !removed {
-		return msg, false, false
-	}
-	if kept == 0 {
-		return nil, true, true
-	}
 	content = append(content, ']')
 	out = make([]byte, 0, len(msg))
 	out = append(append(append(out, msg[:cs]...), content...), msg[ce:]...)
@@ -283,14 +368,15 @@ func (s *sigCollector) observe(name string, data []byte) {
 		if !bytes.Contains(data, quotedRedacted) && !bytes.Contains(data, quotedSignature) {
 			return
 		}
-		var v struct {
-			Block anBlockHead `json:"content_block"`
-		}
-		if json.Unmarshal(data, &v) == nil {
-			if key := v.Block.key(); key != "" {
+		eachRawMember(data, func(k []byte, vs, ve int) {
+			if string(k) != "content_block" {
+				return
+			}
+			h := readBlockHead(data[vs:ve])
+			if key := h.key(); key != "" {
 				s.keys = append(s.keys, key)
 			}
-		}
+		})
 	case "content_block_stop":
 		if len(s.open) == 0 {
 			return

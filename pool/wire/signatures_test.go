@@ -22,7 +22,7 @@ func TestStripThinking(t *testing.T) {
 		if out != want {
 			t.Fatalf("got  %s\nwant %s", out, want)
 		}
-		if keys := AnthropicSigKeys([]byte(body)); len(keys) != 3 || keys[0] != own || keys[1] != foreign || keys[2] != foreign {
+		if keys, unsigned := AnthropicSigKeys([]byte(body)); !unsigned || len(keys) != 3 || keys[0] != own || keys[1] != foreign || keys[2] != foreign {
 			t.Fatalf("keys %v", keys)
 		}
 	})
@@ -30,6 +30,9 @@ func TestStripThinking(t *testing.T) {
 		body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"a","signature":"sigA"},{"type":"text","text":"x"}]},{"role":"user","content":"y"}]}`)
 		if out := StripThinking(body, keep); &out[0] != &body[0] {
 			t.Fatalf("copied: %s", out)
+		}
+		if keys, unsigned := AnthropicSigKeys(body); unsigned || len(keys) != 1 {
+			t.Fatalf("keys %v unsigned %v", keys, unsigned)
 		}
 	})
 	t.Run("POOL-18/tool-loop-losing-its-thinking-goes-without-thinking", func(t *testing.T) {
