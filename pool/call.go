@@ -23,6 +23,11 @@ import (
 // request's translation (translation) and the final answer and record
 // (answer).
 type call struct {
+	// answerModel is the JSON string the current attempt's answer names
+	// as its model (the client's unified id) when the member's model is
+	// another id; nil when they are the same (the answer passes as is).
+	answerModel []byte
+
 	p     *Pool
 	cfg   *config.Config
 	scrub config.Scrubber
@@ -237,6 +242,10 @@ func (c *call) eligibleMembers() (eligible, skipped []string) {
 // attempt runs one attempt on member m.
 func (c *call) attempt(m string, key balance.BindKey) outcome {
 	c.rt, c.conv = c.routeFor(c.cfg.Channel(m)), nil
+	c.answerModel = nil
+	if t := c.target(m); t != c.ci.Model && c.ci.Model != "" {
+		c.answerModel = wire.ModelValue(c.ci.Model) // the answer names the id the client asked for (POOL-2)
+	}
 	if c.rt.translate && c.ep.Kind == wire.EpCountTokens {
 		return c.estimateTokens(m)
 	}
@@ -330,6 +339,9 @@ func (c *call) aggregate() {
 // headers sets the pool's response headers (SPEC POOL-13b).
 func (c *call) headers(h http.Header, member string) {
 	h.Set("X-Pool-Member", member)
+	if c.cfg.Channel(member) != nil {
+		h.Set("X-Pool-Member-Model", c.target(member)) // the member's own model id; the body names the unified one
+	}
 	h.Set("X-Pool-Attempts", strconv.Itoa(len(c.attempts)+boolToInt(member != "none")))
 	if c.session != "" {
 		h.Set("X-Pool-Session", c.session)
@@ -347,6 +359,9 @@ func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
 		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(c.fl.API()), Translated: c.translated}
+	if member != "" && c.target(member) != c.ci.Model {
+		rec.MemberModel = c.target(member)
+	}
 	if c.end != nil {
 		c.end.Record = &rec // written and told by finish
 		return

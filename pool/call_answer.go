@@ -65,6 +65,9 @@ func (c *call) writeBody(m string, upstream http.Header, status int, body []byte
 	c.headers(h, m)
 	c.ttfb = time.Since(c.start)
 	body = c.scrub.ScrubBytes(body)
+	if c.answerModel != nil {
+		body = wire.AnswerModel(body, c.answerModel)
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.w.WriteHeader(status)
 	_, _ = c.w.Write(body)

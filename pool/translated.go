@@ -229,13 +229,22 @@ func (c *call) estimateTokens(m string) outcome {
 // (POOL-15).
 func (c *call) out(ev *wire.SSEEvent) ([]byte, error) {
 	if c.conv == nil {
-		return c.scrub.ScrubBytes(ev.Raw), nil
+		return c.answerEvents(c.scrub.ScrubBytes(ev.Raw)), nil
 	}
 	if ev.Comment {
 		return nil, nil
 	}
 	b, err := c.conv.Feed(ev.Name, ev.Data)
-	return c.scrub.ScrubBytes(b), err
+	return c.answerEvents(c.scrub.ScrubBytes(b)), err
+}
+
+// answerEvents is b with the unified model id as the model its events
+// name (answerModel; SPEC POOL-2), b itself when the ids are the same.
+func (c *call) answerEvents(b []byte) []byte {
+	if c.answerModel == nil {
+		return b
+	}
+	return wire.EventsModel(b, c.answerModel)
 }
 
 // clientFlavour is the API a request speaks, told by its path (SPEC

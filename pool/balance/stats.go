@@ -19,6 +19,9 @@ type CallRecord struct {
 	Session string    `json:"session,omitempty"` // short hash (POOL-13b)
 	Model   string    `json:"model"`             // unified model id
 	Member  string    `json:"member,omitempty"`  // member that answered, "" if none
+	// MemberModel is the member's own id of the model (its target), when
+	// it is not Model; the answer named Model (SPEC POOL-2, POOL-13b).
+	MemberModel string `json:"member_model,omitempty"`
 	// Failovers counts members that failed before the one that answered.
 	Failovers int `json:"failovers"`
 	// TTFBMs is the time from request to the first byte sent to the client (ms).
