@@ -327,10 +327,11 @@ func TestEditorInChromium(t *testing.T) {
 }
 
 // TestEditorWithoutTokenInChromium: the standalone proxy without
-// --pool-token serves the editor read-only (SPEC POOL-22, POOL-20); a save
-// or a gather from its page is refused 403 with a message in the pool's
-// error shape, which the page must show in words, not as
-// "not saved: [object Object]".
+// --pool-token serves the editor read-only (SPEC POOL-22, POOL-20): the
+// page says so as it loads, before anything is edited, and Save stays
+// disabled with the reason (its tooltip), also after a valid review; a
+// gather from its page is refused 403 with a message in the pool's error
+// shape, which the page must show in words, not as "[object Object]".
 func TestEditorWithoutTokenInChromium(t *testing.T) {
 	s1, _ := modelChannel(t, `{"data":[{"type":"model","id":"m1"}]}`)
 	path := filepath.Join(t.TempDir(), "config.yaml")
@@ -346,16 +347,37 @@ func TestEditorWithoutTokenInChromium(t *testing.T) {
 	srv := httptest.NewServer(New(cfg, Options{ConfigFile: path, Getenv: getenv}))
 	t.Cleanup(srv.Close)
 	const want = "need a pool token: start with --pool-token"
-	for _, tc := range []struct{ name, prefix string }{{"save", "not saved: "}, {"gather", "gather failed: "}} {
+	t.Run("POOL-22/save-without-token-disabled-up-front-with-the-reason", func(t *testing.T) {
+		ctx := browser(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/pool/"), wait(`#editor[data-state="loaded"]`)); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		state := func() (notice, title string, disabled bool) {
+			notice, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`(function(){var e=document.getElementById('ed-readonly');return e.hidden?'':e.textContent})()`))
+			title, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('ed-save').title`))
+			disabled, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('ed-save').disabled`))
+			return
+		}
+		if notice, title, disabled := state(); !strings.Contains(notice, want) || !strings.Contains(title, want) || !disabled {
+			t.Fatalf("as loaded: notice %q, Save title %q, disabled %v; want the reason shown and Save disabled", notice, title, disabled)
+		}
+		if err := chromedp.Do(ctx, typeInto(`input[data-field="pools.old.display_name"]`, "Old pool"),
+			click(`#ed-review`), wait(`#editor[data-state="reviewed"]`)); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('ed-msg').textContent`))
+		if _, _, disabled := state(); !disabled || !strings.Contains(got, "cannot save: ") || !strings.Contains(got, want) {
+			t.Fatalf("after a valid review: Save disabled %v, message %q", disabled, got)
+		}
+		if now, _ := os.ReadFile(path); string(now) != orig {
+			t.Fatalf("the file changed:\n%s", now)
+		}
+	})
+	for _, tc := range []struct{ name, prefix string }{{"gather", "gather failed: "}} {
 		t.Run("POOL-22/"+tc.name+"-without-token-says-why-in-words", func(t *testing.T) {
 			ctx := browser(t)
-			steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(srv.URL + "/pool/"), wait(`#editor[data-state="loaded"]`)}
-			if tc.name == "save" {
-				steps = append(steps, typeInto(`input[data-field="pools.old.display_name"]`, "Old pool"),
-					click(`#ed-review`), wait(`#editor[data-state="reviewed"]`), click(`#ed-save`))
-			} else {
-				steps = append(steps, click(`button[data-gather="old"]`))
-			}
+			steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(srv.URL + "/pool/"), wait(`#editor[data-state="loaded"]`),
+				click(`button[data-gather="old"]`)}
 			if err := chromedp.Do(ctx, steps...); err != nil {
 				t.Fatalf("browser: %v", err)
 			}

@@ -155,7 +155,11 @@ func New(cfg *config.Config, opts Options) *Pool {
 				return nil
 			}
 		}
-		p.editor = editor.New(editor.Options{Path: opts.ConfigFile, Getenv: opts.Getenv, Apply: apply, Transport: opts.Transport})
+		ro := ""
+		if opts.Token == "" {
+			ro = noTokenEditor
+		}
+		p.editor = editor.New(editor.Options{Path: opts.ConfigFile, Getenv: opts.Getenv, Apply: apply, Transport: opts.Transport, ReadOnly: ro})
 	}
 	return p
 }
@@ -322,6 +326,10 @@ func tokenHelp(how string) string {
 		"(ANTHROPIC_AUTH_TOKEN, OPENAI_API_KEY, GEMINI_API_KEY); `dual-proxy status --show-token` prints it in the pool page link"
 }
 
+// noTokenEditor is why an instance without a pool token refuses the
+// editor's saves and gathers: its 403, and the editor's read_only reason.
+const noTokenEditor = "saving and gathering models need a pool token: start with --pool-token (or DUAL_PROXY_POOL_TOKEN) and open /pool/#token=TOKEN"
+
 // serveEditor hands /pool/config… to the editor (SPEC POOL-22) once the
 // token is checked (the browser guard has run): 404 without a ConfigFile.
 // Without a pool token only GET and validate are served: a save or a
@@ -334,7 +342,7 @@ func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	}
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == editor.PathValidate
 	if p.opts.Token == "" && !readOnly {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusForbidden, "saving and gathering models need a pool token: start with --pool-token (or DUAL_PROXY_POOL_TOKEN) and open /pool/#token=TOKEN", nil)
+		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusForbidden, noTokenEditor, nil)
 		return
 	}
 	if p.editor == nil {

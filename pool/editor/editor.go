@@ -45,6 +45,11 @@ type Options struct {
 	// selection, like every model call, SPEC OPS-4); nil →
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// ReadOnly is why saving (and gathering models) is refused by the
+	// caller, "" when it is not: the GET document carries it as
+	// "read_only", so the page says it and disables Save before anything
+	// is edited (SPEC POOL-22).
+	ReadOnly string
 }
 
 // Editor serves the editing API. Safe for concurrent use; saves are
@@ -169,8 +174,12 @@ func (e *Editor) serveGet(w http.ResponseWriter) {
 	if l.missing {
 		text = nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"path": e.opts.Path, "version": l.version, "exists": !l.missing,
-		"mode": fmt.Sprintf("%04o", l.mode), "yaml": string(text), "doc": jsonable(doc)})
+	out := map[string]any{"path": e.opts.Path, "version": l.version, "exists": !l.missing,
+		"mode": fmt.Sprintf("%04o", l.mode), "yaml": string(text), "doc": jsonable(doc)}
+	if e.opts.ReadOnly != "" {
+		out["read_only"] = e.opts.ReadOnly
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // readBody reads an edited document (at most MaxDocument bytes).
