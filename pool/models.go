@@ -15,8 +15,8 @@ import (
 // OpenAI pools in the OpenAI list shape (object "list", data of object
 // "model" with created and owned_by = the pool id); both entries carry the
 // config.ModelInfo fields (context_window, max_tokens, input, efforts).
-func (p *Pool) serveModels(w http.ResponseWriter, cfg *config.Config, pc *config.PoolConfig, fl wire.Flavour) {
-	list := config.ModelList(cfg, pc)
+func (p *Pool) serveModels(w http.ResponseWriter, r *http.Request, cfg *config.Config, pc *config.PoolConfig, fl wire.Flavour) {
+	list := config.ModelListFetched(cfg, pc, p.lists.get(r.Context(), p, cfg, pc))
 	w.Header().Set("Content-Type", "application/json")
 	if _, gemini := fl.(wire.GeminiFlavour); gemini {
 		_ = json.NewEncoder(w).Encode(geminiModels(list))

@@ -2,11 +2,15 @@ package pool
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
@@ -176,6 +180,90 @@ pools:
 		}
 		if _, ok := p.API("nope"); ok {
 			t.Fatal("API of unknown pool")
+		}
+	})
+}
+
+// TestModelsFetchedFromMembers: a pool without models: whose members'
+// channels declare none lists what the members serve, fetched from their
+// own model lists like the editor's "Gather models", each id once and
+// unchanged (the pool sends it as is), kept for a while and fetched again
+// after it (SPEC POOL-1).
+func TestModelsFetchedFromMembers(t *testing.T) {
+	var fetches atomic.Int64
+	list := func(body string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/v1/models" || r.Header.Get("x-api-key") == "" && r.Header.Get("Authorization") == "" {
+				http.NotFound(w, r)
+				return
+			}
+			fetches.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	a := list(`{"data":[{"id":"m-a","context_window":200000},{"id":"shared","context_window":128000,"max_tokens":8000}]}`)
+	b := list(`{"data":[{"id":"shared","context_window":64000},{"id":"m-b"}]}`)
+	y := fmt.Sprintf(`
+channels:
+  a: {api: anthropic, base_url: %q, api_key: sk-a}
+  b: {api: openai, base_url: %q, api_key: sk-b}
+  d: {api: anthropic, base_url: "http://127.0.0.1:9", api_key: sk-d, models: [{id: declared}]}
+pools:
+  p: {members: [a, d, b]}
+`, a.URL, b.URL)
+	cfg, err := config.ParseConfig([]byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p := New(cfg, Options{Transport: tr, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	ids := func(t *testing.T) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "/pool/p/v1/models", nil)
+		req.Host = "127.0.0.1:8080"
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		var doc struct {
+			Data []struct {
+				ID            string `json:"id"`
+				ContextWindow int    `json:"context_window"`
+				MaxTokens     int    `json:"max_tokens"`
+			} `json:"data"`
+		}
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &doc) != nil {
+			t.Fatalf("GET /v1/models: %d %s", rec.Code, rec.Body)
+		}
+		var out []string
+		for _, d := range doc.Data {
+			out = append(out, fmt.Sprintf("%s/%d/%d", d.ID, d.ContextWindow, d.MaxTokens))
+		}
+		return strings.Join(out, " ")
+	}
+	t.Run("POOL-1/list-of-a-pool-without-models-is-what-the-members-serve", func(t *testing.T) {
+		if got, want := ids(t), "m-a/200000/0 shared/64000/8000 declared/0/0 m-b/0/0"; got != want {
+			t.Fatalf("models %q, want %q (member order, each id once, limits the smallest known)", got, want)
+		}
+		if n := fetches.Load(); n != 2 {
+			t.Fatalf("%d fetches, want one per member without declared models", n)
+		}
+	})
+	t.Run("POOL-1/members-lists-kept-then-fetched-again", func(t *testing.T) {
+		ids(t)
+		if n := fetches.Load(); n != 2 {
+			t.Fatalf("%d fetches after a second list within %v, want 2", n, memberListTTL)
+		}
+		mu.Lock()
+		now = now.Add(memberListTTL + time.Second)
+		mu.Unlock()
+		ids(t)
+		if n := fetches.Load(); n != 4 {
+			t.Fatalf("%d fetches after %v, want 4", n, memberListTTL)
 		}
 	})
 }

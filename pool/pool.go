@@ -106,6 +106,9 @@ type Pool struct {
 	editor *editor.Editor
 	// via is this instance's Via entry on member requests (loop.go).
 	via string
+	// lists are the members' own model lists, for /v1/models of a pool
+	// without models: (memberlists.go).
+	lists memberLists
 
 	mu    sync.RWMutex
 	cfg   *config.Config
@@ -305,7 +308,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ep.Kind == wire.EpModels {
-		p.serveModels(w, cfg, pc, fl)
+		p.serveModels(w, r, cfg, pc, fl)
 		return
 	}
 	if ep.Stream && fl.Name() == config.APIGemini && r.URL.Query().Get("alt") != "sse" {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Capabilities are the limits of a unified model (SPEC POOL-12). Zero/empty
@@ -157,9 +158,17 @@ type ModelInfo struct {
 // model its members' channels declare (channel models:), in member then
 // declaration order, each id once, with the capabilities merged over the
 // members that declare it (SPEC POOL-1, POOL-12).
-func ModelList(cfg *Config, p *PoolConfig) []ModelInfo {
+func ModelList(cfg *Config, p *PoolConfig) []ModelInfo { return ModelListFetched(cfg, p, nil) }
+
+// ModelListFetched is ModelList with, for a pool without models:, the
+// lists fetched from members whose channel declares no models (fetched, by
+// channel id; nil: none): their ids join the list in member order, unchanged
+// as calls send them (POOL-2), each id once, context_window and max_tokens
+// the minimum and input the union over the members that list it (an id a
+// channel declares keeps its declared, merged capabilities).
+func ModelListFetched(cfg *Config, p *PoolConfig, fetched map[string][]ModelInfo) []ModelInfo {
 	if len(p.Models) == 0 {
-		return memberModels(cfg, p)
+		return memberModels(cfg, p, fetched)
 	}
 	out := make([]ModelInfo, 0, len(p.Models))
 	for i := range p.Models {
@@ -169,22 +178,55 @@ func ModelList(cfg *Config, p *PoolConfig) []ModelInfo {
 	return out
 }
 
-// memberModels is ModelList for a pool without models:.
-func memberModels(cfg *Config, p *PoolConfig) []ModelInfo {
+// memberModels is ModelListFetched for a pool without models:.
+func memberModels(cfg *Config, p *PoolConfig, fetched map[string][]ModelInfo) []ModelInfo {
 	out := []ModelInfo{}
-	seen := map[string]bool{}
+	at := map[string]int{}        // id → index in out
+	declared := map[string]bool{} // ids some channel declares
 	for _, mem := range p.Members {
 		ch := cfg.Channel(mem)
 		if ch == nil {
 			continue
 		}
 		for _, spec := range ch.Models {
-			if seen[spec.ID] {
+			declared[spec.ID] = true
+			if _, ok := at[spec.ID]; ok {
 				continue
 			}
-			seen[spec.ID] = true
+			at[spec.ID] = len(out)
 			out = append(out, ModelInfo{ID: spec.ID, DisplayName: spec.ID, Capabilities: MergeCaps(cfg, p, &UnifiedModel{ID: spec.ID})})
+		}
+		if len(ch.Models) > 0 {
+			continue
+		}
+		for _, mi := range fetched[mem] {
+			i, ok := at[mi.ID]
+			switch {
+			case !ok:
+				at[mi.ID] = len(out)
+				if mi.DisplayName == "" {
+					mi.DisplayName = mi.ID
+				}
+				mi.Capabilities = Capabilities{ContextWindow: mi.ContextWindow, MaxTokens: mi.MaxTokens, Input: slices.Clone(mi.Input)}
+				out = append(out, mi)
+			case !declared[mi.ID]:
+				c := &out[i].Capabilities
+				c.ContextWindow, c.MaxTokens = minKnown(c.ContextWindow, mi.ContextWindow), minKnown(c.MaxTokens, mi.MaxTokens)
+				for _, in := range mi.Input {
+					if !slices.Contains(c.Input, in) {
+						c.Input = append(c.Input, in)
+					}
+				}
+			}
 		}
 	}
 	return out
+}
+
+// minKnown is the smaller of two limits, 0 meaning unknown.
+func minKnown(a, b int) int {
+	if a == 0 || b != 0 && b < a {
+		return b
+	}
+	return a
 }

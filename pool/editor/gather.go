@@ -119,10 +119,19 @@ func (e *Editor) gatherOne(ctx context.Context, id string, node *yaml.Node) Memb
 	return out
 }
 
-// fetchModels calls the channel's model list: GET {base}/v1/models
-// (Anthropic, OpenAI; Anthropic with anthropic-version) or
-// {base}/v1beta/models (Gemini), with the channel's key.
+// fetchModels is FetchModels through the editor's Transport.
 func (e *Editor) fetchModels(ctx context.Context, ch *config.Channel) ([]config.ModelInfo, error) {
+	return FetchModels(ctx, e.opts.Transport, ch)
+}
+
+// FetchModels calls the channel's model list through tr: GET
+// {base}/v1/models (Anthropic, OpenAI; Anthropic with anthropic-version)
+// or {base}/v1beta/models (Gemini), with the channel's key, within
+// GatherTimeout. The models come with the capability fields the server
+// lists (parseModelList). Errors name the URL (a password in it masked)
+// and the status or the reason. The editor's "gather" and the pool's
+// /v1/models of a pool without models: use it (SPEC POOL-1, POOL-22).
+func FetchModels(ctx context.Context, tr http.RoundTripper, ch *config.Channel) ([]config.ModelInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, GatherTimeout)
 	defer cancel()
 	u := memberURL(ch.BaseURL, "/v1/models")
@@ -142,7 +151,7 @@ func (e *Editor) fetchModels(ctx context.Context, ch *config.Channel) ([]config.
 		req.Header.Set("Anthropic-Version", "2023-06-01")
 	}
 	ch.Authorize(req.Header)
-	resp, err := e.opts.Transport.RoundTrip(req)
+	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %v", redactURLPassword(u), err)
 	}
