@@ -19,6 +19,11 @@ import (
 type goGateway struct {
 	addr      string
 	blackhole bool
+	// plainTo, when set, is where every plain (absolute-form) request is
+	// sent, whatever its host, in origin-form with the connection closed
+	// after the answer: the failover scenario's plain-HTTP rows name many
+	// hosts that all lead to the bench's origin. "": plain requests get 405.
+	plainTo string
 	// copyBuf relays with Read/Write through a 32 KiB buffer instead of
 	// io.Copy between TCP connections (splice(2) on Linux).
 	copyBuf bool
@@ -77,6 +82,10 @@ func (g *goGateway) serve(c net.Conn) {
 		return
 	}
 	f := bytes.Fields(line)
+	if len(f) == 3 && string(f[0]) != "CONNECT" && g.plainTo != "" && bytes.HasPrefix(f[1], []byte("http://")) {
+		g.servePlain(c, br, f)
+		return
+	}
 	if len(f) != 3 || string(f[0]) != "CONNECT" {
 		io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		return
@@ -117,6 +126,48 @@ func (g *goGateway) serve(c net.Conn) {
 	g.copy(c, up)
 	c.Close()
 	<-done
+}
+
+// servePlain forwards one plain request whose request line is f (method,
+// absolute-form target, version) to g.plainTo in origin-form, without a
+// body (the bench sends GETs), and relays the answer until the origin
+// closes (the request asks it to: Connection: close); then the client's
+// connection is closed too.
+func (g *goGateway) servePlain(c net.Conn, br *bufio.Reader, f [][]byte) {
+	target := f[1][len("http://"):]
+	path := []byte("/")
+	if i := bytes.IndexByte(target, '/'); i >= 0 {
+		path = target[i:]
+	}
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "%s %s %s\r\n", f[0], path, f[2])
+	for {
+		l, err := br.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		if len(bytes.TrimRight(l, "\r\n")) == 0 {
+			// One exchange per connection: the origin closes after its
+			// answer, which ends the relay below.
+			head.WriteString("Connection: close\r\n\r\n")
+			break
+		}
+		head.Write(l)
+	}
+	up, err := net.Dial("tcp", g.plainTo)
+	if err != nil {
+		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return
+	}
+	defer up.Close()
+	g.mu.Lock()
+	g.conns[up] = struct{}{}
+	g.mu.Unlock()
+	defer g.forget(up)
+	if _, err := up.Write(head.Bytes()); err != nil {
+		return
+	}
+	io.Copy(c, up)
 }
 
 // forget drops c from the connections kill closes once serve is done with

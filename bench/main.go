@@ -73,7 +73,7 @@ func main() {
 		results = flag.String("results", "", "directory for this run's BENCHMARKS.md and SVG curves (default: a new temporary directory, printed at the end)")
 		out     = flag.String("out", "", "output file, implies -write (default: <module root>/docs/BENCHMARKS.md)")
 		profDir = flag.String("cpuprofile", "", "directory: run dual-proxy built from ./bench/dpprof, each instance writing NAME-N.pprof there")
-		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1, 2, 5 and 7 add its rows (A/B a proxy change)")
+		compare = flag.String("compare", "", "second dual-proxy binary: scenarios 1, 2, 4, 5 and 7 add its rows (A/B a proxy change)")
 		relay   = flag.Bool("relay-serve", false, "internal: serve the reference CONNECT relay (a child process of the bench)")
 		relayCB = flag.Bool("relay-copybuf", false, "internal: with -relay-serve, relay through a 32 KiB Read/Write loop")
 		newConc = flag.Int("new-conc", 8, "workers of the new-tunnel-per-request load (scenario 2)")

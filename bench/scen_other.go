@@ -32,6 +32,7 @@ func (w *world) failover() error {
 	if err != nil {
 		return err
 	}
+	good.plainTo = w.origin.plainAddr()
 	defer good.kill()
 	hole, err := newGoGateway("127.0.0.1:0", true)
 	if err != nil {
@@ -65,6 +66,14 @@ func (w *world) failover() error {
 	if err != nil {
 		return fmt.Errorf("blackhole not raced: %w", err)
 	}
+	plainFirst, err := w.failoverPlain(w.dpBin, gatewayArgs(hole.addr, good.addr), 1, attempts)
+	if err != nil {
+		return fmt.Errorf("blackhole, plain HTTP: %w", err)
+	}
+	plainHosts, err := w.failoverPlain(w.dpBin, gatewayArgs(hole.addr, good.addr), 10, 3)
+	if err != nil {
+		return fmt.Errorf("blackhole, plain HTTP, 10 hosts: %w", err)
+	}
 	warmT, diedT, err := w.cachedGatewayDies(cached, good.addr, attempts)
 	if err != nil {
 		return err
@@ -77,9 +86,35 @@ func (w *world) failover() error {
 	okRace := medianDur(raced) <= targetBlackholeRaced
 	w.addFailoverRow(sec, "first gateway blackholed, racing on (250 ms)", raced, mb, "≤ 400 ms", &okRace)
 	w.addFailoverRow(sec, "first gateway blackholed, racing off, --timeout-ms 1000", unraced, mb, "", nil)
+	okPlain := medianDur(plainFirst) <= targetBlackholeRaced
+	w.addFailoverRow(sec, "silent gateway, plain HTTP, first request", plainFirst, mb, "≤ 400 ms", &okPlain)
+	okHosts := slices.Max(plainHosts) <= targetBlackholeRaced
+	w.addFailoverRow(sec, "silent gateway, plain HTTP, 10 new hosts (each)", plainHosts, mb, "≤ 400 ms each", &okHosts)
+	if w.compareBin != "" {
+		// The -compare binary's rows: the same cases, side by side in
+		// this run. A binary that does not race plain requests waits its
+		// response timeout, bounded here to fit the 5 s operation deadline.
+		bBase, err := w.failoverAttemptsBin(w.compareBin, gatewayArgs(good.addr), nil, attempts)
+		if err != nil {
+			return fmt.Errorf("[B] baseline: %w", err)
+		}
+		bRaced, err := w.failoverAttemptsBin(w.compareBin, gatewayArgs(hole.addr, good.addr), nil, attempts)
+		if err != nil {
+			return fmt.Errorf("[B] blackhole raced: %w", err)
+		}
+		bPlain, err := w.failoverPlain(w.compareBin, append(gatewayArgs(hole.addr, good.addr), "--response-timeout-ms", "2000"), 1, 2)
+		if err != nil {
+			return fmt.Errorf("[B] blackhole, plain HTTP: %w", err)
+		}
+		bmb := medianDur(bBase)
+		w.addFailoverRow(sec, "[B] first gateway works (baseline, cold cache)", bBase, bmb, "", nil)
+		w.addFailoverRow(sec, "[B] first gateway blackholed, racing on (250 ms)", bRaced, bmb, "", nil)
+		w.addFailoverRow(sec, "[B] silent gateway, plain HTTP, first request, --response-timeout-ms 2000", bPlain, bmb, "", nil)
+	}
 	mw := medianDur(warmT)
 	w.addFailoverRow(sec, "cached gateway alive (baseline, cache warm)", warmT, mw, "", nil)
 	w.addFailoverRow(sec, "cached gateway died (refuses now)", diedT, mw, "", nil)
+	w.note("Scenario 4's plain-HTTP rows: a fresh dual-proxy process per attempt with [silent, working] gateways; each request is `GET http://hN.test/` with a host name not seen before by that process (one per attempt for \"first request\", ten in a row for \"10 new hosts\", each row entry one request), forwarded by the working gateway to the bench's plain origin; before racing, each such request waited the whole --response-timeout-ms (60 s).")
 	w.note("Scenario 4: every attempt is a fresh dual-proxy process (empty per-host cache, no cooldown) with --loopback-direct=false; the request is CONNECT 127.0.0.1:443 + TLS + GET through it (so the TLS probe runs on a cold cache), timed from the client's dial to the answer. Gateways here are a minimal Go CONNECT gateway so a gateway can die and come back on the same port at once (squid needs 1-2 s). \"extra\" is against the baseline row above it. Without racing a silent gateway costs --timeout-ms (default 5000).")
 	return nil
 }
@@ -92,9 +127,37 @@ func (w *world) failoverPath(proxy string) path {
 // failoverAttempts runs n attempts; each starts a fresh dual-proxy with args
 // (empty cache, no cooldowns), runs before when set, and times one request.
 func (w *world) failoverAttempts(args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
+	return w.failoverAttemptsBin(w.dpBin, args, before, n)
+}
+
+// failoverPlain times plain-HTTP requests through a fresh dual-proxy (bin)
+// with args, n times over: each process serves hosts requests, each to a
+// host name it has not seen (h0.test, h1.test …), one after another.
+func (w *world) failoverPlain(bin string, args []string, hosts, n int) ([]time.Duration, error) {
 	var out []time.Duration
 	for i := 0; i < n; i++ {
-		dp, err := w.startDualProxy("dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
+		dp, err := w.startDualProxyBin(bin, "dp-failover-plain", append([]string{"--loopback-direct=false"}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		for h := 0; h < hosts; h++ {
+			d, err := once(path{proxy: dp.addr, origin: fmt.Sprintf("h%d.test", h)})
+			if err != nil {
+				dp.stop()
+				return nil, fmt.Errorf("host %d: %w", h, err)
+			}
+			out = append(out, d)
+		}
+		dp.stop()
+	}
+	return out, nil
+}
+
+// failoverAttemptsBin is failoverAttempts with the dual-proxy binary bin.
+func (w *world) failoverAttemptsBin(bin string, args []string, before func(dpAddr string) error, n int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		dp, err := w.startDualProxyBin(bin, "dp-failover", append([]string{"--loopback-direct=false"}, args...)...)
 		if err != nil {
 			return nil, err
 		}
