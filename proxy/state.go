@@ -57,6 +57,7 @@ func (e *Engine) Status() statusdoc.Status {
 	if u := lc.cfg.HealthURL; u != nil {
 		st.Health.Origin = u.Scheme + "://" + u.Host
 	}
+	st.Health.TargetDown = hs.TargetDown
 	if hs.Preferred != "" {
 		st.Health.Preferred = show(hs.Preferred)
 	}
@@ -74,7 +75,9 @@ func (e *Engine) Status() statusdoc.Status {
 
 	cds := e.cooldowns.Snapshot()
 	for _, c := range lc.cfg.Candidates {
-		st.Candidates = append(st.Candidates, candidateStatus(c, cds, hs.Preferred, now))
+		cs := candidateStatus(c, cds, hs.Preferred, now)
+		cs.State = shownState(cs, hs)
+		st.Candidates = append(st.Candidates, cs)
 	}
 	for _, ce := range e.cache.Snapshot() {
 		st.Cache = append(st.Cache, statusdoc.CacheStatus{Host: ce.Host, Candidate: show(ce.Key), Expires: ce.Expires, RemainingMS: remaining(ce.Expires)})
@@ -104,6 +107,31 @@ func (e *Engine) Decisions() []statusdoc.Decision { return e.decisions.Snapshot(
 // OnDecision registers f to be called after every decision (from the
 // request's goroutine; f must not block). Used by the demo and tests.
 func (e *Engine) OnDecision(f func(statusdoc.Decision)) { e.decisions.Subscribe(f) }
+
+// shownState is the state cs shows on the page, in the JSON and in the
+// status command alike (SPEC OPS-2): cooling as the cooldown says; else
+// failing when its last health check failed while the target answered on
+// another path (a target down on every path blames none, HC-1); else hot
+// when a success or a passing check proves it; else untried.
+func shownState(cs statusdoc.CandidateStatus, hs route.HealthState) string {
+	if cs.State == statusdoc.StateCooling {
+		return cs.State
+	}
+	passed := false
+	for _, r := range hs.Results {
+		if r.Key != cs.Key {
+			continue
+		}
+		if !r.Alive && !hs.TargetDown {
+			return statusdoc.StateFailing
+		}
+		passed = r.Alive
+	}
+	if cs.Successes > 0 || passed {
+		return statusdoc.StateHot
+	}
+	return statusdoc.StateUntried
+}
 
 // candidateStatus is c's entry in Status: counters and cooldowns from its
 // cooldown record in cds, if any (SPEC OPS-2, CD-1..CD-3).

@@ -75,7 +75,7 @@ func TestBrowserStatusPage(t *testing.T) {
 		}
 		// Rows in default order with their states, set by the script.
 		rows := regexp.MustCompile(`<tr data-key="([^"]+)" data-state="([^"]+)"`).FindAllStringSubmatch(dom, -1)
-		want := [][2]string{{w.dead.Key(), statusdoc.StateCooling}, {w.good.Key(), statusdoc.StateHot}, {"direct", statusdoc.StateHot}}
+		want := [][2]string{{w.dead.Key(), statusdoc.StateCooling}, {w.good.Key(), statusdoc.StateHot}, {"direct", statusdoc.StateUntried}}
 		if len(rows) != len(want) {
 			t.Fatalf("candidate rows %v, want %v", rows, want)
 		}

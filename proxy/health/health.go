@@ -236,6 +236,12 @@ func (h *Checker) Run() {
 		}
 		why.WriteString(r.Key + ": " + r.Reason)
 	}
+	if h.state.TargetDown() {
+		// Every path failed alike: the target is down or unreachable
+		// from here, and no path was marked (route.Health.Record).
+		h.log.Warn("health check: no candidate reached the health URL; the target fails on every path, so no path is marked and traffic decides", "host", s.URL.Host, "tried", why.String())
+		return
+	}
 	h.log.Warn("health check: no candidate reached the health URL", "host", s.URL.Host, "tried", why.String())
 }
 

@@ -42,6 +42,9 @@ type Health struct {
 	lastRun   time.Time
 	results   []HealthResult
 	marks     map[string]*healthMark
+	// targetDown: the last run checked two or more candidates and none
+	// reached the health URL (TargetDown).
+	targetDown bool
 }
 
 type healthMark struct {
@@ -90,6 +93,13 @@ func (h *Health) WantsMore(resultsSoFar []HealthResult) bool {
 // cleared, so the next request scans in default order (SPEC HC-1, HC-4).
 // Record with no results only stamps the run time and clears the
 // preference.
+//
+// When two or more candidates were checked and none was alive, the health
+// URL failed on every path: that says the target is down (offline, or the
+// URL unreachable from here), not that every path is, so the run marks no
+// candidate (their hysteresis stays as it was, HC-4) and TargetDown is set
+// until a run finds one alive (SPEC HC-1, OPS-2). With one candidate the
+// two cannot be told apart and its failure counts.
 func (h *Health) Record(results []HealthResult) {
 	now := h.now()
 	h.mu.Lock()
@@ -97,6 +107,10 @@ func (h *Health) Record(results []HealthResult) {
 	h.lastRun = now
 	h.results = append(h.results[:0:0], results...)
 	h.preferred = ""
+	h.targetDown = len(results) >= 2 && !anyAlive(results)
+	if h.targetDown {
+		return
+	}
 	for _, r := range results {
 		m := h.marks[r.Key]
 		if m == nil {
@@ -117,6 +131,24 @@ func (h *Health) Record(results []HealthResult) {
 			h.preferred = r.Key
 		}
 	}
+}
+
+// anyAlive reports whether one of results is alive.
+func anyAlive(results []HealthResult) bool {
+	for _, r := range results {
+		if r.Alive {
+			return true
+		}
+	}
+	return false
+}
+
+// TargetDown reports whether the last run found the health URL failing on
+// every path it checked (two or more): see Record.
+func (h *Health) TargetDown() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.targetDown
 }
 
 // MarkFailed records a traffic failure of candidate key (the passive
@@ -155,6 +187,9 @@ type HealthState struct {
 	// key: its passing streak (capped at recoverCount) and whether it may be
 	// preferred now.
 	Marks []HealthMark `json:"marks,omitempty"`
+	// TargetDown: the last run failed on every path (two or more) and
+	// marked none of them (Record).
+	TargetDown bool `json:"target_down,omitempty"`
 }
 
 // HealthMark is one candidate's hysteresis state (SPEC HC-4).
@@ -168,7 +203,7 @@ type HealthMark struct {
 func (h *Health) Snapshot() HealthState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := HealthState{Preferred: h.preferred, LastRun: h.lastRun,
+	s := HealthState{Preferred: h.preferred, LastRun: h.lastRun, TargetDown: h.targetDown,
 		Results: append([]HealthResult(nil), h.results...)}
 	for k, m := range h.marks {
 		s.Marks = append(s.Marks, HealthMark{Key: k, Streak: m.streak, Eligible: !m.recovering})

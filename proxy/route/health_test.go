@@ -100,6 +100,28 @@ func TestHealth(t *testing.T) {
 			t.Fatalf("two passes after traffic failure: %q", h.Preferred())
 		}
 	})
+	t.Run("HC-1/target-failing-on-every-path-marks-no-path", func(t *testing.T) {
+		h := NewHealth(2, nil)
+		runLoop(h, order, map[string]bool{"a:1": true})
+		got := runLoop(h, order, nil) // offline: the URL fails on every path
+		if len(got) != 3 || h.Preferred() != "" || !h.TargetDown() || !h.Snapshot().TargetDown {
+			t.Fatalf("probed %v, preferred %q, target down %v", got, h.Preferred(), h.TargetDown())
+		}
+		// The paths were not marked: back online, a:1 is preferred at
+		// its first pass, no recovery needed (HC-4).
+		runLoop(h, order, map[string]bool{"a:1": true})
+		if h.Preferred() != "a:1" || h.TargetDown() {
+			t.Fatalf("back online: preferred %q, target down %v", h.Preferred(), h.TargetDown())
+		}
+		// One candidate alone: its failure counts.
+		h1 := NewHealth(2, nil)
+		h1.Record([]HealthResult{res("a:1", true)})
+		h1.Record([]HealthResult{res("a:1", false)})
+		h1.Record([]HealthResult{res("a:1", true)})
+		if h1.TargetDown() || h1.Preferred() != "" {
+			t.Fatalf("lone candidate: target down %v, preferred %q after fail, pass", h1.TargetDown(), h1.Preferred())
+		}
+	})
 	t.Run("HC-4/recover-count-1-means-no-hysteresis", func(t *testing.T) {
 		h := NewHealth(0, nil)
 		h.Record([]HealthResult{res("a:1", false), res("b:1", true)})

@@ -7,14 +7,23 @@ package statusdoc
 
 import "time"
 
-// Candidate states in Status (SPEC OPS-2, ORD-2).
+// Candidate states in Status (SPEC OPS-2, ORD-2): the page, the JSON and
+// the status command show the same word.
 const (
-	// StateHot: no gateway-wide cooldown; the candidate is in the hot zone
-	// for every host without a host-scoped cooldown.
+	// StateHot: no gateway-wide cooldown, and proved: a success, or a
+	// passing health check; the candidate is in the hot zone for every host
+	// without a host-scoped cooldown.
 	StateHot = "hot"
 	// StateCooling: a gateway-wide cooldown is running; the candidate is in
 	// the cold zone for every host until CandidateStatus.Until.
 	StateCooling = "cooling"
+	// StateFailing: no cooldown runs, but the last health check through
+	// the candidate failed while another path passed it (HC-1).
+	StateFailing = "failing"
+	// StateUntried: no cooldown runs and nothing proves the candidate yet:
+	// no success and no passing health check (a dead gateway nobody tried
+	// is not hot).
+	StateUntried = "untried"
 )
 
 // Status is the proxy's state as served by GET /_dual-proxy/status (SPEC
@@ -66,7 +75,10 @@ type CandidateStatus struct {
 	// Kind is "direct", "http", "https", "socks5" or "socks5h" (SPEC GW-3).
 	Kind   string `json:"kind"`
 	Source string `json:"source"`
-	// State is StateHot or StateCooling (gateway-wide cooldown).
+	// State is StateCooling (gateway-wide cooldown), StateFailing (its
+	// health check failed where another path passed), StateUntried
+	// (nothing proves it yet) or StateHot. Failing and untried candidates
+	// are still in the hot zone of the selection order (ORD-2).
 	State string `json:"state"`
 	// Until is the end of the gateway-wide cooldown; zero when hot.
 	Until       time.Time `json:"until,omitzero"`
@@ -111,6 +123,11 @@ type HealthStatus struct {
 	LastRun   time.Time `json:"last_run,omitzero"`
 	// Results are the last run's results, in the order checked.
 	Results []HealthResultStatus `json:"results"`
+	// TargetDown: the last run checked two or more paths and the health
+	// URL failed on every one: the target is down or unreachable from
+	// here, not the paths, and no path is shown failing for it (SPEC
+	// HC-1, OPS-2).
+	TargetDown bool `json:"target_down,omitempty"`
 }
 
 // HealthResultStatus is one candidate's result in the last health run,

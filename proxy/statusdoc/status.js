@@ -131,10 +131,11 @@
     return svg;
   }
 
-  // shownState: a candidate whose last health check failed is never shown
-  // as hot, even while no cooldown runs.
+  // shownState: the document's state (cooling, failing, untried, hot);
+  // from an instance that only says hot or cooling, a candidate whose last
+  // health check failed is still never shown as hot.
   function shownState(c, healthFailed) {
-    if (c.state === "cooling") return "cooling";
+    if (c.state !== "hot") return c.state;
     return healthFailed[c.candidate] ? "failing" : "hot";
   }
 
@@ -145,7 +146,10 @@
     for (var i = st.decisions.length - 1; i >= 0; i--) {
       if (st.decisions[i].candidate) { serving = st.decisions[i].candidate; last = st.decisions[i].time; break; }
     }
-    var failing = st.candidates.filter(function (c) { return shownState(c, healthFailed) !== "hot"; });
+    var failing = st.candidates.filter(function (c) {
+      var s = shownState(c, healthFailed);
+      return s === "cooling" || s === "failing";
+    });
     var healthy = st.candidates.length - failing.length;
     // proven: a success or a passing health check; the rest are untried.
     var passed = {};
@@ -157,17 +161,24 @@
     if (serving) {
       parts.push("Serving via " + serving + " (last request " + clock(last) + ")");
     } else {
-      var first = st.candidates.filter(function (c) { return shownState(c, healthFailed) === "hot"; })[0];
+      var first = st.candidates.filter(function (c) {
+        var s = shownState(c, healthFailed);
+        return s === "hot" || s === "untried";
+      })[0];
       parts.push(first ? "No requests yet; next path " + first.candidate : "No path available");
     }
     parts.push(proven + " of " + st.candidates.length + " paths proven" + (healthy > proven ? ", " + (healthy - proven) + " untried" : ""));
+    if (st.health.target_down) {
+      // The health URL failed on every path: the target, not the paths.
+      parts.push("health check target " + st.health.origin + " fails on every path: the target is down or unreachable from here, not the paths; traffic judges them");
+    }
     failing.forEach(function (c) {
       var f = c.last_failure, since = (hist[c.candidate] && hist[c.candidate].since) || (f && f.time) || st.health.last_run;
       var why = f ? phase(f.phase) : "health check failed";
       if (!f && healthFailed[c.candidate]) why = "health check failed: " + healthFailed[c.candidate];
       parts.push(c.candidate + " failing since " + clock(since) + ": " + why);
     });
-    var level = failing.length === 0 ? "ok" : (healthy > 0 && serving ? "warn" : "down");
+    var level = failing.length === 0 ? (st.health.target_down ? "warn" : "ok") : (healthy > 0 && serving ? "warn" : "down");
     var lastDecision = st.decisions[st.decisions.length - 1];
     if (lastDecision && lastDecision.error) level = "down";
     var v = document.getElementById("verdict");
@@ -178,7 +189,10 @@
 
   function render(st) {
     var hist = history(st), healthFailed = {};
-    (st.health.results || []).forEach(function (r) { if (!r.alive) healthFailed[r.candidate] = r.reason || "failed"; });
+    // A target down on every path blames no path (HC-1).
+    if (!st.health.target_down) {
+      (st.health.results || []).forEach(function (r) { if (!r.alive) healthFailed[r.candidate] = r.reason || "failed"; });
+    }
     verdict(st, hist, healthFailed);
     // The charts end at the newer of the engine's clock and the last decision.
     var chartEnd = Date.parse(st.now);
@@ -227,6 +241,7 @@
       ht.appendChild(el("span", "preferred " + (h.preferred || "none")));
       ht.appendChild(el("span", "last run " + clock(h.last_run)));
       ht.appendChild(el("span", "interval " + (h.interval_ms ? dur(h.interval_ms) : "off (failures kick a check)")));
+      if (h.target_down) ht.appendChild(el("span", "the target fails on every path: no path is blamed for it", "fail"));
     }
     fill("health-results", h.results.map(function (r) {
       return row([el("td", r.candidate, "mono"), el("td", r.alive ? "alive" : "failed", r.alive ? "ok" : "fail"),

@@ -37,7 +37,9 @@ func Verdict(st *statusdoc.Status) string {
 	healthFailed, healthPassed := map[string]string{}, map[string]bool{}
 	for _, r := range st.Health.Results {
 		if !r.Alive {
-			healthFailed[r.Candidate] = r.Reason
+			if !st.Health.TargetDown { // a target down on every path blames none (HC-1)
+				healthFailed[r.Candidate] = r.Reason
+			}
 		} else {
 			healthPassed[r.Candidate] = true
 		}
@@ -64,8 +66,8 @@ func Verdict(st *statusdoc.Status) string {
 	proven := 0
 	for _, c := range st.Candidates {
 		_, hf := healthFailed[c.Candidate]
-		if c.State != statusdoc.StateCooling && !hf {
-			if c.Successes > 0 || healthPassed[c.Candidate] {
+		if c.State != statusdoc.StateCooling && c.State != statusdoc.StateFailing && !hf {
+			if c.State == statusdoc.StateHot && (c.Successes > 0 || healthPassed[c.Candidate]) {
 				proven++
 			}
 			continue
@@ -86,7 +88,16 @@ func Verdict(st *statusdoc.Status) string {
 		failing = append(failing, fmt.Sprintf("%s failing since %s: %s", c.Candidate, when, why))
 	}
 	parts = append(parts, provenText(proven, len(st.Candidates)-len(failing)-proven, len(st.Candidates)))
+	if st.Health.TargetDown {
+		parts = append(parts, targetDownText(st.Health.Origin))
+	}
 	return strings.Join(append(parts, failing...), " · ")
+}
+
+// targetDownText says that the health URL failed on every path (SPEC
+// HC-1): the target is the problem, not the paths.
+func targetDownText(origin string) string {
+	return "health check target " + origin + " fails on every path: the target is down or unreachable from here, not the paths; traffic judges them"
 }
 
 // provenText counts paths with evidence: one without a success or a passing
@@ -126,7 +137,11 @@ func summary(tw *tabwriter.Writer, st *statusdoc.Status) {
 		if st.HealthRuns == 1 {
 			runs = "run"
 		}
-		fmt.Fprintf(tw, "health\t%s, preferred %s, last run %s, %d %s\n", h.Origin, orDash(h.Preferred), since(st.Now, h.LastRun), st.HealthRuns, runs)
+		down := ""
+		if h.TargetDown {
+			down = ", the target fails on every path (no path blamed)"
+		}
+		fmt.Fprintf(tw, "health\t%s, preferred %s, last run %s, %d %s%s\n", h.Origin, orDash(h.Preferred), since(st.Now, h.LastRun), st.HealthRuns, runs, down)
 	}
 	fmt.Fprintf(tw, "tls probes\t%d\n", st.TLSProbes)
 	fmt.Fprintf(tw, "cooldown\t%s\n", msText(st.Settings.CooldownMS))
@@ -139,13 +154,13 @@ func summary(tw *tabwriter.Writer, st *statusdoc.Status) {
 func candidates(w io.Writer, tw *tabwriter.Writer, st *statusdoc.Status) {
 	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
 	for _, r := range st.Health.Results {
-		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive, r.Alive
+		healthFailed[r.Candidate], healthPassed[r.Candidate] = !r.Alive && !st.Health.TargetDown, r.Alive
 	}
 	section(w, "CANDIDATES (default order)")
 	fmt.Fprintf(tw, "#\tCANDIDATE\tKIND\tSOURCE\tSTATE\tCOOLDOWN LEFT\tOK\tFAILED\tLAST FAILURE\n")
 	for i, c := range st.Candidates {
 		state := c.State
-		if state == statusdoc.StateHot && healthFailed[c.Candidate] {
+		if state == statusdoc.StateFailing || state == statusdoc.StateHot && healthFailed[c.Candidate] {
 			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
 		} else if state == statusdoc.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
 			state = "untried" // no success and no passing health check: as the verdict line counts it (OPS-2)

@@ -121,3 +121,33 @@ func TestVerdictUntriedNotHealthy(t *testing.T) {
 		}
 	})
 }
+
+func TestStatusTargetDown(t *testing.T) {
+	t.Run("HC-1/OPS-2/target-failing-on-every-path-blames-no-path", func(t *testing.T) {
+		// Offline: the health URL failed through the gateway (its own
+		// 502) and direct, while the gateway served requests.
+		st := &statusdoc.Status{
+			Candidates: []statusdoc.CandidateStatus{
+				{Candidate: "http://127.0.0.1:3128", Source: "gateway", State: statusdoc.StateHot, Successes: 2},
+				{Candidate: "direct", Source: "direct", State: statusdoc.StateUntried},
+			},
+			Health: statusdoc.HealthStatus{Enabled: true, Origin: "https://api.deepseek.com", TargetDown: true,
+				Results: []statusdoc.HealthResultStatus{{Candidate: "http://127.0.0.1:3128", Reason: "gateway answered 502"}, {Candidate: "direct", Reason: "dial: no such host"}}},
+		}
+		v := Verdict(st)
+		if !strings.Contains(v, "1 of 2 paths proven, 1 untried") || strings.Contains(v, "failing") ||
+			!strings.Contains(v, "health check target https://api.deepseek.com fails on every path: the target is down or unreachable from here, not the paths") {
+			t.Fatalf("verdict %q", v)
+		}
+		var b strings.Builder
+		if err := Table(&b, st, 0); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !regexp.MustCompile(`1\s+http://127\.0\.0\.1:3128\s+-\s+gateway\s+hot`).MatchString(out) ||
+			!regexp.MustCompile(`2\s+direct\s+-\s+direct\s+untried`).MatchString(out) ||
+			!strings.Contains(out, "the target fails on every path (no path blamed)") || strings.Contains(out, "failing (health)") {
+			t.Fatalf("table:\n%s", out)
+		}
+	})
+}
