@@ -270,3 +270,34 @@ func TestEmptyFirstGateway(t *testing.T) {
 		})
 	}
 }
+
+func TestRunHealthURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, argv0 string
+		env         []string
+		want, why   string
+	}{
+		{"RUN-1b/run-claude-follows-ANTHROPIC_BASE_URL", "/usr/local/bin/claude", []string{"ANTHROPIC_BASE_URL=https://llm.example.test:8443/v1"}, "https://llm.example.test:8443", "claude: the origin of $ANTHROPIC_BASE_URL"},
+		{"RUN-1b/run-codex-vendor-api", "codex", nil, "https://api.openai.com", "codex: its vendor's API ($OPENAI_BASE_URL unset)"},
+		{"RUN-1b/run-gemini-follows-GOOGLE_GEMINI_BASE_URL", "gemini.exe", []string{"GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9000"}, "http://127.0.0.1:9000", "gemini: the origin of $GOOGLE_GEMINI_BASE_URL"},
+		{"RUN-1b/run-qwen-without-base-url-says-why", "qwen", nil, defaultHealthURL, "qwen: $OPENAI_BASE_URL is unset and its provider is the user's choice"},
+		{"RUN-1b/run-other-command-says-why", "curl", nil, defaultHealthURL, "curl is not an agent the launcher recognises"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, why := runHealthURL(tc.argv0, tc.env)
+			if u != tc.want || !strings.HasPrefix(why, tc.why) {
+				t.Fatalf("runHealthURL(%q) = %q, %q; want %q, %q…", tc.argv0, u, why, tc.want, tc.why)
+			}
+		})
+	}
+	t.Run("RUN-1b/run-print-config-shows-the-agents-url", func(t *testing.T) {
+		out, errOut, status := runCmd(t, DualProxy, nil, "run", "--print-config", "--", "codex", "exec", "hi")
+		if status != 0 || !strings.Contains(out, "https://api.openai.com\n") {
+			t.Fatalf("status %d %q:\n%s", status, errOut, out)
+		}
+		out, _, status = runCmd(t, DualProxy, nil, "run", "--health-url", "", "--print-config", "--", "codex")
+		if status != 0 || strings.Contains(out, "api.openai.com") {
+			t.Fatalf("an explicit --health-url did not win: status %d:\n%s", status, out)
+		}
+	})
+}

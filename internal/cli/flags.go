@@ -198,8 +198,8 @@ func unwrapFlag(f cli.Flag) cli.Flag {
 // says what the check sends where and why the default is what it is
 // (users who never call DeepSeek saw requests to api.deepseek.com and
 // could not tell why; SPEC HC-1 keeps that default for the standalone
-// proxy); claude-dual-proxy's default is the origin of the agent's own
-// endpoint (SPEC RUN-1b, resolved in resolve).
+// proxy); the launchers' default is the origin of the agent's own
+// endpoint (SPEC RUN-1b, resolved in resolve: runHealthURL).
 func settingFlags(m mode) []cli.Flag {
 	fs := make([]cli.Flag, 0, len(settings.Keys))
 	for _, k := range settings.Keys {
@@ -215,6 +215,9 @@ func settingFlags(m mode) []cli.Flag {
 			if k.Name == settings.HealthURL && m == modeClaude {
 				f.Value = defaultClaudeBase
 				f.DefaultText = "origin of $ANTHROPIC_BASE_URL, else " + defaultClaudeBase
+			}
+			if k.Name == settings.HealthURL && m == modeRun {
+				f.DefaultText = "for claude, codex, gemini and qwen the origin of their base URL variable, else their vendor's API; else " + defaultHealthURL
 			}
 			fs = append(fs, f)
 		case settings.KindList:

@@ -50,6 +50,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 	}
 	defer logw.Close()
 	l := &launch{prog: c.App.Name, mode: m, s: s, terminal: c.App.ErrWriter, log: launcherLogger(c.App.Name, s, logw, c.App.ErrWriter), mux: proxy.NewMux()}
+	if s.HealthWhy != "" {
+		// Which URL the health check uses, and why (SPEC RUN-1b); its
+		// origin only (OPS-1).
+		l.log.Info("health check target", "health", healthTarget(s.HealthURL), "why", s.HealthWhy)
+	}
 	// Every launcher that serves pools requires a per-launch token, also
 	// without --pool (the default config file's pools are served then, and
 	// an open /pool/ would let any local user spend the channel keys while

@@ -168,6 +168,9 @@ func resolveFileSettings(c *cli.Context, s *Settings) error {
 	for k := range changed {
 		s.Sources[k] = settings.SourceFile
 	}
+	if _, ok := changed[settings.HealthURL]; ok {
+		s.HealthWhy = "" // the file's URL, not the launcher's choice (RUN-1b)
+	}
 	s.Live = next
 	return s.check()
 }

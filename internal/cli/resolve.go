@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"net/url"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/dual-proxy/dual-proxy/envrewrite"
 	"github.com/dual-proxy/dual-proxy/internal/settings"
 )
 
@@ -55,6 +53,11 @@ func resolveLauncher(c *cli.Context, s *Settings) error {
 		if len(s.Command) == 0 && !c.Bool(fPrintConfig) {
 			return cli.Exit("dual-proxy run: missing command; usage: dual-proxy run [flags] -- CMD [ARGS...]", 2)
 		}
+		// SPEC RUN-1b: the health check follows the agent it runs.
+		if len(s.Command) > 0 && !c.IsSet(fHealthURL) {
+			s.Live[settings.HealthURL], s.HealthWhy = runHealthURL(s.Command[0], s.Env)
+			return s.check()
+		}
 		return nil
 	}
 	cmd := c.String(fCommand)
@@ -74,10 +77,8 @@ func resolveLauncher(c *cli.Context, s *Settings) error {
 // of $ANTHROPIC_BASE_URL when it is an http(s) URL, else Anthropic's API
 // (SPEC RUN-1b).
 func claudeHealthURL(environ []string) string {
-	if base, ok := envrewrite.Get(environ, "ANTHROPIC_BASE_URL"); ok && base != "" {
-		if u, err := url.Parse(base); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
-			return u.Scheme + "://" + u.Host
-		}
+	if o := originOf(environ, "ANTHROPIC_BASE_URL"); o != "" {
+		return o
 	}
 	return defaultClaudeBase
 }

@@ -31,10 +31,14 @@ type Settings struct {
 	ConnectTimeout  time.Duration
 	ResponseTimeout time.Duration
 	HealthURL       string
-	HealthInterval  time.Duration
-	HealthRecover   int
-	FastFail        time.Duration
-	RaceDelay       time.Duration
+	// HealthWhy says why `dual-proxy run` chose the default health URL
+	// it did (SPEC RUN-1b); "" when the user set one or another command
+	// runs.
+	HealthWhy      string
+	HealthInterval time.Duration
+	HealthRecover  int
+	FastFail       time.Duration
+	RaceDelay      time.Duration
 	// TunnelIdle and TunnelHalfClose are the tunnel bounds (0 = none);
 	// HeadTimeout bounds a request head's arrival.
 	TunnelIdle, TunnelHalfClose, HeadTimeout time.Duration
