@@ -228,3 +228,45 @@ func TestBrowserVerdictUntried(t *testing.T) {
 		}
 	})
 }
+
+// TestBrowserTargetDown renders the offline case: the health URL failed on
+// every path while the gateway served requests. The page blames the
+// target, shows the gateway hot and the path nothing proves untried.
+func TestBrowserTargetDown(t *testing.T) {
+	now := time.Now().UTC()
+	st := statusdoc.Status{
+		Listeners: []string{"127.0.0.1:7898"},
+		Now:       now,
+		Candidates: []statusdoc.CandidateStatus{
+			{Candidate: "http://127.0.0.1:3128", Key: "127.0.0.1:3128", Source: "gateway", State: statusdoc.StateHot, Successes: 2},
+			{Candidate: "direct", Key: "direct", Source: "direct", State: statusdoc.StateUntried},
+		},
+		Health: statusdoc.HealthStatus{Enabled: true, Origin: "https://api.deepseek.com", LastRun: now, TargetDown: true,
+			Results: []statusdoc.HealthResultStatus{
+				{Candidate: "http://127.0.0.1:3128", Reason: "gateway answered 502", Eligible: true},
+				{Candidate: "direct", Reason: "dial: no such host", Eligible: true},
+			}},
+		Decisions: []statusdoc.Decision{
+			{Time: now.Add(-30 * time.Second), Kind: "http", Host: "example.test", Candidate: "http://127.0.0.1:3128", LatencyMS: 40},
+		},
+	}
+	srv := httptest.NewServer(statusdoc.Handler(func() statusdoc.Status { return st }))
+	defer srv.Close()
+	t.Run("HC-1/OPS-2/target-down-on-every-path-blames-no-path", func(t *testing.T) {
+		dom := page(t, srv.URL+statusdoc.PagePath)
+		for _, want := range []string{
+			`data-key="127.0.0.1:3128" data-state="hot" data-shown="hot"`,
+			`data-key="direct" data-state="untried" data-shown="untried"`,
+			`<td class="state untried">untried</td>`,
+			"1 of 2 paths proven, 1 untried",
+			"health check target https://api.deepseek.com fails on every path: the target is down or unreachable from here, not the paths",
+		} {
+			if !strings.Contains(dom, want) {
+				t.Errorf("DOM lacks %q", want)
+			}
+		}
+		if strings.Contains(dom, "failing (health)") || strings.Contains(dom, "failing since") {
+			t.Errorf("a path is blamed for the target:\n%s", dom)
+		}
+	})
+}

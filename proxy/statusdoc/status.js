@@ -133,36 +133,36 @@
 
   // shownState: the document's state (cooling, failing, untried, hot);
   // from an instance that only says hot or cooling, a candidate whose last
-  // health check failed is still never shown as hot.
-  function shownState(c, healthFailed) {
+  // health check failed is still never shown as hot, nor one that nothing
+  // proves (no success, no passing check).
+  function shownState(c, healthFailed, passed) {
     if (c.state !== "hot") return c.state;
-    return healthFailed[c.candidate] ? "failing" : "hot";
+    if (healthFailed[c.candidate]) return "failing";
+    return c.successes > 0 || passed[c.candidate] ? "hot" : "untried";
   }
 
   // verdict is the one line at the top: the serving path, how many paths
   // are proven and untried, and what fails since when.
-  function verdict(st, hist, healthFailed) {
+  function verdict(st, hist, healthFailed, passed) {
     var serving = "", last = null;
     for (var i = st.decisions.length - 1; i >= 0; i--) {
       if (st.decisions[i].candidate) { serving = st.decisions[i].candidate; last = st.decisions[i].time; break; }
     }
     var failing = st.candidates.filter(function (c) {
-      var s = shownState(c, healthFailed);
+      var s = shownState(c, healthFailed, passed);
       return s === "cooling" || s === "failing";
     });
     var healthy = st.candidates.length - failing.length;
     // proven: a success or a passing health check; the rest are untried.
-    var passed = {};
-    (st.health.results || []).forEach(function (r) { if (r.alive) passed[r.candidate] = true; });
     var proven = st.candidates.filter(function (c) {
-      return shownState(c, healthFailed) === "hot" && (c.successes > 0 || passed[c.candidate]);
+      return shownState(c, healthFailed, passed) === "hot" && (c.successes > 0 || passed[c.candidate]);
     }).length;
     var parts = [];
     if (serving) {
       parts.push("Serving via " + serving + " (last request " + clock(last) + ")");
     } else {
       var first = st.candidates.filter(function (c) {
-        var s = shownState(c, healthFailed);
+        var s = shownState(c, healthFailed, passed);
         return s === "hot" || s === "untried";
       })[0];
       parts.push(first ? "No requests yet; next path " + first.candidate : "No path available");
@@ -188,12 +188,13 @@
   }
 
   function render(st) {
-    var hist = history(st), healthFailed = {};
+    var hist = history(st), healthFailed = {}, passed = {};
+    (st.health.results || []).forEach(function (r) { if (r.alive) passed[r.candidate] = true; });
     // A target down on every path blames no path (HC-1).
     if (!st.health.target_down) {
       (st.health.results || []).forEach(function (r) { if (!r.alive) healthFailed[r.candidate] = r.reason || "failed"; });
     }
-    verdict(st, hist, healthFailed);
+    verdict(st, hist, healthFailed, passed);
     // The charts end at the newer of the engine's clock and the last decision.
     var chartEnd = Date.parse(st.now);
     st.decisions.forEach(function (d) { chartEnd = Math.max(chartEnd, Date.parse(d.time)); });
@@ -206,7 +207,7 @@
     meta.appendChild(el("span", "updated " + clock(st.now)));
 
     fill("candidates", st.candidates.map(function (c, i) {
-      var shown = shownState(c, healthFailed);
+      var shown = shownState(c, healthFailed, passed);
       var chart = el("td");
       chart.appendChild(spark(hist[c.candidate], chartEnd));
       var tr = row([
