@@ -250,7 +250,7 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 	proxyLog := l.StartGateway(t, tools.Gateway, fileProxyPort, "mock.test:"+bypassMock+"=127.0.0.1:"+bypassMock)
 	mockLog := l.StartMockLLM(t, mock, bypassMock, "-api", "anthropic")
 	fileProxy := "http://127.0.0.1:" + fileProxyPort
-	claude := func(t *testing.T, settings string) (agentlab.Result, []map[string]any, []map[string]any, string) {
+	claude := func(t *testing.T, settings string, flags ...string) (agentlab.Result, []map[string]any, []map[string]any, string) {
 		home, cwd := t.TempDir(), t.TempDir()
 		if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 			t.Fatal(err)
@@ -262,8 +262,8 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		proxyBefore, mockBefore := len(agentlab.ReadJSONL(t, proxyLog)), len(agentlab.ReadJSONL(t, mockLog))
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"ANTHROPIC_BASE_URL=http://mock.test:" + bypassMock, "ANTHROPIC_AUTH_TOKEN=sk-test"}
-		cmd := l.Command(env, bin, "run", "--health-url", "", "--log-file", logFile, "--log-level", "debug", "--log-format", "json", "--",
-			agentBin(t, "claude"), "-p", "say ok")
+		args := append([]string{bin, "run", "--health-url", "", "--log-file", logFile, "--log-level", "debug", "--log-format", "json"}, flags...)
+		cmd := l.Command(env, append(args, "--", agentBin(t, "claude"), "-p", "say ok")...)
 		cmd.Dir = cwd
 		r := agentlab.Run(t, cmd, 120*time.Second)
 		return r, agentlab.ReadJSONL(t, proxyLog)[proxyBefore:], agentlab.ReadJSONL(t, mockLog)[mockBefore:], logFile
@@ -285,6 +285,29 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		}
 	})
 
+	throughLauncher := func(t *testing.T, settings string, flags ...string) {
+		t.Helper()
+		r, atFile, atMock, logFile := claude(t, settings, flags...)
+		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || strings.TrimSpace(r.Stdout) != "ok" {
+			t.Fatalf("status %d stdout %q, want 0, ok and no warning\nstderr: %s", r.Status, r.Stdout, r.Stderr)
+		}
+		if len(atFile) != 0 || len(atMock) != 1 {
+			t.Fatalf("the file's proxy saw %d requests (want 0), the mock %d (want 1)", len(atFile), len(atMock))
+		}
+		routed := false
+		for _, rec := range agentlab.ReadJSONL(t, logFile) {
+			routed = routed || (rec["msg"] == "routed" && rec["host"] == "mock.test")
+		}
+		if !routed {
+			t.Fatal("the launcher's log has no routed record for mock.test: claude did not use the launcher")
+		}
+	}
+	t.Run("OPS-8/claude-http-proxy-in-settings-not-obeyed-no-warning", func(t *testing.T) {
+		// Claude Code's proxy is the first set of https_proxy, HTTPS_PROXY,
+		// http_proxy, HTTP_PROXY: the launcher's https_proxy wins.
+		throughLauncher(t, `{"env":{"http_proxy":"`+fileProxy+`"}}`, "--no-agent-presets")
+	})
+
 	t.Run("OPS-8/claude-upper-case-https-proxy-in-settings-not-read-no-warning", func(t *testing.T) {
 		r, atFile, atMock, logFile := claude(t, `{"env":{"HTTPS_PROXY":"`+fileProxy+`","HTTP_PROXY":"`+fileProxy+`"}}`)
 		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || strings.TrimSpace(r.Stdout) != "ok" {
@@ -299,6 +322,33 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		}
 		if !routed {
 			t.Fatal("the launcher's log has no routed record for mock.test: claude did not use the launcher")
+		}
+	})
+
+	t.Run("OPS-8/codex-dotenv-lower-case-proxy-shadowed-no-warning", func(t *testing.T) {
+		// Codex's HTTP client reads HTTPS_PROXY and HTTP_PROXY first, which
+		// the launcher set: the file's lower-case spellings are not obeyed.
+		members := []xMember{{id: "e1", api: "openai", speaks: "responses", port: "18244"}}
+		cfg, logs := startXPool(t, l, mock, members)
+		home, cwd := t.TempDir(), t.TempDir()
+		if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		dotenv := "https_proxy=" + fileProxy + "\nhttp_proxy=" + fileProxy + "\n"
+		if err := os.WriteFile(filepath.Join(home, ".codex", ".env"), []byte(dotenv), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		proxyBefore := len(agentlab.ReadJSONL(t, proxyLog))
+		cmd := l.Command(xEnv(home, members), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
+			agentBin(t, "codex"), "exec", "--skip-git-repo-check", "say ok")
+		cmd.Dir = cwd
+		r := agentlab.Run(t, cmd, 120*time.Second)
+		atFile := agentlab.ReadJSONL(t, proxyLog)[proxyBefore:]
+		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || len(modelCalls(agentlab.ReadJSONL(t, logs["e1"]), 200)) == 0 {
+			t.Fatalf("status %d, want 0, no warning and the model call at the pool\nstderr: %s", r.Status, r.Stderr)
+		}
+		if len(atFile) != 0 {
+			t.Fatalf("the file's proxy saw %d requests: codex obeyed its lower-case .env keys: %v", len(atFile), atFile)
 		}
 	})
 

@@ -9,20 +9,17 @@
 //     ($CLAUDE_CONFIG_DIR/settings.json), .claude/settings.json and
 //     .claude/settings.local.json in the working directory. Its values are
 //     applied over the process environment, so a key the launcher set is
-//     replaced: an "ANTHROPIC_BASE_URL" there bypasses the pool. For the
-//     proxy variables it reads the lower-case spelling first, and the
-//     launcher sets both spellings (one name on Windows, where a key of
-//     either spelling replaces it): only a lower-case "https_proxy" there
-//     sends claude past the launcher; an upper-case one is never read.
+//     replaced: an "ANTHROPIC_BASE_URL" there bypasses the pool. Which
+//     proxy variable it obeys is in its table (proxyReads): only a
+//     lower-case "https_proxy", or a no_proxy of either spelling that adds
+//     a host, sends it past the launcher.
 //   - Codex: $CODEX_HOME/.env (default ~/.codex/.env) is loaded over its
-//     environment at start. Its HTTP client takes HTTPS_PROXY and
-//     HTTP_PROXY over their lower-case spellings, some of its requests the
-//     lower-case ones first, and ALL_PROXY only when neither is set (the
-//     launcher sets both): any spelling of HTTPS_PROXY or HTTP_PROXY there
-//     bypasses the launcher (HTTP_PROXY the pool's plain http:// calls), an
-//     ALL_PROXY does not. $CODEX_HOME/config.toml's top-level
-//     model_provider decides the endpoint over OPENAI_BASE_URL; in pool
-//     mode the launcher's -c overrides win over it, unless
+//     environment at start. By its table (proxyReads) an upper-case
+//     HTTPS_PROXY or HTTP_PROXY there, or a NO_PROXY adding a host,
+//     bypasses the launcher; the lower-case spellings and ALL_PROXY are
+//     shadowed by what the launcher set. $CODEX_HOME/config.toml's
+//     top-level model_provider decides the endpoint over OPENAI_BASE_URL;
+//     in pool mode the launcher's -c overrides win over it, unless
 //     --no-agent-presets is given. The launcher does not neutralise the
 //     .env file (pointing CODEX_HOME at a copy would leave the sessions,
 //     auth and history Codex writes there behind): the warning names the
@@ -262,15 +259,132 @@ func qwenSystemSettings(goos string) string {
 	return "/etc/qwen-code/settings.json"
 }
 
-// proxyVars are the proxy variables the launcher sets in both spellings
-// where names are case-sensitive (SPEC ENV-1), upper case.
-var proxyVars = map[string]bool{"HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "NO_PROXY": true}
+// proxyRead is one row of an agent's table of proxy variables: for its
+// traffic, the variables it reads, exact names in the order it reads
+// them. The first one set (not empty) decides, unless joined: then every
+// one is read and their values joined. A noProxy row holds host lists
+// (NO_PROXY): a value there bypasses the launcher only by naming a host
+// the launcher's does not.
+type proxyRead struct {
+	traffic string
+	vars    []string
+	noProxy bool
+	joined  bool
+	source  string
+}
+
+// proxyReads are, per agent (executable name), the proxy variables it
+// obeys for which traffic, read from the installed CLIs (SPEC OPS-8). A key
+// of an agent's file in a row is a bypass exactly when, with the file's
+// values applied over the launcher's environment, the agent's read of that
+// row comes from the file: the first set variable of the row is the
+// file's key with a value other than the launcher's, or, in a no-proxy row,
+// the file names a host the launcher's list does not. An agent without a
+// table here reads no proxy variables from its files.
+var proxyReads = map[string][]proxyRead{
+	"claude": {
+		{traffic: "every request, https:// and http:// URLs alike (the model call among them)",
+			vars:   []string{"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"},
+			source: "Claude Code 2.1.332: its proxy is the first of https_proxy, HTTPS_PROXY, http_proxy, HTTP_PROXY that is set, for every URL"},
+		{traffic: "hosts it connects to directly", vars: []string{"no_proxy", "NO_PROXY"}, noProxy: true, joined: true,
+			source: "Claude Code 2.1.332 joins no_proxy and NO_PROXY when they differ"},
+	},
+	"codex": {
+		{traffic: "https:// requests (the model call to a provider)", vars: []string{"HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"},
+			source: "Codex 0.171's HTTP client (reqwest's system proxy): upper case first, ALL_PROXY only when neither spelling is set"},
+		{traffic: "http:// requests (the model call to a local pool)", vars: []string{"HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"},
+			source: "as for https://"},
+		{traffic: "hosts it connects to directly", vars: []string{"NO_PROXY", "no_proxy"}, noProxy: true,
+			source: "reqwest's system proxy: NO_PROXY, else no_proxy"},
+	},
+}
+
+// proxyBypasses are the keys of file (an agent's file: names to values, as
+// the agent applies them over its environment) that send agent past the
+// launcher by its table (proxyReads), given the child's environment child
+// and the OS's name rule, sorted.
+func proxyBypasses(agent string, file map[string]string, child map[string]string, names envrewrite.Names) []string {
+	fold := func(k string) string {
+		if names.FoldCase {
+			return strings.ToUpper(k)
+		}
+		return k
+	}
+	launched, fromFile := map[string]string{}, map[string]string{}
+	fileKey := map[string]string{} // folded name → the key as the file spells it
+	for k, v := range child {
+		launched[fold(k)] = v
+	}
+	for k, v := range file {
+		fromFile[fold(k)] = v
+		fileKey[fold(k)] = k
+	}
+	found := map[string]bool{}
+	for _, row := range proxyReads[agent] {
+		var vars []string
+		seen := map[string]bool{}
+		for _, v := range row.vars {
+			if v = fold(v); !seen[v] {
+				seen[v] = true
+				vars = append(vars, v)
+			}
+		}
+		differs := func(v, val string) bool {
+			if row.noProxy {
+				return addsHosts(val, launched[v])
+			}
+			return val != launched[v]
+		}
+		for _, v := range vars {
+			val, inFile := fromFile[v]
+			if row.joined {
+				if inFile && differs(v, val) {
+					found[fileKey[v]] = true
+				}
+				continue
+			}
+			if !inFile {
+				val = launched[v]
+			}
+			if val == "" {
+				continue
+			}
+			if inFile && differs(v, val) {
+				found[fileKey[v]] = true
+			}
+			break
+		}
+	}
+	out := make([]string, 0, len(found))
+	for k := range found {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// addsHosts reports whether the no-proxy list file names an entry (comma
+// separated, case and spaces ignored) that the list launched does not.
+func addsHosts(file, launched string) bool {
+	have := map[string]bool{}
+	for _, e := range strings.Split(launched, ",") {
+		have[strings.ToLower(strings.TrimSpace(e))] = true
+	}
+	for _, e := range strings.Split(file, ",") {
+		if e = strings.ToLower(strings.TrimSpace(e)); e != "" && !have[e] {
+			return true
+		}
+	}
+	return false
+}
 
 // claudeOverrides are the keys of a Claude Code settings file's "env"
-// object that replace a variable the launcher set, as "env.NAME", sorted:
-// every such key except the upper-case spelling of a proxy variable whose
-// lower-case spelling the child has, which Claude Code reads first. A
-// file that is not JSON yields none (Claude Code reports it itself).
+// object that send Claude Code past the launcher, as "env.NAME", sorted:
+// a proxy variable by Claude Code's table (proxyReads: a lower-case
+// https_proxy, not http_proxy nor an upper-case spelling the launcher's
+// lower-case one shadows), and every other key that replaces a variable
+// the launcher set or removed. A file that is not JSON yields none
+// (Claude Code reports it itself).
 func claudeOverrides(data []byte, in input) []finding {
 	var doc struct {
 		Env map[string]any `json:"env"`
@@ -278,16 +392,19 @@ func claudeOverrides(data []byte, in input) []finding {
 	if json.Unmarshal(data, &doc) != nil {
 		return nil
 	}
+	proxy := map[string]string{}
 	var keys []string
-	for k := range doc.Env {
-		if !in.set(k) {
+	for k, v := range doc.Env {
+		if isProxyVar(k) {
+			s, _ := v.(string)
+			proxy[k] = s
 			continue
 		}
-		if _, lower := in.child[strings.ToLower(k)]; proxyVars[k] && lower {
-			continue // shadowed: claude reads the launcher's lower-case spelling first
+		if in.set(k) {
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
+	keys = append(keys, proxyBypasses("claude", proxy, in.child, in.names)...)
 	sort.Strings(keys)
 	out := make([]finding, 0, len(keys))
 	for _, k := range keys {
@@ -296,28 +413,38 @@ func claudeOverrides(data []byte, in input) []finding {
 	return out
 }
 
-// codexBypassVars are the variables (upper case) of Codex's .env that
-// bypass the launcher in any spelling: Codex reads them over the ones the
-// launcher set. ALL_PROXY is not one: Codex uses it only when neither of
-// these is set, and the launcher sets both.
-var codexBypassVars = map[string]bool{"HTTPS_PROXY": true, "HTTP_PROXY": true}
+// isProxyVar reports whether k is a proxy variable in any spelling
+// (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY), which the agents' tables
+// (proxyReads) decide about.
+func isProxyVar(k string) bool {
+	switch strings.ToUpper(k) {
+	case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
+		return true
+	}
+	return false
+}
 
 // codexDotEnvOverrides are the keys of Codex's .env file (KEY=VALUE lines,
-// "export " allowed, # comments) that send Codex past the launcher:
-// HTTPS_PROXY and HTTP_PROXY in any spelling, in file order, once each.
-func codexDotEnvOverrides(data []byte, _ input) []finding {
-	var out []finding
-	seen := map[string]bool{}
+// "export " allowed, # comments, optional quotes) that send Codex past the
+// launcher by its table (proxyReads): HTTPS_PROXY and HTTP_PROXY in upper
+// case (the launcher's upper-case spelling shadows a lower-case one; on
+// Windows either), a NO_PROXY naming a host the launcher's does not; never
+// ALL_PROXY, which Codex reads only when neither is set. Sorted.
+func codexDotEnvOverrides(data []byte, in input) []finding {
+	file := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		line = strings.TrimSpace(strings.TrimPrefix(line, "export "))
-		k, _, ok := strings.Cut(line, "=")
+		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimSpace(k)
-		if !ok || strings.HasPrefix(k, "#") || !codexBypassVars[strings.ToUpper(k)] || seen[k] {
+		if !ok || strings.HasPrefix(k, "#") || !isProxyVar(k) {
 			continue
 		}
-		seen[k] = true
+		file[k] = strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	var out []finding
+	for _, k := range proxyBypasses("codex", file, in.child, in.names) {
 		out = append(out, finding{key: k, what: "Codex loads over the launcher's environment at start", fix: "remove it from the file"})
 	}
 	return out

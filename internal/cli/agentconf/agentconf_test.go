@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -35,15 +36,24 @@ func launchInput(foldCase bool) input {
 
 func TestAgentOverrides(t *testing.T) {
 	in := launchInput(false)
-	t.Run("OPS-8/claude-lower-case-proxy-keys-bypass-upper-case-do-not", func(t *testing.T) {
+	t.Run("OPS-8/claude-lower-case-https-proxy-and-added-no-proxy-hosts-bypass", func(t *testing.T) {
 		// Claude Code reads https_proxy before HTTPS_PROXY, and the launcher
-		// sets both: the file's upper-case key is never read.
+		// sets both: the file's upper-case key is never read; it joins
+		// no_proxy and NO_PROXY, so a host either adds goes direct.
 		got := keys(claudeOverrides([]byte(`{"env":{"HTTPS_PROXY":"http://127.0.0.1:7000","https_proxy":"http://127.0.0.1:7000","API_TIMEOUT_MS":"1","NO_PROXY":"x","ANTHROPIC_BASE_URL":"http://x"},"model":"opus"}`), in))
-		if want := []string{"env.ANTHROPIC_BASE_URL", "env.https_proxy"}; !reflect.DeepEqual(got, want) {
+		if want := []string{"env.ANTHROPIC_BASE_URL", "env.NO_PROXY", "env.https_proxy"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v want %v", got, want)
 		}
-		if got := keys(claudeOverrides([]byte(`{"env":{"HTTPS_PROXY":"http://127.0.0.1:7000","HTTP_PROXY":"http://127.0.0.1:7000"}}`), in)); len(got) != 0 {
-			t.Fatalf("upper-case proxy keys warned: %v", got)
+		if got := keys(claudeOverrides([]byte(`{"env":{"HTTPS_PROXY":"http://127.0.0.1:7000","HTTP_PROXY":"http://127.0.0.1:7000","no_proxy":"LOCALHOST"}}`), in)); len(got) != 0 {
+			t.Fatalf("upper-case proxy keys or a no_proxy adding no host warned: %v", got)
+		}
+	})
+	t.Run("OPS-8/claude-http-proxy-is-not-a-bypass", func(t *testing.T) {
+		// Claude Code takes http_proxy only when neither https_proxy
+		// spelling is set, for every URL: with the launcher's it is never
+		// read (it was reported).
+		if got := keys(claudeOverrides([]byte(`{"env":{"http_proxy":"http://127.0.0.1:7000"}}`), in)); len(got) != 0 {
+			t.Fatalf("env.http_proxy warned: %v", got)
 		}
 	})
 	t.Run("OPS-8/claude-either-spelling-bypasses-where-names-fold", func(t *testing.T) {
@@ -61,13 +71,19 @@ func TestAgentOverrides(t *testing.T) {
 			}
 		}
 	})
-	t.Run("OPS-8/codex-dotenv-proxy-keys-any-spelling", func(t *testing.T) {
+	t.Run("OPS-8/codex-dotenv-upper-case-proxy-keys-bypass-lower-case-do-not", func(t *testing.T) {
+		// Codex's HTTP client reads HTTPS_PROXY and HTTP_PROXY before their
+		// lower-case spellings, which the launcher's upper-case ones shadow
+		// (a lower-case http_proxy was reported).
 		doc := "# proxy\nexport HTTPS_PROXY=http://127.0.0.1:9\nhttp_proxy = http://127.0.0.1:9\nALL_PROXY=http://127.0.0.1:9\nOPENAI_API_KEY=sk\n#HTTP_PROXY=x\nHTTPS_PROXY=again\nnot a line\n"
-		if got, want := keys(codexDotEnvOverrides([]byte(doc), in)), []string{"HTTPS_PROXY", "http_proxy"}; !reflect.DeepEqual(got, want) {
+		if got, want := keys(codexDotEnvOverrides([]byte(doc), in)), []string{"HTTPS_PROXY"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v want %v", got, want)
 		}
-		if got := codexDotEnvOverrides([]byte("ALL_PROXY=http://127.0.0.1:9\nall_proxy=x\nOPENAI_API_KEY=sk\n"), in); len(got) != 0 {
-			t.Fatalf("ALL_PROXY is shadowed by the launcher's HTTPS_PROXY, got %v", got)
+		if got := codexDotEnvOverrides([]byte("ALL_PROXY=http://127.0.0.1:9\nall_proxy=x\nhttps_proxy=x\nno_proxy=x\nOPENAI_API_KEY=sk\n"), in); len(got) != 0 {
+			t.Fatalf("keys the launcher's variables shadow, got %v", got)
+		}
+		if got, want := keys(codexDotEnvOverrides([]byte("http_proxy=http://127.0.0.1:9\n"), launchInput(true))), []string{"http_proxy"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("Windows, one name per variable: got %v want %v", got, want)
 		}
 	})
 	t.Run("POOL-20/codex-model-provider-only-without-presets", func(t *testing.T) {
@@ -107,6 +123,49 @@ func TestAgentOverrides(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestProxyTables checks every row of every agent's table (proxyReads)
+// against a launch that sets all its proxy variables in both spellings
+// (SPEC ENV-1): a variable of a first-set-wins row bypasses the launcher
+// exactly when it is the first of its row, one of a joined row always, a
+// no-proxy value only when it adds a host; on Windows (one name per
+// variable) every spelling of a row's first variable bypasses.
+func TestProxyTables(t *testing.T) {
+	launched := map[string]string{}
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		launched[k], launched[strings.ToLower(k)] = "http://127.0.0.1:7896", "http://127.0.0.1:7896"
+	}
+	launched["NO_PROXY"], launched["no_proxy"] = "localhost,127.0.0.1", "localhost,127.0.0.1"
+	for agent, rows := range proxyReads {
+		for _, row := range rows {
+			for i, v := range row.vars {
+				value := "http://127.0.0.1:7000"
+				if row.noProxy {
+					value = "mock.test"
+				}
+				want := i == 0 || row.joined
+				t.Run("OPS-8/"+agent+"-"+v, func(t *testing.T) {
+					got := proxyBypasses(agent, map[string]string{v: value}, launched, envrewrite.NamesFor("linux"))
+					if want != (len(got) == 1 && got[0] == v) {
+						t.Fatalf("%s in %s's file: bypasses %v, want bypass %v (%s)", v, agent, got, want, row.traffic)
+					}
+					if row.noProxy && len(proxyBypasses(agent, map[string]string{v: "127.0.0.1, LOCALHOST"}, launched, envrewrite.NamesFor("linux"))) != 0 {
+						t.Fatal("a no-proxy list adding no host counted as a bypass")
+					}
+					folded := map[string]string{}
+					for k, val := range launched {
+						folded[strings.ToUpper(k)] = val
+					}
+					got = proxyBypasses(agent, map[string]string{v: value}, folded, envrewrite.NamesFor("windows"))
+					first := strings.EqualFold(v, row.vars[0]) || row.joined
+					if first != (len(got) == 1) {
+						t.Fatalf("Windows: %s in %s's file: bypasses %v, want bypass %v", v, agent, got, first)
+					}
+				})
+			}
+		}
+	}
 }
 
 // TestOverrideWarningLines reads an agent's files from a temporary HOME:
