@@ -269,8 +269,33 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		return r, agentlab.ReadJSONL(t, proxyLog)[proxyBefore:], agentlab.ReadJSONL(t, mockLog)[mockBefore:], logFile
 	}
 
+	throughLauncher := func(t *testing.T, settings string, flags ...string) {
+		t.Helper()
+		r, atFile, atMock, logFile := claude(t, settings, flags...)
+		if r.Status != 0 || strings.Contains(r.Stderr, "dual-proxy: warning") || strings.TrimSpace(r.Stdout) != "ok" {
+			t.Fatalf("status %d stdout %q, want 0, ok and no warning\nstderr: %s", r.Status, r.Stdout, r.Stderr)
+		}
+		if len(atFile) != 0 || len(atMock) != 1 {
+			t.Fatalf("the file's proxy saw %d requests (want 0), the mock %d (want 1)", len(atFile), len(atMock))
+		}
+		routed := false
+		for _, rec := range agentlab.ReadJSONL(t, logFile) {
+			routed = routed || (rec["msg"] == "routed" && rec["host"] == "mock.test")
+		}
+		if !routed {
+			t.Fatal("the launcher's log has no routed record for mock.test: claude did not use the launcher")
+		}
+	}
+	t.Run("OPS-8/claude-lower-case-https-proxy-in-settings-pinned-by-launcher-no-warning", func(t *testing.T) {
+		// The launcher passes what it set through Claude Code's --settings
+		// layer, above the user's settings.json: the file's proxy is not
+		// obeyed, and there is nothing to warn about.
+		throughLauncher(t, `{"env":{"https_proxy":"`+fileProxy+`"}}`)
+	})
 	t.Run("OPS-8/claude-lower-case-https-proxy-in-settings-bypasses-and-is-warned", func(t *testing.T) {
-		r, atFile, atMock, _ := claude(t, `{"env":{"https_proxy":"`+fileProxy+`"}}`)
+		// Without the launcher's --settings layer (--no-agent-presets) the
+		// file's https_proxy is obeyed: the first row of Claude Code's table.
+		r, atFile, atMock, _ := claude(t, `{"env":{"https_proxy":"`+fileProxy+`"}}`, "--no-agent-presets")
 		want := "warning: " + filepath.Join("~", ".claude", "settings.json") + " sets env.https_proxy, which Claude Code applies over the launcher's value: claude will not use dual-proxy as launched (remove the key)"
 		if r.Status != 0 || !strings.Contains(r.Stderr, want) {
 			t.Fatalf("status %d, want 0 and the warning %q\nstderr: %s", r.Status, want, r.Stderr)
@@ -285,23 +310,6 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		}
 	})
 
-	throughLauncher := func(t *testing.T, settings string, flags ...string) {
-		t.Helper()
-		r, atFile, atMock, logFile := claude(t, settings, flags...)
-		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || strings.TrimSpace(r.Stdout) != "ok" {
-			t.Fatalf("status %d stdout %q, want 0, ok and no warning\nstderr: %s", r.Status, r.Stdout, r.Stderr)
-		}
-		if len(atFile) != 0 || len(atMock) != 1 {
-			t.Fatalf("the file's proxy saw %d requests (want 0), the mock %d (want 1)", len(atFile), len(atMock))
-		}
-		routed := false
-		for _, rec := range agentlab.ReadJSONL(t, logFile) {
-			routed = routed || (rec["msg"] == "routed" && rec["host"] == "mock.test")
-		}
-		if !routed {
-			t.Fatal("the launcher's log has no routed record for mock.test: claude did not use the launcher")
-		}
-	}
 	t.Run("OPS-8/claude-http-proxy-in-settings-not-obeyed-no-warning", func(t *testing.T) {
 		// Claude Code's proxy is the first set of https_proxy, HTTPS_PROXY,
 		// http_proxy, HTTP_PROXY: the launcher's https_proxy wins.
@@ -309,32 +317,21 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 	})
 
 	t.Run("OPS-8/claude-upper-case-https-proxy-in-settings-not-read-no-warning", func(t *testing.T) {
-		r, atFile, atMock, logFile := claude(t, `{"env":{"HTTPS_PROXY":"`+fileProxy+`","HTTP_PROXY":"`+fileProxy+`"}}`)
-		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || strings.TrimSpace(r.Stdout) != "ok" {
-			t.Fatalf("status %d stdout %q, want 0, ok and no warning\nstderr: %s", r.Status, r.Stdout, r.Stderr)
-		}
-		if len(atFile) != 0 || len(atMock) != 1 {
-			t.Fatalf("the file's proxy saw %d requests (want 0), the mock %d (want 1)", len(atFile), len(atMock))
-		}
-		routed := false
-		for _, rec := range agentlab.ReadJSONL(t, logFile) {
-			routed = routed || (rec["msg"] == "routed" && rec["host"] == "mock.test")
-		}
-		if !routed {
-			t.Fatal("the launcher's log has no routed record for mock.test: claude did not use the launcher")
-		}
+		throughLauncher(t, `{"env":{"HTTPS_PROXY":"`+fileProxy+`","HTTP_PROXY":"`+fileProxy+`"}}`, "--no-agent-presets")
 	})
 
-	t.Run("OPS-8/codex-dotenv-lower-case-proxy-shadowed-no-warning", func(t *testing.T) {
+	t.Run("OPS-8/codex-dotenv-lower-case-proxy-model-call-through-launcher-commands-warned", func(t *testing.T) {
 		// Codex's HTTP client reads HTTPS_PROXY and HTTP_PROXY first, which
-		// the launcher set: the file's lower-case spellings are not obeyed.
+		// the launcher set: its model call goes through the launcher (to the
+		// pool); the commands it runs (git) read https_proxy first, so they
+		// go to the file's proxy, and that is what the warning says.
 		members := []xMember{{id: "e1", api: "openai", speaks: "responses", port: "18244"}}
 		cfg, logs := startXPool(t, l, mock, members)
 		home, cwd := t.TempDir(), t.TempDir()
 		if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		dotenv := "https_proxy=" + fileProxy + "\nhttp_proxy=" + fileProxy + "\n"
+		dotenv := "https_proxy=" + fileProxy + "\n"
 		if err := os.WriteFile(filepath.Join(home, ".codex", ".env"), []byte(dotenv), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -344,12 +341,16 @@ func testBypassFiles(t *testing.T, l *agentlab.Lab, tools agentlab.Tools) {
 		cmd.Dir = cwd
 		r := agentlab.Run(t, cmd, 120*time.Second)
 		atFile := agentlab.ReadJSONL(t, proxyLog)[proxyBefore:]
-		if r.Status != 0 || strings.Contains(r.Stderr, "warning") || len(modelCalls(agentlab.ReadJSONL(t, logs["e1"]), 200)) == 0 {
-			t.Fatalf("status %d, want 0, no warning and the model call at the pool\nstderr: %s", r.Status, r.Stderr)
+		want := "dual-proxy: warning: " + filepath.Join("~", ".codex", ".env") + " sets https_proxy, which Codex loads over the launcher's environment at start, and the commands it runs (git, curl) read for https:// URLs before the launcher's HTTPS_PROXY"
+		if r.Status != 0 || !strings.Contains(r.Stderr, want) || len(modelCalls(agentlab.ReadJSONL(t, logs["e1"]), 200)) == 0 {
+			t.Fatalf("status %d, want 0, the warning %q and the model call at the pool\nstderr: %s", r.Status, want, r.Stderr)
 		}
-		if len(atFile) != 0 {
-			t.Fatalf("the file's proxy saw %d requests: codex obeyed its lower-case .env keys: %v", len(atFile), atFile)
+		for _, e := range atFile {
+			if ua, _ := e["user_agent"].(string); !strings.HasPrefix(ua, "git/") {
+				t.Fatalf("the file's proxy saw a request of codex itself, not of a command it runs: %v", e)
+			}
 		}
+		t.Logf("lower-case https_proxy in ~/.codex/.env: %d requests of the commands codex ran at the file's proxy", len(atFile))
 	})
 
 	t.Run("OPS-8/codex-dotenv-proxy-bypasses-and-is-warned", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,9 +35,45 @@ func TestAgentOverrideWarning(t *testing.T) {
 	claude := testworld.ChildAs(t, bin, "claude", "exit", "0")
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	t.Setenv("PATH", path)
-	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + t.TempDir(), "XDG_RUNTIME_DIR=" + t.TempDir(), "LOCALAPPDATA=" + t.TempDir()}
+	stateDir := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + path, "XDG_STATE_HOME=" + stateDir, "XDG_RUNTIME_DIR=" + t.TempDir(), "LOCALAPPDATA=" + stateDir, "DISABLE_TELEMETRY=1"}
+	t.Run("OPS-8/claude-settings-pinned-by-the-launcher-no-warning-files-untouched", func(t *testing.T) {
+		// Claude Code's --settings layer sits above the user's and the
+		// project's settings: the launcher passes the environment it set
+		// through it instead of warning about the files below.
+		before, _ := os.ReadFile(filepath.Join(home, ".claude", "settings.json"))
+		shown := testworld.ChildAs(t, t.TempDir(), "claude", "claude-settings")
+		out, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, shown[1:]...)...)
+		if status != 0 || errOut != "" {
+			t.Fatalf("status %d stderr %q", status, errOut)
+		}
+		var doc struct{ Env map[string]string }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("the child got no --settings file with the launcher's env: %q (%v)", out, err)
+		}
+		if p := doc.Env["https_proxy"]; !strings.HasPrefix(p, "http://127.0.0.1:") || doc.Env["HTTPS_PROXY"] != p || doc.Env["NODE_USE_ENV_PROXY"] != "1" {
+			t.Fatalf("pinned env %v", doc.Env)
+		}
+		if _, ok := doc.Env["DISABLE_TELEMETRY"]; ok {
+			t.Fatalf("a variable the launcher did not set was pinned: %v", doc.Env)
+		}
+		after, _ := os.ReadFile(filepath.Join(home, ".claude", "settings.json"))
+		if string(after) != string(before) {
+			t.Fatalf("the user's settings changed: %s", after)
+		}
+		if left, _ := filepath.Glob(filepath.Join(stateDir, "dual-proxy", "presets", "launch-*")); len(left) != 0 {
+			t.Fatalf("the --settings file outlived the launch: %q", left)
+		}
+	})
+	t.Run("OPS-8/user-own-settings-flag-not-pinned-files-warned", func(t *testing.T) {
+		own := append(append([]string{}, claude[1:]...), "--settings", "x")
+		_, errOut, _ := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, own...)...)
+		if !strings.Contains(errOut, "sets env.https_proxy") {
+			t.Fatalf("with the user's own --settings the files are checked: %q", errOut)
+		}
+	})
 	t.Run("OPS-8/warns-once-naming-file-key-and-fix", func(t *testing.T) {
-		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
+		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--no-agent-presets", "--"}, claude[1:]...)...)
 		if status != 0 {
 			t.Fatalf("status %d %q", status, errOut)
 		}
@@ -49,7 +86,9 @@ func TestAgentOverrideWarning(t *testing.T) {
 	// claude-dual-proxy runs Claude Code whatever --command is called (a
 	// wrapper script): its settings files are checked all the same.
 	t.Run("OPS-8/claude-settings-checked-whatever-the-command-is-called", func(t *testing.T) {
-		_, claudeWarnings, _ := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, claude[1:]...)...)
+		// claude itself is pinned (--settings) unless --no-agent-presets; a
+		// wrapper of another name is not, so it gets the warnings.
+		_, claudeWarnings, _ := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--no-agent-presets", "--"}, claude[1:]...)...)
 		if !strings.Contains(claudeWarnings, "warning: ") {
 			t.Fatalf("claude got no warning to compare with: %q", claudeWarnings)
 		}
@@ -61,7 +100,7 @@ func TestAgentOverrideWarning(t *testing.T) {
 	})
 	t.Run("OPS-8/failed-child-after-a-warning-points-at-the-file-not-the-log", func(t *testing.T) {
 		failing := testworld.ChildAs(t, t.TempDir(), "claude", "exit", "3")
-		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--"}, failing[1:]...)...)
+		_, errOut, status := runCmdEnv(t, Claude, env, append([]string{"--listen-port", "0", "--health-url", "", "--no-agent-presets", "--"}, failing[1:]...)...)
 		end := "claude-dual-proxy: the command failed after the warning(s) at start: its own settings send it past dual-proxy; fix the file(s) named there first\n"
 		if status != 3 || !strings.HasSuffix(errOut, end) || strings.Contains(errOut, "see the log") {
 			t.Fatalf("status %d stderr\n%s\nwant it to end with\n%s", status, errOut, end)

@@ -166,8 +166,10 @@ func (l *launch) ready(srv *proxy.Server, port int) {
 }
 
 // prepare is the launcher's Prepare hook: pool mode's environment and
-// presets (poolChild), then the warnings of the agent's own configuration
-// files (agentconf), before the child owns the terminal, and in the log.
+// presets (poolChild), Claude Code's --settings layer with the environment
+// the launcher set (claudePin, unless --no-agent-presets), then the
+// warnings of the agent's own configuration files (agentconf), before the
+// child owns the terminal, and in the log.
 func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 	if l.s.PoolName != "" {
 		var cleanup func()
@@ -183,7 +185,17 @@ func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 	if l.mode == modeClaude {
 		known = "claude" // claude-dual-proxy runs Claude Code, whatever --command is called
 	}
-	for _, w := range agentconf.Warnings(l.prog, argv, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets, Agent: known}) {
+	checked := argv // the agent's own command line decides which files are read
+	pinned := false
+	// Only a command named claude: a wrapper given to claude-dual-proxy's
+	// --command (or `sh -c …`) need not pass Claude Code's flags on, so its
+	// files are checked and warned about instead.
+	if l.s.AgentPresets && len(argv) > 0 && commandName(argv[0]) == "claude" {
+		var cleanup func()
+		argv, cleanup, pinned = claudePin(l.s.Env, env, argv)
+		l.poolCleanup = append(l.poolCleanup, cleanup)
+	}
+	for _, w := range agentconf.Warnings(l.prog, checked, agentconf.Launch{Parent: l.s.Env, Child: env, PoolWithoutPresets: l.s.PoolName != "" && !l.s.AgentPresets, Agent: known, Pinned: pinned}) {
 		fmt.Fprintln(l.terminal, w)
 		l.log.Warn(w)
 		l.bypass = append(l.bypass, w)

@@ -46,7 +46,7 @@ func poolFlags(m mode) []cli.Flag {
 	}
 	return append(fs,
 		&cli.StringFlag{Name: fPool, EnvVars: []string{"DUAL_PROXY_POOL"}, Usage: "point the child at this model pool (sets ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL and a per-launch token)"},
-		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings in pool mode (Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file, Qwen Code's --auth-type openai, Cline's provider settings)"},
+		&cli.BoolFlag{Name: fNoAgentPresets, Usage: "do not add agent-specific settings: Claude Code's --settings layer with the launcher's environment; in pool mode Codex -c provider overrides, OpenCode's OPENCODE_CONFIG_CONTENT, Gemini CLI's settings file, Qwen Code's --auth-type openai, Cline's provider settings"},
 	)
 }
 

@@ -28,26 +28,39 @@ type ChildRole func(args []string) int
 // childRoles, or one of extra) and exits; otherwise it returns at once. Call it first in
 // TestMain. The role is chosen by argument, not environment, because the launcher passes its
 // own environment on to the child.
+//
+// A launcher puts Claude Code's `--settings FILE` right after the command
+// name (SPEC OPS-8); the stand-in takes it before the marker, and the role
+// claude-settings prints that file.
 func ChildMain(extra map[string]ChildRole) {
-	if len(os.Args) < 3 || os.Args[1] != childArg {
+	args := os.Args[1:]
+	if len(args) >= 2 && args[0] == "--settings" {
+		childSettings, args = args[1], args[2:]
+	}
+	if len(args) < 2 || args[0] != childArg {
 		return
 	}
-	role, ok := extra[os.Args[2]]
+	role, ok := extra[args[1]]
 	if !ok {
-		role, ok = childRoles[os.Args[2]]
+		role, ok = childRoles[args[1]]
 	}
 	if !ok {
-		fmt.Fprintf(os.Stderr, "testworld child: no role %q\n", os.Args[2])
+		fmt.Fprintf(os.Stderr, "testworld child: no role %q\n", args[1])
 		os.Exit(126)
 	}
-	os.Exit(role(os.Args[3:]))
+	os.Exit(role(args[2:]))
 }
+
+// childSettings is the file of a `--settings FILE` the stand-in child was
+// given before its marker ("" for none).
+var childSettings string
 
 // Child returns the argv that runs this test binary as the stand-in child with role and args
 // (the binary's TestMain must call ChildMain). The built-in roles:
 //
 //	exit N                 exit with status N
 //	env NAME...            print each variable's value on a line of its own ("" when unset)
+//	claude-settings        print the file of the --settings FILE given before the marker
 //	touch FILE             create FILE, exit 0
 //	wait-file FILE         exit 0 once FILE exists
 //	pid-wait FILE          write the child's pid to FILE, then block until killed
@@ -97,6 +110,19 @@ func CopyExecutable(dir, name string) (string, error) {
 }
 
 var childRoles = map[string]ChildRole{
+	"claude-settings": func([]string) int {
+		if childSettings == "" {
+			fmt.Println("no --settings")
+			return 0
+		}
+		b, err := os.ReadFile(childSettings)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testworld child:", err)
+			return 1
+		}
+		fmt.Println(string(b))
+		return 0
+	},
 	"exit": func(args []string) int {
 		n, err := strconv.Atoi(strings.Join(args, ""))
 		if err != nil {

@@ -62,6 +62,11 @@ type Launch struct {
 	// called ("claude" for claude-dual-proxy, whose --command may be a
 	// wrapper script); "" means the agent argv[0] names, if any.
 	Agent string
+	// Pinned: the launcher passed the environment it set through the
+	// agent's command-line settings layer, which wins over the user's and
+	// the project's files (Claude Code's --settings): only the files above
+	// that layer (Claude Code's managed settings) can still undo it.
+	Pinned bool
 }
 
 // input is what a check reads beside the file: the variables the launcher
@@ -167,6 +172,9 @@ func findOverrides(agent, cwd string, l Launch, names envrewrite.Names, read fun
 	var out []override
 	for _, src := range agents[agent] {
 		for _, f := range src.files(l.Parent, cwd) {
+			if l.Pinned && agent == "claude" && f != claudeManagedSettings(runtime.GOOS) {
+				continue // below the launcher's --settings layer
+			}
 			data, err := read(f)
 			if err != nil {
 				continue
@@ -271,6 +279,9 @@ type proxyRead struct {
 	noProxy bool
 	joined  bool
 	source  string
+	// what, when set, is the warning's account of a bypass by this row
+	// (traffic other than the agent's own).
+	what string
 }
 
 // proxyReads are, per agent (executable name), the proxy variables it
@@ -296,6 +307,15 @@ var proxyReads = map[string][]proxyRead{
 			source: "as for https://"},
 		{traffic: "hosts it connects to directly", vars: []string{"NO_PROXY", "no_proxy"}, noProxy: true,
 			source: "reqwest's system proxy: NO_PROXY, else no_proxy"},
+		// The commands Codex runs inherit what it loaded: git (libcurl)
+		// fetched github.com through a lower-case https_proxy of the .env
+		// while the model call went through the launcher.
+		{traffic: "https:// requests of the commands it runs (git, curl)", vars: []string{"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"},
+			source: "libcurl: https_proxy before HTTPS_PROXY; seen with git under Codex 0.171",
+			what:   "Codex loads over the launcher's environment at start, and the commands it runs (git, curl) read for https:// URLs before the launcher's HTTPS_PROXY"},
+		{traffic: "http:// requests of the commands it runs (git, curl)", vars: []string{"http_proxy", "all_proxy", "ALL_PROXY"},
+			source: "libcurl reads http_proxy only in lower case",
+			what:   "Codex loads over the launcher's environment at start, and the commands it runs (git, curl) read for http:// URLs"},
 	},
 }
 
@@ -304,6 +324,18 @@ var proxyReads = map[string][]proxyRead{
 // launcher by its table (proxyReads), given the child's environment child
 // and the OS's name rule, sorted.
 func proxyBypasses(agent string, file map[string]string, child map[string]string, names envrewrite.Names) []string {
+	found := proxyBypassRows(agent, file, child, names)
+	out := make([]string, 0, len(found))
+	for k := range found {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// proxyBypassRows is proxyBypasses with, for each key, the first row of
+// the agent's table it bypasses the launcher by.
+func proxyBypassRows(agent string, file map[string]string, child map[string]string, names envrewrite.Names) map[string]proxyRead {
 	fold := func(k string) string {
 		if names.FoldCase {
 			return strings.ToUpper(k)
@@ -319,7 +351,12 @@ func proxyBypasses(agent string, file map[string]string, child map[string]string
 		fromFile[fold(k)] = v
 		fileKey[fold(k)] = k
 	}
-	found := map[string]bool{}
+	found := map[string]proxyRead{}
+	mark := func(k string, row proxyRead) {
+		if _, ok := found[k]; !ok {
+			found[k] = row
+		}
+	}
 	for _, row := range proxyReads[agent] {
 		var vars []string
 		seen := map[string]bool{}
@@ -339,7 +376,7 @@ func proxyBypasses(agent string, file map[string]string, child map[string]string
 			val, inFile := fromFile[v]
 			if row.joined {
 				if inFile && differs(v, val) {
-					found[fileKey[v]] = true
+					mark(fileKey[v], row)
 				}
 				continue
 			}
@@ -350,17 +387,12 @@ func proxyBypasses(agent string, file map[string]string, child map[string]string
 				continue
 			}
 			if inFile && differs(v, val) {
-				found[fileKey[v]] = true
+				mark(fileKey[v], row)
 			}
 			break
 		}
 	}
-	out := make([]string, 0, len(found))
-	for k := range found {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return found
 }
 
 // addsHosts reports whether the no-proxy list file names an entry (comma
@@ -443,9 +475,14 @@ func codexDotEnvOverrides(data []byte, in input) []finding {
 		}
 		file[k] = strings.Trim(strings.TrimSpace(v), `"'`)
 	}
+	rows := proxyBypassRows("codex", file, in.child, in.names)
 	var out []finding
 	for _, k := range proxyBypasses("codex", file, in.child, in.names) {
-		out = append(out, finding{key: k, what: "Codex loads over the launcher's environment at start", fix: "remove it from the file"})
+		what := "Codex loads over the launcher's environment at start"
+		if rows[k].what != "" {
+			what = rows[k].what
+		}
+		out = append(out, finding{key: k, what: what, fix: "remove it from the file"})
 	}
 	return out
 }
