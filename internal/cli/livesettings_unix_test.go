@@ -104,6 +104,16 @@ func TestLiveSettingsOfTheConfigFile(t *testing.T) {
 			t.Fatalf("the document shows the gateway's password: %s", g)
 		}
 	})
+	t.Run("OPS-7/set-to-the-value-in-effect-says-no-change-not-no-config-file", func(t *testing.T) {
+		args := []string{"settings", "set", "--addr", e.Addr, "race-delay-ms=260"}
+		if out, errOut, st := runCmdEnv(t, DualProxy, env, args...); st != 0 || !strings.Contains(out, "applied and written to "+cfg) {
+			t.Fatalf("first set: %d %q %q", st, out, errOut)
+		}
+		out, errOut, st := runCmdEnv(t, DualProxy, env, args...)
+		if st != 0 || !strings.Contains(out, "no change: already in effect ("+cfg+" left as it is)") || strings.Contains(out, "start with --config") {
+			t.Fatalf("the same set again: %d %q %q", st, out, errOut)
+		}
+	})
 	t.Run("OPS-7/sighup-applies-an-edited-file", func(t *testing.T) {
 		data, _ := os.ReadFile(cfg)
 		edited := strings.Replace(string(data), "cooldown-ms: 5000", "cooldown-ms: 7777", 1)

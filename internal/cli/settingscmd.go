@@ -353,6 +353,11 @@ func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
 		fmt.Fprintf(w, "applied; not written to %s: %s\n", s.Path, s.Error)
 	case s != nil:
 		fmt.Fprintf(w, "applied and written to %s (mode %s)\n", s.Path, s.Mode)
+	case doc.Config != "" && doc.WriteBack:
+		// A change is written back whenever it changed something; a value
+		// already in effect from the API changes nothing, so the file
+		// stays as it is.
+		fmt.Fprintf(w, "no change: already in effect (%s left as it is)\n", doc.Config)
 	default:
 		fmt.Fprintln(w, "applied (not written to a config file: start with --config to keep changes)")
 	}
