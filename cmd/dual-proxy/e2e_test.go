@@ -106,7 +106,9 @@ func TestLauncherEndToEnd(t *testing.T) {
 		}
 		for i, u := range []string{origin.URL + "/hello", tlsOrigin.URL + "/hello"} {
 			out, errOut, status := launch(t, nil, runArgs(testworld.Child(t, "fetch", "-cacert", cert, u),
-				"--upstream-port", deadPort, "--gateway", good.Addr, "--loopback-direct=false")...)
+				// Racing off: on a busy machine the good gateway may answer after the race
+				// delay, and direct to the loopback origin would win (ORD-6).
+				"--upstream-port", deadPort, "--gateway", good.Addr, "--loopback-direct=false", "--race-delay-ms", "0")...)
 			if status != 0 {
 				t.Fatalf("%s: status %d; stdout %q stderr %q", u, status, out, errOut)
 			}

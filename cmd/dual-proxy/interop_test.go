@@ -36,8 +36,10 @@ func TestInteropParentSOCKS(t *testing.T) {
 		// proxy, then the proxy's status (decisions name the candidate).
 		script := `echo "child ALL_PROXY=$ALL_PROXY"; ` + curl + ` -sS -f --noproxy '' -x "$HTTP_PROXY" ` + origin.URL + `/via-socks && echo; ` +
 			curl + ` -sS -f --noproxy '' "$HTTP_PROXY/_dual-proxy/status"`
+		// Racing off: the decision must be the SOCKS5 gateway's, and on a busy machine
+		// direct to the loopback origin could win a race (ORD-6).
 		out, errOut, code := launch(t, env, "run", "--listen-port", "0", "--upstream-host", "", "--loopback-direct=false",
-			"--health-url", "", "--", "sh", "-c", script)
+			"--race-delay-ms", "0", "--health-url", "", "--", "sh", "-c", script)
 		if code != 0 {
 			t.Fatalf("status %d; stdout %q stderr %q", code, out, errOut)
 		}
