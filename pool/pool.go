@@ -70,9 +70,19 @@ type Options struct {
 	// the reload does; nil → no variable is set.
 	Getenv func(string) string
 	// Reload re-reads ConfigFile and applies it in place, as SIGHUP does
-	// (internal/cli's reload); the editor calls it after a save. nil → the
-	// pool loads ConfigFile with Getenv itself and calls Reload.
+	// (internal/cli's reload); the editor calls it after a save, with
+	// FileLock held. nil → the pool loads ConfigFile with Getenv itself
+	// and calls Reload.
 	Reload func() error
+	// FileLock is ConfigFile's lock, shared with its other readers and
+	// writers (the proxy's live settings, SIGHUP, the file watch; SPEC
+	// OPS-7): the editor holds it from reading the file to applying a
+	// save (editor.Options.Lock). nil → the editor's own saves only.
+	FileLock sync.Locker
+	// CheckFile refuses, at the editor's validate and save, what a reload
+	// would refuse beyond the pool's sections (editor.Options.Check);
+	// called with FileLock held. nil → none.
+	CheckFile func(data []byte) error
 }
 
 // Observer receives the pool's events; either hook may be nil. They run on
@@ -155,6 +165,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 					return err
 				}
 				p.Reload(cfg)
+				p.log.Info("pool configuration reloaded", "config", opts.ConfigFile, "pools", len(cfg.Pools), "channels", len(cfg.Channels))
 				return nil
 			}
 		}
@@ -162,7 +173,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 		if opts.Token == "" {
 			ro = noTokenEditor
 		}
-		p.editor = editor.New(editor.Options{Path: opts.ConfigFile, Getenv: opts.Getenv, Apply: apply, Transport: opts.Transport, ReadOnly: ro})
+		p.editor = editor.New(editor.Options{Path: opts.ConfigFile, Getenv: opts.Getenv, Apply: apply, Transport: opts.Transport, ReadOnly: ro, Lock: opts.FileLock, Check: opts.CheckFile})
 	}
 	return p
 }
@@ -170,6 +181,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
 // member still exist are kept; cooldowns of channels that still exist are
 // kept; calls in flight finish on the configuration they started with.
+// The caller logs the reload (internal/cli's, once for the whole file).
 func (p *Pool) Reload(cfg *config.Config) {
 	if cfg == nil {
 		cfg = &config.Config{}
@@ -179,7 +191,6 @@ func (p *Pool) Reload(cfg *config.Config) {
 	p.conf = status.ConfigState{File: p.opts.ConfigFile, LoadedAt: p.opts.Now()}
 	p.mu.Unlock()
 	p.state.Retain(context.Background(), cfg)
-	p.log.Info("pool configuration reloaded", "config", p.opts.ConfigFile, "pools", len(cfg.Pools), "channels", len(cfg.Channels))
 }
 
 // ReloadFailed records that re-reading the configuration file failed with

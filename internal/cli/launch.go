@@ -97,8 +97,9 @@ func childFound(command string) bool {
 
 // launcherLogger is the launcher's logger on its log file w, with the
 // start-up warnings logged: a default pool configuration with errors, an
-// empty one, and a non-loopback listener, which the terminal gets too (the
-// log is a file here, SPEC LIS-2).
+// empty one, a channel key in a file other users can read, and a
+// non-loopback listener; the terminal gets the last two too (the log is a
+// file here, SPEC LIS-2).
 func launcherLogger(prog string, s *Settings, w io.Writer, terminal io.Writer) *slog.Logger {
 	log := newLogger(s, w)
 	if s.ConfigWarning != "" {
@@ -106,6 +107,9 @@ func launcherLogger(prog string, s *Settings, w io.Writer, terminal io.Writer) *
 	}
 	if s.Pool != nil {
 		warnEmptyConfig(s.ConfigPath, s.Pool, log)
+	}
+	if w := warnReadableKeys(s, log); w != "" {
+		fmt.Fprintf(terminal, "%s: warning: %s\n", prog, w)
 	}
 	if warnOpenProxy(s.ListenHost, log) {
 		fmt.Fprintf(terminal, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", prog, s.ListenHost)
@@ -128,6 +132,7 @@ type launch struct {
 	closePool   func() error
 	engine      *proxy.Engine
 	poolCleanup []func() // what pool-mode presets wrote (poolChild)
+	stopWatch   func()   // ends the config file's watch (nil: not started)
 	bypass      []string // the agent's settings that bypass the launcher (agentconf warnings)
 }
 
@@ -149,11 +154,12 @@ func (l *launch) proxyConfig(port int) (proxy.Config, []string, error) {
 func (l *launch) ready(srv *proxy.Server, port int) {
 	l.mux.Attach(srv)
 	met := mountMetrics(l.mux, srv)
-	if _, err := startLive(l.s, srv, l.mux, met, port, l.log); err != nil {
+	f := newConfigFile(l.s, l.log)
+	if _, err := startLive(l.s, f, srv, l.mux, met, port, l.log); err != nil {
 		l.log.Warn("settings of the running instance cannot be changed", "reason", err.Error())
 	}
 	if l.s.Pool != nil {
-		p := newPool(l.s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: l.log, Token: l.token, Observer: met.PoolObserver()}, l.log)
+		p := newPool(l.s, f, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: l.log, Token: l.token, Observer: met.PoolObserver()}, l.log)
 		l.closePool = p.Close
 		met.AttachPool(func() *pool.Pool { return p })
 		l.mux.Handle("/pool/", p)
@@ -161,6 +167,7 @@ func (l *launch) ready(srv *proxy.Server, port int) {
 		l.mux.Handle("/pool/", noPool)
 	}
 	l.engine = srv.Engine()
+	l.stopWatch = f.startWatch(watchEvery)
 	l.reg = register(l.s, launcherProgram(l.mode), port, l.token, l.log)
 	storeControlToken(l.reg, l.s.ControlToken, l.log)
 }
@@ -204,10 +211,13 @@ func (l *launch) prepare(port int, env, argv []string) ([]string, []string) {
 }
 
 // cleanup undoes the launch in reverse order: the presets' files, the
-// registry entry, the pool.
+// config file's watch, the registry entry, the pool.
 func (l *launch) cleanup() {
 	for _, f := range l.poolCleanup {
 		f()
+	}
+	if l.stopWatch != nil {
+		l.stopWatch()
 	}
 	l.reg.Remove()
 	if l.closePool != nil {

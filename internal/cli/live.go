@@ -177,9 +177,10 @@ func resolveFileSettings(c *cli.Context, s *Settings) error {
 
 // startLive makes the settings of the running instance changeable (SPEC
 // OPS-7): GET/PUT /_dual-proxy/settings on mux, applied to srv's engine
-// and the log level; the change counter on met; the file's proxy: section
-// re-read by Reload (SIGHUP) and, with --config, written back.
-func startLive(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metrics, port int, log *slog.Logger) (*settings.Live, error) {
+// and the log level; the change counter on met; the config file f's
+// proxy: section applied by f's reloads and, with --config, written back
+// under f's lock. f.live is set to the settings.
+func startLive(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metrics, port int, log *slog.Logger) (*settings.Live, error) {
 	e := srv.Engine()
 	defaults := flagDefaults(s.Mode)
 	if s.Mode == modeClaude {
@@ -194,6 +195,8 @@ func startLive(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metr
 		WriteBack: s.ConfigExplicit,
 		Logger:    log,
 		OnChange:  met.SettingsChanged,
+		Lock:      &f.mu,
+		Written:   f.written,
 		Apply: func(r *settings.Resolved) error {
 			cfg, _, err := r.ProxyConfig(port)
 			if err != nil {
@@ -216,6 +219,7 @@ func startLive(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metr
 	if err != nil {
 		return nil, err
 	}
+	f.live = live
 	h := settings.Handler(live, s.ControlToken)
 	mux.Handle(settings.Path, h)
 	mux.Handle(settings.Path+"/", h)

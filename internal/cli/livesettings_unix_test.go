@@ -137,5 +137,11 @@ func TestLiveSettingsOfTheConfigFile(t *testing.T) {
 		if doc.Settings[settings.CooldownMS] != float64(7777) {
 			t.Fatalf("a bad file changed cooldown-ms to %v", doc.Settings[settings.CooldownMS])
 		}
+		// `settings get` says it too, by its exit status: what runs is
+		// not what the file says.
+		out, errOut, st := runCmdEnv(t, DualProxy, env, "settings", "get", "cooldown-ms")
+		if st != exitFileRefused || out != "7777\n" || !strings.Contains(errOut, "was not reloaded") || !strings.Contains(errOut, cfg+":2:") {
+			t.Fatalf("settings get of a refused file: exit %d, out %q, err %q", st, out, errOut)
+		}
 	})
 }

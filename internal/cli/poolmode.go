@@ -94,6 +94,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 			return usageError(fPoolState, "%v", err)
 		}
 		s.Pool.State.URL = v // the flag (or DUAL_PROXY_POOL_STATE) wins over state: (SPEC POOL-23)
+		s.PoolStateFlag = v
 	}
 	if s.Pool != nil && s.Pool.State.Shared() {
 		if err := redisstate.CheckURL(s.Pool.State.URL); err != nil {
@@ -455,16 +456,19 @@ func poolGetenv(s *Settings) func(string) string {
 }
 
 // newPool is the pool of s with its editor (SPEC POOL-22) on the file the
-// configuration was read from, saved edits applied like SIGHUP.
-func newPool(s *Settings, opts pool.Options, log *slog.Logger) *pool.Pool {
-	var p *pool.Pool
+// configuration was read from, f: a save holds f's lock, is checked as a
+// reload would check it, and is applied like SIGHUP (the whole file,
+// SPEC OPS-7). f.pool is set to the pool.
+func newPool(s *Settings, f *configFile, opts pool.Options, log *slog.Logger) *pool.Pool {
 	opts.ConfigFile, opts.Getenv = s.ConfigPath, poolGetenv(s)
-	opts.Reload = func() error { return applyPool(s, p, log) }
+	opts.FileLock, opts.CheckFile = &f.mu, f.check
+	opts.Reload = func() error { return f.reloadLocked("editor", false) }
 	if st, err := poolState(s, log); err != nil {
 		log.Error("pool state: going on in memory", "reason", err.Error()) // resolvePool checked the URL
 	} else if st != nil {
 		opts.State = st
 	}
-	p = pool.New(s.Pool, opts)
+	p := pool.New(s.Pool, opts)
+	f.pool = p
 	return p
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -34,6 +33,7 @@ func serve(c *cli.Context, sio IO) error {
 	}
 	log := newLogger(s, sio.Stderr)
 	warnOpenProxy(s.ListenHost, log)
+	warnReadableKeys(s, log)
 	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback, s.AvoidPorts()...)
 	if err != nil {
 		hint := ""
@@ -46,19 +46,18 @@ func serve(c *cli.Context, sio IO) error {
 	if err != nil {
 		return err
 	}
-	live, err := startLive(s, srv, mux, met, port, log)
-	if err != nil {
+	f := newConfigFile(s, log)
+	if _, err := startLive(s, f, srv, mux, met, port, log); err != nil {
 		ln.Close()
 		return cli.Exit("dual-proxy: settings: "+err.Error(), 2)
 	}
-	var p *pool.Pool
 	if s.Pool != nil {
-		p = servePool(s, srv, mux, met, log)
+		p := servePool(s, f, srv, mux, met, log)
 		defer p.Close()
 	} else {
 		mux.Handle("/pool/", noPool)
 	}
-	return serveUntilSignal(s, ln, srv, p, live, candidates, log)
+	return serveUntilSignal(s, ln, srv, f, candidates, log)
 }
 
 // newServer is the proxy of s for the bound port with the status
@@ -88,8 +87,8 @@ func newServer(s *Settings, ln net.Listener, port int, log *slog.Logger) (*proxy
 // servePool serves the model pool of s on /pool/ of mux and logs what it
 // loaded, and, without --pool-token, that any local user can call it (SPEC
 // POOL-20, POOL-22).
-func servePool(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metrics, log *slog.Logger) *pool.Pool {
-	p := newPool(s, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
+func servePool(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metrics, log *slog.Logger) *pool.Pool {
+	p := newPool(s, f, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
 	met.AttachPool(func() *pool.Pool { return p })
 	mux.Handle("/pool/", p)
 	empty := true
@@ -111,10 +110,10 @@ func servePool(s *Settings, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metr
 }
 
 // serveUntilSignal registers the instance (with its control token, SPEC
-// OPS-7), serves ln until SIGINT or SIGTERM, re-reading the config file
-// (the pool p, nil: none, and the proxy: section of live) on SIGHUP, then
-// shuts down within launcher.ShutdownGrace.
-func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, p *pool.Pool, live *settings.Live, candidates int, log *slog.Logger) error {
+// OPS-7), serves ln until SIGINT or SIGTERM, reloading the config file f
+// on SIGHUP and when the file changes (watch), then shuts down within
+// launcher.ShutdownGrace.
+func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, f *configFile, candidates int, log *slog.Logger) error {
 	// Signal handling is in place before "listening" is logged, so a
 	// supervisor that signals as soon as it sees the line is handled.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -128,13 +127,14 @@ func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, p *pool.P
 	log.Info("listening", "addr", ln.Addr().String(), "candidates", candidates, "health", healthTarget(s.HealthURL))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	defer f.startWatch(watchEvery)()
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
 		case <-hup:
-			reloadFile(s, p, live, log)
+			_ = f.reload("SIGHUP", false) // a refusal is logged and shown by f
 		case err := <-done:
 			return cli.Exit("dual-proxy: serve: "+err.Error(), 1)
 		}

@@ -69,6 +69,9 @@ type Settings struct {
 	// broken and runs without pools; the text (errors, the file, what to
 	// do) is printed as a warning at start (SPEC POOL-3).
 	ConfigWarning string
+	// PoolStateFlag is --pool-state (or its variable), which wins over the
+	// file's state: at start and at every reload ("" when not given).
+	PoolStateFlag string
 	PoolName      string
 	PoolAPI       string
 	AgentPresets  bool

@@ -183,12 +183,38 @@ func settingsGet(c *cli.Context, cl *settings.Client, args []string) error {
 		if !ok {
 			return cli.Exit(fmt.Sprintf("%s get: unknown setting %q (the settings: %s)", settingsName, args[0], strings.Join(docKeys(doc), ", ")), 2)
 		}
+		var err error
 		if flagBool(c, "json") {
-			return json.NewEncoder(c.App.Writer).Encode(v)
+			err = json.NewEncoder(c.App.Writer).Encode(v)
+		} else {
+			err = printValue(c.App.Writer, v)
 		}
-		return printValue(c.App.Writer, v)
+		if err != nil {
+			return err
+		}
+		for _, e := range doc.FileErrors {
+			fmt.Fprintln(termSafe(c.App.ErrWriter), "file error (the settings stay as they were): "+e)
+		}
+		return fileRefused(doc)
 	}
-	return printSettings(c, doc)
+	if err := printSettings(c, doc); err != nil {
+		return err
+	}
+	return fileRefused(doc)
+}
+
+// exitFileRefused is the exit status of `settings get` when the instance's
+// config file was last refused by a reload: what runs is not what the
+// file says (SPEC OPS-7).
+const exitFileRefused = 3
+
+// fileRefused is get's exit when doc shows the config file's last reload
+// refused (its errors were printed), else nil.
+func fileRefused(doc settings.Document) error {
+	if len(doc.FileErrors) == 0 {
+		return nil
+	}
+	return cli.Exit(fmt.Sprintf("%s: %s was not reloaded (%d error(s)): the instance runs what it ran before; fix the file and save it again, or send SIGHUP", settingsName, doc.Config, len(doc.FileErrors)), exitFileRefused)
 }
 
 // printValue prints one setting's value for `settings get KEY`: its text

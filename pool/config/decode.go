@@ -78,7 +78,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 		case "proxy":
 			return nil // the proxy's live settings: internal/settings reads them (SPEC OPS-7)
 		}
-		return unknownKey(p, k, topKeys)
+		return unknownTopKey(k)
 	}))
 	// Cross references are checked even when a key was bad, but an error
 	// there is not repeated by a check of the same path.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,14 @@ func (s *secret) reveal() string {
 // unexported on purpose: it leaves this package only through Authorize and
 // the Scrubber.
 func (ch *Channel) HasKey() bool { return ch.key != nil && ch.key.v != "" }
+
+// Same reports whether o is ch as configured: every field and the key
+// alike (a reload logs the channels that changed by id, never their keys).
+func (ch *Channel) Same(o *Channel) bool {
+	a, b := *ch, *o
+	a.key, b.key = nil, nil
+	return ch.key.reveal() == o.key.reveal() && (ch.key != nil && ch.key.inline) == (o.key != nil && o.key.inline) && reflect.DeepEqual(a, b)
+}
 
 // Authorize sets the channel's key on an upstream request's header h, the
 // way AuthHeader says (SPEC POOL-2): "bearer" as Authorization: Bearer KEY,

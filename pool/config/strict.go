@@ -13,7 +13,9 @@ import (
 
 // The keys each mapping accepts, as decode.go's switches do.
 var (
-	topKeys      = []string{"channels", "pools"}
+	// topKeys are every section of the file: the pool's and the proxy's
+	// live settings (internal/settings reads proxy:, SPEC OPS-7).
+	topKeys      = []string{"channels", "pools", "proxy", "state"}
 	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models", "cache_breakpoints"}
 	modelKeys    = []string{"id", "context_window", "max_tokens", "input", "efforts"}
 	poolKeys     = []string{"display_name", "strategy", "members", "models", "cooldown", "session_ttl_ms", "first_output_timeout_ms", "response_timeout_ms", "stream_idle_timeout_ms", "keepalive_hold_ms", "stream_upstream", "rate_limit_wait_ms"}
@@ -29,6 +31,18 @@ func unknownKey(path, key string, known []string) *ConfigError {
 		return cfgErr(path, fmt.Sprintf("unknown key (did you mean %s?)", best))
 	}
 	return cfgErr(path, "unknown key (known: "+strings.Join(known, ", ")+")")
+}
+
+// unknownTopKey is the error for a top-level key: the file's sections
+// are few, so it lists them all, after "did you mean" when one is near
+// ("stat:" → "did you mean state? sections: channels, pools, proxy,
+// state").
+func unknownTopKey(key string) *ConfigError {
+	list := "sections: " + strings.Join(topKeys, ", ")
+	if best, ok := nearest(key, topKeys); ok {
+		return cfgErr(key, fmt.Sprintf("unknown key (did you mean %s? %s)", best, list))
+	}
+	return cfgErr(key, "unknown key ("+list+")")
 }
 
 // nearest is the word of known closest to s, and whether it is close

@@ -38,9 +38,20 @@ type Options struct {
 	// nil → no variable is set.
 	Getenv func(string) string
 	// Apply re-reads Path and applies it in place, as SIGHUP does
-	// (internal/cli's reload: bindings whose member still exists stay);
-	// called after every save. nil → a save is not applied.
+	// (internal/cli's reload of the whole file: bindings whose member
+	// still exists stay); called after every save, with Lock held. nil →
+	// a save is not applied.
 	Apply func() error
+	// Lock is the lock of Path shared with the file's other readers and
+	// writers (the live settings' write-back, SIGHUP, the file watch):
+	// a save holds it from reading the file to applying it, a validation
+	// while it checks. nil → only the editor's own saves are serialized.
+	Lock sync.Locker
+	// Check refuses what a reload would refuse beyond the pool's
+	// sections (the proxy: section's settings), so a save never writes
+	// a file that would not apply: the errors are config.ConfigErrors
+	// (their path, line and column). Called with Lock held; nil → none.
+	Check func(data []byte) error
 	// Transport carries the model-list calls of "gather" (the gateway
 	// selection, like every model call, SPEC OPS-4); nil →
 	// http.DefaultTransport.
@@ -57,6 +68,33 @@ type Options struct {
 type Editor struct {
 	opts Options
 	mu   sync.Mutex // one read-check-write at a time
+}
+
+// lock takes e.mu and Options.Lock for one read-check-write-apply and
+// returns what releases them.
+func (e *Editor) lock() (unlock func()) {
+	e.mu.Lock()
+	if e.opts.Lock != nil {
+		e.opts.Lock.Lock()
+	}
+	return func() {
+		if e.opts.Lock != nil {
+			e.opts.Lock.Unlock()
+		}
+		e.mu.Unlock()
+	}
+}
+
+// validate is Validate and Options.Check of data, the text a save would
+// write; Options.Lock held.
+func (e *Editor) validate(data []byte) []FieldError {
+	errs := Validate(data, e.opts.Getenv)
+	if e.opts.Check != nil {
+		if err := e.opts.Check(data); err != nil {
+			errs = append(errs, fieldErrors(err)...)
+		}
+	}
+	return errs
 }
 
 // New returns an editor of opts.Path.
@@ -194,17 +232,9 @@ func readBody(r *http.Request) ([]byte, *FieldError) {
 	return body, nil
 }
 
-// edited reads the request's document and lays it over the file on disk.
-// It returns the merged tree and text, and the errors to answer with (an
-// empty document is one: a save sends the whole configuration).
-func (e *Editor) edited(r *http.Request, l *loaded) (*yaml.Node, []byte, []FieldError) {
-	body, ferr := readBody(r)
-	if ferr != nil {
-		return nil, nil, []FieldError{*ferr}
-	}
-	return e.editedBody(body, l)
-}
-
+// editedBody lays an edited document (a request's body) over the file on
+// disk. It returns the merged tree and text, and the errors to answer with
+// (an empty document is one: a save sends the whole configuration).
 func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []FieldError) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil, []FieldError{{Message: "empty document: send the whole configuration (GET " + PathConfig + "'s doc or yaml, edited)"}}
@@ -223,7 +253,7 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 	} else if text, err = l.text(merged); err != nil {
 		return nil, nil, []FieldError{{Message: err.Error()}}
 	}
-	if errs := Validate(text, e.opts.Getenv); len(errs) > 0 {
+	if errs := e.validate(text); len(errs) > 0 {
 		return merged, text, errs
 	}
 	return merged, text, nil
@@ -244,12 +274,23 @@ func verbatim(body []byte, in, merged, file *yaml.Node) bool {
 }
 
 func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
+	body, ferr := readBody(r)
+	unlock := e.lock()
 	l, err := e.load()
 	if err != nil {
+		unlock()
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
-	merged, text, errs := e.edited(r, l)
+	var merged *yaml.Node
+	var text []byte
+	var errs []FieldError
+	if ferr != nil {
+		errs = []FieldError{*ferr}
+	} else {
+		merged, text, errs = e.editedBody(body, l)
+	}
+	unlock()
 	out := map[string]any{"ok": len(errs) == 0, "errors": nonNil(errs), "version": l.version}
 	if merged != nil {
 		// The text a PUT would save, which the errors' positions point
@@ -264,13 +305,19 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Editor) servePut(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	// The body is read before the file's lock is taken: a slow client
+	// must not hold up the settings or a reload.
+	body, ferr := readBody(r)
+	defer e.lock()()
 	l := e.loadMatching(w, r)
 	if l == nil {
 		return
 	}
-	merged, text, errs := e.edited(r, l)
+	if ferr != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
+		return
+	}
+	merged, text, errs := e.editedBody(body, l)
 	if errs != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": errs})
 		return
@@ -281,7 +328,7 @@ func (e *Editor) servePut(w http.ResponseWriter, r *http.Request) {
 // loadMatching loads the file for a write and checks the request's
 // If-Match against its version; nil when it answered (428 without
 // If-Match, 409 when the file changed, 500 when it cannot be read). The
-// caller holds e.mu.
+// caller holds e.lock().
 func (e *Editor) loadMatching(w http.ResponseWriter, r *http.Request) *loaded {
 	ifMatch := r.Header.Get("If-Match")
 	if ifMatch == "" {

@@ -34,8 +34,7 @@ func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{{Message: `want {"kind": "channel" or "pool", "from": ID, "to": ID}: ` + err.Error()}}})
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.lock()()
 	l := e.loadMatching(w, r)
 	if l == nil {
 		return
@@ -51,7 +50,7 @@ func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
-	if errs := Validate(text, e.opts.Getenv); len(errs) > 0 {
+	if errs := e.validate(text); len(errs) > 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": errs})
 		return
 	}
