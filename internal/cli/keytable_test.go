@@ -61,12 +61,6 @@ func TestKeyTableWalk(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("--print-config: %d %s", status, errOut)
 	}
-	var live []string
-	for _, k := range settings.Keys {
-		if k.Live {
-			live = append(live, k.Name)
-		}
-	}
 	doc := settingsDocument(t)
 	for _, k := range settings.Keys {
 		t.Run("OPS-7/"+k.Name, func(t *testing.T) {
