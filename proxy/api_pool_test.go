@@ -87,7 +87,8 @@ func TestPoolCallerLogs(t *testing.T) {
 	_, srv := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true, Logger: logs.Logger()})
 	e := srv.Engine()
 	dead := testworld.RefusedAddr(t)
-	call := func(tr http.RoundTripper, scheme string) {
+	call := func(t *testing.T, tr http.RoundTripper, scheme string) {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, scheme+"://"+dead+"/v1/messages", strings.NewReader(`{"model":"m"}`))
 		if resp, err := tr.RoundTrip(req); err == nil {
 			resp.Body.Close()
@@ -98,7 +99,7 @@ func TestPoolCallerLogs(t *testing.T) {
 	for _, scheme := range []string{"http", "https"} {
 		t.Run("OPS-1/pool-member-unreachable-is-not-no-candidate-left/"+scheme, func(t *testing.T) {
 			before := len(e.decisions.Snapshot())
-			call(e.PoolRoundTripper(), scheme)
+			call(t, e.PoolRoundTripper(), scheme)
 			if warned() || strings.Contains(logs.String(), "level=INFO msg=routed") {
 				t.Fatalf("the pool's member call logged as an outage:\n%s", logs.String())
 			}
@@ -112,7 +113,7 @@ func TestPoolCallerLogs(t *testing.T) {
 		})
 	}
 	t.Run("OPS-1/other-callers-still-warned", func(t *testing.T) {
-		call(e.RoundTripper(), "http")
+		call(t, e.RoundTripper(), "http")
 		if !warned() {
 			t.Fatalf("a plain Transport's request no candidate served logged no warning:\n%s", logs.String())
 		}
