@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -51,7 +52,10 @@ func TestAgentOverrideWarning(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("the child got no --settings file with the launcher's env: %q (%v)", out, err)
 		}
-		if p := doc.Env["https_proxy"]; !strings.HasPrefix(p, "http://127.0.0.1:") || doc.Env["HTTPS_PROXY"] != p || doc.Env["NODE_USE_ENV_PROXY"] != "1" {
+		// On Windows the variables are one per name whatever the case, so
+		// the launcher writes one spelling (PLAT-1).
+		p := doc.Env["HTTPS_PROXY"]
+		if !strings.HasPrefix(p, "http://127.0.0.1:") || (runtime.GOOS != "windows" && doc.Env["https_proxy"] != p) || doc.Env["NODE_USE_ENV_PROXY"] != "1" {
 			t.Fatalf("pinned env %v", doc.Env)
 		}
 		if _, ok := doc.Env["DISABLE_TELEMETRY"]; ok {
@@ -146,7 +150,7 @@ func TestAgentExitHint(t *testing.T) {
 func runCmdEnv(t *testing.T, f func([]string, IO) int, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	dir := t.TempDir()
-	env = append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"), "LOCALAPPDATA=" + filepath.Join(dir, "local")}, env...)
+	env = ownRegistry(env, dir)
 	out, _ := os.Create(filepath.Join(dir, "out"))
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()

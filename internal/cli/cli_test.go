@@ -25,14 +25,48 @@ func runCmd(t *testing.T, f func([]string, IO) int, env []string, args ...string
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	// The user's directories are the test's own unless env sets them: the
-	// registry (XDG_RUNTIME_DIR, %LocalAppData%) too, so a test never lists
-	// or joins the user's running instances.
-	env = append([]string{"HOME=" + dir, "XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"), "LOCALAPPDATA=" + filepath.Join(dir, "local")}, env...)
+	// The user's directories are the test's own unless env sets them.
+	env = withDefaults(env, "HOME="+dir)
+	env = ownRegistry(env, dir)
 	status := f(args, IO{Stdout: out, Stderr: errf, Environ: env})
 	o, _ := os.ReadFile(out.Name())
 	e, _ := os.ReadFile(errf.Name())
 	return string(o), string(e), status
+}
+
+// ownRegistry gives env a registry of the test's own under dir
+// (XDG_RUNTIME_DIR, %LocalAppData%) unless env names one itself: a test that
+// chose its registry keeps it on every OS, and one that did not never lists
+// or joins the user's running instances.
+func ownRegistry(env []string, dir string) []string {
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); strings.EqualFold(k, "XDG_RUNTIME_DIR") || strings.EqualFold(k, "LOCALAPPDATA") {
+			return env
+		}
+	}
+	return append([]string{"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"), "LOCALAPPDATA=" + filepath.Join(dir, "local")}, env...)
+}
+
+// withDefaults puts each NAME=VALUE of defaults before env unless env sets
+// NAME itself. Names compare without case: on Windows LOCALAPPDATA and
+// LocalAppData are one variable, and the first one wins there, so a default
+// ahead of the test's own value would hide it.
+func withDefaults(env []string, defaults ...string) []string {
+	var add []string
+	for _, d := range defaults {
+		name, _, _ := strings.Cut(d, "=")
+		set := false
+		for _, kv := range env {
+			if k, _, _ := strings.Cut(kv, "="); strings.EqualFold(k, name) {
+				set = true
+				break
+			}
+		}
+		if !set {
+			add = append(add, d)
+		}
+	}
+	return append(add, env...)
 }
 
 func TestClaudeDefaults(t *testing.T) {

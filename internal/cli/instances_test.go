@@ -287,7 +287,7 @@ func TestBusyPortNamesTheInstance(t *testing.T) {
 		}
 	})
 	t.Run("LIS-1/launcher-busy-port-names-the-registered-instance", func(t *testing.T) {
-		_, errOut, status := runCmd(t, DualProxy, env, "run", "--listen-port", port, "--port-fallback", "0", "--health-url", "", "--", "true")
+		_, errOut, status := runCmd(t, DualProxy, env, append([]string{"run", "--listen-port", port, "--port-fallback", "0", "--health-url", "", "--"}, testworld.Child(t, "exit", "0")...)...)
 		if status != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
 			t.Fatalf("status %d err %q", status, errOut)
 		}

@@ -49,7 +49,7 @@ func TestPoolAgentPresets(t *testing.T) {
 		// where Gemini CLI would still not read it (not owned by root up
 		// to /), the launcher says what to add to the user's settings.
 		home, state := t.TempDir(), t.TempDir()
-		genv := []string{"HOME=" + home, "XDG_STATE_HOME=" + state}
+		genv := []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "LOCALAPPDATA=" + state} // Windows: %LocalAppData%\dual-proxy\presets
 		out, _, cleanup, warnings := poolChild(s, "tok", 7896, genv, []string{"/usr/bin/gemini", "-p", "hi"})
 		defer cleanup()
 		path, set := envrewrite.Get(out, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
