@@ -74,6 +74,21 @@ func racePace(i int) time.Duration {
 	return raceIdle - 2*time.Millisecond + time.Duration(i%9)*500*time.Microsecond
 }
 
+// racePool is a world whose pool p has members (1 or 2) on one channel at
+// base: members on one host share its connections' fate.
+func racePool(t *testing.T, base string, members int) *rworld {
+	t.Helper()
+	w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
+	y := "channels:\n  a: {api: anthropic, base_url: \"" + base + "\", api_key: sk-test-a-0123456789}\n"
+	list := "[a]"
+	if members == 2 {
+		y += "  b: {api: anthropic, base_url: \"" + base + "\", api_key: sk-test-b-0123456789}\n"
+		list = "[a, b]"
+	}
+	reload(t, w, y+"pools:\n  p:\n    members: "+list+"\n")
+	return w
+}
+
 // TestIdleRaceFigures: channels that close kept-alive connections on
 // their own, with no "Connection: close" on the answer before, cost no
 // call and move no session (SPEC POOL-26): a channel that closes every
@@ -91,54 +106,37 @@ func TestIdleRaceFigures(t *testing.T) {
 	t.Run("POOL-26/close-after-each-answer-costs-no-call", func(t *testing.T) {
 		t.Parallel()
 		ch := newCloseNowChannel(t)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \"http://"+ch.ln.Addr().String()+"\", api_key: sk-test-a-0123456789}\n"+
-			"pools:\n  p:\n    members: [a]\n")
+		w := racePool(t, "http://"+ch.ln.Addr().String(), 1)
 		check(t, runCalls(t, w, 150, func(int) time.Duration { return 0 }))
 	})
 	t.Run("POOL-26/short-idle-timeout-costs-no-call", func(t *testing.T) {
 		t.Parallel()
 		srv := idleTimeoutServer(t, raceIdle)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \""+srv.URL+"\", api_key: sk-test-a-0123456789}\n"+
-			"pools:\n  p:\n    members: [a]\n")
+		w := racePool(t, srv.URL, 1)
 		check(t, runCalls(t, w, 40, racePace))
 	})
 	t.Run("POOL-26/two-members-on-one-host-no-needless-failover", func(t *testing.T) {
 		t.Parallel()
 		ch := newCloseNowChannel(t)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		base := "http://" + ch.ln.Addr().String()
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \""+base+"\", api_key: sk-test-a-0123456789}\n"+
-			"  b: {api: anthropic, base_url: \""+base+"\", api_key: sk-test-b-0123456789}\n"+
-			"pools:\n  p:\n    members: [a, b]\n")
+		w := racePool(t, "http://"+ch.ln.Addr().String(), 2)
 		check(t, runCalls(t, w, 50, func(int) time.Duration { return 0 }))
 	})
 	t.Run("POOL-26/fin-as-the-next-request-comes-costs-no-call", func(t *testing.T) {
 		t.Parallel()
 		ch := newHalfClosingChannel(t)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \"http://"+ch.ln.Addr().String()+"\", api_key: sk-test-a-0123456789}\n"+
-			"pools:\n  p:\n    members: [a]\n")
+		w := racePool(t, "http://"+ch.ln.Addr().String(), 1)
 		check(t, runCalls(t, w, 150, func(int) time.Duration { return 0 }))
 	})
 	t.Run("POOL-26/two-members-on-one-host-fin-as-the-next-request-comes", func(t *testing.T) {
 		t.Parallel()
 		ch := newHalfClosingChannel(t)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		base := "http://" + ch.ln.Addr().String()
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \""+base+"\", api_key: sk-test-a-0123456789}\n"+
-			"  b: {api: anthropic, base_url: \""+base+"\", api_key: sk-test-b-0123456789}\n"+
-			"pools:\n  p:\n    members: [a, b]\n")
+		w := racePool(t, "http://"+ch.ln.Addr().String(), 2)
 		check(t, runCalls(t, w, 50, func(int) time.Duration { return 0 }))
 	})
 	t.Run("POOL-26/two-members-on-one-host-with-idle-timeout", func(t *testing.T) {
 		t.Parallel()
 		srv := idleTimeoutServer(t, raceIdle)
-		w := newRWorld(t, rconf{}, []string{"unused"}, okChannel("unused"))
-		reload(t, w, "channels:\n  a: {api: anthropic, base_url: \""+srv.URL+"\", api_key: sk-test-a-0123456789}\n"+
-			"  b: {api: anthropic, base_url: \""+srv.URL+"\", api_key: sk-test-b-0123456789}\n"+
-			"pools:\n  p:\n    members: [a, b]\n")
+		w := racePool(t, srv.URL, 2)
 		check(t, runCalls(t, w, 50, racePace))
 	})
 }
