@@ -117,6 +117,22 @@ func TestSettingsAPI(t *testing.T) {
 			t.Fatalf("the listener must be fixed: %v", doc["fixed"])
 		}
 	})
+	t.Run("OPS-7/tokenless-get-repeats-no-password-of-a-skipped-gateway", func(t *testing.T) {
+		// Each value is skipped by the candidates with a warning the
+		// document carries; neither the warning nor the value shows
+		// the password, however the value is malformed.
+		bad := []string{"http://u:hunter2", "http://u:hunter2@gw.example:hunter2", "https://gw.example:1?hunter2",
+			"socks4://u:hunter2@gw.example:1", "http://u:hunter2:gw.example:1", "http://u:hun%zzter2@gw.example:1"}
+		in := newInstance(t, settings.Options{Values: with(startValues(), settings.Gateway, bad)})
+		code, doc, _ := in.call(t, http.MethodGet, "")
+		b, _ := json.Marshal(doc)
+		if code != 200 || bytes.Contains(b, []byte("hunter2")) || bytes.Contains(b, []byte("zzter2")) {
+			t.Fatalf("GET without a token: %d %s", code, b)
+		}
+		if w, _ := doc["warnings"].([]any); len(w) != len(bad) || !strings.HasPrefix(w[0].(string), "skipping gateway[0] (http://u:***)") {
+			t.Fatalf("warnings %q, want one per skipped gateway naming its place", doc["warnings"])
+		}
+	})
 	t.Run("OPS-7/put-applies-and-bumps-the-version", func(t *testing.T) {
 		in := newInstance(t, settings.Options{})
 		v := in.version(t)

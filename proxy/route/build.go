@@ -51,7 +51,7 @@ type CandidateSpec struct {
 //     (ParseGateway). A first gateway of another kind (socks4://, …) or
 //     unparsable is an error (the CLI exits 2); the error never contains a
 //     password. An extra gateway that is so is skipped with one warning
-//     per distinct value, credentials redacted.
+//     per distinct value.
 //   - GW-2: candidates are deduplicated by normalized host:port whatever
 //     their kind (a "mixed" port that speaks HTTP and SOCKS5 is one
 //     candidate); the first occurrence wins and keeps its kind and
@@ -63,25 +63,29 @@ type CandidateSpec struct {
 //     of LocalAddrs.
 //   - GW-4: user and password are percent-decoded (ParseGateway).
 //
-// Warnings are one-line, human-readable and redacted; the caller logs them.
+// Warnings are one line each and repeat no secret (SPEC OPS-7: they reach
+// the log and the settings and status documents, which need no token):
+// each names the gateway by its place ("gateway[2]", "gateway from
+// HTTPS_PROXY", "gateway from upstream-url") and its RedactURL form, and
+// says why with words that quote no part of the value.
 func BuildCandidates(s CandidateSpec) (cands []candidate.Candidate, warnings []string, err error) {
 	seen := make(map[string]bool)
 	warned := make(map[string]bool)
-	warn := func(raw, source, why string) {
+	warn := func(raw, where, why string) {
 		if warned[raw] {
 			return
 		}
 		warned[raw] = true
-		warnings = append(warnings, fmt.Sprintf("skipping gateway %s (%s): %s", RedactURL(raw), source, why))
+		warnings = append(warnings, fmt.Sprintf("skipping %s (%s): %s", where, RedactURL(strings.TrimSpace(raw)), why))
 	}
 	self := newSelfCheck(s)
-	add := func(c candidate.Candidate, raw string) {
+	add := func(c candidate.Candidate, raw, where string) {
 		if seen[c.Addr] {
 			return
 		}
 		seen[c.Addr] = true
 		if self.is(c.Addr) {
-			warn(raw, c.Source, "points at this proxy's own listener")
+			warn(raw, where, "points at this proxy's own listener")
 			return
 		}
 		cands = append(cands, c)
@@ -93,31 +97,31 @@ func BuildCandidates(s CandidateSpec) (cands []candidate.Candidate, warnings []s
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream URL %s: %w", RedactURL(s.UpstreamURL), err)
 		}
-		add(c, s.UpstreamURL)
+		add(c, s.UpstreamURL, "gateway from upstream-url")
 	case s.UpstreamHost != "":
 		raw := net.JoinHostPort(strings.Trim(s.UpstreamHost, "[]"), strconv.Itoa(s.UpstreamPort))
 		c, err := ParseGateway(raw, "upstream")
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", raw, err)
 		}
-		add(c, raw)
+		add(c, raw, "gateway from upstream-host")
 	}
-	extra := func(raw, source string) {
+	extra := func(raw, source, where string) {
 		if strings.TrimSpace(raw) == "" {
 			return
 		}
 		c, err := ParseGateway(raw, source)
 		if err != nil {
-			warn(raw, source, err.Error())
+			warn(raw, where, err.Error())
 			return
 		}
-		add(c, raw)
+		add(c, raw, where)
 	}
-	for _, g := range s.Gateways {
-		extra(g, "gateway")
+	for i, g := range s.Gateways {
+		extra(g, "gateway", fmt.Sprintf("gateway[%d]", i))
 	}
 	for _, e := range s.EnvProxies {
-		extra(e.Value, "env:"+e.Var)
+		extra(e.Value, "env:"+e.Var, "gateway from "+e.Var)
 	}
 	return append(cands, candidate.Direct), warnings, nil
 }
@@ -176,26 +180,67 @@ func (sc selfCheck) is(addr string) bool {
 	return false
 }
 
-// RedactURL returns raw with the password of its userinfo replaced by
-// "***" ("http://u:***@h:1"); the user name stays. It works on values that
-// do not parse as URLs too, so warnings about bad proxy values never show a
-// password (SPEC GW-3, LIS-4). Values without userinfo are returned as is.
+// RedactURL returns raw with every part that may be a secret replaced by
+// "***": the password of its userinfo ("http://u:***@h:1"; the user name
+// stays), a "port" that is not one to five digits ("http://user:pass" with
+// the host left out reads as host "user", port "pass"), the whole of a
+// "user:pass:host" typo, each query parameter but ca= (GW-6) and a
+// fragment. It works on values that do not parse as URLs too, so the
+// document, the warnings and the errors about a bad proxy value never show
+// a password (SPEC GW-3, LIS-4, OPS-7). A value with none of these is
+// returned as is.
 func RedactURL(raw string) string {
-	rest, prefix := raw, ""
+	prefix, rest := "", raw
 	if i := strings.Index(raw, "://"); i >= 0 {
 		prefix, rest = raw[:i+3], raw[i+3:]
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		auth, _, _ := strings.Cut(rest, "/")
-		if !strings.HasPrefix(auth, "[") && strings.Count(auth, ":") > 1 {
-			return prefix + "***" // "user:pass:host" typo: cannot tell the password apart
+	userinfo := ""
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo, rest = rest[:at+1], rest[at+1:]
+		if user, _, ok := strings.Cut(userinfo, ":"); ok {
+			userinfo = user + ":***@"
 		}
-		return raw
 	}
-	userinfo, tail := rest[:at], rest[at:]
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return prefix + user + ":***" + tail
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
 	}
-	return raw // user name only: nothing secret to hide
+	host, tail := rest[:end], rest[end:]
+	bracketed := strings.HasPrefix(host, "[")
+	if userinfo == "" && !bracketed && strings.Count(host, ":") > 1 {
+		return prefix + "***" // "user:pass:host" typo: cannot tell the password apart
+	}
+	if c := strings.LastIndex(host, ":"); c >= 0 && c < len(host)-1 && (!bracketed || strings.HasSuffix(host[:c], "]")) && !isPort(host[c+1:]) {
+		host = host[:c+1] + "***"
+	}
+	return prefix + userinfo + host + redactTail(tail)
+}
+
+// redactTail is what follows a gateway value's authority with each query
+// parameter but ca= and the fragment masked; the path stays.
+func redactTail(tail string) string {
+	path, frag, hasFrag := strings.Cut(tail, "#")
+	path, query, hasQuery := strings.Cut(path, "?")
+	if hasQuery {
+		pairs := strings.Split(query, "&")
+		for i, p := range pairs {
+			if !strings.HasPrefix(p, "ca=") && p != "" {
+				pairs[i] = "***"
+			}
+		}
+		path += "?" + strings.Join(pairs, "&")
+	}
+	if hasFrag && frag != "" {
+		path += "#***"
+	} else if hasFrag {
+		path += "#"
+	}
+	return path
+}
+
+// isPort reports whether s reads as a port number, right or wrong: one to
+// five decimal digits ("99999" is shown so the typo can be seen; a longer
+// or non-numeric one may be a password).
+func isPort(s string) bool {
+	return len(s) >= 1 && len(s) <= 5 && strings.Trim(s, "0123456789") == ""
 }

@@ -3,6 +3,7 @@ package route
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -140,6 +141,79 @@ func TestBuildCandidates(t *testing.T) {
 		for _, w := range warns {
 			if strings.Contains(w, "hunter2") || strings.Contains(w, "zzter2") {
 				t.Errorf("warning leaks a password: %s", w)
+			}
+		}
+	})
+}
+
+// TestSkippedGatewayWarnings: a gateway value BuildCandidates skips is
+// named by its place and masked form, and neither the form nor the reason
+// repeats its password, however the value is malformed: the warnings reach
+// the log and the settings and status documents, which need no token
+// (SPEC OPS-7, GW-3).
+func TestSkippedGatewayWarnings(t *testing.T) {
+	const pw = "s3cr3t"
+	cases := []struct{ why, value string }{
+		{"unsupported scheme", "socks4://u:" + pw + "@h.example:1"},
+		{"unknown scheme", "ftp://u:" + pw + "@h.example:1"},
+		{"path", "http://u:" + pw + "@h.example:1/path"},
+		{"fragment", "http://u:" + pw + "@h.example:1#frag"},
+		{"query on http", "http://u:" + pw + "@h.example:1?ca=x"},
+		{"unknown https parameter", "https://u:" + pw + "@h.example:1?" + pw},
+		{"password as https parameter", "https://h.example:1?ca=x&" + pw + "=1"},
+		{"empty ca", "https://u:" + pw + "@h.example:1?ca="},
+		{"bad escape in password", "http://u:" + pw + "%zz@h.example:1"},
+		{"bad escape in user", "http://u%zz:" + pw + "@h.example:1"},
+		{"socks5 password without user", "socks5://:" + pw + "@h.example:1"},
+		{"host left out", "http://u:" + pw},
+		{"host left out, no scheme", "u:" + pw},
+		{"host left out, path", "http://u:" + pw + "/"},
+		{"numeric password, host left out", "http://u:987654321"},
+		{"password as port", "http://u:" + pw + "@h.example:" + pw},
+		{"no host", "http://u:" + pw + "@"},
+		{"two ports", "http://u:" + pw + "@h.example:1:2"},
+		{"user:pass:host typo", "http://u:" + pw + ":h.example:1"},
+		{"port out of range", "http://u:" + pw + "@h.example:99999"},
+		{"bad zone", "http://u:" + pw + "@[fe80::1%25a!]:1"},
+		{"bad host", "http://u:" + pw + "@bad_host!:1"},
+		{"space in port", "http://u:" + pw + "@h.example:1 x"},
+		{"own listener", "http://u:" + pw + "@127.0.0.1:7898"},
+	}
+	var values []string
+	for _, c := range cases {
+		values = append(values, c.value)
+	}
+	cs, warns, err := BuildCandidates(CandidateSpec{
+		Gateways: values, ListenHost: "127.0.0.1", ListenPort: 7898,
+		EnvProxies: []EnvProxy{{"HTTPS_PROXY", "http://u:" + pw + "@h.example:1/x"}},
+	})
+	if err != nil || !slices.Equal(candKeys(cs), []string{"direct"}) {
+		t.Fatalf("got %v %v, want every gateway skipped", candKeys(cs), err)
+	}
+	if len(warns) != len(cases)+1 {
+		t.Fatalf("want one warning per value (%d), got %d: %q", len(cases)+1, len(warns), warns)
+	}
+	for i, c := range cases {
+		t.Run("OPS-7/warning-repeats-no-password/"+strings.ReplaceAll(c.why, " ", "-"), func(t *testing.T) {
+			w := warns[i]
+			if strings.Contains(w, pw) || strings.Contains(w, "987654321") {
+				t.Errorf("%s: warning repeats the password: %s", c.value, w)
+			}
+			if want := fmt.Sprintf("skipping gateway[%d] (", i); !strings.HasPrefix(w, want) {
+				t.Errorf("%s: warning %q does not start with %q", c.value, w, want)
+			}
+		})
+	}
+	t.Run("OPS-7/environment-gateway-named-by-its-variable", func(t *testing.T) {
+		w := warns[len(cases)]
+		if !strings.HasPrefix(w, "skipping gateway from HTTPS_PROXY (http://u:***@h.example:1/x)") || strings.Contains(w, pw) {
+			t.Errorf("warning %q", w)
+		}
+	})
+	t.Run("OPS-7/bad-upstream-url-error-repeats-no-password", func(t *testing.T) {
+		for _, u := range []string{"http://u:" + pw, "http://u:" + pw + "@h.example:" + pw, "https://h.example:1?" + pw} {
+			if _, _, err := BuildCandidates(CandidateSpec{UpstreamURL: u}); err == nil || strings.Contains(err.Error(), pw) {
+				t.Errorf("%s: err = %v", u, err)
 			}
 		}
 	})
@@ -287,7 +361,18 @@ func TestRedactURL(t *testing.T) {
 		"http://h:1":                   "http://h:1",
 		"http://user@h:1":              "http://user@h:1",
 		"not a url":                    "not a url",
-		"http://u:se%zzcret@h:1/x?y=z": "http://u:***@h:1/x?y=z",
+		"http://u:se%zzcret@h:1/x?y=z": "http://u:***@h:1/x?***",
+		"https://h:1/?ca=a.pem&k=v#f":  "https://h:1/?ca=a.pem&***#***",
+		"http://u:p@h:secret":          "http://u:***@h:***",
+		"http://u:secret":              "http://u:***",
+		"u:secret/x":                   "u:***/x",
+		"http://u:99999":               "http://u:99999",
+		"http://u:987654":              "http://u:***",
+		"[::1]:secret":                 "[::1]:***",
+		"[::1]:8080":                   "[::1]:8080",
+		"h:08080":                      "h:08080",
+		"http://h:":                    "http://h:",
+		"http://[fe80::1%25eth0]:3128": "http://[fe80::1%25eth0]:3128",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)

@@ -166,7 +166,9 @@ func gatewayAddr(hostport, defaultPort string) (string, error) {
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("bad proxy port %q", port)
+		// The port is not repeated: a host left out of "user:pass@host"
+		// makes the password the port (SPEC OPS-7).
+		return "", errors.New("bad proxy port (want 1-65535)")
 	}
 	host, zone, err := splitZone(host)
 	if err != nil {
@@ -220,7 +222,8 @@ func parseGatewayQuery(c *candidate.Candidate, query string) error {
 	}
 	for k, v := range q {
 		if k != "ca" {
-			return fmt.Errorf("unknown proxy URL parameter %q (https:// takes ?ca=FILE)", k)
+			// Not repeated: a key pasted after '?' would be shown (SPEC OPS-7).
+			return errors.New("unknown proxy URL parameter (https:// takes ?ca=FILE)")
 		}
 		if len(v) != 1 || v[0] == "" {
 			return errors.New("proxy URL parameter ca= wants one file name")
