@@ -260,8 +260,8 @@ func clientFlavour(r *http.Request, sub, poolAPI string) (fl wire.Flavour, ep wi
 	}
 	for _, f := range []wire.Flavour{wire.AnthropicFlavour{}, wire.ChatFlavour{}, wire.GeminiFlavour{}} {
 		if ep, ok := f.Endpoint(r.Method, path); ok {
-			if ep.Flavour != nil {
-				f = ep.Flavour
+			if ep.API != "" {
+				f = wire.Of(ep.API)
 			}
 			return f, ep, true
 		}

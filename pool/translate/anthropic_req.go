@@ -132,7 +132,7 @@ func DecodeAnthropicRequest(body []byte) (*Request, error) {
 // (objectKeys).
 func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 	var w anRequest
-	if err := objectKeys(body, &w, anKnownKeys, anIgnoredKeys, valid); err != nil {
+	if err := objectKeys(body, &w, scanAnRequest, anKnownKeys, anIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxTokens, Temperature: w.Temperature,
@@ -141,7 +141,7 @@ func decodeAnthropicRequest(body []byte, valid bool) (*Request, error) {
 		r.User = w.Metadata.UserID
 	}
 	var sys []anBlock
-	s, isStr, err := stringOrArray(w.System, "system", &sys)
+	s, isStr, err := stringOrArray(w.System, "system", &sys, scanAnBlock)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func decodeAnMessage(field string, m anMessage) (Message, error) {
 		return msg, fieldErr(field+".role", "unknown role %q", m.Role)
 	}
 	var blocks []anBlock
-	s, isStr, err := stringOrArray(m.Content, field+".content", &blocks)
+	s, isStr, err := stringOrArray(m.Content, field+".content", &blocks, scanAnBlock)
 	if err != nil {
 		return msg, err
 	}
@@ -296,7 +296,7 @@ func decodeAnBlock(field string, b anBlock) (Part, error) {
 	case "tool_result":
 		p := Part{Kind: KindToolResult, CallID: OriginalToolID(b.ToolUseID), IsError: b.IsError}
 		var inner []anBlock
-		s, isStr, err := stringOrArray(b.Content, field+".content", &inner)
+		s, isStr, err := stringOrArray(b.Content, field+".content", &inner, scanAnBlock)
 		if err != nil {
 			return Part{}, err
 		}

@@ -125,7 +125,7 @@ func DecodeChatRequest(body []byte) (*Request, error) { return decodeChatRequest
 // (objectKeys).
 func decodeChatRequest(body []byte, valid bool) (*Request, error) {
 	var w chatRequest
-	if err := objectKeys(body, &w, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
+	if err := objectKeys(body, &w, scanChatRequest, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if w.N != nil && *w.N != 1 {
@@ -141,7 +141,7 @@ func decodeChatRequest(body []byte, valid bool) (*Request, error) {
 	if r.MaxTokens == 0 {
 		r.MaxTokens = w.MaxTokens
 	}
-	s, isStr, err := stringOrArray(w.Stop, "stop", &r.Stop)
+	s, isStr, err := stringOrArray(w.Stop, "stop", &r.Stop, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func decodeChatMessages(msgs []chatMessage, r *Request) error {
 		switch m.Role {
 		case "system", "developer":
 			var parts []chatContentPart
-			s, isStr, err := stringOrArray(m.Content, field+".content", &parts)
+			s, isStr, err := stringOrArray(m.Content, field+".content", &parts, scanChatContentPart)
 			if err != nil {
 				return err
 			}
@@ -305,7 +305,7 @@ func appendMessage(msgs []Message, m Message) []Message {
 
 func decodeChatContent(field string, raw json.RawMessage) ([]Part, error) {
 	var parts []chatContentPart
-	s, isStr, err := stringOrArray(raw, field, &parts)
+	s, isStr, err := stringOrArray(raw, field, &parts, scanChatContentPart)
 	if err != nil {
 		return nil, err
 	}

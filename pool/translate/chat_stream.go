@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-
-	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // chatStreamDecoder reads a Chat Completions stream: "data: {chunk}" events
@@ -312,7 +310,7 @@ func (e *chatStreamEncoder) Encode(ev Event) ([]byte, error) {
 	case EvPing:
 		return []byte(": ping\n\n"), nil
 	case EvError:
-		_, body := EncodeError(apikind.Chat, *ev.Err)
+		_, body := encodeOpenAIError(*ev.Err)
 		return sse("", body), nil
 	}
 	return nil, nil

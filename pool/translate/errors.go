@@ -68,16 +68,31 @@ func DecodeError(status int, body []byte) Error {
 // EncodeError renders e as api's error document and the HTTP status to
 // send. Anthropic's 529 is sent as 503 to the other APIs, which have no 529.
 func EncodeError(api apikind.Kind, e Error) (int, []byte) {
-	st := e.statusOrDefault()
 	switch api {
 	case apikind.Anthropic:
-		return st, anErrorBody(e)
+		return encodeAnthropicError(e)
 	case apikind.Gemini:
-		if st == 529 {
-			st = 503
-		}
-		return st, geminiErrorBody(st, e.Message)
+		return encodeGeminiError(e)
 	}
+	return encodeOpenAIError(e)
+}
+
+// encodeAnthropicError is EncodeError for Anthropic Messages.
+func encodeAnthropicError(e Error) (int, []byte) { return e.statusOrDefault(), anErrorBody(e) }
+
+// encodeGeminiError is EncodeError for Gemini, which has no 529.
+func encodeGeminiError(e Error) (int, []byte) {
+	st := e.statusOrDefault()
+	if st == 529 {
+		st = 503
+	}
+	return st, geminiErrorBody(st, e.Message)
+}
+
+// encodeOpenAIError is EncodeError for Chat Completions and Responses,
+// which have no 529.
+func encodeOpenAIError(e Error) (int, []byte) {
+	st := e.statusOrDefault()
 	if st == 529 {
 		st = 503
 	}

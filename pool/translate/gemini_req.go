@@ -127,7 +127,7 @@ func decodeGeminiRequest(body []byte, model string, stream bool, valid bool) (*R
 	}
 	body = mustJSON(camelKeys(raw))
 	var w gmRequest
-	if err := objectKeys(body, &w, gmKnownKeys, gmIgnoredKeys, valid); err != nil {
+	if err := objectKeys(body, &w, scanGmRequest, gmKnownKeys, gmIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if err := checkGeminiNested(body); err != nil {

@@ -3,8 +3,6 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // Gemini answer wire types (one GenerateContentResponse; a stream sends a
@@ -306,7 +304,7 @@ func (e *geminiStreamEncoder) Encode(ev Event) ([]byte, error) {
 		empty := ""
 		return e.chunk([]gmPart{{Text: &empty}}, gmStopOf(ev.Stop), gmUsageOf(ev.Usage)), nil
 	case EvError:
-		_, body := EncodeError(apikind.Gemini, *ev.Err)
+		_, body := encodeGeminiError(*ev.Err)
 		return sse("", body), nil
 	}
 	return nil, nil

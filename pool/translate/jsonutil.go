@@ -17,10 +17,10 @@ import (
 // ignored is dropped on purpose (its loss does not change the answer), any
 // other key is a FieldError (the target cannot express it). valid says
 // body is known to be valid JSON: then it is decoded by one scan
-// (decodeValid) when it can be.
-func objectKeys(body []byte, typed any, known, ignored []string, valid bool) error {
+// (decodeValid, by the struct's scan) when it can be.
+func objectKeys[T any](body []byte, typed *T, scan func([]byte, *T, map[string]keyOnly) bool, known, ignored []string, valid bool) error {
 	if valid {
-		if keys, ok := decodeValid(body, typed); ok {
+		if keys, ok := decodeValid(body, typed, scan); ok {
 			return checkKeys("", keys, known, ignored)
 		}
 	}
@@ -157,9 +157,9 @@ func goTypeWord(kind string) string {
 
 // stringOrArray decodes raw, a value of a decoded body (valid JSON), as
 // either a JSON string or an array; str is set for a string, arr for an
-// array (by scanElements' one scan when it can). null and absent give
-// neither.
-func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isStr bool, err error) {
+// array (by scan, the element struct's one scan, when it is not nil). null
+// and absent give neither.
+func stringOrArray[T any](raw json.RawMessage, field string, arr *[]T, scan func([]byte, *T) bool) (str string, isStr bool, err error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", false, nil
@@ -176,7 +176,7 @@ func stringOrArray(raw json.RawMessage, field string, arr any) (str string, isSt
 	if raw[0] != '[' {
 		return "", false, fieldErr(field, "must be a string or an array")
 	}
-	if scanElements(raw, arr) {
+	if scan != nil && scanArray(raw, arr, scan) {
 		return "", false, nil // one scan: raw is valid JSON, a value of a decoded body
 	}
 	if err := json.Unmarshal(raw, arr); err != nil {

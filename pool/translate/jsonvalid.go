@@ -27,30 +27,20 @@ import (
 // result for every wire struct). The content arrays the wire struct keeps
 // as json.RawMessage (Anthropic blocks, Chat parts, Responses items and
 // content) are decoded later by stringOrArray through the same decoders
-// (scanElements).
+// (stringOrArray, given the element struct's scan).
 
 // decodeValid decodes body, valid JSON, into typed (a pointer to one of
-// the four APIs' request structs) and returns the body's top-level keys as
-// topKeys does; ok false means the caller must decode with json.Unmarshal
-// (typed is then zero).
-func decodeValid(body []byte, typed any) (keys map[string]keyOnly, ok bool) {
+// the four APIs' request structs) by scan, that struct's decoder, and
+// returns the body's top-level keys as topKeys does; ok false means the
+// caller must decode with json.Unmarshal (typed is then zero).
+func decodeValid[T any](body []byte, typed *T, scan func([]byte, *T, map[string]keyOnly) bool) (keys map[string]keyOnly, ok bool) {
 	i := jsonscan.SkipWS(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil, false
 	}
 	keys = map[string]keyOnly{}
 	b := body[i:]
-	switch w := typed.(type) {
-	case *anRequest:
-		ok = scanTop(b, w, keys, scanAnRequest)
-	case *chatRequest:
-		ok = scanTop(b, w, keys, scanChatRequest)
-	case *rsRequest:
-		ok = scanTop(b, w, keys, scanRsRequest)
-	case *gmRequest:
-		ok = scanTop(b, w, keys, scanGmRequest)
-	}
-	if !ok {
+	if scan == nil || !scanTop(b, typed, keys, scan) {
 		return nil, false
 	}
 	return keys, true
@@ -142,24 +132,6 @@ func scanArray[T any](v []byte, dst *[]T, scan func([]byte, *T) bool) bool {
 	}
 	*dst = s
 	return true
-}
-
-// scanElements decodes raw, a JSON array out of a body already decoded
-// (valid JSON), into arr when arr is a slice of content structs that have
-// a scan (stringOrArray's blocks, parts and items); false means
-// json.Unmarshal's turn, *arr untouched.
-func scanElements(raw []byte, arr any) bool {
-	switch a := arr.(type) {
-	case *[]anBlock:
-		return scanArray(raw, a, scanAnBlock)
-	case *[]chatContentPart:
-		return scanArray(raw, a, scanChatContentPart)
-	case *[]rsItem:
-		return scanArray(raw, a, scanRsItem)
-	case *[]rsContent:
-		return scanArray(raw, a, scanRsContent)
-	}
-	return false
 }
 
 // scanString decodes the value v into *dst: a plainString as it is,

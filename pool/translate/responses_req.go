@@ -96,7 +96,7 @@ func DecodeResponsesRequest(body []byte) (*Request, error) {
 // (objectKeys).
 func decodeResponsesRequest(body []byte, valid bool) (*Request, error) {
 	var w rsRequest
-	if err := objectKeys(body, &w, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
+	if err := objectKeys(body, &w, scanRsRequest, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature,
@@ -105,7 +105,7 @@ func decodeResponsesRequest(body []byte, valid bool) (*Request, error) {
 		r.System = []string{w.Instructions}
 	}
 	var items []rsItem
-	s, isStr, err := stringOrArray(w.Input, "input", &items)
+	s, isStr, err := stringOrArray(w.Input, "input", &items, scanRsItem)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func decodeRsMessage(field string, it rsItem, r *Request) error {
 
 func decodeRsContent(field string, raw json.RawMessage) ([]Part, error) {
 	var cs []rsContent
-	s, isStr, err := stringOrArray(raw, field, &cs)
+	s, isStr, err := stringOrArray(raw, field, &cs, scanRsContent)
 	if err != nil {
 		return nil, err
 	}

@@ -94,9 +94,9 @@ type Endpoint struct {
 	Kind EndpointKind
 	// Upstream is the path appended to the channel's base_url.
 	Upstream string
-	// Flavour, when set, is the flavour that handles this endpoint instead of the
+	// API, when set, is the API that handles this endpoint instead of the
 	// pool's (an "openai" pool serves Chat Completions and Responses).
-	Flavour Flavour
+	API apikind.Kind
 	// Model and Stream are read from the path by APIs that put them there
 	// (Gemini: /v1beta/models/{model}:streamGenerateContent).
 	Model  string

@@ -28,7 +28,7 @@ func (ChatFlavour) Endpoint(method, path string) (Endpoint, bool) {
 	case method == http.MethodPost && path == "/v1/chat/completions":
 		return Endpoint{Kind: EpGenerate, Upstream: path}, true
 	case method == http.MethodPost && path == "/v1/responses":
-		return Endpoint{Kind: EpGenerate, Upstream: path, Flavour: ResponsesFlavour{}}, true
+		return Endpoint{Kind: EpGenerate, Upstream: path, API: apikind.Responses}, true
 	case method == http.MethodGet && path == "/v1/models":
 		return Endpoint{Kind: EpModels}, true
 	}
