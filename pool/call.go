@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // call is one client request being served by a pool. It orchestrates its
@@ -32,9 +33,9 @@ type call struct {
 	cfg   *config.Config
 	scrub config.Scrubber
 	pc    *config.PoolConfig
-	fl    wire.Flavour
-	ep    wire.Endpoint
-	ci    *wire.CallInfo
+	fl    api.Flavour
+	ep    neutral.Endpoint
+	ci    *neutral.CallInfo
 	um    *config.UnifiedModel
 	r     *http.Request
 
@@ -68,7 +69,7 @@ type call struct {
 // POOL-21). attempt sets both afresh for every try.
 type attemptState struct {
 	rt   memberRoute
-	conv *translate.Stream
+	conv *api.Stream
 }
 
 // answer is what the call's final answer and its record are made of: the
@@ -76,7 +77,7 @@ type attemptState struct {
 // time to the first byte, whether the client's answer was translated, and
 // what the one State.Finish writes (SPEC POOL-23).
 type answer struct {
-	attempts   []wire.Attempt
+	attempts   []neutral.Attempt
 	ttfb       time.Duration
 	translated bool // the answer the client got was translated (status)
 	// end collects what the call writes to State once it is over (one
@@ -95,13 +96,13 @@ type outcome struct {
 	// canceled: the client went away (POOL-9): no failure, no failover.
 	canceled bool
 	// fail describes a failure (before or after the commit point).
-	fail     *wire.Attempt
+	fail     *neutral.Attempt
 	explicit time.Duration // server-given wait for rate_limit
 	// noCooldown: the failure is the transport's, not the member's (a
 	// kept-alive connection the channel closed unanswered, POOL-17): it is
 	// recorded and logged but cools nothing and counts no member failure.
 	noCooldown bool
-	u          wire.Usage
+	u          neutral.Accounting
 	// state: the state keys the answer produced (POOL-18); retry: send to
 	// the same member once more (it rejected encrypted content).
 	state []string
@@ -136,7 +137,7 @@ func (c *call) run() {
 	}
 	if len(eligible) == 0 {
 		c.headers(c.w.Header(), "none")
-		wire.WriteError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
+		api.WriteError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
 		c.record("", config.ClassBadRequest, http.StatusBadRequest)
 		return
 	}
@@ -198,7 +199,7 @@ func (c *call) run() {
 		if o.fail != nil {
 			c.failed(m, o)
 		}
-		if o.served && c.ep.Kind == wire.EpGenerate {
+		if o.served && c.ep.Kind == neutral.EpGenerate {
 			// Written by Finish (served implies done: the call ends here).
 			c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, c.owned(o)
 			if f := c.p.opts.Observer.Usage; f != nil {
@@ -244,9 +245,9 @@ func (c *call) attempt(m string, key balance.BindKey) outcome {
 	c.rt, c.conv = c.routeFor(c.cfg.Channel(m)), nil
 	c.answerModel = nil
 	if t := c.target(m); t != c.ci.Model && c.ci.Model != "" {
-		c.answerModel = wire.ModelValue(c.ci.Model) // the answer names the id the client asked for (POOL-2)
+		c.answerModel = wirefmt.ModelValue(c.ci.Model) // the answer names the id the client asked for (POOL-2)
 	}
-	if c.rt.translate && c.ep.Kind == wire.EpCountTokens {
+	if c.rt.translate && c.ep.Kind == neutral.EpCountTokens {
 		return c.estimateTokens(m)
 	}
 	if c.ci.Stream {
@@ -327,7 +328,7 @@ func (c *call) aggregate() {
 	} else {
 		c.headers(c.w.Header(), "none")
 		c.retryAfter(c.w.Header()) // POOL-26: every member cooling
-		wire.WriteError(c.w, c.fl, status, msg, c.attempts)
+		api.WriteError(c.w, c.fl, status, msg, c.attempts)
 	}
 	last := ""
 	if len(c.attempts) > 0 {
@@ -404,7 +405,7 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 		// and the request was not sent again (sendMember: a body beyond the
 		// replay budget, POOL-17): not a sign of ill health, so the next
 		// member is tried and this one is not cooled (POOL-26).
-		return outcome{fail: &wire.Attempt{Member: m, Class: class, Message: msg}, noCooldown: true}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: class, Message: msg}, noCooldown: true}
 	}
 	switch {
 	case timedOut:
@@ -414,5 +415,5 @@ func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
 	case errors.Is(err, context.DeadlineExceeded):
 		class = config.ClassTimeout
 	}
-	return outcome{fail: &wire.Attempt{Member: m, Class: class, Message: msg}}
+	return outcome{fail: &neutral.Attempt{Member: m, Class: class, Message: msg}}
 }

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // errorAnswer classifies a non-2xx upstream answer. bad_request is passed
@@ -17,7 +18,7 @@ import (
 func (c *call) errorAnswer(m string, resp *http.Response, body []byte) outcome {
 	typ, msg := c.rt.fl.ParseError(body)
 	class := balance.ClassifyStatus(resp.StatusCode, typ, msg)
-	a := &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}
+	a := &neutral.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(neutral.Clip(msg))}
 	if class == config.ClassBadRequest {
 		switch {
 		case c.early:
@@ -56,7 +57,7 @@ func (c *call) writeAnswer(m string, resp *http.Response, body []byte) {
 // writeBody writes a complete answer with the upstream's headers.
 func (c *call) writeBody(m string, upstream http.Header, status int, body []byte) {
 	h := c.w.Header()
-	copyResponseHeaders(h, upstream, c.scrub) // Content-Encoding only when still encoded (wire.DecodeResponse)
+	copyResponseHeaders(h, upstream, c.scrub) // Content-Encoding only when still encoded (wirefmt.DecodeResponse)
 	if c.rt.translate {
 		h.Del("Content-Encoding")
 		h.Set("Content-Type", "application/json")
@@ -66,7 +67,7 @@ func (c *call) writeBody(m string, upstream http.Header, status int, body []byte
 	c.ttfb = time.Since(c.start)
 	body = c.scrub.ScrubBytes(body)
 	if c.answerModel != nil {
-		body = wire.AnswerModel(body, c.answerModel)
+		body = wirefmt.AnswerModel(body, c.answerModel)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	c.w.WriteHeader(status)
@@ -82,15 +83,15 @@ func (c *call) plainAttempt(m string) outcome {
 	defer cancel()
 	req, err := c.memberRequest(ctx, ch)
 	if err != nil {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.sendMember(m, req)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
-	decoded := wire.DecodeResponse(resp)
+	decoded := wirefmt.DecodeResponse(resp)
 	defer drain(resp.Body)
-	body, err := wire.ReadBody(resp.Body, MaxRequestBody)
+	body, err := wirefmt.ReadBody(resp.Body, MaxRequestBody)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
@@ -98,7 +99,7 @@ func (c *call) plainAttempt(m string) outcome {
 		return c.errorAnswer(m, resp, body)
 	}
 	if !decoded && c.rt.translate {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
 			Message: "answer uses a Content-Encoding the pool cannot read for translation"}}
 	}
 	if !decoded {
@@ -114,20 +115,20 @@ func (c *call) plainAttempt(m string) outcome {
 func (c *call) completeAnswer(m string, resp *http.Response, body []byte) outcome {
 	u, class, msg := c.rt.fl.InspectBody(c.ep, body)
 	if class != "" {
-		return outcome{fail: &wire.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(wire.Clip(msg))}}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: class, Status: resp.StatusCode, Message: c.scrub.Scrub(neutral.Clip(msg))}}
 	}
 	if c.rt.translate {
 		out, err := c.translateAnswer(c.rt, m, body)
 		if err != nil {
-			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-				Message: c.scrub.Scrub(wire.Clip("answer not translatable: " + err.Error()))}}
+			return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: c.scrub.Scrub(neutral.Clip("answer not translatable: " + err.Error()))}}
 		}
 		c.writeBody(m, resp.Header, resp.StatusCode, out)
 		return outcome{done: true, served: true, u: u}
 	}
 	c.writeAnswer(m, resp, body)
 	o := outcome{done: true, served: true, u: u}
-	if sr, ok := c.fl.(wire.StateReader); ok {
+	if sr, ok := c.fl.(neutral.StateReader); ok {
 		o.state = sr.StateKeys(body)
 	}
 	return o
@@ -139,5 +140,5 @@ func shortErr(err error) string {
 	if i := strings.LastIndex(s, "\": "); i >= 0 {
 		s = s[i+3:]
 	}
-	return wire.Clip(s)
+	return neutral.Clip(s)
 }

@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // A non-streamed call is silent on the member's connection until the whole
@@ -32,7 +33,7 @@ import (
 // collects says whether this attempt asks its member for a stream to build
 // a non-streamed answer from (stream_upstream, POOL-7b).
 func (c *call) collects() bool {
-	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == wire.EpGenerate && !c.rt.translate &&
+	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == neutral.EpGenerate && !c.rt.translate &&
 		(c.rt.to == apikind.Anthropic || c.rt.to == apikind.Chat)
 }
 
@@ -83,16 +84,16 @@ func (c *call) collectAttempt(m string) outcome {
 		err = c.streamingRequest(req)
 	}
 	if err != nil {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
 	}
 	resp, err := c.sendMember(m, req)
 	if err != nil {
 		return c.transportFailure(m, err, false)
 	}
-	decoded := wire.DecodeResponse(resp)
+	decoded := wirefmt.DecodeResponse(resp)
 	defer drain(resp.Body)
 	if resp.StatusCode/100 != 2 || !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
+		body, err := wirefmt.ReadBody(resp.Body, MaxRequestBody)
 		if err != nil {
 			return c.transportFailure(m, err, false)
 		}
@@ -109,7 +110,7 @@ func (c *call) collectAttempt(m string) outcome {
 		return c.completeAnswer(m, resp, body) // a member that answered JSON anyway
 	}
 	if !decoded {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
 			Message: "stream uses a Content-Encoding the pool cannot read"}}
 	}
 	return c.collectStream(m, resp)
@@ -133,13 +134,13 @@ func (c *call) streamingRequest(req *http.Request) error {
 
 // collectStream reads the member's stream into the client's answer.
 func (c *call) collectStream(m string, resp *http.Response) outcome {
-	col := translate.NewCollector(c.rt.to)
-	rd := wire.NewSSEReader(resp.Body)
+	col := api.NewCollector(c.rt.to)
+	rd := wirefmt.NewSSEReader(resp.Body)
 	defer rd.Release()
-	var se *translate.Error
+	var se *neutral.Error
 	var err error
 	for se == nil && err == nil && !col.Finished() {
-		var ev wire.SSEEvent
+		var ev wirefmt.SSEEvent
 		if ev, err = rd.Next(); err != nil {
 			break
 		}
@@ -157,13 +158,13 @@ func (c *call) collectStream(m string, resp *http.Response) outcome {
 	case err != nil && c.r.Context().Err() != nil:
 		return outcome{canceled: true}
 	case err != nil:
-		return c.collectFailed(m, resp, committed, translate.Error{Status: http.StatusBadGateway, Type: "api_error",
+		return c.collectFailed(m, resp, committed, neutral.Error{Status: http.StatusBadGateway, Type: "api_error",
 			Message: "member stream failed: " + shortErr(err)})
 	}
-	body, err := translate.EncodeResponse(c.rt.to, col.Response(), c.target(m))
+	body, err := api.EncodeResponse(c.rt.to, col.Response(), c.target(m))
 	if err != nil {
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: c.scrub.Scrub(wire.Clip("answer not buildable from the stream: " + err.Error()))}}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: c.scrub.Scrub(neutral.Clip("answer not buildable from the stream: " + err.Error()))}}
 	}
 	resp.Header.Set("Content-Type", "application/json")
 	return c.completeAnswer(m, resp, body)
@@ -172,13 +173,13 @@ func (c *call) collectStream(m string, resp *http.Response) outcome {
 // collectFailed is a member's failure inside the stream: before the first
 // part it fails over like any failure before the commit point; after it,
 // the client gets the error answer of its API with the error's status.
-func (c *call) collectFailed(m string, resp *http.Response, committed bool, e translate.Error) outcome {
+func (c *call) collectFailed(m string, resp *http.Response, committed bool, e neutral.Error) outcome {
 	class := balance.ClassifyStatus(e.Status, e.Type, e.Message)
-	a := &wire.Attempt{Member: m, Class: class, Status: e.Status, Message: c.scrub.Scrub(wire.Clip(e.Message))}
+	a := &neutral.Attempt{Member: m, Class: class, Status: e.Status, Message: c.scrub.Scrub(neutral.Clip(e.Message))}
 	if !committed && class != config.ClassBadRequest {
 		return outcome{fail: a}
 	}
-	st, doc := translate.EncodeError(c.rt.to, e)
+	st, doc := api.EncodeError(c.rt.to, e)
 	a.Status = st
 	resp.Header.Set("Content-Type", "application/json")
 	c.writeBody(m, resp.Header, st, doc)

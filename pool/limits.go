@@ -1,8 +1,8 @@
 package pool
 
 import (
+	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // memberLimit is member m's output limit for this call's model (tokens), 0
@@ -15,7 +15,7 @@ func (c *call) memberLimit(m string) int {
 // limit, for a client that asked for asked (0: named none): the member's
 // when the client named none or more, else the client's (SPEC POOL-25). 0
 // means the API's default (the translate encoders: Anthropic
-// translate.DefaultMaxTokens, the others none).
+// anthropic.DefaultMaxTokens, the others none).
 func outputLimit(asked, limit int) int {
 	if limit > 0 && (asked == 0 || asked > limit) {
 		return limit
@@ -28,7 +28,7 @@ func outputLimit(asked, limit int) int {
 // that named none keeps its API's default there.
 func (c *call) passthroughLimit(m string, body []byte) []byte {
 	if limit := c.memberLimit(m); limit > 0 && c.ci.MaxTokens > limit {
-		return wire.LowerLimit(c.fl.API(), body, limit)
+		return api.LowerLimit(c.fl.API(), body, limit)
 	}
 	return body
 }

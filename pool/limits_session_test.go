@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // limitMember is a mock of API speaks (channel api) whose model "small"
@@ -86,12 +86,12 @@ func TestOutputLimits(t *testing.T) {
 			{apikind.Gemini, `{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":9000}}`, `{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":1200}}`},
 			{apikind.Gemini, `{"contents":[]}`, `{"contents":[]}`},
 		} {
-			if got := string(wire.LowerLimit(tc.api, []byte(tc.body), 1200)); got != tc.out {
+			if got := string(api.LowerLimit(tc.api, []byte(tc.body), 1200)); got != tc.out {
 				t.Fatalf("%s: %s, want %s", tc.api, got, tc.out)
 			}
 		}
 		// Under Anthropic's smallest budget (1024) thinking is turned off.
-		if got := string(wire.LowerLimit(apikind.Anthropic, []byte(`{"max_tokens":9000,"thinking":{"type":"enabled","budget_tokens":1500}}`), 1000)); got != `{"max_tokens":1000,"thinking":{"type":"disabled"}}` {
+		if got := string(api.LowerLimit(apikind.Anthropic, []byte(`{"max_tokens":9000,"thinking":{"type":"enabled","budget_tokens":1500}}`), 1000)); got != `{"max_tokens":1000,"thinking":{"type":"disabled"}}` {
 			t.Fatalf("thinking under its minimum: %s", got)
 		}
 	})

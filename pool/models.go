@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // serveModels answers GET /pool/{pool}/v1/models with the unified models
@@ -15,14 +17,14 @@ import (
 // OpenAI pools in the OpenAI list shape (object "list", data of object
 // "model" with created and owned_by = the pool id); both entries carry the
 // config.ModelInfo fields (context_window, max_tokens, input, efforts).
-func (p *Pool) serveModels(w http.ResponseWriter, r *http.Request, cfg *config.Config, pc *config.PoolConfig, fl wire.Flavour) {
+func (p *Pool) serveModels(w http.ResponseWriter, r *http.Request, cfg *config.Config, pc *config.PoolConfig, fl api.Flavour) {
 	list := config.ModelListFetched(cfg, pc, p.lists.get(r.Context(), p, cfg, pc))
 	w.Header().Set("Content-Type", "application/json")
-	if _, gemini := fl.(wire.GeminiFlavour); gemini {
+	if _, gemini := fl.(gemini.GeminiFlavour); gemini {
 		_ = json.NewEncoder(w).Encode(geminiModels(list))
 		return
 	}
-	if _, anthropic := fl.(wire.AnthropicFlavour); !anthropic {
+	if _, anthropic := fl.(anthropic.AnthropicFlavour); !anthropic {
 		type entry struct {
 			Object string `json:"object"`
 			config.ModelInfo

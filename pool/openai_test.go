@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 const chatPath = "/pool/p/v1/chat/completions"
@@ -160,7 +160,7 @@ func TestChatFailover(t *testing.T) {
 			var doc struct {
 				Error struct {
 					Message, Type, Code string
-					Attempts            []wire.Attempt
+					Attempts            []neutral.Attempt
 				} `json:"error"`
 			}
 			if err := json.Unmarshal([]byte(body), &doc); err != nil || resp.StatusCode != 429 {

@@ -11,11 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 	"github.com/dual-proxy/dual-proxy/pool/status"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // DefaultPingInterval is how long a committed stream may stay quiet before
@@ -92,7 +95,7 @@ type Observer struct {
 	// (pool, member, failovers, time to first byte, class).
 	Call func(balance.CallRecord)
 	// Usage is told about the token usage a member reported for a call.
-	Usage func(pool, member string, u wire.Usage)
+	Usage func(pool, member string, u neutral.Accounting)
 	// Resend is told about each member request sent once more after a
 	// kept-alive connection closed unanswered (SPEC POOL-26); it may run
 	// on another goroutine than the call's.
@@ -255,22 +258,22 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	keyed := r.URL.Path != "/pool" && r.URL.Path != "/pool/" && r.URL.Path != "/pool/status" && r.URL.Path != "/pool/status/"
 	if why := browserRefusal(r, keyed); why != "" {
-		var fl wire.Flavour = wire.AnthropicFlavour{}
+		var fl api.Flavour = anthropic.AnthropicFlavour{}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/pool/"); ok {
 			poolID, sub, _ := strings.Cut(rest, "/")
-			api := ""
+			poolAPI := ""
 			if pc := p.poolConfig(poolID); pc != nil {
-				api = pc.API
+				poolAPI = pc.API
 			}
-			fl, _, _ = clientFlavour(r, sub, api)
+			fl, _, _ = clientFlavour(r, sub, poolAPI)
 		}
-		wire.WriteError(w, fl, http.StatusForbidden, why, nil)
+		api.WriteError(w, fl, http.StatusForbidden, why, nil)
 		return
 	}
 	switch r.URL.Path {
 	case "/pool/status", "/pool/status/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+			api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -291,23 +294,23 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
 	if !ok {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
+		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
 		return
 	}
 	poolID, sub, _ := strings.Cut(rest, "/")
 	cfg, scrub := p.config()
 	pc := cfg.Pool(poolID)
-	api := ""
+	poolAPI := ""
 	if pc != nil {
-		api = pc.API
+		poolAPI = pc.API
 	}
-	fl, ep, routed := clientFlavour(r, sub, api)
+	fl, ep, routed := clientFlavour(r, sub, poolAPI)
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
-		wire.WriteError(w, fl, http.StatusUnauthorized, tokenHelp("x-api-key, Authorization: Bearer, x-goog-api-key or key="), nil)
+		api.WriteError(w, fl, http.StatusUnauthorized, tokenHelp("x-api-key, Authorization: Bearer, x-goog-api-key or key="), nil)
 		return
 	}
 	if pc == nil {
-		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q (pools: %s)", poolID, strings.Join(cfg.PoolIDs(), ", ")), nil)
+		api.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("no pool %q (pools: %s)", poolID, strings.Join(cfg.PoolIDs(), ", ")), nil)
 		return
 	}
 	if sub == "test" {
@@ -315,10 +318,10 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !routed {
-		wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
+		api.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("pool %q has no %s /%s", poolID, r.Method, sub), nil)
 		return
 	}
-	if ep.Kind == wire.EpModels {
+	if ep.Kind == neutral.EpModels {
 		p.serveModels(w, r, cfg, pc, fl)
 		return
 	}
@@ -326,7 +329,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Without alt=sse Gemini streams one JSON array; the pool streams
 		// Server-Sent Events only, so it says so instead of answering in a
 		// framing the client did not ask for (SPEC POOL-21).
-		wire.WriteError(w, fl, http.StatusBadRequest, "streamGenerateContent needs ?alt=sse: the pool streams Server-Sent Events, not a JSON array", nil)
+		api.WriteError(w, fl, http.StatusBadRequest, "streamGenerateContent needs ?alt=sse: the pool streams Server-Sent Events, not a JSON array", nil)
 		return
 	}
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
@@ -351,16 +354,16 @@ const noTokenEditor = "saving and gathering models need a pool token: start with
 // any local user can reach the listener (SPEC POOL-15, POOL-20).
 func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
+		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
 		return
 	}
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == editor.PathValidate
 	if p.opts.Token == "" && !readOnly {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusForbidden, noTokenEditor, nil)
+		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusForbidden, noTokenEditor, nil)
 		return
 	}
 	if p.editor == nil {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusNotFound, "no configuration file to edit (start with --config FILE)", nil)
+		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusNotFound, "no configuration file to edit (start with --config FILE)", nil)
 		return
 	}
 	p.editor.ServeHTTP(w, r)
@@ -368,32 +371,32 @@ func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 
 // serveCall reads and checks a model call's body (size, duplicate keys,
 // the flavour's parse, the pool's model list) and runs the call.
-func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl wire.Flavour, ep wire.Endpoint) {
+func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl api.Flavour, ep neutral.Endpoint) {
 	if p.looped(r.Header) {
-		wire.WriteError(w, fl, http.StatusLoopDetected, "pool loop: this call already went through this pool (a member's base_url leads back to it)", nil)
+		api.WriteError(w, fl, http.StatusLoopDetected, "pool loop: this call already went through this pool (a member's base_url leads back to it)", nil)
 		return
 	}
-	body, err := wire.ReadBodySized(r.Body, r.ContentLength, MaxRequestBody)
-	if err == wire.ErrBodyTooLarge {
-		wire.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
+	body, err := wirefmt.ReadBodySized(r.Body, r.ContentLength, MaxRequestBody)
+	if err == wirefmt.ErrBodyTooLarge {
+		api.WriteError(w, fl, http.StatusRequestEntityTooLarge, "request body above 32 MiB", nil)
 		return
 	}
 	if err != nil {
 		return // client went away while sending
 	}
-	if err := wire.CheckTopLevel(body); err != nil {
-		wire.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
+	if err := wirefmt.CheckTopLevel(body); err != nil {
+		api.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	ci, err := fl.ParseRequest(ep, body)
 	if err != nil {
-		wire.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
+		api.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	var um *config.UnifiedModel
 	if len(pc.Models) > 0 {
 		if um = pc.Model(ci.Model); um == nil {
-			wire.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q (models: %s)", ci.Model, pc.ID, strings.Join(pc.ModelIDs(), ", ")), nil)
+			api.WriteError(w, fl, http.StatusNotFound, fmt.Sprintf("model %q is not offered by pool %q (models: %s)", ci.Model, pc.ID, strings.Join(pc.ModelIDs(), ", ")), nil)
 			return
 		}
 	}

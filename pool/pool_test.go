@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 func three() ([]string, []behaviour) {
@@ -193,9 +193,9 @@ func TestFailover(t *testing.T) {
 		var doc struct {
 			Type  string `json:"type"`
 			Error struct {
-				Type     string         `json:"type"`
-				Message  string         `json:"message"`
-				Attempts []wire.Attempt `json:"attempts"`
+				Type     string            `json:"type"`
+				Message  string            `json:"message"`
+				Attempts []neutral.Attempt `json:"attempts"`
 			} `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.Type != "error" || doc.Error.Type != "overloaded_error" {

@@ -14,9 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // testSession is the session shown for test calls in status records.
@@ -43,7 +44,7 @@ type TestResult struct {
 	// Attempts counts the members tried, the answering one included.
 	Attempts int `json:"attempts"`
 	// Failed lists the members that failed (class, status, scrubbed message).
-	Failed []wire.Attempt `json:"failed,omitempty"`
+	Failed []neutral.Attempt `json:"failed,omitempty"`
 	// Status is the HTTP status the pool answered with.
 	Status int `json:"status"`
 	// Result is "ok" (a complete answer) or "failed".
@@ -65,14 +66,14 @@ type probe struct {
 	member   string
 	mu       sync.Mutex
 	rec      *balance.CallRecord
-	attempts []wire.Attempt
+	attempts []neutral.Attempt
 }
 
-func (pr *probe) set(rec balance.CallRecord, attempts []wire.Attempt) {
+func (pr *probe) set(rec balance.CallRecord, attempts []neutral.Attempt) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.rec = &rec
-	pr.attempts = append([]wire.Attempt(nil), attempts...)
+	pr.attempts = append([]neutral.Attempt(nil), attempts...)
 }
 
 // testBody is the request a test sends: one short streamed question in the
@@ -212,19 +213,19 @@ func (t *testRecorder) Flush() {}
 // serveTest answers POST /pool/{pool}/test?model=M[&member=X] with Test's TestResult as
 // JSON (200 whatever the call's outcome); 405 for other methods, 400 without
 // a model. The token rule of /pool/{pool}/… applies (checked by ServeHTTP).
-func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl wire.Flavour, pool string) {
+func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl api.Flavour, pool string) {
 	if r.Method != http.MethodPost {
-		wire.WriteError(w, fl, http.StatusMethodNotAllowed, "use POST /pool/"+pool+"/test?model=MODEL", nil)
+		api.WriteError(w, fl, http.StatusMethodNotAllowed, "use POST /pool/"+pool+"/test?model=MODEL", nil)
 		return
 	}
 	model := r.URL.Query().Get("model")
 	if model == "" {
-		wire.WriteError(w, fl, http.StatusBadRequest, "query parameter model is required", nil)
+		api.WriteError(w, fl, http.StatusBadRequest, "query parameter model is required", nil)
 		return
 	}
 	res, err := p.TestMember(r.Context(), pool, model, r.URL.Query().Get("member"))
 	if err != nil {
-		wire.WriteError(w, fl, http.StatusNotFound, err.Error(), nil)
+		api.WriteError(w, fl, http.StatusNotFound, err.Error(), nil)
 		return
 	}
 	p.log.Info("pool test", "pool", pool, "member", res.Member, "result", res.Result, "class", res.Class, "ttft_ms", res.TTFTMs)

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // rateState is what a call knows of its members' recoveries (SPEC
@@ -155,6 +155,6 @@ func (c *call) allRateLimited() {
 	}
 	c.headers(c.w.Header(), "none")
 	c.retryAfter(c.w.Header())
-	wire.WriteError(c.w, c.fl, http.StatusTooManyRequests, msg, nil)
+	api.WriteError(c.w, c.fl, http.StatusTooManyRequests, msg, nil)
 	c.record("", config.ClassRateLimit, http.StatusTooManyRequests)
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 const respPath = "/pool/p/v1/responses"
@@ -154,7 +154,7 @@ func TestResponsesFailover(t *testing.T) {
 		var doc struct {
 			Error struct {
 				Message, Type, Code string
-				Attempts            []wire.Attempt
+				Attempts            []neutral.Attempt
 			} `json:"error"`
 		}
 		if resp.StatusCode != 503 || json.Unmarshal([]byte(body), &doc) != nil || len(doc.Error.Attempts) != 2 ||

@@ -1,10 +1,11 @@
 package pool
 
 import (
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // Reasoning signatures across members (SPEC POOL-18). Anthropic thinking
@@ -26,7 +27,7 @@ import (
 //     documents that thinking blocks of earlier turns may be left out.
 //     When the removed block opened the assistant message of a tool loop in
 //     progress, the call is sent with thinking disabled instead of failing
-//     (wire.StripThinking). Gemini thoughtSignatures another member minted
+//     (anthropic.StripThinking). Gemini thoughtSignatures another member minted
 //     become Gemini's placeholder skip_thought_signature_validator;
 //   - signatures of unknown origin (minted before a restart, or through
 //     another instance without a shared state) are sent; a member that
@@ -44,13 +45,13 @@ func (c *call) signedFor(m string, body []byte) []byte {
 	if !c.ci.Signed {
 		return body
 	}
-	anthropic := c.fl.API() == apikind.Anthropic
+	isAnthropic := c.fl.API() == apikind.Anthropic
 	if c.sigOwners == nil {
 		var keys []string
-		if anthropic {
-			keys, c.sigUnsigned = wire.AnthropicSigKeys(body)
+		if isAnthropic {
+			keys, c.sigUnsigned = anthropic.AnthropicSigKeys(body)
 		} else {
-			keys = wire.GeminiSigKeys(body)
+			keys = gemini.GeminiSigKeys(body)
 		}
 		c.sigOwners = c.p.state.OwnersOf(c.sctx(), keys)
 		if c.sigOwners == nil {
@@ -79,10 +80,10 @@ func (c *call) signedFor(m string, body []byte) []byte {
 	if !strip {
 		return body // nothing m cannot verify: the usual turn of a session on its member
 	}
-	if anthropic {
-		return wire.StripThinking(body, keep)
+	if isAnthropic {
+		return anthropic.StripThinking(body, keep)
 	}
-	return wire.StripThoughtSignatures(body, keep)
+	return gemini.StripThoughtSignatures(body, keep)
 }
 
 // unverifiedOwner is the owner recorded for signatures of unknown origin

@@ -3,7 +3,7 @@ package pool
 import (
 	"slices"
 
-	"github.com/dual-proxy/dual-proxy/pool/wire"
+	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 )
 
 // Stateful APIs across members (SPEC POOL-18). The Responses API carries
@@ -51,11 +51,11 @@ func (c *call) stateFor(m string, body []byte) []byte {
 	}
 	if c.owners == nil {
 		var keys []string
-		wire.StripReasoning(body, func(key string) bool { keys = append(keys, key); return true })
+		responses.StripReasoning(body, func(key string) bool { keys = append(keys, key); return true })
 		c.owners = c.p.state.OwnersOf(c.sctx(), keys)
 	}
 	all := c.stripAll[m]
-	return wire.StripReasoning(body, func(key string) bool {
+	return responses.StripReasoning(body, func(key string) bool {
 		owner := c.owners[key]
 		if all {
 			return owner == m
@@ -69,7 +69,7 @@ func (c *call) stateFor(m string, body []byte) []byte {
 // item_reference; "" for none.
 func (c *call) stateOwnerKey() string {
 	if c.ci.Previous != "" {
-		return wire.RespKey(c.ci.Previous)
+		return responses.RespKey(c.ci.Previous)
 	}
 	if len(c.ci.StateRefs) > 0 {
 		return c.ci.StateRefs[0]

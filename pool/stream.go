@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // maxPreamble caps the events held before the commit point (SPEC POOL-7).
@@ -64,12 +65,12 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 
 	w := c.rt.fl.NewWatcher()
 	if c.rt.translate {
-		c.conv = translate.NewStream(c.rt.to, c.rt.from, c.target(m), c.customTools()...) // POOL-21: the member's model, as passed through
+		c.conv = api.NewStream(c.rt.to, c.rt.from, c.target(m), c.customTools()...) // POOL-21: the member's model, as passed through
 	}
 	var held bytes.Buffer
 	ka := c.kaTicker(cancel)
 	defer ka.stop()
-	var ev wire.SSEEvent // one per attempt, not one per event: &ev escapes
+	var ev wirefmt.SSEEvent // one per attempt, not one per event: &ev escapes
 	for {
 		var err error
 		if ev, err = u.next(); err != nil {
@@ -78,18 +79,18 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		obs := w.Observe(&ev, false)
 		out, err := c.out(&ev)
 		if err != nil {
-			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-				Message: c.scrub.Scrub(wire.Clip("stream not translatable: " + err.Error()))}}
+			return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+				Message: c.scrub.Scrub(neutral.Clip("stream not translatable: " + err.Error()))}}
 		}
 		switch obs.Verdict {
-		case wire.VPreamble:
+		case neutral.VPreamble:
 			held.Write(out)
 			if held.Len() <= maxPreamble {
 				continue
 			}
-		case wire.VEnd:
-			return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
-		case wire.VError:
+		case neutral.VEnd:
+			return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
+		case neutral.VError:
 			a := c.streamError(m, u, w, obs)
 			if a.Class != config.ClassBadRequest {
 				return outcome{fail: a}
@@ -112,7 +113,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		if !firstOutput.Stop() {
 			return c.transportFailure(m, context.DeadlineExceeded, true)
 		}
-		if ev.Raw != nil && obs.Verdict == wire.VVisible {
+		if ev.Raw != nil && obs.Verdict == neutral.VVisible {
 			held.Write(out)
 		}
 		var o outcome
@@ -124,7 +125,7 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 // commitAndRelay is a streamed attempt from its commit point on: the
 // binding, the head and held bytes, then the relay of the rest (SPEC
 // POOL-7). clean: the stream reached its protocol's end.
-func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response, u *memberStream, w wire.StreamWatcher, held []byte) (o outcome, clean bool) {
+func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response, u *memberStream, w neutral.StreamWatcher, held []byte) (o outcome, clean bool) {
 	if m != c.boundTo && m != c.picked {
 		// A failover off the binding or off the first pick: joiners see
 		// it now, not when the stream ends (POOL-5, POOL-8).
@@ -135,7 +136,7 @@ func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response
 	}
 	o = c.relay(m, u, w)
 	clean = o.done && o.fail == nil && !o.canceled
-	if sw, ok := w.(wire.StateWatcher); ok {
+	if sw, ok := w.(neutral.StateWatcher); ok {
 		o.state = sw.StateKeys()
 	}
 	return o, clean
@@ -149,33 +150,33 @@ func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response
 func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m string, timedOut *atomic.Bool) (resp *http.Response, src io.Reader, o outcome, ok bool) {
 	req, err := c.memberRequest(actx, c.cfg.Channel(m))
 	if err != nil {
-		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}, false
+		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}, false
 	}
 	resp, err = c.roundTrip(m, req, cancel)
 	if err != nil {
 		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
 	}
-	if !wire.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
+	if !wirefmt.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
 		drain(resp.Body)
-		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(wire.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}, false
+		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(neutral.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}, false
 	}
 	if resp.StatusCode/100 != 2 {
 		defer drain(resp.Body)
-		body, err := wire.ReadBody(resp.Body, MaxRequestBody)
+		body, err := wirefmt.ReadBody(resp.Body, MaxRequestBody)
 		if err != nil {
 			return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
 		}
 		return nil, nil, c.errorAnswer(m, resp, body), false
 	}
-	if wire.IsEventStream(resp.Header) {
+	if wirefmt.IsEventStream(resp.Header) {
 		return resp, resp.Body, outcome{}, true
 	}
 	// No (or another) Content-Type: an event stream is recognised by its
 	// first line; a captive portal's HTML or a JSON document is not the
 	// answer a streaming client can read.
 	br := bufio.NewReaderSize(resp.Body, 32<<10)
-	if isStream, err := wire.SniffEventStream(br); err != nil {
+	if isStream, err := wirefmt.SniffEventStream(br); err != nil {
 		drain(resp.Body)
 		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
 	} else if !isStream {
@@ -184,8 +185,8 @@ func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m str
 		if ct == "" {
 			ct = "none"
 		}
-		return nil, nil, outcome{fail: &wire.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(wire.Clip(ct)) + ")"}}, false
+		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
+			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(neutral.Clip(ct)) + ")"}}, false
 	}
 	return resp, br, outcome{}, true
 }
@@ -198,7 +199,7 @@ func (c *call) preCommitReadFailure(m string, status int, err error, timedOut bo
 		if c.r.Context().Err() != nil {
 			return outcome{canceled: true}
 		}
-		return outcome{fail: &wire.Attempt{Member: m, Class: config.ClassNetwork, Status: status, Message: "stream closed before the first output"}}
+		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassNetwork, Status: status, Message: "stream closed before the first output"}}
 	}
 	return c.transportFailure(m, err, timedOut)
 }
@@ -207,14 +208,14 @@ func (c *call) preCommitReadFailure(m string, status int, err error, timedOut bo
 // describes, classified (SPEC POOL-10); a failure event without a reason
 // takes the one of the error event that may follow it (Responses: an
 // "error" event after a response.failed without one, SPEC POOL-19).
-func (c *call) streamError(m string, u *memberStream, w wire.StreamWatcher, obs wire.Observation) *wire.Attempt {
+func (c *call) streamError(m string, u *memberStream, w neutral.StreamWatcher, obs neutral.Observation) *neutral.Attempt {
 	if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
 		if more, ok := nextError(u, w); ok {
 			obs = more
 		}
 	}
 	class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-	return &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}
+	return &neutral.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}
 }
 
 // commit writes the response head and the held bytes, and flushes. After

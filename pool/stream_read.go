@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/pool/wire"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
 // One goroutine per stream. The serving goroutine reads the
@@ -24,7 +24,7 @@ import (
 
 // memberStream is one attempt's event stream, read on the serving goroutine.
 type memberStream struct {
-	rd     *wire.SSEReader
+	rd     *wirefmt.SSEReader
 	cancel context.CancelFunc
 	// closeBody closes the body once; watch closes it readerExitWait after
 	// the attempt's context ended, for a RoundTripper whose body read
@@ -35,17 +35,17 @@ type memberStream struct {
 }
 
 func newMemberStream(ctx context.Context, cancel context.CancelFunc, src io.Reader, body io.Closer) *memberStream {
-	u := &memberStream{rd: wire.NewSSEReader(src), cancel: cancel, closeBody: sync.OnceFunc(func() { _ = body.Close() })}
+	u := &memberStream{rd: wirefmt.NewSSEReader(src), cancel: cancel, closeBody: sync.OnceFunc(func() { _ = body.Close() })}
 	u.watch = context.AfterFunc(ctx, func() { u.exit.Store(time.AfterFunc(readerExitWait, u.closeBody)) })
 	return u
 }
 
 // next reads the next event.
-func (u *memberStream) next() (wire.SSEEvent, error) { return u.rd.Next() }
+func (u *memberStream) next() (wirefmt.SSEEvent, error) { return u.rd.Next() }
 
 // nextWithin reads the next event, ending the attempt when none came within
 // d (the caller ends it then anyway).
-func (u *memberStream) nextWithin(d time.Duration) (wire.SSEEvent, error) {
+func (u *memberStream) nextWithin(d time.Duration) (wirefmt.SSEEvent, error) {
 	t := time.AfterFunc(d, u.cancel)
 	defer t.Stop()
 	return u.rd.Next()

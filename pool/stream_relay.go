@@ -7,17 +7,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // relay forwards the rest of a committed stream (SPEC POOL-7). An event
 // is written as it arrives; it is flushed unless the next one arrived with
 // it (EventBuffered), whose flush then carries both: one write for what
 // came in one read, never a wait for more.
-func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
+func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome {
 	every := c.p.opts.PingInterval
 	ping := c.startTicker(every, func() (time.Duration, bool) {
 		if c.write(c.fl.PingEvent()) != nil {
@@ -45,7 +45,7 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 		})
 		defer idleT.stop()
 	}
-	var ev wire.SSEEvent // one per stream, not one per event: &ev escapes
+	var ev wirefmt.SSEEvent // one per stream, not one per event: &ev escapes
 	if c.conv == nil {
 		// Passed through: each event is observed, scrubbed and written
 		// before the next is read, so it may stay in the reader's scratch
@@ -61,9 +61,9 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 		obs := w.Observe(&ev, true)
 		raw, err := c.out(&ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
 		if err != nil {
-			return c.relayFail(m, w, config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(wire.Clip("upstream event not translatable: "+err.Error())))
+			return c.relayFail(m, w, config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(neutral.Clip("upstream event not translatable: "+err.Error())))
 		}
-		last := obs.Verdict == wire.VEnd || obs.Verdict == wire.VError
+		last := obs.Verdict == neutral.VEnd || obs.Verdict == neutral.VError
 		writing.Store(true)
 		err = c.send(raw, last || !u.rd.EventBuffered())
 		writing.Store(false)
@@ -76,16 +76,16 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 			idleT.pushFrom(now, c.pc.StreamIdleTimeout)
 		}
 		switch obs.Verdict {
-		case wire.VEnd:
+		case neutral.VEnd:
 			return outcome{done: true, served: true, u: w.Usage()}
-		case wire.VError:
+		case neutral.VError:
 			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
 			if c.conv == nil {
 				ping.stop()
 				c.forwardTrailer(u) // translated: the client's error event was the end
 			}
 			return outcome{done: true, served: true, u: w.Usage(),
-				fail: &wire.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(wire.Clip(obs.ErrMsg))}}
+				fail: &neutral.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}}
 		}
 	}
 }
@@ -95,14 +95,14 @@ func (c *call) relay(m string, u *memberStream, w wire.StreamWatcher) outcome {
 // stream_idle_timeout_ms a timeout, a clean end the protocol's end (the
 // converter's, translated), anything else a network failure; a failure
 // reaches the client as the protocol's error event (SPEC POOL-7).
-func (c *call) relayReadEnd(m string, w wire.StreamWatcher, err error, idled bool) outcome {
+func (c *call) relayReadEnd(m string, w neutral.StreamWatcher, err error, idled bool) outcome {
 	switch {
 	case c.r.Context().Err() != nil || c.gone.Load():
 		return outcome{canceled: true, served: true}
 	case idled:
 		return c.relayFail(m, w, config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
 	}
-	if ce, clean := w.(wire.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
+	if ce, clean := w.(neutral.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
 		var end []byte
 		if c.conv != nil {
 			if b, err := c.conv.End(); err == nil {
@@ -122,16 +122,16 @@ func (c *call) relayReadEnd(m string, w wire.StreamWatcher, err error, idled boo
 // relayFail ends a committed stream with the protocol's error event (the
 // member's API's, or the converter's when translated) and reports the
 // failure as member m's.
-func (c *call) relayFail(m string, w wire.StreamWatcher, class string, status int, msg string) outcome {
+func (c *call) relayFail(m string, w neutral.StreamWatcher, class string, status int, msg string) outcome {
 	ev := c.fl.ErrorEvent(status, msg)
-	if ee, ok := w.(wire.ErrorEventer); ok && c.conv == nil {
+	if ee, ok := w.(neutral.ErrorEventer); ok && c.conv == nil {
 		ev = ee.ErrorEvent(status, msg)
 	}
 	if c.conv != nil {
-		ev = c.conv.Error(translate.Error{Status: status, Message: msg})
+		ev = c.conv.Error(neutral.Error{Status: status, Message: msg})
 	}
 	_ = c.send(ev, true)
-	return outcome{done: true, served: true, u: w.Usage(), fail: &wire.Attempt{Member: m, Class: class, Status: status, Message: msg}}
+	return outcome{done: true, served: true, u: w.Usage(), fail: &neutral.Attempt{Member: m, Class: class, Status: status, Message: msg}}
 }
 
 // reasonWait bounds the wait for an error event that gives the reason of a
@@ -140,15 +140,15 @@ const reasonWait = time.Second
 
 // nextError returns the next event's error observation when the stream's
 // next event (within reasonWait) is an error event with a message.
-func nextError(u *memberStream, w wire.StreamWatcher) (wire.Observation, bool) {
+func nextError(u *memberStream, w neutral.StreamWatcher) (neutral.Observation, bool) {
 	ev, err := u.nextWithin(reasonWait)
 	if err != nil {
-		return wire.Observation{}, false
+		return neutral.Observation{}, false
 	}
-	if o := w.Observe(&ev, false); o.Verdict == wire.VError && o.ErrMsg != "" {
+	if o := w.Observe(&ev, false); o.Verdict == neutral.VError && o.ErrMsg != "" {
 		return o, true
 	}
-	return wire.Observation{}, false
+	return neutral.Observation{}, false
 }
 
 // endDrainWait bounds the wait for a body's end after its protocol's end

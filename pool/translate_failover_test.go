@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
 func TestFailoverAcrossFlavours(t *testing.T) {
@@ -79,7 +79,7 @@ func TestToolRoundTripThroughChatMember(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		ans := answerOf(t, apikind.Anthropic, true, body)
-		if ans.Stop != translate.StopToolUse || len(ans.Parts) != 2 || ans.Parts[0].CallID != "call_1" || ans.Parts[0].Args != `{"command":"echo \"hi\" ü"}` {
+		if ans.Stop != neutral.StopToolUse || len(ans.Parts) != 2 || ans.Parts[0].CallID != "call_1" || ans.Parts[0].Args != `{"command":"echo \"hi\" ü"}` {
 			t.Fatalf("answer %+v\n%s", ans, body)
 		}
 		second := first

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dual-proxy/dual-proxy/pool/api"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
 )
 
 // mixMember is one mock channel of a mixed pool: its channel api and the
@@ -118,17 +119,17 @@ func (w *mixWorld) do(c clientCall) (*http.Response, []byte) {
 }
 
 // answerOf reads a client answer with the translate decoders of its API.
-func answerOf(t *testing.T, api apikind.Kind, stream bool, body []byte) *translate.Response {
+func answerOf(t *testing.T, kind apikind.Kind, stream bool, body []byte) *neutral.Response {
 	t.Helper()
 	if !stream {
-		r, err := translate.DecodeResponse(api, body)
+		r, err := api.DecodeResponse(kind, body)
 		if err != nil {
 			t.Fatalf("client answer: %v\n%s", err, body)
 		}
 		return r
 	}
-	dec := translate.NewStreamDecoder(api)
-	r := &translate.Response{}
+	dec := api.NewStreamDecoder(kind)
+	r := &neutral.Response{}
 	for _, block := range strings.Split(string(body), "\n\n") {
 		name, data := "", ""
 		for _, line := range strings.Split(block, "\n") {
@@ -147,16 +148,16 @@ func answerOf(t *testing.T, api apikind.Kind, stream bool, body []byte) *transla
 		}
 		for _, e := range evs {
 			switch e.Kind {
-			case translate.EvStart:
+			case neutral.EvStart:
 				r.Model = e.Model
-			case translate.EvPartStart:
+			case neutral.EvPartStart:
 				r.Parts = append(r.Parts, e.Part)
-			case translate.EvDelta:
+			case neutral.EvDelta:
 				r.Parts[len(r.Parts)-1].Text += e.Part.Text
 				r.Parts[len(r.Parts)-1].Args += e.Part.Args
-			case translate.EvFinish:
+			case neutral.EvFinish:
 				r.Stop, r.Usage = e.Stop, e.Usage
-			case translate.EvError:
+			case neutral.EvError:
 				t.Fatalf("client stream carries an error: %+v", e.Err)
 			}
 		}
@@ -167,10 +168,10 @@ func answerOf(t *testing.T, api apikind.Kind, stream bool, body []byte) *transla
 	return r
 }
 
-func textOf(r *translate.Response) string {
+func textOf(r *neutral.Response) string {
 	var b strings.Builder
 	for _, p := range r.Parts {
-		if p.Kind == translate.KindText {
+		if p.Kind == neutral.KindText {
 			b.WriteString(p.Text)
 		}
 	}

@@ -6,10 +6,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/api/chat"
+	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/translate"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // memberRoute is how one attempt talks to its member (SPEC POOL-21): the
@@ -18,7 +22,7 @@ import (
 // translation.
 // A same-API call is byte-transparent passthrough.
 type memberRoute struct {
-	fl        wire.Flavour
+	fl        api.Flavour
 	from, to  apikind.Kind
 	translate bool
 }
@@ -27,7 +31,7 @@ type memberRoute struct {
 // POOL-18): the client's request in neutral form (decoded once), the
 // translated bodies, and the encrypted-reasoning bookkeeping.
 type translation struct {
-	nreq *translate.Request
+	nreq *neutral.Request
 	nerr error
 	// bodies caches translated bodies by target API, model and effort:
 	// the eligibility check encodes each member's once, its attempts reuse it.
@@ -62,15 +66,15 @@ func (c *call) routeFor(ch *config.Channel) memberRoute {
 	case config.APIGemini:
 		to = apikind.Gemini
 	}
-	return memberRoute{fl: wire.Of(to), from: from, to: to, translate: from != to}
+	return memberRoute{fl: api.Of(to), from: from, to: to, translate: from != to}
 }
 
 // neutral is the client's request in neutral form, decoded once per call.
-func (c *call) neutral() (*translate.Request, error) {
+func (c *call) neutral() (*neutral.Request, error) {
 	if c.nreq == nil && c.nerr == nil {
 		// ParseRequest accepted the body (valid JSON: its scan checks what
 		// json.Valid does): it is decoded, not validated again.
-		c.nreq, c.nerr = translate.DecodeValidRequest(c.fl.API(), c.ci.Body(), c.ci.Model, c.ci.Stream)
+		c.nreq, c.nerr = api.DecodeValidRequest(c.fl.API(), c.ci.Body(), c.ci.Model, c.ci.Stream)
 	}
 	return c.nreq, c.nerr
 }
@@ -79,7 +83,7 @@ func (c *call) neutral() (*translate.Request, error) {
 // request with the member's target model and mapped effort (POOL-2,
 // POOL-12), its output limit (POOL-25) and, for an Anthropic member, the
 // pool's cache breakpoints unless the channel turns them off (POOL-24). A
-// *translate.FieldError means the request cannot be expressed for this
+// *neutral.FieldError means the request cannot be expressed for this
 // member.
 func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string) ([]byte, error) {
 	n, err := c.neutral()
@@ -99,9 +103,9 @@ func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string)
 		if effort == "off" {
 			effort = "none"
 		}
-		r.Reasoning = translate.Reasoning{Effort: effort}
+		r.Reasoning = neutral.Reasoning{Effort: effort}
 	}
-	b, err := translate.EncodeRequest(rt.to, &r)
+	b, err := api.EncodeRequest(rt.to, &r)
 	if err == nil {
 		if c.bodies == nil {
 			c.bodies = map[string][]byte{}
@@ -127,10 +131,10 @@ func (c *call) memberEffort(ch *config.Channel) string {
 func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query string) {
 	query = withoutKeyParam(c.r.URL.RawQuery)
 	switch {
-	case rt.to == apikind.Gemini && c.ep.Kind == wire.EpCountTokens:
+	case rt.to == apikind.Gemini && c.ep.Kind == neutral.EpCountTokens:
 		path = "/v1beta/models/" + c.target(ch.ID) + ":countTokens"
 	case rt.to == apikind.Gemini:
-		path = strings.SplitN(translate.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
+		path = strings.SplitN(gemini.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
 		if rt.translate {
 			query = ""
 		}
@@ -165,13 +169,13 @@ func withoutKeyParam(raw string) string {
 // API; an answer that cannot be expressed is the member's failure (class
 // server), so another member may serve.
 func (c *call) translateAnswer(rt memberRoute, m string, body []byte) ([]byte, error) {
-	r, err := translate.DecodeResponse(rt.to, body)
+	r, err := api.DecodeResponse(rt.to, body)
 	if err != nil {
 		return nil, err
 	}
 	// The answer names the member's model, as a same-API answer passed
 	// through does (SPEC POOL-21); the target id when it names none.
-	return translate.EncodeResponse(rt.from, r, c.target(m), c.customTools()...)
+	return api.EncodeResponse(rt.from, r, c.target(m), c.customTools()...)
 }
 
 // customTools are the client's freeform tools (Codex's custom tools), whose
@@ -185,7 +189,7 @@ func (c *call) customTools() []string {
 
 // translateError renders a member's error document in the client's API.
 func (c *call) translateError(rt memberRoute, status int, body []byte) (int, []byte) {
-	return translate.EncodeError(rt.from, translate.DecodeError(status, body))
+	return api.EncodeError(rt.from, neutral.DecodeError(status, body))
 }
 
 // countTokensEstimate answers a count_tokens call locally when the member
@@ -208,7 +212,7 @@ func (c *call) untranslatable(m string) string {
 		return ""
 	}
 	rt := c.routeFor(ch)
-	if !rt.translate || c.ep.Kind != wire.EpGenerate {
+	if !rt.translate || c.ep.Kind != neutral.EpGenerate {
 		return ""
 	}
 	if _, err := c.translatedBody(rt, ch, c.memberEffort(ch)); err != nil {
@@ -227,7 +231,7 @@ func (c *call) estimateTokens(m string) outcome {
 // passthrough, else its translation (keepalive comments are dropped: the
 // pool's own pings keep a translated stream alive). Always scrubbed of keys
 // (POOL-15).
-func (c *call) out(ev *wire.SSEEvent) ([]byte, error) {
+func (c *call) out(ev *wirefmt.SSEEvent) ([]byte, error) {
 	if c.conv == nil {
 		return c.answerEvents(c.scrub.ScrubBytes(ev.Raw)), nil
 	}
@@ -244,7 +248,7 @@ func (c *call) answerEvents(b []byte) []byte {
 	if c.answerModel == nil {
 		return b
 	}
-	return wire.EventsModel(b, c.answerModel)
+	return wirefmt.EventsModel(b, c.answerModel)
 }
 
 // clientFlavour is the API a request speaks, told by its path (SPEC
@@ -252,37 +256,37 @@ func (c *call) answerEvents(b []byte) []byte {
 // for clients that send anthropic-version and in pools of Anthropic members,
 // else OpenAI's. routed is false for a path no API has; fl is then the
 // Anthropic flavour (error shape).
-func clientFlavour(r *http.Request, sub, poolAPI string) (fl wire.Flavour, ep wire.Endpoint, routed bool) {
+func clientFlavour(r *http.Request, sub, poolAPI string) (fl api.Flavour, ep neutral.Endpoint, routed bool) {
 	path := "/" + sub
 	if path == "/v1/models" && r.Header.Get("Anthropic-Version") == "" && poolAPI != config.APIAnthropic {
-		ep, ok := wire.ChatFlavour{}.Endpoint(r.Method, path)
-		return wire.ChatFlavour{}, ep, ok
+		ep, ok := chat.ChatFlavour{}.Endpoint(r.Method, path)
+		return chat.ChatFlavour{}, ep, ok
 	}
-	for _, f := range []wire.Flavour{wire.AnthropicFlavour{}, wire.ChatFlavour{}, wire.GeminiFlavour{}} {
+	for _, f := range []api.Flavour{anthropic.AnthropicFlavour{}, chat.ChatFlavour{}, gemini.GeminiFlavour{}} {
 		if ep, ok := f.Endpoint(r.Method, path); ok {
 			if ep.API != "" {
-				f = wire.Of(ep.API)
+				f = api.Of(ep.API)
 			}
 			return f, ep, true
 		}
 	}
 	if strings.HasPrefix(path, "/v1beta/") {
-		return wire.GeminiFlavour{}, wire.Endpoint{}, false
+		return gemini.GeminiFlavour{}, neutral.Endpoint{}, false
 	}
 	if strings.HasPrefix(path, "/v1/chat/") || strings.HasPrefix(path, "/v1/responses") {
-		return wire.ChatFlavour{}, wire.Endpoint{}, false
+		return chat.ChatFlavour{}, neutral.Endpoint{}, false
 	}
-	return wire.AnthropicFlavour{}, wire.Endpoint{}, false
+	return anthropic.AnthropicFlavour{}, neutral.Endpoint{}, false
 }
 
 // testFlavour is the API of a pool's test call (POOL-14, testBody): Chat
 // Completions for pools of OpenAI members, else Anthropic Messages (the
 // pool translates for other members).
-func testFlavour(pc *config.PoolConfig) wire.Flavour {
+func testFlavour(pc *config.PoolConfig) api.Flavour {
 	if pc.API == config.APIOpenAI || pc.API == config.APIOpenAIChat {
-		return wire.ChatFlavour{}
+		return chat.ChatFlavour{}
 	}
-	return wire.AnthropicFlavour{}
+	return anthropic.AnthropicFlavour{}
 }
 
 // geminiModels is the Gemini models list (GET /v1beta/models).

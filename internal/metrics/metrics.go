@@ -27,8 +27,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/dual-proxy/dual-proxy/pool"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
@@ -211,7 +211,7 @@ func (m *Metrics) poolResend(poolID, member string) {
 	m.poolResends.WithLabelValues(poolID, member).Inc()
 }
 
-func (m *Metrics) poolUsage(poolID, member string, u wire.Usage) {
+func (m *Metrics) poolUsage(poolID, member string, u neutral.Accounting) {
 	for _, k := range []struct {
 		kind string
 		n    int64

@@ -1,6 +1,6 @@
 // Package apikind names the four wire APIs the pool speaks (SPEC POOL-1,
-// POOL-21). It is the one list shared by the client flavours (pool/wire),
-// the translators (pool/translate) and the channel api words
+// POOL-21). It is the one list shared by the API packages (pool/api/...), the
+// registry (pool/api) and the channel api words
 // (pool/config), and imports nothing.
 package apikind
 

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/api/chat"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 func TestCooldownRules(t *testing.T) {
@@ -154,21 +157,21 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestSessionIdentity(t *testing.T) {
-	ci := &wire.CallInfo{MetadataSession: "meta", PromptCacheKey: "pck", ContentHash: "content:x"}
+	ci := &neutral.CallInfo{MetadataSession: "meta", PromptCacheKey: "pck", ContentHash: "content:x"}
 	for _, tc := range []struct {
 		name string
 		h    map[string]string
-		ci   *wire.CallInfo
+		ci   *neutral.CallInfo
 		want string
 	}{
 		{"POOL-5/x-session-id-first", map[string]string{"X-Session-Id": "xs", "X-Claude-Code-Session-Id": "cc"}, ci, "xs"},
 		{"POOL-5/claude-header", map[string]string{"X-Claude-Code-Session-Id": "cc", "session-id": "cx"}, ci, "cc"},
 		{"POOL-5/claude-metadata", map[string]string{"session-id": "cx"}, ci, "meta"},
-		{"POOL-5/codex-header", map[string]string{"session_id": "cx"}, &wire.CallInfo{PromptCacheKey: "pck"}, "cx"},
-		{"POOL-5/codex-prompt-cache-key", map[string]string{"x-session-affinity": "oc"}, &wire.CallInfo{PromptCacheKey: "pck"}, "pck"},
-		{"POOL-5/opencode", map[string]string{"x-opencode-session": "oc"}, &wire.CallInfo{ContentHash: "content:x"}, "oc"},
-		{"POOL-5/amp", map[string]string{"X-Amp-Thread-Id": "amp"}, &wire.CallInfo{ContentHash: "content:x"}, "amp"},
-		{"POOL-5/content-hash-last", nil, &wire.CallInfo{ContentHash: "content:x"}, "content:x"},
+		{"POOL-5/codex-header", map[string]string{"session_id": "cx"}, &neutral.CallInfo{PromptCacheKey: "pck"}, "cx"},
+		{"POOL-5/codex-prompt-cache-key", map[string]string{"x-session-affinity": "oc"}, &neutral.CallInfo{PromptCacheKey: "pck"}, "pck"},
+		{"POOL-5/opencode", map[string]string{"x-opencode-session": "oc"}, &neutral.CallInfo{ContentHash: "content:x"}, "oc"},
+		{"POOL-5/amp", map[string]string{"X-Amp-Thread-Id": "amp"}, &neutral.CallInfo{ContentHash: "content:x"}, "amp"},
+		{"POOL-5/content-hash-last", nil, &neutral.CallInfo{ContentHash: "content:x"}, "content:x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := http.Header{}
@@ -184,20 +187,20 @@ func TestSessionIdentity(t *testing.T) {
 		// Hashing a 16 KiB prompt cost more than the rest of the request's
 		// parse: it is done only when it decides the session.
 		for _, c := range []struct {
-			fl   wire.Flavour
+			fl   api.Flavour
 			body string
 		}{
-			{wire.AnthropicFlavour{}, `{"model":"m","system":"s","messages":[{"role":"user","content":"hi"}]}`},
-			{wire.ChatFlavour{}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`},
+			{anthropic.AnthropicFlavour{}, `{"model":"m","system":"s","messages":[{"role":"user","content":"hi"}]}`},
+			{chat.ChatFlavour{}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`},
 		} {
-			named, err := c.fl.ParseRequest(wire.Endpoint{Kind: wire.EpGenerate}, []byte(c.body))
+			named, err := c.fl.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(c.body))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if id, _ := SessionIdentity(http.Header{"X-Session-Id": {"xs"}}, named); id != "xs" || named.ContentHash != "" {
 				t.Fatalf("%T: id %q, content hash %q computed though the header named the session", c.fl, id, named.ContentHash)
 			}
-			bare, _ := c.fl.ParseRequest(wire.Endpoint{Kind: wire.EpGenerate}, []byte(c.body))
+			bare, _ := c.fl.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(c.body))
 			if id, src := SessionIdentity(http.Header{}, bare); !strings.HasPrefix(id, "content:") || src != "content-hash" || id != named.SessionContentHash() {
 				t.Fatalf("%T: id %q from %q, want the content hash %q", c.fl, id, src, named.SessionContentHash())
 			}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // CallStart is what a call asks of State before its first attempt
@@ -18,7 +18,7 @@ type CallStart struct {
 	// cooldown key ModelKey(member, target) a model_not_found failure sets
 	// (SPEC POOL-10).
 	Eligible, Targets []string
-	// Owner is a state key (wire.RespKey of previous_response_id, SPEC
+	// Owner is a state key (responses.RespKey of previous_response_id, SPEC
 	// POOL-18) whose producing member the call needs; "" asks nothing.
 	Owner string
 	Now   time.Time
@@ -78,7 +78,7 @@ type CallEnd struct {
 	// Session is the short session hash (SessionHash) Usage is added
 	// under, "" none; Usage is added when Served is set (AddUsage).
 	Session string
-	Usage   wire.Usage
+	Usage   neutral.Accounting
 	// Owned are the state keys Served produced (RecordOwner, SPEC POOL-18).
 	Owned []string
 	// Record is the call's entry among the recent calls (Record); nil adds

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 
-	"github.com/dual-proxy/dual-proxy/pool/wire"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 )
 
 // SessionIdentity returns the session id of a request and where it came
@@ -20,7 +20,7 @@ import (
 //  5. a hash of the system prompt plus the whole first user message
 //
 // It returns "", "" when nothing identifies the request (no messages).
-func SessionIdentity(h http.Header, ci *wire.CallInfo) (id, source string) {
+func SessionIdentity(h http.Header, ci *neutral.CallInfo) (id, source string) {
 	type hint struct{ value, source string }
 	hints := []hint{
 		{h.Get("X-Session-Id"), "x-session-id"},

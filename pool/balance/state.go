@@ -12,8 +12,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // State is everything the pool remembers between calls: sticky bindings
@@ -71,7 +71,7 @@ type State interface {
 	Count(ctx context.Context, pool, member string, success bool)
 	// AddUsage adds one answer's token accounting to the session's (a short
 	// hash) and the member's prompt-cache totals (POOL-13b).
-	AddUsage(ctx context.Context, pool, session, member string, u wire.Usage, now time.Time)
+	AddUsage(ctx context.Context, pool, session, member string, u neutral.Accounting, now time.Time)
 	// Record keeps a finished call among the recent calls (the last 200).
 	Record(ctx context.Context, r CallRecord)
 	// Recent returns the recent calls, oldest first.
@@ -81,7 +81,7 @@ type State interface {
 	// SessionCache returns the cache totals of session (a short hash) in
 	// pool, and whether there are any.
 	SessionCache(ctx context.Context, pool, session string) (CacheStats, bool)
-	// RecordOwner notes that member produced the state keys (wire.RespKey
+	// RecordOwner notes that member produced the state keys (responses.RespKey
 	// and the encrypted reasoning keys of an answer, SPEC POOL-18).
 	RecordOwner(ctx context.Context, member string, keys []string)
 	// OwnerOf returns the member that produced state key, or "".
@@ -198,7 +198,7 @@ func (s *Memory) Count(_ context.Context, pool, member string, success bool) {
 }
 
 // AddUsage implements State.
-func (s *Memory) AddUsage(_ context.Context, pool, session, member string, u wire.Usage, now time.Time) {
+func (s *Memory) AddUsage(_ context.Context, pool, session, member string, u neutral.Accounting, now time.Time) {
 	s.stats.usage(pool, session, member, u, now)
 }
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/pool/wire"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 )
 
 // recentCalls is how many calls the status keeps (SPEC POOL-13).
@@ -52,7 +52,7 @@ type CacheStats struct {
 	seen time.Time // last update, for pruning
 }
 
-func (s *CacheStats) add(u wire.Usage) {
+func (s *CacheStats) add(u neutral.Accounting) {
 	s.InputTokens += u.Input
 	s.CacheReadTokens += u.CacheRead
 	s.CacheCreationTokens += u.CacheCreation
@@ -109,7 +109,7 @@ func (s *stats) add(r CallRecord) {
 // maxSessionStats bounds the per-session cache totals kept in memory.
 const maxSessionStats = 10000
 
-func (s *stats) usage(pool, session, member string, u wire.Usage, now time.Time) {
+func (s *stats) usage(pool, session, member string, u neutral.Accounting, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if session != "" && len(s.sessions) >= maxSessionStats && s.sessions[[2]string{pool, session}] == nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/pool/wire"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 )
 
 func TestCacheStats(t *testing.T) {
@@ -26,7 +26,7 @@ func TestSessionStatsBounded(t *testing.T) {
 		s := newStats()
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := 0; i < maxSessionStats+10; i++ {
-			s.usage("p", fmt.Sprint(i), "a", wire.Usage{Input: 1}, t0.Add(time.Duration(i)*time.Second))
+			s.usage("p", fmt.Sprint(i), "a", neutral.Accounting{Input: 1}, t0.Add(time.Duration(i)*time.Second))
 		}
 		if n := len(s.sessions); n > maxSessionStats || n < maxSessionStats/2-10 {
 			t.Fatalf("%d session stats kept", n)

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/balance/statetest"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // BenchmarkOps is one State operation on a loopback redis-server, with its
@@ -54,7 +54,7 @@ func BenchmarkOps(b *testing.B) {
 		}},
 		{"finish", func(i int) {
 			st.Finish(ctx, balance.CallEnd{Pool: pc, Key: key(i), Served: "a", Succeeded: true, Session: "0123456789ab",
-				Usage: wire.Usage{Input: 10}, Record: &rec, Now: now})
+				Usage: neutral.Accounting{Input: 10}, Record: &rec, Now: now})
 		}},
 	}
 	rt := countRoundTrips(st)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // Count implements balance.State.
@@ -35,7 +35,7 @@ func (s *Store) countCmds(c context.Context, pipe redis.Pipeliner, pool, member 
 }
 
 // AddUsage implements balance.State.
-func (s *Store) AddUsage(ctx context.Context, pool, session, member string, u wire.Usage, now time.Time) {
+func (s *Store) AddUsage(ctx context.Context, pool, session, member string, u neutral.Accounting, now time.Time) {
 	s.local.AddUsage(ctx, pool, session, member, u, now)
 	s.run(ctx, func(c context.Context) error {
 		pipe := s.rdb.Pipeline()
@@ -46,7 +46,7 @@ func (s *Store) AddUsage(ctx context.Context, pool, session, member string, u wi
 }
 
 // usageCmds queues AddUsage's writes on pipe.
-func (s *Store) usageCmds(c context.Context, pipe redis.Pipeliner, pool, session, member string, u wire.Usage) {
+func (s *Store) usageCmds(c context.Context, pipe redis.Pipeliner, pool, session, member string, u neutral.Accounting) {
 	keys := []string{s.outKey(pool, member)}
 	if session != "" {
 		keys = append(keys, s.prefix+"s:"+pool+":"+session)

@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api"
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // pageHTML is the pool status page (SPEC POOL-13): a self-contained HTML
@@ -37,7 +38,7 @@ var pageHTML []byte
 // POOL-22) is added before </body>.
 func ServePage(w http.ResponseWriter, r *http.Request, editing bool, conf ConfigState) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		wire.WriteError(w, wire.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
 		return
 	}
 	h := w.Header()

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // callContract is Begin and Finish (a call's two steps, SPEC POOL-23):
@@ -95,7 +95,7 @@ func finishContract(t *testing.T, newState func(t *testing.T) balance.State) {
 		r := st.Begin(ctx, start(key, now))
 		rec := balance.CallRecord{Time: now, Pool: "p", Model: "m", Member: "b"}
 		st.Finish(ctx, balance.CallEnd{Pool: pc, Key: key, InFlight: r.InFlight, Served: "b", Succeeded: true, Session: "fin12hex0000",
-			Usage: wire.Usage{Input: 10, CacheRead: 30}, Owned: []string{"r:resp_fin"}, Record: &rec, Now: now})
+			Usage: neutral.Accounting{Input: 10, CacheRead: 30}, Owned: []string{"r:resp_fin"}, Record: &rec, Now: now})
 		if again := st.Begin(ctx, start(key, now.Add(time.Second))); again.Member != "b" || again.InFlight {
 			t.Fatalf("after Finish served by b: %+v", again)
 		}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
-	"github.com/dual-proxy/dual-proxy/pool/wire"
 )
 
 // Pool is the pool the contract runs on: sticky, members a, b, c, a one
@@ -219,7 +219,7 @@ func statsContract(t *testing.T, newState func(t *testing.T) balance.State) {
 		st.Count(ctx, "p", "a", true)
 		st.Count(ctx, "p", "a", true)
 		st.Count(ctx, "p", "a", false)
-		st.AddUsage(ctx, "p", "sess12hex000", "a", wire.Usage{Input: 10, CacheRead: 30}, now)
+		st.AddUsage(ctx, "p", "sess12hex000", "a", neutral.Accounting{Input: 10, CacheRead: 30}, now)
 		s, f, cache := st.Counts(ctx, "p", "a")
 		if s != 2 || f != 1 || cache.CacheReadTokens != 30 || cache.HitRatio != 0.75 {
 			t.Fatalf("%d %d %+v", s, f, cache)

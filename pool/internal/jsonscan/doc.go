@@ -2,8 +2,8 @@
 // POOL-17, POOL-21): it finds value boundaries, validates exactly as
 // json.Valid does, and walks object members and array elements without
 // allocating, so a request body of MiBs of prompt strings is read in place
-// and in one pass, never copied. pool/wire reads client requests and
-// stream events with it, pool/translate decodes valid bodies with it.
+// and in one pass, never copied. pool/api reads client requests and
+// stream events with it, its codecs decode valid bodies with it.
 //
 // Two families: the Skip functions and EachMember/EachElement trust their
 // input only as far as they need and report -1 / false on malformed input,

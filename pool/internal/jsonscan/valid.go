@@ -125,7 +125,7 @@ func validScalar(b []byte, i int) int {
 
 // validNested returns the offset after the valid object or array at b[i]
 // ('{' or '[') inside depth open containers, or -1, as a member-by-member
-// walk (pool/wire's request scan) would. It keeps the containers it opens on its
+// walk (pool/api/wirefmt's request scan) would. It keeps the containers it opens on its
 // own stack of closers instead of recursing: a value nested to
 // encoding/json's limit (10,000) grew the goroutine's stack to megabytes,
 // copied at each doubling, ms per call on a fresh goroutine.

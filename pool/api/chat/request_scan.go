@@ -1,0 +1,173 @@
+package chat
+
+import (
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
+)
+
+// The Chat Completions request's decoders over one scan (decodeValid):
+// one per wire struct, a switch over its JSON names.
+
+// The JSON names of each decoded struct's fields, for scanMembers' check of
+// keys that match one only ignoring case.
+var (
+	ChatRequestFields = []string{"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens",
+		"max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stream", "stream_options",
+		"reasoning_effort", "response_format", "user", "n", "modalities", "prompt_cache_key"}
+	ChatMessageFields = []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
+		"reasoning", "refusal", "function_call", "cache_control"}
+	ChatToolCallFields     = []string{"index", "id", "type", "function"}
+	ChatCallFunctionFields = []string{"name", "arguments"}
+	ChatToolFields         = []string{"type", "function"}
+	ChatToolFunctionFields = []string{"name", "description", "parameters", "strict"}
+)
+
+// scanChatRequest decodes the Chat Completions request object b into w,
+// recording its top-level keys in keys.
+func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, ChatRequestFields, keys, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "model":
+			return true, wirefmt.ScanString(v, &w.Model)
+		case "messages":
+			return true, wirefmt.ScanArray(v, &w.Messages, ScanChatMessage)
+		case "tools":
+			return true, wirefmt.ScanArray(v, &w.Tools, ScanChatTool)
+		case "tool_choice":
+			return true, wirefmt.ScanRaw(v, &w.ToolChoice)
+		case "parallel_tool_calls":
+			return true, wirefmt.Unmarshal(v, &w.ParallelToolCalls)
+		case "max_tokens":
+			return true, wirefmt.Unmarshal(v, &w.MaxTokens)
+		case "max_completion_tokens":
+			return true, wirefmt.Unmarshal(v, &w.MaxCompletionTokens)
+		case "temperature":
+			return true, wirefmt.Unmarshal(v, &w.Temperature)
+		case "top_p":
+			return true, wirefmt.Unmarshal(v, &w.TopP)
+		case "top_k":
+			return true, wirefmt.Unmarshal(v, &w.TopK)
+		case "stop":
+			return true, wirefmt.ScanRaw(v, &w.Stop)
+		case "stream":
+			return true, wirefmt.Unmarshal(v, &w.Stream)
+		case "stream_options":
+			return true, wirefmt.Unmarshal(v, &w.StreamOptions)
+		case "reasoning_effort":
+			return true, wirefmt.ScanString(v, &w.ReasoningEffort)
+		case "response_format":
+			return true, wirefmt.Unmarshal(v, &w.ResponseFormat)
+		case "user":
+			return true, wirefmt.ScanString(v, &w.User)
+		case "n":
+			return true, wirefmt.Unmarshal(v, &w.N)
+		case "modalities":
+			return true, wirefmt.Unmarshal(v, &w.Modalities)
+		case "prompt_cache_key":
+			return true, wirefmt.ScanString(v, &w.PromptCacheKey)
+		}
+		return false, true
+	})
+}
+
+func ScanChatMessage(b []byte, m *ChatMessage) bool {
+	return wirefmt.ScanMembers(b, ChatMessageFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "role":
+			return true, wirefmt.ScanString(v, &m.Role)
+		case "content":
+			return true, wirefmt.ScanRaw(v, &m.Content)
+		case "name":
+			return true, wirefmt.ScanString(v, &m.Name)
+		case "tool_calls":
+			return true, wirefmt.ScanArray(v, &m.ToolCalls, ScanChatToolCall)
+		case "tool_call_id":
+			return true, wirefmt.ScanString(v, &m.ToolCallID)
+		case "reasoning_content":
+			return true, wirefmt.Unmarshal(v, &m.ReasoningContent)
+		case "reasoning":
+			return true, wirefmt.Unmarshal(v, &m.Reasoning)
+		case "refusal":
+			return true, wirefmt.Unmarshal(v, &m.Refusal)
+		case "function_call":
+			return true, wirefmt.ScanRaw(v, &m.FunctionCall)
+		case "cache_control":
+			return true, wirefmt.Unmarshal(v, &m.CacheControl)
+		}
+		return false, true
+	})
+}
+
+func ScanChatToolCall(b []byte, tc *ChatToolCall) bool {
+	return wirefmt.ScanMembers(b, ChatToolCallFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "index":
+			return true, wirefmt.Unmarshal(v, &tc.Index)
+		case "id":
+			return true, wirefmt.ScanString(v, &tc.ID)
+		case "type":
+			return true, wirefmt.ScanString(v, &tc.Type)
+		case "function":
+			return true, wirefmt.ScanObject(v, &tc.Function, ScanChatCallFunction)
+		}
+		return false, true
+	})
+}
+
+func ScanChatCallFunction(b []byte, f *chatCallFunction) bool {
+	return wirefmt.ScanMembers(b, ChatCallFunctionFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "name":
+			return true, wirefmt.ScanString(v, &f.Name)
+		case "arguments":
+			return true, wirefmt.ScanString(v, &f.Arguments)
+		}
+		return false, true
+	})
+}
+
+func ScanChatTool(b []byte, t *chatTool) bool {
+	return wirefmt.ScanMembers(b, ChatToolFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, wirefmt.ScanString(v, &t.Type)
+		case "function":
+			return true, wirefmt.ScanObject(v, &t.Function, ScanChatToolFunction)
+		}
+		return false, true
+	})
+}
+
+func ScanChatToolFunction(b []byte, f *chatToolFunction) bool {
+	return wirefmt.ScanMembers(b, ChatToolFunctionFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "name":
+			return true, wirefmt.ScanString(v, &f.Name)
+		case "description":
+			return true, wirefmt.ScanString(v, &f.Description)
+		case "parameters":
+			return true, wirefmt.ScanRaw(v, &f.Parameters)
+		case "strict":
+			return true, wirefmt.Unmarshal(v, &f.Strict)
+		}
+		return false, true
+	})
+}
+
+var ChatContentPartFields = []string{"type", "text", "image_url", "cache_control"}
+
+// scanChatContentPart decodes a content part (stringOrArray's arrays).
+func ScanChatContentPart(b []byte, p *chatContentPart) bool {
+	return wirefmt.ScanMembers(b, ChatContentPartFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "type":
+			return true, wirefmt.ScanString(v, &p.Type)
+		case "text":
+			return true, wirefmt.ScanString(v, &p.Text)
+		case "image_url":
+			return true, wirefmt.Unmarshal(v, &p.ImageURL)
+		case "cache_control":
+			return true, wirefmt.Unmarshal(v, &p.CacheControl)
+		}
+		return false, true
+	})
+}

@@ -1,0 +1,99 @@
+package gemini
+
+import (
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
+)
+
+// The Gemini generateContent request's decoders over one scan
+// (decodeValid): one per wire struct, a switch over its JSON names.
+
+// The JSON names of each decoded struct's fields, for scanMembers' check of
+// keys that match one only ignoring case.
+var (
+	GmRequestFields = []string{"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings"}
+	GmContentFields = []string{"role", "parts"}
+	GmPartFields    = []string{"text", "thought", "thoughtSignature", "inlineData", "fileData", "functionCall", "functionResponse"}
+	GmToolFields    = []string{"functionDeclarations"}
+	GmFuncFields    = []string{"name", "description", "parameters", "parametersJsonSchema"}
+)
+
+// scanGmRequest decodes the generateContent request object b into w,
+// recording its top-level keys in keys.
+func ScanGmRequest(b []byte, w *GmRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, GmRequestFields, keys, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "contents":
+			return true, wirefmt.ScanArray(v, &w.Contents, ScanGmContent)
+		case "systemInstruction":
+			return true, wirefmt.Unmarshal(v, &w.SystemInstruction)
+		case "tools":
+			return true, wirefmt.ScanArray(v, &w.Tools, ScanGmTool)
+		case "toolConfig":
+			return true, wirefmt.Unmarshal(v, &w.ToolConfig)
+		case "generationConfig":
+			return true, wirefmt.Unmarshal(v, &w.GenerationConfig)
+		case "safetySettings":
+			return true, wirefmt.Unmarshal(v, &w.SafetySettings)
+		}
+		return false, true
+	})
+}
+
+func ScanGmContent(b []byte, c *gmContent) bool {
+	return wirefmt.ScanMembers(b, GmContentFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "role":
+			return true, wirefmt.ScanString(v, &c.Role)
+		case "parts":
+			return true, wirefmt.ScanArray(v, &c.Parts, ScanGmPart)
+		}
+		return false, true
+	})
+}
+
+func ScanGmPart(b []byte, p *gmPart) bool {
+	return wirefmt.ScanMembers(b, GmPartFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "text":
+			return true, wirefmt.Unmarshal(v, &p.Text)
+		case "thought":
+			return true, wirefmt.Unmarshal(v, &p.Thought)
+		case "thoughtSignature":
+			return true, wirefmt.ScanString(v, &p.ThoughtSignature)
+		case "inlineData":
+			return true, wirefmt.Unmarshal(v, &p.InlineData)
+		case "fileData":
+			return true, wirefmt.Unmarshal(v, &p.FileData)
+		case "functionCall":
+			return true, wirefmt.Unmarshal(v, &p.FunctionCall)
+		case "functionResponse":
+			return true, wirefmt.Unmarshal(v, &p.FunctionResponse)
+		}
+		return false, true
+	})
+}
+
+func ScanGmTool(b []byte, t *gmTool) bool {
+	return wirefmt.ScanMembers(b, GmToolFields, nil, func(key, v []byte) (bool, bool) {
+		if string(key) == "functionDeclarations" {
+			return true, wirefmt.ScanArray(v, &t.FunctionDeclarations, ScanGmFunc)
+		}
+		return false, true
+	})
+}
+
+func ScanGmFunc(b []byte, f *gmFunc) bool {
+	return wirefmt.ScanMembers(b, GmFuncFields, nil, func(key, v []byte) (bool, bool) {
+		switch string(key) {
+		case "name":
+			return true, wirefmt.ScanString(v, &f.Name)
+		case "description":
+			return true, wirefmt.ScanString(v, &f.Description)
+		case "parameters":
+			return true, wirefmt.ScanRaw(v, &f.Parameters)
+		case "parametersJsonSchema":
+			return true, wirefmt.ScanRaw(v, &f.ParametersJSONSchema)
+		}
+		return false, true
+	})
+}

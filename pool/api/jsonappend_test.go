@@ -1,0 +1,209 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/api/chat"
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/responses"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
+)
+
+// jsonStringSeeds are strings whose encoding/json form has every escape
+// Marshal writes.
+var jsonStringSeeds = []string{"", "Hello there, ", `q"uote\back`, "<tag> & amp", "\b\f\n\r\t\x00\x01\x1f\x7f",
+	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300),
+	// Long enough for the word-at-a-time paths, a special byte at each offset of a word.
+	"0123456789abcdef<0123456", "01234567\"9abcdef", "0123456789abc\\", "0123456\x1f89abcdefgh", "01234567ü9abcdefgh",
+	"0123456789abcde\u2028fgh", "01234567&", "0123456789abcdef\xff0123456789"}
+
+// FuzzAppendJSONString: the hand-written string encoder of the streamed
+// deltas writes exactly the bytes json.Marshal writes (SPEC POOL-21: a
+// translated event must not change the text it carries).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := wirefmt.AppendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, json.Marshal = %s", s, got[1:], want)
+		}
+	})
+}
+
+// TestResponsesDeltaMatchesMarshal: the hand-written Responses text delta
+// is the event delta writes (json.Marshal of its map), byte for byte, and
+// keeps the item's text and the sequence numbers alike (SPEC POOL-21).
+func TestResponsesDeltaMatchesMarshal(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		t.Run("POOL-21/responses-text-delta", func(t *testing.T) {
+			mk := func() *responses.ResponsesStreamEncoder {
+				e := responses.NewResponsesStreamEncoder("m", nil)
+				e.Kind, e.ItemIndex, e.Seq, e.Item.ID = neutral.KindText, 2, 7, `msg_<&>"1`
+				return e
+			}
+			fast, slow := mk(), mk()
+			ev := neutral.Event{Kind: neutral.EvDelta, Index: 2, Part: neutral.Part{Kind: neutral.KindText, Text: s}}
+			got, ok := fast.AppendDelta([]byte("prev"), ev)
+			want := slow.Delta(ev.Part)
+			if !ok || string(got) != "prev"+string(want) || fast.Seq != slow.Seq || fast.Text.String() != slow.Text.String() {
+				t.Errorf("%q:\n got %s (ok %v)\nwant prev%s", s, got, ok, want)
+			}
+		})
+	}
+}
+
+// TestStreamDeltaEncodersMatchMarshal: the hand-written text-delta events
+// carry what the json.Marshal forms carried — byte for byte for Chat
+// chunks, the same JSON in the API's field order for Anthropic deltas.
+func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		t.Run("POOL-21/chat-text-chunk", func(t *testing.T) {
+			e := &chat.ChatStreamEncoder{Model: `m<"x">`, Id: "chatcmpl-&1", Created: 1700000000}
+			for field, d := range map[string]chat.ChatDeltaOut{"content": {Content: &s}, "reasoning_content": {ReasoningContent: &s}} {
+				if got, want := e.TextChunk([]byte("prev"), field, s), e.Chunk(d, nil, nil); string(got) != "prev"+string(want) {
+					t.Errorf("%s %q:\n got %s\nwant %s", field, s, got, want)
+				}
+			}
+		})
+		t.Run("POOL-21/anthropic-delta", func(t *testing.T) {
+			e := &anthropic.AnthropicStreamEncoder{}
+			for _, c := range []struct {
+				p          neutral.Part
+				typ, field string
+			}{
+				{neutral.Part{Kind: neutral.KindText, Text: s}, "text_delta", "text"},
+				{neutral.Part{Kind: neutral.KindToolCall, Args: s}, "input_json_delta", "partial_json"},
+				{neutral.Part{Kind: neutral.KindReasoning, Text: s}, "thinking_delta", "thinking"},
+				{neutral.Part{Kind: neutral.KindReasoning, Signature: s}, "signature_delta", "signature"},
+			} {
+				b, ok := e.AppendDelta([]byte("prev"), neutral.Event{Kind: neutral.EvDelta, Index: 3, Part: c.p})
+				got, prev := strings.CutPrefix(string(b), "prev")
+				if !ok || !prev {
+					t.Fatalf("appendDelta: ok %v, earlier bytes kept %v", ok, prev)
+				}
+				want := "event: content_block_delta\ndata: " + string(wirefmt.MustJSON(struct {
+					Type  string            `json:"type"`
+					Index int               `json:"index"`
+					Delta map[string]string `json:"delta"`
+				}{"content_block_delta", 3, nil}))
+				want = strings.TrimSuffix(want, "null}") + `{"type":"` + c.typ + `","` + c.field + `":` + string(wirefmt.MustJSON(s)) + "}}\n\n"
+				if got != want {
+					t.Errorf("%s %q:\n got %s\nwant %s", c.typ, s, got, want)
+				}
+				old := wirefmt.MustJSON(map[string]any{"type": "content_block_delta", "index": 3, "delta": map[string]string{"type": c.typ, c.field: s}})
+				if data := strings.TrimSuffix(strings.TrimPrefix(got, "event: content_block_delta\ndata: "), "\n\n"); !sameJSON(data, string(old)) {
+					t.Errorf("%s %q: %s is not the JSON of %s", c.typ, s, data, old)
+				}
+			}
+		})
+	}
+}
+
+// FuzzTopKeys: for every body json.Unmarshal reads as an object (or null),
+// the key scan of objectKeys finds the same keys with the same null-ness as
+// the json.Unmarshal into a map it replaces (SPEC POOL-21: a key that
+// cannot be translated is still refused).
+func FuzzTopKeys(f *testing.F) {
+	for _, s := range []string{`{}`, `null`, `{"a":1,"b":null,"c":"x\"}","d":[1,{"e":null}],"f":{"g":"]"}}`,
+		` { "model" : "m" , "stream" :true,"x":null , "x": 2 } `, `{"\u006dodel":"m","k\u00e9y":null,"\ud83d\ude00":[]}`,
+		"{\"bad\xff\":1,\"t\":true,\"n\":-1.5e3}", `{"a":"\\","b":"\\\""}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var want map[string]wirefmt.KeyOnly
+		if json.Unmarshal(in, &want) != nil {
+			return
+		}
+		got := wirefmt.TopKeys(in)
+		if len(got) != len(want) {
+			t.Fatalf("%q: keys %v, want %v", in, got, want)
+		}
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Fatalf("%q: key %q = %v (found %v), want %v", in, k, g, ok, v)
+			}
+		}
+	})
+}
+
+// FuzzPlainString: a string token taken without json.Unmarshal
+// (plainString, the request decode's fast path) has exactly the value
+// json.Unmarshal gives it (SPEC POOL-21: translation keeps the text).
+func FuzzPlainString(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		f.Add([]byte(`"` + s + `"`))
+		b, _ := json.Marshal(s)
+		f.Add(b)
+	}
+	f.Add([]byte(`"a"b"`))
+	f.Add([]byte(`"unterminated`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := wirefmt.PlainString(in)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatalf("plainString(%q) = %q, but json.Unmarshal fails: %v", in, got, err)
+		}
+		if got != want {
+			t.Fatalf("plainString(%q) = %q, json.Unmarshal = %q", in, got, want)
+		}
+	})
+}
+
+// TestRequestEncodersWriteTextOnce: the system prompt and message text of a
+// translated request are written as json.Marshal writes the string (HTML
+// escapes and all), now that the request is marshalled once instead of
+// string by string and again as raw fields (SPEC POOL-21).
+func TestRequestEncodersWriteTextOnce(t *testing.T) {
+	for _, s := range jsonStringSeeds[1:] {
+		want, _ := json.Marshal(s)
+		r := &neutral.Request{Model: "m", System: []string{s}, Messages: []neutral.Message{{Role: neutral.RoleUser, Parts: []neutral.Part{{Kind: neutral.KindText, Text: s}}},
+			{Role: neutral.RoleAssistant, Parts: []neutral.Part{{Kind: neutral.KindText, Text: s}}}}}
+		for api, wantSub := range map[apikind.Kind]string{
+			apikind.Chat:      `"messages":[{"role":"system","content":` + string(want) + `},{"role":"user","content":` + string(want) + `},{"role":"assistant","content":` + string(want) + `}]`,
+			apikind.Anthropic: `"messages":[{"role":"user","content":[{"type":"text","text":` + string(want) + `}]},{"role":"assistant","content":[{"type":"text","text":` + string(want) + `}]}],"system":` + string(want),
+		} {
+			t.Run("POOL-21/request-text-exact-"+string(api), func(t *testing.T) {
+				got, err := EncodeRequest(api, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(got), wantSub) {
+					t.Errorf("%q:\n got %s\nwant …%s…", s, got, wantSub)
+				}
+			})
+		}
+	}
+}
+
+// FuzzTextDelta: an Anthropic delta read by plainTextDelta is the text
+// delta json.Unmarshal reads (SPEC POOL-21: the streamed text unchanged).
+func FuzzTextDelta(f *testing.F) {
+	for _, s := range jsonStringSeeds {
+		b, _ := json.Marshal(s)
+		f.Add([]byte(`{"type":"text_delta","text":` + string(b) + `}`))
+	}
+	f.Add([]byte(`{"type":"text_delta","text":"a","text":"b"}`))
+	f.Add([]byte(`{"type":"text_delta","text":"a"}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := anthropic.PlainTextDelta(in)
+		if !ok {
+			return
+		}
+		var want anthropic.AnDelta
+		if err := json.Unmarshal(in, &want); err != nil {
+			t.Fatalf("plainTextDelta(%q) = %q, but json.Unmarshal fails: %v", in, got, err)
+		}
+		if want.Type != "text_delta" || got != want.Text || want.PartialJSON != "" || want.Thinking != "" || want.Signature != "" {
+			t.Fatalf("plainTextDelta(%q) = %q, json.Unmarshal = %+v", in, got, want)
+		}
+	})
+}
