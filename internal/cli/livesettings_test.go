@@ -261,12 +261,51 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 		if st := proxyGet(t, e.Addr, origin.URL+"/after-cli"); st != 200 || gw.Requests() != 2 {
 			t.Fatalf("after gateway add: status %d, %d requests through it, want 2", st, gw.Requests())
 		}
+		// host:port and http://host:port are one gateway, as the proxy
+		// reads them: adding the other spelling lists it once.
+		bare := strings.TrimPrefix(gw.URL, "http://")
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "add", bare); st != 0 || !strings.Contains(out, "gateway = "+bare+" (api)") {
+			t.Fatalf("gateway add host:port: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "list"); st != 0 || out != bare+"\n" {
+			t.Fatalf("gateway list: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "remove", gw.URL); st != 0 || !strings.Contains(out, "gateway = (none)") {
+			t.Fatalf("gateway remove by the URL of a host:port gateway: %d %q %q", st, out, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "list", "--json"); st != 0 || out != "[]\n" {
+			t.Fatalf("gateway list --json with none: %d %q %q", st, out, errOut)
+		}
+		if _, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "show"); st != 2 || !strings.Contains(errOut, "dual-proxy settings gateway list") {
+			t.Fatalf("gateway with a word that is no verb: %d %q", st, errOut)
+		}
+		if out, errOut, st = runCmdEnv(t, DualProxy, env, "settings", "gateway", "add", gw.URL); st != 0 {
+			t.Fatalf("gateway add: %d %q %q", st, out, errOut)
+		}
 		if out, _, st = runCmdEnv(t, DualProxy, env, "settings", "token"); st != 0 || !strings.HasPrefix(out, token+"\n") {
 			t.Fatalf("settings token: %d %q", st, out)
 		}
 		_, errOut, st = runCmdEnv(t, DualProxy, liveEnv(t), "settings", "get")
 		if st != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no running dual-proxy found") {
 			t.Fatalf("no instance: %d %q", st, errOut)
+		}
+	})
+	t.Run("OPS-7/two-instances-without-addr-exit-1-naming-both", func(t *testing.T) {
+		env := liveEnv(t)
+		// Two live processes (this test and the one that started it), so
+		// the registry trusts both entries.
+		for pid, addr := range map[int]string{os.Getpid(): "127.0.0.1:9", os.Getppid(): "127.0.0.1:10"} {
+			reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", PID: pid, Addr: addr}, "tok")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(reg.Remove)
+		}
+		for _, args := range [][]string{{"settings", "get"}, {"settings", "gateway", "list"}, {"settings", "set", "cooldown-ms=1"}} {
+			_, errOut, st := runCmdEnv(t, DualProxy, env, args...)
+			if st != 1 || !strings.Contains(errOut, "2 instances are running") || !strings.Contains(errOut, "127.0.0.1:10") || !strings.Contains(errOut, "--addr") {
+				t.Fatalf("%v: %d %q", args, st, errOut)
+			}
 		}
 	})
 	t.Run("OPS-7/empty-upstream-url-means-no-first-gateway", func(t *testing.T) {

@@ -31,9 +31,11 @@ const settingsTimeout = 15 * time.Second
 // settingsCommand is `dual-proxy settings [--addr ADDR] get|set|gateway|
 // token`: read and change the proxy settings of a running instance, a
 // launcher too, without restarting it (SPEC OPS-7), found through the
-// instance registry like status. Exit 0 on success, 1 when the instance
-// cannot be reached or refuses the change (token, version), 2 for usage
-// errors and values the instance rejects (LIS-5; nothing is applied then).
+// instance registry like status. Exit 0 on success, 1 when no instance or
+// several are found without --addr, or the instance cannot be reached or
+// refuses the change (token, version), 2 for usage errors and values the
+// instance rejects (LIS-5; nothing is applied then), 3 from get when the
+// config file's last reload was refused.
 func settingsCommand(sio IO) *cli.Command {
 	sub := func(name, usage, usageText string, action func(*cli.Context, *settings.Client, []string) error) *cli.Command {
 		return &cli.Command{Name: name, Usage: usage, UsageText: usageText, Flags: settingsFlags(), Action: func(c *cli.Context) error {
@@ -47,16 +49,26 @@ func settingsCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "settings",
 		Usage:     "read and change the proxy settings of a running instance (a launcher too) without restarting it",
-		UsageText: "dual-proxy settings [--addr HOST:PORT] get [KEY]\ndual-proxy settings [--addr HOST:PORT] set KEY=VALUE...\ndual-proxy settings [--addr HOST:PORT] gateway add|remove URL\ndual-proxy settings [--addr HOST:PORT] token\n\n   Without --addr: the one running instance in the registry ($XDG_RUNTIME_DIR/dual-proxy).\n   Keys are the long flag names (gateway, cooldown-ms, prefer-direct, ...); a list is comma-separated,\n   KEY= empties it, KEY=null returns the key to its default. The listener's address needs a restart.",
+		UsageText: "dual-proxy settings [--addr HOST:PORT] get [KEY]\ndual-proxy settings [--addr HOST:PORT] set KEY=VALUE...\ndual-proxy settings [--addr HOST:PORT] gateway list\ndual-proxy settings [--addr HOST:PORT] gateway add|remove URL\ndual-proxy settings [--addr HOST:PORT] token\n\n   Without --addr: the one running instance in the registry ($XDG_RUNTIME_DIR/dual-proxy).\n   Keys are the long flag names (gateway, cooldown-ms, prefer-direct, ...); a list is comma-separated,\n   KEY= empties it, KEY=null returns the key to its default. The listener's address needs a restart.",
 		Flags:     settingsFlags(),
 		Subcommands: []*cli.Command{
 			sub("get", "print the settings (or one KEY's value) and where each came from", "dual-proxy settings get [KEY]", settingsGet),
 			sub("set", "change settings at once, all or nothing", "dual-proxy settings set KEY=VALUE...", settingsSet),
 			{
 				Name:      "gateway",
-				Usage:     "add a gateway at the end of the list, or remove one",
-				UsageText: "dual-proxy settings gateway add URL\ndual-proxy settings gateway remove URL",
+				Usage:     "list the gateways, add one at the end of the list, or remove one",
+				UsageText: gatewayUsage,
+				Flags:     settingsFlags(),
+				// A word that is no verb ("show", "ls") is answered with
+				// what to type, not with the help of another command.
+				Action: func(c *cli.Context) error {
+					if c.NArg() == 0 {
+						return cli.ShowSubcommandHelp(c)
+					}
+					return cli.Exit(fmt.Sprintf("%s gateway: %q is no verb; want one of:\n%s", settingsName, c.Args().First(), gatewayUsage), 2)
+				},
 				Subcommands: []*cli.Command{
+					sub("list", "print the gateways in order, one a line (passwords masked)", "dual-proxy settings gateway list", settingsGatewayList),
 					sub("add", "add URL at the end of the gateways (or move it there)", "dual-proxy settings gateway add URL", settingsGatewayEdit(true)),
 					sub("remove", "remove URL from the gateways", "dual-proxy settings gateway remove URL", settingsGatewayEdit(false)),
 				},
@@ -65,6 +77,9 @@ func settingsCommand(sio IO) *cli.Command {
 		},
 	}
 }
+
+// gatewayUsage is the usage of `dual-proxy settings gateway`.
+const gatewayUsage = "dual-proxy settings gateway list\ndual-proxy settings gateway add URL\ndual-proxy settings gateway remove URL"
 
 // settingsFlags are the flags of settings and of each of its verbs, so
 // they may come before the verb or after it.
@@ -128,7 +143,9 @@ func settingsClient(c *cli.Context, env []string) (*settings.Client, error) {
 		for i, e := range es {
 			addrs[i] = e.Addr + " (" + e.Program + ")"
 		}
-		return nil, cli.Exit(fmt.Sprintf("%s: %d instances are running (%s): name one with --addr", settingsName, len(es), strings.Join(addrs, ", ")), 2)
+		// Exit 1 like no instance at all: the command line is right, the
+		// instance to talk to is not found (docs/operations.md).
+		return nil, cli.Exit(fmt.Sprintf("%s: %d instances are running (%s): name one with --addr", settingsName, len(es), strings.Join(addrs, ", ")), 1)
 	}
 	cl.Addr = es[0].Addr
 	if cl.Token == "" {
@@ -351,13 +368,46 @@ func settingsGatewayEdit(add bool) func(*cli.Context, *settings.Client, []string
 		doc, err := edit(ctx, strings.TrimSpace(args[0]))
 		var re *settings.RemoteError
 		if errors.As(err, &re) && re.Status == 0 {
-			return cli.Exit(settingsName+" gateway remove: "+oneLine(err.Error()), 2)
+			return cli.Exit(settingsName+" gateway "+verb+": "+oneLine(err.Error()), 2)
 		}
 		if err != nil {
 			return settingsFail(cl, err)
 		}
 		return reportChange(c, doc, []string{settings.Gateway})
 	}
+}
+
+// settingsGatewayList prints the gateways in order, one a line, masked as
+// the document shows them; none prints nothing to a pipe and "(none)" on a
+// terminal, as `settings get gateway` does.
+func settingsGatewayList(c *cli.Context, cl *settings.Client, args []string) error {
+	if len(args) > 0 {
+		return cli.Exit(fmt.Sprintf("%s gateway list: unexpected argument %q: list takes no arguments", settingsName, args[0]), 2)
+	}
+	ctx, cancel := settingsCtx(c)
+	defer cancel()
+	doc, err := cl.Get(ctx)
+	if err != nil {
+		return settingsFail(cl, err)
+	}
+	l, _ := doc.Settings[settings.Gateway].([]any)
+	if flagBool(c, "json") {
+		if l == nil {
+			l = []any{}
+		}
+		return json.NewEncoder(c.App.Writer).Encode(l)
+	}
+	if len(l) == 0 {
+		if isTerminal(c.App.Writer) {
+			fmt.Fprintln(c.App.Writer, "(none)")
+		}
+		return nil
+	}
+	w := termSafe(c.App.Writer)
+	for _, g := range l {
+		fmt.Fprintln(w, settings.Text(g))
+	}
+	return nil
 }
 
 // reportChange prints the keys' values after a change and how it was

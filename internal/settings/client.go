@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
 // Client reads and changes the settings of one running instance (the
@@ -76,12 +78,28 @@ func (c *Client) Set(ctx context.Context, changes map[string]any) (Document, err
 }
 
 // AddGateway appends gateway to the current list (or moves it last);
-// RemoveGateway removes every item equal to gateway or to its masked
-// form. Both read the list, change it and Set it.
+// RemoveGateway removes every item that names the same gateway
+// (SameGateway: "host:port" and "http://host:port" are one). Both read
+// the list, change it and Set it.
 func (c *Client) AddGateway(ctx context.Context, gateway string) (Document, error) {
 	return c.editGateways(ctx, func(l []string) []string {
-		return append(slices.DeleteFunc(l, func(g string) bool { return g == gateway || g == mask(Gateway, []string{gateway}).([]string)[0] }), gateway)
+		return append(slices.DeleteFunc(l, func(g string) bool { return SameGateway(g, gateway) }), gateway)
 	})
+}
+
+// SameGateway reports whether a and b name one gateway as the proxy reads
+// them (route.ParseGateway, SPEC GW-3): the same scheme ("host:port" is
+// http), user, host:port and CA file. Passwords are not compared, so a
+// gateway matches its masked form ("http://u:***@h:1") as a document
+// shows it. Text that does not parse matches only itself.
+func SameGateway(a, b string) bool {
+	if strings.TrimSpace(a) == strings.TrimSpace(b) {
+		return true
+	}
+	ca, errA := route.ParseGateway(a, Gateway)
+	cb, errB := route.ParseGateway(b, Gateway)
+	return errA == nil && errB == nil && ca.Kind == cb.Kind && ca.Addr == cb.Addr &&
+		ca.HasAuth == cb.HasAuth && ca.User == cb.User && ca.CAFile == cb.CAFile
 }
 
 // RemoveGateway: see AddGateway. A gateway not in the list is a
@@ -91,7 +109,7 @@ func (c *Client) RemoveGateway(ctx context.Context, gateway string) (Document, e
 	missing := false
 	doc, err := c.editGateways(ctx, func(l []string) []string {
 		n := len(l)
-		l = slices.DeleteFunc(l, func(g string) bool { return g == gateway || g == masked })
+		l = slices.DeleteFunc(l, func(g string) bool { return SameGateway(g, gateway) })
 		missing = len(l) == n
 		return l
 	})
