@@ -2,33 +2,30 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// call is one client request being served by a pool. It orchestrates its
-// pieces: the member attempts in the balancer's order (attemptState, one
-// member try at a time), the writes to the client at and after the commit
-// point (clientStream), the pre-commit keep-alives (kaState), the
-// request's translation (translation) and the final answer and record
-// (answer).
+// call is one client request served by a pool. It reads like
+// httputil.ReverseProxy.ServeHTTP: run picks the members that can serve
+// the request, tries them in the balancer's order, fails over, and answers
+// with the first usable result or the aggregated error. Each try is an
+// attempt (attempt.go), a value that lives for that member only and returns
+// its outcome; what the client sees goes through the client stream
+// (clientstream.go), which owns the write lock, the commit point, the
+// pre-commit keep-alives and the answer. The call keeps what outlives one
+// member: the request in each member's API (translation, translated.go),
+// what it knows of the members' rate limits (rateState, ratelimit.go), the
+// failed attempts and what the one State.Finish writes.
 type call struct {
-	// answerModel is the JSON string the current attempt's answer names
-	// as its model (the client's unified id) when the member's model is
-	// another id; nil when they are the same (the answer passes as is).
-	answerModel []byte
-
 	p     *Pool
 	cfg   *config.Config
 	scrub config.Scrubber
@@ -39,10 +36,10 @@ type call struct {
 	um    *config.UnifiedModel
 	r     *http.Request
 
-	start      time.Time // monotonic, for latencies
 	startClock time.Time // injected clock, for records
 	session    string    // short hash
-	probe      *probe    // set for POOL-14 test calls (probe.go)
+	probe      *probe    // set for a pool's test call (probe.go)
+	key        balance.BindKey
 
 	// oneMember: the body did not fit the body budget (budget.go): this
 	// call goes to the first member only and the body is not kept.
@@ -56,57 +53,16 @@ type call struct {
 	// POOL-23).
 	boundTo, picked string
 
-	clientStream
-	kaState
-	attemptState
+	client clientStream
 	translation
-	answer
 	rateState
-}
 
-// attemptState is the current member try: the API it sends the member and,
-// for a translated stream, the converter of the member's events (SPEC
-// POOL-21). attempt sets both afresh for every try.
-type attemptState struct {
-	rt   memberRoute
-	conv *api.Stream
-}
-
-// answer is what the call's final answer and its record are made of: the
-// failed attempts (the aggregated error lists them, SPEC POOL-11), the
-// time to the first byte, whether the client's answer was translated, and
-// what the one State.Finish writes (SPEC POOL-23).
-type answer struct {
-	attempts   []neutral.Attempt
-	ttfb       time.Duration
-	translated bool // the answer the client got was translated (status)
+	// attempts are the failed attempts, in order: the aggregated error
+	// lists them (SPEC POOL-11), the record counts them as failovers.
+	attempts []neutral.Attempt
 	// end collects what the call writes to State once it is over (one
 	// Finish); nil before Begin.
 	end *balance.CallEnd
-}
-
-// outcome is how one attempt ended.
-type outcome struct {
-	// done: a response was written (success, pass-through, or a failure
-	// after the commit point); no further member is tried.
-	done bool
-	// served: the member answered (commit point reached or a complete
-	// non-streamed answer); it becomes the binding (POOL-5, POOL-8).
-	served bool
-	// canceled: the client went away (POOL-9): no failure, no failover.
-	canceled bool
-	// fail describes a failure (before or after the commit point).
-	fail     *neutral.Attempt
-	explicit time.Duration // server-given wait for rate_limit
-	// noCooldown: the failure is the transport's, not the member's (a
-	// kept-alive connection the channel closed unanswered, POOL-17): it is
-	// recorded and logged but cools nothing and counts no member failure.
-	noCooldown bool
-	u          neutral.Accounting
-	// state: the state keys the answer produced (POOL-18); retry: send to
-	// the same member once more (it rejected encrypted content).
-	state []string
-	retry bool
 }
 
 // dropRequestHeaders are removed from a pool request besides the hop-by-hop
@@ -119,56 +75,31 @@ type outcome struct {
 var dropRequestHeaders = []string{"Host", "Content-Length",
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
-// run serves the call: it picks the eligible members, tries them in the
-// balancer's order (one retry on the same member where the outcome allows
-// it) and answers with the first usable result or the aggregated error.
+// run serves the call (SPEC POOL-4, POOL-7, POOL-11, POOL-17, POOL-23,
+// POOL-26): it picks the eligible members, tries them in the balancer's
+// order (tryMember: an attempt, once more on the same member where the
+// outcome allows it) and answers with the first usable result or the
+// aggregated error. A body beyond the replay budget goes to one member
+// only. No member is called while every one is rate-limited. One Begin
+// before the attempts and one Finish after them: on a shared state, two
+// round trips per call.
 func (c *call) run() {
-	sessionID, _ := balance.SessionIdentity(c.r.Header, c.ci)
-	c.session = balance.SessionHash(sessionID)
-	if c.probe != nil {
-		// A test call (POOL-14) is balanced like a new session but records
-		// no binding, so it does not skew the bound-session counts.
-		sessionID, c.session = "", testSession
-	}
-	key := balance.BindKey{Pool: c.pc.ID, Session: sessionID, Model: c.ci.Model}
+	c.identify()
 	eligible, skipped := c.eligibleMembers()
 	if c.probe != nil && c.probe.member != "" {
 		eligible, skipped = onlyMember(eligible, skipped, c.pc, c.probe.member)
 	}
 	if len(eligible) == 0 {
-		c.headers(c.w.Header(), "none")
-		api.WriteError(c.w, c.fl, http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")", nil)
+		c.client.poolError(http.StatusBadRequest, "no member of pool "+c.pc.ID+" can serve this request ("+strings.Join(skipped, "; ")+")",
+			c.head("none"), 0, nil)
 		c.record("", config.ClassBadRequest, http.StatusBadRequest)
 		return
 	}
-	start := balance.CallStart{Pool: c.pc, Key: key, Eligible: eligible, Targets: make([]string, len(eligible)), Now: c.p.opts.Now()}
-	for i, m := range eligible {
-		start.Targets[i] = c.target(m)
-	}
-	start.Owner = c.stateOwnerKey()
-	// One Begin before the attempts and one Finish after them: on a shared
-	// state, two round trips per call (SPEC POOL-23).
-	begun := c.p.state.Begin(c.sctx(), start)
-	cds := begun.Cooldowns
-	until := func(m string) (time.Time, bool) { return balance.Cooling(cds, m, c.target(m)) }
-	hot := func(m string) bool { _, cooling := until(m); return !cooling }
-	primary := begun.Member
-	if owner := begun.Owner; owner != "" && hot(owner) && slices.Contains(eligible, owner) {
-		primary = owner // POOL-18: the member that holds previous_response_id
-	}
-	if c.pc.Strategy == config.StrategySticky && key.Session != "" {
-		if begun.InFlight {
-			c.picked = begun.Member
-		} else {
-			c.boundTo = begun.Member // a live binding: Acquire touched it
-		}
-	}
-	c.end = &balance.CallEnd{Pool: c.pc, Key: key, InFlight: begun.InFlight, Session: c.session}
+	order := c.begin(eligible)
 	defer c.finish()
-	c.rateState = rateState{eligible: eligible, cds: cds}
-	order, hold := c.rateLimitOrder(balance.AttemptOrder(eligible, primary, until))
+	order, hold := c.rateLimitOrder(order)
 	if len(order) == 0 {
-		c.allRateLimited() // POOL-26: no member may be called now
+		c.allRateLimited() // no member may be called now
 		return
 	}
 	if hold > 0 && !c.waitOut(order[0], hold) {
@@ -176,21 +107,7 @@ func (c *call) run() {
 		return
 	}
 	for _, m := range order {
-		o := c.attempt(m, key)
-		if o.retry && !o.canceled && !c.oneMember {
-			c.failed(m, o)
-			o = c.attempt(m, key)
-		}
-		if o.fail != nil && o.fail.Class == config.ClassRateLimit && !o.done && !o.canceled && !c.oneMember && c.mayWait(m, o.explicit) {
-			// POOL-26: the bound member's short rate limit is waited out
-			// and the call sent to it again; the session stays.
-			c.failed(m, o)
-			if !c.waitOut(m, o.explicit) {
-				o = outcome{canceled: true}
-			} else {
-				o = c.attempt(m, key)
-			}
-		}
+		o := c.tryMember(m)
 		if o.canceled {
 			c.p.log.Info("pool call canceled by client", "pool", c.pc.ID, "member", m, "session", c.session)
 			c.record(m, "canceled", 0)
@@ -200,27 +117,102 @@ func (c *call) run() {
 			c.failed(m, o)
 		}
 		if o.served && c.ep.Kind == neutral.EpGenerate {
-			// Written by Finish (served implies done: the call ends here).
-			c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, c.owned(o)
-			if f := c.p.opts.Observer.Usage; f != nil {
-				f(c.pc.ID, m, o.u)
-			}
-		}
-		if c.oneMember && !o.done {
-			break // no replay of a body beyond the budget (POOL-17)
+			c.served(m, o)
 		}
 		if o.done {
-			class, status := "", 200
-			if o.fail != nil {
-				class, status = o.fail.Class, o.fail.Status
-			}
-			c.record(m, class, status)
-			c.p.log.Debug("pool call done", "pool", c.pc.ID, "member", m, "attempts", len(c.attempts)+boolToInt(o.fail == nil),
-				"ttfb_ms", c.ttfb.Milliseconds(), "class", class, "session", c.session)
+			c.done(m, o)
 			return
+		}
+		if c.oneMember {
+			break // a body beyond the replay budget is sent once
 		}
 	}
 	c.aggregate()
+}
+
+// identify finds the call's session (SPEC POOL-5): its hash for headers,
+// logs and records, and the binding key. A test call (POOL-14) is balanced
+// like a new session but records no binding, so it does not skew the
+// bound-session counts.
+func (c *call) identify() {
+	sessionID, _ := balance.SessionIdentity(c.r.Header, c.ci)
+	c.session = balance.SessionHash(sessionID)
+	if c.probe != nil {
+		sessionID, c.session = "", testSession
+	}
+	c.key = balance.BindKey{Pool: c.pc.ID, Session: sessionID, Model: c.ci.Model}
+}
+
+// begin starts the call in State (the cooldowns, the binding or the first
+// pick, the member holding the request's Responses state) and returns the
+// order of attempts: the primary first, then hot members, then cooling ones
+// by earliest recovery (SPEC POOL-4, POOL-11, POOL-18).
+func (c *call) begin(eligible []string) []string {
+	start := balance.CallStart{Pool: c.pc, Key: c.key, Eligible: eligible, Targets: make([]string, len(eligible)), Now: c.p.opts.Now()}
+	for i, m := range eligible {
+		start.Targets[i] = c.target(m)
+	}
+	start.Owner = c.stateOwnerKey()
+	begun := c.p.state.Begin(c.sctx(), start)
+	cds := begun.Cooldowns
+	until := func(m string) (time.Time, bool) { return balance.Cooling(cds, m, c.target(m)) }
+	hot := func(m string) bool { _, cooling := until(m); return !cooling }
+	primary := begun.Member
+	if owner := begun.Owner; owner != "" && hot(owner) && slices.Contains(eligible, owner) {
+		primary = owner // the member that holds the request's previous_response_id
+	}
+	if c.pc.Strategy == config.StrategySticky && c.key.Session != "" {
+		if begun.InFlight {
+			c.picked = begun.Member
+		} else {
+			c.boundTo = begun.Member // a live binding: Acquire touched it
+		}
+	}
+	c.end = &balance.CallEnd{Pool: c.pc, Key: c.key, InFlight: begun.InFlight, Session: c.session}
+	c.rateState = rateState{eligible: eligible, cds: cds}
+	return balance.AttemptOrder(eligible, primary, until)
+}
+
+// tryMember runs member m's attempt, and runs it once more on the same
+// member when the outcome allows it: m refused the request's encrypted
+// content or reasoning signatures (the next attempt leaves them out,
+// POOL-18), or m is the session's bound member and rate-limited for a
+// short time, waited out in the call so the session stays (POOL-26).
+func (c *call) tryMember(m string) outcome {
+	o := c.attempt(m)
+	if o.retry && !o.canceled && !c.oneMember {
+		c.failed(m, o)
+		o = c.attempt(m)
+	}
+	if o.fail != nil && o.fail.Class == config.ClassRateLimit && !o.done && !o.canceled && !c.oneMember && c.mayWait(m, o.explicit) {
+		c.failed(m, o)
+		if !c.waitOut(m, o.explicit) {
+			return outcome{canceled: true}
+		}
+		o = c.attempt(m)
+	}
+	return o
+}
+
+// served notes that member m answered the call (the commit point or a
+// complete answer): the binding, the usage and the state keys Finish
+// writes (POOL-5, POOL-8, POOL-18), and the usage for the observer.
+func (c *call) served(m string, o outcome) {
+	c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, c.owned(o)
+	if f := c.p.opts.Observer.Usage; f != nil {
+		f(c.pc.ID, m, o.u)
+	}
+}
+
+// done records a call that member m ended with a response.
+func (c *call) done(m string, o outcome) {
+	class, status := "", 200
+	if o.fail != nil {
+		class, status = o.fail.Class, o.fail.Status
+	}
+	c.record(m, class, status)
+	c.p.log.Debug("pool call done", "pool", c.pc.ID, "member", m, "attempts", len(c.attempts)+boolToInt(o.fail == nil),
+		"ttfb_ms", c.client.ttfb.Milliseconds(), "class", class, "session", c.session)
 }
 
 // eligibleMembers splits the pool's members into those that can serve
@@ -238,25 +230,6 @@ func (c *call) eligibleMembers() (eligible, skipped []string) {
 		eligible = append(eligible, m)
 	}
 	return eligible, skipped
-}
-
-// attempt runs one attempt on member m.
-func (c *call) attempt(m string, key balance.BindKey) outcome {
-	c.rt, c.conv = c.routeFor(c.cfg.Channel(m)), nil
-	c.answerModel = nil
-	if t := c.target(m); t != c.ci.Model && c.ci.Model != "" {
-		c.answerModel = wirefmt.ModelValue(c.ci.Model) // the answer names the id the client asked for (POOL-2)
-	}
-	if c.rt.translate && c.ep.Kind == neutral.EpCountTokens {
-		return c.estimateTokens(m)
-	}
-	if c.ci.Stream {
-		return c.streamAttempt(m, key)
-	}
-	if c.collects() {
-		return c.collectAttempt(m) // POOL-7b: a member stream built into the JSON answer
-	}
-	return c.plainAttempt(m)
 }
 
 // sctx is the context of a state call: the request's values without its
@@ -302,8 +275,9 @@ func (c *call) failed(m string, o outcome) {
 }
 
 // aggregate answers when every member failed before the commit point
-// (SPEC POOL-11): one error listing each attempt; the status of the most
-// transient failure (429 > 529/503 > 5xx > others).
+// (SPEC POOL-11, POOL-26): one error listing each attempt; the status of
+// the most transient failure (429 > 529/503 > 5xx > others); when every
+// member is cooling, Retry-After.
 func (c *call) aggregate() {
 	status, best := 502, 0
 	var parts []string
@@ -323,13 +297,8 @@ func (c *call) aggregate() {
 	if c.oneMember {
 		msg += fmt.Sprintf(" (the request body is beyond the pool's %d MiB replay budget, so it was sent to one member only)", c.p.opts.BodyBudget>>20)
 	}
-	if c.early {
-		c.earlyError(status, msg)
-	} else {
-		c.headers(c.w.Header(), "none")
-		c.retryAfter(c.w.Header()) // POOL-26: every member cooling
-		api.WriteError(c.w, c.fl, status, msg, c.attempts)
-	}
+	retryAfter, _ := c.earliestRecovery() // every member cooling: when to come back
+	c.client.poolError(status, msg, c.head("none"), retryAfter, c.attempts)
 	last := ""
 	if len(c.attempts) > 0 {
 		last = c.attempts[len(c.attempts)-1].Class
@@ -337,16 +306,14 @@ func (c *call) aggregate() {
 	c.record("", last, status)
 }
 
-// headers sets the pool's response headers (SPEC POOL-13b).
-func (c *call) headers(h http.Header, member string) {
-	h.Set("X-Pool-Member", member)
+// head is the pool's response headers for an answer of member (SPEC
+// POOL-13b; "pending" for the early head, "none" for the pool's own error).
+func (c *call) head(member string) poolHead {
+	ph := poolHead{member: member, session: c.session, attempts: len(c.attempts) + boolToInt(member != "none")}
 	if c.cfg.Channel(member) != nil {
-		h.Set("X-Pool-Member-Model", c.target(member)) // the member's own model id; the body names the unified one
+		ph.memberModel, ph.named = c.target(member), true // the member's own model id; the body names the unified one
 	}
-	h.Set("X-Pool-Attempts", strconv.Itoa(len(c.attempts)+boolToInt(member != "none")))
-	if c.session != "" {
-		h.Set("X-Pool-Session", c.session)
-	}
+	return ph
 }
 
 func boolToInt(b bool) int {
@@ -356,10 +323,12 @@ func boolToInt(b bool) int {
 	return 0
 }
 
+// record writes the call's record (SPEC POOL-13): through Finish when the
+// call began in State, else at once.
 func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,
 		Member: member, Failovers: len(c.attempts) - boolToInt(member != "" && len(c.attempts) > 0 && c.attempts[len(c.attempts)-1].Member == member),
-		TTFBMs: c.ttfb.Milliseconds(), Class: class, Status: status, API: string(c.fl.API()), Translated: c.translated}
+		TTFBMs: c.client.ttfb.Milliseconds(), Class: class, Status: status, API: string(c.fl.API()), Translated: c.client.translated}
 	if member != "" && c.target(member) != c.ci.Model {
 		rec.MemberModel = c.target(member)
 	}
@@ -389,31 +358,4 @@ func (c *call) told(rec balance.CallRecord) {
 	if c.probe != nil {
 		c.probe.set(rec, c.attempts)
 	}
-}
-
-// transportFailure classifies a RoundTrip or body-read error. The client's
-// own cancel is not a member failure (POOL-9). timedOut: the attempt was
-// stopped by first_output_timeout_ms; a deadline error of a non-streamed
-// call is response_timeout_ms. Both say so instead of "context canceled".
-func (c *call) transportFailure(m string, err error, timedOut bool) outcome {
-	if c.r.Context().Err() != nil || c.gone.Load() {
-		return outcome{canceled: true}
-	}
-	class, msg := config.ClassNetwork, c.scrub.Scrub(shortErr(err))
-	if isClosedUnanswered(err) {
-		// The channel closed a kept-alive connection as the request came
-		// and the request was not sent again (sendMember: a body beyond the
-		// replay budget, POOL-17): not a sign of ill health, so the next
-		// member is tried and this one is not cooled (POOL-26).
-		return outcome{fail: &neutral.Attempt{Member: m, Class: class, Message: msg}, noCooldown: true}
-	}
-	switch {
-	case timedOut:
-		class, msg = config.ClassTimeout, fmt.Sprintf("no output within first_output_timeout_ms (%d ms)", c.pc.FirstOutputTimeout.Milliseconds())
-	case errors.Is(err, context.DeadlineExceeded) && !c.ci.Stream:
-		class, msg = config.ClassTimeout, fmt.Sprintf("no answer within response_timeout_ms (%d ms)", c.pc.ResponseTimeout.Milliseconds())
-	case errors.Is(err, context.DeadlineExceeded):
-		class = config.ClassTimeout
-	}
-	return outcome{fail: &neutral.Attempt{Member: m, Class: class, Message: msg}}
 }

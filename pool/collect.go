@@ -32,9 +32,10 @@ import (
 
 // collects says whether this attempt asks its member for a stream to build
 // a non-streamed answer from (stream_upstream, POOL-7b).
-func (c *call) collects() bool {
-	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == neutral.EpGenerate && !c.rt.translate &&
-		(c.rt.to == apikind.Anthropic || c.rt.to == apikind.Chat)
+func (a *attempt) collects() bool {
+	c := a.c
+	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == neutral.EpGenerate && !a.rt.translate &&
+		(a.rt.to == apikind.Anthropic || a.rt.to == apikind.Chat)
 }
 
 // streamingBody is a member request body that asks for a stream: "stream":
@@ -72,57 +73,56 @@ func refusesStreaming(status int, msg string) bool {
 		strings.Contains(m, "not allowed") || strings.Contains(m, "not available"))
 }
 
-// collectAttempt runs one non-streamed attempt through a member stream
+// collect runs one non-streamed attempt through a member stream
 // (POOL-7b); the whole attempt is bounded by response_timeout_ms, as a
 // non-streamed one is.
-func (c *call) collectAttempt(m string) outcome {
-	ch := c.cfg.Channel(m)
+func (a *attempt) collect() outcome {
+	c := a.c
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.pc.ResponseTimeout)
 	defer cancel()
-	req, err := c.memberRequest(ctx, ch)
+	req, err := a.memberRequest(ctx)
 	if err == nil {
-		err = c.streamingRequest(req)
+		err = a.streamingRequest(req)
 	}
 	if err != nil {
-		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}
+		return a.unbuildable(err)
 	}
-	resp, err := c.sendMember(m, req)
+	resp, err := a.send(req)
 	if err != nil {
-		return c.transportFailure(m, err, false)
+		return a.transportFailure(err, false)
 	}
 	decoded := wirefmt.DecodeResponse(resp)
 	defer drain(resp.Body)
 	if resp.StatusCode/100 != 2 || !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		body, err := wirefmt.ReadBody(resp.Body, MaxRequestBody)
 		if err != nil {
-			return c.transportFailure(m, err, false)
+			return a.transportFailure(err, false)
 		}
 		if resp.StatusCode/100 != 2 {
-			if _, msg := c.rt.fl.ParseError(body); refusesStreaming(resp.StatusCode, msg) && !c.oneMember {
-				return c.plainAttempt(m)
+			if _, msg := a.rt.fl.ParseError(body); refusesStreaming(resp.StatusCode, msg) && !c.oneMember {
+				return a.plain()
 			}
-			return c.errorAnswer(m, resp, body)
+			return a.errorAnswer(resp, body)
 		}
 		if !decoded {
-			c.writeAnswer(m, resp, body)
+			a.writeBody(resp.Header, resp.StatusCode, body)
 			return outcome{done: true, served: true}
 		}
-		return c.completeAnswer(m, resp, body) // a member that answered JSON anyway
+		return a.completeAnswer(resp, body) // a member that answered JSON anyway
 	}
 	if !decoded {
-		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read"}}
+		return a.failure(config.ClassServer, resp.StatusCode, "stream uses a Content-Encoding the pool cannot read")
 	}
-	return c.collectStream(m, resp)
+	return a.collectStream(resp)
 }
 
 // streamingRequest turns the member request req into its streamed form.
-func (c *call) streamingRequest(req *http.Request) error {
+func (a *attempt) streamingRequest(req *http.Request) error {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		return err
 	}
-	if body, err = streamingBody(c.rt.to, body); err != nil {
+	if body, err = streamingBody(a.rt.to, body); err != nil {
 		return err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
@@ -133,8 +133,9 @@ func (c *call) streamingRequest(req *http.Request) error {
 }
 
 // collectStream reads the member's stream into the client's answer.
-func (c *call) collectStream(m string, resp *http.Response) outcome {
-	col := api.NewCollector(c.rt.to)
+func (a *attempt) collectStream(resp *http.Response) outcome {
+	c := a.c
+	col := api.NewCollector(a.rt.to)
 	rd := wirefmt.NewSSEReader(resp.Body)
 	defer rd.Release()
 	var se *neutral.Error
@@ -154,34 +155,33 @@ func (c *call) collectStream(m string, resp *http.Response) outcome {
 	committed := len(col.Response().Parts) > 0
 	switch {
 	case se != nil:
-		return c.collectFailed(m, resp, committed, *se)
+		return a.collectFailed(resp, committed, *se)
 	case err != nil && c.r.Context().Err() != nil:
 		return outcome{canceled: true}
 	case err != nil:
-		return c.collectFailed(m, resp, committed, neutral.Error{Status: http.StatusBadGateway, Type: "api_error",
+		return a.collectFailed(resp, committed, neutral.Error{Status: http.StatusBadGateway, Type: "api_error",
 			Message: "member stream failed: " + shortErr(err)})
 	}
-	body, err := api.EncodeResponse(c.rt.to, col.Response(), c.target(m))
+	body, err := api.EncodeResponse(a.rt.to, col.Response(), c.target(a.m))
 	if err != nil {
-		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: c.scrub.Scrub(neutral.Clip("answer not buildable from the stream: " + err.Error()))}}
+		return a.failure(config.ClassServer, resp.StatusCode, c.scrub.Scrub(neutral.Clip("answer not buildable from the stream: "+err.Error())))
 	}
 	resp.Header.Set("Content-Type", "application/json")
-	return c.completeAnswer(m, resp, body)
+	return a.completeAnswer(resp, body)
 }
 
 // collectFailed is a member's failure inside the stream: before the first
 // part it fails over like any failure before the commit point; after it,
 // the client gets the error answer of its API with the error's status.
-func (c *call) collectFailed(m string, resp *http.Response, committed bool, e neutral.Error) outcome {
+func (a *attempt) collectFailed(resp *http.Response, committed bool, e neutral.Error) outcome {
 	class := balance.ClassifyStatus(e.Status, e.Type, e.Message)
-	a := &neutral.Attempt{Member: m, Class: class, Status: e.Status, Message: c.scrub.Scrub(neutral.Clip(e.Message))}
+	f := &neutral.Attempt{Member: a.m, Class: class, Status: e.Status, Message: a.c.scrub.Scrub(neutral.Clip(e.Message))}
 	if !committed && class != config.ClassBadRequest {
-		return outcome{fail: a}
+		return outcome{fail: f}
 	}
-	st, doc := api.EncodeError(c.rt.to, e)
-	a.Status = st
+	st, doc := api.EncodeError(a.rt.to, e)
+	f.Status = st
 	resp.Header.Set("Content-Type", "application/json")
-	c.writeBody(m, resp.Header, st, doc)
-	return outcome{done: true, served: committed, fail: a}
+	a.writeBody(resp.Header, st, doc)
+	return outcome{done: true, served: committed, fail: f}
 }

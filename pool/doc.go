@@ -22,5 +22,10 @@
 //	       ──► all failed ─► one aggregated error (POOL-11)
 //	       ──► balance.State.Finish (binding, cooldown reset, counters, record)
 //
+// In the code the call (call.go) orchestrates and keeps what outlives one
+// member; each member's try is an attempt (attempt.go), a value that returns
+// its outcome; the client's side, with its write lock, commit point,
+// keep-alives and answers, is the client stream (clientstream.go).
+//
 // Configuration is YAML (config.ParseConfig).
 package pool

@@ -20,118 +20,62 @@ import (
 // stream (aggregated error, or a member's own 4xx as an error event with
 // that member's status and message), never as an HTTP status.
 
-// kaState is the pre-commit keep-alive state of a streamed call (SPEC
-// POOL-7b): early is set once the response head went out before a commit;
-// lastKA is the last keep-alive; gone: a keep-alive or ping write failed
-// (the client left).
-type kaState struct {
-	early  bool
-	gone   atomic.Bool
-	lastKA time.Time
+// keepAlive is the client stream's part before the commit point.
+type keepAlive struct {
+	// hold is keepalive_hold_ms for a streamed call, 0 for one that gets
+	// no keep-alives (not streamed, or turned off); every is the wait
+	// between keep-alives and between pings after the commit point.
+	hold, every time.Duration
+	early       bool      // the early head went out (under mu while a ticker runs)
+	last        time.Time // the last keep-alive (under mu)
+	// gone: a keep-alive or ping write failed, the client left. Set on a
+	// ticker's goroutine; the attempt reads it to tell a cancel from a
+	// member's failure.
+	gone atomic.Bool
 }
 
-// kaEnabled tells whether this call sends keep-alives before the commit.
-func (c *call) kaEnabled() bool { return c.ci.Stream && c.pc.KeepaliveHold > 0 }
-
-// kaTimer returns a timer that fires when the next keep-alive is due, or a
-// stopped timer when keep-alives are off.
-func (c *call) kaTimer() *time.Timer {
-	if !c.kaEnabled() {
-		t := time.NewTimer(time.Hour)
-		t.Stop()
-		return t
-	}
-	return time.NewTimer(c.kaDue())
-}
-
-// kaDue is the wait until the next keep-alive: the rest of the hold before
-// the head went out, then the ping interval since the last one.
-func (c *call) kaDue() time.Duration {
-	if !c.early {
-		return max(0, c.pc.KeepaliveHold-time.Since(c.start))
-	}
-	return max(0, c.p.opts.PingInterval-time.Since(c.lastKA))
-}
-
-// keepAlive writes the early head (the first time) and one keep-alive
-// event, and flushes. false: the client is gone (c.gone is set).
-func (c *call) keepAlive() bool {
-	if !c.early {
-		h := c.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no")
-		c.headers(h, "pending")
-		c.w.WriteHeader(http.StatusOK)
-		c.early = true
-	}
-	c.lastKA = time.Now()
-	if err := c.write(c.fl.PingEvent()); err != nil {
-		c.gone.Store(true)
-		return false
-	}
-	return true
-}
-
-// tick handles a fired keep-alive timer: one keep-alive, then the timer is
-// set for the next. It returns false when the client is gone.
-func (c *call) tick(t *time.Timer) bool {
-	if !c.keepAlive() {
-		return false
-	}
-	t.Reset(c.kaDue())
-	return true
-}
-
-// kaTicker writes the keep-alives while an attempt's events are read
-// (stream_read.go); a failed write ends the attempt (cancel). nil when
-// keep-alives are off.
-func (c *call) kaTicker(cancel func()) *ticker {
-	if !c.kaEnabled() {
+// keepAlives writes the keep-alives while the call waits before a commit
+// point: for a member's head, its first visible event, or a rate limit's
+// end. pending is the early head's pool fields. gone runs (on the ticker's
+// goroutine) when a write fails: it ends the wait. nil (a stopped ticker)
+// when the call gets no keep-alives. The ticker must be stopped before the
+// serving goroutine writes.
+func (s *clientStream) keepAlives(pending poolHead, gone func()) *ticker {
+	if s.hold <= 0 {
 		return nil
 	}
-	return c.startTicker(c.kaDue(), func() (time.Duration, bool) {
-		if !c.keepAlive() {
-			cancel()
+	return s.startTicker(s.due(), func() (time.Duration, bool) {
+		if !s.keepAliveOnce(pending) {
+			gone()
 			return 0, false
 		}
-		return c.kaDue(), true
+		return s.due(), true
 	})
 }
 
-// roundTrip sends member m the request req (sendMember); while the member has not answered with its head,
-// the call's keep-alives go on (a member may queue a request for minutes
-// before its head). cancel ends the attempt when the client is gone.
-func (c *call) roundTrip(m string, req *http.Request, cancel func()) (*http.Response, error) {
-	if !c.kaEnabled() {
-		return c.sendMember(m, req)
+// due is the wait until the next keep-alive: the rest of the hold before
+// the head went out, then the ping interval since the last one.
+func (s *clientStream) due() time.Duration {
+	if !s.early {
+		return max(0, s.hold-time.Since(s.start))
 	}
-	type result struct {
-		resp *http.Response
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		resp, err := c.sendMember(m, req)
-		done <- result{resp, err}
-	}()
-	t := c.kaTimer()
-	defer t.Stop()
-	for {
-		select {
-		case r := <-done:
-			return r.resp, r.err
-		case <-t.C:
-			if !c.tick(t) {
-				cancel()
-			}
-		}
-	}
+	return max(0, s.every-time.Since(s.last))
 }
 
-// earlyError ends a call whose head already went out with the API's own
-// error event (SPEC POOL-7b): a member's pass-through error or the
-// aggregated one.
-func (c *call) earlyError(status int, msg string) {
-	_ = c.write(c.fl.ErrorEvent(status, msg))
+// keepAliveOnce writes the early head (the first time) and one keep-alive
+// event, and flushes. false: the client is gone (gone is set).
+func (s *clientStream) keepAliveOnce(pending poolHead) bool {
+	if !s.early {
+		h := s.w.Header()
+		setEventStream(h)
+		pending.set(h)
+		s.w.WriteHeader(http.StatusOK)
+		s.early = true
+	}
+	s.last = time.Now()
+	if err := s.write(s.api.PingEvent()); err != nil {
+		s.gone.Store(true)
+		return false
+	}
+	return true
 }

@@ -38,18 +38,19 @@ func isVersion(seg string) bool {
 	return true
 }
 
-// memberRequest builds the request to member ch: the model rewritten
+// memberRequest builds the request to the attempt's member: the model rewritten
 // (POOL-2), the effort mapped (POOL-12), an output limit above the member's
 // lowered (POOL-25), the client's headers minus
 // hop-by-hop and credentials, the member's key, the client's query kept
 // (without a Gemini key=). A translated call (SPEC POOL-21) gets the body,
 // path and query of the member's API.
-func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Request, error) {
+func (a *attempt) memberRequest(ctx context.Context) (*http.Request, error) {
+	c, ch := a.c, a.ch
 	effort := c.memberEffort(ch)
 	var body []byte
 	var err error
-	if c.rt.translate {
-		body, err = c.translatedBody(c.rt, ch, effort)
+	if a.rt.translate {
+		body, err = c.translatedBody(a.rt, ch, effort)
 	} else {
 		body, err = c.fl.RewriteBody(c.ci, c.target(ch.ID), effort)
 		if err == nil {
@@ -62,7 +63,7 @@ func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Req
 	if c.oneMember {
 		c.ci.Release() // sent once: let it go as soon as the Transport has written it
 	}
-	path, query := c.memberPath(c.rt, ch)
+	path, query := c.memberPath(a.rt, ch)
 	u := memberURL(ch.BaseURL, path)
 	if query != "" {
 		u += "?" + query
@@ -90,9 +91,9 @@ func (c *call) memberRequest(ctx context.Context, ch *config.Channel) (*http.Req
 			}
 		}
 	}
-	if c.rt.translate {
+	if a.rt.translate {
 		req.Header.Set("Content-Type", "application/json")
-		if c.rt.to == apikind.Anthropic && req.Header.Get("Anthropic-Version") == "" {
+		if a.rt.to == apikind.Anthropic && req.Header.Get("Anthropic-Version") == "" {
 			req.Header.Set("Anthropic-Version", "2023-06-01") // required by the Messages API
 		}
 	}

@@ -400,7 +400,11 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 			return
 		}
 	}
-	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, clientStream: clientStream{w: w}, r: r, start: time.Now(), startClock: p.opts.Now()}
+	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, r: r, startClock: p.opts.Now(),
+		client: clientStream{w: w, api: fl, scrub: scrub, start: time.Now(), keepAlive: keepAlive{every: p.opts.PingInterval}}}
+	if ci.Stream {
+		c.client.hold = pc.KeepaliveHold // POOL-7b: 0 turns the keep-alives off
+	}
 	c.probe, _ = r.Context().Value(probeKey{}).(*probe)
 	if n := int64(len(body)); p.bodies.take(n) {
 		defer p.bodies.give(n)

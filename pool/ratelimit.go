@@ -1,12 +1,10 @@
 package pool
 
 import (
-	"math"
+	"context"
 	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
@@ -86,21 +84,17 @@ func (c *call) waitOut(m string, d time.Duration) bool {
 	c.waited = true
 	c.p.log.Info("pool call waits for its rate-limited bound member", "pool", c.pc.ID, "member", m,
 		"wait_ms", d.Milliseconds(), "session", c.session)
+	ctx, cancel := context.WithCancel(c.r.Context())
+	defer cancel()
+	ka := c.client.keepAlives(c.head("pending"), cancel)
+	defer ka.stop()
 	wait := time.NewTimer(d)
 	defer wait.Stop()
-	ka := c.kaTimer()
-	defer ka.Stop()
-	for {
-		select {
-		case <-wait.C:
-			return true
-		case <-c.r.Context().Done():
-			return false
-		case <-ka.C:
-			if !c.tick(ka) {
-				return false
-			}
-		}
+	select {
+	case <-wait.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -133,16 +127,10 @@ func (c *call) earliestRecovery() (d time.Duration, ok bool) {
 			first = t
 		}
 	}
-	return first.Sub(now), !first.IsZero()
-}
-
-// retryAfter sets the Retry-After of the pool's own error answer to the
-// earliest recovery in whole seconds, rounded up (RFC 9110 §10.2.3), when
-// every eligible member is cooling (SPEC POOL-26).
-func (c *call) retryAfter(h http.Header) {
-	if d, ok := c.earliestRecovery(); ok {
-		h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))))
+	if first.IsZero() {
+		return 0, false
 	}
+	return first.Sub(now), true
 }
 
 // allRateLimited answers a call none of whose members may be called now:
@@ -150,11 +138,10 @@ func (c *call) retryAfter(h http.Header) {
 // The answer is the pool's own 429 with Retry-After; no member is called.
 func (c *call) allRateLimited() {
 	msg := "pool " + c.pc.ID + ": every member is rate-limited"
-	if d, ok := c.earliestRecovery(); ok {
-		msg += "; the first recovers in " + strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))) + " s"
+	d, ok := c.earliestRecovery()
+	if ok {
+		msg += "; the first recovers in " + wholeSeconds(d) + " s"
 	}
-	c.headers(c.w.Header(), "none")
-	c.retryAfter(c.w.Header())
-	api.WriteError(c.w, c.fl, http.StatusTooManyRequests, msg, nil)
+	c.client.poolError(http.StatusTooManyRequests, msg, c.head("none"), d, nil)
 	c.record("", config.ClassRateLimit, http.StatusTooManyRequests)
 }

@@ -21,35 +21,43 @@ import (
 // bytes, and the attempt can no longer fail over.
 const maxPreamble = 256 << 10
 
-// streamAttempt runs one streamed attempt (SPEC POOL-7):
+// stream runs one streamed attempt (SPEC POOL-7, POOL-7b, POOL-5, POOL-8,
+// POOL-21):
 //
 //   - before the commit point nothing of the member reaches the client
 //     (after keepalive_hold_ms only the pool's early head and keep-alives,
-//     POOL-7b, keepalive.go): preamble events are held; an HTTP error, connect failure, `event: error`, early EOF,
-//     clean end with no content, or no visible event within
-//     first_output_timeout_ms is a failure and the caller tries the next
-//     member;
+//     keepalive.go): preamble events are held; an HTTP error,
+//     connect failure, `event: error`, early EOF, clean end with no
+//     content, or no visible event within first_output_timeout_ms is a
+//     failure and the call tries the next member;
 //   - at the first visible event the response head, the held preamble and
 //     the event are written and flushed (the commit point); the binding is
-//     recorded now (POOL-5, POOL-8);
-//   - after it every event is written and flushed as it arrives; a quiet
-//     stream gets our ping; an upstream failure becomes the protocol's error
-//     event and the stream ends — never a fake clean end, never a second
-//     member's output.
+//     recorded now;
+//   - after it every event is written and flushed as it arrives (relay.go);
+//     a quiet stream gets our ping; an upstream failure becomes the
+//     protocol's error event and the stream ends — never a fake clean end,
+//     never a second member's output.
 //
 // The pre-commit loop is one function on purpose: every exit before the
 // commit point must stop the same first-output timer and keep-alive ticker
 // and close the same member stream, and the held preamble is written
-// exactly once at the commit. openStream gets the member's event stream
-// before it; relay takes over after the commit point. The events are read
-// on this goroutine (stream_read.go).
-func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
+// exactly once at the commit. open gets the member's event stream before
+// it; relay takes over after the commit point. The events are read on
+// this goroutine (memberstream.go).
+func (a *attempt) stream() outcome {
+	c := a.c
 	actx, cancel := context.WithCancel(c.r.Context())
 	defer cancel()
 	var timedOut atomic.Bool
 	firstOutput := time.AfterFunc(c.pc.FirstOutputTimeout, func() { timedOut.Store(true); cancel() })
 	defer firstOutput.Stop()
-	resp, src, o, ok := c.openStream(actx, cancel, m, &timedOut)
+	// The keep-alives go on until the commit point: while the member has
+	// not answered with its head (a member may queue a request for
+	// minutes) and while its preamble is held. A failed write ends the
+	// attempt.
+	ka := a.client.keepAlives(c.head("pending"), cancel)
+	defer ka.stop()
+	resp, src, o, ok := a.open(actx, ka, &timedOut)
 	if !ok {
 		return o
 	}
@@ -63,24 +71,21 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 		u.close()
 	}()
 
-	w := c.rt.fl.NewWatcher()
-	if c.rt.translate {
-		c.conv = api.NewStream(c.rt.to, c.rt.from, c.target(m), c.customTools()...) // POOL-21: the member's model, as passed through
+	w := a.rt.fl.NewWatcher()
+	if a.rt.translate {
+		a.conv = api.NewStream(a.rt.to, a.rt.from, c.target(a.m), c.customTools()...) // the member's model, as a stream passed through names it
 	}
 	var held bytes.Buffer
-	ka := c.kaTicker(cancel)
-	defer ka.stop()
 	var ev wirefmt.SSEEvent // one per attempt, not one per event: &ev escapes
 	for {
 		var err error
 		if ev, err = u.next(); err != nil {
-			return c.preCommitReadFailure(m, resp.StatusCode, err, timedOut.Load())
+			return a.preCommitReadFailure(resp.StatusCode, err, timedOut.Load())
 		}
 		obs := w.Observe(&ev, false)
-		out, err := c.out(&ev)
+		out, err := a.out(&ev)
 		if err != nil {
-			return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-				Message: c.scrub.Scrub(neutral.Clip("stream not translatable: " + err.Error()))}}
+			return a.failure(config.ClassServer, resp.StatusCode, c.scrub.Scrub(neutral.Clip("stream not translatable: "+err.Error())))
 		}
 		switch obs.Verdict {
 		case neutral.VPreamble:
@@ -89,52 +94,53 @@ func (c *call) streamAttempt(m string, key balance.BindKey) outcome {
 				continue
 			}
 		case neutral.VEnd:
-			return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassEmpty, Status: resp.StatusCode, Message: "stream ended with no content"}}
+			return a.failure(config.ClassEmpty, resp.StatusCode, "stream ended with no content")
 		case neutral.VError:
-			a := c.streamError(m, u, w, obs)
-			if a.Class != config.ClassBadRequest {
-				return outcome{fail: a}
+			f := a.streamError(u, w, obs)
+			if f.Class != config.ClassBadRequest {
+				return outcome{fail: f}
 			}
 			// The request is wrong: pass the stream's answer through as is.
 			held.Write(out)
 			ka.stop()
 			if !firstOutput.Stop() {
-				return c.transportFailure(m, context.DeadlineExceeded, true)
+				return a.transportFailure(context.DeadlineExceeded, true)
 			}
-			if err := c.commit(m, resp, held.Bytes()); err != nil {
+			if err := a.client.commit(resp.StatusCode, resp.Header, c.head(a.m), a.rt.translate, held.Bytes()); err != nil {
 				return outcome{canceled: true}
 			}
-			return outcome{done: true, fail: a}
+			return outcome{done: true, fail: f}
 		}
 		// Commit point: a visible event (or a preamble past its cap). The
 		// keep-alives stop first: from here only this goroutine and the
 		// relay's pings write.
 		ka.stop()
 		if !firstOutput.Stop() {
-			return c.transportFailure(m, context.DeadlineExceeded, true)
+			return a.transportFailure(context.DeadlineExceeded, true)
 		}
 		if ev.Raw != nil && obs.Verdict == neutral.VVisible {
 			held.Write(out)
 		}
 		var o outcome
-		o, clean = c.commitAndRelay(m, key, resp, u, w, held.Bytes())
+		o, clean = a.commitAndRelay(resp, u, w, held.Bytes())
 		return o
 	}
 }
 
 // commitAndRelay is a streamed attempt from its commit point on: the
 // binding, the head and held bytes, then the relay of the rest (SPEC
-// POOL-7). clean: the stream reached its protocol's end.
-func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response, u *memberStream, w neutral.StreamWatcher, held []byte) (o outcome, clean bool) {
-	if m != c.boundTo && m != c.picked {
+// POOL-7, POOL-5, POOL-8). clean: the stream reached its protocol's end.
+func (a *attempt) commitAndRelay(resp *http.Response, u *memberStream, w neutral.StreamWatcher, held []byte) (o outcome, clean bool) {
+	c := a.c
+	if a.m != c.boundTo && a.m != c.picked {
 		// A failover off the binding or off the first pick: joiners see
-		// it now, not when the stream ends (POOL-5, POOL-8).
-		c.p.state.Bind(c.sctx(), c.pc, key, m, c.p.opts.Now())
+		// it now, not when the stream ends.
+		c.p.state.Bind(c.sctx(), c.pc, c.key, a.m, c.p.opts.Now())
 	}
-	if err := c.commit(m, resp, held); err != nil {
+	if err := a.client.commit(resp.StatusCode, resp.Header, c.head(a.m), a.rt.translate, held); err != nil {
 		return outcome{canceled: true, served: true}, false
 	}
-	o = c.relay(m, u, w)
+	o = a.relay(u, w)
 	clean = o.done && o.fail == nil && !o.canceled
 	if sw, ok := w.(neutral.StateWatcher); ok {
 		o.state = sw.StateKeys()
@@ -142,32 +148,35 @@ func (c *call) commitAndRelay(m string, key balance.BindKey, resp *http.Response
 	return o, clean
 }
 
-// openStream sends member m the streamed request and returns its answer
-// and the reader of its event stream; ok false: the attempt ended with o
-// (a request that cannot be built, a transport failure, an error status,
-// or an answer that is not a readable event stream). timedOut tells
-// whether first_output_timeout_ms stopped the attempt.
-func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m string, timedOut *atomic.Bool) (resp *http.Response, src io.Reader, o outcome, ok bool) {
-	req, err := c.memberRequest(actx, c.cfg.Channel(m))
+// open sends the member the streamed request and returns its answer and
+// the reader of its event stream; ok false: the attempt ended with o (a
+// request that cannot be built, a transport failure, an error status, or
+// an answer that is not a readable event stream). ka, the keep-alives, end
+// before a member's error answer is written; timedOut tells whether
+// first_output_timeout_ms stopped the attempt.
+func (a *attempt) open(actx context.Context, ka *ticker, timedOut *atomic.Bool) (resp *http.Response, src io.Reader, o outcome, ok bool) {
+	c := a.c
+	req, err := a.memberRequest(actx)
 	if err != nil {
-		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassBadRequest, Message: err.Error()}, done: true}, false
+		return nil, nil, a.unbuildable(err), false
 	}
-	resp, err = c.roundTrip(m, req, cancel)
+	resp, err = a.send(req)
 	if err != nil {
-		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+		return nil, nil, a.transportFailure(err, timedOut.Load()), false
 	}
 	if !wirefmt.DecodeResponse(resp) && resp.StatusCode/100 == 2 {
 		drain(resp.Body)
-		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "stream uses a Content-Encoding the pool cannot read (" + c.scrub.Scrub(neutral.Clip(resp.Header.Get("Content-Encoding"))) + ")"}}, false
+		return nil, nil, a.failure(config.ClassServer, resp.StatusCode,
+			"stream uses a Content-Encoding the pool cannot read ("+c.scrub.Scrub(neutral.Clip(resp.Header.Get("Content-Encoding")))+")"), false
 	}
 	if resp.StatusCode/100 != 2 {
 		defer drain(resp.Body)
 		body, err := wirefmt.ReadBody(resp.Body, MaxRequestBody)
 		if err != nil {
-			return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+			return nil, nil, a.transportFailure(err, timedOut.Load()), false
 		}
-		return nil, nil, c.errorAnswer(m, resp, body), false
+		ka.stop()
+		return nil, nil, a.errorAnswer(resp, body), false
 	}
 	if wirefmt.IsEventStream(resp.Header) {
 		return resp, resp.Body, outcome{}, true
@@ -178,15 +187,15 @@ func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m str
 	br := bufio.NewReaderSize(resp.Body, 32<<10)
 	if isStream, err := wirefmt.SniffEventStream(br); err != nil {
 		drain(resp.Body)
-		return nil, nil, c.transportFailure(m, err, timedOut.Load()), false
+		return nil, nil, a.transportFailure(err, timedOut.Load()), false
 	} else if !isStream {
 		drain(resp.Body)
 		ct := resp.Header.Get("Content-Type")
 		if ct == "" {
 			ct = "none"
 		}
-		return nil, nil, outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassServer, Status: resp.StatusCode,
-			Message: "answer to a streaming request is not an event stream (Content-Type " + c.scrub.Scrub(neutral.Clip(ct)) + ")"}}, false
+		return nil, nil, a.failure(config.ClassServer, resp.StatusCode,
+			"answer to a streaming request is not an event stream (Content-Type "+c.scrub.Scrub(neutral.Clip(ct))+")"), false
 	}
 	return resp, br, outcome{}, true
 }
@@ -194,68 +203,26 @@ func (c *call) openStream(actx context.Context, cancel context.CancelFunc, m str
 // preCommitReadFailure is the outcome of a read error before the commit
 // point: the client gone is a cancel (POOL-9), an early end of the stream
 // a network failure, anything else a transport failure.
-func (c *call) preCommitReadFailure(m string, status int, err error, timedOut bool) outcome {
-	if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut && !c.gone.Load() {
-		if c.r.Context().Err() != nil {
+func (a *attempt) preCommitReadFailure(status int, err error, timedOut bool) outcome {
+	if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut && !a.client.gone.Load() {
+		if a.c.r.Context().Err() != nil {
 			return outcome{canceled: true}
 		}
-		return outcome{fail: &neutral.Attempt{Member: m, Class: config.ClassNetwork, Status: status, Message: "stream closed before the first output"}}
+		return a.failure(config.ClassNetwork, status, "stream closed before the first output")
 	}
-	return c.transportFailure(m, err, timedOut)
+	return a.transportFailure(err, timedOut)
 }
 
 // streamError is the failure an error event before the commit point
 // describes, classified (SPEC POOL-10); a failure event without a reason
 // takes the one of the error event that may follow it (Responses: an
 // "error" event after a response.failed without one, SPEC POOL-19).
-func (c *call) streamError(m string, u *memberStream, w neutral.StreamWatcher, obs neutral.Observation) *neutral.Attempt {
+func (a *attempt) streamError(u *memberStream, w neutral.StreamWatcher, obs neutral.Observation) *neutral.Attempt {
 	if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
 		if more, ok := nextError(u, w); ok {
 			obs = more
 		}
 	}
 	class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-	return &neutral.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}
-}
-
-// commit writes the response head and the held bytes, and flushes. After
-// an early head (POOL-7b) only the held bytes are written: the client has
-// seen keep-alives, and now this attempt's preamble and first output.
-func (c *call) commit(m string, resp *http.Response, held []byte) error {
-	if c.early {
-		c.ttfb = time.Since(c.start)
-		c.translated = c.rt.translate
-		return c.write(held)
-	}
-	h := c.w.Header()
-	copyResponseHeaders(h, resp.Header, c.scrub)
-	h.Del("Content-Encoding")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.headers(h, m)
-	c.ttfb = time.Since(c.start)
-	c.translated = c.rt.translate
-	c.w.WriteHeader(resp.StatusCode)
-	return c.write(held)
-}
-
-// write writes b to the client and flushes (SPEC POOL-7: events are
-// flushed as they arrive). While a ticker may write (keep-alives, pings)
-// it runs under c.wmu: the ticker's own callback, or send.
-func (c *clientStream) write(b []byte) error {
-	if _, err := c.w.Write(b); err != nil {
-		return err
-	}
-	return c.flush()
-}
-
-// flush flushes what was written. The ResponseController is made once per
-// call, not per event.
-func (c *clientStream) flush() error {
-	if c.rc == nil {
-		c.rc = http.NewResponseController(c.w)
-	}
-	c.unflushed = false
-	return c.rc.Flush()
+	return &neutral.Attempt{Member: a.m, Class: class, Status: obs.ErrStatus, Message: a.c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}
 }

@@ -117,8 +117,8 @@ func TestStreamBatchesArrivedEvents(t *testing.T) {
 	t.Run("POOL-7/one-goroutine-per-stream", func(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])
-		if n := strings.Count(stacks, "pool.(*call).streamAttempt"); n != 1 {
-			t.Fatalf("%d goroutines in streamAttempt for one stream, want 1:\n%s", n, stacks)
+		if n := strings.Count(stacks, "pool.(*attempt).stream("); n != 1 {
+			t.Fatalf("%d goroutines in a streamed attempt for one stream, want 1:\n%s", n, stacks)
 		}
 	})
 	chunks <- anDelta("d1") + anDelta("d2") + anDelta("d3") + anDelta("d4") + anDelta("d5")

@@ -168,14 +168,14 @@ func withoutKeyParam(raw string) string {
 // translateAnswer turns a member's complete 2xx answer into the client's
 // API; an answer that cannot be expressed is the member's failure (class
 // server), so another member may serve.
-func (c *call) translateAnswer(rt memberRoute, m string, body []byte) ([]byte, error) {
-	r, err := api.DecodeResponse(rt.to, body)
+func (a *attempt) translateAnswer(body []byte) ([]byte, error) {
+	r, err := api.DecodeResponse(a.rt.to, body)
 	if err != nil {
 		return nil, err
 	}
 	// The answer names the member's model, as a same-API answer passed
 	// through does (SPEC POOL-21); the target id when it names none.
-	return api.EncodeResponse(rt.from, r, c.target(m), c.customTools()...)
+	return api.EncodeResponse(a.rt.from, r, a.c.target(a.m), a.c.customTools()...)
 }
 
 // customTools are the client's freeform tools (Codex's custom tools), whose
@@ -188,8 +188,8 @@ func (c *call) customTools() []string {
 }
 
 // translateError renders a member's error document in the client's API.
-func (c *call) translateError(rt memberRoute, status int, body []byte) (int, []byte) {
-	return api.EncodeError(rt.from, neutral.DecodeError(status, body))
+func (a *attempt) translateError(status int, body []byte) (int, []byte) {
+	return api.EncodeError(a.rt.from, neutral.DecodeError(status, body))
 }
 
 // countTokensEstimate answers a count_tokens call locally when the member
@@ -221,34 +221,28 @@ func (c *call) untranslatable(m string) string {
 	return ""
 }
 
-// estimateTokens answers a count_tokens call for a member of another API.
-func (c *call) estimateTokens(m string) outcome {
-	c.writeBody(m, http.Header{}, http.StatusOK, c.countTokensEstimate())
-	return outcome{done: true, served: true}
-}
-
 // out is what the client gets for one upstream event: the event's bytes for
 // passthrough, else its translation (keepalive comments are dropped: the
 // pool's own pings keep a translated stream alive). Always scrubbed of keys
 // (POOL-15).
-func (c *call) out(ev *wirefmt.SSEEvent) ([]byte, error) {
-	if c.conv == nil {
-		return c.answerEvents(c.scrub.ScrubBytes(ev.Raw)), nil
+func (a *attempt) out(ev *wirefmt.SSEEvent) ([]byte, error) {
+	if a.conv == nil {
+		return a.answerEvents(a.c.scrub.ScrubBytes(ev.Raw)), nil
 	}
 	if ev.Comment {
 		return nil, nil
 	}
-	b, err := c.conv.Feed(ev.Name, ev.Data)
-	return c.answerEvents(c.scrub.ScrubBytes(b)), err
+	b, err := a.conv.Feed(ev.Name, ev.Data)
+	return a.answerEvents(a.c.scrub.ScrubBytes(b)), err
 }
 
 // answerEvents is b with the unified model id as the model its events
 // name (answerModel; SPEC POOL-2), b itself when the ids are the same.
-func (c *call) answerEvents(b []byte) []byte {
-	if c.answerModel == nil {
+func (a *attempt) answerEvents(b []byte) []byte {
+	if a.answerModel == nil {
 		return b
 	}
-	return wirefmt.EventsModel(b, c.answerModel)
+	return wirefmt.EventsModel(b, a.answerModel)
 }
 
 // clientFlavour is the API a request speaks, told by its path (SPEC

@@ -13,25 +13,19 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// relay forwards the rest of a committed stream (SPEC POOL-7). An event
+// relay forwards the rest of a committed stream (SPEC POOL-7, POOL-15). An event
 // is written as it arrives; it is flushed unless the next one arrived with
 // it (EventBuffered), whose flush then carries both: one write for what
 // came in one read, never a wait for more.
-func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome {
-	every := c.p.opts.PingInterval
-	ping := c.startTicker(every, func() (time.Duration, bool) {
-		if c.write(c.fl.PingEvent()) != nil {
-			c.gone.Store(true)
-			u.cancel()
-			return 0, false
-		}
-		return every, true
-	})
+func (a *attempt) relay(u *memberStream, w neutral.StreamWatcher) outcome {
+	c := a.c
+	every := a.client.every
+	ping := a.client.pings(u.cancel)
 	defer ping.stop()
 	// The idle timer measures the member's silence: while an event is
 	// being written it does not fire (a client that reads slowly holds up
 	// the write, and the member's stream waits in its socket), and the
-	// write's end re-arms it (SPEC POOL-7).
+	// write's end re-arms it.
 	var idled, writing atomic.Bool
 	var idleT *lazyTimer
 	if idle := c.pc.StreamIdleTimeout; idle > 0 {
@@ -46,7 +40,7 @@ func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome
 		defer idleT.stop()
 	}
 	var ev wirefmt.SSEEvent // one per stream, not one per event: &ev escapes
-	if c.conv == nil {
+	if a.conv == nil {
 		// Passed through: each event is observed, scrubbed and written
 		// before the next is read, so it may stay in the reader's scratch
 		// space (no allocation per event; the translator may keep parts).
@@ -56,16 +50,16 @@ func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome
 		var err error
 		if ev, err = u.next(); err != nil {
 			ping.stop()
-			return c.relayReadEnd(m, w, err, idled.Load())
+			return a.relayReadEnd(w, err, idled.Load())
 		}
 		obs := w.Observe(&ev, true)
-		raw, err := c.out(&ev) // scrubbed: an upstream may echo its key anywhere (POOL-15)
+		raw, err := a.out(&ev) // scrubbed: an upstream may echo its key anywhere
 		if err != nil {
-			return c.relayFail(m, w, config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(neutral.Clip("upstream event not translatable: "+err.Error())))
+			return a.relayFail(w, config.ClassServer, http.StatusBadGateway, c.scrub.Scrub(neutral.Clip("upstream event not translatable: "+err.Error())))
 		}
 		last := obs.Verdict == neutral.VEnd || obs.Verdict == neutral.VError
 		writing.Store(true)
-		err = c.send(raw, last || !u.rd.EventBuffered())
+		err = a.client.send(raw, last || !u.rd.EventBuffered())
 		writing.Store(false)
 		if err != nil {
 			return outcome{canceled: true, served: true}
@@ -80,12 +74,12 @@ func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome
 			return outcome{done: true, served: true, u: w.Usage()}
 		case neutral.VError:
 			class := balance.ClassifyStatus(obs.ErrStatus, obs.ErrType, obs.ErrMsg)
-			if c.conv == nil {
+			if a.conv == nil {
 				ping.stop()
-				c.forwardTrailer(u) // translated: the client's error event was the end
+				a.forwardTrailer(u) // translated: the client's error event was the end
 			}
 			return outcome{done: true, served: true, u: w.Usage(),
-				fail: &neutral.Attempt{Member: m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}}
+				fail: &neutral.Attempt{Member: a.m, Class: class, Status: obs.ErrStatus, Message: c.scrub.Scrub(neutral.Clip(obs.ErrMsg))}}
 		}
 	}
 }
@@ -95,43 +89,44 @@ func (c *call) relay(m string, u *memberStream, w neutral.StreamWatcher) outcome
 // stream_idle_timeout_ms a timeout, a clean end the protocol's end (the
 // converter's, translated), anything else a network failure; a failure
 // reaches the client as the protocol's error event (SPEC POOL-7).
-func (c *call) relayReadEnd(m string, w neutral.StreamWatcher, err error, idled bool) outcome {
+func (a *attempt) relayReadEnd(w neutral.StreamWatcher, err error, idled bool) outcome {
+	c := a.c
 	switch {
-	case c.r.Context().Err() != nil || c.gone.Load():
+	case c.r.Context().Err() != nil || a.client.gone.Load():
 		return outcome{canceled: true, served: true}
 	case idled:
-		return c.relayFail(m, w, config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
+		return a.relayFail(w, config.ClassTimeout, http.StatusGatewayTimeout, fmt.Sprintf("upstream stream idle for %v", c.pc.StreamIdleTimeout))
 	}
 	if ce, clean := w.(neutral.CleanEnder); clean && ce.EndedCleanly() && err == io.EOF {
 		var end []byte
-		if c.conv != nil {
-			if b, err := c.conv.End(); err == nil {
+		if a.conv != nil {
+			if b, err := a.conv.End(); err == nil {
 				end = c.scrub.ScrubBytes(b)
 			}
 		}
-		_ = c.send(end, true)
+		_ = a.client.send(end, true)
 		return outcome{done: true, served: true, u: w.Usage()}
 	}
 	msg := "upstream stream ended before its end event"
 	if err != io.EOF && err != io.ErrUnexpectedEOF {
 		msg = "upstream stream failed: " + shortErr(err)
 	}
-	return c.relayFail(m, w, config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
+	return a.relayFail(w, config.ClassNetwork, http.StatusBadGateway, c.scrub.Scrub(msg))
 }
 
 // relayFail ends a committed stream with the protocol's error event (the
 // member's API's, or the converter's when translated) and reports the
-// failure as member m's.
-func (c *call) relayFail(m string, w neutral.StreamWatcher, class string, status int, msg string) outcome {
-	ev := c.fl.ErrorEvent(status, msg)
-	if ee, ok := w.(neutral.ErrorEventer); ok && c.conv == nil {
+// failure as the member's.
+func (a *attempt) relayFail(w neutral.StreamWatcher, class string, status int, msg string) outcome {
+	ev := a.c.fl.ErrorEvent(status, msg)
+	if ee, ok := w.(neutral.ErrorEventer); ok && a.conv == nil {
 		ev = ee.ErrorEvent(status, msg)
 	}
-	if c.conv != nil {
-		ev = c.conv.Error(neutral.Error{Status: status, Message: msg})
+	if a.conv != nil {
+		ev = a.conv.Error(neutral.Error{Status: status, Message: msg})
 	}
-	_ = c.send(ev, true)
-	return outcome{done: true, served: true, u: w.Usage(), fail: &neutral.Attempt{Member: m, Class: class, Status: status, Message: msg}}
+	_ = a.client.send(ev, true)
+	return outcome{done: true, served: true, u: w.Usage(), fail: &neutral.Attempt{Member: a.m, Class: class, Status: status, Message: msg}}
 }
 
 // reasonWait bounds the wait for an error event that gives the reason of a
@@ -168,7 +163,7 @@ const trailerWait = 5 * time.Second
 // Responses API sends the reason as an "error" event after
 // "response.failed" (SPEC POOL-19). Nothing is added: the upstream has
 // ended the stream in its protocol's own way.
-func (c *call) forwardTrailer(u *memberStream) {
+func (a *attempt) forwardTrailer(u *memberStream) {
 	t := time.AfterFunc(trailerWait, u.cancel) // the client gone cancels the read too
 	defer t.Stop()
 	for {
@@ -176,7 +171,7 @@ func (c *call) forwardTrailer(u *memberStream) {
 		if err != nil {
 			return
 		}
-		if c.send(c.scrub.ScrubBytes(ev.Raw), true) != nil {
+		if a.client.send(a.c.scrub.ScrubBytes(ev.Raw), true) != nil {
 			return
 		}
 	}

@@ -3,7 +3,6 @@ package pool
 import (
 	"context"
 	"io"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,10 +18,12 @@ import (
 // cancel the attempt's context, which ends a blocked body read (net/http
 // and the proxy's Transport tie body reads to the request context); the
 // client gone cancels it through the request's context (POOL-9). Pings and
-// pre-commit keep-alives are written by a ticker under the call's write
-// lock (wmu), so they never interleave with an event's bytes.
+// pre-commit keep-alives are written by a ticker under the client stream's
+// write lock (clientstream.go), so they never interleave with an event's
+// bytes.
 
-// memberStream is one attempt's event stream, read on the serving goroutine.
+// memberStream is one attempt's event stream from its member, read on the
+// serving goroutine.
 type memberStream struct {
 	rd     *wirefmt.SSEReader
 	cancel context.CancelFunc
@@ -75,77 +76,4 @@ func (u *memberStream) drainEnd() {
 			return
 		}
 	}
-}
-
-// ticker runs fn on a timer under the call's write lock, then again after
-// the wait fn returns while its ok is true. After stop returns fn never
-// runs again (stop takes the same lock), so nothing is written to the
-// client once the serving goroutine has moved on.
-type ticker struct {
-	c   *call
-	t   *lazyTimer
-	off bool // under c.wmu
-}
-
-func (c *call) startTicker(first time.Duration, fn func() (next time.Duration, ok bool)) *ticker {
-	k := &ticker{c: c}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	k.t = afterFuncLazy(first, func(*lazyTimer) {
-		c.wmu.Lock()
-		defer c.wmu.Unlock()
-		if k.off {
-			return
-		}
-		if d, ok := fn(); ok {
-			k.t.again(d)
-		}
-	})
-	return k
-}
-
-// reset sets the ticker's next run d after now (monoNow; an atomic store:
-// the relay calls it after every event).
-func (k *ticker) reset(now, d time.Duration) { k.t.pushFrom(now, d) }
-
-// stop ends the ticker (a nil ticker is stopped).
-func (k *ticker) stop() {
-	if k == nil {
-		return
-	}
-	k.t.stop()
-	k.c.wmu.Lock()
-	k.off = true
-	k.c.wmu.Unlock()
-}
-
-// clientStream is the call's side of the client's connection: the
-// response writer, its ResponseController (made on the first flush), and
-// wmu, which orders the client writes of the serving goroutine and of a
-// ticker (keep-alives, pings); unflushed: bytes were written and not
-// flushed yet (send). The commit point and the relay after it (SPEC
-// POOL-7) write through it.
-type clientStream struct {
-	w         http.ResponseWriter
-	rc        *http.ResponseController
-	wmu       sync.Mutex
-	unflushed bool
-}
-
-// send writes b to the client under the write lock; flush false leaves it
-// in the response's buffer because the next event is already here
-// (EventBuffered): the flush after that one carries both.
-func (c *clientStream) send(b []byte, flush bool) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if len(b) > 0 {
-		if _, err := c.w.Write(b); err != nil {
-			return err
-		}
-		c.unflushed = true
-	}
-	if !flush || !c.unflushed {
-		return nil
-	}
-	return c.flush()
 }
