@@ -85,6 +85,11 @@ type Channel struct {
 	// error document) before any Turn is used; FailEvery (any negative
 	// value) fails every model call. 0 fails none.
 	FailFirst, FailStatus int
+	// FailFrom, when above 0, fails the FailFrom-th model call (counting
+	// from 1; calls a Strict channel refused do not count) and every later
+	// one with FailStatus: a channel that serves a session's first turns,
+	// then goes down.
+	FailFrom int
 	// Pick, when set, chooses the answer to a model call from the request
 	// (nil: the next Turn). Tool-using agents make extra calls (titles,
 	// summaries) that would eat a fixed script.
@@ -108,6 +113,7 @@ type Channel struct {
 	mu      sync.Mutex
 	n       int
 	fails   int
+	modelN  int // model calls counted for FailFrom
 	calls   []Call
 	key     []byte // signature key (strict.go)
 	toolN   int    // Kimi-style tool calls named so far
@@ -164,9 +170,12 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	turn := Turn{Text: "ok"}
+	if ok {
+		c.modelN++
+	}
 	switch {
 	case !ok:
-	case c.FailFirst < 0 || c.fails < c.FailFirst:
+	case c.FailFirst < 0 || c.fails < c.FailFirst || (c.FailFrom > 0 && c.modelN >= c.FailFrom):
 		c.fails++
 		turn = Turn{Status: c.FailStatus}
 	case c.Pick != nil && c.Pick(call) != nil:
