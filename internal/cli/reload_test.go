@@ -299,9 +299,11 @@ func TestReadableKeyWarning(t *testing.T) {
 	t.Run("POOL-15/literal-key-in-a-readable-file-named-with-the-fix", func(t *testing.T) {
 		path, cfg := write(t, literal, 0o644)
 		w := readableKeyWarning(path, cfg)
-		if !othersRead(runtime.GOOS, 0o644) {
-			if w != "" {
-				t.Fatalf("warning on an OS without permission bits: %s", w)
+		if runtime.GOOS == "windows" {
+			// The access list decides (aclReaders); a temporary file's
+			// is inherited from wherever the test runs.
+			if w != "" && (!strings.Contains(w, "its access list lets") || !strings.Contains(w, "icacls") || strings.Contains(w, "sk-literal-key")) {
+				t.Fatalf("warning %q", w)
 			}
 			return
 		}
@@ -314,8 +316,38 @@ func TestReadableKeyWarning(t *testing.T) {
 			t.Fatal("the warning repeats the key")
 		}
 	})
+	t.Run("POOL-15/windows-access-list-read-by-everyone-users-or-authenticated-users", func(t *testing.T) {
+		const me = "S-1-5-21-1-2-3-1001"
+		allow := func(sid string, mask uint32) fileACE { return fileACE{allow: true, mask: mask, sid: sid} }
+		for _, tc := range []struct {
+			name    string
+			nilDACL bool
+			aces    []fileACE
+			want    string
+		}{
+			{"owner-system-administrators-only", false, []fileACE{allow(me, 0x1f01ff), allow("S-1-5-18", 0x1f01ff), allow("S-1-5-32-544", 0x1f01ff)}, ""},
+			{"users-read-execute", false, []fileACE{allow(me, 0x1f01ff), allow("S-1-5-32-545", 0x1200a9)}, "Users"},
+			{"everyone-generic-read", false, []fileACE{allow("S-1-1-0", 0x80000000)}, "Everyone"},
+			{"authenticated-users-modify", false, []fileACE{allow("S-1-5-11", 0x1301bf)}, "Authenticated Users"},
+			{"everyone-and-users", false, []fileACE{allow("S-1-5-32-545", 0x1), allow("S-1-1-0", 0x1)}, "Everyone,Users"},
+			{"users-may-only-read-attributes", false, []fileACE{allow("S-1-5-32-545", 0x80)}, ""},
+			{"inherit-only-entry-is-for-children", false, []fileACE{{allow: true, inheritOnly: true, mask: 0x1, sid: "S-1-1-0"}}, ""},
+			{"deny-before-allow-wins", false, []fileACE{{mask: 0x1, sid: "S-1-5-32-545"}, allow("S-1-5-32-545", 0x1200a9)}, ""},
+			{"another-user-is-no-group", false, []fileACE{allow("S-1-5-21-1-2-3-1002", 0x1200a9)}, ""},
+			{"no-access-list-lets-everyone", true, nil, "Everyone"},
+		} {
+			if got := strings.Join(aclReaders(tc.nilDACL, tc.aces), ","); got != tc.want {
+				t.Errorf("%s: aclReaders = %q, want %q", tc.name, got, tc.want)
+			}
+		}
+		if got := joinAnd([]string{"Everyone", "Users", "Authenticated Users"}); got != "Everyone, Users and Authenticated Users" {
+			t.Errorf("joinAnd = %q", got)
+		}
+	})
 	t.Run("POOL-15/private-file-or-keys-from-env-no-warning", func(t *testing.T) {
-		if path, cfg := write(t, literal, 0o600); readableKeyWarning(path, cfg) != "" {
+		// On Windows a mode is no access list: only Unix can make the
+		// file private this way.
+		if path, cfg := write(t, literal, 0o600); runtime.GOOS != "windows" && readableKeyWarning(path, cfg) != "" {
 			t.Fatal("warning on a 0600 file")
 		}
 		if path, cfg := write(t, "channels:\n  env: {api: anthropic, base_url: http://127.0.0.1:9, api_key_env: K}\n", 0o604); readableKeyWarning(path, cfg) != "" {
