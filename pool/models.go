@@ -6,8 +6,7 @@ import (
 	"net/http"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -20,11 +19,11 @@ import (
 func (p *Pool) serveModels(w http.ResponseWriter, r *http.Request, cfg *config.Config, pc *config.PoolConfig, fl api.Flavour) {
 	list := config.ModelListFetched(cfg, pc, p.lists.get(r.Context(), p, cfg, pc))
 	w.Header().Set("Content-Type", "application/json")
-	if _, gemini := fl.(gemini.GeminiFlavour); gemini {
+	if fl.API() == apikind.Gemini {
 		_ = json.NewEncoder(w).Encode(geminiModels(list))
 		return
 	}
-	if _, anthropic := fl.(anthropic.AnthropicFlavour); !anthropic {
+	if fl.API() != apikind.Anthropic {
 		type entry struct {
 			Object string `json:"object"`
 			config.ModelInfo

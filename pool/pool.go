@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
@@ -258,7 +258,7 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	keyed := r.URL.Path != "/pool" && r.URL.Path != "/pool/" && r.URL.Path != "/pool/status" && r.URL.Path != "/pool/status/"
 	if why := browserRefusal(r, keyed); why != "" {
-		var fl api.Flavour = anthropic.AnthropicFlavour{}
+		fl := api.For(apikind.Anthropic)
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/pool/"); ok {
 			poolID, sub, _ := strings.Cut(rest, "/")
 			poolAPI := ""
@@ -273,7 +273,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/pool/status", "/pool/status/":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+			api.WriteError(w, api.For(apikind.Anthropic), http.StatusMethodNotAllowed, "use GET", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -294,7 +294,7 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/pool/")
 	if !ok {
-		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusNotFound, "not a pool path", nil)
+		api.WriteError(w, api.For(apikind.Anthropic), http.StatusNotFound, "not a pool path", nil)
 		return
 	}
 	poolID, sub, _ := strings.Cut(rest, "/")
@@ -354,16 +354,16 @@ const noTokenEditor = "saving and gathering models need a pool token: start with
 // any local user can reach the listener (SPEC POOL-15, POOL-20).
 func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
-		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
+		api.WriteError(w, api.For(apikind.Anthropic), http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
 		return
 	}
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead || r.URL.Path == editor.PathValidate
 	if p.opts.Token == "" && !readOnly {
-		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusForbidden, noTokenEditor, nil)
+		api.WriteError(w, api.For(apikind.Anthropic), http.StatusForbidden, noTokenEditor, nil)
 		return
 	}
 	if p.editor == nil {
-		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusNotFound, "no configuration file to edit (start with --config FILE)", nil)
+		api.WriteError(w, api.For(apikind.Anthropic), http.StatusNotFound, "no configuration file to edit (start with --config FILE)", nil)
 		return
 	}
 	p.editor.ServeHTTP(w, r)

@@ -1,11 +1,7 @@
 package pool
 
 import (
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"strings"
-
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
-	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // Reasoning signatures across members (SPEC POOL-18). Anthropic thinking
@@ -45,14 +41,9 @@ func (c *call) signedFor(m string, body []byte) []byte {
 	if !c.ci.Signed {
 		return body
 	}
-	isAnthropic := c.fl.API() == apikind.Anthropic
 	if c.sigOwners == nil {
 		var keys []string
-		if isAnthropic {
-			keys, c.sigUnsigned = anthropic.AnthropicSigKeys(body)
-		} else {
-			keys = gemini.GeminiSigKeys(body)
-		}
+		keys, c.sigUnsigned = c.fl.SignatureKeys(body)
 		c.sigOwners = c.p.state.OwnersOf(c.sctx(), keys)
 		if c.sigOwners == nil {
 			c.sigOwners = map[string]string{}
@@ -80,10 +71,7 @@ func (c *call) signedFor(m string, body []byte) []byte {
 	if !strip {
 		return body // nothing m cannot verify: the usual turn of a session on its member
 	}
-	if isAnthropic {
-		return anthropic.StripThinking(body, keep)
-	}
-	return gemini.StripThoughtSignatures(body, keep)
+	return c.fl.StripSignatures(body, keep)
 }
 
 // unverifiedOwner is the owner recorded for signatures of unknown origin

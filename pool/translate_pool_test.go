@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dual-proxy/dual-proxy/pool/api"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/pool/api"
 
 	"github.com/dual-proxy/dual-proxy/internal/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"

@@ -7,9 +7,6 @@ import (
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
@@ -54,19 +51,8 @@ type translation struct {
 // Anthropic and Gemini clients, the API most OpenAI-compatible servers share.
 func (c *call) routeFor(ch *config.Channel) memberRoute {
 	from := c.fl.API()
-	to := apikind.Anthropic
-	switch ch.API {
-	case config.APIOpenAI:
-		to = apikind.Chat
-		if from == apikind.Responses {
-			to = from
-		}
-	case config.APIOpenAIChat:
-		to = apikind.Chat
-	case config.APIGemini:
-		to = apikind.Gemini
-	}
-	return memberRoute{fl: api.Of(to), from: from, to: to, translate: from != to}
+	to := api.MemberKind(ch.API, from)
+	return memberRoute{fl: api.For(to), from: from, to: to, translate: from != to}
 }
 
 // neutral is the client's request in neutral form, decoded once per call.
@@ -134,7 +120,7 @@ func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query strin
 	case rt.to == apikind.Gemini && c.ep.Kind == neutral.EpCountTokens:
 		path = "/v1beta/models/" + c.target(ch.ID) + ":countTokens"
 	case rt.to == apikind.Gemini:
-		path = strings.SplitN(gemini.GeminiPath(c.target(ch.ID), c.ci.Stream), "?", 2)[0]
+		path = rt.fl.UpstreamPath(c.target(ch.ID), c.ci.Stream)
 		if rt.translate {
 			query = ""
 		}
@@ -144,8 +130,7 @@ func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query strin
 	case !rt.translate:
 		path = c.ep.Upstream
 	default:
-		path, query = map[apikind.Kind]string{apikind.Anthropic: "/v1/messages", apikind.Chat: "/v1/chat/completions",
-			apikind.Responses: "/v1/responses"}[rt.to], ""
+		path, query = rt.fl.UpstreamPath(c.target(ch.ID), c.ci.Stream), ""
 	}
 	return path, query
 }
@@ -253,24 +238,25 @@ func (a *attempt) answerEvents(b []byte) []byte {
 func clientFlavour(r *http.Request, sub, poolAPI string) (fl api.Flavour, ep neutral.Endpoint, routed bool) {
 	path := "/" + sub
 	if path == "/v1/models" && r.Header.Get("Anthropic-Version") == "" && poolAPI != config.APIAnthropic {
-		ep, ok := chat.ChatFlavour{}.Endpoint(r.Method, path)
-		return chat.ChatFlavour{}, ep, ok
+		fl := api.For(apikind.Chat)
+		ep, ok := fl.Endpoint(r.Method, path)
+		return fl, ep, ok
 	}
-	for _, f := range []api.Flavour{anthropic.AnthropicFlavour{}, chat.ChatFlavour{}, gemini.GeminiFlavour{}} {
+	for _, f := range []api.Flavour{api.For(apikind.Anthropic), api.For(apikind.Chat), api.For(apikind.Gemini)} {
 		if ep, ok := f.Endpoint(r.Method, path); ok {
 			if ep.API != "" {
-				f = api.Of(ep.API)
+				f = api.For(ep.API)
 			}
 			return f, ep, true
 		}
 	}
 	if strings.HasPrefix(path, "/v1beta/") {
-		return gemini.GeminiFlavour{}, neutral.Endpoint{}, false
+		return api.For(apikind.Gemini), neutral.Endpoint{}, false
 	}
 	if strings.HasPrefix(path, "/v1/chat/") || strings.HasPrefix(path, "/v1/responses") {
-		return chat.ChatFlavour{}, neutral.Endpoint{}, false
+		return api.For(apikind.Chat), neutral.Endpoint{}, false
 	}
-	return anthropic.AnthropicFlavour{}, neutral.Endpoint{}, false
+	return api.For(apikind.Anthropic), neutral.Endpoint{}, false
 }
 
 // testFlavour is the API of a pool's test call (POOL-14, testBody): Chat
@@ -278,9 +264,9 @@ func clientFlavour(r *http.Request, sub, poolAPI string) (fl api.Flavour, ep neu
 // pool translates for other members).
 func testFlavour(pc *config.PoolConfig) api.Flavour {
 	if pc.API == config.APIOpenAI || pc.API == config.APIOpenAIChat {
-		return chat.ChatFlavour{}
+		return api.For(apikind.Chat)
 	}
-	return anthropic.AnthropicFlavour{}
+	return api.For(apikind.Anthropic)
 }
 
 // geminiModels is the Gemini models list (GET /v1beta/models).

@@ -22,7 +22,7 @@ func TestSessionIdentity(t *testing.T) {
 	})
 	t.Run("POOL-5/content-hash-whole-first-message-ignores-cache-control", func(t *testing.T) {
 		parse := func(body string) string {
-			ci, err := anthropic.AnthropicFlavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
+			ci, err := anthropic.Flavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,7 @@
 package api
 
 import (
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
@@ -13,7 +9,7 @@ import (
 // stream come from the URL; the other APIs read them from the body and
 // ignore the arguments.
 func DecodeRequest(api apikind.Kind, body []byte, model string, stream bool) (*neutral.Request, error) {
-	return decodeRequest(api, body, model, stream, false)
+	return must(api).DecodeRequest(body, model, stream, false)
 }
 
 // DecodeValidRequest is DecodeRequest of a body known to be valid JSON (the
@@ -22,52 +18,18 @@ func DecodeRequest(api apikind.Kind, body []byte, model string, stream bool) (*n
 // not valid JSON must not be passed: it is read without panicking, but
 // need not be refused.
 func DecodeValidRequest(api apikind.Kind, body []byte, model string, stream bool) (*neutral.Request, error) {
-	return decodeRequest(api, body, model, stream, true)
-}
-
-func decodeRequest(api apikind.Kind, body []byte, model string, stream, valid bool) (*neutral.Request, error) {
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.DecodeRequest(body, valid)
-	case apikind.Chat:
-		return chat.DecodeRequest(body, valid)
-	case apikind.Responses:
-		return responses.DecodeRequest(body, valid)
-	case apikind.Gemini:
-		return gemini.DecodeRequest(body, model, stream, valid)
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).DecodeRequest(body, model, stream, true)
 }
 
 // EncodeRequest writes r as a request body of api (for apikind.Gemini the model
-// and stream belong in the URL: GeminiPath).
+// and stream belong in the URL: Flavour.UpstreamPath).
 func EncodeRequest(api apikind.Kind, r *neutral.Request) ([]byte, error) {
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.EncodeAnthropicRequest(r)
-	case apikind.Chat:
-		return chat.EncodeChatRequest(r)
-	case apikind.Responses:
-		return responses.EncodeResponsesRequest(r)
-	case apikind.Gemini:
-		return gemini.EncodeGeminiRequest(r)
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).EncodeRequest(r)
 }
 
 // DecodeResponse reads a non-streamed answer body of api.
 func DecodeResponse(api apikind.Kind, body []byte) (*neutral.Response, error) {
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.DecodeAnthropicResponse(body)
-	case apikind.Chat:
-		return chat.DecodeChatResponse(body)
-	case apikind.Responses:
-		return responses.DecodeResponsesResponse(body)
-	case apikind.Gemini:
-		return gemini.DecodeGeminiResponse(body)
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).DecodeResponse(body)
 }
 
 // EncodeResponse writes r as a non-streamed answer of api naming the model
@@ -80,32 +42,12 @@ func EncodeResponse(api apikind.Kind, r *neutral.Response, model string, custom 
 	if r.Model != "" {
 		model = r.Model
 	}
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.EncodeAnthropicResponse(r, model)
-	case apikind.Chat:
-		return chat.EncodeChatResponse(r, model)
-	case apikind.Responses:
-		return responses.EncodeResponsesResponse(r, model, custom...)
-	case apikind.Gemini:
-		return gemini.EncodeGeminiResponse(r, model)
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).EncodeResponse(r, model, custom)
 }
 
 // NewStreamDecoder returns a decoder for streams of api.
 func NewStreamDecoder(api apikind.Kind) neutral.StreamDecoder {
-	switch api {
-	case apikind.Anthropic:
-		return &anthropic.AnthropicStreamDecoder{}
-	case apikind.Chat:
-		return chat.NewChatStreamDecoder()
-	case apikind.Responses:
-		return responses.NewResponsesStreamDecoder()
-	case apikind.Gemini:
-		return &gemini.GeminiStreamDecoder{}
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).NewStreamDecoder()
 }
 
 // NewStreamEncoder returns an encoder writing streams of api. The client's
@@ -115,15 +57,12 @@ func NewStreamDecoder(api apikind.Kind) neutral.StreamDecoder {
 // (SPEC POOL-21); model, the id the member was asked for, when it names
 // none. custom names the request's freeform tools (Request.CustomTools).
 func NewStreamEncoder(api apikind.Kind, model string, custom ...string) neutral.StreamEncoder {
-	switch api {
-	case apikind.Anthropic:
-		return &anthropic.AnthropicStreamEncoder{Model: model}
-	case apikind.Chat:
-		return &chat.ChatStreamEncoder{Model: model}
-	case apikind.Responses:
-		return responses.NewResponsesStreamEncoder(model, custom)
-	case apikind.Gemini:
-		return &gemini.GeminiStreamEncoder{Model: model}
-	}
-	panic("translate: unknown API " + string(api))
+	return must(api).NewStreamEncoder(model, custom)
+}
+
+// LowerLimit returns body, a request of API api, with each output limit
+// above limit (tokens) set to limit, every other byte as the client sent it
+// (SPEC POOL-25; Flavour.LowerLimit).
+func LowerLimit(api apikind.Kind, body []byte, limit int) []byte {
+	return must(api).LowerLimit(body, limit)
 }

@@ -1,25 +1,14 @@
 package api
 
 import (
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
-	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
 // EncodeError renders e as api's error document and the HTTP status to
 // send. Anthropic's 529 is sent as 503 to the other APIs, which have no 529.
 func EncodeError(api apikind.Kind, e neutral.Error) (int, []byte) {
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.EncodeAnthropicError(e)
-	case apikind.Gemini:
-		return gemini.EncodeGeminiError(e)
-	}
-	return chat.EncodeOpenAIError(e)
+	return must(api).EncodeError(e)
 }
 
 // ErrorEvent renders e as api's in-stream error (after the stream's head was
@@ -28,12 +17,5 @@ func EncodeError(api apikind.Kind, e neutral.Error) (int, []byte) {
 // event (it needs the stream's sequence numbers), so here it gets the
 // "error" event with sequence number 0.
 func ErrorEvent(api apikind.Kind, e neutral.Error) []byte {
-	switch api {
-	case apikind.Anthropic:
-		return anthropic.AnthropicErrorEvent(e)
-	case apikind.Responses:
-		return (&responses.ResponsesStreamEncoder{}).ErrorEvents(e)
-	}
-	_, body := EncodeError(api, e)
-	return wirefmt.SSE("", body)
+	return must(api).EncodeErrorEvent(e)
 }

@@ -17,18 +17,18 @@ import (
 
 func TestRewriteKeepsBytes(t *testing.T) {
 	body := `{"system":"x <b>&", "model" : "flash", "output_config":{"effort":"max"},"stream":true}`
-	ci, err := anthropic.AnthropicFlavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
+	ci, err := anthropic.Flavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("POOL-2/model-spliced", func(t *testing.T) {
-		out, err := anthropic.AnthropicFlavour{}.RewriteBody(ci, "deepseek-v4.1-flash", "")
+		out, err := anthropic.Flavour{}.RewriteBody(ci, "deepseek-v4.1-flash", "")
 		if err != nil || string(out) != `{"system":"x <b>&", "model" : "deepseek-v4.1-flash", "output_config":{"effort":"max"},"stream":true}` {
 			t.Fatalf("%s %v", out, err)
 		}
 	})
 	t.Run("POOL-12/effort-mapped", func(t *testing.T) {
-		out, err := anthropic.AnthropicFlavour{}.RewriteBody(ci, "t", "high")
+		out, err := anthropic.Flavour{}.RewriteBody(ci, "t", "high")
 		var v struct {
 			OutputConfig struct{ Effort string } `json:"output_config"`
 			Model        string
@@ -57,7 +57,7 @@ func TestWatcherCommitPoint(t *testing.T) {
 		{"POOL-7/stop", "message_stop", `{"type":"message_stop"}`, neutral.VEnd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := anthropic.AnthropicFlavour{}.NewWatcher()
+			w := anthropic.Flavour{}.NewWatcher()
 			if got := w.Observe(&wirefmt.SSEEvent{Name: tc.ev, Data: []byte(tc.data)}, false); got.Verdict != tc.want {
 				t.Fatalf("got %v want %v", got.Verdict, tc.want)
 			}
@@ -163,16 +163,16 @@ func TestContentHashPinned(t *testing.T) {
 			ep         neutral.Endpoint
 			body, want string
 		}{
-			{anthropic.AnthropicFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","system":"s <&> \u2028","messages":[{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":"2"}]}`, "3846e1a6cdda523ef82619e885db949064dd2a9d09eb71bb8105e5148de8a712"},
-			{anthropic.AnthropicFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","system":[{"type":"text","text":"s1"},{"type":"text","text":"s2"}],"messages":[{"role":"user","content":"hi"}]}`, "06d60c5b1b8c0e0cb46aa43f8225d5fba1be3600f9bc095a90119bfeca766b8c"},
-			{anthropic.AnthropicFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"only user"}]}`, "db186c14fd05ff0bcba1ec97fe21f9ac2ece7a1458d61f4b63060d4916956180"},
-			{chat.ChatFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":[{"type":"text","text":"d <b>"}]},{"role":"user","content":"hi"},{"role":"system","content":"late"}]}`, "637a2bc4e4285c6de50be497ce54943ca40e17d2a8105fb5d7ad74ea3976ff0d"},
-			{chat.ChatFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"no system"}]}`, "5255831843f1734c9b4c7f6fa882579863c61f613dd1c97ac1988e100ab7dffb"},
-			{chat.ChatFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"x & y"},{"role":"user","content":"u"}]}`, "2d5b173ad2129bc777609215250051854d0e91d69728f26a6cc57ef5ad609157"},
-			{responses.ResponsesFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","instructions":"be brief","input":"hello"}`, "260401c26ade7c1fd1ecafe405dd6fa0eadce0acf27c9ef96b082e0a61a46a09"},
-			{responses.ResponsesFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","input":[{"role":"developer","content":"d"},{"role":"user","content":[{"type":"input_text","text":"hi"}]},{"role":"user","content":"x"}]}`, "63733bea1bd40cb27059e674dfb9573700893de8a733662f361d57d3ba1a00b9"},
-			{gemini.GeminiFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate, Model: "g"}, `{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"model","parts":[{"text":"m"}]},{"parts":[{"text":"u"}]}]}`, "9d7127d43d68e18471986d62693470a097940faa9656b6d3e4dd6dc0983b304b"},
-			{gemini.GeminiFlavour{}, neutral.Endpoint{Kind: neutral.EpGenerate, Model: "g"}, `{"system_instruction":{"parts":[{"text":"s2"}]},"contents":[{"role":"user","parts":[{"text":"u"}]}]}`, "ae7150c4e2f74f5056c89824ba55a401f56b9b71f8eb09ecde4f6bd113c7ab97"},
+			{anthropic.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","system":"s <&> \u2028","messages":[{"role":"assistant","content":"a"},{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":"2"}]}`, "3846e1a6cdda523ef82619e885db949064dd2a9d09eb71bb8105e5148de8a712"},
+			{anthropic.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","system":[{"type":"text","text":"s1"},{"type":"text","text":"s2"}],"messages":[{"role":"user","content":"hi"}]}`, "06d60c5b1b8c0e0cb46aa43f8225d5fba1be3600f9bc095a90119bfeca766b8c"},
+			{anthropic.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"only user"}]}`, "db186c14fd05ff0bcba1ec97fe21f9ac2ece7a1458d61f4b63060d4916956180"},
+			{chat.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"developer","content":[{"type":"text","text":"d <b>"}]},{"role":"user","content":"hi"},{"role":"system","content":"late"}]}`, "637a2bc4e4285c6de50be497ce54943ca40e17d2a8105fb5d7ad74ea3976ff0d"},
+			{chat.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"user","content":"no system"}]}`, "5255831843f1734c9b4c7f6fa882579863c61f613dd1c97ac1988e100ab7dffb"},
+			{chat.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","messages":[{"role":"system","content":"x & y"},{"role":"user","content":"u"}]}`, "2d5b173ad2129bc777609215250051854d0e91d69728f26a6cc57ef5ad609157"},
+			{responses.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","instructions":"be brief","input":"hello"}`, "260401c26ade7c1fd1ecafe405dd6fa0eadce0acf27c9ef96b082e0a61a46a09"},
+			{responses.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate}, `{"model":"m","input":[{"role":"developer","content":"d"},{"role":"user","content":[{"type":"input_text","text":"hi"}]},{"role":"user","content":"x"}]}`, "63733bea1bd40cb27059e674dfb9573700893de8a733662f361d57d3ba1a00b9"},
+			{gemini.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate, Model: "g"}, `{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"model","parts":[{"text":"m"}]},{"parts":[{"text":"u"}]}]}`, "9d7127d43d68e18471986d62693470a097940faa9656b6d3e4dd6dc0983b304b"},
+			{gemini.Flavour{}, neutral.Endpoint{Kind: neutral.EpGenerate, Model: "g"}, `{"system_instruction":{"parts":[{"text":"s2"}]},"contents":[{"role":"user","parts":[{"text":"u"}]}]}`, "ae7150c4e2f74f5056c89824ba55a401f56b9b71f8eb09ecde4f6bd113c7ab97"},
 		} {
 			ci, err := g.fl.ParseRequest(g.ep, []byte(g.body))
 			if err != nil {

@@ -25,7 +25,7 @@ func TestGeminiEndpoints(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ep, ok := gemini.GeminiFlavour{}.Endpoint(c.method, c.path)
+			ep, ok := gemini.Flavour{}.Endpoint(c.method, c.path)
 			if ok != c.ok || ep != c.want {
 				t.Fatalf("got %+v %v, want %+v %v", ep, ok, c.want, c.ok)
 			}
@@ -33,7 +33,7 @@ func TestGeminiEndpoints(t *testing.T) {
 	}
 	t.Run("POOL-5/gemini-content-hash-and-demands", func(t *testing.T) {
 		body := []byte(`{"systemInstruction":{"parts":[{"text":"S"}]},"contents":[{"role":"user","parts":[{"text":"hi"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]}],"generationConfig":{"maxOutputTokens":77}}`)
-		ci, err := gemini.GeminiFlavour{}.ParseRequest(neutral.Endpoint{Model: "m", Stream: true}, body)
+		ci, err := gemini.Flavour{}.ParseRequest(neutral.Endpoint{Model: "m", Stream: true}, body)
 		if err != nil || ci.Model != "m" || !ci.Stream || !ci.HasImage || ci.MaxTokens != 77 || !strings.HasPrefix(ci.SessionContentHash(), "content:") {
 			t.Fatalf("%+v %v", ci, err)
 		}
@@ -42,7 +42,7 @@ func TestGeminiEndpoints(t *testing.T) {
 
 func TestGeminiWatcher(t *testing.T) {
 	ev := func(data string) *wirefmt.SSEEvent { return &wirefmt.SSEEvent{Data: []byte(data)} }
-	w := gemini.GeminiFlavour{}.NewWatcher()
+	w := gemini.Flavour{}.NewWatcher()
 	steps := []struct {
 		name      string
 		ev        *wirefmt.SSEEvent
@@ -70,13 +70,13 @@ func TestGeminiWatcher(t *testing.T) {
 		}
 	})
 	t.Run("POOL-7/gemini-one-chunk-answer-commits-before-it-ends", func(t *testing.T) {
-		w := gemini.GeminiFlavour{}.NewWatcher()
+		w := gemini.Flavour{}.NewWatcher()
 		if got := w.Observe(ev(`{"candidates":[{"content":{"parts":[{"text":"all"}]},"finishReason":"STOP"}]}`), false).Verdict; got != neutral.VVisible {
 			t.Fatalf("verdict %v", got)
 		}
 	})
 	t.Run("POOL-10/gemini-error-chunk", func(t *testing.T) {
-		o := gemini.GeminiFlavour{}.NewWatcher().Observe(ev(`{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}`), false)
+		o := gemini.Flavour{}.NewWatcher().Observe(ev(`{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}`), false)
 		if o.Verdict != neutral.VError || o.ErrStatus != 429 || o.ErrType != "RESOURCE_EXHAUSTED" || o.ErrMsg != "quota" {
 			t.Fatalf("%+v", o)
 		}
@@ -84,7 +84,7 @@ func TestGeminiWatcher(t *testing.T) {
 }
 
 func TestGeminiAnswers(t *testing.T) {
-	f := gemini.GeminiFlavour{}
+	f := gemini.Flavour{}
 	ep := neutral.Endpoint{Kind: neutral.EpGenerate}
 	cases := []struct{ name, body, class string }{
 		{"POOL-7/gemini-answer-usable", `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]}`, ""},

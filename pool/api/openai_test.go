@@ -16,28 +16,28 @@ func TestOpenAIWatchers(t *testing.T) {
 		ev, data string
 		want     neutral.Verdict
 	}{
-		{"POOL-7/chat-role-only-preamble", chat.ChatFlavour{}, "", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, neutral.VPreamble},
-		{"POOL-7/chat-content-visible", chat.ChatFlavour{}, "", `{"choices":[{"index":0,"delta":{"content":"h"}}]}`, neutral.VVisible},
-		{"POOL-7/chat-reasoning-content-visible", chat.ChatFlavour{}, "", `{"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}`, neutral.VVisible},
-		{"POOL-7/chat-tool-calls-visible", chat.ChatFlavour{}, "", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}`, neutral.VVisible},
-		{"POOL-7/chat-usage-only-preamble", chat.ChatFlavour{}, "", `{"choices":[],"usage":{"prompt_tokens":3}}`, neutral.VPreamble},
-		{"POOL-7/chat-done-end", chat.ChatFlavour{}, "", `[DONE]`, neutral.VEnd},
-		{"POOL-7/chat-error-chunk", chat.ChatFlavour{}, "", `{"error":{"message":"x","type":"server_error"}}`, neutral.VError},
-		{"POOL-7/chat-error-event", chat.ChatFlavour{}, "error", `{"message":"x","code":429}`, neutral.VError},
-		{"POOL-7/responses-created-preamble", responses.ResponsesFlavour{}, "response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"r"}}`, neutral.VPreamble},
-		{"POOL-7/responses-message-item-preamble", responses.ResponsesFlavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"message","content":[]}}`, neutral.VPreamble},
-		{"POOL-7/responses-reasoning-item-preamble", responses.ResponsesFlavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"reasoning","summary":[]}}`, neutral.VPreamble},
-		{"POOL-7/responses-function-call-visible", responses.ResponsesFlavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"function_call","name":"f"}}`, neutral.VVisible},
-		{"POOL-7/responses-empty-delta-preamble", responses.ResponsesFlavour{}, "response.output_text.delta", `{"type":"response.output_text.delta","delta":""}`, neutral.VPreamble},
-		{"POOL-7/responses-text-delta-visible", responses.ResponsesFlavour{}, "response.output_text.delta", `{"type":"response.output_text.delta","delta":"h"}`, neutral.VVisible},
-		{"POOL-7/responses-summary-delta-visible", responses.ResponsesFlavour{}, "", `{"type":"response.reasoning_summary_text.delta","delta":"t"}`, neutral.VVisible},
-		{"POOL-7/responses-args-delta-visible", responses.ResponsesFlavour{}, "response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","delta":"{"}`, neutral.VVisible},
-		{"POOL-7/responses-text-done-without-deltas-visible", responses.ResponsesFlavour{}, "response.output_text.done", `{"type":"response.output_text.done","text":"ok"}`, neutral.VVisible},
-		{"POOL-7/responses-completed-end", responses.ResponsesFlavour{}, "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1}}}`, neutral.VEnd},
-		{"POOL-7/responses-incomplete-end", responses.ResponsesFlavour{}, "response.incomplete", `{"type":"response.incomplete","response":{}}`, neutral.VEnd},
-		{"POOL-7/responses-failed-error", responses.ResponsesFlavour{}, "response.failed", `{"type":"response.failed","response":{"error":{"code":"server_error","message":"x"}}}`, neutral.VError},
-		{"POOL-7/responses-error-event", responses.ResponsesFlavour{}, "error", `{"type":"error","code":"rate_limit_exceeded","message":"x"}`, neutral.VError},
-		{"POOL-7/comment-preamble", responses.ResponsesFlavour{}, "", ``, neutral.VPreamble},
+		{"POOL-7/chat-role-only-preamble", chat.Flavour{}, "", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, neutral.VPreamble},
+		{"POOL-7/chat-content-visible", chat.Flavour{}, "", `{"choices":[{"index":0,"delta":{"content":"h"}}]}`, neutral.VVisible},
+		{"POOL-7/chat-reasoning-content-visible", chat.Flavour{}, "", `{"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}`, neutral.VVisible},
+		{"POOL-7/chat-tool-calls-visible", chat.Flavour{}, "", `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}`, neutral.VVisible},
+		{"POOL-7/chat-usage-only-preamble", chat.Flavour{}, "", `{"choices":[],"usage":{"prompt_tokens":3}}`, neutral.VPreamble},
+		{"POOL-7/chat-done-end", chat.Flavour{}, "", `[DONE]`, neutral.VEnd},
+		{"POOL-7/chat-error-chunk", chat.Flavour{}, "", `{"error":{"message":"x","type":"server_error"}}`, neutral.VError},
+		{"POOL-7/chat-error-event", chat.Flavour{}, "error", `{"message":"x","code":429}`, neutral.VError},
+		{"POOL-7/responses-created-preamble", responses.Flavour{}, "response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"r"}}`, neutral.VPreamble},
+		{"POOL-7/responses-message-item-preamble", responses.Flavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"message","content":[]}}`, neutral.VPreamble},
+		{"POOL-7/responses-reasoning-item-preamble", responses.Flavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"reasoning","summary":[]}}`, neutral.VPreamble},
+		{"POOL-7/responses-function-call-visible", responses.Flavour{}, "response.output_item.added", `{"type":"response.output_item.added","item":{"type":"function_call","name":"f"}}`, neutral.VVisible},
+		{"POOL-7/responses-empty-delta-preamble", responses.Flavour{}, "response.output_text.delta", `{"type":"response.output_text.delta","delta":""}`, neutral.VPreamble},
+		{"POOL-7/responses-text-delta-visible", responses.Flavour{}, "response.output_text.delta", `{"type":"response.output_text.delta","delta":"h"}`, neutral.VVisible},
+		{"POOL-7/responses-summary-delta-visible", responses.Flavour{}, "", `{"type":"response.reasoning_summary_text.delta","delta":"t"}`, neutral.VVisible},
+		{"POOL-7/responses-args-delta-visible", responses.Flavour{}, "response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","delta":"{"}`, neutral.VVisible},
+		{"POOL-7/responses-text-done-without-deltas-visible", responses.Flavour{}, "response.output_text.done", `{"type":"response.output_text.done","text":"ok"}`, neutral.VVisible},
+		{"POOL-7/responses-completed-end", responses.Flavour{}, "response.completed", `{"type":"response.completed","response":{"usage":{"input_tokens":1}}}`, neutral.VEnd},
+		{"POOL-7/responses-incomplete-end", responses.Flavour{}, "response.incomplete", `{"type":"response.incomplete","response":{}}`, neutral.VEnd},
+		{"POOL-7/responses-failed-error", responses.Flavour{}, "response.failed", `{"type":"response.failed","response":{"error":{"code":"server_error","message":"x"}}}`, neutral.VError},
+		{"POOL-7/responses-error-event", responses.Flavour{}, "error", `{"type":"error","code":"rate_limit_exceeded","message":"x"}`, neutral.VError},
+		{"POOL-7/comment-preamble", responses.Flavour{}, "", ``, neutral.VPreamble},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := &wirefmt.SSEEvent{Name: tc.ev, Data: []byte(tc.data), Comment: tc.data == ""}
@@ -69,7 +69,7 @@ func FuzzOpenAIWatchers(f *testing.F) {
 		f.Add("error", s)
 	}
 	f.Fuzz(func(t *testing.T, name, data string) {
-		for _, fl := range []Flavour{chat.ChatFlavour{}, responses.ResponsesFlavour{}} {
+		for _, fl := range []Flavour{chat.Flavour{}, responses.Flavour{}} {
 			w := fl.NewWatcher()
 			ev := &wirefmt.SSEEvent{Name: name, Data: []byte(data)}
 			w.Observe(ev, false)

@@ -10,13 +10,14 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// Flavour is one wire API a pool can serve (SPEC POOL-1). The call engine
-// (package pool: call.go, stream.go) is flavour-neutral; everything that depends on the
-// wire format sits behind this interface: which paths exist, what a request
-// says (model, stream, session hints, capability demands), how to rewrite it
-// for a member, where the commit point of a stream is, and the error shapes.
-// AnthropicFlavour is the Anthropic Messages API; OpenAI Chat Completions and
-// Responses implement the same interface next to it.
+// Flavour is one wire API a pool can serve (SPEC POOL-1, POOL-21). The call
+// engine (package pool) is API-neutral; everything that depends on the wire
+// format sits behind this interface: which paths exist, what a request says
+// (model, stream, session hints, capability demands), how to rewrite it for a
+// member, where the commit point of a stream is, the error shapes, the codec
+// to and from the neutral model, and the rules that let a session survive a
+// change of member (output limits, reasoning signatures). Each API package
+// (anthropic, chat, responses, gemini) implements it as its Flavour.
 type Flavour interface {
 	// Name is the channel api word of the pools it serves: config.APIAnthropic,
 	// config.APIOpenAI or config.APIGemini.
@@ -26,6 +27,10 @@ type Flavour interface {
 	// Endpoint maps method and the path after "/pool/{pool}" (e.g.
 	// "/v1/messages") to an endpoint; false means 404.
 	Endpoint(method, path string) (neutral.Endpoint, bool)
+	// UpstreamPath is the path of a model call of this API sent to a
+	// member (the pool's request translated into it): Gemini names model
+	// and stream in the path, the others ignore them.
+	UpstreamPath(model string, stream bool) string
 	// ParseRequest reads the client's JSON body. An error is the client's
 	// fault and is answered 400 in ErrorBody's shape.
 	ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error)
@@ -51,20 +56,88 @@ type Flavour interface {
 	ErrorEvent(status int, msg string) []byte
 	// PingEvent is the keepalive event the pool sends on a quiet stream.
 	PingEvent() []byte
+
+	// DecodeRequest reads a client request body into the neutral model
+	// (SPEC POOL-21). Gemini takes model and stream from the URL; the other
+	// APIs read them from the body and ignore the arguments. valid: the
+	// body is known to be valid JSON (ParseRequest accepted it), so it is
+	// decoded by one scan, not validated again.
+	DecodeRequest(body []byte, model string, stream, valid bool) (*neutral.Request, error)
+	// EncodeRequest writes r as a request body of this API (Gemini's model
+	// and stream belong in the path: UpstreamPath).
+	EncodeRequest(r *neutral.Request) ([]byte, error)
+	// DecodeResponse reads a non-streamed answer body.
+	DecodeResponse(body []byte) (*neutral.Response, error)
+	// EncodeResponse writes r as a non-streamed answer naming model; custom
+	// names the request's freeform tools (neutral.Request.CustomTools),
+	// which only Responses has.
+	EncodeResponse(r *neutral.Response, model string, custom []string) ([]byte, error)
+	// NewStreamDecoder returns a decoder for one stream of this API.
+	NewStreamDecoder() neutral.StreamDecoder
+	// NewStreamEncoder returns an encoder of one client stream of this API
+	// naming model (unless the member's stream names its own); custom as
+	// for EncodeResponse.
+	NewStreamEncoder(model string, custom []string) neutral.StreamEncoder
+	// EncodeError renders e as this API's error document and the HTTP
+	// status to send.
+	EncodeError(e neutral.Error) (int, []byte)
+	// EncodeErrorEvent renders e as this API's in-stream error event.
+	EncodeErrorEvent(e neutral.Error) []byte
+
+	// LowerLimit returns body, a request of this API, with each output
+	// limit above limit (tokens) set to limit, every other byte as the
+	// client sent it (SPEC POOL-25).
+	LowerLimit(body []byte, limit int) []byte
+	// SignatureKeys are the state keys (neutral.SigKey) of the reasoning
+	// signatures a request's history carries; unsigned: it also holds
+	// reasoning without one (SPEC POOL-18). APIs without signatures give
+	// none.
+	SignatureKeys(body []byte) (keys []string, unsigned bool)
+	// StripSignatures returns body without the signed reasoning whose key
+	// keep refuses, in the form this API accepts (SPEC POOL-18).
+	StripSignatures(body []byte, keep func(key string) bool) []byte
 }
 
-// flavours are the wire APIs the pool serves, by Channel.API.
-var flavours = map[string]Flavour{config.APIAnthropic: anthropic.AnthropicFlavour{}, config.APIOpenAI: chat.ChatFlavour{},
-	config.APIOpenAIChat: chat.ChatFlavour{}, config.APIGemini: gemini.GeminiFlavour{}}
-
-// ForAPI returns the flavour serving a pool of API api (config.APIAnthropic
-// or config.APIOpenAI), or nil when this build has none.
-func ForAPI(api string) Flavour { return flavours[api] }
-
 // byKind are the flavours by the wire API they read and write.
-var byKind = map[apikind.Kind]Flavour{apikind.Anthropic: anthropic.AnthropicFlavour{}, apikind.Chat: chat.ChatFlavour{},
-	apikind.Responses: responses.ResponsesFlavour{}, apikind.Gemini: gemini.GeminiFlavour{}}
+var byKind = map[apikind.Kind]Flavour{apikind.Anthropic: anthropic.Flavour{}, apikind.Chat: chat.Flavour{},
+	apikind.Responses: responses.Flavour{}, apikind.Gemini: gemini.Flavour{}}
 
-// Of returns the flavour of wire API k (the one that reads a member's
-// answers of that API), or nil for a Kind that is none of the four.
-func Of(k apikind.Kind) Flavour { return byKind[k] }
+// For returns the flavour of wire API k, or nil for a Kind that is none of
+// the four.
+func For(k apikind.Kind) Flavour { return byKind[k] }
+
+// must is For(k) for the codec's entry points, which are only ever given
+// one of the four kinds.
+func must(k apikind.Kind) Flavour {
+	if f := byKind[k]; f != nil {
+		return f
+	}
+	panic("api: unknown API " + string(k))
+}
+
+// byChannel are the flavours of pools by their channel api word.
+var byChannel = map[string]Flavour{config.APIAnthropic: anthropic.Flavour{}, config.APIOpenAI: chat.Flavour{},
+	config.APIOpenAIChat: chat.Flavour{}, config.APIGemini: gemini.Flavour{}}
+
+// ForChannel returns the flavour serving a pool whose channels speak api (a
+// config.API* word), or nil when this build has none.
+func ForChannel(api string) Flavour { return byChannel[api] }
+
+// MemberKind is the API a member whose channel speaks channelAPI is sent a
+// call of API client in: its own when it speaks the client's; an `openai`
+// channel (Chat and Responses) takes Chat for Anthropic and Gemini clients,
+// the API most OpenAI-compatible servers share (SPEC POOL-21).
+func MemberKind(channelAPI string, client apikind.Kind) apikind.Kind {
+	switch channelAPI {
+	case config.APIOpenAI:
+		if client == apikind.Responses {
+			return apikind.Responses
+		}
+		return apikind.Chat
+	case config.APIOpenAIChat:
+		return apikind.Chat
+	case config.APIGemini:
+		return apikind.Gemini
+	}
+	return apikind.Anthropic
+}

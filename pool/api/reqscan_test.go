@@ -2,11 +2,12 @@ package api
 
 import (
 	"encoding/json"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 
 	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/responses"

@@ -87,10 +87,10 @@ func TestStripThoughtSignatures(t *testing.T) {
 func TestAnswerSignatures(t *testing.T) {
 	t.Run("POOL-18/anthropic-answer-and-stream-signatures-recorded", func(t *testing.T) {
 		body := []byte(`{"type":"message","role":"assistant","content":[{"type":"thinking","thinking":"a","signature":"S1"},{"type":"redacted_thinking","data":"R1"},{"type":"text","text":"x"}]}`)
-		if keys := (anthropic.AnthropicFlavour{}).StateKeys(body); len(keys) != 2 || keys[0] != neutral.SigKey("S1") || keys[1] != neutral.SigKey("R1") {
+		if keys := (anthropic.Flavour{}).StateKeys(body); len(keys) != 2 || keys[0] != neutral.SigKey("S1") || keys[1] != neutral.SigKey("R1") {
 			t.Fatalf("keys %v", keys)
 		}
-		w := anthropic.AnthropicFlavour{}.NewWatcher()
+		w := anthropic.Flavour{}.NewWatcher()
 		for _, ev := range []wirefmt.SSEEvent{
 			{Name: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`)},
 			{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a"}}`)},
@@ -107,10 +107,10 @@ func TestAnswerSignatures(t *testing.T) {
 	})
 	t.Run("POOL-18/gemini-answer-and-stream-signatures-recorded", func(t *testing.T) {
 		chunk := []byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{}},"thoughtSignature":"G1"}]}}]}`)
-		if keys := (gemini.GeminiFlavour{}).StateKeys(chunk); len(keys) != 1 || keys[0] != neutral.SigKey("G1") {
+		if keys := (gemini.Flavour{}).StateKeys(chunk); len(keys) != 1 || keys[0] != neutral.SigKey("G1") {
 			t.Fatalf("keys %v", keys)
 		}
-		w := gemini.GeminiFlavour{}.NewWatcher()
+		w := gemini.Flavour{}.NewWatcher()
 		w.Observe(&wirefmt.SSEEvent{Data: chunk}, false)
 		if keys := w.(neutral.StateWatcher).StateKeys(); len(keys) != 1 || keys[0] != neutral.SigKey("G1") {
 			t.Fatalf("stream keys %v", keys)

@@ -23,8 +23,8 @@ func BenchmarkParseRequest(b *testing.B) {
 		fl   Flavour
 		body string
 	}{
-		{"anthropic", anthropic.AnthropicFlavour{}, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
-		{"chat", chat.ChatFlavour{}, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
+		{"anthropic", anthropic.Flavour{}, `{"model":"m","stream":true,"max_tokens":1024,"system":"` + system + `","messages":[{"role":"user","content":"say something"}]}`},
+		{"chat", chat.Flavour{}, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":1024,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"say something"}]}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			body := []byte(c.body)
@@ -57,7 +57,7 @@ func BenchmarkAnthropicWatcher(b *testing.B) {
 	b.ReportAllocs()
 	testkit.ReportCPU(b)
 	for b.Loop() {
-		w := anthropic.AnthropicFlavour{}.NewWatcher()
+		w := anthropic.Flavour{}.NewWatcher()
 		committed := false
 		for i := range evs {
 			if w.Observe(&evs[i], committed).Verdict == neutral.VVisible {

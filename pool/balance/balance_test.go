@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -190,8 +189,8 @@ func TestSessionIdentity(t *testing.T) {
 			fl   api.Flavour
 			body string
 		}{
-			{anthropic.AnthropicFlavour{}, `{"model":"m","system":"s","messages":[{"role":"user","content":"hi"}]}`},
-			{chat.ChatFlavour{}, `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`},
+			{api.For(apikind.Anthropic), `{"model":"m","system":"s","messages":[{"role":"user","content":"hi"}]}`},
+			{api.For(apikind.Chat), `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`},
 		} {
 			named, err := c.fl.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(c.body))
 			if err != nil {

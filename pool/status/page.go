@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
+	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 )
 
@@ -38,7 +38,7 @@ var pageHTML []byte
 // POOL-22) is added before </body>.
 func ServePage(w http.ResponseWriter, r *http.Request, editing bool, conf ConfigState) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		api.WriteError(w, anthropic.AnthropicFlavour{}, http.StatusMethodNotAllowed, "use GET", nil)
+		api.WriteError(w, api.For(apikind.Anthropic), http.StatusMethodNotAllowed, "use GET", nil)
 		return
 	}
 	h := w.Header()

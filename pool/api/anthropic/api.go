@@ -13,15 +13,15 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// AnthropicFlavour is the Anthropic Messages API (SPEC POOL-1):
+// Flavour is the Anthropic Messages API (SPEC POOL-1):
 // POST /v1/messages, POST /v1/messages/count_tokens, GET /v1/models.
-type AnthropicFlavour struct{}
+type Flavour struct{}
 
-func (AnthropicFlavour) Name() string { return config.APIAnthropic }
+func (Flavour) Name() string { return config.APIAnthropic }
 
-func (AnthropicFlavour) API() apikind.Kind { return apikind.Anthropic }
+func (Flavour) API() apikind.Kind { return apikind.Anthropic }
 
-func (AnthropicFlavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
+func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	switch {
 	case method == http.MethodPost && path == "/v1/messages":
 		return neutral.Endpoint{Kind: neutral.EpGenerate, Upstream: path}, true
@@ -52,7 +52,7 @@ type AnthropicRequest struct {
 	Messages []wirefmt.RoleContent `json:"messages"`
 }
 
-func (AnthropicFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
+func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
 	var req AnthropicRequest
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object")
@@ -128,7 +128,7 @@ func hasImage(content []byte, depth int) bool {
 	return false
 }
 
-func (AnthropicFlavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
+func (Flavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := wirefmt.SpliceTopLevel(ci.Raw, "model", mv)
 	if !ok {
@@ -163,7 +163,7 @@ func (AnthropicFlavour) RewriteBody(ci *neutral.CallInfo, target, effort string)
 // InspectBody accepts a Messages answer: an object of type "message" (or,
 // from gateways that drop "type", role "assistant") with a content list, and
 // no "error" object. A count_tokens answer only has to be a JSON object.
-func (AnthropicFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
+func (Flavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
 	var v struct {
 		Type    string            `json:"type"`
 		Role    string            `json:"role"`
@@ -175,7 +175,7 @@ func (AnthropicFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.A
 		return neutral.Accounting{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if wirefmt.NonEmptyJSON(v.Error) || v.Type == "error" {
-		_, msg := AnthropicFlavour{}.ParseError(body)
+		_, msg := Flavour{}.ParseError(body)
 		return neutral.Accounting{}, config.ClassServer, "answer carries an error: " + neutral.Clip(msg)
 	}
 	if ep.Kind != neutral.EpGenerate {
@@ -216,7 +216,7 @@ func (a anthropicUsage) mergeInto(u *neutral.Accounting) {
 	}
 }
 
-func (AnthropicFlavour) ParseError(body []byte) (string, string) {
+func (Flavour) ParseError(body []byte) (string, string) {
 	var v struct {
 		Error struct {
 			Type    string `json:"type"`
@@ -284,7 +284,7 @@ func anthropicStatus(typ string) int {
 	return 500
 }
 
-func (AnthropicFlavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
+func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
 	type errObj struct {
 		Type     string            `json:"type"`
 		Message  string            `json:"message"`
@@ -297,14 +297,14 @@ func (AnthropicFlavour) ErrorBody(status int, msg string, attempts []neutral.Att
 	return b
 }
 
-func (AnthropicFlavour) ErrorEvent(status int, msg string) []byte {
+func (Flavour) ErrorEvent(status int, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}})
 	return []byte(fmt.Sprintf("event: error\ndata: %s\n\n", b))
 }
 
 var anthropicPing = []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 
-func (AnthropicFlavour) PingEvent() []byte { return anthropicPing }
+func (Flavour) PingEvent() []byte { return anthropicPing }
 
 // Thinking budgets per unified effort (tokens), for requests that set
 // thinking.budget_tokens instead of output_config.effort (SPEC POOL-12

@@ -253,7 +253,7 @@ func anthropicAnswerSigKeys(body []byte) []string {
 
 // StateKeys implements StateReader: the signature keys of a Messages
 // answer's reasoning blocks (SPEC POOL-18).
-func (AnthropicFlavour) StateKeys(body []byte) []string { return anthropicAnswerSigKeys(body) }
+func (Flavour) StateKeys(body []byte) []string { return anthropicAnswerSigKeys(body) }
 
 // sigCollector gathers the signatures of a Messages stream: signature
 // deltas joined per block, redacted_thinking data from block starts.
@@ -314,3 +314,13 @@ func (s *sigCollector) observe(name string, data []byte) {
 // StateKeys implements StateWatcher: the signature keys of the reasoning
 // blocks the stream completed (SPEC POOL-18).
 func (w *anthropicWatcher) StateKeys() []string { return w.sigs.keys }
+
+// SignatureKeys are the keys of the thinking signatures in a request's
+// history and whether it holds thinking without one (AnthropicSigKeys).
+func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return AnthropicSigKeys(body) }
+
+// StripSignatures removes the thinking blocks whose signature keep refuses
+// (StripThinking).
+func (Flavour) StripSignatures(body []byte, keep func(key string) bool) []byte {
+	return StripThinking(body, keep)
+}

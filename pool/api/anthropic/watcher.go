@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-func (AnthropicFlavour) NewWatcher() neutral.StreamWatcher { return &anthropicWatcher{} }
+func (Flavour) NewWatcher() neutral.StreamWatcher { return &anthropicWatcher{} }
 
 // anthropicWatcher finds the commit point of a Messages stream (docs/POOL.md,
 // the commit point): a delta with non-empty text, thinking,
@@ -50,7 +50,7 @@ func (w *anthropicWatcher) Observe(ev *wirefmt.SSEEvent, committed bool) neutral
 	case "message_stop":
 		return neutral.Observation{Verdict: neutral.VEnd}
 	case "error":
-		typ, msg := AnthropicFlavour{}.ParseError(ev.Data)
+		typ, msg := Flavour{}.ParseError(ev.Data)
 		return neutral.Observation{Verdict: neutral.VError, ErrStatus: anthropicStatus(typ), ErrType: typ, ErrMsg: msg}
 	case "content_block_start":
 		if !committed && blockStartVisible(ev.Data) {

@@ -15,17 +15,17 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// ChatFlavour is the OpenAI Chat Completions API (SPEC POOL-1):
+// Flavour is the OpenAI Chat Completions API (SPEC POOL-1):
 // POST /v1/chat/completions and GET /v1/models. It also routes
 // POST /v1/responses to ResponsesFlavour, so one "openai" pool serves both
 // (the endpoint carries the flavour that handles it).
-type ChatFlavour struct{}
+type Flavour struct{}
 
-func (ChatFlavour) Name() string { return config.APIOpenAI }
+func (Flavour) Name() string { return config.APIOpenAI }
 
-func (ChatFlavour) API() apikind.Kind { return apikind.Chat }
+func (Flavour) API() apikind.Kind { return apikind.Chat }
 
-func (ChatFlavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
+func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	switch {
 	case method == http.MethodPost && path == "/v1/chat/completions":
 		return neutral.Endpoint{Kind: neutral.EpGenerate, Upstream: path}, true
@@ -48,7 +48,7 @@ type ChatCall struct {
 	Messages            []wirefmt.RoleContent `json:"messages"`
 }
 
-func (ChatFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
+func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
 	var req ChatCall
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Chat Completions shape")
@@ -134,7 +134,7 @@ func OpenaiEffort(e string) string {
 	return e
 }
 
-func (ChatFlavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
+func (Flavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := wirefmt.SpliceTopLevel(ci.Raw, "model", mv)
 	if !ok {
@@ -214,7 +214,7 @@ func (d *chatDelta) visible() bool {
 
 // InspectBody accepts a chat completion: an object with a "choices" list
 // and no "error" object; no choice with visible output is "empty".
-func (ChatFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
+func (Flavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
 	var v struct {
 		Choices []struct {
 			Message chatDelta `json:"message"`
@@ -226,7 +226,7 @@ func (ChatFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accoun
 		return neutral.Accounting{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if wirefmt.NonEmptyJSON(v.Error) {
-		_, msg := ChatFlavour{}.ParseError(body)
+		_, msg := Flavour{}.ParseError(body)
 		return neutral.Accounting{}, config.ClassServer, "answer carries an error: " + neutral.Clip(msg)
 	}
 	if v.Choices == nil {
@@ -262,7 +262,7 @@ func (e OpenaiError) TypeAndCode() (string, int) {
 	return strings.TrimSpace(e.Type + " " + code), 0
 }
 
-func (ChatFlavour) ParseError(body []byte) (string, string) {
+func (Flavour) ParseError(body []byte) (string, string) {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -336,7 +336,7 @@ func OpenaiErrorType(status int) (typ, code string) {
 	return "server_error", "server_error"
 }
 
-func (ChatFlavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
+func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
 	typ, code := OpenaiErrorType(status)
 	type errObj struct {
 		Message  string            `json:"message"`
@@ -353,10 +353,10 @@ func (ChatFlavour) ErrorBody(status int, msg string, attempts []neutral.Attempt)
 
 // ErrorEvent is the error chunk OpenAI's SDKs raise on: a data line holding
 // an error document (Chat has no standard mid-stream error), and no [DONE].
-func (f ChatFlavour) ErrorEvent(status int, msg string) []byte {
+func (f Flavour) ErrorEvent(status int, msg string) []byte {
 	typ, code := OpenaiErrorType(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
 	return []byte(fmt.Sprintf("data: %s\n\n", b))
 }
 
-func (ChatFlavour) PingEvent() []byte { return wirefmt.OpenaiPing }
+func (Flavour) PingEvent() []byte { return wirefmt.OpenaiPing }

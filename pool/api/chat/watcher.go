@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-func (ChatFlavour) NewWatcher() neutral.StreamWatcher { return &chatWatcher{} }
+func (Flavour) NewWatcher() neutral.StreamWatcher { return &chatWatcher{} }
 
 // chatWatcher finds the commit point of a Chat Completions stream
 // (docs/POOL.md): a chunk with non-empty content, reasoning_content or any

@@ -14,17 +14,17 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// GeminiFlavour is the Gemini API (ai.google.dev, v1beta; SPEC POOL-21):
+// Flavour is the Gemini API (ai.google.dev, v1beta; SPEC POOL-21):
 // POST /v1beta/models/{model}:generateContent, :streamGenerateContent
 // (?alt=sse), :countTokens and GET /v1beta/models. The model and the
 // streaming choice are in the path, so Endpoint carries them.
-type GeminiFlavour struct{}
+type Flavour struct{}
 
-func (GeminiFlavour) Name() string { return config.APIGemini }
+func (Flavour) Name() string { return config.APIGemini }
 
-func (GeminiFlavour) API() apikind.Kind { return apikind.Gemini }
+func (Flavour) API() apikind.Kind { return apikind.Gemini }
 
-func (GeminiFlavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
+func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	if method == http.MethodGet && (path == "/v1beta/models" || path == "/v1beta/models/") {
 		return neutral.Endpoint{Kind: neutral.EpModels}, true
 	}
@@ -58,7 +58,7 @@ type geminiRequest struct {
 	} `json:"generationConfig"`
 }
 
-func (GeminiFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
+func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
 	var req geminiRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the generateContent shape")
@@ -88,7 +88,7 @@ func (GeminiFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.Ca
 // RewriteBody returns the body unchanged: Gemini's model is in the path
 // (the call builds it for the member's target), and an effort is a thinking
 // budget the pool does not map.
-func (GeminiFlavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
+func (Flavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
 	return ci.Raw, nil
 }
 
@@ -147,13 +147,13 @@ func (a *geminiAnswer) usage() (neutral.Accounting, bool) {
 
 // InspectBody accepts a GenerateContentResponse with a candidate holding
 // content; a countTokens answer only has to be a JSON object.
-func (GeminiFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
+func (Flavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
 	var a geminiAnswer
 	if json.Unmarshal(body, &a) != nil {
 		return neutral.Accounting{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if wirefmt.NonEmptyJSON(a.Error) {
-		_, msg := GeminiFlavour{}.ParseError(body)
+		_, msg := Flavour{}.ParseError(body)
 		return neutral.Accounting{}, config.ClassServer, "answer carries an error: " + neutral.Clip(msg)
 	}
 	if ep.Kind != neutral.EpGenerate {
@@ -192,7 +192,7 @@ func parseGeminiError(body []byte) (code int, status, msg string) {
 	return e.Error.Code, e.Error.Status, e.Error.Message
 }
 
-func (GeminiFlavour) ParseError(body []byte) (string, string) {
+func (Flavour) ParseError(body []byte) (string, string) {
 	_, status, msg := parseGeminiError(body)
 	return status, msg
 }
@@ -221,7 +221,7 @@ func geminiStatus(status int) string {
 	return "INTERNAL"
 }
 
-func (GeminiFlavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
+func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
 	type errObj struct {
 		Code     int               `json:"code"`
 		Message  string            `json:"message"`
@@ -236,9 +236,9 @@ func (GeminiFlavour) ErrorBody(status int, msg string, attempts []neutral.Attemp
 
 // ErrorEvent is a data event holding the error document (what the Gemini
 // API sends when a stream fails).
-func (f GeminiFlavour) ErrorEvent(status int, msg string) []byte {
+func (f Flavour) ErrorEvent(status int, msg string) []byte {
 	return []byte(fmt.Sprintf("data: %s\n\n", f.ErrorBody(status, msg, nil)))
 }
 
 // PingEvent is an SSE comment, which SSE parsers skip.
-func (GeminiFlavour) PingEvent() []byte { return wirefmt.OpenaiPing }
+func (Flavour) PingEvent() []byte { return wirefmt.OpenaiPing }

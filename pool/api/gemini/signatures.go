@@ -53,7 +53,7 @@ func geminiSigKeys(body []byte) []string {
 
 // StateKeys implements StateReader: the thought signature keys of a
 // Gemini answer (SPEC POOL-18).
-func (GeminiFlavour) StateKeys(body []byte) []string { return geminiSigKeys(body) }
+func (Flavour) StateKeys(body []byte) []string { return geminiSigKeys(body) }
 
 // StateKeys implements StateWatcher: the thought signature keys of the
 // stream so far (SPEC POOL-18).
@@ -112,4 +112,14 @@ func StripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
 		return body
 	}
 	return append(out, body[last:]...)
+}
+
+// SignatureKeys are the keys of the thoughtSignatures in a request's
+// history (GeminiSigKeys); Gemini has no unsigned reasoning to report.
+func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return GeminiSigKeys(body), false }
+
+// StripSignatures neutralises the thoughtSignatures keep refuses
+// (StripThoughtSignatures).
+func (Flavour) StripSignatures(body []byte, keep func(key string) bool) []byte {
+	return StripThoughtSignatures(body, keep)
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-func (GeminiFlavour) NewWatcher() neutral.StreamWatcher { return &geminiWatcher{} }
+func (Flavour) NewWatcher() neutral.StreamWatcher { return &geminiWatcher{} }
 
 // geminiWatcher follows a streamGenerateContent stream: each event is a
 // whole GenerateContentResponse; the chunk with a finishReason is the last

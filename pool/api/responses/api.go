@@ -13,13 +13,40 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// ResponsesFlavour is the OpenAI Responses API (SPEC POOL-1, the only API
-// Codex CLI speaks): POST /v1/responses, streamed or not. Error documents
-// and pings are Chat Completions' (embedded); requests, the commit point and
-// in-stream errors are its own.
-type ResponsesFlavour struct{ chat.ChatFlavour }
+// Flavour is the OpenAI Responses API (SPEC POOL-1, the only API
+// Codex CLI speaks): POST /v1/responses, streamed or not. Its pools, routes,
+// error documents and pings are Chat Completions' (an `openai` channel
+// speaks both); requests, the commit point and in-stream errors are its
+// own. Every method is written out, none inherited, so that nothing of
+// Chat's is used for Responses by omission.
+type Flavour struct{}
 
-func (ResponsesFlavour) API() apikind.Kind { return apikind.Responses }
+// openai is the Chat Completions flavour whose routes and error shapes
+// Responses shares.
+var openai chat.Flavour
+
+// API is apikind.Responses.
+func (Flavour) API() apikind.Kind { return apikind.Responses }
+
+// Name is the channel api word of the pools it serves (config.APIOpenAI).
+func (Flavour) Name() string { return openai.Name() }
+
+// Endpoint maps a path of an `openai` pool to its endpoint (Chat's routes,
+// which include /v1/responses).
+func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
+	return openai.Endpoint(method, path)
+}
+
+// ParseError reads an OpenAI error document.
+func (Flavour) ParseError(body []byte) (typ, msg string) { return openai.ParseError(body) }
+
+// ErrorBody renders a pool error as an OpenAI error document.
+func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte {
+	return openai.ErrorBody(status, msg, attempts)
+}
+
+// PingEvent is the keepalive comment OpenAI streams take.
+func (Flavour) PingEvent() []byte { return openai.PingEvent() }
 
 // responsesRequest is the part of a Responses request the pool reads.
 type ResponsesRequest struct {
@@ -35,7 +62,7 @@ type ResponsesRequest struct {
 	} `json:"reasoning"`
 }
 
-func (ResponsesFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
+func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
 	var req ResponsesRequest
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Responses shape")
@@ -87,7 +114,7 @@ func (ResponsesFlavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral
 	return ci, nil
 }
 
-func (ResponsesFlavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
+func (Flavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error) {
 	mv, _ := json.Marshal(target)
 	out, ok := wirefmt.SpliceTopLevel(ci.Raw, "model", mv)
 	if !ok {
@@ -190,7 +217,7 @@ type responseObject struct {
 // InspectBody accepts a Response: an object with an "output" list or a
 // "status", not "failed", and no "error" object; no visible output item is
 // "empty".
-func (ResponsesFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
+func (Flavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting, string, string) {
 	var r responseObject
 	var e struct {
 		Output json.RawMessage `json:"output"`
@@ -200,7 +227,7 @@ func (ResponsesFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.A
 		return neutral.Accounting{}, config.ClassServer, "answer is not a JSON object"
 	}
 	if wirefmt.NonEmptyJSON(e.Error) || r.Status == "failed" {
-		_, msg := chat.ChatFlavour{}.ParseError(body)
+		_, msg := openai.ParseError(body)
 		if msg == "" && r.Error != nil {
 			msg = r.Error.Message
 		}
@@ -219,13 +246,13 @@ func (ResponsesFlavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.A
 
 // ErrorEvent without stream context (sequence numbers unknown): an "error"
 // event, then "response.failed" — the events OpenAI's SDKs and Codex stop on.
-func (ResponsesFlavour) ErrorEvent(status int, msg string) []byte {
+func (Flavour) ErrorEvent(status int, msg string) []byte {
 	w := responsesWatcher{seq: -1}
 	return w.ErrorEvent(status, msg)
 }
 
 // StateKeys lists the state a complete Responses answer carries (POOL-18).
-func (ResponsesFlavour) StateKeys(body []byte) []string {
+func (Flavour) StateKeys(body []byte) []string {
 	var r responseObject
 	if json.Unmarshal(body, &r) != nil {
 		return nil

@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-func (ResponsesFlavour) NewWatcher() neutral.StreamWatcher { return &responsesWatcher{seq: -1} }
+func (Flavour) NewWatcher() neutral.StreamWatcher { return &responsesWatcher{seq: -1} }
 
 // responsesWatcher finds the commit point of a Responses stream (docs/POOL.md):
 // the first non-empty "*.delta" event, a tool call item

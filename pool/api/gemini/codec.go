@@ -1,0 +1,54 @@
+package gemini
+
+import (
+	"strings"
+
+	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
+	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
+)
+
+// The codec to and from the neutral model (SPEC POOL-21): the Flavour
+// methods over this package's decoders and encoders.
+
+// UpstreamPath is the generateContent path of model, streamed or not
+// (GeminiPath without its query).
+func (Flavour) UpstreamPath(model string, stream bool) string {
+	return strings.SplitN(GeminiPath(model, stream), "?", 2)[0]
+}
+
+// DecodeRequest reads a generateContent body of model (from the URL),
+// streamed or not.
+func (Flavour) DecodeRequest(body []byte, model string, stream, valid bool) (*neutral.Request, error) {
+	return DecodeRequest(body, model, stream, valid)
+}
+
+// EncodeRequest writes r as a generateContent body.
+func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return EncodeGeminiRequest(r) }
+
+// DecodeResponse reads a generateContent answer.
+func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
+	return DecodeGeminiResponse(body)
+}
+
+// EncodeResponse writes r as a generateContent answer naming model.
+func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]byte, error) {
+	return EncodeGeminiResponse(r, model)
+}
+
+// NewStreamDecoder returns a decoder of one streamGenerateContent stream.
+func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &GeminiStreamDecoder{} }
+
+// NewStreamEncoder returns an encoder of one streamGenerateContent stream
+// naming model.
+func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
+	return &GeminiStreamEncoder{Model: model}
+}
+
+// EncodeError renders e as a Gemini error document and its status.
+func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return EncodeGeminiError(e) }
+
+// EncodeErrorEvent renders e as a data event holding the error document.
+func (Flavour) EncodeErrorEvent(e neutral.Error) []byte {
+	_, body := EncodeGeminiError(e)
+	return wirefmt.SSE("", body)
+}
