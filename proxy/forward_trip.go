@@ -149,11 +149,12 @@ type tripResult struct {
 
 // roundTrip sends r through the candidates in plan order and returns the
 // first usable response (SPEC HTTP-3, HTTP-5c, CD-1). With more than one
-// candidate, racing on and a first candidate that is not the host's cache
-// entry, a request that may be sent twice races (raceTrip, ORD-6), and one
-// that may not is sent only once a path is proved when the first candidate
-// is an unproven gateway (proveFirst). The response body streams; the
-// caller closes it.
+// candidate and racing on, a request that may be sent twice races
+// (raceTrip, ORD-6; a first candidate that is the host's cache entry is
+// proved before the next gets the request, and a direct one is not raced);
+// one that may not is sent only once a path is proved when the first
+// candidate is an unproven gateway and not the host's cache entry
+// (proveFirst). The response body streams; the caller closes it.
 //
 // Per attempt: a failure before the connection is established moves on for
 // any method; after it, only when canReplay allows; never once a response
@@ -179,13 +180,14 @@ func (e *Engine) roundTrip(ctx context.Context, r *request) (*upstream.Response,
 	if r.respTimeout == 0 && lc.cfg.ResponseTimeout != e.client.ResponseTimeout {
 		r.respTimeout = lc.cfg.ResponseTimeout // changed since start; the client keeps the start value
 	}
-	if len(atts) > 1 && lc.cfg.RaceDelay > 0 && !atts[0].cached {
+	if len(atts) > 1 && lc.cfg.RaceDelay > 0 {
 		// A silent gateway costs the race delay, not the response
-		// timeout (race_plain.go, SPEC ORD-6).
-		if replay {
+		// timeout (race_plain.go, SPEC ORD-6); a cached one about twice
+		// that, its path proved before the request is sent twice.
+		switch {
+		case replay && (!atts[0].cached || !atts[0].cand.Direct):
 			return e.raceTrip(ctx, lc, r, atts, &tl)
-		}
-		if e.unproven(atts[0].cand) {
+		case !replay && !atts[0].cached && e.unproven(atts[0].cand):
 			var err error
 			if atts, err = e.proveFirst(ctx, lc, r, atts, &tl); err != nil {
 				return nil, err

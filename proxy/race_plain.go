@@ -17,12 +17,18 @@ import (
 // --response-timeout-ms (60 s), and each new host name again. Two rules keep
 // that to the race delay:
 //
-//   - A request that may be sent twice (canReplay) and whose first candidate
-//     is not the host's route cache entry races: without a response head
-//     after --race-delay-ms it is sent through the next candidate too, and
-//     the first head wins (raceTrip). A cache hit is not raced: it served
-//     this host within --pref-ttl-ms, so a slow head there is the origin's,
-//     and sending the request twice would only double a slow origin's load.
+//   - A request that may be sent twice (canReplay) races: without a
+//     response head after --race-delay-ms it is sent through the next
+//     candidate too, and the first head wins (raceTrip). A cache hit that
+//     is a gateway is proved before it is raced: it served this host within
+//     --pref-ttl-ms, so a slow head there is most likely the origin's, and
+//     sending the request twice would double a slow origin's load; but the
+//     gateway may have gone silent since. So with no head after the race
+//     delay one CONNECT to the request's host and port goes through it
+//     (proveAnswer): an answer means the path is alive and the request
+//     waits for its head; no answer within another race delay, or a
+//     failure, and the next candidate gets the request too. A direct cache
+//     hit is not raced: its silence is the origin's.
 //   - A request that may not be sent twice is never raced; when its first
 //     candidate is an http or https gateway that has answered nothing since
 //     it was configured (unproven), the paths are proved first, raced like
@@ -40,12 +46,37 @@ import (
 // record no cooldown, but a loser that is an unproven gateway kicks a
 // health check, which proves or fails it for every host. The buffered body
 // is read by each attempt from the same bytes. Errors as roundTrip's.
+//
+// A first attempt that is the host's cache entry is proved before the next
+// starts (see the comment at the top): the next attempt starts when the
+// proof fails, or has no answer after another race delay; a proof that
+// answers leaves the first attempt alone until it ends. A proof that
+// failed on its own records its cooldown and is one of tl's failures.
 func (e *Engine) raceTrip(ctx context.Context, lc *liveConfig, r *request, atts []attempt, tl *tripLog) (*upstream.Response, error) {
 	rt := tripRace{e: e, ctx: ctx, r: r, atts: atts, done: make(chan tripDone, len(atts)), delay: lc.cfg.RaceDelay}
 	defer rt.stopTimer()
+	defer rt.stopProof()
 	rt.launch()
 	for rt.running > 0 {
 		select {
+		case err := <-rt.proofC:
+			rt.proofC = nil
+			if err == nil {
+				// The cached path answers: the slow head is the origin's.
+				if rt.next == 1 {
+					rt.timerC = nil
+				}
+				continue
+			}
+			rt.proofFailed = true
+			var pe *candidate.PathError
+			if errors.As(err, &pe) && !ended(ctx) {
+				e.fail(r.host, r.port, pe)
+				tl.fails = append(tl.fails, pe)
+			}
+			if rt.next == 1 {
+				rt.launchNow()
+			}
 		case d := <-rt.done:
 			rt.running--
 			if err := e.tripEnded(ctx, r, tl, d.res); err != nil {
@@ -69,6 +100,10 @@ func (e *Engine) raceTrip(ctx context.Context, lc *liveConfig, r *request, atts 
 		case <-rt.timerC:
 			if ended(ctx) {
 				rt.timerC = nil // the client left or the server stops: no new attempt
+				continue
+			}
+			if rt.next == 1 && atts[0].cached && !rt.proving {
+				rt.prove()
 				continue
 			}
 			rt.launch()
@@ -101,6 +136,39 @@ type tripRace struct {
 	delay   time.Duration
 	timer   *time.Timer
 	timerC  <-chan time.Time
+
+	// The proof of a cached first attempt (raceTrip): proving once one
+	// started, proofC its answer's channel until received (nil before and
+	// after), proofFailed when it failed or was cut unanswered.
+	proving     bool
+	proofC      chan error
+	proofCancel context.CancelFunc
+	proofFailed bool
+}
+
+// prove starts the proof of the first attempt's cached path (proveAnswer
+// to the request's own host and port) and arms the race delay again: when
+// it fires before the proof answered, the next attempt starts.
+func (rt *tripRace) prove() {
+	rt.proving = true
+	ch := make(chan error, 1)
+	pctx, cancel := context.WithCancel(rt.ctx)
+	rt.proofC, rt.proofCancel = ch, cancel
+	e, a, target := rt.e, rt.atts[0], rt.r.target.addr()
+	go func() { ch <- e.proveAnswer(pctx, a, target) }()
+	rt.timer.Reset(rt.delay)
+	rt.timerC = rt.timer.C
+}
+
+// stopProof cuts a proof under way and waits for it to end.
+func (rt *tripRace) stopProof() {
+	if rt.proofC == nil {
+		return
+	}
+	rt.proofCancel()
+	<-rt.proofC
+	rt.proofC = nil
+	rt.proofFailed = true
 }
 
 // launch starts the next attempt on its own goroutine with its own copy of
@@ -170,11 +238,19 @@ func (rt *tripRace) upstreamRequest(w *raceWatch) *upstream.Request {
 // unproven gateway kicks a health check (SPEC HC-2): it was beaten by the
 // race delay without having answered anything yet, which the check turns
 // into a verdict for every host.
+//
+// A cached first attempt that lost after its proof failed or went
+// unanswered kicks a health check too: its gateway may have gone silent
+// for every host.
 func (rt *tripRace) finish(winner *raceWatch) {
 	for _, w := range rt.watches {
 		if w != winner {
 			w.lose()
 		}
+	}
+	rt.stopProof()
+	if rt.proving && rt.proofFailed && winner != rt.watches[0] {
+		rt.e.kickHealth()
 	}
 	for rt.running > 0 {
 		d := <-rt.done
@@ -307,20 +383,34 @@ func (e *Engine) openProof(ctx context.Context, a attempt, _, target string, _ b
 	if !e.unproven(a.cand) {
 		return provedConn{}, nil
 	}
+	if err := e.proveAnswer(ctx, a, target); err != nil {
+		return nil, err
+	}
+	return provedConn{}, nil
+}
+
+// proveAnswer opens a path to target through a's candidate within the
+// attempt's connect timeout and closes it at once: nil when the path
+// answered (opened, or refused with a status that is not a gateway-tier
+// one: 401, 407 and 508 fail it as they would fail the request), else the
+// dialer's error (a *candidate.PathError with its phase and tier; silence,
+// a close or garbage; CD-1). An http or https gateway that answered is
+// marked so (answeredSet).
+func (e *Engine) proveAnswer(ctx context.Context, a attempt, target string) error {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	conn, err := e.dialer.Open(ctx, a.cand, target)
 	if err == nil {
 		conn.Close()
 		e.markAnswered(a.cand)
-		return provedConn{}, nil
+		return nil
 	}
 	var pe *candidate.PathError
 	if errors.As(err, &pe) && pe.Status != 0 && pe.Tier != candidate.TierGateway {
 		e.markAnswered(a.cand)
-		return provedConn{}, nil
+		return nil
 	}
-	return nil, err
+	return err
 }
 
 // answeredSet holds the keys of the http and https gateways that have

@@ -211,3 +211,97 @@ func originHost(o *testworld.Origin) string {
 	h, _, _ := net.SplitHostPort(o.Addr)
 	return h
 }
+
+// A gateway the per-host cache holds for a host and that then goes silent
+// (accepts TCP, never answers) costs a request that may be sent twice about
+// twice the race delay, not the response timeout: with no head after the
+// race delay the cached path is proved (one CONNECT to the request's host
+// and port through it), and when that proof gets no answer within another
+// race delay the next candidate gets the request too. A cached path that
+// answers the proof is alive, so the slow head is the origin's and the
+// request is not sent twice; a request that may not be sent twice keeps its
+// rules (SPEC ORD-6, ORD-4, HTTP-3).
+func TestSilentCachedGatewayPlain(t *testing.T) {
+	cfg := func(first, second *testworld.Gateway, respTimeout time.Duration) Config {
+		return Config{Candidates: gateways(t, false, first.URL, second.URL), RaceDelay: 250 * time.Millisecond,
+			ResponseTimeout: respTimeout, Cooldown: time.Minute}
+	}
+	t.Run("ORD-6/cached-gateway-gone-silent-get-answers-within-2s", func(t *testing.T) {
+		origin, gets, _ := countingOrigin(t)
+		first := testworld.NewGateway(t, testworld.WithRoute("cached.test:80", origin.Addr))
+		second := testworld.NewGateway(t, testworld.WithRoute("cached.test:80", origin.Addr))
+		addr, e := selProxy(t, cfg(first, second, 30*time.Second))
+		if code, _, _ := plainVia(t, addr, "GET", "cached.test", ""); code != 200 || first.Requests() != 1 {
+			t.Fatalf("first GET: %d, first gateway forwarded %d", code, first.Requests())
+		}
+		if k, _ := e.cache.Get("cached.test"); k != selCand(t, first.URL).Key() {
+			t.Fatalf("cache entry %q, want the first gateway", k)
+		}
+		first.SetMode(testworld.ModeBlackhole)
+		code, body, took := plainVia(t, addr, "GET", "cached.test", "")
+		if code != 200 || body != "ok" {
+			t.Fatalf("answer %d %q", code, body)
+		}
+		// The response timeout is 30 s: only the race answers this soon.
+		if took > 2*time.Second {
+			t.Fatalf("GET through a cached gateway gone silent took %v", took)
+		}
+		t.Logf("GET through a cached gateway gone silent answered in %v", took)
+		if second.Requests() != 1 || gets.Load() != 2 {
+			t.Fatalf("second gateway forwarded %d, origin got %d GETs", second.Requests(), gets.Load())
+		}
+		if k, _ := e.cache.Get("cached.test"); k != selCand(t, second.URL).Key() {
+			t.Fatalf("cache entry %q after the race, want the second gateway", k)
+		}
+	})
+	t.Run("ORD-4/slow-origin-behind-a-cached-gateway-is-sent-once", func(t *testing.T) {
+		var gets atomic.Int32
+		release := make(chan struct{})
+		var once sync.Once
+		letGo := func() { once.Do(func() { close(release) }) }
+		origin := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if gets.Add(1) == 2 {
+				<-release // the second GET's head waits well past two race delays
+			}
+			io.WriteString(w, "ok")
+		}))
+		t.Cleanup(letGo) // before the origin's own cleanup waits for its handlers
+		first := testworld.NewGateway(t, testworld.WithRoute("slow.test:80", origin.Addr))
+		second := testworld.NewGateway(t, testworld.WithRoute("slow.test:80", origin.Addr))
+		addr, _ := selProxy(t, cfg(first, second, 30*time.Second))
+		if code, _, _ := plainVia(t, addr, "GET", "slow.test", ""); code != 200 {
+			t.Fatalf("first GET: %d", code)
+		}
+		done := make(chan int, 1)
+		go func() {
+			code, _, _ := plainVia(t, addr, "GET", "slow.test", "")
+			done <- code
+		}()
+		// The proof reaches the cached gateway as a CONNECT; then the head
+		// is let go long after the race delays passed.
+		testkit.WaitFor(t, 5*time.Second, "the cached gateway proved", func() bool { return first.Connects() >= 1 })
+		time.AfterFunc(time.Second, letGo)
+		if code := <-done; code != 200 {
+			t.Fatalf("second GET: %d", code)
+		}
+		if gets.Load() != 2 || second.Requests() != 0 {
+			t.Fatalf("origin got %d GETs, the second gateway forwarded %d: a slow origin behind a live cached gateway was sent the GET twice", gets.Load(), second.Requests())
+		}
+	})
+	t.Run("HTTP-3/post-through-a-cached-gateway-gone-silent-is-sent-once", func(t *testing.T) {
+		origin, _, posts := countingOrigin(t)
+		first := testworld.NewGateway(t, testworld.WithRoute("post.test:80", origin.Addr))
+		second := testworld.NewGateway(t, testworld.WithRoute("post.test:80", origin.Addr))
+		addr, _ := selProxy(t, cfg(first, second, time.Second))
+		if code, _, _ := plainVia(t, addr, "POST", "post.test", "a"); code != 200 {
+			t.Fatalf("first POST: %d", code)
+		}
+		first.SetMode(testworld.ModeBlackhole)
+		if code, _, _ := plainVia(t, addr, "POST", "post.test", "b"); code < 500 {
+			t.Fatalf("second POST: %d, want the gateway's silence reported", code)
+		}
+		if posts.Load() != 1 || second.Requests() != 0 {
+			t.Fatalf("origin got %d POSTs, second gateway forwarded %d: a POST that reached a path was sent again", posts.Load(), second.Requests())
+		}
+	})
+}
