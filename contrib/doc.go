@@ -1,4 +1,4 @@
-// Package contrib holds the files that run dual-proxy all day on each OS (SPEC PLAT-4, OPS-3),
+// Package contrib holds the files that run dual-proxy all day on each OS,
 // shipped in the release archives: the systemd user unit (dual-proxy.service, Linux), the
 // launchd user agent (com.github.dual-proxy.plist, macOS) and the per-user logon task
 // (dual-proxy-task.xml, Windows), plus the example pool configuration and the Grafana

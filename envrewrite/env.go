@@ -1,9 +1,9 @@
-// Package envrewrite builds the child's environment for the launcher (SPEC
-// ENV-1, ENV-2, POOL-20). Every function is pure: it takes an environment in
-// the "KEY=VALUE" form os.Environ returns and gives back a new slice; the
-// input is never modified and the process environment is never read.
+// Package envrewrite builds the child's environment for the launcher. Every
+// function is pure: it takes an environment in the "KEY=VALUE" form os.Environ
+// returns and gives back a new slice; the input is never modified and the
+// process environment is never read.
 //
-// How names compare depends on the OS the child runs on (SPEC PLAT-1), and
+// How names compare depends on the OS the child runs on, and
 // that rule is a value, [Names], so each OS's rule is tested on every OS:
 // on Linux and macOS names are case-sensitive (POSIX): HTTPS_PROXY and
 // https_proxy are two variables, and Rewrite writes both. On Windows they are
@@ -48,7 +48,7 @@ func (n Names) fold(key string) string {
 }
 
 // ProxyVars are the proxy variables in the order their values become
-// candidates (SPEC GW-1, ENV-2). Rewrite sets all six (SPEC ENV-1).
+// candidates. Rewrite sets all six.
 var ProxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}
 
 // splitKey returns the key of one environment entry and whether the entry
@@ -120,7 +120,8 @@ type Proxy struct {
 	Var string
 	// Value is the variable's value, surrounding spaces trimmed, otherwise
 	// unchanged (it may carry credentials, a socks scheme or garbage:
-	// validation and GW-3 warnings belong to the candidate parser).
+	// validation and the warning for a skipped value belong to the
+	// candidate parser).
 	Value string
 }
 
@@ -141,7 +142,7 @@ func (n Names) distinct(names []string) []string {
 // order (SPEC GW-1, ENV-2), under the Native rule. It must be called on the
 // parent's environment before Rewrite. The same value under two names is
 // listed twice; duplicates are removed by host:port when candidates are
-// built (SPEC GW-2).
+// built.
 func ParentProxies(env []string) []Proxy { return Native.ParentProxies(env) }
 
 // ParentProxies is [ParentProxies] under rule n. On a case-insensitive OS
@@ -162,8 +163,9 @@ func (n Names) ParentProxies(env []string) []Proxy {
 // a non-empty lowercase no_proxy wins, else NO_PROXY. (Go's
 // golang.org/x/net/http/httpproxy checks NO_PROXY first; the two only
 // disagree when both are set and differ, which is exactly the stale-variable
-// case ENV-1 removes by writing both with the same value.) For the ORD-3b
-// rules use NoProxyEntries, which takes the union of both. Native rule.
+// case Rewrite removes by writing both with the same value.) For the
+// no-proxy rules of the ordering use NoProxyEntries, which takes the union
+// of both. Native rule.
 func NoProxy(env []string) string { return Native.NoProxy(env) }
 
 // NoProxy is [NoProxy] under rule n (on Windows both names are one variable).
@@ -178,7 +180,7 @@ func (n Names) NoProxy(env []string) string {
 // NoProxyEntries returns the union of the entries of no_proxy and NO_PROXY
 // (in that order, curl's precedence), split on commas, spaces trimmed, empty
 // entries dropped, deduplicated case-insensitively with the first spelling
-// kept (SPEC ENV-1, ORD-3b). Native rule.
+// kept (SPEC ORD-3b). Native rule.
 func NoProxyEntries(env []string) []string { return Native.NoProxyEntries(env) }
 
 // NoProxyEntries is [NoProxyEntries] under rule n.

@@ -6,12 +6,12 @@ import (
 
 // LoopbackNoProxy are the entries Rewrite adds to NO_PROXY/no_proxy so the
 // child reaches loopback services (the pool, local origins) without the
-// proxy (SPEC ENV-1). "::1" and "[::1]" are both listed because NO_PROXY
+// proxy. "::1" and "[::1]" are both listed because NO_PROXY
 // parsers disagree on brackets.
 var LoopbackNoProxy = []string{"localhost", "127.0.0.1", "::1", "[::1]"}
 
 // NodeUseEnvProxy makes Node ≥ 24's built-in fetch honour the proxy
-// variables (SPEC ENV-1).
+// variables.
 const NodeUseEnvProxy = "NODE_USE_ENV_PROXY"
 
 // Rewrite returns the child's environment for a proxy listening at proxyURL
@@ -31,17 +31,17 @@ const NodeUseEnvProxy = "NODE_USE_ENV_PROXY"
 //
 // notes holds short human lines for the launcher's log: one line when a
 // parent proxy variable used a socks*:// URL (replaced: the child speaks
-// HTTP to dual-proxy, which uses a socks5/socks5h value as a gateway,
-// SPEC ENV-1, GW-7), and one when proxyURL carried
-// credentials. Notes never contain passwords: user info is shown as "***".
-// Read ParentProxies before calling Rewrite (SPEC ENV-2). Native rule; see
+// HTTP to dual-proxy, which uses a socks5/socks5h value as a gateway), and
+// one when proxyURL carried credentials. Notes never contain passwords:
+// user info is shown as "***".
+// Read ParentProxies before calling Rewrite. Native rule; see
 // [Names.Rewrite] for the child of another OS.
 func Rewrite(env []string, proxyURL string) (out []string, notes []string) {
 	return Native.Rewrite(env, proxyURL)
 }
 
 // Rewrite is [Rewrite] for a child on the OS of rule n. On a case-insensitive
-// OS (Windows, SPEC PLAT-1) the parent's variables are read whatever their
+// OS (Windows) the parent's variables are read whatever their
 // spelling, each variable Rewrite sets is written once under its upper-case
 // name (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, NODE_USE_ENV_PROXY),
 // every other spelling of it is dropped, and the other entries are reduced
@@ -120,7 +120,7 @@ func (n Names) dedup(env []string) []string {
 	return out
 }
 
-// poolUnset are removed from a pool-mode child (SPEC POOL-20): the user's
+// poolUnset are removed from a pool-mode child: the user's
 // real keys for the APIs the pool serves, and switches that would send
 // Gemini CLI to Vertex AI instead of the pool. Claude Code and the
 // Anthropic SDKs send ANTHROPIC_API_KEY as "x-api-key" next to

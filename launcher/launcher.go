@@ -1,8 +1,7 @@
-// Package launcher runs a command behind an in-process dual-proxy (SPEC
-// RUN-1..RUN-3, ENV-1, ENV-2): bind the listener with port fallback, start
-// the proxy, start the child with its proxy environment rewritten, forward
-// the terminal and signals (package signals), and tear the proxy down when
-// the child exits.
+// Package launcher runs a command behind an in-process dual-proxy: bind the
+// listener with port fallback, start the proxy, start the child with its proxy
+// environment rewritten, forward the terminal and signals (package signals),
+// and tear the proxy down when the child exits.
 package launcher
 
 import (
@@ -23,12 +22,12 @@ import (
 )
 
 // ShutdownGrace is how long in-flight requests and tunnels may finish after
-// the child exits before every socket is closed (SPEC LIS-3).
+// the child exits before every socket is closed.
 const ShutdownGrace = 1500 * time.Millisecond
 
 // Config describes one launch.
 type Config struct {
-	// ListenHost, ListenPort and PortFallback bind the proxy (SPEC LIS-1).
+	// ListenHost, ListenPort and PortFallback bind the proxy.
 	ListenHost   string
 	ListenPort   int
 	PortFallback int
@@ -36,26 +35,25 @@ type Config struct {
 	// ports, see proxy.Listen).
 	AvoidPorts []int
 	// Proxy builds the proxy configuration once the port is bound (the
-	// candidate list excludes the bound port, SPEC GW-2). It returns the
+	// candidate list excludes the bound port). It returns the
 	// config and warnings to log.
 	Proxy func(boundPort int) (proxy.Config, []string, error)
 	// Command is the child's argv; Command[0] is looked up in PATH.
 	Command []string
-	// Env is the parent environment the child's is derived from (ENV-1).
+	// Env is the parent environment the child's is derived from.
 	Env []string
-	// KillAfter is the stop timeout after a forwarded SIGTERM/SIGHUP (SIG-2).
+	// KillAfter is the stop timeout after a forwarded SIGTERM/SIGHUP.
 	KillAfter time.Duration
 	// Stdin, Stdout, Stderr are the launcher's stdio (os.Stdin … in cmd/).
 	Stdin, Stdout, Stderr *os.File
 	// Logger receives the launcher's logs; it must not write to the
-	// child's terminal (SPEC OPS-1). nil discards.
+	// child's terminal. nil discards.
 	Logger *slog.Logger
 	// Ready, when set, is called with the running server and the bound
 	// port before the child starts (the demo, pool mode and tests use it).
 	Ready func(s *proxy.Server, port int)
 	// Prepare, when set, rewrites the child's environment (already
-	// rewritten per ENV-1) and argv once the port is bound (pool mode,
-	// SPEC POOL-20).
+	// pointed at the proxy) and argv once the port is bound (pool mode).
 	Prepare func(port int, env, argv []string) ([]string, []string)
 	// KeepSignalHandlers leaves the signal handlers installed after the child
 	// exited (signals.Options.KeepHandlers), for a program that exits when
@@ -146,7 +144,7 @@ func childHost(listen string) string {
 
 // healthTarget is what the "proxy listening" line says the health check
 // contacts, as the standalone proxy's "listening" line does: the URL's
-// origin (no path or query in logs, SPEC HTTP-6), or "off" (SPEC HC-1).
+// origin (no path or query in logs), or "off".
 func healthTarget(u *url.URL) string {
 	if u == nil || u.Host == "" {
 		return "off"

@@ -12,7 +12,7 @@ import (
 // the command outside double quotes, %NAME% expands everywhere. Go's os/exec quotes for the
 // C runtime's rules only, so an argument "x&calc" started a second command (the BatBadBut bug
 // class). The functions here make every argument reach the program the script runs byte-exact,
-// or refuse it (SPEC PLAT-3):
+// or refuse it:
 //
 //   - an npm shim (the .cmd file npm, pnpm and yarn write for a package's bin) is not run at
 //     all: parseNpmShim reads which script it hands to node.exe, and node.exe runs that script

@@ -1,18 +1,18 @@
-// Package signals is the launcher's child-process engine (SPEC RUN-3, SIG-1, SIG-2): it starts
+// Package signals is the launcher's child-process engine: it starts
 // the agent, forwards the terminal and signals to it, waits for it, cleans up after it and turns
 // its fate into a shell-convention exit status.
 //
-// What each OS guarantees (SPEC PLAT-1; the decisions are pure functions in platform.go, the
+// What each OS guarantees (the decisions are pure functions in platform.go, the
 // mechanisms in the per-OS files: *_unix.go for Linux and macOS, *_linux.go, *_darwin.go,
 // run_windows.go):
 //
 //	                      Linux                  macOS                    Windows
-//	terminal (SIG-1)      PTY, raw, SIGWINCH     PTY, raw, SIGWINCH       shared console, no PTY
-//	signals (SIG-2)       INT TERM HUP QUIT USR1 USR2 forwarded once      none: the console sends
+//	terminal              PTY, raw, SIGWINCH     PTY, raw, SIGWINCH       shared console, no PTY
+//	signals               INT TERM HUP QUIT USR1 USR2 forwarded once      none: the console sends
 //	                      to the child's group; stop timeout; 2nd stop    Ctrl-C/Break/close to the
 //	                      kills                                           child; launcher holds them
-//	exit status (RUN-3)   code, 128+N, 127, 126  code, 128+N, 127, 126    child's 32-bit code, 127, 126
-//	orphans (SIG-2)       group + subreaper:     group + PTY session:     Job object, kill on close:
+//	exit status           code, 128+N, 127, 126  code, 128+N, 127, 126    child's 32-bit code, 127, 126
+//	orphans               group + subreaper:     group + PTY session:     Job object, kill on close:
 //	                      setsid daemons too     setsid daemons escape    all descendants, except
 //	                                                                      one started with
 //	                                                                      CREATE_BREAKAWAY_FROM_JOB
@@ -64,9 +64,9 @@
 //     the console, so the launcher only holds them and waits. A child that is a .cmd or .bat
 //     file (npm's shims) is never started the way os/exec would, under cmd.exe with quoting
 //     cmd.exe re-parses: an npm shim is replaced by its node.exe command, any other script
-//     gets a cmd.exe command line quoted by cmd.exe's rules or is refused (SPEC PLAT-3,
-//     batch.go, npmshim.go). The child is created suspended, assigned to a
-//     kill-on-close, breakaway-OK Job object, then resumed (job_windows.go); whatever is left in
+//     gets a cmd.exe command line quoted by cmd.exe's rules or is refused (batch.go,
+//     npmshim.go). The child is created suspended, assigned to a kill-on-close, breakaway-OK
+//     Job object, then resumed (job_windows.go); whatever is left in
 //     the job when the child exits is terminated at once (there is no polite stop for a process
 //     in our console).
 //   - Panics: Run's own goroutine recovers, SIGKILLs the child's group, restores the terminal and

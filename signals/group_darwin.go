@@ -12,7 +12,7 @@ import (
 // exec.Cmd.Wait reaps. What can still be found of the child's descendants after it exited is
 // its process group (cleanupGroup) and, in PTY mode, its session: the session was created for
 // the child, so every process still in it is a descendant. A descendant that called setsid(2)
-// (a daemon), or in plain mode moved to another process group, escapes (SPEC SIG-2, PLAT-1).
+// (a daemon), or in plain mode moved to another process group, escapes.
 
 // sZomb is the p_stat of a zombie (sys/proc.h SZOMB).
 const sZomb = 5

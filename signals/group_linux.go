@@ -236,7 +236,7 @@ func ourChildren() map[int]bool {
 }
 
 // cleanupEscaped ends, after the child's group was cleaned up, the descendants that left the
-// group: with the subreaper in effect, every one of them was reparented to us (SPEC SIG-2).
+// group: with the subreaper in effect, every one of them was reparented to us.
 func (s *supervisor) cleanupEscaped(known map[int]bool, childPID int) {
 	if s.subreaper {
 		s.cleanupOrphans(known, childPID)
@@ -245,7 +245,7 @@ func (s *supervisor) cleanupEscaped(known map[int]bool, childPID int) {
 
 // cleanupOrphans ends descendants of the child that left its process
 // group and session (setsid daemons) and were reparented to us as the
-// subreaper after the child exited (SPEC SIG-2: no orphan survives the
+// subreaper after the child exited (no orphan survives the
 // launcher). Children in known (which existed before the child started)
 // and the child itself are left alone. Each orphan and its process group
 // get SIGTERM, then SIGKILL after LeftoverGrace; all are reaped. Their own

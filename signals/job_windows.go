@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// jobLimits are the job's limits (SPEC PLAT-1, SIG-2): kill-on-close ends every member when the
+// jobLimits are the job's limits: kill-on-close ends every member when the
 // job's last handle closes; breakaway-OK lets a member start a process with
 // CREATE_BREAKAWAY_FROM_JOB outside the job, as an agent does for a browser window it opens for a
 // login, which must outlive the agent. Every process started without that flag is a member.
@@ -21,11 +21,11 @@ const jobLimits = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | windows.JOB_OBJEC
 // the job, with the child's pid.
 var beforeAssign func(pid int)
 
-// startInJob starts cmd in job j with no window in which the child runs outside it (SPEC
-// PLAT-1, SIG-2): the child is created suspended (CREATE_SUSPENDED), assigned to j, then resumed
-// (NtResumeProcess), so even a grandchild it starts in its first instruction is a member. A nil
-// j (no job could be made) only delays the resume. The child is killed when it cannot be
-// resumed. Errors: cmd.Start's, or the resume's (phase "resume").
+// startInJob starts cmd in job j with no window in which the child runs outside it: the child is
+// created suspended (CREATE_SUSPENDED), assigned to j, then resumed (NtResumeProcess), so even a
+// grandchild it starts in its first instruction is a member. A nil j (no job could be made) only
+// delays the resume. The child is killed when it cannot be resumed. Errors: cmd.Start's, or the
+// resume's (phase "resume").
 func startInJob(cmd *exec.Cmd, j *job, log *slog.Logger) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

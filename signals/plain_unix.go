@@ -9,8 +9,8 @@ import (
 	"golang.org/x/term"
 )
 
-// startPlain starts cmd with inherited stdio in its own process group (SPEC SIG-1 "not a
-// terminal", SIG-2). With NoPTY on a terminal of which we are the foreground process group, the
+// startPlain starts cmd with inherited stdio in its own process group (stdin is not a
+// terminal, or NoPTY is set). With NoPTY on a terminal of which we are the foreground process group, the
 // child's group becomes the foreground group (SysProcAttr.Foreground) so that it can read the
 // terminal without SIGTTIN; [foreground.restore] takes the terminal back.
 func (s *supervisor) startPlain() error {

@@ -22,7 +22,7 @@ import (
 const drainTimeout = 2 * time.Second
 
 // terminalResets is written to the launcher's terminal after a child died by a signal, since it
-// had no chance to undo its own terminal modes (SPEC SIG-1). Each one is a no-op when the mode
+// had no chance to undo its own terminal modes. Each one is a no-op when the mode
 // is already off (xterm ctlseqs; kitty keyboard protocol).
 const terminalResets = "" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l" + // mouse tracking and its encodings
@@ -34,7 +34,7 @@ const terminalResets = "" +
 	"\x1b[0m" + // character attributes
 	"\x1b[?25h" // cursor visible
 
-// ptySession is PTY mode (SPEC SIG-1): the child on a new PTY, the launcher's terminal raw, two
+// ptySession is PTY mode: the child on a new PTY, the launcher's terminal raw, two
 // copy loops.
 //
 // Stdin is never read with a blocking read: copyInput polls (poll(2)) the terminal together

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/term"
 )
 
-// forwardedSignals are forwarded to the child's process group exactly once each (SPEC SIG-2).
+// forwardedSignals are forwarded to the child's process group exactly once each.
 var forwardedSignals = signalsNamed(forwardedSignalNames(host))
 
 // signalsNamed returns the signals with the given unix.SignalName names.
@@ -185,7 +185,7 @@ func (s *supervisor) handle(sig syscall.Signal) {
 	}
 }
 
-// stop forwards a SIGTERM, SIGHUP or SIGINT and runs the SIG-2 stop timeout: SIGTERM/SIGHUP start
+// stop forwards a SIGTERM, SIGHUP or SIGINT and runs the stop timeout: SIGTERM/SIGHUP start
 // it; a SIGTERM or SIGINT while it runs kills the group at once (like `docker stop`).
 func (s *supervisor) stop(sig syscall.Signal) {
 	if s.stopPending && (sig == unix.SIGTERM || sig == unix.SIGINT) {

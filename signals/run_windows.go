@@ -21,7 +21,7 @@ import (
 // it, the child included; holding them keeps the launcher alive to wait for the child.
 var heldConsoleEvents = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
-// runOS is Run on Windows: the child shares the console and stdio (no PTY, SPEC PLAT-1) and
+// runOS is Run on Windows: the child shares the console and stdio (no PTY) and
 // runs in a kill-on-close Job object from its first instruction (startInJob).
 func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err error) {
 	log := opts.Logger
@@ -76,7 +76,7 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 			}
 		}
 	}
-	// SIG-2: whatever the child left in the job ends with it. Windows has no polite stop for a
+	// Whatever the child left in the job ends with it. Windows has no polite stop for a
 	// process sharing our console, so there is no grace period.
 	if n := j.active(); n > 0 {
 		log.Info("processes left in the child's job: terminating", "count", n)
@@ -87,7 +87,7 @@ func runOS(ctx context.Context, cmd *exec.Cmd, opts Options) (status int, err er
 	return status, nil
 }
 
-// viaCmdExe makes a cmd whose program is a .cmd or .bat file safe to start (SPEC PLAT-3): left
+// viaCmdExe makes a cmd whose program is a .cmd or .bat file safe to start: left
 // to os/exec, CreateProcess runs the script under cmd.exe with the C-runtime quoting of the
 // arguments, which cmd.exe re-parses (an argument "x&calc" ran calc, "100%PATH%" arrived
 // expanded). An npm shim is replaced by the node.exe command it would run (every argument

@@ -8,24 +8,23 @@ import (
 	"time"
 )
 
-// DefaultKillAfter is the stop timeout used when Options.KillAfter is 0 (SPEC SIG-2,
-// --kill-after-ms default 5000).
+// DefaultKillAfter is the stop timeout used when Options.KillAfter is 0
+// (--kill-after-ms default 5000).
 const DefaultKillAfter = 5 * time.Second
 
 // LeftoverGrace is how long processes left in the child's process group after the child exited
-// get between SIGTERM and SIGKILL (SPEC SIG-2; Unix, Windows ends them at once).
+// get between SIGTERM and SIGKILL (Unix, Windows ends them at once).
 const LeftoverGrace = time.Second
 
 // Options configures [Run]. The zero value is usable: no stdio (exec.Cmd defaults), 5 s stop
 // timeout, no logging, PTY mode off (Stdin nil is not a terminal).
 type Options struct {
 	// KillAfter is the stop timeout (Unix): if the child's process group is still alive
-	// KillAfter after a forwarded SIGTERM or SIGHUP (or ctx cancellation), it gets SIGKILL
-	// (SPEC SIG-2). 0 means DefaultKillAfter (5 s). Windows has no polite stop to wait on and
-	// ignores it.
+	// KillAfter after a forwarded SIGTERM or SIGHUP (or ctx cancellation), it gets SIGKILL. 0
+	// means DefaultKillAfter (5 s). Windows has no polite stop to wait on and ignores it.
 	KillAfter time.Duration
 	// Stdin is the launcher's standard input, usually os.Stdin. When it is a terminal
-	// (term.IsTerminal) and NoPTY is false, Run uses PTY mode (SPEC SIG-1). In plain mode it
+	// (term.IsTerminal) and NoPTY is false, Run uses PTY mode. In plain mode it
 	// becomes cmd.Stdin unless cmd.Stdin is already set.
 	Stdin *os.File
 	// Stdout and Stderr are the launcher's output, usually os.Stdout and os.Stderr. PTY mode

@@ -9,7 +9,7 @@ import (
 // startChild starts cmd and waits for it in the background; the returned channel gets
 // cmd.Wait's error once. On Linux the child gets SIGKILL as its parent-death signal
 // (PR_SET_PDEATHSIG, SysProcAttr.Pdeathsig), so it dies with a launcher killed in any way,
-// SIGKILL included (SPEC SIG-2 "no orphan survives the launcher").
+// SIGKILL included: no orphan survives the launcher.
 //
 // The kernel sends the parent-death signal when the thread that forked the child exits, not
 // the process (prctl(2); Go issue 27505), and the Go runtime ends threads, for example one

@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// Shell-convention exit statuses returned by [ExitStatus] and [Run] (SPEC RUN-3; POSIX
+// Shell-convention exit statuses returned by [ExitStatus] and [Run] (POSIX
 // "Shell Command Language" §2.8.2, as bash and dash use them).
 const (
 	// StatusNotFound (127) is returned when the command cannot be found.
@@ -23,7 +23,7 @@ const (
 )
 
 // ExitStatus maps the error returned by exec.Cmd.Start or exec.Cmd.Wait (or nil) to a shell-convention
-// exit status (SPEC RUN-3):
+// exit status:
 //
 //   - nil → 0;
 //   - *exec.ExitError of a child that exited → its exit code (0…255 on Unix; on Windows the
@@ -65,7 +65,7 @@ func ExitStatus(err error) int {
 	return StatusLauncherFailure
 }
 
-// finishedStatus maps how a child ended to the launcher's status (SPEC RUN-3, PLAT-1): killed
+// finishedStatus maps how a child ended to the launcher's status: killed
 // by signal sig → 128+sig (Unix; a Windows child never ends by a signal); else its exit code as
 // the OS reports it: 0…255 on Unix, the full 32-bit code on Windows (0xC000013A after Ctrl-C),
 // which os.Exit hands to ExitProcess unchanged; an unknown code (negative) → 1.

@@ -1,6 +1,6 @@
 // Package httpmsg is HTTP/1.1 message syntax shared by the proxy, the pool
 // and the test world: the raw request-head parser with its framing checks
-// (RFC 9112, SPEC HTTP-5), token and field-value validity (RFC 9110 §5),
+// (RFC 9112), token and field-value validity (RFC 9110 §5),
 // and the one hop-by-hop field table (RFC 9110 §7.6.1). It does no I/O
 // beyond reading a head from a bufio.Reader.
 package httpmsg
@@ -200,7 +200,7 @@ func (h *RequestHead) parseRequestLine(l string) error {
 	return nil
 }
 
-// checkFraming applies RFC 9112 §6 and SPEC HTTP-5: Content-Length together
+// checkFraming applies RFC 9112 §6 against request smuggling: Content-Length together
 // with Transfer-Encoding, or conflicting Content-Lengths, is 400; a transfer
 // coding other than a final chunked is 501 (RFC 9112 §6.1).
 func (h *RequestHead) checkFraming() error {

@@ -8,8 +8,8 @@ import (
 
 // HopByHop are the fields removed in both directions by a proxy (RFC 9110
 // §7.6.1), plus Proxy-Connection (de-facto, RFC 9112 Appendix C.2.2) and the
-// proxy's own authentication fields, which belong to one hop (SPEC HTTP-5,
-// GW-4: the client's Proxy-Authorization never leaves).
+// proxy's own authentication fields, which belong to one hop (the client's
+// Proxy-Authorization never leaves).
 var HopByHop = []string{
 	"Connection", "Proxy-Connection", "Keep-Alive", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Proxy-Authorization", "Proxy-Authenticate",
@@ -23,7 +23,7 @@ var HopByHop = []string{
 // reach them as the real one behind the proxy's framing checks. nginx drops
 // every field with '_' by default and Envoy can drop or reject them; the
 // proxy drops only these aliases, since agents do send other fields with
-// '_' (SPEC HTTP-5).
+// '_'.
 func RemoveHopByHop(h http.Header) {
 	for _, line := range h["Connection"] {
 		for _, name := range strings.Split(line, ",") {
@@ -45,7 +45,7 @@ func RemoveHopByHop(h http.Header) {
 // EndToEnd yields the fields of one message head that a proxy passes on,
 // in order: the ones RemoveHopByHop would keep (not in HopByHop, not named
 // by any Connection line, not an underscore alias of a framing or
-// hop-by-hop field; RFC 9110 §7.6.1, SPEC HTTP-5). It needs no header map
+// hop-by-hop field; RFC 9110 §7.6.1). It needs no header map
 // and does not change fields.
 func EndToEnd(fields []Field) iter.Seq[Field] {
 	return func(yield func(Field) bool) { endToEnd(fields, yield) }

@@ -60,7 +60,7 @@ var ErrHeadTooLarge = errors.New("response head too large")
 // "chunked", equal Content-Length lines of one number each, no
 // Content-Length, Transfer-Encoding or Trailer named in Trailer of a
 // chunked answer) and refuses what it accepts but a proxy must not pass
-// on (SPEC HTTP-5): a version other than HTTP/1.x, a status outside
+// on: a version other than HTTP/1.x, a status outside
 // 100-599, a field name that is not a token ("Name : value", RFC 9112
 // §5.1). Transfer-Encoding in HTTP/1.0 is ignored for framing, as there.
 // The whole head is converted to one string; the reason, names and values

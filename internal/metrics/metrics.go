@@ -1,5 +1,5 @@
 // Package metrics exports the proxy's and the pool's counters in the
-// Prometheus text format at GET /metrics (SPEC OPS-5).
+// Prometheus text format at GET /metrics.
 //
 // Two kinds of series:
 //   - event series, updated once per routing decision or pool call from the
@@ -128,7 +128,7 @@ func (m *Metrics) AttachEngine(e *proxy.Engine) {
 	e.OnDecision(m.decision)
 }
 
-// decision counts one routing decision (SPEC OPS-2's record).
+// decision counts one routing decision, the one the status document records.
 func (m *Metrics) decision(d statusdoc.Decision) {
 	served := d.Candidate
 	if served == "" {

@@ -14,9 +14,9 @@ import (
 
 // PrefixConn is a net.Conn whose Read first returns Prefix (bytes already
 // read from Conn by a buffered reader: a gateway's bytes after its CONNECT
-// answer, SPEC CON-2; a request head handed to net/http, SPEC HTTP-1), then
-// reads Conn. It is not safe for concurrent Reads (net.Conn allows that;
-// nothing here needs it).
+// answer; a request head handed to net/http), then reads Conn: bytes a
+// buffered reader took must not be lost. It is not safe for concurrent
+// Reads (net.Conn allows that; nothing here needs it).
 type PrefixConn struct {
 	net.Conn
 	Prefix []byte

@@ -7,7 +7,7 @@ package netutil
 // is free for the next test's listener or an outgoing connection's local
 // port, so a "dead gateway" made that way can come alive under load (the
 // demo's failover once went through another process's listener); this one
-// stays dead until Close (SPEC RUN-1, test safety).
+// stays dead until Close.
 type RefusingPort struct {
 	// Port is the held port number (1..65535).
 	Port  int

@@ -30,7 +30,7 @@ const (
 )
 
 // aclVerdict decides whether a Windows registry directory is trusted as Unix's owner and mode
-// check does (SPEC PLAT-5, OPS-6): the owner is me (the user's SID), SYSTEM or Administrators,
+// check does (SPEC PLAT-5): the owner is me (the user's SID), SYSTEM or Administrators,
 // and no DACL entry lets anyone else write there (nilDACL: no DACL, which grants everyone
 // everything). A pure function, tested on every OS.
 func aclVerdict(owner, me string, nilDACL bool, aces []ace) error {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The control token of an instance's live settings (SPEC OPS-7) is kept in
+// The control token of an instance's live settings is kept in
 // PID.control (0600) beside its entry, like the pool token, so the CLI of
 // the same user finds it (`dual-proxy settings`) and nobody else can read
 // it.

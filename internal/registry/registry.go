@@ -1,15 +1,14 @@
 // Package registry records the running dual-proxy instances of one user so
 // `dual-proxy status` and `dual-proxy pool test` find them without an
-// address or a token typed by hand (SPEC OPS-6).
+// address or a token typed by hand.
 //
-// Each instance writes PID.json (0600) into a per-user directory (see
-// DirFor), and, when it serves a pool behind a token, PID.token (0600) beside
-// it, and the control token of its live settings in PID.control (0600,
-// SPEC OPS-7). The files are removed when the instance exits; entries whose process
-// is gone (killed with SIGKILL, machine crash) are skipped and deleted by
-// List. The directory is created 0700 and, on Unix, refused when another
-// user owns it or can read it, so a token never lands where others can read
-// it.
+// Each instance writes PID.json (0600) into a per-user directory (see DirFor), and,
+// when it serves a pool behind a token, PID.token (0600) beside it, and the control
+// token of its live settings in PID.control (0600). The files are removed when the
+// instance exits; entries whose process is gone (killed with SIGKILL, machine
+// crash) are skipped and deleted by List. The directory is created 0700 and, on
+// Unix, refused when another user owns it or can read it, so a token never lands
+// where others can read it.
 //
 // What each OS guarantees: Linux with systemd gives a per-user
 // $XDG_RUNTIME_DIR (0700, emptied at logout); macOS gives a per-user
@@ -17,7 +16,7 @@
 // user id in its name, and its owner and mode are checked. On Windows it is
 // under %LocalAppData%, which only the user can read, and its owner and
 // access list are checked (aclVerdict). An entry counts only while its pid
-// runs with the creation stamp it recorded (SPEC PLAT-5).
+// runs with the creation stamp it recorded.
 package registry
 
 import (
@@ -61,7 +60,7 @@ type Entry struct {
 	// ProcStart is the process's creation stamp (procStart: Linux clock
 	// ticks after boot, macOS µs since the epoch, Windows 100 ns units
 	// since 1601), 0 where the OS gives none. List trusts an entry only
-	// while pid PID is a process of that stamp (SPEC OPS-6, PLAT-5): a pid
+	// while pid PID is a process of that stamp: a pid
 	// reused after a crash is another process.
 	ProcStart int64 `json:"proc_start,omitempty"`
 
@@ -123,7 +122,7 @@ func (r *Registration) write() error {
 // SetPools rewrites the entry with pools as the pools the instance serves,
 // when they changed: a reload (SIGHUP, the pool editor's save) that adds
 // or removes a pool is what `dual-proxy pool test` and `status` find
-// afterwards (SPEC OPS-6). Safe for concurrent use and on nil; the error
+// afterwards. Safe for concurrent use and on nil; the error
 // names the path.
 func (r *Registration) SetPools(pools []string) error {
 	if r == nil {

@@ -2,7 +2,7 @@ package registry
 
 import "os"
 
-// entryVerdict is what List makes of an entry (SPEC OPS-6, PLAT-5).
+// entryVerdict is what List makes of an entry.
 type entryVerdict int
 
 const (

@@ -1,4 +1,4 @@
-// Package version is the release stamp of the dual-proxy binaries (SPEC PLAT-2): `dual-proxy
+// Package version is the release stamp of the dual-proxy binaries: `dual-proxy
 // --version` and `claude-dual-proxy --version` print [String].
 //
 // Release builds (.goreleaser.yaml) set Version and Commit with

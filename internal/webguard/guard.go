@@ -4,7 +4,7 @@
 // nor Sec-Fetch-* headers; a web page the user happens to visit can still
 // send requests to 127.0.0.1 (a no-cors POST with Content-Type text/plain
 // needs no CORS preflight), and a DNS-rebound name can make such a page
-// same-origin with the listener. So (SPEC POOL-20, POOL-15, OPS-7):
+// same-origin with the listener. So:
 //
 //   - Host must be an IP literal, "localhost" or a name under ".localhost"
 //     (RFC 6761 §6.3): a rebound attacker name is refused (LocalHost). Its

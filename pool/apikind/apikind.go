@@ -1,7 +1,6 @@
-// Package apikind names the four wire APIs the pool speaks (SPEC POOL-1,
-// POOL-21). It is the one list shared by the API packages (pool/api/...), the
-// registry (pool/api) and the channel api words
-// (pool/config), and imports nothing.
+// Package apikind names the four wire APIs the pool speaks. It is the one list
+// shared by the API packages (pool/api/...), the registry (pool/api) and the
+// channel api words (pool/config), and imports nothing.
 package apikind
 
 // Kind is one wire API. Its value is the channel `api` word of a channel

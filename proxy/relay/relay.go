@@ -1,10 +1,9 @@
-// Package relay carries the bytes of an open CONNECT tunnel both ways
-// (SPEC CON-2): a half-close is passed on as a half-close, an idle tunnel
-// and a half-closed one end after their bounds, and on Linux small
-// messages go by read(2)/write(2) and bulk by splice(2) without holding a
-// pipe or a buffer while the tunnel is idle (io.Copy elsewhere). It knows
-// nothing of how the tunnel was chosen or opened: the proxy hands it two
-// connected sockets.
+// Package relay carries the bytes of an open CONNECT tunnel both ways: a
+// half-close is passed on as a half-close, an idle tunnel and a half-closed one
+// end after their bounds, and on Linux small messages go by read(2)/write(2)
+// and bulk by splice(2) without holding a pipe or a buffer while the tunnel is
+// idle (io.Copy elsewhere). It knows nothing of how the tunnel was chosen or
+// opened: the proxy hands it two connected sockets.
 package relay
 
 import (
@@ -22,7 +21,7 @@ import (
 // Tunnel lifetime bounds (a tunnel whose one side closed while
 // the other stayed silent was held forever). A tunnel with no byte in
 // either direction for idle is closed; once one direction has ended (EOF,
-// propagated as a half-close, SPEC CON-2) the other is closed after
+// propagated as a half-close) the other is closed after
 // halfClose without a byte. Non-positive values turn a bound off.
 //
 // Bytes flow with copyTunnel (on Linux read/write for small messages and
@@ -86,7 +85,7 @@ func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
 // drained reports whether a connection's send queue shrank since the
 // previous sample, a window earlier at most, and touches t then: a slow
 // reader took bytes while the direction writing to it waited for room and
-// did not return, so the tunnel is not idle (SPEC CON-2: the idle bound is
+// did not return, so the tunnel is not idle (the idle bound is
 // for a tunnel with no byte moving; a reader that stopped leaves the queue
 // as it is and is closed). On Linux the queue is SIOCOUTQ; elsewhere
 // unknown (copyTunnelFor's writes touch t there).
@@ -166,7 +165,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 		if t.limit() != limit {
 			// The other direction half-closed between reading the bound
 			// and setting it, and its shorter deadline may have been
-			// overwritten by ours: set the new bound (SPEC CON-2; the
+			// overwritten by ours: set the new bound (the
 			// closer stores halfClosed before it sets our deadline).
 			continue
 		}
@@ -211,7 +210,7 @@ func (t *tunnel) pipe(dst, src net.Conn) (written int64) {
 }
 
 // ioCopy is io.Copy from src to dst; with a tunnel t, every write to dst
-// touches t (SPEC CON-2: a write that waits long for a slow reader still
+// touches t (a write that waits long for a slow reader still
 // moves bytes, and the idle bound must not close the tunnel meanwhile).
 func ioCopy(t *tunnel, dst, src net.Conn) (int64, error) {
 	if t == nil {

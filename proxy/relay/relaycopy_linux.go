@@ -52,7 +52,7 @@ func copyTunnel(dst, src net.Conn) (int64, error) { return copyTunnelFor(nil, ds
 // copyTunnelFor is copyTunnel for one direction of t (nil: none): a write
 // that finds dst's send buffer full, and the first write after that wait,
 // touch t, so bytes that move to a slow reader count as activity before
-// the copy returns (SPEC CON-2: the idle bound closes a tunnel with no byte
+// the copy returns (the idle bound closes a tunnel with no byte
 // in either direction, not one whose reader is slow; relay.go's drained
 // covers the wait itself). The usual write, without a wait, pays nothing.
 func copyTunnelFor(t *tunnel, dst, src net.Conn) (int64, error) {
@@ -207,7 +207,7 @@ func (c *tunnelCopy) writable(fd uintptr) bool {
 		c.written += int64(n)
 		if c.waited && c.t != nil {
 			c.waited = false
-			c.t.touch() // bytes moved to a slow reader (SPEC CON-2 idle bound)
+			c.t.touch() // bytes moved to a slow reader: not idle
 		}
 	}
 }

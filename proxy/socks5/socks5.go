@@ -2,7 +2,7 @@
 // username/password authentication (RFC 1929), as the proxy's data path
 // needs it: one CONNECT over a connection the caller dialled, exact reads
 // (no byte after the reply is consumed, so the tunnel starts clean), and
-// errors that say whose failure it is (SPEC GW-7, CD-1):
+// errors that say whose failure it is:
 //
 //   - *ReplyError: the gateway answered CONNECT with a well-formed failure
 //     reply. The gateway is alive; the destination is not reachable through
