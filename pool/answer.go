@@ -51,13 +51,13 @@ func (s *clientStream) poolError(status int, msg string, head poolHead, retryAft
 	if retryAfter > 0 {
 		h.Set("Retry-After", wholeSeconds(retryAfter))
 	}
-	api.WriteError(s.w, s.api, status, msg, attempts)
+	api.WriteError(s.w, s.flavour, status, msg, attempts)
 }
 
 // errorEvent ends a response whose head already went out with the API's
 // own error event (SPEC POOL-7b).
 func (s *clientStream) errorEvent(status int, msg string) {
-	_ = s.write(s.api.ErrorEvent(status, msg))
+	_ = s.write(s.flavour.ErrorEvent(status, msg))
 }
 
 // wholeSeconds is d in whole seconds, rounded up, at least 1.

@@ -65,16 +65,6 @@ type call struct {
 	end *balance.CallEnd
 }
 
-// dropRequestHeaders are removed from a pool request besides the hop-by-hop
-// fields (httpmsg.RemoveHopByHop, RFC 9110 §7.6.1): Host and
-// Content-Length (set for the member's request), the client's credentials
-// in every header APIs take them in (x-api-key, Authorization, Azure's
-// api-key, Gemini's x-goog-api-key; replaced by the member's key, SPEC
-// POOL-2), the client's Accept-Encoding (the pool must read the stream;
-// Transport asks for gzip and decodes it) and cookies.
-var dropRequestHeaders = []string{"Host", "Content-Length",
-	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
-
 // run serves the call (SPEC POOL-4, POOL-7, POOL-11, POOL-17, POOL-23,
 // POOL-26): it picks the eligible members, tries them in the balancer's
 // order (tryMember: an attempt, once more on the same member where the

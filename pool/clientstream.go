@@ -28,9 +28,9 @@ import (
 // (keep-alives before the commit point, pings after it), so a keep-alive
 // never lands inside an event's bytes.
 type clientStream struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController // made on the first flush, not per event
-	api api.Flavour              // the client's API: its pings, error documents and events
+	w       http.ResponseWriter
+	rc      *http.ResponseController // made on the first flush, not per event
+	flavour api.Flavour              // the client's API: its pings, error documents and events
 	// scrub removes configured keys from the member headers copied to
 	// the client; bodies and events come scrubbed by the attempt, which
 	// rewrites them anyway.
@@ -186,7 +186,7 @@ func (k *ticker) stop() {
 func (s *clientStream) pings(gone func()) *ticker {
 	every := s.every
 	return s.startTicker(every, func() (time.Duration, bool) {
-		if s.write(s.api.PingEvent()) != nil {
+		if s.write(s.flavour.PingEvent()) != nil {
 			s.gone.Store(true)
 			gone()
 			return 0, false

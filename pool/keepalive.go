@@ -73,7 +73,7 @@ func (s *clientStream) keepAliveOnce(pending poolHead) bool {
 		s.early = true
 	}
 	s.last = time.Now()
-	if err := s.write(s.api.PingEvent()); err != nil {
+	if err := s.write(s.flavour.PingEvent()); err != nil {
 		s.gone.Store(true)
 		return false
 	}

@@ -401,7 +401,7 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 		}
 	}
 	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, r: r, startClock: p.opts.Now(),
-		client: clientStream{w: w, api: fl, scrub: scrub, start: time.Now(), keepAlive: keepAlive{every: p.opts.PingInterval}}}
+		client: clientStream{w: w, flavour: fl, scrub: scrub, start: time.Now(), keepAlive: keepAlive{every: p.opts.PingInterval}}}
 	if ci.Stream {
 		c.client.hold = pc.KeepaliveHold // POOL-7b: 0 turns the keep-alives off
 	}
