@@ -104,7 +104,7 @@ func (c *Collector) apply(evs []neutral.Event) {
 	}
 }
 
-// delta appends a part's fragment: text, tool-call arguments, signature,
+// Delta appends a part's fragment: text, tool-call arguments, signature,
 // encrypted content.
 func (c *Collector) Delta(ev neutral.Event) {
 	for len(c.r.Parts) <= ev.Index {

@@ -185,7 +185,7 @@ func TestRequestEncodersWriteTextOnce(t *testing.T) {
 }
 
 // FuzzTextDelta: an Anthropic delta read by plainTextDelta is the text
-// delta json.Unmarshal reads (SPEC POOL-21: the streamed text unchanged).
+// Delta json.Unmarshal reads (SPEC POOL-21: the streamed text unchanged).
 func FuzzTextDelta(f *testing.F) {
 	for _, s := range jsonStringSeeds {
 		b, _ := json.Marshal(s)

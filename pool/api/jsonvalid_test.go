@@ -106,7 +106,7 @@ func containers(in []byte, out [][]byte, depth int) [][]byte {
 	return out
 }
 
-// scanCase is one wire struct's decoder with its JSON names, checked on
+// wireScanCase is one wire struct's decoder with its JSON names, checked on
 // its own against json.Unmarshal.
 type scanCase struct {
 	typ    reflect.Type
@@ -141,7 +141,7 @@ func sameAsUnmarshal(t *testing.T, in []byte, got, want any, werr error) {
 	}
 }
 
-// scanCases are the decoders of every wire request struct.
+// wireScanCases are the decoders of every wire request struct.
 func scanCases() []scanCase {
 	return []scanCase{
 		newScanCase(anthropic.AnRequestFields, func(b []byte, w *anthropic.AnRequest) bool { return anthropic.ScanAnRequest(b, w, nil) }),

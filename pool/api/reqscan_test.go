@@ -39,7 +39,7 @@ var reqSeeds = []string{
 // usageSeeds are the message_start and message_delta seeds of reqSeeds.
 var usageSeeds = reqSeeds[len(reqSeeds)-5 : len(reqSeeds)-3]
 
-// scanCase is one flavour's request struct, scanned and unmarshalled.
+// wireScanCase is one flavour's request struct, scanned and unmarshalled.
 type wireScanCase struct {
 	name string
 	Scan func(b []byte) (v any, ok bool)

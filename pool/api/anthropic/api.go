@@ -33,7 +33,7 @@ func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	return neutral.Endpoint{}, false
 }
 
-// anthropicRequest is the part of a Messages request the pool reads.
+// AnthropicRequest is the part of a Messages request the pool reads.
 type AnthropicRequest struct {
 	Model     *string `json:"model"`
 	Stream    bool    `json:"stream"`
@@ -85,7 +85,7 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 	return ci, nil
 }
 
-// claudeSessionFromUserID finds the session id in Claude Code's
+// ClaudeSessionFromUserID finds the session id in Claude Code's
 // metadata.user_id: a JSON string {"session_id": …}, or the legacy
 // "user_<hash>_account_<uuid>_session_<uuid>" of older builds (SPEC POOL-5).
 func ClaudeSessionFromUserID(uid string) string {
@@ -326,7 +326,7 @@ func budgetEffort(budget int) string {
 	return "max"
 }
 
-// thinkingFor is the thinking object for a member's effort: disabled for
+// ThinkingFor is the thinking object for a member's effort: disabled for
 // off/none, else enabled with that effort's budget, kept below max_tokens
 // (the API requires budget_tokens < max_tokens) but not under 1024.
 func ThinkingFor(effort string, maxTokens int) map[string]any {

@@ -5,7 +5,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// encodeAnthropicError is EncodeError for Anthropic Messages.
+// EncodeAnthropicError is EncodeError for Anthropic Messages.
 func EncodeAnthropicError(e neutral.Error) (int, []byte) { return e.StatusOrDefault(), anErrorBody(e) }
 
 func anErrorBody(e neutral.Error) []byte {

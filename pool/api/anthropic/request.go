@@ -8,7 +8,7 @@ import (
 )
 
 // Anthropic Messages request wire types (docs.anthropic.com "Messages").
-// anRequest is the decoded form; the encoder writes
+// AnRequest is the decoded form; the encoder writes
 // anRequestT[any, anMessageOut] (system a string, content blocks as
 // values), encoded once by the one json.Marshal of the request.
 type AnRequest = anRequestT[json.RawMessage, anMessage]
@@ -45,6 +45,8 @@ type anMessageT[C any] struct {
 	Content C      `json:"content"`
 }
 
+// AnBlock is one content block of a Messages request or answer, every
+// kind's fields in one struct (Type tells which are used).
 type AnBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -112,7 +114,7 @@ var (
 // client set no limit (Anthropic requires one).
 const DefaultMaxTokens = 32000
 
-// DecodeAnthropicRequest reads a Messages request body. Server tools,
+// DecodeRequestBody reads a Messages request body. Server tools,
 // documents, containers and MCP servers are FieldErrors; cache_control
 // breakpoints are kept (a tool result's on the result; SPEC POOL-24),
 // citations settings dropped.
@@ -123,7 +125,7 @@ func DecodeRequestBody(body []byte) (*neutral.Request, error) {
 	return DecodeRequest(body, false)
 }
 
-// decodeAnthropicRequest is DecodeAnthropicRequest; valid says body is known to be valid JSON
+// DecodeRequest is DecodeAnthropicRequest; valid says body is known to be valid JSON
 // (objectKeys).
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w AnRequest

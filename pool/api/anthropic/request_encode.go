@@ -19,7 +19,7 @@ func EncodeAnthropicRequest(r *neutral.Request) ([]byte, error) {
 	return wirefmt.EncodeHeld(func(h *wirefmt.HeldStrings) (any, error) { return AnthropicRequestOut(r, h) })
 }
 
-// anthropicRequestOut is the Messages request EncodeAnthropicRequest
+// AnthropicRequestOut is the Messages request EncodeAnthropicRequest
 // marshals, with the long strings held in h (held.go).
 func AnthropicRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*anRequestOut, error) {
 	w := &anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,

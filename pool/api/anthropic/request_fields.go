@@ -50,7 +50,7 @@ func (u *anthropicUsage) scanAt(b []byte, i, depth int) int {
 	})
 }
 
-// startUsage is message_start's data: {"message": {"usage": {…}}}.
+// StartUsage is message_start's data: {"message": {"usage": {…}}}.
 type StartUsage struct {
 	Message struct {
 		Usage anthropicUsage `json:"usage"`
@@ -64,7 +64,7 @@ func (v *StartUsage) Scan(b []byte) bool {
 	})
 }
 
-// deltaUsage is message_delta's data: {"usage": {…}}.
+// DeltaUsage is message_delta's data: {"usage": {…}}.
 type DeltaUsage struct {
 	Usage anthropicUsage `json:"usage"`
 }

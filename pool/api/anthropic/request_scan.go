@@ -16,7 +16,7 @@ var (
 	AnToolFields    = []string{"type", "name", "description", "input_schema", "strict", "cache_control"}
 )
 
-// scanAnRequest decodes the Messages request object b into w, recording
+// ScanAnRequest decodes the Messages request object b into w, recording
 // its top-level keys in keys.
 func ScanAnRequest(b []byte, w *AnRequest, keys map[string]wirefmt.KeyOnly) bool {
 	return wirefmt.ScanMembers(b, AnRequestFields, keys, func(key, v []byte) (bool, bool) {
@@ -56,6 +56,7 @@ func ScanAnRequest(b []byte, w *AnRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
+// ScanAnMessage decodes one message of a valid request body by one scan.
 func ScanAnMessage(b []byte, m *anMessage) bool {
 	return wirefmt.ScanMembers(b, AnMessageFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -68,6 +69,7 @@ func ScanAnMessage(b []byte, m *anMessage) bool {
 	})
 }
 
+// ScanAnTool decodes one tool of a valid request body by one scan.
 func ScanAnTool(b []byte, t *anTool) bool {
 	return wirefmt.ScanMembers(b, AnToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -88,10 +90,11 @@ func ScanAnTool(b []byte, t *anTool) bool {
 	})
 }
 
+// AnBlockFields are the JSON names of AnBlock, in field order.
 var AnBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
 	"is_error", "thinking", "signature", "data", "cache_control"}
 
-// scanAnBlock decodes a content block (of a message, the system prompt or
+// ScanAnBlock decodes a content block (of a message, the system prompt or
 // a tool result: stringOrArray's arrays).
 func ScanAnBlock(b []byte, bl *AnBlock) bool {
 	return wirefmt.ScanMembers(b, AnBlockFields, nil, func(key, v []byte) (bool, bool) {

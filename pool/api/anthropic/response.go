@@ -127,6 +127,7 @@ type AnStreamEvent struct {
 	Error        *neutral.AnError `json:"error,omitempty"`
 }
 
+// AnDelta is the delta of a content_block_delta or message_delta event.
 type AnDelta struct {
 	Type         string  `json:"type"`
 	Text         string  `json:"text"`

@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// anthropicStreamDecoder reads a Messages stream (docs/POOL.md, streams):
+// AnthropicStreamDecoder reads a Messages stream (docs/POOL.md, streams):
 // message_start, per block content_block_start/_delta/_stop, message_delta,
 // message_stop; ping and error anywhere. Upstream block indexes are
 // renumbered 0, 1, 2… in arrival order.
@@ -177,7 +177,7 @@ func (d *AnthropicStreamDecoder) blockText(idx int, text string) ([]neutral.Even
 	return d.one[:1:1], nil // valid until the next Decode (StreamDecoder)
 }
 
-// plainTextDelta is the text of the usual delta, exactly
+// PlainTextDelta is the text of the usual delta, exactly
 // {"type":"text_delta","text":"…"} with a plainString text, read without
 // a second json.Unmarshal of what the event's decode already validated
 // (it is most events of a stream); any other form is left to json.Unmarshal (FuzzTextDelta).
@@ -196,7 +196,7 @@ func (d *AnthropicStreamDecoder) End() ([]neutral.Event, error) {
 	return nil, nil
 }
 
-// anthropicStreamEncoder writes a Messages stream. Responses' encrypted
+// AnthropicStreamEncoder writes a Messages stream. Responses' encrypted
 // reasoning has no Anthropic slot and is dropped.
 type AnthropicStreamEncoder struct {
 	Model string
@@ -251,7 +251,7 @@ func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	return nil, nil
 }
 
-// appendDelta appends the content_block_delta event of ev to dst; ok is
+// AppendDelta appends the content_block_delta event of ev to dst; ok is
 // false (dst unchanged) for a delta with nothing to send.
 func (e *AnthropicStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) (b []byte, ok bool) {
 	var typ, field, val string

@@ -13,7 +13,7 @@ import (
 // is what json.Unmarshal would have given the decoder (FuzzPlainBlockText,
 // FuzzPlainContentChunk).
 
-// plainBlockText reads the usual Anthropic text delta, compact, keys in
+// PlainBlockText reads the usual Anthropic text delta, compact, keys in
 // any order, each once (Anthropic sends them in this order; a re-encoding
 // proxy may sort them):
 //

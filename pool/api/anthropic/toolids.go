@@ -20,7 +20,7 @@ import (
 // anToolIDPrefix marks an id the pool rewrote for Anthropic.
 const anToolIDPrefix = "dpid_"
 
-// anthropicToolIDOK reports whether id is in Anthropic's tool id alphabet.
+// AnthropicToolIDOK reports whether id is in Anthropic's tool id alphabet.
 func AnthropicToolIDOK(id string) bool {
 	if id == "" {
 		return false

@@ -37,7 +37,7 @@ func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	return neutral.Endpoint{}, false
 }
 
-// chatRequest is the part of a Chat Completions request the pool reads.
+// ChatRequest is the part of a Chat Completions request the pool reads.
 type ChatCall struct {
 	Model               *string               `json:"model"`
 	Stream              bool                  `json:"stream"`
@@ -77,7 +77,7 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 	return ci, nil
 }
 
-// systemArray is json.Marshal(system), the system messages' contents as
+// SystemArray is json.Marshal(system), the system messages' contents as
 // one array for the content hash (SPEC POOL-5), without its re-validation
 // and compaction of every (often 16 KiB and more) prompt when each is a
 // string token json.Marshal writes unchanged: no '<', '>', '&' (escaped
@@ -102,11 +102,11 @@ func SystemArray(system []json.RawMessage) []byte {
 	return append(out, ']')
 }
 
-// openaiImageTypes are the content part types that carry an image: Chat
+// OpenaiImageTypes are the content part types that carry an image: Chat
 // Completions "image_url", Responses "input_image".
 var OpenaiImageTypes = map[string]bool{"image_url": true, "input_image": true}
 
-// hasTypedPart reports whether raw JSON contains, at any depth up to 6, an
+// HasTypedPart reports whether raw JSON contains, at any depth up to 6, an
 // object whose "type" is in types (image parts nested in tool results
 // included).
 func HasTypedPart(raw []byte, types map[string]bool) bool {
@@ -126,7 +126,7 @@ func HasTypedPart(raw []byte, types map[string]bool) bool {
 	return wirefmt.HasTypedRaw(raw, types, 0)
 }
 
-// openaiEffort is the OpenAI spelling of a unified effort ("off" → "none").
+// OpenaiEffort is the OpenAI spelling of a unified effort ("off" → "none").
 func OpenaiEffort(e string) string {
 	if e == "off" {
 		return "none"
@@ -240,7 +240,7 @@ func (Flavour) InspectBody(ep neutral.Endpoint, body []byte) (neutral.Accounting
 	return v.Usage.toUsage(), config.ClassEmpty, "answer has no content"
 }
 
-// openaiError is the error document of the OpenAI APIs:
+// OpenaiError is the error document of the OpenAI APIs:
 // {"error": {"message", "type", "param", "code"}}; code may be a string or
 // (some compatible servers) a number.
 type OpenaiError struct {
@@ -249,7 +249,7 @@ type OpenaiError struct {
 	Code    json.RawMessage `json:"code"`
 }
 
-// typeAndCode joins type and string code ("invalid_request_error
+// TypeAndCode joins type and string code ("invalid_request_error
 // model_not_found") so classification sees both.
 func (e OpenaiError) TypeAndCode() (string, int) {
 	code := strings.Trim(string(bytes.TrimSpace(e.Code)), `"`)
@@ -281,7 +281,7 @@ func (Flavour) ParseError(body []byte) (string, string) {
 	return typ, e.Message
 }
 
-// openaiStatus maps an in-stream error (type and code, or a numeric code) to
+// OpenaiStatus maps an in-stream error (type and code, or a numeric code) to
 // the HTTP status it stands for, so it is classified like an HTTP answer
 // (SPEC POOL-10).
 func OpenaiStatus(typ string, numeric int) int {
@@ -308,7 +308,7 @@ func OpenaiStatus(typ string, numeric int) int {
 	return 500
 }
 
-// openaiErrorType is the error type and code the pool puts in its own OpenAI
+// OpenaiErrorType is the error type and code the pool puts in its own OpenAI
 // error documents for an HTTP status.
 func OpenaiErrorType(status int) (typ, code string) {
 	switch status {

@@ -34,7 +34,7 @@ func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]
 func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return NewChatStreamDecoder() }
 
 // NewStreamEncoder returns an encoder of one Chat Completions stream naming
-// model.
+// Model.
 func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
 	return &ChatStreamEncoder{Model: model}
 }

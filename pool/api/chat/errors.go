@@ -5,7 +5,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// encodeOpenAIError is EncodeError for Chat Completions and Responses,
+// EncodeOpenAIError is EncodeError for Chat Completions and Responses,
 // which have no 529.
 func EncodeOpenAIError(e neutral.Error) (int, []byte) {
 	st := e.StatusOrDefault()

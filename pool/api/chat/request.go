@@ -37,6 +37,8 @@ type chatRequestT[M any] struct {
 	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 }
 
+// ChatMessage is one message of a Chat Completions request, its content
+// kept raw (a string or an array of parts).
 type ChatMessage = chatMessageT[json.RawMessage]
 
 // chatMessageOut is an encoded message: Content is a string, a
@@ -70,6 +72,7 @@ type chatContentPart struct {
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 
+// ChatToolCall is one tool call of an assistant message or a stream delta.
 type ChatToolCall struct {
 	Index    *int             `json:"index,omitempty"`
 	ID       string           `json:"id,omitempty"`
@@ -114,16 +117,16 @@ var (
 		"frequency_penalty", "presence_penalty", "seed", "prediction", "verbosity", "prompt_cache_retention"}
 )
 
-// chatEfforts are Chat's reasoning_effort values, ascending.
+// ChatEfforts are Chat's reasoning_effort values, ascending.
 var ChatEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
-// DecodeChatRequest reads a Chat Completions request body. system and
+// DecodeRequestBody reads a Chat Completions request body. system and
 // developer messages are hoisted into Request.System in order; n > 1,
 // audio, files and logprobs are FieldErrors. cache_control on a content
 // part or a message and prompt_cache_key are kept (SPEC POOL-24).
 func DecodeRequestBody(body []byte) (*neutral.Request, error) { return DecodeRequest(body, false) }
 
-// decodeChatRequest is DecodeChatRequest; valid says body is known to be valid JSON
+// DecodeRequest is DecodeChatRequest; valid says body is known to be valid JSON
 // (objectKeys).
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w ChatRequest
@@ -185,7 +188,7 @@ func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	return r, nil
 }
 
-// decodeOpenAIToolChoice reads "auto"|"none"|"required" or a named
+// DecodeOpenAIToolChoice reads "auto"|"none"|"required" or a named
 // function: {"type":"function","function":{"name"}} (Chat) or
 // {"type":"function","name"} (Responses).
 func DecodeOpenAIToolChoice(raw json.RawMessage, chat bool) (neutral.ToolChoice, error) {

@@ -21,7 +21,7 @@ func EncodeChatRequest(r *neutral.Request) ([]byte, error) {
 	return wirefmt.EncodeHeld(func(h *wirefmt.HeldStrings) (any, error) { return ChatRequestOut(r, h) })
 }
 
-// chatRequestOut is the Chat request EncodeChatRequest marshals, with the
+// ChatRequestOut is the Chat request EncodeChatRequest marshals, with the
 // long strings held in h (held.go).
 func ChatRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*chatRequestT[chatMessageOut], error) {
 	w := &chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
@@ -74,7 +74,7 @@ func ChatRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*chatRequestT[c
 	return w, nil
 }
 
-// openAIEffort maps the neutral reasoning request onto OpenAI's effort
+// OpenAIEffort maps the neutral reasoning request onto OpenAI's effort
 // words: an effort to the nearest allowed value, a budget to the effort it
 // stands for; an explicit "disabled" without effort is left to the default
 // (many OpenAI-compatible servers refuse "none").

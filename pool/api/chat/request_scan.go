@@ -21,7 +21,7 @@ var (
 	ChatToolFunctionFields = []string{"name", "description", "parameters", "strict"}
 )
 
-// scanChatRequest decodes the Chat Completions request object b into w,
+// ScanChatRequest decodes the Chat Completions request object b into w,
 // recording its top-level keys in keys.
 func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) bool {
 	return wirefmt.ScanMembers(b, ChatRequestFields, keys, func(key, v []byte) (bool, bool) {
@@ -69,6 +69,7 @@ func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) 
 	})
 }
 
+// ScanChatMessage decodes one message of a valid request body by one scan.
 func ScanChatMessage(b []byte, m *ChatMessage) bool {
 	return wirefmt.ScanMembers(b, ChatMessageFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -97,6 +98,8 @@ func ScanChatMessage(b []byte, m *ChatMessage) bool {
 	})
 }
 
+// ScanChatToolCall decodes one tool call of a valid request body by one
+// scan.
 func ScanChatToolCall(b []byte, tc *ChatToolCall) bool {
 	return wirefmt.ScanMembers(b, ChatToolCallFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -113,6 +116,7 @@ func ScanChatToolCall(b []byte, tc *ChatToolCall) bool {
 	})
 }
 
+// ScanChatCallFunction decodes a tool call's function by one scan.
 func ScanChatCallFunction(b []byte, f *chatCallFunction) bool {
 	return wirefmt.ScanMembers(b, ChatCallFunctionFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -125,6 +129,7 @@ func ScanChatCallFunction(b []byte, f *chatCallFunction) bool {
 	})
 }
 
+// ScanChatTool decodes one tool of a valid request body by one scan.
 func ScanChatTool(b []byte, t *chatTool) bool {
 	return wirefmt.ScanMembers(b, ChatToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -137,6 +142,7 @@ func ScanChatTool(b []byte, t *chatTool) bool {
 	})
 }
 
+// ScanChatToolFunction decodes a tool's function by one scan.
 func ScanChatToolFunction(b []byte, f *chatToolFunction) bool {
 	return wirefmt.ScanMembers(b, ChatToolFunctionFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -153,9 +159,11 @@ func ScanChatToolFunction(b []byte, f *chatToolFunction) bool {
 	})
 }
 
+// ChatContentPartFields are the JSON names of chatContentPart, in field
+// order.
 var ChatContentPartFields = []string{"type", "text", "image_url", "cache_control"}
 
-// scanChatContentPart decodes a content part (stringOrArray's arrays).
+// ScanChatContentPart decodes a content part (stringOrArray's arrays).
 func ScanChatContentPart(b []byte, p *chatContentPart) bool {
 	return wirefmt.ScanMembers(b, ChatContentPartFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {

@@ -171,5 +171,5 @@ func EncodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
 	return wirefmt.MustJSON(w), nil
 }
 
-// now is the clock for "created" fields; tests fix it.
+// Now is the clock for "created" fields; tests fix it.
 var Now = time.Now

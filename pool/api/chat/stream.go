@@ -30,6 +30,7 @@ type chatStreamDecoder struct {
 	one           [1]neutral.Event // contentChunk's usual result, reused per event, not allocated
 }
 
+// NewChatStreamDecoder returns a decoder of one Chat Completions stream.
 func NewChatStreamDecoder() *chatStreamDecoder {
 	return &chatStreamDecoder{cur: -1, tools: map[int]int{}, toolIDs: map[int]string{}}
 }
@@ -172,7 +173,7 @@ func (d *chatStreamDecoder) End() ([]neutral.Event, error) {
 	return nil, neutral.FieldErr("stream", "ended before a finish_reason")
 }
 
-// chatStreamEncoder writes a Chat Completions stream: a role chunk, content
+// ChatStreamEncoder writes a Chat Completions stream: a role chunk, content
 // / reasoning_content / tool_calls deltas, a finish chunk carrying usage
 // (the vLLM form, read both by clients that asked for include_usage and by
 // those that did not), then [DONE]. Signatures and encrypted reasoning are
@@ -201,6 +202,7 @@ type chatChunkOut struct {
 	Usage *chatUsage `json:"usage,omitempty"`
 }
 
+// ChatDeltaOut is the delta of one streamed Chat Completions chunk.
 type ChatDeltaOut struct {
 	Role             string         `json:"role,omitempty"`
 	Content          *string        `json:"content,omitempty"`
@@ -219,7 +221,7 @@ func (e *ChatStreamEncoder) Chunk(delta ChatDeltaOut, finish *string, u *chatUsa
 	return wirefmt.SSE("", wirefmt.MustJSON(c))
 }
 
-// textChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
+// TextChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
 // hand, byte for byte the same: the per-event path of every translated
 // stream to a Chat client skips json.Marshal's reflection.
 func (e *ChatStreamEncoder) TextChunk(dst []byte, field, text string) []byte {
@@ -237,7 +239,7 @@ func (e *ChatStreamEncoder) TextChunk(dst []byte, field, text string) []byte {
 	return append(b, "},\"finish_reason\":null}]}\n\n"...)
 }
 
-// appendDelta appends the chunk of a text or reasoning delta to dst; ok is
+// AppendDelta appends the chunk of a text or reasoning delta to dst; ok is
 // false (dst unchanged) for any other event.
 func (e *ChatStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, bool) {
 	switch p := ev.Part; {

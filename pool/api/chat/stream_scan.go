@@ -5,13 +5,13 @@ import (
 )
 
 // contentChunk is what the Chat decoder reads of a plain text chunk.
-// id and model are the strings' bytes (needed for the first chunk only).
+// Id and model are the strings' bytes (needed for the first chunk only).
 type contentChunk struct {
 	Id, Model []byte
 	Content   string
 }
 
-// plainContentChunk reads the usual Chat text chunk, compact, top-level
+// PlainContentChunk reads the usual Chat text chunk, compact, top-level
 // keys in any order, each at most once:
 //
 //	{"id":S,"object":S,"created":N,"model":S,"system_fingerprint":S|null,

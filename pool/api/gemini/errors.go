@@ -5,7 +5,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// encodeGeminiError is EncodeError for Gemini, which has no 529.
+// EncodeGeminiError is EncodeError for Gemini, which has no 529.
 func EncodeGeminiError(e neutral.Error) (int, []byte) {
 	st := e.StatusOrDefault()
 	if st == 529 {

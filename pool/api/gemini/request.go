@@ -112,7 +112,7 @@ var (
 // signatures"): Gemini 3 refuses history function calls without one.
 const skipSignature = "skip_thought_signature_validator"
 
-// DecodeGeminiRequest reads a generateContent body; model and stream come
+// DecodeRequestBody reads a generateContent body; model and stream come
 // from the URL. Both proto-JSON spellings are accepted (systemInstruction
 // and system_instruction). Built-in tools (googleSearch, codeExecution…),
 // cachedContent, non-image media and candidateCount > 1 are FieldErrors;
@@ -121,7 +121,7 @@ func DecodeRequestBody(body []byte, model string, stream bool) (*neutral.Request
 	return DecodeRequest(body, model, stream, false)
 }
 
-// decodeGeminiRequest is DecodeGeminiRequest; valid says body is known to be valid JSON
+// DecodeRequest is DecodeGeminiRequest; valid says body is known to be valid JSON
 // (objectKeys).
 func DecodeRequest(body []byte, model string, stream bool, valid bool) (*neutral.Request, error) {
 	var raw any

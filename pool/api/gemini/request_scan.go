@@ -17,7 +17,7 @@ var (
 	GmFuncFields    = []string{"name", "description", "parameters", "parametersJsonSchema"}
 )
 
-// scanGmRequest decodes the generateContent request object b into w,
+// ScanGmRequest decodes the generateContent request object b into w,
 // recording its top-level keys in keys.
 func ScanGmRequest(b []byte, w *GmRequest, keys map[string]wirefmt.KeyOnly) bool {
 	return wirefmt.ScanMembers(b, GmRequestFields, keys, func(key, v []byte) (bool, bool) {
@@ -39,6 +39,7 @@ func ScanGmRequest(b []byte, w *GmRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
+// ScanGmContent decodes one content of a valid request body by one scan.
 func ScanGmContent(b []byte, c *gmContent) bool {
 	return wirefmt.ScanMembers(b, GmContentFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -51,6 +52,7 @@ func ScanGmContent(b []byte, c *gmContent) bool {
 	})
 }
 
+// ScanGmPart decodes one part of a valid request body by one scan.
 func ScanGmPart(b []byte, p *gmPart) bool {
 	return wirefmt.ScanMembers(b, GmPartFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -73,6 +75,7 @@ func ScanGmPart(b []byte, p *gmPart) bool {
 	})
 }
 
+// ScanGmTool decodes one tool of a valid request body by one scan.
 func ScanGmTool(b []byte, t *gmTool) bool {
 	return wirefmt.ScanMembers(b, GmToolFields, nil, func(key, v []byte) (bool, bool) {
 		if string(key) == "functionDeclarations" {
@@ -82,6 +85,7 @@ func ScanGmTool(b []byte, t *gmTool) bool {
 	})
 }
 
+// ScanGmFunc decodes one function declaration by one scan.
 func ScanGmFunc(b []byte, f *gmFunc) bool {
 	return wirefmt.ScanMembers(b, GmFuncFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {

@@ -21,6 +21,7 @@ type gmResponse struct {
 	Error json.RawMessage `json:"error,omitempty"`
 }
 
+// GmCandidate is one candidate of a generateContent answer.
 type GmCandidate struct {
 	Content      *gmContent `json:"content,omitempty"`
 	FinishReason string     `json:"finishReason,omitempty"`

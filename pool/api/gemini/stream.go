@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// geminiStreamDecoder reads a streamGenerateContent?alt=sse stream: each
+// GeminiStreamDecoder reads a streamGenerateContent?alt=sse stream: each
 // event is a whole GenerateContentResponse whose text parts are deltas and
 // whose function calls are complete. The stream ends at EOF; the chunk with
 // a finishReason ends the answer.
@@ -121,8 +121,8 @@ func (d *GeminiStreamDecoder) End() ([]neutral.Event, error) {
 	return nil, nil
 }
 
-// geminiStreamEncoder writes a streamGenerateContent?alt=sse stream: one
-// chunk per text or thought delta, one per complete function call (its
+// GeminiStreamEncoder writes a streamGenerateContent?alt=sse stream: one
+// Chunk per text or thought delta, one per complete function call (its
 // streamed arguments are collected until the call ends: Gemini sends args
 // as one object), and a last chunk with finishReason and usageMetadata.
 // Pings are not sent (Gemini streams have none). Signatures and encrypted

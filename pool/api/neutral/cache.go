@@ -1,6 +1,6 @@
 package neutral
 
-// cacheOf is the neutral breakpoint of a cache_control object (nil: none).
+// CacheOf is the neutral breakpoint of a cache_control object (nil: none).
 func CacheOf(c *AnCache) *Cache {
 	if c == nil {
 		return nil
@@ -8,7 +8,7 @@ func CacheOf(c *AnCache) *Cache {
 	return &Cache{TTL: c.TTL}
 }
 
-// anCacheOf is the cache_control object of a neutral breakpoint.
+// AnCacheOf is the cache_control object of a neutral breakpoint.
 func AnCacheOf(c *Cache) *AnCache {
 	if c == nil {
 		return nil
@@ -16,7 +16,7 @@ func AnCacheOf(c *Cache) *AnCache {
 	return &AnCache{Type: "ephemeral", TTL: c.TTL}
 }
 
-// anCache is a cache_control object (Anthropic "Prompt caching"): type
+// AnCache is a cache_control object (Anthropic "Prompt caching"): type
 // "ephemeral", ttl "5m" or "1h" (absent: 5 minutes).
 type AnCache struct {
 	Type string `json:"type"`

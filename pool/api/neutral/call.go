@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// contentHash is the fallback session identity (SPEC POOL-5): a hash of the
+// ContentHash is the fallback session identity (SPEC POOL-5): a hash of the
 // system prompt and the whole first user message, with cache_control markers
 // removed (clients move those between turns) and keys sorted.
 // The parts are hashed in place (canonHash), never decoded or copied.
@@ -57,7 +57,7 @@ type CallInfo struct {
 	MetadataSession string
 	PromptCacheKey  string
 	ContentHash     string
-	// hashContent computes ContentHash from the parts ParseRequest found:
+	// HashContent computes ContentHash from the parts ParseRequest found:
 	// the hash of a 16 KiB prompt costs more than the rest of its parse,
 	// and most agents name their session in a header.
 	HashContent func() string
@@ -73,7 +73,7 @@ type CallInfo struct {
 	// state keys: its conversation (ConvKey) and the items of its
 	// item_reference inputs (ItemKey), in that order (SPEC POOL-18).
 	StateRefs []string
-	// budget: the effort was derived from Anthropic thinking.budget_tokens
+	// Budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.
 	Budget bool
 
@@ -95,7 +95,7 @@ func (ci *CallInfo) SessionContentHash() string {
 	return ci.ContentHash
 }
 
-// Usage is the prompt-cache accounting of one answer (docs/POOL.md,
+// Accounting is the prompt-cache accounting of one answer (docs/POOL.md,
 // why stickiness matters): Input counts uncached input tokens, CacheRead the
 // tokens served from the cache, CacheCreation the tokens written to it.
 type Accounting struct {
@@ -127,7 +127,7 @@ type StreamWatcher interface {
 	// Observe classifies ev. committed tells whether the commit point was
 	// already passed (a watcher may then skip the visibility check).
 	Observe(ev *wirefmt.SSEEvent, committed bool) Observation
-	// Usage is the accumulated usage so far.
+	// Accounting is the accumulated usage so far.
 	Usage() Accounting
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// objectKeys decodes body as a JSON object into typed (a pointer to a wire
+// ObjectKeys decodes body as a JSON object into typed (a pointer to a wire
 // struct) and checks its top-level keys: a key in known is decoded, a key in
 // ignored is dropped on purpose (its loss does not change the answer), any
 // other key is a FieldError (the target cannot express it). valid says
@@ -35,7 +35,7 @@ func ObjectKeys[T any](body []byte, typed *T, scan func([]byte, *T, map[string]w
 	return CheckKeys("", wirefmt.TopKeys(body), known, ignored)
 }
 
-// checkKeys reports the first key of raw (sorted, so errors are stable)
+// CheckKeys reports the first key of raw (sorted, so errors are stable)
 // that is neither known nor ignored; null values are absent.
 func CheckKeys[V wirefmt.KeyOnly | json.RawMessage](prefix string, raw map[string]V, known, ignored []string) error {
 	keys := make([]string, 0, len(raw))
@@ -62,7 +62,7 @@ func isNull[V wirefmt.KeyOnly | json.RawMessage](v V) bool {
 	return false
 }
 
-// wireErr turns an encoding/json error into a FieldError naming the field.
+// WireErr turns an encoding/json error into a FieldError naming the field.
 func WireErr(where string, err error) error {
 	var te *json.UnmarshalTypeError
 	if ok := asTypeErr(err, &te); ok && te.Field != "" {
@@ -95,7 +95,7 @@ func goTypeWord(kind string) string {
 	return kind
 }
 
-// stringOrArray decodes raw, a value of a decoded body (valid JSON), as
+// StringOrArray decodes raw, a value of a decoded body (valid JSON), as
 // either a JSON string or an array; str is set for a string, arr for an
 // array (by scan, the element struct's one scan, when it is not nil). null
 // and absent give neither.
@@ -133,7 +133,7 @@ func prefixErr(field string, err error) error {
 	return err
 }
 
-// argsOrEmpty returns args, or "{}" when empty (APIs want an object).
+// ArgsOrEmpty returns args, or "{}" when empty (APIs want an object).
 func ArgsOrEmpty(args string) string {
 	if strings.TrimSpace(args) == "" {
 		return "{}"
@@ -141,7 +141,7 @@ func ArgsOrEmpty(args string) string {
 	return args
 }
 
-// rawArgs returns a tool call's arguments as a JSON object for APIs that
+// RawArgs returns a tool call's arguments as a JSON object for APIs that
 // carry them as an object (Anthropic input, Gemini args).
 func RawArgs(field, args string) (json.RawMessage, error) {
 	a := ArgsOrEmpty(args)
@@ -152,7 +152,7 @@ func RawArgs(field, args string) (json.RawMessage, error) {
 	return json.RawMessage(a), nil
 }
 
-// imageURL renders an image part as a URL (a data: URL for inline data).
+// ImageURL renders an image part as a URL (a data: URL for inline data).
 func ImageURL(p Part) string {
 	if p.URL != "" {
 		return p.URL
@@ -160,7 +160,7 @@ func ImageURL(p Part) string {
 	return "data:" + p.MediaType + ";base64," + p.Data
 }
 
-// imageFromURL makes an image part from a URL, splitting data: URLs.
+// ImageFromURL makes an image part from a URL, splitting data: URLs.
 func ImageFromURL(u string) Part {
 	if mt, data, ok := wirefmt.DataURL(u); ok {
 		return Part{Kind: KindImage, MediaType: mt, Data: data}
@@ -168,7 +168,7 @@ func ImageFromURL(u string) Part {
 	return Part{Kind: KindImage, URL: u}
 }
 
-// textOnly concatenates the text parts of parts; a part of another kind is
+// TextOnly concatenates the text parts of parts; a part of another kind is
 // a *FieldError naming field[i].
 func TextOnly(field string, parts []Part) (string, error) {
 	var b strings.Builder
@@ -181,7 +181,7 @@ func TextOnly(field string, parts []Part) (string, error) {
 	return b.String(), nil
 }
 
-// effortRank is the index of e in Efforts, or -1.
+// EffortRank is the index of e in Efforts, or -1.
 func EffortRank(e string) int {
 	for i, v := range Efforts {
 		if v == e {
@@ -191,7 +191,7 @@ func EffortRank(e string) int {
 	return -1
 }
 
-// nearestEffort maps e onto the allowed values (a subset of Efforts, in
+// NearestEffort maps e onto the allowed values (a subset of Efforts, in
 // order): the lowest allowed value at or above e, else the highest allowed.
 func NearestEffort(e string, allowed []string) string {
 	r := EffortRank(e)
@@ -203,10 +203,12 @@ func NearestEffort(e string, allowed []string) string {
 	return allowed[len(allowed)-1]
 }
 
-// effortBudget is the thinking budget (tokens) an effort stands for, for
+// EffortBudget is the thinking budget (tokens) an effort stands for, for
 // APIs that take a budget; budgetEffort is the inverse.
 var EffortBudget = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
 
+// BudgetEffort is the effort word a thinking budget of b tokens stands
+// for (the nearest of EffortBudget's steps).
 func BudgetEffort(b int) string {
 	switch {
 	case b <= 1024:

@@ -7,6 +7,8 @@ import (
 	"strconv"
 )
 
+// AnError is the error object of an Anthropic error document, the shape
+// OpenAI-compatible servers copy.
 type AnError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
@@ -81,6 +83,7 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
+// FieldErr is a FieldError at field with a formatted reason.
 func FieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
@@ -94,7 +97,7 @@ type Error struct {
 	Message string
 }
 
-// statusOrDefault returns e.Status, or 500 when it is not an error status.
+// StatusOrDefault returns e.Status, or 500 when it is not an error status.
 func (e Error) StatusOrDefault() int {
 	if e.Status < 400 || e.Status > 599 {
 		return http.StatusInternalServerError
@@ -102,7 +105,7 @@ func (e Error) StatusOrDefault() int {
 	return e.Status
 }
 
-// statusByType maps the error type and code words of all four APIs to an
+// StatusByType maps the error type and code words of all four APIs to an
 // HTTP status, for in-stream errors that carry no status.
 var StatusByType = map[string]int{
 	"invalid_request_error": 400, "INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400,

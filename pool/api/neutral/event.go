@@ -31,7 +31,7 @@ type Event struct {
 	// Stop and StopSequence of EvFinish.
 	Stop         StopReason
 	StopSequence string
-	// Usage of EvStart (partial) and EvFinish (final, cumulative).
+	// Accounting of EvStart (partial) and EvFinish (final, cumulative).
 	Usage Usage
 	// Err of EvError.
 	Err *Error
@@ -57,7 +57,7 @@ type StreamEncoder interface {
 	Encode(ev Event) ([]byte, error)
 }
 
-// startModel is the model a translated stream names (NewStreamEncoder):
+// StartModel is the model a translated stream names (NewStreamEncoder):
 // the member's, from its start event, else fallback.
 func StartModel(ev Event, fallback string) string {
 	if ev.Model != "" {

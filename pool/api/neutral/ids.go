@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 )
 
-// newID returns a fresh id with prefix; tests replace it for golden output.
+// NewID returns a fresh id with prefix; tests replace it for golden output.
 var NewID = func(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])

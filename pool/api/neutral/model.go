@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 )
 
-// appendMessage adds m, merging it into the last message of the same role
+// AppendMessage adds m, merging it into the last message of the same role
 // (tool results then a user message are one neutral user turn).
 func AppendMessage(msgs []Message, m Message) []Message {
 	if n := len(msgs); n > 0 && msgs[n-1].Role == m.Role {
@@ -203,7 +203,7 @@ type Request struct {
 	CacheBreakpoints bool
 }
 
-// markSystem sets c as the breakpoint after the last System block.
+// MarkSystem sets c as the breakpoint after the last System block.
 func (r *Request) MarkSystem(c *Cache) {
 	if c == nil || len(r.System) == 0 {
 		return
@@ -214,7 +214,7 @@ func (r *Request) MarkSystem(c *Cache) {
 	r.SystemCache[len(r.System)-1] = c
 }
 
-// systemMark is the client's breakpoint after System[i], nil when none.
+// SystemMark is the client's breakpoint after System[i], nil when none.
 func (r *Request) SystemMark(i int) *Cache {
 	if i < len(r.SystemCache) {
 		return r.SystemCache[i]
@@ -234,7 +234,7 @@ const (
 	StopFilter    StopReason = "content_filter" // Anthropic "refusal"
 )
 
-// Usage counts tokens. Input excludes the cached tokens (Anthropic's
+// Accounting counts tokens. Input excludes the cached tokens (Anthropic's
 // input_tokens); OpenAI's prompt_tokens is Input+CacheRead+CacheWrite.
 // Output includes Reasoning (OpenAI's completion_tokens); Gemini's
 // candidatesTokenCount is Output-Reasoning.

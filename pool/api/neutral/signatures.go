@@ -14,6 +14,7 @@ func SigKey(sig string) string {
 	return "s:" + hex.EncodeToString(h[:16])
 }
 
+// The JSON literals the signature scans look for (keys and type words).
 var (
 	QuotedSignature  = []byte(`"signature"`)
 	QuotedRedacted   = []byte(`"redacted_thinking"`)
@@ -21,7 +22,7 @@ var (
 	QuotedSigDelta   = []byte(`"signature_delta"`)
 )
 
-// sigKeyLit is SigKey of a JSON string literal; a literal without escapes
+// SigKeyLit is SigKey of a JSON string literal; a literal without escapes
 // is hashed in place (signatures are base64: they have none).
 func SigKeyLit(lit []byte) string {
 	if bytes.IndexByte(lit, '\\') < 0 {

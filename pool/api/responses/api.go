@@ -48,7 +48,7 @@ func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []b
 // PingEvent is the keepalive comment OpenAI streams take.
 func (Flavour) PingEvent() []byte { return openai.PingEvent() }
 
-// responsesRequest is the part of a Responses request the pool reads.
+// ResponsesRequest is the part of a Responses request the pool reads.
 type ResponsesRequest struct {
 	Model           *string         `json:"model"`
 	Stream          bool            `json:"stream"`

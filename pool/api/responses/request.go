@@ -88,7 +88,7 @@ var (
 		"safety_identifier", "prompt_cache_retention", "stream_options", "client_metadata"}
 )
 
-// DecodeResponsesRequest reads a Responses request body. previous_response_id,
+// DecodeRequestBody reads a Responses request body. previous_response_id,
 // conversation, background and built-in tools (web_search, local_shell,
 // custom…) are FieldErrors: no other API can hold their state or run them.
 // Reasoning items keep their encrypted_content and id for a Responses member.
@@ -96,7 +96,7 @@ func DecodeRequestBody(body []byte) (*neutral.Request, error) {
 	return DecodeRequest(body, false)
 }
 
-// decodeResponsesRequest is DecodeResponsesRequest; valid says body is known to be valid JSON
+// DecodeRequest is DecodeResponsesRequest; valid says body is known to be valid JSON
 // (objectKeys).
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w RsRequest
@@ -380,7 +380,7 @@ func deref[T any](p *[]T) []T {
 	return *p
 }
 
-// customToolSchema is the function schema a freeform ("custom") tool gets
+// CustomToolSchema is the function schema a freeform ("custom") tool gets
 // on APIs without freeform tools: one string argument.
 var CustomToolSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"the tool's freeform input"}},"required":["input"]}`)
 

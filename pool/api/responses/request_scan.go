@@ -15,7 +15,7 @@ var (
 	RsToolFields = []string{"type", "name", "description", "parameters", "strict", "tools"}
 )
 
-// scanRsRequest decodes the Responses request object b into w, recording
+// ScanRsRequest decodes the Responses request object b into w, recording
 // its top-level keys in keys.
 func ScanRsRequest(b []byte, w *RsRequest, keys map[string]wirefmt.KeyOnly) bool {
 	return wirefmt.ScanMembers(b, RsRequestFields, keys, func(key, v []byte) (bool, bool) {
@@ -53,7 +53,7 @@ func ScanRsRequest(b []byte, w *RsRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
-// scanRsTool decodes a tool, a namespace's tools by their own scan.
+// ScanRsTool decodes a tool, a namespace's tools by their own scan.
 func ScanRsTool(b []byte, t *rsTool) bool {
 	return wirefmt.ScanMembers(b, RsToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -74,13 +74,14 @@ func ScanRsTool(b []byte, t *rsTool) bool {
 	})
 }
 
+// The JSON names of rsItem and rsContent, in field order.
 var (
 	RsItemFields = []string{"type", "id", "status", "role", "content", "call_id", "name", "arguments", "output",
 		"summary", "tools", "input", "encrypted_content"}
 	RsContentFields = []string{"type", "text", "refusal", "image_url", "detail", "annotations"}
 )
 
-// scanRsItem decodes an input item (stringOrArray's arrays).
+// ScanRsItem decodes an input item (stringOrArray's arrays).
 func ScanRsItem(b []byte, it *rsItem) bool {
 	return wirefmt.ScanMembers(b, RsItemFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
@@ -115,7 +116,7 @@ func ScanRsItem(b []byte, it *rsItem) bool {
 	})
 }
 
-// scanRsContent decodes a content item (stringOrArray's arrays).
+// ScanRsContent decodes a content item (stringOrArray's arrays).
 func ScanRsContent(b []byte, c *rsContent) bool {
 	return wirefmt.ScanMembers(b, RsContentFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {

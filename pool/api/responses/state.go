@@ -25,7 +25,7 @@ func encKey(enc string) string {
 }
 
 // ItemKey is the state key of a stored Responses item id (an output
-// item an item_reference input may name later, SPEC POOL-18).
+// Item an item_reference input may name later, SPEC POOL-18).
 func ItemKey(id string) string { return "i:" + id }
 
 // ConvKey is the state key of a Responses conversation id (SPEC POOL-18).

@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// responsesStreamEncoder writes a Responses stream. Each neutral part is one
+// ResponsesStreamEncoder writes a Responses stream. Each neutral part is one
 // output item: a text part a message item with one output_text content part,
 // a tool call a function_call item, a reasoning part a reasoning item with
 // one summary part. The "*.done" events repeat the item's full text, so the
@@ -33,6 +33,8 @@ type ResponsesStreamEncoder struct {
 	output    []rsItem
 }
 
+// NewResponsesStreamEncoder returns an encoder of one Responses stream
+// naming model; custom names the request's freeform tools.
 func NewResponsesStreamEncoder(model string, custom []string) *ResponsesStreamEncoder {
 	return &ResponsesStreamEncoder{model: model, custom: custom}
 }
@@ -117,7 +119,7 @@ func (e *ResponsesStreamEncoder) start(p neutral.Part) []byte {
 	return out
 }
 
-// appendDelta appends the response.output_text.delta event of a text delta
+// AppendDelta appends the response.output_text.delta event of a text delta
 // to dst, byte for byte what delta writes for it (json.Marshal of the map:
 // keys sorted), without the map and the reflection; ok is false
 // (dst unchanged) for any other event.
@@ -219,7 +221,7 @@ func (e *ResponsesStreamEncoder) stop() []byte {
 	return append(out, e.event("response.output_item.done", map[string]any{"output_index": e.ItemIndex, "item": e.Item})...)
 }
 
-// errorEvents renders an in-stream failure: an "error" event then
+// ErrorEvents renders an in-stream failure: an "error" event then
 // "response.failed" with the same code and message (what the OpenAI SDKs
 // and Codex read).
 func (e *ResponsesStreamEncoder) ErrorEvents(er neutral.Error) []byte {

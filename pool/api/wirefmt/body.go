@@ -86,7 +86,7 @@ func CheckTopLevel(body []byte) error {
 	return err
 }
 
-// spliceTopLevel replaces the value of key in the top-level JSON object body
+// SpliceTopLevel replaces the value of key in the top-level JSON object body
 // with val (body itself when the value is already val), leaving every other
 // byte as the client sent it (so the upstream sees the same prompt bytes). The key is matched like encoding/json matches
 // it (strings.EqualFold; CheckTopLevel has refused duplicates). ok is false
@@ -107,7 +107,7 @@ func SpliceTopLevel(body []byte, key string, val []byte) (out []byte, ok bool) {
 	return out, ok
 }
 
-// lowerField sets the number at key of the JSON object obj to limit when
+// LowerField sets the number at key of the JSON object obj to limit when
 // it is above it; obj as is otherwise.
 func LowerField(obj []byte, key string, limit int) []byte {
 	v, ok := TopValue(obj, key)
@@ -122,8 +122,8 @@ func LowerField(obj []byte, key string, limit int) []byte {
 	return out
 }
 
-// topValue is the value of key in the top-level JSON object b, matched as
-// spliceTopLevel matches it.
+// TopValue is the value of key in the top-level JSON object b, matched as
+// SpliceTopLevel matches it.
 func TopValue(b []byte, key string) (v []byte, ok bool) {
 	jsonscan.EachMember(b, func(k string, vs, ve int) bool {
 		if strings.EqualFold(k, key) {

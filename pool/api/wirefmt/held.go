@@ -12,7 +12,7 @@ import (
 // byte (≈ 10 % of a translated call). The request encoders
 // therefore marshal their struct with each long string held back as a short
 // mark, then write the held strings in the marks' places with
-// appendJSONString, which writes the bytes Marshal writes for a string
+// AppendJSONString, which writes the bytes Marshal writes for a string
 // eight bytes at a time (FuzzAppendJSONString). Marshal's output for a
 // string does not depend on where the string is, so the result is
 // Marshal's output of the struct with the strings in it, byte for byte
@@ -22,11 +22,11 @@ import (
 // chosen at start, so a client's JSON (a tool schema) cannot spell one and
 // get a held string spliced into it.
 
-// minHeld is the shortest string held back (bytes): shorter ones cost
+// MinHeld is the shortest string held back (bytes): shorter ones cost
 // Marshal less than a mark.
 const MinHeld = 256
 
-// heldWord is the random part of every mark (16 base32 letters and
+// HeldWord is the random part of every mark (16 base32 letters and
 // digits, chosen once per process).
 var HeldWord = rand.Text()[:16]
 
@@ -34,7 +34,7 @@ var HeldWord = rand.Text()[:16]
 // the prefix with heldWord, a decimal index and a NUL.
 var heldPrefix = `"\u0000dual-proxy-held-` + HeldWord + `-`
 
-// heldStrings collects the strings held back while one request is
+// HeldStrings collects the strings held back while one request is
 // encoded; a nil *heldStrings holds nothing.
 type HeldStrings struct {
 	Min  int // shortest string held (minHeld; tests lower it)
@@ -42,7 +42,7 @@ type HeldStrings struct {
 	size int // sum of len(vals)
 }
 
-// str returns s, or the mark that stands for it until marshal.
+// Str returns s, or the mark that stands for it until marshal.
 func (h *HeldStrings) Str(s string) string {
 	if h == nil || len(s) < h.Min || len(s) == 0 {
 		return s
@@ -52,7 +52,7 @@ func (h *HeldStrings) Str(s string) string {
 	return "\x00dual-proxy-held-" + HeldWord + "-" + strconv.Itoa(len(h.vals)-1) + "\x00"
 }
 
-// marshal returns json.Marshal(v) with the held strings in their marks'
+// Marshal returns json.Marshal(v) with the held strings in their marks'
 // places; ok is false when a mark is not in it exactly once (the caller
 // then encodes again with a nil *heldStrings).
 func (h *HeldStrings) Marshal(v any) (out []byte, ok bool) {
@@ -87,7 +87,7 @@ func (h *HeldStrings) Marshal(v any) (out []byte, ok bool) {
 	return out, true
 }
 
-// encodeHeld runs enc with long strings held back, and again without when
+// EncodeHeld runs enc with long strings held back, and again without when
 // the marks did not come back intact.
 func EncodeHeld(enc func(h *HeldStrings) (any, error)) ([]byte, error) {
 	h := &HeldStrings{Min: MinHeld}

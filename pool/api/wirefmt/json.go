@@ -11,9 +11,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
+// Ptr is a pointer to a copy of v.
 func Ptr[T any](v T) *T { return &v }
 
-// topKeys returns the top-level keys of b, valid JSON, with whether each
+// TopKeys returns the top-level keys of b, valid JSON, with whether each
 // value is null (the last of duplicate keys wins, as in json.Unmarshal
 // into a map); nil when b is not an object. Keys with escapes or non-ASCII
 // bytes are decoded by json.Unmarshal, so they compare as Unmarshal's map
@@ -53,7 +54,7 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// keyOnly records only whether a value is null: the key check needs no
+// KeyOnly records only whether a value is null: the key check needs no
 // copy of the (large) values.
 type KeyOnly struct{ Null bool }
 
@@ -62,6 +63,7 @@ func (k *KeyOnly) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Contains tells whether list holds s.
 func Contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -71,7 +73,7 @@ func Contains(list []string, s string) bool {
 	return false
 }
 
-// plainString is the value of raw, a JSON string token, when it needs no
+// PlainString is the value of raw, a JSON string token, when it needs no
 // decoding: closed, without escapes, control bytes or bytes json.Unmarshal
 // would replace (invalid UTF-8). raw comes from a body the caller has
 // already validated (a json.RawMessage field), so this saves a second scan
@@ -85,7 +87,7 @@ func PlainString(raw []byte) (string, bool) {
 	return string(b), true
 }
 
-// plainBytes is plainString's value as a slice of raw, without a copy.
+// PlainBytes is plainString's value as a slice of raw, without a copy.
 func PlainBytes(raw []byte) ([]byte, bool) {
 	n := len(raw)
 	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
@@ -107,7 +109,7 @@ func PlainBytes(raw []byte) ([]byte, bool) {
 	return body, true
 }
 
-// mustJSON marshals v; the wire types here always marshal.
+// MustJSON marshals v; the wire types here always marshal.
 func MustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -116,7 +118,7 @@ func MustJSON(v any) []byte {
 	return b
 }
 
-// dataURL splits "data:image/png;base64,AAAA" into media type and data.
+// DataURL splits "data:image/png;base64,AAAA" into media type and data.
 func DataURL(u string) (mediaType, data string, ok bool) {
 	rest, found := strings.CutPrefix(u, "data:")
 	if !found {
@@ -133,7 +135,7 @@ func DataURL(u string) (mediaType, data string, ok bool) {
 	return mediaType, data, true
 }
 
-// sse renders one SSE event; name may be "".
+// SSE renders one SSE event; name may be "".
 func SSE(name string, data []byte) []byte {
 	out := make([]byte, 0, len(name)+len(data)+16)
 	if name != "" {
@@ -146,7 +148,7 @@ func SSE(name string, data []byte) []byte {
 	return append(out, "\n\n"...)
 }
 
-// nonEmptyJSON is false for absent, null, [] and {}.
+// NonEmptyJSON is false for absent, null, [] and {}.
 func NonEmptyJSON(raw json.RawMessage) bool {
 	s := string(bytes.TrimSpace(raw))
 	return s != "" && s != "null" && s != "[]" && s != "{}"

@@ -6,7 +6,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
-// appendJSONString appends s as a JSON string exactly as encoding/json's
+// AppendJSONString appends s as a JSON string exactly as encoding/json's
 // Marshal writes a Go string (RFC 8259 §7 with Marshal's choices: <, > and
 // & as \u003c, \u003e, \u0026; U+2028 and U+2029 escaped; invalid UTF-8 as
 // \ufffd). The streamed text deltas are encoded with it instead of a

@@ -29,7 +29,7 @@ import (
 // content) are decoded later by stringOrArray through the same decoders
 // (stringOrArray, given the element struct's scan).
 
-// decodeValid decodes body, valid JSON, into typed (a pointer to one of
+// DecodeValid decodes body, valid JSON, into typed (a pointer to one of
 // the four APIs' request structs) by scan, that struct's decoder, and
 // returns the body's top-level keys as topKeys does; ok false means the
 // caller must decode with json.Unmarshal (typed is then zero).
@@ -46,7 +46,7 @@ func DecodeValid[T any](body []byte, typed *T, scan func([]byte, *T, map[string]
 	return keys, true
 }
 
-// scanTop decodes the request object b into w by scan, recording its keys
+// ScanTopAt decodes the request object b into w by scan, recording its keys
 // in keys; when the scan gives way, w is left zero for json.Unmarshal.
 func scanTop[T any](b []byte, w *T, keys map[string]KeyOnly, scan func([]byte, *T, map[string]KeyOnly) bool) bool {
 	if scan(b, w, keys) {
@@ -57,14 +57,14 @@ func scanTop[T any](b []byte, w *T, keys map[string]KeyOnly, scan func([]byte, *
 	return false
 }
 
-// scanMembers walks the members of the object b (valid JSON, b[0] == '{')
+// ScanMembers walks the members of the object b (valid JSON, b[0] == '{')
 // and hands each key and value to member, which decodes the value into
 // its field and reports ok, or reports found false for a key that names no
 // field exactly. It returns false when member does, or when json.Unmarshal
 // could match a key differently: a key with escapes or non-ASCII bytes, or
 // one that equals one of fields (the struct's JSON names) only ignoring
 // case. keys, when not nil, records each key with whether its value is
-// null (topKeys' answer).
+// Null (topKeys' answer).
 func ScanMembers(b []byte, fields []string, keys map[string]KeyOnly, member func(key, v []byte) (found, ok bool)) bool {
 	for i := jsonscan.SkipWS(b, 1); i < len(b) && b[i] == '"'; {
 		ke := jsonscan.SkipString(b, i)
@@ -94,7 +94,7 @@ func ScanMembers(b []byte, fields []string, keys map[string]KeyOnly, member func
 	return true
 }
 
-// scanObject decodes the value v into *dst: an object by scan, anything
+// ScanObjectAt decodes the value v into *dst: an object by scan, anything
 // else (null leaves *dst as it is, another value is a type error) by
 // json.Unmarshal.
 func ScanObject[T any](v []byte, dst *T, scan func([]byte, *T) bool) bool {
@@ -104,7 +104,7 @@ func ScanObject[T any](v []byte, dst *T, scan func([]byte, *T) bool) bool {
 	return scan(v, dst)
 }
 
-// scanArray decodes the value v into the slice *dst of structs, each
+// ScanArrayAt decodes the value v into the slice *dst of structs, each
 // element by scanObject; null and type errors go to json.Unmarshal. A
 // slice already filled (a repeated key) is json.Unmarshal's business: it
 // decodes into the old elements.
@@ -134,7 +134,7 @@ func ScanArray[T any](v []byte, dst *[]T, scan func([]byte, *T) bool) bool {
 	return true
 }
 
-// scanString decodes the value v into *dst: a plainString as it is,
+// ScanStringAt decodes the value v into *dst: a plainString as it is,
 // anything else (escapes, null, a type error) by json.Unmarshal.
 func ScanString(v []byte, dst *string) bool {
 	if s, ok := PlainString(v); ok {
@@ -144,7 +144,7 @@ func ScanString(v []byte, dst *string) bool {
 	return Unmarshal(v, dst)
 }
 
-// scanStringPtr decodes the value v into the *string *dst: a plainString
+// ScanStringPtrAt decodes the value v into the *string *dst: a plainString
 // into the string *dst points to (a new one when nil), as json.Unmarshal
 // does; anything else (null sets nil) by json.Unmarshal.
 func ScanStringPtr(v []byte, dst **string) bool {
@@ -159,14 +159,14 @@ func ScanStringPtr(v []byte, dst **string) bool {
 	return true
 }
 
-// scanRaw sets *dst to a copy of the value v, as RawMessage.UnmarshalJSON
+// ScanRawAt sets *dst to a copy of the value v, as RawMessage.UnmarshalJSON
 // does (null too).
 func ScanRaw(v []byte, dst *json.RawMessage) bool {
 	*dst = append(json.RawMessage(nil), v...)
 	return true
 }
 
-// unmarshal is json.Unmarshal of the value v into dst, reporting success.
+// Unmarshal is json.Unmarshal of the value v into dst, reporting success.
 func Unmarshal(v []byte, dst any) bool { return json.Unmarshal(v, dst) == nil }
 
 // plainKey is a key without escapes and of ASCII bytes only: it names a

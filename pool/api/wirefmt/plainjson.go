@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// plainUint reads a JSON number at b[i] that is a non-negative integer of
+// PlainUint reads a JSON number at b[i] that is a non-negative integer of
 // at most digits digits (9: fits an int, 18: an int64) without a leading
 // zero, what json.Unmarshal stores as is; it returns the value and the
 // index after it.
@@ -21,7 +21,7 @@ func PlainUint(b []byte, i, digits int) (int64, int, bool) {
 	return n, j, err == nil
 }
 
-// plainObject walks the compact object b[i:end] ('{' … '}', nothing after
+// PlainObject walks the compact object b[i:end] ('{' … '}', nothing after
 // it), calling fn with each key (no escapes) and the raw bytes of its
 // value; a value is a string without escapes or quotes inside, a
 // bare literal or number, or an object or array of such values (nested
@@ -76,7 +76,7 @@ func PlainObject(b []byte, i, end int, fn func(key, v []byte) bool) bool {
 }
 
 // plainValueEnd returns the index after the value at b[i] (see
-// plainObject), at most end; -1 when it is not such a value.
+// PlainObject), at most end; -1 when it is not such a value.
 func plainValueEnd(b []byte, i, end int) int {
 	if i >= end {
 		return -1

@@ -13,7 +13,7 @@ import (
 // is walked, not duplicated. Malformed input makes them report failure,
 // never panic; ParseRequest still validates the body (reqscan.go).
 
-// rawView is a json.RawMessage that keeps a view of the input instead of a
+// RawView is a json.RawMessage that keeps a view of the input instead of a
 // copy. encoding/json hands UnmarshalJSON a sub-slice of the []byte given
 // to json.Unmarshal, which the pool owns and never changes for the life of
 // the call, so the view stays valid. Use it only with json.Unmarshal (a
@@ -26,7 +26,7 @@ func (r *RawView) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// hasTypedRaw reports whether the JSON value b contains, at any depth up to
+// HasTypedRaw reports whether the JSON value b contains, at any depth up to
 // 6, an object whose "type" is a string in types, without decoding b.
 func HasTypedRaw(b []byte, types map[string]bool, depth int) bool {
 	b = bytes.TrimSpace(b)
@@ -54,7 +54,7 @@ func HasTypedRaw(b []byte, types map[string]bool, depth int) bool {
 	return found
 }
 
-// canonHash writes a canonical form of the JSON value b to h: object keys
+// CanonHash writes a canonical form of the JSON value b to h: object keys
 // sorted, key drop left out (Anthropic's cache_control markers move
 // between turns), whitespace between tokens ignored; strings and numbers
 // as sent. Large strings are hashed in place, never copied.
@@ -104,7 +104,7 @@ func CanonHash(h interface{ Write([]byte) (int, error) }, b []byte, drop string,
 	_, _ = h.Write([]byte{'}'})
 }
 
-// eachRawMember calls fn with the raw key (without quotes) and the value
+// EachRawMember calls fn with the raw key (without quotes) and the value
 // offsets of each member of the object b; it allocates nothing. It
 // reports false when b is not an object or is malformed.
 func EachRawMember(b []byte, fn func(key []byte, vs, ve int)) bool {

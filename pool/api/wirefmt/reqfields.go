@@ -7,7 +7,7 @@ import (
 // The request structs of the flavours, filled by the one-pass scanner
 // (reqscan.go) or, when it gives up, by json.Unmarshal (decodeRequest).
 
-// roleContent is one entry of a Messages or Chat Completions request's
+// RoleContent is one entry of a Messages or Chat Completions request's
 // messages: the pool reads the role and keeps a view of the content.
 type RoleContent struct {
 	Role    string  `json:"role"`
@@ -16,7 +16,7 @@ type RoleContent struct {
 
 var roleContentNames = []string{"role", "content"}
 
-// scanMessages decodes a messages array (or null) at b[i].
+// ScanMessages decodes a messages array (or null) at b[i].
 func ScanMessages(b []byte, i, depth int, dst *[]RoleContent) int {
 	if IsNullAt(b, i) {
 		*dst = nil
@@ -41,8 +41,8 @@ func ScanMessages(b []byte, i, depth int, dst *[]RoleContent) int {
 	return end
 }
 
-// decodeRequest fills req (a request, or an event's usage) from body: by
-// scan when it can, else with json.Unmarshal (whose error is the caller's
+// DecodeRequest fills req (a request, or an event's usage) from body: by
+// Scan when it can, else with json.Unmarshal (whose error is the caller's
 // 400 for a request).
 func DecodeRequest[T any, P interface {
 	*T
@@ -61,7 +61,7 @@ var (
 	ThinkingNames = []string{"type", "budget_tokens"}
 )
 
-// scanInt64Ptr decodes an integer literal (or null: nil) at b[i] into a
+// ScanInt64Ptr decodes an integer literal (or null: nil) at b[i] into a
 // *int64 field.
 func ScanInt64Ptr(b []byte, i int, dst **int64) int {
 	if IsNullAt(b, i) {

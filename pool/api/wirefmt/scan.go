@@ -48,7 +48,7 @@ func fieldIndex(names []string, key []byte) int {
 	return -1
 }
 
-// scanObject validates the object at b[i] ('{') inside depth containers
+// ScanObjectAt validates the object at b[i] ('{') inside depth containers
 // and returns the offset after it, or -1 (invalid, or not decodable by the
 // scanner). A member whose key is names[k] (at most once each) is handed to
 // fn(k, vs) with the offset of its value, which fn decodes and returns the
@@ -102,7 +102,7 @@ func ScanObjectAt(b []byte, i, depth int, names []string, fn func(k, vs int) int
 	}
 }
 
-// scanArray validates the array at b[i] ('[') like scanObject; each
+// ScanArrayAt validates the array at b[i] ('[') like scanObject; each
 // element goes to fn(vs) when fn is not nil.
 func ScanArrayAt(b []byte, i, depth int, fn func(vs int) int) int {
 	if depth++; depth > jsonscan.MaxDepth {
@@ -136,10 +136,10 @@ func ScanArrayAt(b []byte, i, depth int, fn func(vs int) int) int {
 	}
 }
 
-// isNull reports the literal null at b[i].
+// IsNullAt reports the literal null at b[i].
 func IsNullAt(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
 
-// scanString decodes the string (or null: dst unchanged) at b[i] into dst.
+// ScanStringAt decodes the string (or null: dst unchanged) at b[i] into dst.
 func ScanStringAt(b []byte, i int, dst *string) int {
 	if IsNullAt(b, i) {
 		return i + 4
@@ -162,7 +162,7 @@ func ScanStringAt(b []byte, i int, dst *string) int {
 	return end
 }
 
-// scanStringPtr is scanString for a *string field (null: nil).
+// ScanStringPtrAt is scanString for a *string field (null: nil).
 func ScanStringPtrAt(b []byte, i int, dst **string) int {
 	if IsNullAt(b, i) {
 		*dst = nil
@@ -176,7 +176,7 @@ func ScanStringPtrAt(b []byte, i int, dst **string) int {
 	return end
 }
 
-// scanBool decodes true, false (or null: dst unchanged) at b[i].
+// ScanBool decodes true, false (or null: dst unchanged) at b[i].
 func ScanBool(b []byte, i int, dst *bool) int {
 	switch {
 	case IsNullAt(b, i):
@@ -191,7 +191,7 @@ func ScanBool(b []byte, i int, dst *bool) int {
 	return -1
 }
 
-// scanInt decodes an integer literal that fits an int (or null: dst
+// ScanInt decodes an integer literal that fits an int (or null: dst
 // unchanged) at b[i]; a fraction or exponent is left to json.Unmarshal.
 func ScanInt(b []byte, i int, dst *int) int {
 	if IsNullAt(b, i) {
@@ -212,7 +212,7 @@ func ScanInt(b []byte, i int, dst *int) int {
 	return end
 }
 
-// scanRaw keeps a view of the valid value at b[i] (rawView's rule).
+// ScanRawAt keeps a view of the valid value at b[i] (rawView's rule).
 func ScanRawAt(b []byte, i, depth int, dst *RawView) int {
 	end := jsonscan.ValidValue(b, i, depth)
 	if end >= 0 {
@@ -221,7 +221,7 @@ func ScanRawAt(b []byte, i, depth int, dst *RawView) int {
 	return end
 }
 
-// scanStruct decodes an object (or null: unchanged) at b[i] member by member
+// ScanStruct decodes an object (or null: unchanged) at b[i] member by member
 // (scanObject); any other value is left to json.Unmarshal.
 func ScanStruct(b []byte, i, depth int, names []string, fn func(k, vs int) int) int {
 	if IsNullAt(b, i) {
@@ -233,7 +233,7 @@ func ScanStruct(b []byte, i, depth int, names []string, fn func(k, vs int) int) 
 	return ScanObjectAt(b, i, depth, names, fn)
 }
 
-// scanTop decodes the whole body b, one object, with scanObject and
+// ScanTopAt decodes the whole body b, one object, with scanObject and
 // reports whether it did (b valid JSON and every named field decoded).
 func ScanTopAt(b []byte, names []string, fn func(k, vs int) int) bool {
 	i := jsonscan.SkipWS(b, 0)

@@ -10,7 +10,7 @@ import (
 	"sync"
 )
 
-// openaiPing is an SSE comment: ignored by every client, never output.
+// OpenaiPing is an SSE comment: ignored by every client, never output.
 var OpenaiPing = []byte(": ping\n\n")
 
 // SSEEvent is one Server-Sent Event as read from an upstream (WHATWG HTML
@@ -125,7 +125,7 @@ func (r *SSEReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 
 var lf, crlf = []byte("\n"), []byte("\r\n")
 
-// lineEnd is bytes.IndexAny(b, "\r\n"): the first CR or LF, or -1. Two
+// LineEnd is bytes.IndexAny(b, "\r\n"): the first CR or LF, or -1. Two
 // bytes.IndexByte scans (vectorised) instead of IndexAny's test of every
 // byte against a set: it runs over every byte of every event.
 func LineEnd(b []byte) int {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// chunkReader returns data in reads of the sizes in sizes (cycled); a read
+// ChunkReader returns data in reads of the sizes in sizes (cycled); a read
 // while forbid is set is recorded in read.
 type ChunkReader struct {
 	Data          []byte
