@@ -102,6 +102,14 @@ type Config struct {
 	// --retry-non-idempotent-with-idempotency-key).
 	RetryWithIdempotencyKey bool
 
+	// Settings are the settings this configuration was built from, as the
+	// status document shows them (Status.Settings, SPEC OPS-2): by name,
+	// values masked, in the builder's own units and meaning of zero. The
+	// engine reports them as given and reads nothing from them;
+	// internal/settings fills them from its key table. nil: none shown.
+	// Never modified once given.
+	Settings map[string]any
+
 	// Handler serves origin-form requests (the proxy's own endpoints:
 	// status, pool; SPEC HTTP-1). nil answers 404.
 	Handler http.Handler
@@ -133,6 +141,15 @@ func zeroToDefault[T comparable](p *T, d T) {
 	if *p == zero {
 		*p = d
 	}
+}
+
+// Defaulted is c with the defaults NewEngine fills in where c leaves a
+// field zero (each field's comment says which), or the error NewEngine
+// returns for c (a negative duration where none is allowed, a health URL
+// that is not http or https).
+func (c Config) Defaulted() (Config, error) {
+	err := c.setDefaults()
+	return c, err
 }
 
 func (c *Config) setDefaults() error {

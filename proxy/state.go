@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -30,18 +31,9 @@ func (e *Engine) Status() statusdoc.Status {
 
 	hs := e.health.Snapshot()
 	st := statusdoc.Status{
-		Listeners: []string{},
-		Now:       now,
-		Settings: statusdoc.StatusSettings{
-			ConnectTimeoutMS:  lc.cfg.ConnectTimeout.Milliseconds(),
-			FastFailMS:        lc.cfg.FastFail.Milliseconds(),
-			ResponseTimeoutMS: lc.cfg.ResponseTimeout.Milliseconds(),
-			RaceDelayMS:       lc.cfg.RaceDelay.Milliseconds(),
-			CooldownMS:        lc.cfg.Cooldown.Milliseconds(),
-			PrefTTLMS:         lc.cfg.PrefTTL.Milliseconds(),
-			TLSProbe:          lc.cfg.TLSProbe,
-			LoopbackDirect:    lc.cfg.LoopbackDirect,
-		},
+		Listeners:  []string{},
+		Now:        now,
+		Settings:   map[string]any{},
 		Candidates: make([]statusdoc.CandidateStatus, 0, len(lc.cfg.Candidates)),
 		Health: statusdoc.HealthStatus{
 			Enabled:    lc.cfg.HealthURL != nil,
@@ -54,6 +46,7 @@ func (e *Engine) Status() statusdoc.Status {
 		TLSProbes:  e.TLSProbes(),
 		HealthRuns: e.HealthRuns(),
 	}
+	maps.Copy(st.Settings, lc.cfg.Settings)
 	if u := lc.cfg.HealthURL; u != nil {
 		st.Health.Origin = u.Scheme + "://" + u.Host
 	}

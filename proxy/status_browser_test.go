@@ -93,6 +93,7 @@ func TestBrowserStatusPage(t *testing.T) {
 			"1 m 0 s",                         // cache entry expires in
 			`<td class="mono">127.0.0.1</td>`, // cached host and decision host
 			"listening on " + w.addr,
+			"<span>cooldown 30.0 s</span>", // the settings' cooldown-ms (OPS-7: keyed by the flag names)
 		} {
 			if !strings.Contains(dom, text) {
 				t.Errorf("DOM lacks %q", text)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -89,9 +90,12 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 		Candidates: []candidate.Candidate{w.dead, w.good, candidate.Direct},
 		Cooldown:   30 * time.Second,
 		PrefTTL:    time.Minute,
-		Handler:    mux,
-		Logger:     slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:        func() time.Time { return w.now },
+		// What a builder of the configuration shows (internal/settings
+		// fills it from its key table); the engine reports it as given.
+		Settings: map[string]any{"cooldown-ms": 30000, "pref-ttl-ms": 60000, "gateway": []string{"http://bob:***@" + w.good.Addr}},
+		Handler:  mux,
+		Logger:   slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:      func() time.Time { return w.now },
 	}
 	w.addr, w.srv = startProxy(t, cfg)
 	mux.Attach(w.srv)
@@ -137,7 +141,7 @@ func TestStatusDocument(t *testing.T) {
 		if !st.Now.Equal(w.now) {
 			t.Errorf("now %v, want the injected %v", st.Now, w.now)
 		}
-		if st.Settings.CooldownMS != 30000 || st.Settings.PrefTTLMS != 60000 {
+		if fmt.Sprint(st.Settings) != "map[cooldown-ms:30000 gateway:[http://bob:***@"+w.good.Addr+"] pref-ttl-ms:60000]" {
 			t.Errorf("settings %+v", st.Settings)
 		}
 	})

@@ -47,6 +47,7 @@ func (r *Resolved) ProxyConfig(boundPort int) (proxy.Config, []string, error) {
 		LoopbackDirect:              v.Bool(LoopbackDirect),
 		RetryNonIdempotentAfterSend: v.Bool(RetryAfterSend),
 		RetryWithIdempotencyKey:     v.Bool(RetryWithKey),
+		Settings:                    r.Shown(boundPort),
 	}, warnings, nil
 }
 
@@ -60,4 +61,19 @@ func offIfZero(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// Shown are r's values as every document shows them (the settings
+// document, the status document's settings, --print-config): every key of
+// Keys by name, credentials masked (Mask); listen-port is boundPort when
+// the listener is bound (not 0).
+func (r *Resolved) Shown(boundPort int) map[string]any {
+	out := make(map[string]any, len(Keys))
+	for _, k := range Keys {
+		out[k.Name] = mask(k.Name, r.Values[k.Name])
+	}
+	if boundPort != 0 {
+		out[ListenPort] = boundPort
+	}
+	return out
 }

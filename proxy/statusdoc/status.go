@@ -36,8 +36,14 @@ type Status struct {
 	// empty when the status comes from Engine.Status.
 	Listeners []string `json:"listeners"`
 	// Now is the engine's clock (Config.Now) when the status was taken.
-	Now      time.Time      `json:"now"`
-	Settings StatusSettings `json:"settings"`
+	Now time.Time `json:"now"`
+	// Settings are the proxy settings in effect (SPEC OPS-2, OPS-7), as
+	// Config.Settings gives them: keyed by the settings' names (the long
+	// flag names, "cooldown-ms"), each value in its unit (ms for a
+	// "-ms" key; 0 and '' mean what they mean on the command line,
+	// docs/flags.md), credentials masked. Empty when the engine was given
+	// none (the Go API).
+	Settings map[string]any `json:"settings"`
 	// Candidates in default order (SPEC GW-1), direct last.
 	Candidates []CandidateStatus `json:"candidates"`
 	Health     HealthStatus      `json:"health"`
@@ -50,19 +56,6 @@ type Status struct {
 	TLSProbes int64 `json:"tls_probes"`
 	// HealthRuns counts health checks started (SPEC HC-1, HC-2).
 	HealthRuns int `json:"health_runs"`
-}
-
-// StatusSettings are the selection settings in effect, in ms (SPEC OPS-2).
-type StatusSettings struct {
-	ConnectTimeoutMS  int64 `json:"connect_timeout_ms"`
-	FastFailMS        int64 `json:"fast_fail_ms"`
-	ResponseTimeoutMS int64 `json:"response_timeout_ms"`
-	RaceDelayMS       int64 `json:"race_delay_ms"`
-	CooldownMS        int64 `json:"cooldown_ms"`
-	// PrefTTLMS is the per-host cache TTL; negative: cache off.
-	PrefTTLMS      int64 `json:"pref_ttl_ms"`
-	TLSProbe       bool  `json:"tls_probe"`
-	LoopbackDirect bool  `json:"loopback_direct"`
 }
 
 // CandidateStatus is one candidate's state (SPEC OPS-2, CD-1..CD-3).

@@ -203,7 +203,10 @@
     meta.appendChild(el("span", "listening on " + (st.listeners.length ? st.listeners.join(", ") : "(engine only)")));
     meta.appendChild(el("span", "TLS probes " + st.tls_probes));
     meta.appendChild(el("span", "health runs " + st.health_runs));
-    meta.appendChild(el("span", "cooldown " + dur(st.settings.cooldown_ms)));
+    // The settings are keyed by their long flag names; 0 means off there
+    // as on the command line (docs/flags.md).
+    var cool = (st.settings || {})["cooldown-ms"];
+    if (cool !== undefined) meta.appendChild(el("span", "cooldown " + (cool === 0 ? "off" : dur(cool))));
     meta.appendChild(el("span", "updated " + clock(st.now)));
 
     fill("candidates", st.candidates.map(function (c, i) {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
@@ -144,7 +145,9 @@ func summary(tw *tabwriter.Writer, st *statusdoc.Status) {
 		fmt.Fprintf(tw, "health\t%s, preferred %s, last run %s, %d %s%s\n", h.Origin, orDash(h.Preferred), since(st.Now, h.LastRun), st.HealthRuns, runs, down)
 	}
 	fmt.Fprintf(tw, "tls probes\t%d\n", st.TLSProbes)
-	fmt.Fprintf(tw, "cooldown\t%s\n", msText(st.Settings.CooldownMS))
+	if c, ok := settingText(st, settings.CooldownMS); ok {
+		fmt.Fprintf(tw, "cooldown\t%s\n", c)
+	}
 	tw.Flush()
 }
 
@@ -293,6 +296,28 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// settingText is the setting key of the status document st as the
+// tables show it: a millisecond value as msText, 0 or the empty string as
+// what it means
+// (the key table's Zero: "off"); false when st does not show the key.
+func settingText(st *statusdoc.Status, key string) (string, bool) {
+	x, ok := st.Settings[key]
+	k, known := settings.Lookup(key)
+	if !ok || !known {
+		return "", false
+	}
+	text := settings.Text(x)
+	if (text == "" || text == "0") && k.Zero != "" {
+		return k.Zero, true
+	}
+	if k.Kind == settings.KindMS {
+		if ms, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return msText(ms), true
+		}
+	}
+	return text, true
+}
 
 // msText renders ms as "850 ms", "29.9 s" or "4 m 10 s".
 func msText(ms int64) string {

@@ -151,3 +151,28 @@ func TestStatusTargetDown(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusTableSettings: the summary's settings come from the status
+// document's settings, keyed by the long flag names, 0 shown as what it
+// means on the command line (SPEC OPS-2, OPS-7).
+func TestStatusTableSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings map[string]any
+		want     string
+	}{
+		{"OPS-7/cooldown-in-seconds", map[string]any{"cooldown-ms": 30000.0}, "cooldown    30.0 s\n"},
+		{"OPS-7/cooldown-0-is-off", map[string]any{"cooldown-ms": 0.0}, "cooldown    off\n"},
+		{"OPS-2/no-settings-no-line", map[string]any{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Table(&b, &statusdoc.Status{Settings: tc.settings}, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.String(); tc.want == "" && strings.Contains(got, "cooldown") || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Fatalf("want %q in:\n%s", tc.want, got)
+			}
+		})
+	}
+}
