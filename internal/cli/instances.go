@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -155,7 +157,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		}
 		found++
 		if c.Bool("json") {
-			docs = append(docs, raw)
+			docs = append(docs, withInstance(raw, e))
 			continue
 		}
 		var st statusdoc.Status
@@ -190,6 +192,53 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		return err
 	}
 	return nil
+}
+
+// statusInstance is the "instance" member `dual-proxy status --json` adds
+// to each status document: what the line above a status names in the text
+// form (SPEC OPS-2, OPS-6), from the registry entry. PID is 0, and Command,
+// Pool, Pools, LogFile and Started are left out, for an instance the
+// registry does not list (the standalone address looked at anyway).
+// PoolPage is the pool page's link, never with the token.
+type statusInstance struct {
+	Program  string     `json:"program"`
+	PID      int        `json:"pid,omitempty"`
+	Addr     string     `json:"addr"`
+	Command  string     `json:"command,omitempty"`
+	Pool     string     `json:"pool,omitempty"`
+	Pools    []string   `json:"pools,omitempty"`
+	PoolPage string     `json:"pool_page,omitempty"`
+	LogFile  string     `json:"log_file,omitempty"`
+	Started  *time.Time `json:"started,omitempty"`
+}
+
+// withInstance is the status document raw with an "instance" member (its
+// first) describing e; raw as it is when it is not a JSON object.
+func withInstance(raw json.RawMessage, e registry.Entry) json.RawMessage {
+	body := bytes.TrimSpace(raw)
+	if len(body) < 2 || body[0] != '{' {
+		return raw
+	}
+	in := statusInstance{Program: e.Program, PID: e.PID, Addr: e.Addr, Command: e.Command, Pool: e.Pool, Pools: e.Pools, LogFile: e.LogFile}
+	if !e.Started.IsZero() {
+		in.Started = &e.Started
+	}
+	if len(e.Pools) > 0 {
+		in.PoolPage = "http://" + e.Addr + "/pool/"
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return raw
+	}
+	out := append([]byte(`{"instance":`), b...)
+	if rest := bytes.TrimSpace(body[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	out = append(out, body[1:]...)
+	if bytes.HasSuffix(raw, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
 }
 
 // printPoolLink writes the pool page URL of an instance that serves pools.

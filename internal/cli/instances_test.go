@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +77,22 @@ func pollStatus(t *testing.T, env []string, want string) string {
 	}
 }
 
+// statusJSON is the part of a `status --json` document these tests read.
+type statusJSON struct {
+	Instance struct {
+		Program  string   `json:"program"`
+		PID      int      `json:"pid"`
+		Addr     string   `json:"addr"`
+		Command  string   `json:"command"`
+		Pool     string   `json:"pool"`
+		Pools    []string `json:"pools"`
+		PoolPage string   `json:"pool_page"`
+		LogFile  string   `json:"log_file"`
+		Started  string   `json:"started"`
+	} `json:"instance"`
+	Candidates []json.RawMessage `json:"candidates"`
+}
+
 func TestStatusFindsLaunchers(t *testing.T) {
 	runtimeDir := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "launcher.log")
@@ -87,6 +106,36 @@ func TestStatusFindsLaunchers(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Fatalf("no %q in\n%s", want, out)
 			}
+		}
+		// OPS-2/status-json-names-each-instance: what the line above each
+		// status names in text (pid, the child, the log) is in the JSON
+		// too, without --addr and with it.
+		m := regexp.MustCompile(`== dual-proxy run on (127\.0\.0\.1:\d+), pid (\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no launcher line:\n%s", out)
+		}
+		jsonOut, errOut, st := runCmdEnv(t, DualProxy, env, "status", "--json", "--decisions", "0")
+		var all []statusJSON
+		if st != 0 || json.Unmarshal([]byte(jsonOut), &all) != nil {
+			t.Fatalf("status --json: %d %q\n%s", st, errOut, jsonOut)
+		}
+		jsonOne, errOut, st := runCmdEnv(t, DualProxy, env, "status", "--json", "--addr", m[1])
+		var one statusJSON
+		if st != 0 || json.Unmarshal([]byte(jsonOne), &one) != nil || len(one.Candidates) == 0 {
+			t.Fatalf("status --json --addr: %d %q\n%s", st, errOut, jsonOne)
+		}
+		for _, doc := range append(all, one) {
+			in := doc.Instance
+			if in.Addr != m[1] {
+				continue
+			}
+			if in.Program != "dual-proxy run" || strconv.Itoa(in.PID) != m[2] || in.Command != self || in.LogFile != logFile || in.Started == "" {
+				t.Fatalf("instance %+v: want program, pid %s, command %s, log %s, started", in, m[2], self, logFile)
+			}
+			m[1] = "checked"
+		}
+		if m[1] != "checked" {
+			t.Fatalf("no document names the launcher:\n%s", jsonOut)
 		}
 		if errOut, st := stop(); st != 0 {
 			t.Fatalf("launcher status %d %q", st, errOut)
@@ -118,6 +167,23 @@ func TestStatusFindsLaunchers(t *testing.T) {
 		penv := append(env, "UP_KEY=sk-up")
 		startLauncher(t, penv, "--config", cfg, "--pool", "lp")
 		out := pollStatus(t, penv, "pool lp")
+		// OPS-6/status-json-names-the-pools-served: the pools and the
+		// page's link, never the token.
+		jsonOut, _, _ := runCmdEnv(t, DualProxy, penv, "status", "--json", "--decisions", "0")
+		var all []statusJSON
+		if err := json.Unmarshal([]byte(jsonOut), &all); err != nil || strings.Contains(jsonOut, "dpx-") {
+			t.Fatalf("status --json (%v):\n%s", err, jsonOut)
+		}
+		served := false
+		for _, d := range all {
+			in := d.Instance
+			if slices.Equal(in.Pools, []string{"lp"}) && in.Pool == "lp" && in.PoolPage == "http://"+in.Addr+"/pool/" {
+				served = true
+			}
+		}
+		if !served {
+			t.Fatalf("no instance with pools [lp] and its page in:\n%s", jsonOut)
+		}
 		// OPS-6/status-link-hides-the-token-unless-asked: status output is
 		// pasted into chats; the link carries the token only with --show-token.
 		if !strings.Contains(out, "/pool/ (tests and saving need its token: dual-proxy status --show-token") || strings.Contains(out, "dpx-") {

@@ -38,7 +38,7 @@ func statusCommand(sio IO) *cli.Command {
 		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N] [--show-token]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
-			&cli.BoolFlag{Name: "json", Usage: "print the raw JSON status document (without --addr: a JSON array, one per instance)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the JSON status document, with an \"instance\" member (pid, command, pools, log file) when the registry lists it (without --addr: a JSON array, one per instance)"},
 			&cli.BoolFlag{Name: fShowToken, Usage: "print each pool page link with its token (#token=…, for the page's test button and editor); off by default so pasted output never carries it"},
 			&cli.IntFlag{Name: "decisions", Value: 20, Usage: "how many recent decisions to list (newest first, at most 200)"},
 		},
@@ -66,6 +66,9 @@ func statusCommand(sio IO) *cli.Command {
 				return cli.Exit("dual-proxy status: "+oneLine(err.Error())+hint, 1)
 			}
 			if c.Bool("json") {
+				if e, ok := instanceByAddr(sio.Environ, addr); ok {
+					raw = withInstance(raw, e)
+				}
 				_, err := c.App.Writer.Write(raw)
 				return err
 			}

@@ -199,7 +199,7 @@ func TestStatusJSONHelp(t *testing.T) {
 	addr, _ := statusWorld(t)
 	t.Run("OPS-2/status-json-help-names-the-array", func(t *testing.T) {
 		out, _, status := runCmd(t, DualProxy, nil, "status", "--help")
-		if status != 0 || !strings.Contains(out, "--json             print the raw JSON status document (without --addr: a JSON array, one per instance)") {
+		if status != 0 || !strings.Contains(out, "--json             print the JSON status document, with an \"instance\" member (pid, command, pools, log file) when the registry lists it (without --addr: a JSON array, one per instance)") {
 			t.Fatalf("status %d:\n%s", status, out)
 		}
 		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
