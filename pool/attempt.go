@@ -37,25 +37,28 @@ type attempt struct {
 	conv *api.Stream
 }
 
-// outcome is how one attempt ended.
+// outcome is how one attempt ended, all the call learns of it: done
+// (the client has its answer, the call ends), served (the member answered:
+// the binding follows it), canceled (the client left), or a failure with
+// its class, before the commit point (the call fails over) or after it.
 type outcome struct {
 	// done: a response was written (success, pass-through, or a failure
 	// after the commit point); no further member is tried.
 	done bool
 	// served: the member answered (commit point reached or a complete
-	// non-streamed answer); it becomes the binding (POOL-5, POOL-8).
+	// non-streamed answer); it becomes the binding.
 	served bool
-	// canceled: the client went away (POOL-9): no failure, no failover.
+	// canceled: the client went away: no failure, no failover.
 	canceled bool
 	// fail describes a failure (before or after the commit point).
 	fail     *neutral.Attempt
 	explicit time.Duration // server-given wait for rate_limit
 	// noCooldown: the failure is the transport's, not the member's (a
-	// kept-alive connection the channel closed unanswered, POOL-17): it is
+	// kept-alive connection the channel closed unanswered): it is
 	// recorded and logged but cools nothing and counts no member failure.
 	noCooldown bool
 	u          neutral.Accounting
-	// state: the state keys the answer produced (POOL-18); retry: send to
+	// state: the state keys the answer produced; retry: send to
 	// the same member once more (it rejected encrypted content).
 	state []string
 	retry bool
@@ -142,9 +145,9 @@ func (a *attempt) completeAnswer(resp *http.Response, body []byte) outcome {
 
 // errorAnswer classifies a non-2xx upstream answer (SPEC POOL-10, POOL-7b,
 // POOL-18). bad_request is passed through as is, once, without cooldown or
-// failover (after the early head, as the API's error event);
-// a member that refused the request's encrypted content or reasoning
-// signatures is asked once more without what it cannot read (POOL-18).
+// failover (after the early head, as the API's error event); a member that
+// refused the request's encrypted content or reasoning signatures is asked
+// once more without what it cannot read.
 func (a *attempt) errorAnswer(resp *http.Response, body []byte) outcome {
 	c, m := a.c, a.m
 	typ, msg := a.rt.fl.ParseError(body)
@@ -222,7 +225,8 @@ func isClosedUnanswered(err error) bool {
 	return errors.As(err, &cu) && cu.ClosedUnanswered()
 }
 
-// send sends the member request req through the Transport (SPEC POOL-26).
+// send sends the member request req through the Transport (SPEC POOL-26,
+// POOL-17).
 // When it fails on a kept-alive connection the channel closed before one
 // byte of the answer (an idle timeout that fired as the request came, a
 // server that closes after every answer without "Connection: close"), it
@@ -230,7 +234,7 @@ func isClosedUnanswered(err error) bool {
 // (req.Close: the Transport takes no idle connection for it), as the
 // Anthropic and OpenAI SDKs retry a connection error; never a third time,
 // and the session does not move for it. A body beyond the replay budget is
-// not sent again (POOL-17); nor is one whose attempt ended. Each resend is
+// not sent again; nor is one whose attempt ended. Each resend is
 // logged and told to Observer.Resend.
 func (a *attempt) send(req *http.Request) (*http.Response, error) {
 	c := a.c
@@ -253,9 +257,10 @@ func (a *attempt) send(req *http.Request) (*http.Response, error) {
 }
 
 // transportFailure classifies a RoundTrip or body-read error (SPEC POOL-9,
-// POOL-26). The client's own cancel is not a member failure. timedOut: the attempt was
-// stopped by first_output_timeout_ms; a deadline error of a non-streamed
-// call is response_timeout_ms. Both say so instead of "context canceled".
+// POOL-26). The client's own cancel is not a member failure. timedOut: the
+// attempt was stopped by first_output_timeout_ms; a deadline error of a
+// non-streamed call is response_timeout_ms. Both say so instead of
+// "context canceled".
 func (a *attempt) transportFailure(err error, timedOut bool) outcome {
 	c := a.c
 	if c.r.Context().Err() != nil || a.client.gone.Load() {

@@ -72,10 +72,10 @@ func (ph poolHead) set(h http.Header) {
 	}
 }
 
-// commit is a streamed answer's commit point (SPEC POOL-7): the response
-// head (the member's status and end-to-end headers, the event-stream
-// fields, the pool's head) and the held bytes, flushed. After an early head
-// (POOL-7b) only the held bytes are written: the client has seen
+// commit is a streamed answer's commit point (SPEC POOL-7, POOL-7b): the
+// response head (the member's status and end-to-end headers, the
+// event-stream fields, the pool's head) and the held bytes, flushed. After
+// an early head only the held bytes are written: the client has seen
 // keep-alives, and now this attempt's preamble and first output. The
 // keep-alive ticker must be stopped before.
 func (s *clientStream) commit(status int, upstream http.Header, head poolHead, translated bool, held []byte) error {
