@@ -90,7 +90,7 @@ func (a *attempt) memberRequest(ctx context.Context) (*http.Request, error) {
 		req.Header.Del(k)
 	}
 	dropBrowserHeaders(req.Header)
-	req.Header.Add("Via", c.p.via) // loop detection (loop.go)
+	req.Header.Add("Via", c.p.via.Entry()) // loop detection (Pool.via)
 	if tok := c.p.opts.Token; tok != "" {
 		for k, vs := range req.Header {
 			for _, v := range vs {

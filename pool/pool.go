@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/via"
 	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
@@ -117,8 +118,15 @@ type Pool struct {
 
 	// editor serves /pool/config… when Options.ConfigFile is set.
 	editor *editor.Editor
-	// via is this instance's Via entry on member requests (loop.go).
-	via string
+	// via names this instance in the Via entry of its member requests: a
+	// member whose base_url leads back to this pool (its own listener, or
+	// another instance whose pool points here) would turn one call into an
+	// unbounded chain of nested calls, each holding a connection and a
+	// goroutine until the outermost timeout; a call arriving with this
+	// entry is answered 508 in the client API's error shape, which the
+	// calling pool treats as the member's server failure (POOL-10) and
+	// fails over from.
+	via via.Pseudonym
 	// lists are the members' own model lists, for /v1/models of a pool
 	// without models: (memberlists.go).
 	lists memberLists
@@ -157,7 +165,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 		cfg = &config.Config{}
 	}
 	p := &Pool{opts: opts, log: opts.Logger.With("component", "pool"), state: opts.State, bodies: &bodyBudget{limit: opts.BodyBudget},
-		cfg: cfg, scrub: config.NewScrubber(cfg), via: newViaEntry()}
+		cfg: cfg, scrub: config.NewScrubber(cfg), via: via.New("dual-proxy-pool-")}
 	p.conf = status.ConfigState{File: opts.ConfigFile, LoadedAt: opts.Now()}
 	if opts.ConfigFile != "" {
 		apply := opts.Reload
@@ -372,7 +380,7 @@ func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 // serveCall reads and checks a model call's body (size, duplicate keys,
 // the flavour's parse, the pool's model list) and runs the call.
 func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Config, scrub config.Scrubber, pc *config.PoolConfig, fl api.Flavour, ep neutral.Endpoint) {
-	if p.looped(r.Header) {
+	if p.via.Looped(r.Header.Values("Via")) {
 		api.WriteError(w, fl, http.StatusLoopDetected, "pool loop: this call already went through this pool (a member's base_url leads back to it)", nil)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/relay"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -40,11 +41,11 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 	// (no Via: ours alone) reuses its goroutine's context (workers.go).
 	ctx, cancel := oc.get(s.viaCtx)
 	if vias := head.Vias(); len(vias) > 0 {
-		ctx, cancel = context.WithCancelCause(dial.WithVia(s.baseCtx, s.engine.viaChain(vias)))
+		ctx, cancel = context.WithCancelCause(dial.WithVia(s.baseCtx, s.via.Chain(vias)))
 		defer cancel(nil)
 	}
 	watch := s.watches.watchTunnel(c, br, cancel)
-	up, cand, err := s.engine.openTunnel(ctx, host, port)
+	up, cand, err := s.engine.Open(ctx, host, port)
 	watch.stop()
 	if p := watch.probed; p > 0 {
 		// The watch wrote the answer's first byte to a half-closed client
@@ -55,12 +56,12 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		opened := ""
 		if up != nil {
 			up.Close()
-			opened = s.engine.candName(cand)
+			opened = cand.String()
 		}
 		s.log.Info("CONNECT abandoned: the client closed its connection while the path was opening", clientGoneAttrs(host, opened, err)...)
 		return false
 	}
-	if isLocal(err) {
+	if candidate.IsLocal(err) {
 		writeSimple(out(), 503, localAnswer(err), nil)
 		return false
 	}
@@ -73,17 +74,17 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		return false
 	}
 	// Open from before the client sees the 200 (metrics, traffic.go).
-	s.engine.traffic.open.Add(1)
+	s.engine.Counters().OpenTunnels.Add(1)
 	if !s.startTunnel(c, br, up, watch.probed) {
-		s.engine.traffic.open.Add(-1)
+		s.engine.Counters().OpenTunnels.Add(-1)
 		s.setUpstream(cs, nil)
 		up.Close()
 		return false
 	}
-	lc := s.engine.live.Load() // the bounds of a new tunnel (SPEC OPS-7)
-	relay.Run(c, up, lc.cfg.TunnelIdleTimeout, lc.cfg.TunnelHalfCloseTimeout, func(sent, received int64) {
-		s.engine.countTunnel(cand, sent, received)
-		s.engine.traffic.open.Add(-1)
+	idle, halfClose := s.engine.TunnelTimeouts() // the bounds of a new tunnel (SPEC OPS-7)
+	relay.Run(c, up, idle, halfClose, func(sent, received int64) {
+		s.engine.Counters().Tunnel(cand, sent, received)
+		s.engine.Counters().OpenTunnels.Add(-1)
 		s.setUpstream(cs, nil)
 		s.untrack(c)
 	})
@@ -119,7 +120,7 @@ func clientGoneAttrs(host, opened string, err error) []any {
 		return []any{"host", host, "candidate", opened, "phase", "opened", "reason", errClientGone.Error()}
 	}
 	var cands, phases []string
-	var af *AllFailedError
+	var af *engine.AllFailedError
 	if errors.As(err, &af) {
 		for _, e := range af.Errs {
 			var pe *candidate.PathError

@@ -83,7 +83,7 @@ func TestConnectClientGone(t *testing.T) {
 		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
 			t.Fatalf("decision %+v, want error \"client gone\"", d)
 		}
-		if cd := srv.Engine().cooldowns; cd.Cooling(gateways(t, false, "http://"+gw)[0].Key(), "example.test:443") {
+		if cooling(srv.Engine(), gateways(t, false, "http://"+gw)[0].Key(), "example.test:443") {
 			t.Fatal("CD-1: a client that left recorded a cooldown")
 		}
 
@@ -113,7 +113,7 @@ func TestConnectClientGone(t *testing.T) {
 			t.Fatalf("the abandon line does not name both attempts:\n%s", out)
 		}
 		for _, g := range []string{gw1, gw2} {
-			if srv.Engine().cooldowns.Cooling(gateways(t, false, "http://"+g)[0].Key(), "example.test:443") {
+			if cooling(srv.Engine(), gateways(t, false, "http://"+g)[0].Key(), "example.test:443") {
 				t.Fatalf("CD-1: a client that left cooled %s", g)
 			}
 		}

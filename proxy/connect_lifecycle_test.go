@@ -182,7 +182,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 		g.open()
 		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
 		c := dialProxy(t, addr)
-		fmt.Fprintf(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\nVia: 1.1 a, 1.1 %s\r\n\r\n", srv.engine.via)
+		fmt.Fprintf(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\nVia: 1.1 a, 1.1 %s\r\n\r\n", srv.engine.Via().Name())
 		if code, _ := readConnectReply(t, bufio.NewReader(c)); code != http.StatusLoopDetected {
 			t.Fatalf("CONNECT with our own Via token: %d, want 508", code)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
@@ -40,21 +42,21 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 
 	ctx, cancel := cc.get(s.baseCtx)
 	var watch *clientWatch // nil-safe stop; no func value per request
-	if body.rest == nil {
+	if body.Rest == nil {
 		// The client sent the whole request: watch its connection so a
 		// client that hangs up aborts the upstream request (no cooldown).
 		// A watch that starts clears the idle deadline first, so a
 		// request longer than idleTimeout is still watched.
 		watch = s.watches.watchInto(&ps.watch, c, br, cancel, cc.idleArmed)
 	}
-	resp, err := s.engine.roundTrip(ctx, req)
+	resp, err := s.engine.Forward(ctx, req)
 	if err != nil {
 		watch.stop() // the connection ends: no deadline to track
 		answerTripError(bw, err)
 		return false
 	}
 	ok, n := writeResponse(bw, resp, head)
-	s.engine.traffic.httpDown.Add(uint64(n))
+	s.engine.Counters().HTTPResponseBytes.Add(uint64(n))
 	resp.Body.Close()
 	if watch.stopRan() {
 		cc.idleArmed = false // the watch's stop cleared the deadline
@@ -62,7 +64,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	// Another request may follow only when this one was read to its end:
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.
-	if !ok || !head.KeepAlive || !body.finished() || ended(ctx) {
+	if !ok || !head.KeepAlive || !body.Finished() || ended(ctx) {
 		return false
 	}
 	// Nothing of this request is used any more: the next one reuses its
@@ -95,31 +97,29 @@ func (s *Server) readRequestBody(c net.Conn, br *bufio.Reader, bw *bufio.Writer,
 // end-to-end header with this proxy's Via (SPEC HTTP-5, loop.go), the
 // loopback flag of the host (kept while the host repeats), and the
 // connection's interrupter, route-cache memo and response to read into.
-func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *request {
+func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *engine.Request {
 	t, body := &ps.target, &ps.body
-	if body.rest != nil {
-		body.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
+	if body.Rest != nil {
+		body.rest.touch = func() { c.SetReadDeadline(time.Now().Add(idleTimeout)) }
 	}
-	ps.header = s.engine.appendOutgoingHeader(ps.header[:0], head)
-	if t.host != ps.loopHost {
-		ps.loopHost, ps.loop = t.host, isLoopback(t.host)
-	}
+	ps.header = appendOutgoingHeader(ps.header[:0], head, s.via.Entry())
 	req := &ps.req
-	*req = request{
-		method: head.Method,
-		target: t,
-		host:   t.host,
-		port:   t.port,
-		header: ps.header,
-		body:   body,
-		length: body.length(head),
-		intr:   cc,
-		memo:   &ps.memo,
-		loop:   &ps.loop,
-		into:   &ps.resp,
+	*req = engine.Request{
+		Method:    head.Method,
+		Authority: t.authority,
+		Host:      t.host,
+		Port:      t.port,
+		Origin:    t.origin,
+		Absolute:  t.absolute,
+		Header:    ps.header,
+		Body:      &body.Body,
+		Length:    body.length(head),
+		Interrupt: cc,
+		Memo:      &ps.memo,
+		Into:      &ps.resp,
 		// The fields come from head, which ReadRequestHead checked as
 		// upstream's check would (FuzzOutgoingHeaderValid).
-		headerValid: true,
+		HeaderValid: true,
 	}
 	return req
 }
@@ -132,14 +132,14 @@ func answerTripError(bw *bufio.Writer, err error) {
 	if errors.Is(err, errClientGone) {
 		return
 	}
-	if isLocal(err) {
+	if candidate.IsLocal(err) {
 		writeSimple(bw, http.StatusServiceUnavailable, localAnswer(err), nil)
 		return
 	}
 	msg := "dual-proxy: " + err.Error() + "\n"
-	var ne *notReplayedError
+	var ne *engine.NotReplayedError
 	if errors.As(err, &ne) {
-		msg = ne.body()
+		msg = ne.Answer()
 	}
 	writeSimple(bw, http.StatusBadGateway, msg, nil)
 }
@@ -153,18 +153,14 @@ func answerTripError(bw *bufio.Writer, err error) {
 type plainScratch struct {
 	target target
 	body   body
-	req    request
+	req    engine.Request
 	watch  clientWatch
 	header []httpmsg.Field
-	memo   putMemo // the last route cache put (Engine.succeedMemo)
+	memo   engine.ConnMemo // what the engine remembers for the next request
 	// resp holds the answer of each attempt: an attempt's response is
 	// closed before the next attempt (roundTrip) and the request's
 	// before forward reports that another request may follow.
 	resp upstream.Response
-	// loop is isLoopback(loopHost), the last request's host (one
-	// destination per connection is usual: no parse per request).
-	loopHost string
-	loop     bool
 	// head is the last request's head, free for the next read
 	// (nextHead), or nil.
 	head *httpmsg.RequestHead
@@ -302,12 +298,35 @@ func (cc *connCtx) end() {
 // this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, loop.go).
 // Host is set from the target when sending. One slice, no header map, and
 // forward passes the connection's slice of its last request.
-func (e *Engine) appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead) []httpmsg.Field {
+func appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead, via string) []httpmsg.Field {
 	for f := range httpmsg.EndToEnd(head.Fields) {
 		// Names are tokens (ASCII): no Unicode folding needed.
 		if !httpmsg.EqualFoldASCII(f.Name, "Expect") && !httpmsg.EqualFoldASCII(f.Name, "Content-Length") && !httpmsg.EqualFoldASCII(f.Name, "Host") {
 			out = append(out, f)
 		}
 	}
-	return append(out, httpmsg.Field{Name: "Via", Value: e.viaEntry()})
+	return append(out, httpmsg.Field{Name: "Via", Value: via})
+}
+
+// localAnswer is the 503 body for a request or tunnel that failed on this
+// machine's resources (candidate.IsLocal): it says so, so nobody blames
+// the gateway.
+func localAnswer(err error) string {
+	cause := err.Error()
+	var pe *candidate.PathError
+	if errors.As(err, &pe) {
+		cause = pe.Err.Error()
+	}
+	return "dual-proxy: out of local resources on the proxy's machine (not a gateway or origin failure): " + cause + "\n"
+}
+
+// ended reports whether ctx is done, without the lock that Err and Cause
+// take.
+func ended(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
 }

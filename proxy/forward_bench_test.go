@@ -1,10 +1,9 @@
 // Benchmarks of the per-request path of plain forwarding (SPEC HTTP-1..
-// HTTP-6) and of the CONNECT race (ORD-6): a client keeping its connection
-// sends absolute-form requests through the proxy to a loopback origin
-// that answers each head at once; the race opens paths that are open at
-// once (no sockets), so only the race's own work is measured.
+// HTTP-6): a client keeping its connection sends absolute-form requests
+// through the proxy to a loopback origin that answers each head at once.
+// The CONNECT race's is in proxy/engine (race_bench_test.go).
 //
-//	go test -run '^$' -bench 'Forward|Race' -benchmem ./proxy
+//	go test -run '^$' -bench 'Forward' -benchmem ./proxy
 
 package proxy
 
@@ -68,28 +67,5 @@ func BenchmarkForward(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkRace is openTunnel with two candidates whose paths open at once
-// (SPEC ORD-6): the race's goroutine, channel and timer per tunnel, and
-// the win's bookkeeping.
-func BenchmarkRace(b *testing.B) {
-	gw := candidate.Candidate{Kind: candidate.KindHTTP, Addr: "127.0.0.1:1"}
-	e, err := NewEngine(Config{Candidates: []candidate.Candidate{gw, candidate.Direct}, RaceDelay: time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	c1, c2 := net.Pipe()
-	defer c1.Close()
-	defer c2.Close()
-	e.openAttempt = func(context.Context, attempt, string, string, bool) (net.Conn, error) { return c1, nil }
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := e.openTunnel(ctx, "x.test", 443); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -7,48 +7,54 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
-	"sync"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
-
-// MaxReplayBody is the largest request body (bytes) buffered so it can be
-// replayed on another candidate (SPEC HTTP-2). Larger bodies, and chunked
-// bodies that grow past it, are streamed once: the first MaxReplayBody
-// bytes of a chunked body are buffered, the remainder is read from the
-// client while it is sent. A streamed body can still move to the next
-// candidate as long as none of its unbuffered bytes were read (a failure to
-// connect), never after.
-const MaxReplayBody = 8 << 20
 
 // maxTrailerLines bounds the trailer section of a chunked request body.
 const maxTrailerLines = 128
 
-// errBodyDetached is returned to an attempt that is no longer the owner of
-// a streamed body (its request was abandoned).
-var errBodyDetached = errors.New("request body belongs to another attempt")
-
-// body is a request body read from the client connection (SPEC HTTP-2).
-// buf holds the buffered bytes: the whole body when rest is nil, else a
-// prefix. rest, when set, is the remainder, read once from the client by
-// the attempt that owns it. The zero value is an empty body.
+// body is a request body read from the client connection (SPEC HTTP-2):
+// the engine's Body, whose Rest, when the body streams, is rest, and what
+// it took from the server's buffering budget. The zero value is an empty
+// body.
 type body struct {
-	buf      []byte
-	rest     io.Reader     // nil: fully buffered (replayable)
-	trailers *bufio.Reader // chunked: the trailer section follows rest's EOF
-	chunked  bool          // the client framed it chunked
-	reserved int64         // bytes taken from the server's buffering budget
-	// touch, when set, is called before each read of rest (the server
-	// extends the client connection's read deadline: a client that stalls
-	// mid-upload is dropped after idleTimeout).
-	touch func()
+	engine.Body
+	reserved int64 // bytes taken from the server's buffering budget
+	rest     clientRest
+}
 
-	mu        sync.Mutex
-	owner     *attemptBody
-	started   bool  // a read of rest began: the body cannot be sent again
-	done      bool  // rest read to its end, trailers included
-	clientErr error // reading from the client failed
+// clientRest is the streamed remainder of a body as the attempt that owns
+// it reads it from the client: touch first (the server extends the client
+// connection's read deadline: a client that stalls mid-upload is dropped
+// after idleTimeout), and a chunked body's trailer section consumed at its
+// end, so the connection is positioned at the next request.
+type clientRest struct {
+	r        io.Reader
+	trailers *bufio.Reader // chunked: the trailer section follows r's EOF
+	touch    func()        // nil: none
+}
+
+func (c *clientRest) Read(p []byte) (int, error) {
+	if c.touch != nil {
+		c.touch()
+	}
+	n, err := c.r.Read(p)
+	if err == io.EOF && c.trailers != nil {
+		if terr := skipTrailers(c.trailers); terr != nil {
+			err = terr
+		}
+	}
+	return n, err
+}
+
+// stream makes r, with the trailer section in trailers (nil: none), the
+// rest of b, read once while it is sent.
+func (b *body) stream(r io.Reader, trailers *bufio.Reader) {
+	b.rest = clientRest{r: r, trailers: trailers}
+	b.Rest = &b.rest
 }
 
 // readBody reads the request body framing of head from br. A body of at
@@ -86,20 +92,19 @@ func (b *body) read(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHea
 			return err
 		}
 	}
-	b.chunked = head.Chunked
-	want := int64(MaxReplayBody + 1) // chunked: the most we may buffer
+	want := int64(engine.MaxReplayBody + 1) // chunked: the most we may buffer
 	if !head.Chunked {
 		want = head.ContentLength
 	}
-	if (!head.Chunked && want > MaxReplayBody) || (reserve != nil && !reserve(want)) {
-		b.rest, b.trailers = r, trailerReader(head, br)
+	if (!head.Chunked && want > engine.MaxReplayBody) || (reserve != nil && !reserve(want)) {
+		b.stream(r, trailerReader(head, br))
 		return nil
 	}
 	b.reserved = want
 	var buf []byte
 	var err error
 	if head.Chunked {
-		buf, err = io.ReadAll(io.LimitReader(r, MaxReplayBody+1))
+		buf, err = io.ReadAll(io.LimitReader(r, engine.MaxReplayBody+1))
 	} else {
 		buf = make([]byte, head.ContentLength) // exact size: no doubling
 		_, err = io.ReadFull(r, buf)
@@ -107,9 +112,9 @@ func (b *body) read(br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHea
 	if err != nil {
 		return clientReadError(err)
 	}
-	b.buf = buf
-	if len(buf) > MaxReplayBody {
-		b.rest, b.trailers = r, br
+	b.Buf = buf
+	if len(buf) > engine.MaxReplayBody {
+		b.stream(r, br)
 		return nil
 	}
 	if head.Chunked {
@@ -155,114 +160,13 @@ func skipTrailers(br *bufio.Reader) error {
 // a chunked body that is streamed.
 func (b *body) length(head *httpmsg.RequestHead) int64 {
 	switch {
-	case b.rest == nil:
-		return int64(len(b.buf))
+	case b.Rest == nil:
+		return int64(len(b.Buf))
 	case head.Chunked:
 		return -1
 	}
 	return head.ContentLength
 }
-
-// open returns a reader over the whole body for one attempt and makes that
-// attempt the owner of rest, checking and switching under one lock: ok is
-// false when unbuffered bytes were already read (the body cannot be sent
-// again). The reader is nil for an empty body.
-func (b *body) open() (a *attemptBody, ok bool) {
-	if b.rest == nil && len(b.buf) == 0 {
-		return nil, true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.started {
-		return nil, false
-	}
-	a = &attemptBody{b: b}
-	b.owner = a
-	return a, true
-}
-
-// finished reports whether the body was read to its end, so the client
-// connection is positioned at the next request and no attempt reads it
-// any more.
-func (b *body) finished() bool {
-	if b.rest == nil {
-		return true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.done
-}
-
-// clientFailed returns the error of a failed read from the client (the
-// client left or sent a malformed body), or nil.
-func (b *body) clientFailed() error {
-	if b.rest == nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.clientErr
-}
-
-// attemptBody is the body as one attempt's transport reads it: buf, then
-// rest while the attempt owns it. Close does not touch the client
-// connection.
-type attemptBody struct {
-	b   *body
-	off int
-}
-
-func (a *attemptBody) Read(p []byte) (int, error) {
-	b := a.b
-	if a.off < len(b.buf) {
-		n := copy(p, b.buf[a.off:])
-		a.off += n
-		return n, nil
-	}
-	if b.rest == nil {
-		return 0, io.EOF
-	}
-	b.mu.Lock()
-	switch {
-	case b.owner != a:
-		b.mu.Unlock()
-		return 0, errBodyDetached
-	case b.clientErr != nil:
-		b.mu.Unlock()
-		return 0, b.clientErr
-	case b.done:
-		b.mu.Unlock()
-		return 0, io.EOF
-	}
-	b.started = true
-	b.mu.Unlock()
-	if b.touch != nil {
-		b.touch()
-	}
-	// Only the owner reads rest, and ownership moves only while !started,
-	// so this read never runs concurrently with another.
-	n, err := b.rest.Read(p)
-	if err == nil {
-		return n, nil
-	}
-	if err == io.EOF && b.chunked {
-		if terr := skipTrailers(b.trailers); terr != nil {
-			err = terr
-		}
-	}
-	b.mu.Lock()
-	if err == io.EOF {
-		b.done = true
-	} else {
-		b.clientErr = err
-	}
-	b.mu.Unlock()
-	return n, err
-}
-
-// Close is a no-op: the transport closes request bodies, but the client
-// connection outlives the attempt.
-func (a *attemptBody) Close() error { return nil }
 
 // lengthReader reads exactly n bytes of a Content-Length body; an early
 // EOF is io.ErrUnexpectedEOF (the client left mid-body), so a truncated

@@ -31,11 +31,11 @@ func FuzzReadBody(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if b.rest != nil || len(b.buf) > len(in) {
-			t.Fatalf("small body: rest=%v len=%d", b.rest != nil, len(b.buf))
+		if b.Rest != nil || len(b.Buf) > len(in) {
+			t.Fatalf("small body: rest=%v len=%d", b.Rest != nil, len(b.Buf))
 		}
-		if !chunked && int64(len(b.buf)) != n {
-			t.Fatalf("length %d, want %d", len(b.buf), n)
+		if !chunked && int64(len(b.Buf)) != n {
+			t.Fatalf("length %d, want %d", len(b.Buf), n)
 		}
 		rest, _ := io.ReadAll(br)
 		if !chunked && !bytes.Equal(rest, in[n:]) {

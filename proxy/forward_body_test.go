@@ -229,7 +229,7 @@ func TestRequestBody(t *testing.T) {
 		if d := srv.Engine().Decisions()[0]; d.Error != "client gone" {
 			t.Fatalf("decision %+v", d)
 		}
-		if srv.Engine().cooldowns.Cooling(gw.Addr, origin.Addr) {
+		if cooling(srv.Engine(), gw.Addr, origin.Addr) {
 			t.Fatal("client disconnect cooled the gateway")
 		}
 		for _, s := range origin.Requests() {

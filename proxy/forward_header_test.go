@@ -83,13 +83,13 @@ func BenchmarkOutgoingHeader(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &Engine{via: "bench", viaOne: "1.1 bench"}
+	via := "1.1 bench"
 	b.ReportAllocs()
 	testkit.ReportCPU(b)
 	n := 0
 	var out []httpmsg.Field // a connection's slice, reused (forward)
 	for i := 0; i < b.N; i++ {
-		out = e.appendOutgoingHeader(out[:0], head)
+		out = appendOutgoingHeader(out[:0], head, via)
 		n += len(out)
 	}
 	if n != 15*b.N {
@@ -111,13 +111,13 @@ func FuzzOutgoingHeaderValid(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	e := &Engine{via: "dual-proxy-0123456789abcdef", viaOne: "1.1 dual-proxy-0123456789abcdef"}
+	via := "1.1 dual-proxy-0123456789abcdef"
 	f.Fuzz(func(t *testing.T, raw string) {
 		head, err := httpmsg.ReadRequestHead(bufio.NewReader(strings.NewReader(raw)))
 		if err != nil {
 			return
 		}
-		for _, fl := range e.appendOutgoingHeader(nil, head) {
+		for _, fl := range appendOutgoingHeader(nil, head, via) {
 			if !httpguts.ValidHeaderFieldName(fl.Name) || !httpguts.ValidHeaderFieldValue(fl.Value) {
 				t.Fatalf("accepted head %q sends field %q: %q", raw, fl.Name, fl.Value)
 			}

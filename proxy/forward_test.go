@@ -14,6 +14,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
 
 func TestForward(t *testing.T) {
@@ -255,24 +256,24 @@ func TestBodyBudget(t *testing.T) {
 	t.Run("HTTP-2/buffering-budget-bounds-memory", func(t *testing.T) {
 		s := &Server{}
 		n := int64(0)
-		for s.reserveBody(MaxReplayBody) {
+		for s.reserveBody(engine.MaxReplayBody) {
 			n++
 			if n > 100 {
 				t.Fatal("budget never ran out")
 			}
 		}
-		if n*MaxReplayBody > maxBuffered || n == 0 {
+		if n*engine.MaxReplayBody > maxBuffered || n == 0 {
 			t.Fatalf("%d bodies of 8 MiB reserved, budget %d", n, maxBuffered)
 		}
 		// Past the budget a body is streamed (not replayable), not refused.
 		head := &httpmsg.RequestHead{ContentLength: 5}
 		b, err := readBody(bufio.NewReader(strings.NewReader("hello")), bufio.NewWriter(io.Discard), head, s.reserveBody)
-		if err != nil || b.rest == nil || b.reserved != 0 {
+		if err != nil || b.Rest == nil || b.reserved != 0 {
 			t.Fatalf("body %+v err %v: want streamed", b, err)
 		}
-		s.releaseBody(MaxReplayBody)
+		s.releaseBody(engine.MaxReplayBody)
 		b, err = readBody(bufio.NewReader(strings.NewReader("hello")), bufio.NewWriter(io.Discard), head, s.reserveBody)
-		if err != nil || b.rest != nil || string(b.buf) != "hello" || b.reserved != 5 {
+		if err != nil || b.Rest != nil || string(b.Buf) != "hello" || b.reserved != 5 {
 			t.Fatalf("body %+v err %v: want buffered", b, err)
 		}
 	})

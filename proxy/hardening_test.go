@@ -11,13 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
-	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // Upstream-client hardening: each test below pins one bound of the
@@ -227,60 +225,6 @@ func TestConnectionNamedResponseFields(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestLocalResourceExhaustion(t *testing.T) {
-	gw := testworld.NewGateway(t)
-	origin := testworld.NewOrigin(t)
-	addr, srv := startProxy(t, Config{Candidates: gateways(t, true, gw.Addr), Cooldown: time.Minute})
-	// Every socket the engine opens fails as if the process were out of
-	// descriptors (net.Dialer calls Control after socket(2)).
-	srv.engine.dialer.Net.Control = func(string, string, syscall.RawConn) error { return syscall.EMFILE }
-	noCooldown := func(t *testing.T) {
-		t.Helper()
-		for _, c := range srv.Engine().Status().Candidates {
-			if c.State == statusdoc.StateCooling || c.Failures != 0 || len(c.HostCooldowns) != 0 {
-				t.Fatalf("candidate %s blamed for our EMFILE: %+v", c.Candidate, c)
-			}
-		}
-	}
-	t.Run("CD-1/emfile-on-plain-request-is-503-no-cooldown", func(t *testing.T) {
-		c := dialProxy(t, addr)
-		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		resp, body := readResponse(t, bufio.NewReader(c), "GET")
-		if resp.StatusCode != 503 || !strings.Contains(body, "too many open files") || !strings.Contains(body, "local") {
-			t.Fatalf("%d %q, want 503 naming the local cause", resp.StatusCode, body)
-		}
-		noCooldown(t)
-	})
-	t.Run("CD-1/emfile-on-connect-is-503-no-cooldown", func(t *testing.T) {
-		c := dialProxy(t, addr)
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", origin.Addr, origin.Addr)
-		code, body := readConnectReply(t, bufio.NewReader(c))
-		if code != 503 || !strings.Contains(body, "too many open files") {
-			t.Fatalf("%d %q, want 503 naming the local cause", code, body)
-		}
-		noCooldown(t)
-	})
-	t.Run("HC-1/emfile-health-check-records-nothing", func(t *testing.T) {
-		e, err := NewEngine(Config{Candidates: gateways(t, true, gw.Addr), HealthURL: &url.URL{Scheme: "http", Host: origin.Addr, Path: "/"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		e.dialer.Net.Control = srv.engine.dialer.Net.Control
-		e.checker.Run()
-		if hs := e.health.Snapshot(); len(hs.Results) != 0 || len(hs.Marks) != 0 {
-			t.Fatalf("health state after a check that could not open a socket: %+v", hs)
-		}
-	})
-	t.Run("CD-1/emfile-on-dial-api-returns-local-error", func(t *testing.T) {
-		_, err := srv.Engine().DialContext(t.Context(), "tcp", origin.Addr)
-		if !errors.Is(err, syscall.EMFILE) {
-			t.Fatalf("err %v, want EMFILE", err)
-		}
-		noCooldown(t)
-	})
 }
 
 // closedWithin reports whether the proxy closes c (read returns EOF or a

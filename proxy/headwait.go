@@ -52,7 +52,7 @@ func (s *Server) readHead(c net.Conn, cs *connState, br *bufio.Reader, first boo
 	defer s.headDone(cs)
 	// The head deadline replaces the idle one (no clearing in between: each
 	// deadline change is a runtime timer operation).
-	c.SetReadDeadline(now.Add(s.engine.live.Load().cfg.HeadTimeout))
+	c.SetReadDeadline(now.Add(s.engine.HeadTimeout()))
 	defer c.SetReadDeadline(time.Time{})
 	cc.idleArmed = false
 	if err := s.checkRequestStart(br); err != nil {
@@ -75,13 +75,13 @@ func headBuffered(br *bufio.Reader) bool {
 // server's lock to close the oldest.
 func (s *Server) pendingHead(c net.Conn, cs *connState, now time.Time) {
 	cs.pendingSince.Store(int64(now.Sub(s.epoch)) + 1)
-	if s.nPending.Add(1) <= int64(s.engine.cfg.MaxPendingHeads) {
+	if s.nPending.Add(1) <= s.maxPending {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Another connection over the cap may have closed one meanwhile.
-	for s.nPending.Load() > int64(s.engine.cfg.MaxPendingHeads) {
+	for s.nPending.Load() > s.maxPending {
 		if len(s.victims) == 0 && !s.collectVictims(c) {
 			return
 		}
@@ -93,7 +93,7 @@ func (s *Server) pendingHead(c net.Conn, cs *connState, now time.Time) {
 		if v.cs.pendingSince.CompareAndSwap(v.since, 0) {
 			s.nPending.Add(-1)
 			v.c.Close()
-			s.log.Debug("closed the oldest connection without a complete request head", "limit", s.engine.cfg.MaxPendingHeads)
+			s.log.Debug("closed the oldest connection without a complete request head", "limit", s.maxPending)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -150,4 +151,62 @@ func readConnectReply(t *testing.T, br *bufio.Reader) (int, string) {
 	b := make([]byte, length)
 	io.ReadFull(br, b)
 	return status, string(b)
+}
+
+// fwSend writes raw to a new connection to the proxy and reads one answer
+// (body read fully; a truncated body fails the test).
+func fwSend(t *testing.T, addr, raw string) (*http.Response, string) {
+	t.Helper()
+	c := dialProxy(t, addr)
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	method, _, _ := strings.Cut(raw, " ")
+	return readResponse(t, bufio.NewReader(c), method)
+}
+
+// tunnelGet sends GET /in-tunnel through an open CONNECT tunnel to a plain
+// HTTP origin and returns the body.
+func tunnelGet(t *testing.T, proxyAddr, target string) string {
+	t.Helper()
+	status, conn, br := selConnect(t, proxyAddr, target, "")
+	if status != 200 {
+		t.Fatalf("CONNECT %s: %d", target, status)
+	}
+	conn.Write([]byte("GET /in-tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+	_, body := readResponse(t, br, "GET")
+	return body
+}
+
+// lastFailure returns "phase tier" of candidate key's last failure.
+func lastFailure(t *testing.T, e *Engine, key string) string {
+	t.Helper()
+	for _, c := range e.Status().Candidates {
+		if c.Key == key && c.LastFailure != nil {
+			return c.LastFailure.Phase + " " + c.LastFailure.Tier
+		}
+	}
+	return ""
+}
+
+// cooling reports whether the status document shows candidate key cooling
+// for dest ("host:port", route.Dest): gateway-wide, or by a running
+// host-scoped cooldown for dest (SPEC CD-1), as route.Cooldowns.Cooling
+// answers the engine.
+func cooling(e *Engine, key, dest string) bool {
+	st := e.Status()
+	for _, c := range st.Candidates {
+		if c.Key != key {
+			continue
+		}
+		if c.State == statusdoc.StateCooling {
+			return true
+		}
+		for _, h := range c.HostCooldowns {
+			if h.Host == dest && h.Until.After(st.Now) {
+				return true
+			}
+		}
+	}
+	return false
 }

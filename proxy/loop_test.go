@@ -86,7 +86,7 @@ func TestLoopDetection(t *testing.T) {
 	if n := cA.n.Load() + cB.n.Load(); n > 12 {
 		t.Fatalf("%d connections accepted: the loop was amplified", n)
 	}
-	if a.Engine().cooldowns.Snapshot()[0].Failures == 0 {
+	if a.Engine().Status().Candidates[0].Failures == 0 {
 		t.Fatal("the looping gateway recorded no failure")
 	}
 }

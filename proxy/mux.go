@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,19 @@ import (
 // Server.Status; SPEC OPS-2). The Host header must be an IP literal,
 // "localhost" or a name under ".localhost" (else 421, DNS rebinding).
 func (s *Server) StatusHandler() http.Handler { return statusdoc.Handler(s.Status) }
+
+// Status is Engine.Status with the addresses the server accepts on (SPEC
+// OPS-2), sorted.
+func (s *Server) Status() statusdoc.Status {
+	st := s.engine.Status()
+	s.mu.Lock()
+	for ln := range s.listeners {
+		st.Listeners = append(st.Listeners, ln.Addr().String())
+	}
+	s.mu.Unlock()
+	slices.Sort(st.Listeners)
+	return st
+}
 
 // Mux is the http.Handler for the proxy's own origin-form endpoints (SPEC
 // HTTP-1): the status endpoints of an attached Server (see StatusHandler)

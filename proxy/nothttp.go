@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
 
 // Non-HTTP clients (SPEC HTTP-5d). A request line starts with a method, an
@@ -29,14 +30,6 @@ var (
 		Msg: "this is an HTTP proxy: the request does not start with an HTTP request line"}
 )
 
-// Kinds of non-HTTP first bytes, the indexes of traffic.notHTTP.
-const (
-	notHTTPTLS = iota
-	notHTTPSOCKS
-	notHTTPOther
-	notHTTPKinds
-)
-
 // checkRequestStart peeks at the next byte of br (a client's head is due)
 // and returns the answer for it when it cannot start a request line,
 // counting it; nil when it can, or when the peek fails (the head reader
@@ -47,7 +40,7 @@ func (s *Server) checkRequestStart(br *bufio.Reader) error {
 		return nil
 	}
 	kind, answer := classifyNotHTTP(b[0])
-	s.engine.traffic.notHTTP[kind].Add(1)
+	s.engine.Counters().NotHTTP[kind].Add(1)
 	return answer
 }
 
@@ -64,11 +57,11 @@ func startsRequestLine(b byte) bool {
 func classifyNotHTTP(b byte) (int, *httpmsg.StatusError) {
 	switch b {
 	case 0x16:
-		return notHTTPTLS, errTLSClient
+		return engine.NotHTTPTLS, errTLSClient
 	case 0x04, 0x05:
-		return notHTTPSOCKS, errSOCKSClient
+		return engine.NotHTTPSOCKS, errSOCKSClient
 	}
-	return notHTTPOther, errNotHTTP
+	return engine.NotHTTPOther, errNotHTTP
 }
 
 // notHTTPLinger bounds how long a refused non-HTTP client's further bytes

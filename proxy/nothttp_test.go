@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
 
 // A client whose first byte cannot start a request line (a TLS
@@ -60,7 +61,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 		if took >= answerWithin {
 			t.Fatalf("answered after %v", took)
 		}
-		notHTTPCounted(t, srv, func(n NotHTTP) bool { return n.TLS == before.TLS+1 && n.Other == before.Other })
+		notHTTPCounted(t, srv, func(n engine.NotHTTP) bool { return n.TLS == before.TLS+1 && n.Other == before.Other })
 	})
 	t.Run("HTTP-5d/tls-handshake-fails-fast-with-plain-http-reply", func(t *testing.T) {
 		// A real TLS client: it reads the 400 as a non-TLS record and
@@ -83,7 +84,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 			t.Fatalf("status %d, want 400", status)
 		}
 		mustContain(t, body, "use http:// in the proxy URL")
-		notHTTPCounted(t, srv, func(n NotHTTP) bool { return n.SOCKS == before.SOCKS+1 })
+		notHTTPCounted(t, srv, func(n engine.NotHTTP) bool { return n.SOCKS == before.SOCKS+1 })
 	})
 	t.Run("HTTP-5d/other-non-token-byte-gets-generic-400", func(t *testing.T) {
 		for _, first := range [][]byte{{0x00}, {' '}, {0x80, 0x01}, []byte("{\"a\":1}")} {
@@ -93,7 +94,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 				t.Fatalf("%q: status %d, want 400", first, status)
 			}
 			mustContain(t, body, "does not start with an HTTP request line")
-			notHTTPCounted(t, srv, func(n NotHTTP) bool { return n.Other == before.Other+1 })
+			notHTTPCounted(t, srv, func(n engine.NotHTTP) bool { return n.Other == before.Other+1 })
 		}
 	})
 	t.Run("HTTP-5d/garbage-after-keep-alive-request-gets-400", func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 
 // notHTTPCounted checks srv's non-HTTP counters: the refusal is counted
 // before its answer is written, so a client that read the answer sees it.
-func notHTTPCounted(t *testing.T, srv *Server, ok func(NotHTTP) bool) {
+func notHTTPCounted(t *testing.T, srv *Server, ok func(engine.NotHTTP) bool) {
 	t.Helper()
 	if n := srv.Engine().Traffic().NotHTTP; !ok(n) {
 		t.Fatalf("non-HTTP counters %+v", n)

@@ -110,16 +110,6 @@ func selPhases(d statusdoc.Decision) []string {
 	return out
 }
 
-// planKeys returns the candidate keys of e.plan(host, port) in order.
-func planKeys(e *Engine, host string, port int) []string {
-	atts, _ := e.plan(host, port)
-	keys := make([]string, len(atts))
-	for i, a := range atts {
-		keys[i] = a.cand.Key()
-	}
-	return keys
-}
-
 // silentGateway accepts TCP and never answers (a dead-but-silent gateway,
 // SPEC ORD-6); it reads until the peer closes and counts the connections
 // still open, so tests can prove the proxy closed its losers. Built by

@@ -4,10 +4,10 @@
 //
 //	read head (raw, httpmsg) ──► framing checks (SPEC HTTP-5) ──► 400/501, close
 //	   │
-//	   ├─ CONNECT host:port ──► Engine orders candidates ──► open path (dial.Open)
+//	   ├─ CONNECT host:port ──► Engine.Open (proxy/engine) ──► open path (dial.Open)
 //	   │                        ──► "200 Connection established" ──► relay (connect.go)
-//	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► per candidate: own HTTP/1.1
-//	   │                        client (proxy/upstream; replay rules, forward_trip.go)
+//	   ├─ GET http://host/… ──► buffer body ≤ 8 MiB ──► Engine.Forward: per candidate
+//	   │                        own HTTP/1.1 client (proxy/upstream; replay rules)
 //	   │                        ──► stream answer, flush per read (response.go)
 //	   └─ GET /…  (origin-form) ──► Config.Handler via net/http (status, pool),
 //	                            then back to the loop: keep-alive (handoff.go)
@@ -37,9 +37,26 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/via"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
+	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
+
+// The selection engine's Go API, under the names it had before it was a
+// package of its own (internal/cli, the launcher and Go users build
+// servers from a Config and share an Engine).
+type (
+	// Config is the proxy's resolved configuration (engine.Config).
+	Config = engine.Config
+	// Engine is the candidate selection shared by servers, DialContext and
+	// the RoundTrippers (engine.Engine).
+	Engine = engine.Engine
+)
+
+// NewEngine is engine.New: it validates cfg, applies its defaults and
+// returns an engine whose health loop runs until Close.
+func NewEngine(cfg Config) (*Engine, error) { return engine.New(cfg) }
 
 // errClientGone means the client closed the connection between requests
 // or while its request was in flight (no answer is due, no cooldown).
@@ -54,7 +71,8 @@ const idleTimeout = 5 * time.Minute
 // with Shutdown. It is safe for concurrent use.
 type Server struct {
 	engine     *Engine
-	ownsEngine bool // New made the engine: Shutdown closes it
+	via        via.Pseudonym // engine.Via(), for the loop check of each head
+	ownsEngine bool          // New made the engine: Shutdown closes it
 	log        *slog.Logger
 
 	handoff *chanListener // origin-form connections for the internal http.Server
@@ -80,18 +98,17 @@ type Server struct {
 	jobs        chan connJob // unbuffered: accepted connections for waiting connection goroutines (workers.go)
 	idleServers atomic.Int64 // connection goroutines waiting on jobs
 	maxIdle     int64        // at most this many wait
+
+	maxPending int64 // Config.MaxPendingHeads (headwait.go)
 }
 
 // New validates cfg and returns a Server. Errors name the offending field.
 func New(cfg Config) (*Server, error) {
-	if err := cfg.setDefaults(); err != nil {
-		return nil, err
-	}
-	eng, err := NewEngine(cfg)
+	eng, err := engine.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := newServer(cfg, eng)
+	s := newServer(eng.Config(), eng)
 	s.ownsEngine = true
 	return s, nil
 }
@@ -99,23 +116,25 @@ func New(cfg Config) (*Server, error) {
 // NewWithEngine returns a Server that routes through an existing engine
 // (shared with a Dialer or RoundTripper, SPEC OPS-4). Shutdown does not
 // close e; its owner does (Engine.Close).
-func NewWithEngine(e *Engine) *Server { return newServer(e.cfg, e) }
+func NewWithEngine(e *Engine) *Server { return newServer(e.Config(), e) }
 
 func newServer(cfg Config, eng *Engine) *Server {
 	s := &Server{
-		engine:    eng,
-		log:       cfg.Logger,
-		handoff:   newChanListener(),
-		listeners: map[net.Listener]struct{}{},
-		conns:     map[net.Conn]*connState{},
-		epoch:     time.Now(),
-		done:      make(chan struct{}),
-		jobs:      make(chan connJob),
-		maxIdle:   maxIdleServers(),
+		engine:     eng,
+		via:        eng.Via(),
+		log:        cfg.Logger,
+		handoff:    newChanListener(),
+		listeners:  map[net.Listener]struct{}{},
+		conns:      map[net.Conn]*connState{},
+		epoch:      time.Now(),
+		done:       make(chan struct{}),
+		jobs:       make(chan connJob),
+		maxIdle:    maxIdleServers(),
+		maxPending: int64(cfg.MaxPendingHeads),
 	}
 	s.watches.done, s.watches.wg = s.done, &s.wg
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
-	s.viaCtx = dial.WithVia(s.baseCtx, eng.viaEntry())
+	s.viaCtx = dial.WithVia(s.baseCtx, s.via.Entry())
 	eng.OnDecision(func(d statusdoc.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
 		// failovers — never paths or headers (SPEC OPS-1).
@@ -318,7 +337,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.ownsEngine {
 		s.engine.Close() // stops the health loop too (LIS-3)
 	} else {
-		s.engine.closeIdle()
+		s.engine.CloseIdle()
 	}
 	s.wg.Wait()
 	return err
@@ -386,7 +405,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 			}
 			return
 		}
-		if s.engine.looped(head.Vias()) {
+		if s.via.Looped(head.Vias()) {
 			s.log.Warn("request loop detected: a gateway leads back to this proxy", "phase", "connect-response")
 			writeSimple(out(), http.StatusLoopDetected, "dual-proxy: request loop detected (a gateway leads back to this proxy)\n", nil)
 			return

@@ -1,6 +1,9 @@
 package candidate
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Tier is the reach of a cooldown (SPEC CD-1).
 type Tier int
@@ -51,3 +54,14 @@ func (e *PathError) Error() string {
 
 // Unwrap returns the cause, for errors.Is and errors.As.
 func (e *PathError) Unwrap() error { return e.Err }
+
+// IsLocal reports a failure of this machine's resources (PhaseLocal: out
+// of descriptors or memory), which no other candidate would do better and
+// which cools nothing down (SPEC CD-1).
+func IsLocal(err error) bool {
+	if err == nil {
+		return false // errors.As would cost an allocation for &pe
+	}
+	var pe *PathError
+	return errors.As(err, &pe) && pe.Phase == PhaseLocal
+}
