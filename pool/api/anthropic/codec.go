@@ -29,7 +29,7 @@ func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]
 }
 
 // NewStreamDecoder returns a decoder of one Messages stream.
-func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &AnthropicStreamDecoder{} }
+func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &anthropicStreamDecoder{} }
 
 // NewStreamEncoder returns an encoder of one Messages stream naming model.
 func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
@@ -37,7 +37,7 @@ func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder 
 }
 
 // EncodeError renders e as a Messages error document and its status.
-func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return EncodeAnthropicError(e) }
+func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return encodeAnthropicError(e) }
 
 // EncodeErrorEvent renders e as a Messages "event: error".
 func (Flavour) EncodeErrorEvent(e neutral.Error) []byte { return AnthropicErrorEvent(e) }

@@ -5,8 +5,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// EncodeAnthropicError is EncodeError for Anthropic Messages.
-func EncodeAnthropicError(e neutral.Error) (int, []byte) { return e.StatusOrDefault(), anErrorBody(e) }
+// encodeAnthropicError is EncodeError for Anthropic Messages.
+func encodeAnthropicError(e neutral.Error) (int, []byte) { return e.StatusOrDefault(), anErrorBody(e) }
 
 func anErrorBody(e neutral.Error) []byte {
 	typ, ok := anthropicTypeByStatus[e.StatusOrDefault()]

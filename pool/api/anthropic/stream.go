@@ -9,11 +9,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// AnthropicStreamDecoder reads a Messages stream (docs/POOL.md, streams):
+// anthropicStreamDecoder reads a Messages stream (docs/POOL.md, streams):
 // message_start, per block content_block_start/_delta/_stop, message_delta,
 // message_stop; ping and error anywhere. Upstream block indexes are
 // renumbered 0, 1, 2… in arrival order.
-type AnthropicStreamDecoder struct {
+type anthropicStreamDecoder struct {
 	finished bool
 	failed   bool        // an error event ended the stream
 	next     int         // next neutral index
@@ -24,7 +24,7 @@ type AnthropicStreamDecoder struct {
 	one      [1]neutral.Event // blockText's result, reused per event, not allocated
 }
 
-func (d *AnthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Event, error) {
 	if idx, text, ok := PlainBlockText(data); ok {
 		return d.blockText(idx, text) // the usual text delta, without json.Unmarshal
 	}
@@ -99,7 +99,7 @@ func (d *AnthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Eve
 	return nil, nil // unknown event types are ignored (the API's versioning rule)
 }
 
-func (d *AnthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, error) {
 	if ev.Index == nil || ev.ContentBlock == nil {
 		return nil, neutral.FieldErr("stream.content_block_start", "missing index or content_block")
 	}
@@ -136,7 +136,7 @@ func (d *AnthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, 
 	return append([]neutral.Event{{Kind: neutral.EvPartStart, Index: i, Part: p}}, first...), nil
 }
 
-func (d *AnthropicStreamDecoder) blockDelta(ev AnStreamEvent) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) blockDelta(ev AnStreamEvent) ([]neutral.Event, error) {
 	if ev.Index == nil {
 		return nil, neutral.FieldErr("stream.content_block_delta.index", "missing")
 	}
@@ -168,7 +168,7 @@ func (d *AnthropicStreamDecoder) blockDelta(ev AnStreamEvent) ([]neutral.Event, 
 }
 
 // blockText is the text delta of upstream block idx.
-func (d *AnthropicStreamDecoder) blockText(idx int, text string) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) blockText(idx int, text string) ([]neutral.Event, error) {
 	i, ok := d.open[idx]
 	if !ok {
 		return nil, neutral.FieldErr("stream.content_block_delta.index", "block %d is not open", idx)
@@ -189,7 +189,7 @@ func PlainTextDelta(raw []byte) (string, bool) {
 	return wirefmt.PlainString(raw[len(head) : len(raw)-1])
 }
 
-func (d *AnthropicStreamDecoder) End() ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) End() ([]neutral.Event, error) {
 	if !d.finished && !d.failed {
 		return nil, neutral.FieldErr("stream", "ended before message_stop")
 	}

@@ -36,19 +36,19 @@ func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]
 }
 
 // NewStreamDecoder returns a decoder of one streamGenerateContent stream.
-func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &GeminiStreamDecoder{} }
+func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &geminiStreamDecoder{} }
 
 // NewStreamEncoder returns an encoder of one streamGenerateContent stream
 // naming model.
 func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
-	return &GeminiStreamEncoder{Model: model}
+	return &geminiStreamEncoder{Model: model}
 }
 
 // EncodeError renders e as a Gemini error document and its status.
-func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return EncodeGeminiError(e) }
+func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return encodeGeminiError(e) }
 
 // EncodeErrorEvent renders e as a data event holding the error document.
 func (Flavour) EncodeErrorEvent(e neutral.Error) []byte {
-	_, body := EncodeGeminiError(e)
+	_, body := encodeGeminiError(e)
 	return wirefmt.SSE("", body)
 }

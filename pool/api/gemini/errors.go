@@ -5,8 +5,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// EncodeGeminiError is EncodeError for Gemini, which has no 529.
-func EncodeGeminiError(e neutral.Error) (int, []byte) {
+// encodeGeminiError is EncodeError for Gemini, which has no 529.
+func encodeGeminiError(e neutral.Error) (int, []byte) {
 	st := e.StatusOrDefault()
 	if st == 529 {
 		st = 503

@@ -8,11 +8,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// GeminiStreamDecoder reads a streamGenerateContent?alt=sse stream: each
+// geminiStreamDecoder reads a streamGenerateContent?alt=sse stream: each
 // event is a whole GenerateContentResponse whose text parts are deltas and
 // whose function calls are complete. The stream ends at EOF; the chunk with
 // a finishReason ends the answer.
-type GeminiStreamDecoder struct {
+type geminiStreamDecoder struct {
 	started, finished bool
 	failed            bool // an error chunk ended the stream
 	cur               int  // open part + 1; 0 none
@@ -22,14 +22,14 @@ type GeminiStreamDecoder struct {
 	usage             neutral.Usage
 }
 
-func (d *GeminiStreamDecoder) open(p neutral.Part) []neutral.Event {
+func (d *geminiStreamDecoder) open(p neutral.Part) []neutral.Event {
 	out := d.close()
 	d.cur, d.curKind = d.next+1, p.Kind
 	d.next++
 	return append(out, neutral.Event{Kind: neutral.EvPartStart, Index: d.cur - 1, Part: p})
 }
 
-func (d *GeminiStreamDecoder) close() []neutral.Event {
+func (d *geminiStreamDecoder) close() []neutral.Event {
 	if d.cur == 0 {
 		return nil
 	}
@@ -38,7 +38,7 @@ func (d *GeminiStreamDecoder) close() []neutral.Event {
 	return []neutral.Event{{Kind: neutral.EvPartStop, Index: i}}
 }
 
-func (d *GeminiStreamDecoder) Decode(_ string, data []byte) ([]neutral.Event, error) {
+func (d *geminiStreamDecoder) Decode(_ string, data []byte) ([]neutral.Event, error) {
 	var w gmResponse
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, neutral.FieldErr("stream.chunk", "not JSON: %v", err)
@@ -84,7 +84,7 @@ func (d *GeminiStreamDecoder) Decode(_ string, data []byte) ([]neutral.Event, er
 	return out, nil
 }
 
-func (d *GeminiStreamDecoder) part(j int, p gmPart) ([]neutral.Event, error) {
+func (d *geminiStreamDecoder) part(j int, p gmPart) ([]neutral.Event, error) {
 	var out []neutral.Event
 	switch {
 	case p.Text != nil:
@@ -114,33 +114,33 @@ func (d *GeminiStreamDecoder) part(j int, p gmPart) ([]neutral.Event, error) {
 	return nil, neutral.FieldErr(fmt.Sprintf("stream.candidates[0].content.parts[%d]", j), "part kind is not translatable")
 }
 
-func (d *GeminiStreamDecoder) End() ([]neutral.Event, error) {
+func (d *geminiStreamDecoder) End() ([]neutral.Event, error) {
 	if !d.finished && !d.failed {
 		return nil, neutral.FieldErr("stream", "ended before a finishReason")
 	}
 	return nil, nil
 }
 
-// GeminiStreamEncoder writes a streamGenerateContent?alt=sse stream: one
+// geminiStreamEncoder writes a streamGenerateContent?alt=sse stream: one
 // Chunk per text or thought delta, one per complete function call (its
 // streamed arguments are collected until the call ends: Gemini sends args
 // as one object), and a last chunk with finishReason and usageMetadata.
 // Pings are not sent (Gemini streams have none). Signatures and encrypted
 // reasoning are dropped.
-type GeminiStreamEncoder struct {
+type geminiStreamEncoder struct {
 	Model string
 	id    string
 	call  *gmCall
 	args  []byte
 }
 
-func (e *GeminiStreamEncoder) Chunk(parts []gmPart, finish string, u *gmUsage) []byte {
+func (e *geminiStreamEncoder) Chunk(parts []gmPart, finish string, u *gmUsage) []byte {
 	w := gmResponse{Candidates: []GmCandidate{{Content: &gmContent{Role: "model", Parts: parts}, FinishReason: finish}},
 		UsageMetadata: u, ModelVersion: e.Model, ResponseID: e.id}
 	return wirefmt.SSE("", wirefmt.MustJSON(w))
 }
 
-func (e *GeminiStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
+func (e *geminiStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	switch ev.Kind {
 	case neutral.EvStart:
 		e.id, e.Model = ev.ID, neutral.StartModel(ev, e.Model)
@@ -174,7 +174,7 @@ func (e *GeminiStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		empty := ""
 		return e.Chunk([]gmPart{{Text: &empty}}, gmStopOf(ev.Stop), gmUsageOf(ev.Usage)), nil
 	case neutral.EvError:
-		_, body := EncodeGeminiError(*ev.Err)
+		_, body := encodeGeminiError(*ev.Err)
 		return wirefmt.SSE("", body), nil
 	}
 	return nil, nil

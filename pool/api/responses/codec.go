@@ -31,7 +31,7 @@ func (Flavour) EncodeResponse(r *neutral.Response, model string, custom []string
 }
 
 // NewStreamDecoder returns a decoder of one Responses stream.
-func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return NewResponsesStreamDecoder() }
+func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return newResponsesStreamDecoder() }
 
 // NewStreamEncoder returns an encoder of one Responses stream naming model;
 // custom as for EncodeResponse.

@@ -29,8 +29,8 @@ type responsesStreamDecoder struct {
 	tool             bool
 }
 
-// NewResponsesStreamDecoder returns a decoder of one Responses stream.
-func NewResponsesStreamDecoder() *responsesStreamDecoder { return &responsesStreamDecoder{cur: -1} }
+// newResponsesStreamDecoder returns a decoder of one Responses stream.
+func newResponsesStreamDecoder() *responsesStreamDecoder { return &responsesStreamDecoder{cur: -1} }
 
 func (d *responsesStreamDecoder) open(p neutral.Part) []neutral.Event {
 	out := d.close()

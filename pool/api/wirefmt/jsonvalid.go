@@ -94,7 +94,7 @@ func ScanMembers(b []byte, fields []string, keys map[string]KeyOnly, member func
 	return true
 }
 
-// ScanObjectAt decodes the value v into *dst: an object by scan, anything
+// scanObjectAt decodes the value v into *dst: an object by scan, anything
 // else (null leaves *dst as it is, another value is a type error) by
 // json.Unmarshal.
 func ScanObject[T any](v []byte, dst *T, scan func([]byte, *T) bool) bool {
@@ -104,7 +104,7 @@ func ScanObject[T any](v []byte, dst *T, scan func([]byte, *T) bool) bool {
 	return scan(v, dst)
 }
 
-// ScanArrayAt decodes the value v into the slice *dst of structs, each
+// scanArrayAt decodes the value v into the slice *dst of structs, each
 // element by scanObject; null and type errors go to json.Unmarshal. A
 // slice already filled (a repeated key) is json.Unmarshal's business: it
 // decodes into the old elements.

@@ -18,7 +18,7 @@ var roleContentNames = []string{"role", "content"}
 
 // ScanMessages decodes a messages array (or null) at b[i].
 func ScanMessages(b []byte, i, depth int, dst *[]RoleContent) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		*dst = nil
 		return i + 4
 	}
@@ -26,7 +26,7 @@ func ScanMessages(b []byte, i, depth int, dst *[]RoleContent) int {
 		return -1
 	}
 	list := make([]RoleContent, 0, 4)
-	end := ScanArrayAt(b, i, depth, func(vs int) int {
+	end := scanArrayAt(b, i, depth, func(vs int) int {
 		var m RoleContent
 		ve := ScanStruct(b, vs, depth+1, roleContentNames, func(k, vs int) int {
 			if k == 0 {
@@ -64,7 +64,7 @@ var (
 // ScanInt64Ptr decodes an integer literal (or null: nil) at b[i] into a
 // *int64 field.
 func ScanInt64Ptr(b []byte, i int, dst **int64) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		*dst = nil
 		return i + 4
 	}

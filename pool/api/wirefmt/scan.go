@@ -48,12 +48,12 @@ func fieldIndex(names []string, key []byte) int {
 	return -1
 }
 
-// ScanObjectAt validates the object at b[i] ('{') inside depth containers
+// scanObjectAt validates the object at b[i] ('{') inside depth containers
 // and returns the offset after it, or -1 (invalid, or not decodable by the
 // scanner). A member whose key is names[k] (at most once each) is handed to
 // fn(k, vs) with the offset of its value, which fn decodes and returns the
 // offset after, or -1; every other member is validated and skipped.
-func ScanObjectAt(b []byte, i, depth int, names []string, fn func(k, vs int) int) int {
+func scanObjectAt(b []byte, i, depth int, names []string, fn func(k, vs int) int) int {
 	if depth++; depth > jsonscan.MaxDepth {
 		return -1
 	}
@@ -102,9 +102,9 @@ func ScanObjectAt(b []byte, i, depth int, names []string, fn func(k, vs int) int
 	}
 }
 
-// ScanArrayAt validates the array at b[i] ('[') like scanObject; each
+// scanArrayAt validates the array at b[i] ('[') like scanObject; each
 // element goes to fn(vs) when fn is not nil.
-func ScanArrayAt(b []byte, i, depth int, fn func(vs int) int) int {
+func scanArrayAt(b []byte, i, depth int, fn func(vs int) int) int {
 	if depth++; depth > jsonscan.MaxDepth {
 		return -1
 	}
@@ -136,12 +136,12 @@ func ScanArrayAt(b []byte, i, depth int, fn func(vs int) int) int {
 	}
 }
 
-// IsNullAt reports the literal null at b[i].
-func IsNullAt(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
+// isNullAt reports the literal null at b[i].
+func isNullAt(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
 
 // ScanStringAt decodes the string (or null: dst unchanged) at b[i] into dst.
 func ScanStringAt(b []byte, i int, dst *string) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		return i + 4
 	}
 	if i >= len(b) || b[i] != '"' {
@@ -164,7 +164,7 @@ func ScanStringAt(b []byte, i int, dst *string) int {
 
 // ScanStringPtrAt is scanString for a *string field (null: nil).
 func ScanStringPtrAt(b []byte, i int, dst **string) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		*dst = nil
 		return i + 4
 	}
@@ -179,7 +179,7 @@ func ScanStringPtrAt(b []byte, i int, dst **string) int {
 // ScanBool decodes true, false (or null: dst unchanged) at b[i].
 func ScanBool(b []byte, i int, dst *bool) int {
 	switch {
-	case IsNullAt(b, i):
+	case isNullAt(b, i):
 		return i + 4
 	case bytes.HasPrefix(b[i:], []byte("true")):
 		*dst = true
@@ -194,7 +194,7 @@ func ScanBool(b []byte, i int, dst *bool) int {
 // ScanInt decodes an integer literal that fits an int (or null: dst
 // unchanged) at b[i]; a fraction or exponent is left to json.Unmarshal.
 func ScanInt(b []byte, i int, dst *int) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		return i + 4
 	}
 	if i >= len(b) || (b[i] != '-' && !jsonscan.IsDigit(b[i])) {
@@ -224,13 +224,13 @@ func ScanRawAt(b []byte, i, depth int, dst *RawView) int {
 // ScanStruct decodes an object (or null: unchanged) at b[i] member by member
 // (scanObject); any other value is left to json.Unmarshal.
 func ScanStruct(b []byte, i, depth int, names []string, fn func(k, vs int) int) int {
-	if IsNullAt(b, i) {
+	if isNullAt(b, i) {
 		return i + 4
 	}
 	if i >= len(b) || b[i] != '{' {
 		return -1
 	}
-	return ScanObjectAt(b, i, depth, names, fn)
+	return scanObjectAt(b, i, depth, names, fn)
 }
 
 // ScanTopAt decodes the whole body b, one object, with scanObject and
@@ -240,6 +240,6 @@ func ScanTopAt(b []byte, names []string, fn func(k, vs int) int) bool {
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	end := ScanObjectAt(b, i, 0, names, fn)
+	end := scanObjectAt(b, i, 0, names, fn)
 	return end >= 0 && jsonscan.SkipWS(b, end) == len(b)
 }

@@ -16,7 +16,7 @@ func FuzzLineEnd(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for i := range len(b) + 1 {
-			if got, want := LineEnd(b[i:]), bytes.IndexAny(b[i:], "\r\n"); got != want {
+			if got, want := lineEnd(b[i:]), bytes.IndexAny(b[i:], "\r\n"); got != want {
 				t.Fatalf("POOL-7/sse-line-end: lineEnd(%q) = %d, bytes.IndexAny says %d", b[i:], got, want)
 			}
 		}

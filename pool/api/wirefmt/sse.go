@@ -94,7 +94,7 @@ func (r *SSEReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 			n = 1 // block for more input
 		}
 		buf, err := r.br.Peek(n)
-		if i := LineEnd(buf); i >= 0 {
+		if i := lineEnd(buf); i >= 0 {
 			c := buf[i]
 			line = append(line, buf[:i]...)
 			_, _ = r.br.Discard(i + 1)
@@ -125,10 +125,10 @@ func (r *SSEReader) readLine(line []byte, budget int) ([]byte, []byte, error) {
 
 var lf, crlf = []byte("\n"), []byte("\r\n")
 
-// LineEnd is bytes.IndexAny(b, "\r\n"): the first CR or LF, or -1. Two
+// lineEnd is bytes.IndexAny(b, "\r\n"): the first CR or LF, or -1. Two
 // bytes.IndexByte scans (vectorised) instead of IndexAny's test of every
 // byte against a set: it runs over every byte of every event.
-func LineEnd(b []byte) int {
+func lineEnd(b []byte) int {
 	n := bytes.IndexByte(b, '\n')
 	if n < 0 {
 		n = len(b)
@@ -225,7 +225,7 @@ func (r *SSEReader) EventBuffered() bool {
 	}
 	content := false // a non-blank line is pending: a blank line dispatches it
 	for i < len(b) {
-		j := LineEnd(b[i:])
+		j := lineEnd(b[i:])
 		if j < 0 {
 			return false // a line still without its end
 		}
