@@ -1,7 +1,7 @@
 // Package candidate is the vocabulary of paths to an origin shared by selection
 // (proxy/route), path opening (proxy/dial) and the upstream HTTP client
 // (proxy/upstream): the Candidate, and PathError with its Phase and
-// cooldown Tier (SPEC CD-1, CD-3). It has no dependencies on them and opens
+// cooldown Tier. It has no dependencies on them and opens
 // no sockets.
 package candidate
 
@@ -14,16 +14,16 @@ import (
 // a Candidate literal without Kind is an http:// gateway.
 type Kind uint8
 
-// The gateway kinds of SPEC GW-3, GW-6, GW-7.
+// The gateway kinds, one per URL scheme a gateway may use.
 const (
 	// KindHTTP is an HTTP/1.1 proxy over TCP: CONNECT for tunnels,
-	// absolute-form for plain requests, Basic credentials (SPEC GW-4).
+	// absolute-form for plain requests, Basic credentials.
 	KindHTTP Kind = iota
 	// KindHTTPS is the same HTTP/1.1 proxy inside TLS to the gateway,
-	// verified against the gateway's own name (SPEC GW-6).
+	// verified against the gateway's own name.
 	KindHTTPS
 	// KindSOCKS5 is a SOCKS5 gateway (RFC 1928, RFC 1929); we resolve the
-	// destination name and send its address (SPEC GW-7).
+	// destination name and send its address.
 	KindSOCKS5
 	// KindSOCKS5H is a SOCKS5 gateway that resolves the destination name
 	// itself (the name is sent, ATYP DOMAINNAME).
@@ -52,24 +52,23 @@ type Candidate struct {
 	// Kind is the gateway's protocol; unused for Direct.
 	Kind Kind
 	// Addr is the gateway's normalized "host:port" (IPv6 bracketed, host
-	// lowercased); it is the candidate's identity (SPEC GW-2).
+	// lowercased); it is the candidate's identity.
 	Addr string
 	// User and Password are the percent-decoded credentials from the
-	// gateway URL: Basic for http/https (SPEC GW-4), RFC 1929 for SOCKS5;
+	// gateway URL: Basic for http/https, RFC 1929 for SOCKS5;
 	// HasAuth tells an empty user from none.
 	User, Password string
 	HasAuth        bool
 	// CAFile is an https gateway's own trust anchors: a PEM file whose
 	// certificates replace the system roots when verifying this gateway
-	// (URL query "ca", SPEC GW-6); "" uses the system roots.
+	// (URL query "ca"); "" uses the system roots.
 	CAFile string
 	// Source names where the candidate came from ("upstream-url",
 	// "gateway", "env:HTTPS_PROXY", "direct"), for --print-config and logs.
 	Source string
 }
 
-// Direct is the direct candidate; it is always last in the default order
-// (SPEC GW-1).
+// Direct is the direct candidate; it is always last in the default order.
 var Direct = Candidate{Direct: true, Source: "direct"}
 
 // Key is the identity used by the cache, cooldowns and health preference:

@@ -10,7 +10,7 @@ type Tier int
 
 const (
 	// TierNone records no cooldown: a failure after the response body
-	// started streaming, or a client-side cancel (SPEC CD-1).
+	// started streaming, or a client-side cancel.
 	TierNone Tier = iota
 	// TierHost cools the candidate for one destination host only: direct
 	// connect failure, non-2xx CONNECT answer, TLS probe failure, response
@@ -42,7 +42,7 @@ type PathError struct {
 	// answer (407, 403 to CONNECT, 502 …); 0 otherwise.
 	Status int
 	// Sent is true when request bytes may have reached the origin, which
-	// limits replay (SPEC HTTP-3).
+	// limits replay.
 	Sent bool
 	Err  error
 }

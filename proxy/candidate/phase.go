@@ -1,17 +1,16 @@
 package candidate
 
 // Phase names the step of opening or using a path in which a failure
-// happened (SPEC CD-3). It appears in errors, logs, status and tests. The
+// happened. It appears in errors, logs, status and tests. The
 // cooldown tier is set beside it, by the code that builds the PathError
-// (SPEC CD-1; see Tier).
+// (see Tier).
 type Phase string
 
-// The phases of SPEC CD-3 (gateway-tls from GW-6, socks-handshake from
-// GW-7), in the order a request meets them.
+// The phases, in the order a request meets them.
 const (
 	PhaseGatewayConnect  Phase = "gateway-connect"  // TCP to the gateway failed
-	PhaseGatewayTLS      Phase = "gateway-tls"      // TLS to an https gateway failed or did not verify (GW-6)
-	PhaseSOCKSHandshake  Phase = "socks-handshake"  // SOCKS5 method selection or RFC 1929 auth failed (GW-7)
+	PhaseGatewayTLS      Phase = "gateway-tls"      // TLS to an https gateway failed or did not verify
+	PhaseSOCKSHandshake  Phase = "socks-handshake"  // SOCKS5 method selection or RFC 1929 auth failed
 	PhaseConnectResponse Phase = "connect-response" // the gateway's answer to CONNECT/HTTP
 	PhaseTLSProbe        Phase = "tls-probe"        // TLS handshake probe over the path
 	PhaseOriginConnect   Phase = "origin-connect"   // direct TCP to the origin failed, or its name did not resolve

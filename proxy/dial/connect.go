@@ -61,7 +61,7 @@ func Connect(ctx context.Context, conn net.Conn, c candidate.Candidate, target s
 	if status < 200 || status > 299 {
 		tier := candidate.TierHost
 		if status == http.StatusProxyAuthRequired || status == http.StatusUnauthorized || status == http.StatusLoopDetected {
-			tier = candidate.TierGateway // SPEC CD-1: 407, tinyproxy's 401; 508: the gateway leads back to us
+			tier = candidate.TierGateway // 407, tinyproxy's 401; 508: the gateway leads back to us
 		}
 		return nil, fail(tier, status, fmt.Errorf("gateway answered CONNECT with %d", status))
 	}

@@ -1,9 +1,8 @@
-// Package dial opens paths to a destination through one candidate (SPEC
-// GW-3): a direct TCP connection; an http:// gateway's TCP connection, or an
-// https:// gateway's verified TLS connection (GW-6), followed by CONNECT
-// (RFC 9110 §9.3.6) with optional Basic credentials (GW-4); or a SOCKS5
-// gateway's CONNECT (RFC 1928, RFC 1929; GW-7). Every failure is a
-// *candidate.PathError carrying the phase and the cooldown tier (CD-1, CD-3).
+// Package dial opens paths to a destination through one candidate: a direct TCP
+// connection; an http:// gateway's TCP connection, or an https:// gateway's
+// verified TLS connection, followed by CONNECT (RFC 9110 §9.3.6) with optional
+// Basic credentials; or a SOCKS5 gateway's CONNECT (RFC 1928, RFC 1929). Every
+// failure is a *candidate.PathError carrying the phase and the cooldown tier.
 //
 // Which bytes go where, per kind:
 //
@@ -35,13 +34,13 @@ type Dialer struct {
 	// loopback peer gets no TCP keepalive and any other Go's default
 	// probes (tcp).
 	Net net.Dialer
-	// Resolver resolves destination names for socks5:// gateways (SPEC
-	// GW-7: we resolve); nil: net.DefaultResolver.
+	// Resolver resolves destination names for socks5:// gateways (we resolve); nil:
+	// net.DefaultResolver.
 	Resolver *net.Resolver
 	// GatewayTLS is the base TLS configuration for https:// gateways
 	// (tests set RootCAs); nil: system roots (on Linux Go also reads
 	// SSL_CERT_FILE / SSL_CERT_DIR; macOS and Windows ignore them). ServerName is always the
-	// gateway's host; a candidate's CAFile replaces RootCAs (SPEC GW-6).
+	// gateway's host; a candidate's CAFile replaces RootCAs.
 	GatewayTLS *tls.Config
 
 	mu  sync.Mutex
@@ -54,8 +53,8 @@ type Dialer struct {
 // Open returns a connection that reaches target ("host:port", IPv6
 // bracketed) through c (see the package comment for each kind). Bytes the
 // gateway sent after its CONNECT answer are returned first by the Conn's
-// Read (SPEC CON-2). The context bounds the whole open (connect timeout,
-// SPEC ORD-5).
+// Read, so none of the tunnel's first bytes is lost. The context bounds the
+// whole open (the connect timeout, SPEC ORD-5).
 //
 // Errors are *candidate.PathError: PhaseLocal (TierNone) when this machine ran
 // out of descriptors or memory, else PhaseOriginConnect (direct dial, or a
@@ -132,7 +131,7 @@ func (d *Dialer) DialGateway(ctx context.Context, c candidate.Candidate) (net.Co
 // vanish without its kernel ending the connection, so probes there detect
 // nothing, and they cost every new tunnel to a loopback gateway or
 // destination four setsockopt(2) calls (the listener does the
-// same for loopback clients, SPEC LIS-1). The peer is the address
+// same for loopback clients). The peer is the address
 // connected to, so a name that resolves to loopback counts too. A d.Net
 // with keepalive settings of its own dials as it says.
 func (d *Dialer) tcp(ctx context.Context, addr string) (net.Conn, error) {

@@ -47,7 +47,7 @@ func (d *Dialer) openSOCKS(ctx context.Context, c candidate.Candidate, target st
 	return conn, nil
 }
 
-// socksError classifies a socks5.Connect error (SPEC GW-7, CD-1): a failure
+// socksError classifies a socks5.Connect error (SPEC CD-1): a failure
 // reply is the destination's (TierHost) unless the gateway cannot CONNECT
 // at all; method selection and credentials are PhaseSOCKSHandshake; a
 // malformed, truncated or missing reply to CONNECT is PhaseConnectResponse;

@@ -20,7 +20,7 @@ import (
 const sessionCacheSize = 64
 
 // Prepare builds the TLS configuration of every https gateway among cands,
-// loading its CAFile (SPEC GW-6), so that a bad file is a startup error
+// loading its CAFile, so that a bad file is a startup error
 // rather than a failure at the first request. Calling it is optional (a
 // configuration is built on first use otherwise) and must happen before
 // the Dialer is used concurrently. Errors name the file, never credentials.
@@ -38,13 +38,12 @@ func (d *Dialer) Prepare(cands []candidate.Candidate) error {
 
 // MaxCAFile is the largest gateway CA file LoadCAFile reads, in bytes
 // (4 MiB; a whole system bundle is about 200 KiB), so that a device such
-// as /dev/zero or a huge file given as ?ca= cannot exhaust memory (SPEC
-// GW-6, OPS-7).
+// as /dev/zero or a huge file given as ?ca= cannot exhaust memory.
 const MaxCAFile = 4 << 20
 
-// LoadCAFile reads a PEM file of CA certificates into a new pool (SPEC
-// GW-6). Errors name the file: unreadable, not a regular file (a device,
-// a pipe, a directory), larger than MaxCAFile, or no certificate in it.
+// LoadCAFile reads a PEM file of CA certificates into a new pool. Errors name
+// the file: unreadable, not a regular file (a device, a pipe, a directory),
+// larger than MaxCAFile, or no certificate in it.
 func LoadCAFile(name string) (*x509.CertPool, error) {
 	pem, err := readCAFile(name)
 	if err != nil {
@@ -137,7 +136,7 @@ func (d *Dialer) tlsConfig(c candidate.Candidate) (*tls.Config, error) {
 // handshake runs TLS over conn to https gateway c within ctx. A failure —
 // the certificate does not verify for the gateway's name, the gateway is
 // no TLS server, it closed or stayed silent — is PhaseGatewayTLS,
-// TierGateway (SPEC GW-6). The client writes no application data before
+// TierGateway. The client writes no application data before
 // the handshake completed and verified, so no request byte reaches a
 // gateway that fails here.
 func (d *Dialer) handshake(ctx context.Context, c candidate.Candidate, conn net.Conn) (*tls.Conn, error) {

@@ -1,4 +1,4 @@
-// Package health runs the proxy's health checks (SPEC HC-1, HC-2): one
+// Package health runs the proxy's health checks: one
 // goroutine that checks the candidates in default order every interval and
 // when kicked by a path failure, and records the results in the health
 // state (route.Health) whose preference leads the selection order.
@@ -21,7 +21,7 @@ import (
 )
 
 // MinKickGap is the least time between the start of a check and a kicked
-// check after it (SPEC HC-2: at most once per second).
+// check after it (at most once per second).
 const MinKickGap = time.Second
 
 // Settings are one run's health check settings, read once at its start
@@ -32,9 +32,9 @@ type Settings struct {
 	// Interval is the time between periodic checks; 0: kicked checks only.
 	Interval time.Duration
 	// ConnectTimeout (--timeout-ms) bounds the whole check through one
-	// candidate: opening the path, TLS and the status line (SPEC HC-1).
+	// candidate: opening the path, TLS and the status line.
 	ConnectTimeout time.Duration
-	// Candidates are checked in this order (the default order, SPEC ORD-1).
+	// Candidates are checked in this order (the default order).
 	Candidates []candidate.Candidate
 }
 
@@ -46,8 +46,7 @@ type Target interface {
 	// done. local is true when this machine ran out of descriptors or
 	// memory: the result then says nothing about c.
 	Check(ctx context.Context, s Settings, c candidate.Candidate) (r route.HealthResult, local bool)
-	// Proved is told that c answered a check: its gateway cooldown ends
-	// (SPEC CD-2).
+	// Proved is told that c answered a check: its gateway cooldown ends.
 	Proved(c candidate.Candidate)
 }
 
@@ -67,7 +66,7 @@ type Checker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	runMu sync.Mutex // held for a whole run: one check at a time (HC-2)
+	runMu sync.Mutex // held for a whole run: one check at a time
 
 	mu   sync.Mutex
 	runs int
@@ -88,7 +87,7 @@ func Start(t Target, state *route.Health, log *slog.Logger) *Checker {
 	return h
 }
 
-// Kick asks for a check soon (SPEC HC-2: a path failure); it never blocks.
+// Kick asks for a check soon (a path failure); it never blocks.
 // Kicks before the next check starts are one kick.
 func (h *Checker) Kick() {
 	select {
@@ -97,7 +96,7 @@ func (h *Checker) Kick() {
 	}
 }
 
-// Rearm makes the loop take the current URL and interval (SPEC OPS-7): a
+// Rearm makes the loop take the current URL and interval: a
 // new period, and a first check at once when periodic checks are on, as at
 // start. It never blocks.
 func (h *Checker) Rearm() {
@@ -182,14 +181,14 @@ func (h *Checker) loop() {
 }
 
 // Run checks the candidates in default order until the health state has
-// its preference (SPEC HC-1), telling the target of every candidate proved
+// its preference, telling the target of every candidate proved
 // alive (SPEC CD-2), and records the results. Runs never overlap: Run
 // waits for one under way (tests call it while the loop runs). A run cut
 // short by Stop, or one that ran out of local resources, records nothing.
 func (h *Checker) Run() {
 	h.runMu.Lock()
 	defer h.runMu.Unlock()
-	s := h.t.Settings() // this run's candidates and URL (SPEC OPS-7)
+	s := h.t.Settings() // this run's candidates and URL
 	if h.ctx.Err() != nil || s.URL == nil {
 		return
 	}
@@ -227,8 +226,7 @@ func (h *Checker) Run() {
 	}
 	// No candidate reached the health URL: say why, per candidate, at the
 	// default level (preferred="" alone does not tell a dead gateway
-	// from an offline machine). The URL's host only, never its path
-	// (SPEC OPS-1).
+	// from an offline machine). The URL's host only, never its path.
 	var why strings.Builder
 	for i, r := range results {
 		if i > 0 {
@@ -246,9 +244,9 @@ func (h *Checker) Run() {
 }
 
 // stillConfigured returns the results of the candidates that are still in
-// cands: a candidate removed by a live change while the run checked it
-// (SPEC OPS-7) has had its marks dropped, and its result must not bring it
-// back as the preference or into the status document.
+// cands: a candidate removed by a live change while the run checked it has had
+// its marks dropped, and its result must not bring it back as the preference or
+// into the status document.
 func stillConfigured(results []route.HealthResult, cands []candidate.Candidate) []route.HealthResult {
 	kept := results[:0]
 	for _, r := range results {

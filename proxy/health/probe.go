@@ -26,13 +26,13 @@ const ResponseTimeout = 10 * time.Second
 // UserAgent is the User-Agent of every health check request.
 const UserAgent = "dual-proxy-health/1"
 
-// Prober makes one health check (SPEC HC-1): GET the health URL through a
+// Prober makes one health check: GET the health URL through a
 // candidate; the candidate is alive when an origin answered with a status
 // below 500. Its fields are set once and not changed while it is in use.
 type Prober struct {
 	// Client sends an http:// check: absolute-form with
 	// Proxy-Authorization to an http or https gateway, origin-form to the
-	// origin on direct or SOCKS5 (SPEC GW-4, GW-7). The engine's plain
+	// origin on direct or SOCKS5. The engine's plain
 	// forwarding client; a check's connection is closed after it.
 	Client *upstream.Client
 	// Dialer opens the tunnel of an https:// check to the origin (CONNECT
@@ -42,19 +42,19 @@ type Prober struct {
 	// system roots); ServerName is set per check.
 	TLS *tls.Config
 	// GatewayFailure reports an answer an http or https gateway made
-	// itself (407, its own error pages, SPEC CD-1); such an answer never
+	// itself (407, its own error pages); such an answer never
 	// counts as alive. nil: only the status decides.
 	GatewayFailure func(c candidate.Candidate, status int, server string) bool
 }
 
 // Check sends GET s.URL through c and reports whether an origin answered
-// with a status below 500 (SPEC HC-1). Answers a gateway makes itself
+// with a status below 500. Answers a gateway makes itself
 // never count: 407, a non-2xx answer to CONNECT, and its own 5xx pages
 // (which fail the < 500 test anyway). No origin credentials are sent. The
 // whole check — opening the path, TLS, and the wait for the status line —
 // ends within s.ConnectTimeout (--timeout-ms), so a silent gateway (one
 // that accepts TCP and never answers) costs a check no more than that and
-// the verdict is in before a slow origin would matter (SPEC HC-1). local is
+// the verdict is in before a slow origin would matter. local is
 // true when the check could not be made because this machine ran out of
 // descriptors or memory (the result then says nothing about c). A failed
 // check's Reason is the dial error, "response: …", "no answer within N ms",

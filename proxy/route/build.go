@@ -11,8 +11,9 @@ import (
 )
 
 // EnvProxy is one proxy variable from the startup environment
-// (HTTPS_PROXY, https_proxy, HTTP_PROXY, http_proxy, ALL_PROXY, all_proxy;
-// SPEC GW-1, ENV-2). Var names the variable, Value is its raw value.
+// (HTTPS_PROXY, https_proxy, HTTP_PROXY, http_proxy, ALL_PROXY, all_proxy),
+// read before the launcher rewrites them for its child. Var names the
+// variable, Value is its raw value.
 type EnvProxy struct{ Var, Value string }
 
 // CandidateSpec is the configuration BuildCandidates turns into the
@@ -28,12 +29,12 @@ type CandidateSpec struct {
 	UpstreamPort int
 	// Gateways are the --gateway / GATEWAY values, in order.
 	Gateways []string
-	// EnvProxies are the startup environment's proxies, in the order of
-	// SPEC GW-1.
+	// EnvProxies are the startup environment's proxies, in the order
+	// their variables become candidates.
 	EnvProxies []EnvProxy
 	// ListenHost and ListenPort are the proxy's own listener, for self-loop
-	// protection (SPEC GW-2). Pass the port actually bound (LIS-1 may fall
-	// back to a later one); ListenPort 0 disables the check.
+	// protection. Pass the port actually bound (port fallback may have
+	// moved to a later one); ListenPort 0 disables the check.
 	ListenHost string
 	ListenPort int
 	// LocalAddrs optionally lists this machine's interface addresses; when
@@ -63,7 +64,7 @@ type CandidateSpec struct {
 //     of LocalAddrs.
 //   - GW-4: user and password are percent-decoded (ParseGateway).
 //
-// Warnings are one line each and repeat no secret (SPEC OPS-7: they reach
+// Warnings are one line each and repeat no secret (they reach
 // the log and the settings and status documents, which need no token):
 // each names the gateway by its place ("gateway[2]", "gateway from
 // HTTPS_PROXY", "gateway from upstream-url") and its RedactURL form, and
@@ -126,7 +127,7 @@ func BuildCandidates(s CandidateSpec) (cands []candidate.Candidate, warnings []s
 	return append(cands, candidate.Direct), warnings, nil
 }
 
-// selfCheck recognizes addresses of our own listener (SPEC GW-2).
+// selfCheck recognizes addresses of our own listener.
 type selfCheck struct {
 	port        string
 	listenHost  string
@@ -184,10 +185,10 @@ func (sc selfCheck) is(addr string) bool {
 // "***": the password of its userinfo ("http://u:***@h:1"; the user name
 // stays), a "port" that is not one to five digits ("http://user:pass" with
 // the host left out reads as host "user", port "pass"), the whole of a
-// "user:pass:host" typo, each query parameter but ca= (GW-6) and a
+// "user:pass:host" typo, each query parameter but ca= and a
 // fragment. It works on values that do not parse as URLs too, so the
 // document, the warnings and the errors about a bad proxy value never show
-// a password (SPEC GW-3, LIS-4, OPS-7). A value with none of these is
+// a password (SPEC LIS-4). A value with none of these is
 // returned as is.
 func RedactURL(raw string) string {
 	prefix, rest := "", raw

@@ -14,8 +14,8 @@ import (
 //
 // It is built on golang-lru's simplelru with the expiry checked here, not
 // on golang-lru/v2/expirable: expirable (v2.0.7) starts a janitor goroutine
-// that can never be stopped, which would outlive proxy shutdown (SPEC
-// LIS-3) and trip goleak, and it reads the wall clock, which tests cannot
+// that can never be stopped, which would outlive proxy shutdown and trip
+// goleak, and it reads the wall clock, which tests cannot
 // drive. Expired entries are dropped when met (Get, Snapshot) or pushed out
 // by LRU order; memory is bounded by size either way.
 type Cache struct {
@@ -36,16 +36,16 @@ type cacheValue struct {
 	expires time.Time
 }
 
-// CacheEntry is one cache entry for the status page (SPEC OPS-2).
+// CacheEntry is one cache entry for the status page.
 type CacheEntry struct {
 	Host    string    `json:"host"`
 	Key     string    `json:"candidate"`
 	Expires time.Time `json:"expires"`
 }
 
-// NewCache returns a cache of at most size hosts (the caller passes 1000,
-// SPEC ORD-4) whose entries live ttl (--pref-ttl-ms). size <= 0 or
-// ttl <= 0 disables the cache: Put does nothing and Get always misses.
+// NewCache returns a cache of at most size hosts (the caller passes 1000) whose
+// entries live ttl (--pref-ttl-ms). size <= 0 or ttl <= 0 disables the cache:
+// Put does nothing and Get always misses.
 func NewCache(size int, ttl time.Duration) *Cache {
 	return NewCacheClock(size, ttl, time.Now)
 }
@@ -126,7 +126,7 @@ func (c *Cache) Remove(host string) {
 
 // RemoveIf drops the entry for host only if it still maps to key, so a
 // failure of the old cached candidate does not erase a newer success
-// through another one (SPEC ORD-4). It reports whether it removed one.
+// through another one. It reports whether it removed one.
 func (c *Cache) RemoveIf(host, key string) bool {
 	if c.lru == nil {
 		return false

@@ -57,14 +57,13 @@ type hostCooldown struct {
 }
 
 // Dest is the key of host-scoped state for a destination: "host:port"
-// (brackets around an IPv6 host), host normalized by the caller (SPEC
-// CD-1b).
+// (brackets around an IPv6 host), host normalized by the caller.
 func Dest(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // NewCooldowns returns an empty Cooldowns. d is the cooldown length
-// (--cooldown-ms, SPEC CD-2); d <= 0 disables cooling: failures are still
+// (--cooldown-ms); d <= 0 disables cooling: failures are still
 // counted and shown in Snapshot, but Cooling is always false. now is the
 // clock (time.Now when nil).
 func NewCooldowns(d time.Duration, now func() time.Time) *Cooldowns {
@@ -77,9 +76,10 @@ func NewCooldowns(d time.Duration, now func() time.Time) *Cooldowns {
 // Fail records the failure e of candidate e.Candidate while serving host
 // (normalized). Every failure is counted and becomes the candidate's last
 // failure (phase, tier, reason = e.Err's text, truncated to 200 bytes; the
-// caller keeps it free of secrets, SPEC HTTP-6). TierGateway cools the
+// caller keeps it free of secrets: it reaches logs and the status
+// document). TierGateway cools the
 // candidate for all hosts, TierHost for (candidate, host) only, TierNone
-// cools nothing (SPEC CD-1). A cooldown ends d after the latest failure; a
+// cools nothing. A cooldown ends d after the latest failure; a
 // later failure extends a running cooldown and never shortens it.
 func (c *Cooldowns) Fail(e *candidate.PathError, host string) {
 	if e == nil {
@@ -164,7 +164,7 @@ func (c *Cooldowns) state(key string) *candState {
 }
 
 // Cooling reports whether candidate key is cooling for host: gateway-wide
-// or host-scoped (SPEC ORD-2). An expired host-scoped entry is pruned.
+// or host-scoped. An expired host-scoped entry is pruned.
 func (c *Cooldowns) Cooling(key, host string) bool {
 	return !c.Until(key, host).IsZero()
 }
@@ -192,8 +192,7 @@ func (c *Cooldowns) Until(key, host string) time.Time {
 }
 
 // ClearGateway ends the gateway-wide cooldown of key; host-scoped cooldowns
-// stay. The health check calls it when it proves the candidate alive
-// (SPEC CD-2).
+// stay. The health check calls it when it proves the candidate alive.
 func (c *Cooldowns) ClearGateway(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -202,7 +201,7 @@ func (c *Cooldowns) ClearGateway(key string) {
 	}
 }
 
-// Success counts a success through candidate key (SPEC OPS-2). It does not
+// Success counts a success through candidate key. It does not
 // end cooldowns: only time and the health check (ClearGateway) do.
 func (c *Cooldowns) Success(key string) {
 	c.mu.Lock()
@@ -210,14 +209,14 @@ func (c *Cooldowns) Success(key string) {
 	c.state(key).successes++
 }
 
-// CandidateState is one candidate's cooldown record for the status page
-// (SPEC OPS-2). Times are absolute; zero times are omitted in JSON.
+// CandidateState is one candidate's cooldown record for the status page. Times
+// are absolute; zero times are omitted in JSON.
 type CandidateState struct {
 	Key string `json:"key"`
 	// Until is the end of the gateway-wide cooldown, zero when not cooling.
 	Until time.Time `json:"until,omitzero"`
 	// LastFailure is when the last failure happened; LastPhase, LastTier
-	// and LastReason describe it (SPEC CD-3).
+	// and LastReason describe it.
 	LastFailure time.Time       `json:"last_failure,omitzero"`
 	LastPhase   candidate.Phase `json:"last_phase,omitempty"`
 	LastTier    string          `json:"last_tier,omitempty"`
@@ -228,7 +227,7 @@ type CandidateState struct {
 	Hosts []HostCooldown `json:"hosts,omitempty"`
 }
 
-// HostCooldown is one running host-scoped cooldown (SPEC CD-1).
+// HostCooldown is one running host-scoped cooldown.
 type HostCooldown struct {
 	Host   string          `json:"host"`
 	Until  time.Time       `json:"until"`

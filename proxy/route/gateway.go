@@ -15,8 +15,7 @@ import (
 )
 
 // ErrUnsupportedScheme is returned (wrapped) by ParseGateway for socks4://,
-// socks4a:// and every other scheme but http, https, socks5 and socks5h
-// (SPEC GW-3).
+// socks4a:// and every other scheme but http, https, socks5 and socks5h.
 var ErrUnsupportedScheme = errors.New("unsupported proxy scheme (supported: http, https, socks5, socks5h)")
 
 // schemeKind is a gateway URL scheme's kind and default port.
@@ -36,13 +35,13 @@ var gatewayKinds = map[string]schemeKind{
 }
 
 // ParseGateway parses a gateway given as "SCHEME://[user:pass@]host[:port][/]"
-// (SCHEME http, https, socks5 or socks5h; SPEC GW-3, GW-6, GW-7) or bare
+// (SCHEME http, https, socks5 or socks5h; SPEC GW-7) or bare
 // "host:port" (http). A URL without a port gets its scheme's (80, 443,
 // 1080). User and password are percent-decoded; a malformed escape is an
-// error (SPEC GW-4); SOCKS5 credentials must fit RFC 1929 (user 1-255
+// error; SOCKS5 credentials must fit RFC 1929 (user 1-255
 // bytes, password at most 255). An https URL may carry one query
 // parameter, "ca=FILE" (percent-encoded path of a PEM file that replaces
-// the system roots for this gateway, SPEC GW-6); no other path, query or
+// the system roots for this gateway); no other path, query or
 // fragment is accepted. An IPv6 literal's zone id, "[fe80::1%25eth0]"
 // (RFC 6874) or curl's bare "[fe80::1%eth0]", is kept in Addr as
 // "[fe80::1%eth0]:port", the form net.Dial takes; it must be 1-64 RFC 3986
@@ -84,7 +83,7 @@ func ParseGateway(raw, source string) (candidate.Candidate, error) {
 	return c, nil
 }
 
-// gatewayKind looks up scheme (any case) in gatewayKinds (SPEC GW-3);
+// gatewayKind looks up scheme (any case) in gatewayKinds;
 // socks4 and socks4a, and every scheme not there, are
 // ErrUnsupportedScheme.
 func gatewayKind(scheme string) (schemeKind, error) {
@@ -102,7 +101,7 @@ func gatewayKind(scheme string) (schemeKind, error) {
 // splitGatewayTail splits what follows "SCHEME://" into the authority
 // ([user:pass@]host[:port]) and the query (without '?'): one trailing '/'
 // is allowed, a query only without a fragment, and no other path or
-// fragment (SPEC GW-6: https takes ?ca=FILE).
+// fragment (https takes ?ca=FILE).
 func splitGatewayTail(rest string) (hostport, query string, err error) {
 	i := strings.IndexAny(rest, "/?#")
 	if i < 0 {
@@ -119,7 +118,7 @@ func splitGatewayTail(rest string) (hostport, query string, err error) {
 }
 
 // parseGatewayUserinfo takes "user:pass@" off hostport into c's User and
-// Password, percent-decoded (SPEC GW-4; a malformed escape is an error
+// Password, percent-decoded (a malformed escape is an error
 // that does not echo it), and checks SOCKS5 credentials against RFC 1929.
 // It returns the host[:port] that follows; without '@', hostport as is.
 func parseGatewayUserinfo(c *candidate.Candidate, hostport string) (string, error) {
@@ -144,8 +143,8 @@ func parseGatewayUserinfo(c *candidate.Candidate, hostport string) (string, erro
 
 // gatewayAddr turns "host[:port]" or "[v6][:port]" into the dial address
 // "host:port", with defaultPort (the scheme's) when none is given; the
-// port is 1-65535. The host is normalized like every destination (SPEC
-// GW-2 dedupes by normalized host:port): lower case, IDN to punycode,
+// port is 1-65535. The host is normalized like every destination (candidates
+// are deduplicated by normalized host:port): lower case, IDN to punycode,
 // canonical IP, no trailing dot. Garbage is refused here, not at dial.
 // Unlike a destination's, a gateway's IPv6 zone id is kept: it says which
 // link a link-local gateway is on, so the dial needs it (RFC 6874).
@@ -167,7 +166,7 @@ func gatewayAddr(hostport, defaultPort string) (string, error) {
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {
 		// The port is not repeated: a host left out of "user:pass@host"
-		// makes the password the port (SPEC OPS-7).
+		// makes the password the port.
 		return "", errors.New("bad proxy port (want 1-65535)")
 	}
 	host, zone, err := splitZone(host)
@@ -222,7 +221,7 @@ func parseGatewayQuery(c *candidate.Candidate, query string) error {
 	}
 	for k, v := range q {
 		if k != "ca" {
-			// Not repeated: a key pasted after '?' would be shown (SPEC OPS-7).
+			// Not repeated: a key pasted after '?' would be shown.
 			return errors.New("unknown proxy URL parameter (https:// takes ?ca=FILE)")
 		}
 		if len(v) != 1 || v[0] == "" {

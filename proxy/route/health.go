@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// HealthResult is the outcome of one health check through one candidate
-// (SPEC HC-1). Alive means an origin answered with a status < 500 (401 and
-// 403 count); answers made by a gateway itself (407, non-2xx to CONNECT, a
-// gateway's own 502/504) are not alive. Reason says why it failed (phase
-// and cause, no secrets), or is empty.
+// HealthResult is the outcome of one health check through one candidate. Alive
+// means an origin answered with a status < 500 (401 and 403 count); answers
+// made by a gateway itself (407, non-2xx to CONNECT, a gateway's own 502/504)
+// are not alive. Reason says why it failed (phase and cause, no secrets), or is
+// empty.
 type HealthResult struct {
 	Key    string `json:"candidate"`
 	Alive  bool   `json:"alive"`
@@ -85,20 +85,20 @@ func (h *Health) WantsMore(resultsSoFar []HealthResult) bool {
 	return true
 }
 
-// Record applies one run's results, in default order (SPEC HC-1). A pass
+// Record applies one run's results, in default order. A pass
 // extends a candidate's streak (and ends its recovery after recoverCount
 // passes); a failure resets the streak and starts recovery. The preference
 // becomes the first alive, eligible candidate of the run; if there is none
 // (all failed, or the alive ones are still recovering) the preference is
-// cleared, so the next request scans in default order (SPEC HC-1, HC-4).
+// cleared, so the next request scans in default order.
 // Record with no results only stamps the run time and clears the
 // preference.
 //
 // When two or more candidates were checked and none was alive, the health
 // URL failed on every path: that says the target is down (offline, or the
 // URL unreachable from here), not that every path is, so the run marks no
-// candidate (their hysteresis stays as it was, HC-4) and TargetDown is set
-// until a run finds one alive (SPEC HC-1, OPS-2). With one candidate the
+// candidate (their hysteresis stays as it was) and TargetDown is set
+// until a run finds one alive. With one candidate the
 // two cannot be told apart and its failure counts.
 func (h *Health) Record(results []HealthResult) {
 	now := h.now()
@@ -154,7 +154,8 @@ func (h *Health) TargetDown() bool {
 // MarkFailed records a traffic failure of candidate key (the passive
 // signal): its streak resets and it must pass recoverCount checks before it
 // can be preferred again. If it is the preference now, the preference is
-// cleared. The caller also kicks a health check (SPEC HC-2).
+// cleared. The caller also kicks a health check, so a healthy path is
+// found again soon.
 func (h *Health) MarkFailed(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -169,16 +170,14 @@ func (h *Health) MarkFailed(key string) {
 	}
 }
 
-// Preferred returns the health-preferred candidate key, or "" for none
-// (SPEC ORD-1).
+// Preferred returns the health-preferred candidate key, or "" for none.
 func (h *Health) Preferred() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.preferred
 }
 
-// HealthState is a copy of the health state for the status page (SPEC
-// OPS-2).
+// HealthState is a copy of the health state for the status page.
 type HealthState struct {
 	Preferred string         `json:"preferred,omitempty"`
 	LastRun   time.Time      `json:"last_run,omitzero"`
@@ -192,7 +191,7 @@ type HealthState struct {
 	TargetDown bool `json:"target_down,omitempty"`
 }
 
-// HealthMark is one candidate's hysteresis state (SPEC HC-4).
+// HealthMark is one candidate's hysteresis state.
 type HealthMark struct {
 	Key      string `json:"candidate"`
 	Streak   int    `json:"streak"`

@@ -2,7 +2,7 @@ package route
 
 import "time"
 
-// A running instance's settings change (SPEC OPS-7): the state types take
+// A running instance's settings change: the state types take
 // their new parameter and forget the candidates that left the list, so a
 // removed gateway's cooldowns, cache entries and health marks go with it
 // and an added one starts clean.
@@ -52,7 +52,7 @@ func (h *Health) Reconfigure(recoverCount int, keep func(key string) bool) {
 }
 
 // Keep drops every entry whose candidate key keep refuses (the per-host
-// cache re-checked against a new candidate list, SPEC ORD-4).
+// cache re-checked against a new candidate list).
 func (c *Cache) Keep(keep func(key string) bool) {
 	if c.lru == nil {
 		return
@@ -66,10 +66,9 @@ func (c *Cache) Keep(keep func(key string) bool) {
 	}
 }
 
-// SetTTL sets the lifetime of entries put from now on (SPEC ORD-4,
-// --pref-ttl-ms); ttl <= 0 disables the cache and drops its entries.
-// Entries already there keep their expiry. A cache made with size <= 0
-// stays disabled.
+// SetTTL sets the lifetime of entries put from now on (--pref-ttl-ms); ttl <= 0
+// disables the cache and drops its entries. Entries already there keep their
+// expiry. A cache made with size <= 0 stays disabled.
 func (c *Cache) SetTTL(ttl time.Duration) {
 	c.ttl.Store(int64(ttl))
 	if ttl > 0 || c.lru == nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// noProxyList is a parsed NO_PROXY value (SPEC ORD-3b). Entries are
+// noProxyList is a parsed NO_PROXY value. Entries are
 // separated by commas, spaces around them are trimmed, and each is one of:
 //
 //   - "*" alone: matches every host.

@@ -21,11 +21,11 @@ const (
 var errEmptyHost = errors.New("empty host")
 
 // NormalizeHost returns the canonical form of a destination or gateway host,
-// the form every rule, cache entry and cooldown is keyed by (SPEC ORD-3):
+// the form every rule, cache entry and cooldown is keyed by:
 //
 //   - "[::1]", "::1", "[0:0::1%25eth0]" and "::1%eth0" → "::1": brackets are
-//     stripped, the IPv6 zone id is dropped (it never takes part in matching,
-//     SPEC ORD-3b) and the address is printed canonically (net/netip).
+//     stripped, the IPv6 zone id is dropped (it never takes part in matching)
+//     and the address is printed canonically (net/netip).
 //   - "127.0.0.1." → "127.0.0.1"; IPv4 must be strict dotted-quad.
 //   - "Example.COM." → "example.com": ASCII lower-cased, one trailing dot
 //     stripped.
@@ -114,7 +114,7 @@ func canonicalAddr(a netip.Addr, s string) string {
 var idnaProfile = idna.New(idna.MapForLookup(), idna.BidiRule(),
 	idna.Transitional(false), idna.StrictDomainName(false))
 
-// normalizeIDN converts a host with non-ASCII characters (SPEC ORD-3).
+// normalizeIDN converts a host with non-ASCII characters.
 func normalizeIDN(host string) (string, error) {
 	if !utf8.ValidString(host) {
 		return "", fmt.Errorf("host %q: not valid UTF-8", host)

@@ -3,17 +3,17 @@ package route
 import "github.com/dual-proxy/dual-proxy/proxy/candidate"
 
 // Order returns the candidates to try for one request, first to last
-// (SPEC ORD-1, ORD-2, ORD-3). It is a pure function and safe for
+// (SPEC ORD-1, ORD-2). It is a pure function and safe for
 // concurrent use; cands is not modified and the result is a new slice.
 //
 // Inputs:
-//   - cands: the default order (SPEC GW-1, direct last).
+//   - cands: the default order (direct last).
 //   - rule: the destination rule for the host (Rules.Match).
-//   - cached: the per-host cache entry's Candidate.Key (ORD-4), or "".
-//   - preferred: the global health-preferred Candidate.Key (HC-1), or "".
+//   - cached: the per-host cache entry's Candidate.Key, or "".
+//   - preferred: the global health-preferred Candidate.Key, or "".
 //     A cached or preferred key that is not in cands is ignored.
 //   - cooling: reports whether a candidate key is in cooldown for this
-//     host, gateway-wide or host-scoped (ORD-2); nil means none cools.
+//     host, gateway-wide or host-scoped; nil means none cools.
 //     It is called exactly once per candidate.
 //
 // Result, in this order:
@@ -26,13 +26,13 @@ import "github.com/dual-proxy/dual-proxy/proxy/candidate"
 //  2. The cold zone: cooling candidates in default order.
 //
 // So the rule alone decides where direct goes; cache and preference order
-// the remaining hot candidates (ORD-1: rule > cache > preference > default).
+// the remaining hot candidates (rule > cache > preference > default).
 // Under RulePreferProxy a cached or preferred "direct" does not pull direct
 // forward: the rule wins, and the cache/preference slot is left to the
 // next source (a preferred gateway still goes first). Under
 // RulePreferDirect a cached or preferred gateway comes right after direct.
 // Nothing reorders the cold zone, so a rule, a cache entry or a health
-// preference never pulls a cooling candidate forward (ORD-2); if every
+// preference never pulls a cooling candidate forward; if every
 // candidate is cooling, the result is the default order (fail open).
 //
 // Cost: one allocation (the result) for up to 64 candidates.

@@ -7,7 +7,7 @@ import (
 )
 
 // Rule is the outcome of matching a destination host against the
-// destination rules (SPEC ORD-3, ORD-3b).
+// destination rules.
 type Rule int
 
 const (
@@ -15,10 +15,10 @@ const (
 	// order decide.
 	RuleNone Rule = iota
 	// RulePreferDirect: --prefer-direct or NO_PROXY matched; direct goes
-	// first in the hot zone (SPEC ORD-3).
+	// first in the hot zone.
 	RulePreferDirect
 	// RulePreferProxy: --prefer-proxy matched (and no prefer-direct rule);
-	// direct goes to the end of the hot zone (SPEC ORD-3).
+	// direct goes to the end of the hot zone.
 	RulePreferProxy
 )
 
@@ -43,7 +43,7 @@ type Rules struct {
 	ignored []string
 }
 
-// ParseRules parses the destination rules (SPEC ORD-3, ORD-3b).
+// ParseRules parses the destination rules.
 //
 // preferDirect and preferProxy are host patterns (--prefer-direct,
 // --prefer-proxy); each element may itself hold comma-separated patterns,
@@ -54,7 +54,7 @@ type Rules struct {
 // "a.b.example.com" but not "example.com". A pattern with '/', ':' outside an
 // IPv6 literal, regex syntax (^ $ ( ) [ ] { } | + ? \), a '*' inside a
 // non-ASCII label, or otherwise not a host is an error naming the pattern
-// and its list; the CLI exits 2 with it (SPEC LIS-5). IPv6 hosts match only
+// and its list; the CLI exits 2 with it. IPv6 hosts match only
 // an equal IPv6 pattern or a lone "*".
 //
 // noProxy is the startup NO_PROXY/no_proxy value; see noproxy.go for its
@@ -108,7 +108,7 @@ func (r *Rules) Match(host string, port int) Rule {
 	return RuleNone
 }
 
-// patternList is one list of ORD-3 patterns: exact names in a set, globs
+// patternList is one list of destination patterns: exact names in a set, globs
 // in a slice, and a lone "*" as a flag.
 type patternList struct {
 	all   bool
@@ -162,7 +162,7 @@ func parsePatterns(list string, items []string) (patternList, error) {
 	return l, nil
 }
 
-// normalizePattern validates one ORD-3 pattern and returns its normalized
+// normalizePattern validates one destination pattern and returns its normalized
 // form (lower case, punycode, no brackets, no trailing dot).
 func normalizePattern(p string) (string, error) {
 	if p == "*" {

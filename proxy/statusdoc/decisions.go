@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
-// maxDecisions is how many recent decisions the engine keeps (SPEC OPS-2).
+// maxDecisions is how many recent decisions the engine keeps.
 const maxDecisions = 200
 
 // Failure is one failed attempt inside a Decision: redacted candidate,
@@ -21,7 +21,7 @@ type Failure struct {
 	Reason    string `json:"reason"`
 }
 
-// Decision records how one request or tunnel was routed (SPEC OPS-2): the
+// Decision records how one request or tunnel was routed: the
 // destination host (never the path), the candidate that served it ("" when
 // all failed), the attempts that failed first, and the latency to an open
 // path or response header in ms.
@@ -40,7 +40,7 @@ type Decision struct {
 	Caller string `json:"caller,omitempty"`
 }
 
-// Log is a fixed-size ring of the last 200 decisions (SPEC OPS-2) with
+// Log is a fixed-size ring of the last 200 decisions with
 // subscribers. The zero value is ready; safe for concurrent use.
 type Log struct {
 	mu   sync.Mutex

@@ -9,7 +9,7 @@ import (
 )
 
 // Paths of the proxy's own status endpoints (origin-form on the proxy
-// listener, SPEC HTTP-1, OPS-2).
+// listener).
 const (
 	StatusPath = "/_dual-proxy/status"    // JSON document (Status)
 	PagePath   = "/_dual-proxy/"          // HTML page
@@ -20,7 +20,7 @@ const (
 // external assets and no build step. It loads two scripts from its own
 // origin: ScriptPath, which fetches StatusPath every 2 s and renders it,
 // and the settings form (/_dual-proxy/settings/form.js, served by
-// internal/settings where the instance mounts the settings, SPEC OPS-7;
+// internal/settings where the instance mounts the settings;
 // without that mount the page shows no form).
 //
 //go:embed status.html
@@ -40,8 +40,7 @@ func Page() []byte { return statusPage }
 // and fetch from the proxy.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the status endpoints with the document status returns
-// (SPEC OPS-2):
+// Handler serves the status endpoints with the document status returns:
 //
 //	GET  /_dual-proxy/status     200 application/json, the Status document
 //	GET  /_dual-proxy/           200 text/html, the status page
@@ -117,7 +116,7 @@ func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // LocalOnly serves h only to requests whose Host header is an IP literal,
 // localhost or a name under .localhost with the listener's port, like the
 // status endpoints (421
-// otherwise, DNS rebinding); the metrics endpoint uses it (SPEC OPS-5).
+// otherwise, DNS rebinding); the metrics endpoint uses it.
 func LocalOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !webguard.ListenerHost(r) {

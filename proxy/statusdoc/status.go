@@ -1,13 +1,12 @@
-// Package statusdoc is the vocabulary of the proxy's status document (SPEC
-// OPS-2): the Status served as JSON, the recent routing decisions (a fixed
-// ring, Log), and the handler serving the document and the self-contained
-// status page. It reads no engine state itself; proxy.Engine.Status fills
-// the document.
+// Package statusdoc is the vocabulary of the proxy's status document: the
+// Status served as JSON, the recent routing decisions (a fixed ring, Log), and
+// the handler serving the document and the self-contained status page. It reads
+// no engine state itself; proxy.Engine.Status fills the document.
 package statusdoc
 
 import "time"
 
-// Candidate states in Status (SPEC OPS-2, ORD-2): the page, the JSON and
+// Candidate states in Status: the page, the JSON and
 // the status command show the same word.
 const (
 	// StateHot: no gateway-wide cooldown, and proved: a success, or a
@@ -18,7 +17,7 @@ const (
 	// the cold zone for every host until CandidateStatus.Until.
 	StateCooling = "cooling"
 	// StateFailing: no cooldown runs, but the last health check through
-	// the candidate failed while another path passed it (HC-1).
+	// the candidate failed while another path passed it.
 	StateFailing = "failing"
 	// StateUntried: no cooldown runs and nothing proves the candidate yet:
 	// no success and no passing health check (a dead gateway nobody tried
@@ -37,41 +36,41 @@ type Status struct {
 	Listeners []string `json:"listeners"`
 	// Now is the engine's clock (Config.Now) when the status was taken.
 	Now time.Time `json:"now"`
-	// Settings are the proxy settings in effect (SPEC OPS-2, OPS-7), as
+	// Settings are the proxy settings in effect, as
 	// Config.Settings gives them: keyed by the settings' names (the long
 	// flag names, "cooldown-ms"), each value in its unit (ms for a
 	// "-ms" key; 0 and '' mean what they mean on the command line,
 	// docs/flags.md), credentials masked. Empty when the engine was given
 	// none (the Go API).
 	Settings map[string]any `json:"settings"`
-	// Candidates in default order (SPEC GW-1), direct last.
+	// Candidates in default order, direct last.
 	Candidates []CandidateStatus `json:"candidates"`
 	Health     HealthStatus      `json:"health"`
 	// Cache holds the live per-host cache entries, most recently used
-	// first (SPEC ORD-4).
+	// first.
 	Cache []CacheStatus `json:"cache"`
 	// Decisions are the last (at most 200) routing decisions, oldest first.
 	Decisions []Decision `json:"decisions"`
-	// TLSProbes counts TLS handshake probes started (SPEC CON-1).
+	// TLSProbes counts TLS handshake probes started.
 	TLSProbes int64 `json:"tls_probes"`
-	// HealthRuns counts health checks started (SPEC HC-1, HC-2).
+	// HealthRuns counts health checks started.
 	HealthRuns int `json:"health_runs"`
 }
 
-// CandidateStatus is one candidate's state (SPEC OPS-2, CD-1..CD-3).
+// CandidateStatus is one candidate's state: its cooldowns and last failure.
 type CandidateStatus struct {
 	// Candidate is the redacted display form ("http://user:***@host:port").
 	Candidate string `json:"candidate"`
 	// Key is the identity used by cache, cooldowns and health ("direct" or
 	// "host:port"); it never holds credentials.
 	Key string `json:"key"`
-	// Kind is "direct", "http", "https", "socks5" or "socks5h" (SPEC GW-3).
+	// Kind is "direct", "http", "https", "socks5" or "socks5h".
 	Kind   string `json:"kind"`
 	Source string `json:"source"`
 	// State is StateCooling (gateway-wide cooldown), StateFailing (its
 	// health check failed where another path passed), StateUntried
 	// (nothing proves it yet) or StateHot. Failing and untried candidates
-	// are still in the hot zone of the selection order (ORD-2).
+	// are still in the hot zone of the selection order.
 	State string `json:"state"`
 	// Until is the end of the gateway-wide cooldown; zero when hot.
 	Until       time.Time `json:"until,omitzero"`
@@ -82,11 +81,11 @@ type CandidateStatus struct {
 	LastFailure *FailureStatus `json:"last_failure,omitempty"`
 	Successes   uint64         `json:"successes"`
 	Failures    uint64         `json:"failures"`
-	// Preferred marks the health-preferred candidate (SPEC HC-1).
+	// Preferred marks the health-preferred candidate.
 	Preferred bool `json:"preferred"`
 }
 
-// HostCooldownStatus is one host-scoped cooldown (SPEC CD-1).
+// HostCooldownStatus is one host-scoped cooldown.
 type HostCooldownStatus struct {
 	Host        string    `json:"host"`
 	Until       time.Time `json:"until"`
@@ -95,7 +94,7 @@ type HostCooldownStatus struct {
 	Reason      string    `json:"reason,omitempty"`
 }
 
-// FailureStatus describes a candidate's last failure (SPEC CD-3).
+// FailureStatus describes a candidate's last failure.
 type FailureStatus struct {
 	Time   time.Time `json:"time"`
 	Phase  string    `json:"phase"`
@@ -103,7 +102,7 @@ type FailureStatus struct {
 	Reason string    `json:"reason"`
 }
 
-// HealthStatus is the health check state (SPEC HC-1, HC-4).
+// HealthStatus is the health check state.
 type HealthStatus struct {
 	// Enabled reports whether a health URL is configured.
 	Enabled bool `json:"enabled"`
@@ -118,13 +117,12 @@ type HealthStatus struct {
 	Results []HealthResultStatus `json:"results"`
 	// TargetDown: the last run checked two or more paths and the health
 	// URL failed on every one: the target is down or unreachable from
-	// here, not the paths, and no path is shown failing for it (SPEC
-	// HC-1, OPS-2).
+	// here, not the paths, and no path is shown failing for it.
 	TargetDown bool `json:"target_down,omitempty"`
 }
 
 // HealthResultStatus is one candidate's result in the last health run,
-// with its hysteresis state (SPEC HC-4).
+// with its hysteresis state.
 type HealthResultStatus struct {
 	Candidate string `json:"candidate"`
 	Alive     bool   `json:"alive"`
@@ -133,7 +131,7 @@ type HealthResultStatus struct {
 	Eligible  bool   `json:"eligible"`
 }
 
-// CacheStatus is one per-host cache entry (SPEC ORD-4).
+// CacheStatus is one per-host cache entry.
 type CacheStatus struct {
 	Host        string    `json:"host"`
 	Candidate   string    `json:"candidate"`

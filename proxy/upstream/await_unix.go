@@ -31,7 +31,7 @@ type await struct {
 // send writes r on uc and waits for the first bytes of its answer, in one
 // RawConn.Read: the read(2) that finds the socket empty before
 // the write is the check that nothing arrived while a reused connection
-// sat idle (HTTP-5: bytes or EOF then, and quiet is false: nothing was
+// sat idle (bytes or EOF then, and quiet is false: nothing was
 // written, the connection is closed by the caller), and after the write
 // the wait for the answer needs no read(2) that finds nothing, as a new
 // conn.Read would make: the poller's readiness edge of the answer cannot
@@ -59,7 +59,7 @@ func (uc *upConn) send(c *Client, check bool, cand candidate.Candidate, r *Reque
 	}
 	// The wait below is bounded by this deadline; a request with a body
 	// gets a fresh one once it is written (the response timeout counts
-	// from the end of the request, SPEC HTTP-4).
+	// from the end of the request).
 	uc.headDeadline = c.headDeadline(r)
 	if r.ResponseTimeout == 0 && c.ResponseTimeout == uc.dw.idle && !uc.headDeadline.IsZero() {
 		// The request's first write is bounded by the same instant: one

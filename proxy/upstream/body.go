@@ -144,7 +144,7 @@ func skipTrailer(br *bufio.Reader) error {
 
 // Buffered is how many response bytes are already read from the socket:
 // writeResponse sends a small body together with the head only when it is
-// all here (never waiting for a slow body before the head, HTTP-4). It is
+// all here (never waiting for a slow body before the head). It is
 // called only between Reads, on the reading goroutine.
 func (b *upBody) Buffered() int { return b.uc.br.Buffered() }
 
@@ -210,7 +210,7 @@ func (b *upBody) release(interrupted bool) error {
 	return nil
 }
 
-// errHeaderTimeout is the response-header timeout (SPEC HTTP-4); it is a
+// errHeaderTimeout is the response-header timeout; it is a
 // net.Error with Timeout() true, which classifies it as PhaseResponseHeader.
 var errHeaderTimeout error = headerTimeout{}
 

@@ -1,13 +1,13 @@
 // Package upstream is the HTTP/1.1 client of plain forwarding: it sends one
 // request through one candidate (an http or https gateway, in absolute-form
-// with Proxy-Authorization, SPEC GW-4, GW-6; or direct or through a SOCKS5
-// tunnel, in origin-form, GW-7) and returns the response with its body
+// with Proxy-Authorization; or direct or through a SOCKS5
+// tunnel, in origin-form) and returns the response with its body
 // streaming from the connection.
 //
 // It runs on the caller's goroutine (no reader/writer goroutines per
 // connection, unlike net/http.Transport, whose hand-offs cost ≈ 15 % of the
 // plain path's CPU, see docs/BENCHMARKS.md) and reports exactly what replay
-// rules need: was a connection established, was it reused (SPEC HTTP-3).
+// rules need: was a connection established, was it reused.
 // Which candidate to try, and whether to try another, is the caller's
 // business (proxy.Engine).
 //
@@ -17,7 +17,7 @@
 // connection may have been closed by its peer meanwhile: such a failure
 // before any response byte is retried once on a fresh connection, which is
 // only allowed for replayable requests. Other requests dial, unless they set
-// Request.ReuseUnreplayable (the model pool's calls, SPEC POOL-17): then they
+// Request.ReuseUnreplayable (the model pool's calls): then they
 // take a pooled connection too, and a failure on it is retried on a fresh
 // connection only when not one byte of the request was written — the
 // request provably never left, the rule net/http's Transport applies to
@@ -62,7 +62,7 @@ type Client struct {
 	// (a *candidate.PathError keeps its phase and tier).
 	Dial func(ctx context.Context, cand candidate.Candidate, addr string) (net.Conn, error)
 	// ResponseTimeout bounds the wait for the response head after the
-	// request was written, and every write (SPEC HTTP-4).
+	// request was written, and every write.
 	ResponseTimeout time.Duration
 	// IdleTimeout is how long an idle pooled connection is kept before it
 	// is closed, even when no request comes; zero: DefaultIdleTimeout.
@@ -90,7 +90,7 @@ type Request struct {
 	// ResponseTimeout, when non-zero, replaces Client.ResponseTimeout for
 	// the wait for this request's response head; negative: no such bound,
 	// the context governs (the model pool's calls carry their own
-	// deadlines, SPEC POOL-17).
+	// deadlines).
 	ResponseTimeout time.Duration
 	// ReuseUnreplayable lets a request that is not replayed (Send's reuse
 	// false) take a pooled connection under the not-one-byte-written rule
@@ -181,7 +181,7 @@ type Result struct {
 	Resp *Response
 	Err  error
 	// Connected is true when a TCP connection to the gateway or origin
-	// was established (request bytes may have reached it, SPEC HTTP-3).
+	// was established (request bytes may have reached it).
 	Connected bool
 }
 
@@ -204,7 +204,7 @@ func (c *Client) idlePool() *connPool {
 var errStaleConn = errors.New("reused connection closed by peer")
 
 // errNotQuiet marks a reused connection on which bytes or EOF had arrived
-// while it sat idle (HTTP-5): it is closed before any byte of the request
+// while it sat idle: it is closed before any byte of the request
 // was written, so any request may take the next one.
 var errNotQuiet = errors.New("reused connection not quiet")
 
@@ -279,7 +279,7 @@ func bodyBuffered(resp *Response, uc *upConn) bool {
 
 // sendPlain writes r on uc with conn.Write and sets the head's read
 // deadline after it; check (a reused connection) first asks quiet, which
-// is false when bytes or EOF arrived while it sat idle (HTTP-5): nothing is
+// is false when bytes or EOF arrived while it sat idle: nothing is
 // written then. Connections that are no socket, and every connection where
 // send has no read(2) of its own (Windows), take this path.
 func (uc *upConn) sendPlain(c *Client, check bool, cand candidate.Candidate, r *Request, body io.Reader) (quiet bool, werr error) {
@@ -356,7 +356,7 @@ func (c *Client) exchange(ctx context.Context, cand candidate.Candidate, r *Requ
 	}
 	resp.Close = resp.Close || r.Close
 	if !uc.headDeadline.IsZero() && !bodyBuffered(resp, uc) {
-		// No timeout once the body streams (SPEC HTTP-4).
+		// No timeout once the body streams.
 		uc.conn.SetReadDeadline(time.Time{})
 		uc.headDeadline = time.Time{}
 	}

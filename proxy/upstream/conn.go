@@ -32,7 +32,7 @@ type upConn struct {
 
 // newUpConn wraps a fresh connection; writes extend a write deadline of
 // writeIdle (a peer that stops reading our request fails instead of
-// hanging, SPEC HTTP-4).
+// hanging).
 func newUpConn(conn net.Conn, key poolKey, writeIdle time.Duration) *upConn {
 	uc := &upConn{conn: conn, key: key}
 	uc.interrupt = func() { conn.SetDeadline(time.Unix(1, 0)) }

@@ -8,7 +8,7 @@ import (
 // connPool holds idle upstream connections, newest last per key. Every
 // idle connection is closed at most ttl after it became idle: a timer is
 // armed for the oldest one whenever the pool is not empty, so a connection
-// to an origin never asked again does not outlive ttl (SPEC HTTP-4; the
+// to an origin never asked again does not outlive ttl (the
 // README documents 90 s).
 type connPool struct {
 	ttl time.Duration // idle lifetime; set before first use
@@ -62,7 +62,7 @@ func (p *connPool) get(key poolKey) *upConn {
 			c.conn.SetReadDeadline(time.Time{})
 			c.headDeadline = time.Time{}
 		}
-		// The check that nothing arrived while idle is send's (HTTP-5):
+		// The check that nothing arrived while idle is send's:
 		// outside this lock, and on Unix in the same read(2) as the wait
 		// for the answer.
 		if now-c.since < p.ttl && c.br.Buffered() == 0 {

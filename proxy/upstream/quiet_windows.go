@@ -32,7 +32,7 @@ type wsaPollFD struct {
 // non-blocking MSG_PEEK on an overlapped socket) and WSAPoll, with no
 // wait, whether the socket is readable: readable with nothing to read is
 // the peer's FIN (EOF) or a reset, so an idle connection the origin closed
-// is dropped before a request is written to it (HTTP-3; before, Windows saw
+// is dropped before a request is written to it (before, Windows saw
 // only unsolicited bytes, and a POST on such a connection failed instead of
 // going on a fresh one). The calls run in RawConn.Read's callback (which
 // returns at once when it reports true), as on Unix, so the check allocates

@@ -14,7 +14,7 @@ import (
 // before one byte of the answer arrived. Send does not resend it: whether
 // to send it once more is the caller's decision (the model pool sends it
 // once more, on a connection of its own, to the same channel, as the
-// Anthropic and OpenAI SDKs retry a connection error; SPEC POOL-26). It
+// Anthropic and OpenAI SDKs retry a connection error). It
 // says nothing about the peer's health: a server whose idle timeout fires
 // as the request comes, or that closes kept-alive connections right after
 // its answer without "Connection: close", gives the same close. Callers
