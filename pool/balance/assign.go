@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// BindKey is the assignment key of SPEC POOL-4: (session, pool, unified
+// BindKey is the assignment key: (session, pool, unified
 // model). Session is the raw session id ("" for a call without one, which
 // is never bound); it stays inside State (status shows SessionHash).
 type BindKey struct {
@@ -23,9 +23,10 @@ type binding struct {
 }
 
 // flight is the shared first pick of a new key while its first calls run
-// (SPEC POOL-5 "concurrent first calls of one new session share one
-// assignment"): no binding exists yet (it is recorded only on success), but
-// every call that arrives meanwhile starts on the same member.
+// (concurrent first calls of one new session share one assignment, or
+// they would spread one session over several members): no binding exists
+// yet (it is recorded only on success), but every call that arrives
+// meanwhile starts on the same member.
 type flight struct {
 	member string
 	refs   int
@@ -74,7 +75,7 @@ func (a *assigner) acquire(p *config.PoolConfig, key BindKey, eligible []string,
 				return b.member, false
 			}
 			if now.Sub(b.lastUsed) >= p.SessionTTL {
-				delete(a.bindings, key) // expired: balance again (POOL-4)
+				delete(a.bindings, key) // expired: balance again
 			}
 		}
 		if f := a.flights[key]; f != nil && slices.Contains(eligible, f.member) {
@@ -83,7 +84,7 @@ func (a *assigner) acquire(p *config.PoolConfig, key BindKey, eligible []string,
 		}
 	}
 	if key.Session != "" {
-		// POOL-6: stay on the session's member when it serves this model too.
+		// Stay on the session's member when it serves this model too.
 		for k, b := range a.bindings {
 			if k.Pool == key.Pool && k.Session == key.Session && now.Sub(b.lastUsed) < p.SessionTTL && slices.Contains(pickFrom, b.member) {
 				member = b.member
@@ -143,9 +144,9 @@ func (a *assigner) leastBound(p *config.PoolConfig, candidates []string, now tim
 }
 
 // release ends a call begun with acquire. success is the member that served
-// the call ("" when none did); it becomes the key's binding (SPEC POOL-5
-// "recorded only when a call succeeds", POOL-8 "moves to the member that
-// succeeded").
+// the call ("" when none did); it becomes the key's binding (SPEC POOL-8:
+// recorded only when a call succeeds, and it moves to the member that
+// succeeded).
 func (a *assigner) release(p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time) {
 	if p.Strategy != config.StrategySticky || key.Session == "" {
 		return
@@ -179,7 +180,7 @@ func (a *assigner) bind(p *config.PoolConfig, key BindKey, member string, now ti
 	}
 }
 
-// retain drops bindings whose pool or member no longer exists (SPEC POOL-16).
+// retain drops bindings whose pool or member no longer exists.
 func (a *assigner) retain(cfg *config.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -225,7 +226,7 @@ func (a *assigner) snapshot(cfg *config.Config, now time.Time) []Binding {
 }
 
 // hotOnly returns the hot members of eligible, or all of eligible when none
-// is hot (fail-open picks among cooling members, SPEC POOL-11).
+// is hot (fail-open picks among cooling members).
 func hotOnly(eligible []string, hot func(string) bool) []string {
 	var out []string
 	for _, m := range eligible {

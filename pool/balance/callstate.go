@@ -15,11 +15,10 @@ type CallStart struct {
 	Key  BindKey
 	// Eligible are the members that can serve the call, in configured
 	// order; Targets[i] is Eligible[i]'s model id for the call, whose
-	// cooldown key ModelKey(member, target) a model_not_found failure sets
-	// (SPEC POOL-10).
+	// cooldown key ModelKey(member, target) a model_not_found failure sets.
 	Eligible, Targets []string
-	// Owner is a state key (responses.RespKey of previous_response_id, SPEC
-	// POOL-18) whose producing member the call needs; "" asks nothing.
+	// Owner is a state key (responses.RespKey of previous_response_id) whose
+	// producing member the call needs; "" asks nothing.
 	Owner string
 	Now   time.Time
 }
@@ -40,7 +39,7 @@ type CallStarted struct {
 	// State.Cooldowns answers them.
 	Cooldowns map[string]Cooldown
 	// Member and InFlight are State.Acquire's answer, hot meaning "not
-	// cooling" in Cooldowns (member or member/target, SPEC POOL-11).
+	// cooling" in Cooldowns (member or member/target).
 	Member   string
 	InFlight bool
 	// Owner is State.OwnerOf(CallStart.Owner), "" when unknown or not asked.
@@ -69,7 +68,7 @@ type CallEnd struct {
 	// InFlight is CallStarted.InFlight, passed back to Release.
 	InFlight bool
 	// Served is the member that served the call, "" when none did: the
-	// key's binding (Release's success, SPEC POOL-5, POOL-8), and the
+	// key's binding (Release's success), and the
 	// member Succeeded, Usage and Owned are about.
 	Served string
 	// Succeeded tells that Served answered without a failure: its cooldown
@@ -79,7 +78,7 @@ type CallEnd struct {
 	// under, "" none; Usage is added when Served is set (AddUsage).
 	Session string
 	Usage   neutral.Accounting
-	// Owned are the state keys Served produced (RecordOwner, SPEC POOL-18).
+	// Owned are the state keys Served produced (RecordOwner).
 	Owned []string
 	// Record is the call's entry among the recent calls (Record); nil adds
 	// none.

@@ -14,7 +14,7 @@ import (
 const maxRetryAfter = time.Hour
 
 // MinRetryAfter is the wait a server-given "retry now" stands for
-// (Retry-After: 0, a past HTTP-date, retry-after-ms: 0; SPEC POOL-26): a
+// (Retry-After: 0, a past HTTP-date, retry-after-ms: 0): a
 // short floor that keeps a burst of calls from hammering the member in
 // the same instant, not the rate_limit class's default cooldown.
 const MinRetryAfter = time.Second
@@ -71,7 +71,7 @@ func modelNotFound(status int, errType, lower string) bool {
 	return false
 }
 
-// RetryAfter reads the server's requested wait (SPEC POOL-10, POOL-26):
+// RetryAfter reads the server's requested wait:
 // retry-after-ms (milliseconds) when present, else Retry-After (seconds or
 // HTTP-date, RFC 9110 §10.2.3), else the latest
 // anthropic-ratelimit-*-reset (RFC 3339), the order the Anthropic and
@@ -122,8 +122,8 @@ func clampWait(ns float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// Transience ranks a failure's HTTP status for the aggregated error
-// (SPEC POOL-11): 429 > 529/503 > other 5xx > everything else.
+// Transience ranks a failure's HTTP status for the aggregated error: 429 >
+// 529/503 > other 5xx > everything else.
 func Transience(status int) int {
 	switch {
 	case status == 429:

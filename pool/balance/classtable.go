@@ -6,11 +6,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// errorRule is one row of the classification table (SPEC POOL-10,
-// POOL-10b): an upstream error answer whose status is in statuses (nil:
-// any 4xx) and whose error type, code or message contains one of words
-// (lower case) is of class class. Rows are tried in order; the first match
-// wins; no match falls back to the status alone (ClassifyStatus).
+// errorRule is one row of the classification table: an upstream error answer
+// whose status is in statuses (nil: any 4xx) and whose error type, code or
+// message contains one of words (lower case) is of class class. Rows are tried
+// in order; the first match wins; no match falls back to the status alone
+// (ClassifyStatus).
 type errorRule struct {
 	statuses []int
 	words    []string
@@ -30,16 +30,15 @@ type errorRule struct {
 //     "Insufficient Balance"; OpenRouter 402 "Insufficient credits";
 //     one-api/new-api "insufficient_user_quota"; Zhipu 1113 "余额不足");
 //   - on 403 and 429 the single words quota, billing, balance, credit and
-//     insufficient are enough (the POOL-10 rule before the table).
+//     insufficient are enough (the rule before the table).
 var errorRules = []errorRule{
 	{statuses: []int{400, 404}, class: config.ClassState, words: []string{
 		"previous_response_not_found", "previous response with id", "invalid_encrypted_content",
 		"encrypted content", "could not be decrypted", "conversation with id", "conversation_not_found",
 		"item with id", "item_not_found",
-		// A reasoning signature another provider account minted (SPEC
-		// POOL-18): Anthropic "messages.N.content.M: Invalid `signature`
-		// in `thinking` block" (and the data of redacted_thinking), Gemini
-		// "Corrupted thought signature.".
+		// A reasoning signature another provider account minted: Anthropic
+		// "messages.N.content.M: Invalid `signature` in `thinking` block" (and the data
+		// of redacted_thinking), Gemini "Corrupted thought signature.".
 		"invalid `signature`", "invalid `data` in `redacted_thinking`", "corrupted thought signature",
 	}},
 	{statuses: []int{400, 404, 409, 413, 422}, class: config.ClassBadRequest, words: []string{

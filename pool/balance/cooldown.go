@@ -7,12 +7,12 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// maxGrowth caps cooldown growth at 10× the class base (SPEC POOL-10,
-// Envoy outlier detection style).
+// maxGrowth caps cooldown growth at 10× the class base (Envoy outlier detection
+// style).
 const maxGrowth = 10
 
 // ModelKey is the cooldown key of one (member, target model): a
-// model_not_found failure cools only that pair (SPEC POOL-10).
+// model_not_found failure cools only that pair.
 func ModelKey(member, target string) string { return member + "\x00" + target }
 
 // cooldownState is one member's passive health.
@@ -45,7 +45,7 @@ func (c *cooldowns) state(key string) *cooldownState {
 // fail records a failure of class at now and returns the cooldown deadline
 // (zero when the class has no cooldown). base is the class's configured
 // length; explicit is a server-given wait (Retry-After and friends), used as
-// is. Rules (SPEC POOL-10): a failure within a running cooldown extends it
+// is. Rules: a failure within a running cooldown extends it
 // when its deadline is later (the longest deadline wins); a failure soon
 // after a cooldown ended (within that cooldown's length) doubles the previous
 // length, capped at 10× base; otherwise the cooldown is base.
@@ -79,7 +79,7 @@ func (c *cooldowns) fail(key, class string, base, explicit time.Duration, now ti
 	return st.until
 }
 
-// succeed records a success: the cooldown and its growth reset (POOL-10).
+// succeed records a success: the cooldown and its growth reset.
 func (c *cooldowns) succeed(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -104,7 +104,7 @@ func (c *cooldowns) get(key string, now time.Time) (Cooldown, bool) {
 	return Cooldown{Until: st.until, Class: st.class, Since: st.since}, true
 }
 
-// retain drops state of channels that no longer exist (SPEC POOL-16).
+// retain drops state of channels that no longer exist.
 func (c *cooldowns) retain(cfg *config.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

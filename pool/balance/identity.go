@@ -58,7 +58,7 @@ func SessionHash(id string) string {
 
 // SessionKey is the long form of SessionHash: 32 hex digits of the same
 // SHA-256, whose first 12 are SessionHash. A shared state names a session
-// by it (SPEC POOL-23: only hashed session ids leave the process).
+// by it (only hashed session ids leave the process).
 func SessionKey(id string) string {
 	sum := sha256.Sum256([]byte("dual-proxy-session\x00" + id))
 	return hex.EncodeToString(sum[:16])

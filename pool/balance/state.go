@@ -1,11 +1,10 @@
-// Package balance is the pool's selection core: which member a call starts
-// on (sticky bindings, least bound, round robin, failover; SPEC POOL-4/5/6),
-// the order members are tried in (hot first, then the cooling ones by
-// earliest recovery; POOL-11), the cooldown rules (POOL-10), what class a
-// failure is (POOL-10) and which session a request belongs to (POOL-5). All
-// it remembers sits behind one interface, State, with an in-memory
-// implementation here (Memory) and a shared one on Redis (pool/redisstate,
-// SPEC POOL-23). It opens no connection and writes nothing to a client.
+// Package balance is the pool's selection core: which member a call starts on
+// (sticky bindings, least bound, round robin, failover), the
+// order members are tried in (hot first, then the cooling ones by earliest
+// recovery), the cooldown rules, what class a failure is and which session a
+// request belongs to. All it remembers sits behind one interface, State, with
+// an in-memory implementation here (Memory) and a shared one on Redis
+// (pool/redisstate). It opens no connection and writes nothing to a client.
 package balance
 
 import (
@@ -16,10 +15,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// State is everything the pool remembers between calls: sticky bindings
-// and the first picks in flight (POOL-4/5/6), member cooldowns (POOL-10),
-// success/failure counters, prompt-cache totals and the recent calls
-// (POOL-13), and which member produced a Responses state (POOL-18).
+// State is everything the pool remembers between calls: sticky bindings and the
+// first picks in flight, member cooldowns, success/failure
+// counters, prompt-cache totals and the recent calls, and which member produced
+// a Responses state.
 //
 // The methods are what the pool needs done atomically, not storage
 // commands: Acquire is assign-if-unbound returning the winner (a live
@@ -32,7 +31,7 @@ import (
 // for concurrent use.
 type State interface {
 	// Begin is what a call reads and decides before its first attempt, as
-	// one step (a shared store: one round trip, SPEC POOL-23): the
+	// one step (a shared store: one round trip): the
 	// cooldowns of its members (Cooldowns), the member it starts on
 	// (Acquire, hot being "not cooling" in those cooldowns) and, when
 	// asked, the owner of a state key (OwnerOf). A call that Begins ends
@@ -43,13 +42,13 @@ type State interface {
 	// answered, AddUsage, RecordOwner, Record, and the Release that pairs
 	// with Begin's Acquire.
 	Finish(ctx context.Context, e CallEnd)
-	// Acquire picks the member a call starts on (SPEC POOL-4, POOL-6; rules
+	// Acquire picks the member a call starts on (rules
 	// at assigner.acquire). eligible are the members that can serve the
 	// call in configured order, hot tells whether one is out of cooldown.
 	// Every Acquire is paired with one Release that passes inFlight back.
 	Acquire(ctx context.Context, p *config.PoolConfig, key BindKey, eligible []string, hot func(string) bool, now time.Time) (member string, inFlight bool)
 	// Release ends a call begun with Acquire; success ("" when no member
-	// served) becomes the key's binding (SPEC POOL-5, POOL-8).
+	// served) becomes the key's binding.
 	Release(ctx context.Context, p *config.PoolConfig, key BindKey, inFlight bool, success string, now time.Time)
 	// Bind records a binding at once (a stream's commit point), so joiners
 	// of the same first pick see it before the stream ends.
@@ -58,19 +57,19 @@ type State interface {
 	Bindings(ctx context.Context, cfg *config.Config, now time.Time) []Binding
 	// Fail records a failure of class for cooldown key (a member, or
 	// ModelKey(member, target) for model_not_found) and returns the
-	// cooldown deadline, zero when the class has none (SPEC POOL-10; rules
+	// cooldown deadline, zero when the class has none (rules
 	// at cooldowns.fail). base is the pool's length for the class,
 	// explicit a server-given wait.
 	Fail(ctx context.Context, key, class string, base, explicit time.Duration, now time.Time) time.Time
-	// Succeed resets the cooldown of key and its growth (SPEC POOL-10).
+	// Succeed resets the cooldown of key and its growth.
 	Succeed(ctx context.Context, key string)
 	// Cooldowns returns the running cooldowns among keys at now (keys not
 	// cooling are absent).
 	Cooldowns(ctx context.Context, keys []string, now time.Time) map[string]Cooldown
-	// Count counts one success or failure of member in pool (SPEC POOL-13).
+	// Count counts one success or failure of member in pool.
 	Count(ctx context.Context, pool, member string, success bool)
 	// AddUsage adds one answer's token accounting to the session's (a short
-	// hash) and the member's prompt-cache totals (POOL-13b).
+	// hash) and the member's prompt-cache totals.
 	AddUsage(ctx context.Context, pool, session, member string, u neutral.Accounting, now time.Time)
 	// Record keeps a finished call among the recent calls (the last 200).
 	Record(ctx context.Context, r CallRecord)
@@ -82,7 +81,7 @@ type State interface {
 	// pool, and whether there are any.
 	SessionCache(ctx context.Context, pool, session string) (CacheStats, bool)
 	// RecordOwner notes that member produced the state keys (responses.RespKey
-	// and the encrypted reasoning keys of an answer, SPEC POOL-18).
+	// and the encrypted reasoning keys of an answer).
 	RecordOwner(ctx context.Context, member string, keys []string)
 	// OwnerOf returns the member that produced state key, or "".
 	OwnerOf(ctx context.Context, key string) string
@@ -90,7 +89,7 @@ type State interface {
 	// trip): the members that produced keys, unknown keys absent.
 	OwnersOf(ctx context.Context, keys []string) map[string]string
 	// Retain drops what refers to pools, members or channels cfg no longer
-	// has (SPEC POOL-16): bindings and cooldowns. Counters and recent calls
+	// has: bindings and cooldowns. Counters and recent calls
 	// stay.
 	Retain(ctx context.Context, cfg *config.Config)
 	// Health says where the state lives and whether it is degraded.
@@ -98,7 +97,7 @@ type State interface {
 }
 
 // Cooldown is one running cooldown: its deadline and the failure class
-// that set it (SPEC POOL-10).
+// that set it.
 type Cooldown struct {
 	Until time.Time
 	Class string
@@ -119,8 +118,7 @@ func Cooling(cds map[string]Cooldown, member, target string) (time.Time, bool) {
 	return c1.Until, ok1 || ok2
 }
 
-// Health is where a State keeps its data (the status document's "state",
-// SPEC POOL-23).
+// Health is where a State keeps its data (the status document's "state").
 type Health struct {
 	// Kind is "memory" or "redis".
 	Kind string `json:"kind"`
@@ -247,11 +245,11 @@ func (s *Memory) Retain(_ context.Context, cfg *config.Config) {
 func (s *Memory) Health() Health { return Health{Kind: "memory"} }
 
 // LiveCooldowns lists the running cooldowns at now with their growth
-// length (a shared State merges them back after an outage, SPEC POOL-23).
+// length (a shared State merges them back after an outage).
 func (s *Memory) LiveCooldowns(now time.Time) []CooldownEntry { return s.cd.live(now) }
 
 // CooldownEntry is one running cooldown with its key and the length of
-// its most recent period (the growth base, SPEC POOL-10).
+// its most recent period (the growth base).
 type CooldownEntry struct {
 	Key   string
 	Until time.Time

@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 )
 
-// recentCalls is how many calls the status keeps (SPEC POOL-13).
+// recentCalls is how many calls the status keeps.
 const recentCalls = 200
 
 // CallRecord is one finished call in the status document (SPEC POOL-13):
@@ -16,11 +16,11 @@ const recentCalls = 200
 type CallRecord struct {
 	Time    time.Time `json:"time"`
 	Pool    string    `json:"pool"`
-	Session string    `json:"session,omitempty"` // short hash (POOL-13b)
+	Session string    `json:"session,omitempty"` // short hash
 	Model   string    `json:"model"`             // unified model id
 	Member  string    `json:"member,omitempty"`  // member that answered, "" if none
 	// MemberModel is the member's own id of the model (its target), when
-	// it is not Model; the answer named Model (SPEC POOL-2, POOL-13b).
+	// it is not Model; the answer named Model.
 	MemberModel string `json:"member_model,omitempty"`
 	// Failovers counts members that failed before the one that answered.
 	Failovers int `json:"failovers"`
@@ -30,11 +30,11 @@ type CallRecord struct {
 	Class  string `json:"class,omitempty"`
 	Status int    `json:"status,omitempty"`
 	// Instance names the process that served the call when the state is
-	// shared (SPEC POOL-23); "" in memory.
+	// shared; "" in memory.
 	Instance string `json:"instance,omitempty"`
 	// API is the client's API ("anthropic", "openai-chat", "responses",
 	// "gemini"); Translated tells that the answering member speaks another
-	// API and the call was translated (SPEC POOL-21).
+	// API and the call was translated.
 	API        string `json:"api,omitempty"`
 	Translated bool   `json:"translated,omitempty"`
 }
@@ -79,7 +79,7 @@ func newStats() *stats {
 		outcomes: map[[2]string]*[2]int64{}}
 }
 
-// outcome counts one success or failure of member in pool (SPEC POOL-13).
+// outcome counts one success or failure of member in pool.
 func (s *stats) outcome(pool, member string, success bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

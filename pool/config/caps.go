@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Capabilities are the limits of a unified model (SPEC POOL-12). Zero/empty
+// Capabilities are the limits of a unified model. Zero/empty
 // fields are unknown (no member declared them and no override was given).
 type Capabilities struct {
 	ContextWindow int      `json:"context_window,omitempty"` // tokens
@@ -97,7 +97,7 @@ func MapEffort(m *UnifiedModel, member, e string) string {
 	return e
 }
 
-// Demands are what one request needs from a member (SPEC POOL-12).
+// Demands are what one request needs from a member.
 type Demands struct {
 	HasImage  bool
 	Effort    string // unified effort requested, "" if none
@@ -106,7 +106,7 @@ type Demands struct {
 
 // CannotServe says why member cannot serve the request, or "" if it can (or
 // its capabilities are unknown). Checked: image input, effort after
-// effort_map (SPEC POOL-12). A max_tokens above the member's limit does not
+// effort_map. A max_tokens above the member's limit does not
 // skip it: the call is sent with the member's limit (MemberMaxTokens, SPEC
 // POOL-25), so a session is not moved, losing its cache, for a limit.
 func CannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string, d Demands) string {
@@ -131,7 +131,7 @@ func CannotServe(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member stri
 
 // MemberMaxTokens is member's output limit for the request's model (tokens):
 // the max_tokens its channel declares for its target model, else the
-// unified model's explicit max_tokens; 0 when neither says (SPEC POOL-25).
+// unified model's explicit max_tokens; 0 when neither says.
 func MemberMaxTokens(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member string) int {
 	if ch := cfg.Channel(member); ch != nil {
 		if spec := ch.Model(p.Target(m, model, member)); spec != nil && spec.MaxTokens > 0 {
@@ -145,7 +145,7 @@ func MemberMaxTokens(cfg *Config, p *PoolConfig, m *UnifiedModel, model, member 
 }
 
 // ModelInfo is one entry of GET /pool/{pool}/v1/models: the unified id, its
-// display name and merged capabilities (SPEC POOL-1, POOL-12).
+// display name and merged capabilities (SPEC POOL-1).
 type ModelInfo struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"display_name"`
@@ -154,16 +154,16 @@ type ModelInfo struct {
 
 // ModelList is the pool's unified models with merged capabilities, sorted as
 // configured. A pool without models: accepts every model id and sends it
-// unchanged (SPEC POOL-2), so its list is what its members offer: every
+// unchanged, so its list is what its members offer: every
 // model its members' channels declare (channel models:), in member then
 // declaration order, each id once, with the capabilities merged over the
-// members that declare it (SPEC POOL-1, POOL-12).
+// members that declare it.
 func ModelList(cfg *Config, p *PoolConfig) []ModelInfo { return ModelListFetched(cfg, p, nil) }
 
 // ModelListFetched is ModelList with, for a pool without models:, the
 // lists fetched from members whose channel declares no models (fetched, by
 // channel id; nil: none): their ids join the list in member order, unchanged
-// as calls send them (POOL-2), each id once, context_window and max_tokens
+// as calls send them, each id once, context_window and max_tokens
 // the minimum and input the union over the members that list it (an id a
 // channel declares keeps its declared, merged capabilities).
 func ModelListFetched(cfg *Config, p *PoolConfig, fetched map[string][]ModelInfo) []ModelInfo {

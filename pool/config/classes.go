@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// Failure classes (SPEC POOL-10). ClassNetwork (connect/reset/early close)
+// Failure classes. ClassNetwork (connect/reset/early close)
 // and ClassModelNotFound (one member misconfigured) refine "server" and
 // "bad_request" so logs and status say what happened.
 const (
@@ -18,11 +18,11 @@ const (
 )
 
 // ClassState is a member's 400 about state it cannot read (another
-// member's previous_response_id or encrypted content, SPEC POOL-18): not the
+// member's previous_response_id or encrypted content): not the
 // member's fault and not the caller's; no cooldown, the next member is tried.
 const ClassState = "state"
 
-// Base is the configured cooldown of a class (SPEC POOL-10); 0 for
+// Base is the configured cooldown of a class; 0 for
 // bad_request and unknown classes (no cooldown).
 func (c CooldownConfig) Base(class string) time.Duration {
 	switch class {

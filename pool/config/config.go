@@ -1,12 +1,12 @@
-// Package config is the model pool's configuration (SPEC §10, POOL-3,
-// POOL-12, POOL-15): the channels and pools decoded from YAML with every
-// error naming its YAML path, the failure classes whose cooldowns it sets,
-// the capability table (declared, merged, checked against a request), and the
-// channel keys, which never leave this package except as the auth header of
-// an upstream request (Channel.Authorize) and in the Scrubber.
+// Package config is the model pool's configuration (SPEC §10): the channels and
+// pools decoded from YAML with every error naming its YAML path, the failure
+// classes whose cooldowns it sets, the capability table (declared, merged,
+// checked against a request), and the channel keys, which never leave this
+// package except as the auth header of an upstream request (Channel.Authorize)
+// and in the Scrubber.
 //
 // Keys come only from api_key_env or api_key and never appear in logs,
-// errors, status or Redacted (POOL-15).
+// errors, status or Redacted.
 package config
 
 import (
@@ -21,14 +21,14 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
-// Strategy names (SPEC POOL-4).
+// Strategy names.
 const (
 	StrategySticky     = "sticky"
 	StrategyRoundRobin = "round-robin"
 	StrategyFailover   = "failover"
 )
 
-// Channel api words (SPEC POOL-1, POOL-21): what a channel speaks. A word
+// Channel api words: what a channel speaks. A word
 // naming one wire API is that apikind.Kind's value; "openai" is Chat
 // Completions and Responses.
 const (
@@ -43,7 +43,7 @@ const (
 // ChannelAPIs are the values a channel's api may take.
 var ChannelAPIs = []string{APIAnthropic, APIOpenAI, APIOpenAIChat, APIGemini}
 
-// Defaults (SPEC POOL-4, POOL-7).
+// Defaults.
 const (
 	DefaultSessionTTL         = 3600000 * time.Millisecond
 	DefaultFirstOutputTimeout = 90000 * time.Millisecond
@@ -56,11 +56,11 @@ const (
 	DefaultStreamIdleTimeout = 300000 * time.Millisecond
 	// DefaultKeepaliveHold is how long a streamed call may go without
 	// visible output before the pool sends the response head and the API's
-	// own keep-alives (SPEC POOL-7b); agents give up on a silent socket.
+	// own keep-alives; agents give up on a silent socket.
 	DefaultKeepaliveHold = 3000 * time.Millisecond
 	// DefaultRateLimitWait is the longest rate limit of a session's bound
 	// member that a streamed call waits out on that member, keep-alives
-	// meanwhile, rather than moving the session (SPEC POOL-26).
+	// meanwhile, rather than moving the session.
 	DefaultRateLimitWait = 10000 * time.Millisecond
 )
 
@@ -72,7 +72,7 @@ type Config struct {
 	Channels []*Channel
 	// Pools in file order.
 	Pools []*PoolConfig
-	// State is where bindings, cooldowns and counters live (SPEC POOL-23);
+	// State is where bindings, cooldowns and counters live;
 	// the zero value is memory.
 	State StateConfig
 }
@@ -92,21 +92,21 @@ type Channel struct {
 	// "bearer" (Authorization: Bearer, the OpenAI default) or
 	// "x-goog-api-key" (the Gemini default).
 	AuthHeader string
-	// Models are the capabilities the channel declares per model id
-	// (SPEC POOL-12); a model not listed has unknown capabilities.
+	// Models are the capabilities the channel declares per model id; a model not
+	// listed has unknown capabilities.
 	Models []ModelSpec
 	// CacheBreakpoints is CacheBreakpointsAuto ("" too) or
 	// CacheBreakpointsOff: whether a call translated for this channel
 	// (api anthropic) gets the pool's prompt-cache breakpoints as well as
-	// the client's (SPEC POOL-24).
+	// the client's.
 	CacheBreakpoints string
 
 	// key is behind a pointer so fmt's %v/%+v of a Channel prints an address,
-	// never the secret (POOL-15).
+	// never the secret.
 	key *secret
 }
 
-// Channel cache_breakpoints values (SPEC POOL-24).
+// Channel cache_breakpoints values.
 const (
 	CacheBreakpointsAuto = "auto" // the pool places breakpoints (the default)
 	CacheBreakpointsOff  = "off"  // only the client's breakpoints are sent
@@ -136,17 +136,17 @@ type PoolConfig struct {
 	// rotation order).
 	Members []string
 	// API is the members' channel API when they all speak the same one,
-	// else APIMixed (SPEC POOL-1, POOL-21).
+	// else APIMixed.
 	API string
 	// Models are the unified models; empty means every model id is accepted
 	// and sent unchanged to every member.
 	Models []UnifiedModel
-	// Cooldown holds the per-class base cooldowns (POOL-10), defaults filled in.
+	// Cooldown holds the per-class base cooldowns, defaults filled in.
 	Cooldown CooldownConfig
-	// SessionTTL: a binding unused this long expires (POOL-4).
+	// SessionTTL: a binding unused this long expires.
 	SessionTTL time.Duration
 	// FirstOutputTimeout: an attempt with no visible output after this long
-	// fails with class "timeout" (POOL-7).
+	// fails with class "timeout".
 	FirstOutputTimeout time.Duration
 	// ResponseTimeout: wait for response headers of non-streaming calls.
 	ResponseTimeout time.Duration
@@ -155,25 +155,25 @@ type PoolConfig struct {
 	StreamIdleTimeout time.Duration
 	// KeepaliveHold: a streamed call with no visible output after this long
 	// gets the response head (200) and keep-alive events while the pool
-	// still fails over silently (POOL-7b); 0 disables (nothing is sent
+	// still fails over silently; 0 disables (nothing is sent
 	// before the commit point).
 	KeepaliveHold time.Duration
 	// StreamUpstream: a non-streamed call to an Anthropic Messages or Chat
-	// Completions member asks it for a stream and answers the client with
-	// the JSON answer built from its events, so a gateway between the pool
-	// and the channel that cuts idle connections sees bytes all along
-	// (POOL-7b). Off by default: the built answer carries what the pool's
-	// neutral form holds, not every field the member's own JSON has.
+	// Completions member asks it for a stream and answers the client with the JSON
+	// answer built from its events, so a gateway between the pool and the channel
+	// that cuts idle connections sees bytes all along. Off by default: the built
+	// answer carries what the pool's neutral form holds, not every field the
+	// member's own JSON has.
 	StreamUpstream bool
 	// RateLimitWait: a streamed call whose bound member is rate-limited for
 	// at most this long (its cooldown, or the Retry-After of its 429 in
 	// this call) waits for it, keep-alives meanwhile, and is sent to it
-	// again instead of moving the session (POOL-26); 0 disables.
+	// again instead of moving the session; 0 disables.
 	RateLimitWait time.Duration
 }
 
 // UnifiedModel is one model id a pool offers, mapped to a target id per
-// member (SPEC POOL-2, POOL-12). Zero/empty capability fields mean "merge
+// member. Zero/empty capability fields mean "merge
 // from the members".
 type UnifiedModel struct {
 	ID            string
@@ -188,14 +188,15 @@ type UnifiedModel struct {
 	EffortMap map[string]map[string]string
 }
 
-// CooldownConfig holds base cooldown lengths per failure class (SPEC
-// POOL-10). YAML keys: auth_ms, quota_ms, rate_limit_ms, server_ms,
-// timeout_ms, empty_ms, network_ms, model_not_found_ms.
+// CooldownConfig holds base cooldown lengths per failure class. YAML keys:
+// auth_ms, quota_ms, rate_limit_ms, server_ms, timeout_ms, empty_ms,
+// network_ms, model_not_found_ms.
 type CooldownConfig struct {
 	Auth, Quota, RateLimit, Server, Timeout, Empty, Network, ModelNotFound time.Duration
 }
 
-// DefaultCooldown is SPEC POOL-10's table. RateLimit is used only when the
+// DefaultCooldown is the cooldown of each failure class when the config
+// sets none (SPEC POOL-10's table). RateLimit is used only when the
 // upstream sends no Retry-After style header; Network (connect failure) and
 // ModelNotFound (one member misconfigured) are our additions.
 var DefaultCooldown = CooldownConfig{
@@ -289,7 +290,7 @@ func (p *PoolConfig) Target(m *UnifiedModel, model, member string) string {
 	return model
 }
 
-// validate checks the cross references (SPEC POOL-3) after decoding and
+// validate checks the cross references after decoding and
 // returns every error it finds.
 func (c *Config) validate() error {
 	chans := map[string]*Channel{}
@@ -329,7 +330,7 @@ func (c *Config) validate() error {
 				}
 			}
 		}
-		// Members may speak different APIs: calls are translated (POOL-21).
+		// Members may speak different APIs: calls are translated.
 		if len(apis) > 1 {
 			p.API = APIMixed
 		}

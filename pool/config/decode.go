@@ -24,8 +24,8 @@ import (
 //	       session_ttl_ms, first_output_timeout_ms, response_timeout_ms,
 //	       stream_idle_timeout_ms, keepalive_hold_ms, stream_upstream,
 //	       rate_limit_wait_ms}
-//	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig, POOL-23)
-//	proxy: {…}   the proxy's settings, read by internal/settings (SPEC OPS-7)
+//	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig)
+//	proxy: {…}   the proxy's settings, read by internal/settings
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
@@ -33,7 +33,7 @@ import (
 // item. An unknown key anywhere, top level included, is an error naming
 // its path and the key it probably meant (strict.go); a duplicate key is
 // one at the second key. api_key_env is resolved with getenv and wins over
-// api_key. Error messages name the variable, never its value (POOL-15).
+// api_key. Error messages name the variable, never its value.
 //
 // Decoding goes on past an error: the error is every problem found, in
 // file order — one *ConfigError, or ConfigErrors when there are several
@@ -76,7 +76,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 			cfg.State, err = decodeState(v, p)
 			return err
 		case "proxy":
-			return nil // the proxy's live settings: internal/settings reads them (SPEC OPS-7)
+			return nil // the proxy's live settings: internal/settings reads them
 		}
 		return unknownTopKey(k)
 	}))
@@ -95,7 +95,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
-// decodeChannel decodes the channel id at YAML path p (SPEC POOL-3): its
+// decodeChannel decodes the channel id at YAML path p: its
 // keys, then what is missing (api, base_url), the default auth header of
 // its api, and its key (resolveChannelKey). Errors are *ConfigErrors; the
 // channel is returned with what was decoded either way.
@@ -124,9 +124,9 @@ func decodeChannel(id string, n *yaml.Node, p string, getenv func(string) string
 }
 
 // decodeChannelKey decodes the channel key k (at YAML path kp) into ch, an
-// api_key into *inline (SPEC POOL-3: an unknown api or auth names the
-// choices, an unknown key the key it probably meant; POOL-15: an error
-// never shows a key's value).
+// api_key into *inline (an unknown api or auth names the
+// choices, an unknown key the key it probably meant; an error never shows
+// a key's value).
 func decodeChannelKey(ch *Channel, inline *string, k string, v *yaml.Node, kp string) error {
 	var err error
 	switch k {
@@ -170,7 +170,7 @@ func decodeChannelKey(ch *Channel, inline *string, k string, v *yaml.Node, kp st
 	return err
 }
 
-// checkChannelAPI refuses an api not in ChannelAPIs (SPEC POOL-3), naming
+// checkChannelAPI refuses an api not in ChannelAPIs, naming
 // the nearest one when there is one and the value may be shown, else the
 // list.
 func checkChannelAPI(api, kp string) error {
@@ -196,10 +196,10 @@ func defaultAuth(api string) string {
 	return "x-api-key"
 }
 
-// resolveChannelKey sets ch's key: the variable api_key_env names (getenv)
-// wins over the inline api_key. Without a key it adds the error at p,
-// naming the variable but never a value that looks like a key itself
-// (SPEC POOL-15), unless an error at either key already covers it.
+// resolveChannelKey sets ch's key: the variable api_key_env names (getenv) wins
+// over the inline api_key. Without a key it adds the error at p, naming the
+// variable but never a value that looks like a key itself, unless an error at
+// either key already covers it.
 func resolveChannelKey(ch *Channel, inline, p string, getenv func(string) string, errs *errList) {
 	key := ""
 	if ch.APIKeyEnv != "" {

@@ -18,7 +18,7 @@ import (
 // with the line and column yaml.Node gives for its path.
 
 // ConfigError is a configuration error at a YAML path such as
-// "pools.ustc-pool.members[2]" (SPEC POOL-3). Its message never contains a key.
+// "pools.ustc-pool.members[2]". Its message never contains a key.
 type ConfigError struct {
 	Path string // YAML path, "" for a file-level error
 	Msg  string

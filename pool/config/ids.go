@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The id alphabet (SPEC POOL-3): pool ids, channel ids and the ids of a
+// The id alphabet: pool ids, channel ids and the ids of a
 // pool's unified models are 1 to 64 of A-Z a-z 0-9 '.' '_' '-'. A pool id is
 // a path segment of every pool URL (/pool/ID/v1/…) and goes into agent
 // configurations (Codex's -c provider name, base URLs); a unified model id
@@ -32,7 +32,7 @@ const upstreamModelHint = "not a valid model id: use 1 to 128 letters, digits, '
 
 // ValidID reports whether id is in the id alphabet: 1 to 64 bytes of
 // A-Z a-z 0-9 '.' '_' '-', and not "." or ".." (path segments that URL
-// clients resolve away; SPEC POOL-3).
+// clients resolve away).
 func ValidID(id string) bool { return id != "." && id != ".." && validIn(id, maxID, "") }
 
 // validUpstreamModelID reports whether id may name a channel's model: the

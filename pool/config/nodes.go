@@ -50,7 +50,7 @@ func eachItem(n *yaml.Node, p string, fn func(v *yaml.Node, ip string) error) er
 	n = deref(n)
 	if n.Kind == yaml.ScalarNode && n.Value != "" && quoteSafe(n.Value) != hiddenValue {
 		// `members: a` for one member, a likely slip: say how to write
-		// it; a value that might be a key is not echoed (SPEC POOL-15).
+		// it; a value that might be a key is not echoed.
 		return cfgErr(p, "expected a list: write ["+n.Value+"] for one item")
 	}
 	if n.Kind != yaml.SequenceNode {

@@ -13,9 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// secret holds a channel key. Every formatting path prints "***"
-// (SPEC POOL-15); only (*secret).reveal returns the value, for the one header
-// that carries it upstream.
+// secret holds a channel key. Every formatting path prints "***"; only
+// (*secret).reveal returns the value, for the one header that carries it
+// upstream.
 type secret struct {
 	v      string
 	inline bool // the config had api_key (shown as "***")
@@ -49,7 +49,7 @@ func (ch *Channel) Same(o *Channel) bool {
 }
 
 // Authorize sets the channel's key on an upstream request's header h, the
-// way AuthHeader says (SPEC POOL-2): "bearer" as Authorization: Bearer KEY,
+// way AuthHeader says: "bearer" as Authorization: Bearer KEY,
 // "x-goog-api-key" as X-Goog-Api-Key (Gemini), else as X-Api-Key.
 func (ch *Channel) Authorize(h http.Header) {
 	switch ch.AuthHeader {
@@ -96,8 +96,8 @@ func (s Scrubber) Scrub(text string) string {
 }
 
 // ScrubBytes is Scrub for bodies and events passed through to the client
-// (an upstream that echoes the key must not hand it to a local client,
-// POOL-15/POOL-20). It returns b itself when no key occurs: one
+// (an upstream that echoes the key must not hand it to a local client).
+// It returns b itself when no key occurs: one
 // bytes.Contains per key, no allocation.
 func (s Scrubber) ScrubBytes(b []byte) []byte {
 	for _, k := range s.bkeys {
@@ -129,11 +129,11 @@ func redactURL(raw string) string {
 	return u.Redacted()
 }
 
-// Redacted renders the effective configuration as YAML for --print-config
-// (SPEC LIS-4, POOL-15): channels (api, base URL with userinfo redacted, key
-// source, key shown as "***"), pools with members, strategy, timeouts,
-// cooldowns and each unified model with its targets and merged capabilities
-// (POOL-12). It never contains a key.
+// Redacted renders the effective configuration as YAML for --print-config (SPEC
+// LIS-4, POOL-15): channels (api, base URL with userinfo redacted, key source,
+// key shown as "***"), pools with members, strategy, timeouts, cooldowns and
+// each unified model with its targets and merged capabilities. It never
+// contains a key.
 func (c *Config) Redacted() string {
 	root := mapNode()
 	chans := mapNode()
@@ -274,7 +274,7 @@ func envName(s string) bool {
 }
 
 // looksSecret reports whether a config value may be a key typed into the
-// wrong field, so errors must not echo it (SPEC POOL-15): longer than 40
+// wrong field, so errors must not echo it: longer than 40
 // bytes, or not a conventional UPPER_CASE variable name.
 func looksSecret(s string) bool {
 	if len(s) > 40 {
@@ -292,7 +292,7 @@ func looksSecret(s string) bool {
 // quoteSafe quotes a value for an error message when it is short and made
 // of letters, digits, '-' and '.' (an enum typo such as
 // "antropic"); anything else — possibly a key typed into the wrong field —
-// is not echoed (SPEC POOL-15).
+// is not echoed.
 func quoteSafe(s string) string {
 	if len(s) > 24 || strings.HasPrefix(strings.ToLower(s), "sk") {
 		return hiddenValue

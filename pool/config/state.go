@@ -13,13 +13,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// State kinds (SPEC POOL-16, POOL-23).
+// State kinds.
 const (
 	StateMemory = "memory"
 )
 
-// DefaultStateTimeout bounds every call to a shared state store (SPEC
-// POOL-23): past it the instance answers from its local state.
+// DefaultStateTimeout bounds every call to a shared state store: past it the
+// instance answers from its local state.
 const DefaultStateTimeout = 100 * time.Millisecond
 
 // StateConfig is where the pool keeps its state (the top-level `state:` key,
@@ -112,7 +112,7 @@ func checkStateURL(raw, p string) error {
 }
 
 // RedactStateURL returns a state URL with its password replaced by "***"
-// (like gateway credentials, SPEC GW-3): redis://user:***@host:6379/0.
+// (like gateway credentials): redis://user:***@host:6379/0.
 func RedactStateURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -129,7 +129,7 @@ func RedactStateURL(raw string) string {
 	return strings.Replace(u.String(), ":%2A%2A%2A@", ":***@", 1)
 }
 
-// StatePrefix is the key namespace of cfg in a shared store (SPEC POOL-23):
+// StatePrefix is the key namespace of cfg in a shared store:
 // "dp:NAME:" with the configured name, else "dp:" and 12 hex digits of a
 // SHA-256 over the pool ids and their members, so instances configured with
 // the same pools share one state and others do not mix with it.

@@ -1,15 +1,15 @@
 // Package editor edits the pool's YAML configuration file for the /pool/
-// page and for scripts (SPEC POOL-22): it hands out the file with its keys
+// page and for scripts: it hands out the file with its keys
 // replaced by Placeholder and a version, validates an edited document
-// naming every error's YAML path (POOL-3), saves it atomically with the
+// naming every error's YAML path, saves it atomically with the
 // file's comments and key order kept and the previous file kept as
-// PATH.bak, applies it in place like SIGHUP (POOL-16), and gathers the
-// models the members offer into proposed unified models (POOL-12).
+// PATH.bak, applies it in place like SIGHUP, and gathers the
+// models the members offer into proposed unified models.
 //
-// The package serves /pool/config…; the pool handler routes those paths
-// here after its guard (token, browser origin, DNS rebinding; SPEC
-// POOL-20). Keys never leave it: responses carry Placeholder, a
-// Placeholder sent back means "keep the stored key" (POOL-15).
+// The package serves /pool/config…; the pool handler routes those paths here
+// after its guard (token, browser origin, DNS rebinding). Keys never leave it:
+// responses carry Placeholder, a Placeholder sent back means "keep the stored
+// key".
 package editor
 
 import (
@@ -53,13 +53,13 @@ type Options struct {
 	// (their path, line and column). Called with Lock held; nil → none.
 	Check func(data []byte) error
 	// Transport carries the model-list calls of "gather" (the gateway
-	// selection, like every model call, SPEC OPS-4); nil →
+	// selection, like every model call); nil →
 	// http.DefaultTransport.
 	Transport http.RoundTripper
 	// ReadOnly is why saving (and gathering models) is refused by the
 	// caller, "" when it is not: the GET document carries it as
 	// "read_only", so the page says it and disables Save before anything
-	// is edited (SPEC POOL-22).
+	// is edited.
 	ReadOnly string
 }
 
@@ -265,7 +265,7 @@ func (e *Editor) editedBody(body []byte, l *loaded) (*yaml.Node, []byte, []Field
 // redacted URL password had to be restored from the file, and it loses no
 // comment of the file's: it carries comments of its own (a text edit, which
 // sets the comments) or the file had none. The user's text is then the
-// file, quoting, alignment and comments included (SPEC POOL-22; fresh-user
+// file, quoting, alignment and comments included (fresh-user
 // trials: a YAML PUT that only added a comment came back re-rendered, a
 // plain URL quoted; one without comments dropped the file's).
 func verbatim(body []byte, in, merged, file *yaml.Node) bool {
@@ -294,8 +294,7 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{"ok": len(errs) == 0, "errors": nonNil(errs), "version": l.version}
 	if merged != nil {
 		// The text a PUT would save, which the errors' positions point
-		// into; re-rendered with the keys masked only when it holds one
-		// (POOL-15).
+		// into; re-rendered with the keys masked only when it holds one.
 		if red := redact(merged); !sameTree(red, merged) {
 			text, _ = l.text(red)
 		}

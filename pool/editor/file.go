@@ -34,12 +34,12 @@ type saved struct {
 	Backup    string      // the previous content's file (PATH.bak)
 }
 
-// writeFile replaces the file at path with data atomically (SPEC POOL-22):
+// writeFile replaces the file at path with data atomically:
 // the previous content goes to PATH.bak (mode 0600, it may hold keys), the
 // new one is written to a temporary file in the same directory, synced and
 // renamed over the old, and the directory is synced. A symlink is followed:
 // its target is replaced, the link stays. The file keeps its mode, except
-// that a file holding a literal key is written 0600 (POOL-15: a key lives
+// that a file holding a literal key is written 0600 (a key lives
 // only in a file nobody else can read) where the OS has permission bits
 // (permBits); on Windows the user's profile ACL protects it and the mode
 // reported is the file's own.
@@ -89,7 +89,7 @@ func replace(path string, data []byte, mode fs.FileMode) error {
 }
 
 // createFile creates the configuration file at path with data (mode 0600:
-// the page may have put a literal key in it; SPEC POOL-15) and its
+// the page may have put a literal key in it) and its
 // directory (0700) when missing. The content appears at once and whole: a
 // synced temporary file is hard-linked to path, which fails when a file
 // appeared there since the editor looked (it is never overwritten).

@@ -130,7 +130,7 @@ func (e *Editor) fetchModels(ctx context.Context, ch *config.Channel) ([]config.
 // GatherTimeout. The models come with the capability fields the server
 // lists (parseModelList). Errors name the URL (a password in it masked)
 // and the status or the reason. The editor's "gather" and the pool's
-// /v1/models of a pool without models: use it (SPEC POOL-1, POOL-22).
+// /v1/models of a pool without models: use it (SPEC POOL-1).
 func FetchModels(ctx context.Context, tr http.RoundTripper, ch *config.Channel) ([]config.ModelInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, GatherTimeout)
 	defer cancel()
@@ -252,10 +252,10 @@ func family(id string) string {
 	return datedSuffix.ReplaceAllString(id, "")
 }
 
-// propose groups the members' models by family into unified models: the id
-// is the one most members use (the shorter on a tie), the targets each
-// member's own id, the capabilities merged as the pool would (POOL-12:
-// smallest context and output limit, union of inputs, common efforts).
+// propose groups the members' models by family into unified models: the id is
+// the one most members use (the shorter on a tie), the targets each member's
+// own id, the capabilities merged as the pool would (smallest context and
+// output limit, union of inputs, common efforts).
 func propose(res []MemberModels) []Proposal {
 	groups := map[string]map[string]config.ModelInfo{} // family → member → model
 	var order []string
@@ -308,7 +308,7 @@ func proposal(res []MemberModels, byMember map[string]config.ModelInfo) Proposal
 }
 
 // conflicts says, per capability, where the members differ and what the
-// merge made of it; nothing is hidden by the merge (SPEC POOL-12).
+// merge made of it; nothing is hidden by the merge.
 func conflicts(members []string, caps map[string]config.Capabilities, merged config.Capabilities) []string {
 	var out []string
 	differ := func(name string, val func(config.Capabilities) string, result string) {

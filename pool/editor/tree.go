@@ -13,7 +13,7 @@ import (
 
 // Placeholder stands for a secret in everything the editor sends out: a
 // channel's literal api_key and the password of a base_url's userinfo. In
-// an edited document it means "keep the value on disk" (SPEC POOL-15).
+// an edited document it means "keep the value on disk".
 const Placeholder = "***"
 
 // The file is edited as a yaml.Node tree, never re-marshalled from structs,
@@ -250,7 +250,7 @@ func sameItem(a, b *yaml.Node) bool {
 // and items without an id (only the place tells), else when at least half
 // of the other keys of either hold the same value in both (an id edited
 // alone, or with one field of two). One PUT that deleted a and added a
-// different b there gave b a's comments (SPEC POOL-22).
+// different b there gave b a's comments.
 func samePlace(a, b *yaml.Node) bool {
 	if a.Kind != yaml.MappingNode || mapValue(a, "id") == nil || mapValue(b, "id") == nil {
 		return true
@@ -346,7 +346,7 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // redact returns a deep copy of doc with every channel's api_key and every
-// base_url password replaced by Placeholder (POOL-15). The copy keeps the
+// base_url password replaced by Placeholder. The copy keeps the
 // document's alias graph (an alias points at the copied anchor), and keys are
 // found through aliases, so neither `b: *a` nor `api_key: &k …` with `*k`
 // elsewhere can carry a key past the redaction.
@@ -366,7 +366,7 @@ func redact(doc *yaml.Node) *yaml.Node {
 	return c
 }
 
-// The proxy settings' section (SPEC OPS-7) holds gateway URLs whose
+// The proxy settings' section holds gateway URLs whose
 // passwords the editor masks like a base_url's: proxy.upstream-url, every
 // item of proxy.gateway, and proxy.upstream-host (the settings refuse a
 // user:pass@ there; a file written by hand may still hold one).
@@ -380,7 +380,7 @@ func isProxyURLPath(path string) bool {
 // redactGateway is a gateway value with its password as Placeholder: with
 // or without a scheme (user:pass@host:port), and when it does not parse
 // as a URL ("http://u:pw@[::1"): the userinfo is everything before the
-// last '@', as the proxy reads it (SPEC GW-4), so no spelling shows the
+// last '@', as the proxy reads it, so no spelling shows the
 // password.
 func redactGateway(raw string) string {
 	prefix, rest := "", raw
@@ -459,7 +459,7 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 }
 
 // copyGraph copies n once per node: an alias in the copy points at the copied
-// anchor, never back into the original tree (POOL-15: the redacted copy must
+// anchor, never back into the original tree (the redacted copy must
 // not reach the unredacted key through an alias).
 func copyGraph(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
 	if c, ok := seen[n]; ok {

@@ -92,7 +92,7 @@ func docOf(root *yaml.Node) []byte {
 // duplicateKey is the first key of n's mappings (n included) that repeats
 // an earlier key of its mapping, as an error at the repeat's path and
 // position: merge could not tell which of the two an edit means, and the
-// reload would refuse the file (POOL-3). nil when there is none.
+// reload would refuse the file. nil when there is none.
 func duplicateKey(n *yaml.Node, p string) error {
 	switch n.Kind {
 	case yaml.MappingNode:

@@ -9,9 +9,9 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 )
 
-// A call's state costs two round trips on Redis (SPEC POOL-23;
-// docs/BENCHMARKS.md): Begin is one beginScript before the first attempt,
-// Finish one pipeline of every write once the call is over.
+// A call's state costs two round trips on Redis (docs/BENCHMARKS.md): Begin is
+// one beginScript before the first attempt, Finish one pipeline of every write
+// once the call is over.
 
 // Begin implements balance.State: one beginScript on Redis reads the
 // cooldowns, picks the start member and reads the state owner in one round

@@ -13,7 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// recentCalls is how many calls the shared list keeps (SPEC POOL-13).
+// recentCalls is how many calls the shared list keeps.
 const recentCalls = 200
 
 // statusTimeout multiplies the state deadline for Bindings, which scans
@@ -55,7 +55,7 @@ func (s *Store) Acquire(ctx context.Context, p *config.PoolConfig, key balance.B
 		}
 	}
 	if len(cand) == 0 {
-		cand = eligible // fail open (POOL-11)
+		cand = eligible // fail open
 	}
 	var ok bool
 	switch p.Strategy {
@@ -323,7 +323,7 @@ func (s *Store) OwnersOf(ctx context.Context, keys []string) map[string]string {
 
 // Retain implements balance.State: the local state drops what cfg no
 // longer has; Redis keeps its keys (a binding to a member no longer
-// eligible is reassigned on use, SPEC POOL-6, and every key expires).
+// eligible is reassigned on use, and every key expires).
 func (s *Store) Retain(ctx context.Context, cfg *config.Config) {
 	s.cfg.Store(cfg)
 	s.local.Retain(ctx, cfg)

@@ -7,13 +7,13 @@ import "github.com/redis/go-redis/v9"
 // "member|sinceMs" and "r:MODEL" the calls sharing it. The load sorted set
 // of a member ("n:POOL:MEMBER") has one entry "SESSIONKEY|MODEL" per
 // binding or first pick, scored by when it expires, so a member's bound
-// count is ZCARD after dropping the expired (SPEC POOL-4).
+// count is ZCARD after dropping the expired.
 const luaHelpers = `
 local function has(t, v) for _, x in ipairs(t) do if x == v then return true end end return false end
 local function split(v) local p = string.find(v, '|', 1, true); return string.sub(v, 1, p - 1), tonumber(string.sub(v, p + 1)) end
 `
 
-// acquireCore is assign-if-unbound (SPEC POOL-4/5/6), the rules of
+// acquireCore is assign-if-unbound, the rules of
 // balance's assigner.acquire in one atomic step, as the Lua function
 // acquire(bk, ck, now, ttl, pickttl, model, sk, lp, elig, cand, members):
 // a live binding whose member is eligible is reused and touched; else a
@@ -105,10 +105,10 @@ local elig, cand, members = list(), list(), list()
 return acquire(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6], elig, cand, members)
 `)
 
-// beginScript is State.Begin in one step (SPEC POOL-23: one round trip
+// beginScript is State.Begin in one step (one round trip
 // before a call): it reads the cooldown hash of every eligible member and
 // of its (member, target model) key, takes the members cooling in neither
-// as candidates (all eligible when none is hot, POOL-11), picks the start
+// as candidates (all eligible when none is hot), picks the start
 // member by the pool's strategy (sticky: acquireCore; round-robin: the
 // shared cursor; failover: the first candidate) and reads a state key's
 // owner. Reading and picking in one script also makes the pick atomic with
@@ -204,7 +204,7 @@ redis.call('PEXPIRE', KEYS[1], ttl + 600000)
 return 1
 `)
 
-// failScript is balance's cooldowns.fail (SPEC POOL-10) atomically: an
+// failScript is balance's cooldowns.fail atomically: an
 // explicit wait is used as is; a class without base has no cooldown; a
 // failure soon after a cooldown ended (within max(last, base)) doubles the
 // last length, capped at 10× base; a failure during a cooldown only extends

@@ -1,5 +1,5 @@
 // Package redisstate is the pool's shared State on Redis (or Valkey), SPEC
-// POOL-23: several dual-proxy instances with the same pools keep one set of
+// Several dual-proxy instances with the same pools keep one set of
 // sticky bindings, bound-session counts, cooldowns, counters and recent
 // calls, so they balance as one pool.
 //

@@ -13,11 +13,11 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 )
 
-// pageHTML is the pool status page (SPEC POOL-13): a self-contained HTML
+// pageHTML is the pool status page: a self-contained HTML
 // document (no external resources) that polls GET /pool/status every 2 s and
 // renders pools, members (state, cooldown, counts, bound sessions, cache hit
 // ratio), per-session bindings, the last 200 calls, and a test button per
-// unified model that calls POST /pool/{pool}/test?model=M (POOL-14).
+// unified model that calls POST /pool/{pool}/test?model=M.
 //
 // The test endpoint needs the pool token like every /pool/{pool}/… path.
 // The page reads it from its URL fragment — /pool/#token=T — which browsers
@@ -32,10 +32,9 @@ var pageHTML []byte
 
 // ServePage answers GET/HEAD /pool/ with pageHTML. Its data comes from
 // /pool/status (no secrets), which needs no token; the one thing the page
-// carries as sent is conf's failed reload, if any (reloadHTML), so a
-// fetch of the page without script shows it too. With editing set, the
-// editor's section (editor.Section: its own markup, style and script, SPEC
-// POOL-22) is added before </body>.
+// carries as sent is conf's failed reload, if any (reloadHTML), so a fetch of
+// the page without script shows it too. With editing set, the editor's section
+// (editor.Section: its own markup, style and script) is added before </body>.
 func ServePage(w http.ResponseWriter, r *http.Request, editing bool, conf ConfigState) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		api.WriteError(w, api.For(apikind.Anthropic), http.StatusMethodNotAllowed, "use GET", nil)
@@ -69,7 +68,7 @@ func ServePage(w http.ResponseWriter, r *http.Request, editing bool, conf Config
 // script fills from /pool/status on each refresh (renderReload).
 var reloadSlot = []byte(`<div id="reload" class="verdict" data-level="down" hidden></div>`)
 
-// reloadHTML is the box for c's failed reload (SPEC POOL-16, POOL-22): when
+// reloadHTML is the box for c's failed reload: when
 // the re-read failed, that the configuration loaded before still serves,
 // and every error (FILE:LINE:COL: PATH: MSG), times as HH:MM:SS in loc,
 // the same markup as the script's renderReload. The errors name paths and

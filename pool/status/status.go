@@ -1,4 +1,4 @@
-// Package status is the pool's status document and page (SPEC POOL-13):
+// Package status is the pool's status document and page:
 // Build renders what balance.State holds for the configured pools as
 // StatusJSON (served at /pool/status), and ServePage serves the embedded
 // page at /pool/ that polls it. Neither holds a key, a prompt or a raw
@@ -30,13 +30,13 @@ type StatusJSON struct {
 	// Recent holds the last 200 calls, oldest first.
 	Recent []balance.CallRecord `json:"recent"`
 	// State says where the pool's state lives (memory, or a shared Redis)
-	// and whether it is degraded to local state (SPEC POOL-23).
+	// and whether it is degraded to local state.
 	State balance.Health `json:"state"`
-	// Config is the configuration file's reload state (SPEC POOL-16): a
+	// Config is the configuration file's reload state: a
 	// failed SIGHUP reload is reported here, not only in the log.
 	Config ConfigState `json:"config"`
 	// TokenRequired is true when /pool/{pool}/… (the test button
-	// included) needs the pool token (SPEC POOL-20); the page shows how to
+	// included) needs the pool token; the page shows how to
 	// pass it only then.
 	TokenRequired bool `json:"token_required"`
 }
@@ -71,20 +71,20 @@ type PoolStatus struct {
 type MemberStatus struct {
 	ID string `json:"id"`
 	// API is the API the member's channel speaks (its flavour: anthropic,
-	// openai, openai-chat, gemini; SPEC POOL-21).
+	// openai, openai-chat, gemini).
 	API string `json:"api"`
 	// State is "ready" or "cooling".
 	State string `json:"state"`
 	// CooldownSince is when the running cooldown began (absent when a
 	// shared store written by an older instance does not know it),
 	// CooldownUntil when it ends, CooldownClass the failure class that set
-	// it (SPEC POOL-10, POOL-13). CooldownText renders them.
+	// it. CooldownText renders them.
 	CooldownSince *time.Time `json:"cooldown_since,omitempty"`
 	CooldownUntil *time.Time `json:"cooldown_until,omitempty"`
 	CooldownClass string     `json:"cooldown_class,omitempty"`
 	// Successes and Failures count this pool's calls to the member (a
 	// channel in two pools has two counts); State and the cooldown are the
-	// channel's, shared by every pool that uses it (POOL-10).
+	// channel's, shared by every pool that uses it.
 	Successes     int64              `json:"successes"`
 	Failures      int64              `json:"failures"`
 	BoundSessions int                `json:"bound_sessions"`
@@ -92,7 +92,7 @@ type MemberStatus struct {
 }
 
 // SessionStatus is one session's bindings in one pool: unified model →
-// member (SPEC POOL-13), and its prompt-cache hit ratio (POOL-13b).
+// member, and its prompt-cache hit ratio (POOL-13b).
 type SessionStatus struct {
 	Session  string             `json:"session"` // short hash
 	Pool     string             `json:"pool"`
@@ -101,7 +101,7 @@ type SessionStatus struct {
 	Cache    balance.CacheStats `json:"cache"`
 }
 
-// Build returns the status document (SPEC POOL-13) of the pools in cfg
+// Build returns the status document of the pools in cfg
 // from st at now: pools and members (state, cooldown deadline and class,
 // successes/failures, bound sessions, cache hits), sessions (binding per
 // unified model, cache hits) and the last 200 calls. It contains no prompt,
@@ -209,7 +209,7 @@ func CooldownText(since *time.Time, until, now time.Time, loc *time.Location) st
 // while the member is still cooling.
 func secondsUp(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
-// classWords say a failure class (SPEC POOL-10) in words, as the page's
+// classWords say a failure class in words, as the page's
 // CLASSES table does (page.html; keep the two alike).
 var classWords = map[string]string{
 	config.ClassAuth: "key refused", config.ClassQuota: "quota or billing exhausted",

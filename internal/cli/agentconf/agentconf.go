@@ -1,6 +1,6 @@
 // Package agentconf finds, in the configuration files coding agents read
 // at start, the settings that undo what the launcher set for the child
-// (SPEC OPS-8: said at start, naming file and key, exactly when the agent
+// (said at start, naming file and key, exactly when the agent
 // will bypass the launcher, never otherwise). What each supported agent
 // reads, as the real CLIs were seen to behave:
 //
@@ -56,7 +56,7 @@ type Launch struct {
 	// it gives the child.
 	Parent, Child []string
 	// PoolWithoutPresets: pool mode with --no-agent-presets (the launcher
-	// adds no agent-specific settings, SPEC POOL-20).
+	// adds no agent-specific settings).
 	PoolWithoutPresets bool
 	// Agent is the agent the launcher runs whatever its executable is
 	// called ("claude" for claude-dual-proxy, whose --command may be a
@@ -241,7 +241,7 @@ func qwenSettingsFiles(env []string, cwd string) []string {
 
 // QwenSettingsFiles are the settings files Qwen Code reads for the
 // environment env and working directory cwd (user, project, system), for
-// the pool preset's check of a chosen auth type (SPEC POOL-20).
+// the pool preset's check of a chosen auth type.
 func QwenSettingsFiles(env []string, cwd string) []string { return qwenSettingsFiles(env, cwd) }
 
 // claudeManagedSettings is Claude Code's administrator settings file on
@@ -285,7 +285,7 @@ type proxyRead struct {
 }
 
 // proxyReads are, per agent (executable name), the proxy variables it
-// obeys for which traffic, read from the installed CLIs (SPEC OPS-8). A key
+// obeys for which traffic, read from the installed CLIs. A key
 // of an agent's file in a row is a bypass exactly when, with the file's
 // values applied over the launcher's environment, the agent's read of that
 // row comes from the file: the first set variable of the row is the

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// PowerShell is the PowerShell script for apps (SPEC LIS-5):
+// PowerShell is the PowerShell script for apps:
 // like Fish a static table written from commandTree — per
 // program its flags that take a value and per command path its
 // subcommands, argument values and flags, one line each — and one native

@@ -1,5 +1,5 @@
 // Package complete is the shell completion of dual-proxy and
-// claude-dual-proxy, from one walk of their command tree (SPEC LIS-5):
+// claude-dual-proxy, from one walk of their command tree:
 // bash and zsh ask the program (RequestFlag, answered by Spec.Answer),
 // fish and PowerShell get static scripts written from the same walk
 // (Spec.Fish, Spec.PowerShell), so no script can list a command or flag
@@ -34,10 +34,10 @@ type Spec struct {
 	DefaultConfig         func(env []string) string
 }
 
-// Values completion offers for flags and positional arguments (SPEC
-// LIS-5): fixed lists, and the pool and model names of the configuration
-// file, read cheaply (keys only, no validation, no key variables) so that a
-// broken or missing file completes nothing instead of failing the shell.
+// Values completion offers for flags and positional arguments: fixed lists, and
+// the pool and model names of the configuration file, read cheaply (keys only,
+// no validation, no key variables) so that a broken or missing file completes
+// nothing instead of failing the shell.
 
 // configFlag is how the value of flag name is read from the configuration
 // file's names, nil for a flag whose value is no such name.

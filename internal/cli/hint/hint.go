@@ -1,5 +1,5 @@
 // Package hint writes the one-line usage messages of dual-proxy and
-// claude-dual-proxy that say what to type instead (SPEC LIS-5): a flag
+// claude-dual-proxy that say what to type instead: a flag
 // misspelt or given to the wrong side of "--", a command that is no
 // command, a help topic that is none, a child that cannot be found.
 package hint
@@ -94,7 +94,7 @@ func Usage(cmd string, k Kind, err error, args []string, flags []cli.Flag) strin
 }
 
 // flagWants says in words what flag name of flags takes, for a value that
-// did not parse (SPEC LIS-5: the error names the flag and what it wants,
+// did not parse (the error names the flag and what it wants,
 // not Go's "parse error").
 func flagWants(name string, flags []cli.Flag) string {
 	for _, f := range flags {
@@ -247,7 +247,7 @@ func runnable(word string) bool {
 // `--help WORD`, `h WORD`) where WORD is no command: help shows a
 // command's help, so it names the commands, or the one WORD is close to;
 // never the `run --` form (it said `dual-proxy run -- nope` for `help
-// nope`; SPEC LIS-5).
+// nope`).
 func unknownHelpTopic(prog, word string, cmds []*cli.Command) string {
 	if word == "version" {
 		return prog + ": the version is a flag, not a command: " + prog + " --version"

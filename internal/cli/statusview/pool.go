@@ -31,11 +31,10 @@ type PoolDoc struct {
 	} `json:"state"`
 }
 
-// PoolState writes one summary line per pool (PoolVerdict) of doc, the
-// pools' members and where the pool keeps its state when it is shared
-// (SPEC POOL-23), and loudly when the shared store is unreachable and the
-// instance runs on local state. The store address comes redacted from the
-// pool.
+// PoolState writes one summary line per pool (PoolVerdict) of doc, the pools'
+// members and where the pool keeps its state when it is shared, and loudly when
+// the shared store is unreachable and the instance runs on local state. The
+// store address comes redacted from the pool.
 func PoolState(w io.Writer, doc *PoolDoc) {
 	now := time.Now()
 	printReloadFailure(w, doc.Config, time.Local)
@@ -61,7 +60,7 @@ func PoolState(w io.Writer, doc *PoolDoc) {
 
 // printPoolMembers writes one row per pool member: state, cooldown in the
 // page's words (poolstatus.CooldownText: since when, for how long, retry
-// in), its class, and the pool's counts for it (SPEC POOL-13, OPS-2).
+// in), its class, and the pool's counts for it.
 func printPoolMembers(w io.Writer, pools []poolstatus.PoolStatus, now time.Time) {
 	if len(pools) == 0 {
 		return
@@ -82,12 +81,11 @@ func printPoolMembers(w io.Writer, pools []poolstatus.PoolStatus, now time.Time)
 	tw.Flush()
 }
 
-// printReloadFailure writes, when the last re-read of the pool
-// configuration failed (SIGHUP or the editor's apply), the line saying so
-// with its first error (FILE:LINE:COLUMN: PATH: MSG), the others indented
-// below it, and that the configuration loaded before still serves (SPEC
-// POOL-16): the user who edited the file learns it where they look, not
-// only in the log.
+// printReloadFailure writes, when the last re-read of the pool configuration
+// failed (SIGHUP or the editor's apply), the line saying so with its first
+// error (FILE:LINE:COLUMN: PATH: MSG), the others indented below it, and that
+// the configuration loaded before still serves: the user who edited the file
+// learns it where they look, not only in the log.
 func printReloadFailure(w io.Writer, c poolstatus.ConfigState, loc *time.Location) {
 	if len(c.ReloadErrors) == 0 {
 		return
@@ -105,7 +103,7 @@ func printReloadFailure(w io.Writer, c poolstatus.ConfigState, loc *time.Locatio
 }
 
 // notMemberFaults are the call classes that do not make a member failing:
-// success, the caller's bad request, state another member holds (POOL-18),
+// success, the caller's bad request, state another member holds,
 // and the client's cancel.
 var notMemberFaults = []string{"", config.ClassBadRequest, config.ClassState, "canceled"}
 

@@ -1,7 +1,7 @@
 // Package statusview renders what `dual-proxy status` and `dual-proxy pool
-// test` print from the documents a running instance answers (SPEC OPS-2,
-// POOL-13, POOL-14): the proxy's verdict line and tables, the pools'
-// verdicts and members, and a pool test's result. It fetches nothing.
+// test` print from the documents a running instance answers: the proxy's
+// verdict line and tables, the pools' verdicts and members, and a pool test's
+// result. It fetches nothing.
 package statusview
 
 import (
@@ -17,7 +17,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// phaseWords says a failure phase in words (SPEC CD-3), as the status page
+// phaseWords says a failure phase in words, as the status page
 // does; the code goes beside it.
 var phaseWords = map[string]string{
 	string(candidate.PhaseGatewayConnect):  "cannot connect to the gateway",
@@ -38,7 +38,7 @@ func Verdict(st *statusdoc.Status) string {
 	healthFailed, healthPassed := map[string]string{}, map[string]bool{}
 	for _, r := range st.Health.Results {
 		if !r.Alive {
-			if !st.Health.TargetDown { // a target down on every path blames none (HC-1)
+			if !st.Health.TargetDown { // a target down on every path blames none
 				healthFailed[r.Candidate] = r.Reason
 			}
 		} else {
@@ -95,14 +95,14 @@ func Verdict(st *statusdoc.Status) string {
 	return strings.Join(append(parts, failing...), " · ")
 }
 
-// targetDownText says that the health URL failed on every path (SPEC
-// HC-1): the target is the problem, not the paths.
+// targetDownText says that the health URL failed on every path: the target is
+// the problem, not the paths.
 func targetDownText(origin string) string {
 	return "health check target " + origin + " fails on every path: the target is down or unreachable from here, not the paths; traffic judges them"
 }
 
 // provenText counts paths with evidence: one without a success or a passing
-// health check is untried, never healthy (SPEC OPS-2).
+// health check is untried, never healthy.
 func provenText(proven, untried, total int) string {
 	t := fmt.Sprintf("%d of %d paths proven", proven, total)
 	if untried > 0 {
@@ -152,8 +152,7 @@ func summary(tw *tabwriter.Writer, st *statusdoc.Status) {
 }
 
 // candidates writes the candidates in their default order with their
-// state: never "hot" while its health check fails or with no evidence
-// (SPEC OPS-2).
+// state: never "hot" while its health check fails or with no evidence.
 func candidates(w io.Writer, tw *tabwriter.Writer, st *statusdoc.Status) {
 	healthFailed, healthPassed := map[string]bool{}, map[string]bool{}
 	for _, r := range st.Health.Results {
@@ -164,9 +163,9 @@ func candidates(w io.Writer, tw *tabwriter.Writer, st *statusdoc.Status) {
 	for i, c := range st.Candidates {
 		state := c.State
 		if state == statusdoc.StateFailing || state == statusdoc.StateHot && healthFailed[c.Candidate] {
-			state = "failing (health)" // never "hot" while its health check fails (OPS-2)
+			state = "failing (health)" // never "hot" while its health check fails
 		} else if state == statusdoc.StateHot && c.Successes == 0 && !healthPassed[c.Candidate] {
-			state = "untried" // no success and no passing health check: as the verdict line counts it (OPS-2)
+			state = "untried" // no success and no passing health check: as the verdict line counts it
 		}
 		if c.Preferred {
 			state += " (preferred)"

@@ -154,7 +154,7 @@ func TestStatusTargetDown(t *testing.T) {
 
 // TestStatusTableSettings: the summary's settings come from the status
 // document's settings, keyed by the long flag names, 0 shown as what it
-// means on the command line (SPEC OPS-2, OPS-7).
+// means on the command line (SPEC OPS-7).
 func TestStatusTableSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// callContract is Begin and Finish (a call's two steps, SPEC POOL-23):
+// callContract is Begin and Finish (a call's two steps):
 // they answer and write what the single operations they stand for do.
 func callContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	beginContract(t, newState)
@@ -30,7 +30,7 @@ func callFixture() (cfg *config.Config, pc *config.PoolConfig, targets []string,
 }
 
 // beginContract is Begin: it reads cooldowns, picks the hot member and the
-// owner, and concurrent first calls share one member (SPEC POOL-23, POOL-5).
+// owner, and concurrent first calls share one member.
 func beginContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()
 	cfg, pc, _, start := callFixture()
@@ -82,8 +82,8 @@ func beginContract(t *testing.T, newState func(t *testing.T) balance.State) {
 }
 
 // finishContract is Finish, and Begin's strategies after it: it writes the
-// release, success, usage, owner and record (SPEC POOL-23), a failed call
-// binds nothing and releases (POOL-5); round-robin and failover pick as
+// release, success, usage, owner and record, a failed call
+// binds nothing and releases; round-robin and failover pick as
 // their strategy says.
 func finishContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()

@@ -1,5 +1,5 @@
 // Package statetest is the contract every balance.State implementation
-// keeps (SPEC POOL-4/5/6, POOL-10, POOL-13, POOL-18, POOL-23): the memory
+// keeps: the memory
 // State runs it in the plain test suite, the Redis one in the redis-tagged
 // suite, so both answer the pool the same way.
 package statetest
@@ -41,8 +41,8 @@ func Run(t *testing.T, newState func(t *testing.T) balance.State) {
 }
 
 // pickContract is a session's first pick: the least-bound spread and
-// stickiness (SPEC POOL-4), concurrent first calls share one member and a
-// failed first call binds nothing (POOL-5).
+// stickiness, concurrent first calls share one member and a
+// failed first call binds nothing.
 func pickContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()
 	cfg, pc := Pool()
@@ -111,9 +111,8 @@ func pickContract(t *testing.T, newState func(t *testing.T) balance.State) {
 }
 
 // moveContract is how a binding moves and ends: to the member that
-// succeeded (SPEC POOL-8), the session's member for another model (POOL-6),
-// expiry after the TTL (POOL-4), cooling members skipped unless all cool
-// (POOL-11).
+// succeeded, the session's member for another model,
+// expiry after the TTL, cooling members skipped unless all cool.
 func moveContract(t *testing.T, newState func(t *testing.T) balance.State) {
 	ctx := context.Background()
 	cfg, pc := Pool()
@@ -184,7 +183,7 @@ func cooldownContract(t *testing.T, newState func(t *testing.T) balance.State) {
 		if c := st.Cooldowns(ctx, []string{"a"}, now.Add(4*time.Second))["a"]; !c.Until.Equal(now.Add(903*time.Second)) || c.Class != config.ClassRateLimit {
 			t.Fatalf("%+v", c)
 		}
-		// POOL-13: extensions keep the start of the running cooldown.
+		// Extensions keep the start of the running cooldown.
 		if c := st.Cooldowns(ctx, []string{"a"}, now.Add(4*time.Second))["a"]; !c.Since.Equal(now) {
 			t.Fatalf("cooldown since %v, want %v", c.Since, now)
 		}
