@@ -15,6 +15,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/cli/complete"
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/internal/version"
 )
 
@@ -313,9 +314,9 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 	if s.Level == nil {
 		s.Level = new(slog.LevelVar)
 	}
-	s.Level.Set(s.LogLevel)
+	s.Level.Set(s.Resolved.Level)
 	opts := &slog.HandlerOptions{Level: s.Level} // a settings change sets it (SPEC OPS-7)
-	if s.LogFormat == "json" {
+	if s.Live.String(settings.LogFormat) == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

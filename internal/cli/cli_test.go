@@ -227,7 +227,8 @@ func TestLaunchersAvoidStandalonePort(t *testing.T) {
 		avoid bool
 	}{{"run", modeRun, true}, {"claude", modeClaude, true}, {"standalone", modeServe, false}} {
 		t.Run("LIS-1/"+tc.name+"-fallback-skips-7898", func(t *testing.T) {
-			s := &Settings{Mode: tc.m, ListenHost: "127.0.0.1", ListenPort: 7896, PortFallback: 10, Spec: spec}
+			v := settings.Values{settings.ListenHost: "127.0.0.1", settings.ListenPort: 7896, settings.PortFallback: 10}
+			s := &Settings{Mode: tc.m, Live: v, Resolved: &settings.Resolved{Values: v, Spec: spec}}
 			got := s.AvoidPorts()
 			if slices.Contains(got, 7898) != tc.avoid || !slices.Contains(got, 7897) {
 				t.Fatalf("avoid ports %v: 7898 avoided should be %v, 7897 (gateway) always", got, tc.avoid)

@@ -20,6 +20,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/statusview"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
@@ -45,7 +46,7 @@ func registryDir(env []string) string {
 func register(s *Settings, program string, port int, token string, log *slog.Logger) *registry.Registration {
 	e := registry.Entry{
 		Program: program,
-		Addr:    net.JoinHostPort(reachableHost(s.ListenHost), strconv.Itoa(port)),
+		Addr:    net.JoinHostPort(reachableHost(s.Live.String(settings.ListenHost)), strconv.Itoa(port)),
 		Pool:    s.PoolName,
 		LogFile: s.LogFile,
 	}

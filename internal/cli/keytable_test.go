@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/settings"
+	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // zeroFrom are the zero value of k ("0" or "") as every source reads it:
@@ -46,11 +49,13 @@ func zeroFrom(t *testing.T, k settings.Key) map[string]any {
 // TestKeyTableWalk walks internal/settings' key table: every key is a
 // flag with its environment variable, default and usage from the table;
 // a field of the settings document (live) or of its fixed part, described
-// for the form with what 0 or ” means; a proxy: key of the file (live
-// keys; the others are refused by name); a --print-config row; a row of
-// docs/flags.md; and its 0 or ” reads as the same value from every
-// source and is accepted exactly when the table gives it a meaning (SPEC
-// OPS-7: one description of every setting).
+// for the form with what 0 or the empty string means; a proxy: key of the
+// file (live keys; the others are refused by name); a --print-config
+// row; a row of docs/flags.md; a field of the status document's settings;
+// a part of the proxy.Config that runs it, where 0 means what it means
+// for the key (proxyConfigFollows); and its 0 or empty string reads as
+// the same value from every source and is accepted exactly when the table
+// gives it a meaning (SPEC OPS-7: one description of every setting).
 func TestKeyTableWalk(t *testing.T) {
 	flagsDoc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flags.md"))
 	if err != nil {
@@ -62,6 +67,9 @@ func TestKeyTableWalk(t *testing.T) {
 		t.Fatalf("--print-config: %d %s", status, errOut)
 	}
 	doc := settingsDocument(t)
+	base := flagDefaults(modeServe)
+	base[settings.HealthURL] = "" // no health check runs in the engine below
+	st := engineStatus(t, base)
 	for _, k := range settings.Keys {
 		t.Run("OPS-7/"+k.Name, func(t *testing.T) {
 			if k.Env == "" || k.Help == "" || k.Group == "" || (k.Default == nil) != k.Optional {
@@ -114,6 +122,12 @@ func TestKeyTableWalk(t *testing.T) {
 					t.Fatalf("a fixed key in the file: %v", err)
 				}
 			}
+			if _, ok := st.Settings[k.Name]; !ok {
+				t.Fatalf("the status document's settings have no %s: %v", k.Name, st.Settings)
+			} else if got, want := settings.Text(st.Settings[k.Name]), settings.Text(settings.Mask(k.Name, base[k.Name])); got != want {
+				t.Fatalf("the status document shows %s = %q, the values %q", k.Name, got, want)
+			}
+			proxyConfigFollows(t, k, base)
 			if k.Kind == settings.KindBool {
 				return // true or false: no 0 or '' to mean something
 			}
@@ -174,4 +188,131 @@ func firstCell(doc, name string) bool {
 		}
 	}
 	return false
+}
+
+// engineStatus is the status document of an engine built from the values
+// v as a running instance builds it (settings.Resolved.ProxyConfig).
+func engineStatus(t *testing.T, v settings.Values) statusdoc.Status {
+	t.Helper()
+	cfg := proxyConfigOf(t, v)
+	e, err := proxy.NewEngine(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st := e.Status()
+	// Read back as `dual-proxy status` and the page read it.
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back statusdoc.Status
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// proxyConfigOf is the proxy.Config of the values v, checked, without its
+// Settings (what the status document shows).
+func proxyConfigOf(t *testing.T, v settings.Values) proxy.Config {
+	t.Helper()
+	r, fes := settings.Check(v, settings.Env{})
+	if fes != nil {
+		t.Fatalf("values refused: %v", fes)
+	}
+	cfg, _, err := r.ProxyConfig(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// resolvedKeys are the keys whose Key.Proxy is nil: the proxy takes them
+// resolved (candidates, rules, the health URL), or they set the loggers
+// or the listener, never proxy.Config.
+var resolvedKeys = map[string]string{
+	settings.UpstreamURL: "candidates", settings.UpstreamHost: "candidates", settings.UpstreamPort: "candidates",
+	settings.Gateway: "candidates", settings.PreferDirect: "rules", settings.PreferProxy: "rules",
+	settings.HealthURL: "health URL", settings.LogLevel: "loggers", settings.LogFormat: "loggers",
+	settings.ListenHost: "listener", settings.ListenPort: "listener", settings.PortFallback: "listener",
+}
+
+// otherValue is a valid value of k other than its value in base.
+func otherValue(k settings.Key, base settings.Values) any {
+	switch k.Kind {
+	case settings.KindMS, settings.KindCount:
+		if base.Int(k.Name) != k.Min+1 {
+			return k.Min + 1
+		}
+		return k.Min + 2
+	case settings.KindBool:
+		return !base.Bool(k.Name)
+	case settings.KindList:
+		if k.Name == settings.Gateway {
+			return []string{"127.0.0.1:3128"}
+		}
+		return []string{"x.example"}
+	}
+	return map[string]any{
+		settings.HealthURL: "http://127.0.0.1:9/", settings.UpstreamHost: "", settings.UpstreamURL: "",
+		settings.LogLevel: "debug", settings.LogFormat: "json", settings.ListenHost: "127.0.0.2",
+	}[k.Name]
+}
+
+// proxyConfigFollows proves that k reaches the proxy.Config that runs it:
+// a live key other than log-level changes it, a fixed key does not; a key
+// with a Key.Proxy sets fields of its own (those that change between two
+// of its values), and where the key's 0 means "off", "never" or "no
+// cache", those fields hold no positive value once the proxy's defaults
+// are filled (proxy.Config.Defaulted): 0 never becomes the proxy's
+// default there (SPEC OPS-7: the same meaning of 0 from every source).
+func proxyConfigFollows(t *testing.T, k settings.Key, base settings.Values) {
+	t.Helper()
+	with := func(x any) proxy.Config {
+		v := base.Clone()
+		v[k.Name] = x
+		cfg := proxyConfigOf(t, v)
+		cfg.Settings = nil
+		return cfg
+	}
+	before, after := with(base[k.Name]), with(otherValue(k, base))
+	changed := !reflect.DeepEqual(before, after)
+	switch {
+	case k.Proxy == nil && resolvedKeys[k.Name] == "":
+		t.Fatalf("%s has no Key.Proxy and is not taken in a resolved form", k.Name)
+	case k.Proxy != nil && resolvedKeys[k.Name] != "":
+		t.Fatalf("%s has a Key.Proxy and is listed as taken resolved (%s)", k.Name, resolvedKeys[k.Name])
+	case k.Live && k.Name != settings.LogLevel && !changed:
+		t.Fatalf("a change of %s does not reach proxy.Config", k.Name)
+	case !k.Live && changed:
+		t.Fatalf("%s is fixed but changes proxy.Config", k.Name)
+	}
+	if k.Proxy == nil || k.Kind != settings.KindMS {
+		return
+	}
+	// The fields k sets: those that differ between two values of its own.
+	one, two := with(k.Min+1), with(k.Min+2)
+	rv1, rv2 := reflect.ValueOf(one), reflect.ValueOf(two)
+	var fields []string
+	for i := range rv1.NumField() {
+		if !reflect.DeepEqual(rv1.Field(i).Interface(), rv2.Field(i).Interface()) {
+			fields = append(fields, rv1.Type().Field(i).Name)
+		}
+	}
+	if len(fields) == 0 {
+		t.Fatalf("%s sets no field of proxy.Config", k.Name)
+	}
+	if k.Zero == "" {
+		return
+	}
+	zero, err := with(0).Defaulted()
+	if err != nil {
+		t.Fatalf("%s = 0: %v", k.Name, err)
+	}
+	for _, f := range fields {
+		if d := reflect.ValueOf(zero).FieldByName(f).Int(); d > 0 {
+			t.Fatalf("%s = 0 (%s) runs as proxy.Config.%s = %v: the proxy's default, not %q", k.Name, k.Zero, f, d, k.Zero)
+		}
+	}
 }

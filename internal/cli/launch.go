@@ -17,6 +17,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
 	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -53,7 +54,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 	if s.HealthWhy != "" {
 		// Which URL the health check uses, and why (SPEC RUN-1b); its
 		// origin only (OPS-1).
-		l.log.Info("health check target", "health", healthTarget(s.HealthURL), "why", s.HealthWhy)
+		l.log.Info("health check target", "health", healthTarget(s.Live.String(settings.HealthURL)), "why", s.HealthWhy)
 	}
 	// Every launcher that serves pools requires a per-launch token, also
 	// without --pool (the default config file's pools are served then, and
@@ -65,10 +66,11 @@ func run(c *cli.Context, m mode, sio IO) error {
 		l.token = newToken()
 	}
 	defer l.cleanup()
+	host, port, fallback := s.listener()
 	status, err := launcher.Run(context.Background(), launcher.Config{
-		ListenHost:   s.ListenHost,
-		ListenPort:   s.ListenPort,
-		PortFallback: s.PortFallback,
+		ListenHost:   host,
+		ListenPort:   port,
+		PortFallback: fallback,
 		AvoidPorts:   s.AvoidPorts(),
 		Proxy:        l.proxyConfig,
 		Ready:        l.ready,
@@ -111,8 +113,8 @@ func launcherLogger(prog string, s *Settings, w io.Writer, terminal io.Writer) *
 	if w := warnReadableKeys(s, log); w != "" {
 		fmt.Fprintf(terminal, "%s: warning: %s\n", prog, w)
 	}
-	if warnOpenProxy(s.ListenHost, log) {
-		fmt.Fprintf(terminal, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", prog, s.ListenHost)
+	if host := s.Live.String(settings.ListenHost); warnOpenProxy(host, log) {
+		fmt.Fprintf(terminal, "%s: warning: listening on %s, not loopback: this is an unauthenticated open proxy reachable by others\n", prog, host)
 	}
 	return log
 }
@@ -239,7 +241,8 @@ func (l *launch) exit(status int, err error) error {
 		// found or executed (RUN-3): one line, like a shell.
 		hint := ""
 		if netutil.IsAddrInUse(err) {
-			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
+			host, port, fallback := s.listener()
+			hint = busyHint(s.Env, host, port, fallback)
 		}
 		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", l.prog, oneLine(err.Error()), hint, s.LogFile), status)
 	}

@@ -115,27 +115,14 @@ func resolveProxySettings(c *cli.Context, s *Settings) error {
 	return s.check()
 }
 
-// check checks s.Live and fills s's fields from it; the first error is
-// the command line's usage error.
+// check checks s.Live into s.Resolved, which every reader of a proxy
+// setting reads; the first error is the command line's usage error.
 func (s *Settings) check() error {
 	r, fes := settings.Check(s.Live, s.settingsEnv(0))
 	if fes != nil {
 		return usageError(fes[0].Field, "%s", fes[0].Message)
 	}
-	s.Resolved = r
-	v := r.Values
-	ms := func(k string) time.Duration { return time.Duration(v.Int(k)) * time.Millisecond }
-	s.ListenHost, s.ListenPort, s.PortFallback = v.String(settings.ListenHost), v.Int(settings.ListenPort), v.Int(settings.PortFallback)
-	s.Spec = r.Spec
-	s.LoopbackDirect = v.Bool(settings.LoopbackDirect)
-	s.ConnectTimeout, s.ResponseTimeout = ms(settings.TimeoutMS), ms(settings.ResponseTimeout)
-	s.HealthURL, s.HealthInterval, s.HealthRecover = v.String(settings.HealthURL), ms(settings.HealthInterval), v.Int(settings.HealthRecover)
-	s.FastFail, s.RaceDelay = ms(settings.FastFailMS), ms(settings.RaceDelayMS)
-	s.TunnelIdle, s.TunnelHalfClose, s.HeadTimeout = ms(settings.TunnelIdleMS), ms(settings.TunnelHalfMS), ms(settings.HeadTimeoutMS)
-	s.PrefTTL, s.Cooldown, s.VerifyTLS = ms(settings.PrefTTLMS), ms(settings.CooldownMS), v.Bool(settings.VerifyTLS)
-	s.PreferDirect, s.PreferProxy, s.Rules = v.List(settings.PreferDirect), v.List(settings.PreferProxy), r.Rules
-	s.RetryAfterSend, s.RetryWithKey = v.Bool(settings.RetryAfterSend), v.Bool(settings.RetryWithKey)
-	s.LogLevel, s.LogFormat = r.Level, v.String(settings.LogFormat)
+	s.Live, s.Resolved = r.Values, r
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/cli/hint"
 	"github.com/dual-proxy/dual-proxy/internal/metrics"
 	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/settings"
 	"github.com/dual-proxy/dual-proxy/launcher"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -32,13 +33,14 @@ func serve(c *cli.Context, sio IO) error {
 		return s.Print(c.App.Writer)
 	}
 	log := newLogger(s, sio.Stderr)
-	warnOpenProxy(s.ListenHost, log)
+	host, wantPort, fallback := s.listener()
+	warnOpenProxy(host, log)
 	warnReadableKeys(s, log)
-	ln, port, err := proxy.Listen(s.ListenHost, s.ListenPort, s.PortFallback, s.AvoidPorts()...)
+	ln, port, err := proxy.Listen(host, wantPort, fallback, s.AvoidPorts()...)
 	if err != nil {
 		hint := ""
 		if netutil.IsAddrInUse(err) {
-			hint = busyHint(s.Env, s.ListenHost, s.ListenPort, s.PortFallback)
+			hint = busyHint(s.Env, host, wantPort, fallback)
 		}
 		return cli.Exit("dual-proxy: "+err.Error()+hint, 1)
 	}
@@ -124,7 +126,7 @@ func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, f *config
 	reg := register(s, "dual-proxy", ln.Addr().(*net.TCPAddr).Port, s.PoolToken, log)
 	defer reg.Remove()
 	storeControlToken(reg, s.ControlToken, log)
-	log.Info("listening", "addr", ln.Addr().String(), "candidates", candidates, "health", healthTarget(s.HealthURL))
+	log.Info("listening", "addr", ln.Addr().String(), "candidates", candidates, "health", healthTarget(s.Live.String(settings.HealthURL)))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	defer f.startWatch(watchEvery)()

@@ -18,45 +18,23 @@ import (
 )
 
 // Settings is the resolved configuration of one command: flags, their
-// environment variables and defaults applied, validated.
+// environment variables and defaults applied, validated. The proxy
+// settings are not fields here: they are Live, by the names of
+// internal/settings' key table, and Resolved, their checked forms (SPEC
+// OPS-7: one description of every setting); what is here besides is no
+// proxy setting (the child, the pool, the log file, the control token).
 type Settings struct {
-	Mode         mode
-	ListenHost   string
-	ListenPort   int
-	PortFallback int
+	Mode mode
 
-	Spec route.CandidateSpec // ListenPort is re-set to the bound port
-
-	LoopbackDirect  bool
-	ConnectTimeout  time.Duration
-	ResponseTimeout time.Duration
-	HealthURL       string
 	// HealthWhy says why `dual-proxy run` chose the default health URL
 	// it did (SPEC RUN-1b); "" when the user set one or another command
 	// runs.
-	HealthWhy      string
-	HealthInterval time.Duration
-	HealthRecover  int
-	FastFail       time.Duration
-	RaceDelay      time.Duration
-	// TunnelIdle and TunnelHalfClose are the tunnel bounds (0 = none);
-	// HeadTimeout bounds a request head's arrival.
-	TunnelIdle, TunnelHalfClose, HeadTimeout time.Duration
-	PrefTTL                                  time.Duration
-	Cooldown                                 time.Duration
-	VerifyTLS                                bool
-	PreferDirect                             []string
-	PreferProxy                              []string
-	Rules                                    *route.Rules
-	RetryAfterSend                           bool
-	RetryWithKey                             bool
+	HealthWhy string
 
-	LogLevel slog.Level
 	// Level is the loggers' level, set by a change of log-level (newLogger
 	// makes it).
-	Level     *slog.LevelVar
-	LogFormat string
-	LogFile   string // launchers only
+	Level   *slog.LevelVar
+	LogFile string // launchers only
 
 	// Model pool (SPEC §10): the loaded config (nil: none), its path, and
 	// for launchers the pool the child uses (POOL-20).
@@ -82,7 +60,8 @@ type Settings struct {
 	registration atomic.Pointer[registry.Registration]
 
 	// Live are the proxy settings by key (internal/settings), Sources where
-	// each came from, Resolved their checked form (SPEC OPS-7).
+	// each came from, Resolved their checked form (SPEC OPS-7): every
+	// proxy setting is read here, by its key name.
 	Live     settings.Values
 	Sources  map[string]settings.Source
 	Resolved *settings.Resolved
@@ -103,7 +82,7 @@ type Settings struct {
 // avoids the standalone proxy's default port, so a `dual-proxy` started
 // later (or its systemd unit) can still bind it (SPEC LIS-1).
 func (s *Settings) AvoidPorts() []int {
-	spec := s.Spec
+	spec := s.Resolved.Spec
 	spec.ListenPort = 0 // no self-loop exclusion: we want every gateway
 	cands, _, _ := route.BuildCandidates(spec)
 	var out []int
@@ -119,13 +98,20 @@ func (s *Settings) AvoidPorts() []int {
 			continue
 		}
 		ip, ipErr := netip.ParseAddr(host)
-		if host == "localhost" || host == strings.Trim(s.ListenHost, "[]") || (ipErr == nil && ip.IsLoopback()) {
+		if host == "localhost" || host == strings.Trim(s.Live.String(settings.ListenHost), "[]") || (ipErr == nil && ip.IsLoopback()) {
 			if n, err := strconv.Atoi(port); err == nil {
 				out = append(out, n)
 			}
 		}
 	}
 	return out
+}
+
+// listener is the listener's settings (SPEC LIS-1): host, port and the
+// ports to fall back on.
+func (s *Settings) listener() (host string, port, fallback int) {
+	v := s.Live
+	return v.String(settings.ListenHost), v.Int(settings.ListenPort), v.Int(settings.PortFallback)
 }
 
 // ProxyConfig is the proxy.Config these settings describe, with the

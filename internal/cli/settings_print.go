@@ -15,13 +15,14 @@ import (
 // Print writes the resolved configuration as aligned "key: value" lines,
 // credentials redacted (SPEC LIS-4).
 func (s *Settings) Print(w io.Writer) error {
-	cands, warnings, err := route.BuildCandidates(s.Spec)
+	cands, warnings, err := route.BuildCandidates(s.Resolved.Spec)
 	if err != nil {
 		return err
 	}
 	// One row per key of internal/settings' table, in its order, as the
 	// settings document shows it (SPEC OPS-7); then what is no setting.
-	kv := [][2]string{{"listen", net.JoinHostPort(strings.Trim(s.ListenHost, "[]"), strconv.Itoa(s.ListenPort))}}
+	host, port, _ := s.listener()
+	kv := [][2]string{{"listen", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))}}
 	for _, k := range settings.Keys {
 		kv = append(kv, [2]string{k.Name, shownValue(k, s.Live[k.Name])})
 	}

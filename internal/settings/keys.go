@@ -14,8 +14,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xrash/smetrics"
+
+	"github.com/dual-proxy/dual-proxy/proxy"
 )
 
 // Kind is a setting's value type, and how it reads from text, JSON and
@@ -71,6 +74,13 @@ type Key struct {
 	// Secret: the value may hold a credential and is masked wherever it
 	// is shown (mask.go).
 	Secret bool
+	// Proxy sets the key's checked value in the proxy.Config that runs
+	// it (Resolved.ProxyConfig), keeping the key's meaning of 0 there
+	// (toMS, toMSNone, toCount, toBool). nil for a key the proxy takes in
+	// a resolved form instead: the candidates (upstream-*, gateway), the
+	// rules (prefer-*), the parsed health URL, the log level (applied to
+	// the loggers), or not at all (the listener, the log format).
+	Proxy func(c *proxy.Config, x any)
 }
 
 // DefaultFor is k's default for a launcher (true) or the standalone
@@ -151,9 +161,11 @@ var Keys = []Key{
 	{Name: PortFallback, Kind: KindCount, Min: 0, Max: 1000, Group: "listener", Default: 0, LauncherDefault: 10, Env: "PORT_FALLBACK",
 		Help: "when the port is busy, try this many following ports", Zero: "none"},
 	{Name: TimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 5000, Env: "TIMEOUT_MS",
-		Help: "connect timeout per candidate"},
+		Help:  "connect timeout per candidate",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.ConnectTimeout })},
 	{Name: ResponseTimeout, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 60000, Env: "RESPONSE_TIMEOUT_MS",
-		Help: "wait for response headers"},
+		Help:  "wait for response headers",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.ResponseTimeout })},
 	{Name: LogLevel, Kind: KindString, Group: "logging", Live: true, Default: "info", Env: "LOG_LEVEL",
 		Help: "debug | info | warn | error"},
 	{Name: LogFormat, Kind: KindString, Group: "logging", Default: "text", Env: "LOG_FORMAT",
@@ -163,23 +175,32 @@ var Keys = []Key{
 			"The default is only a public model API that answers quickly (nothing else depends on it): give the endpoint your agent uses (e.g. https://api.openai.com)",
 		Zero: "no check", Secret: true},
 	{Name: FastFailMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "selection", Live: true, Default: 2000, Env: "FAST_FAIL_MS",
-		Help: "connect timeout when the first candidate comes from the cache or the health preference"},
+		Help:  "connect timeout when the first candidate comes from the cache or the health preference",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.FastFail })},
 	{Name: RaceDelayMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 250, Env: "RACE_DELAY_MS",
-		Help: "start the next candidate in parallel when a path is not open after this long", Zero: "off"},
+		Help: "start the next candidate in parallel when a path is not open after this long", Zero: "off",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.RaceDelay })},
 	{Name: TunnelIdleMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 3600000, Env: "TUNNEL_IDLE_TIMEOUT_MS",
-		Help: "close a CONNECT tunnel with no byte either way for this long", Zero: "never"},
+		Help: "close a CONNECT tunnel with no byte either way for this long", Zero: "never",
+		Proxy: toMSNone(func(c *proxy.Config) *time.Duration { return &c.TunnelIdleTimeout })},
 	{Name: TunnelHalfMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 60000, Env: "TUNNEL_HALF_CLOSE_TIMEOUT_MS",
-		Help: "close a tunnel one side of which has closed once the other is silent this long", Zero: "never"},
+		Help: "close a tunnel one side of which has closed once the other is silent this long", Zero: "never",
+		Proxy: toMSNone(func(c *proxy.Config) *time.Duration { return &c.TunnelHalfCloseTimeout })},
 	{Name: HeadTimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 10000, Env: "HEAD_TIMEOUT_MS",
-		Help: "a request head must arrive within this long of the connection or of its first byte"},
+		Help:  "a request head must arrive within this long of the connection or of its first byte",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.HeadTimeout })},
 	{Name: PrefTTLMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 60000, Env: "PREF_TTL_MS",
-		Help: "how long a host remembers the candidate that served it", Zero: "no cache"},
+		Help: "how long a host remembers the candidate that served it", Zero: "no cache",
+		Proxy: toMSNone(func(c *proxy.Config) *time.Duration { return &c.PrefTTL })},
 	{Name: CooldownMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 30000, Env: "COOLDOWN_MS",
-		Help: "how long a failed candidate is tried last", Zero: "off"},
+		Help: "how long a failed candidate is tried last", Zero: "off",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.Cooldown })},
 	{Name: HealthInterval, Kind: KindMS, Min: 0, Max: MaxMS, Group: "health", Live: true, Default: 60000, Env: "HEALTH_INTERVAL_MS",
-		Help: "health check period", Zero: "only after failures"},
+		Help: "health check period", Zero: "only after failures",
+		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.HealthInterval })},
 	{Name: HealthRecover, Kind: KindCount, Min: 1, Max: 1 << 30, Group: "health", Live: true, Default: 2, Env: "HEALTH_RECOVER_COUNT",
-		Help: "passing checks a failed candidate needs to be preferred again"},
+		Help:  "passing checks a failed candidate needs to be preferred again",
+		Proxy: toCount(func(c *proxy.Config) *int { return &c.HealthRecoverCount })},
 	{Name: PreferDirect, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_DIRECT",
 		Help: "host patterns that try direct first (*.example.com, comma-separated)", Zero: "none"},
 	{Name: PreferProxy, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_PROXY",
@@ -194,13 +215,17 @@ var Keys = []Key{
 	{Name: UpstreamHost, Kind: KindString, Group: "path", Live: true, Default: "127.0.0.1", Env: "UPSTREAM_HOST",
 		Help: "first gateway host when --upstream-url is not given", Zero: "no first gateway", Secret: true},
 	{Name: LoopbackDirect, Kind: KindBool, Group: "path", Live: true, Default: true, Env: "LOOPBACK_DIRECT",
-		Help: "dial loopback destinations direct, never through a gateway"},
+		Help:  "dial loopback destinations direct, never through a gateway",
+		Proxy: toBool(func(c *proxy.Config) *bool { return &c.LoopbackDirect })},
 	{Name: VerifyTLS, Kind: KindBool, Group: "selection", Live: true, Default: true, Env: "VERIFY_TLS",
-		Help: "TLS-probe port 443 paths before opening a tunnel on a cache miss"},
+		Help:  "TLS-probe port 443 paths before opening a tunnel on a cache miss",
+		Proxy: toBool(func(c *proxy.Config) *bool { return &c.TLSProbe })},
 	{Name: RetryAfterSend, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_AFTER_SEND",
-		Help: "replay POST/PATCH even after they may have reached the origin"},
+		Help:  "replay POST/PATCH even after they may have reached the origin",
+		Proxy: toBool(func(c *proxy.Config) *bool { return &c.RetryNonIdempotentAfterSend })},
 	{Name: RetryWithKey, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY",
-		Help: "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key"},
+		Help:  "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key",
+		Proxy: toBool(func(c *proxy.Config) *bool { return &c.RetryWithIdempotencyKey })},
 }
 
 // Lookup returns the key named name.

@@ -11,10 +11,13 @@ import (
 // ProxyConfig is the proxy.Config r describes, its candidates built for
 // the listener's bound port boundPort (SPEC GW-2 self-loop; 0: the port r
 // was checked with), and the warnings of building them (skipped gateways,
-// ignored NO_PROXY entries; one line each, redacted). The command line's
-// "0" of a tunnel bound or of pref-ttl-ms ("never", "no cache") becomes
-// the Config's negative value (zero there means the default). Handler,
-// Logger and the TLS bases are the caller's to set.
+// ignored NO_PROXY entries; one line each, redacted). Every key sets its
+// part through its Key.Proxy, which keeps the key's meaning of 0 (a
+// tunnel bound's or pref-ttl-ms's 0, "never" or "no cache", is the
+// Config's negative value; zero there means the default); the resolved
+// forms (candidates, rules, health URL) come from Check, and Settings
+// are the values as shown (Shown). Handler, Logger and the TLS bases are
+// the caller's to set.
 func (r *Resolved) ProxyConfig(boundPort int) (proxy.Config, []string, error) {
 	spec := r.Spec
 	if boundPort != 0 {
@@ -27,40 +30,49 @@ func (r *Resolved) ProxyConfig(boundPort int) (proxy.Config, []string, error) {
 	if ign := r.Rules.Ignored(); len(ign) > 0 {
 		warnings = append(warnings, "NO_PROXY entries ignored: "+strings.Join(ign, ","))
 	}
-	v := r.Values
-	return proxy.Config{
-		Candidates:                  cands,
-		Rules:                       r.Rules,
-		ConnectTimeout:              msOf(v, TimeoutMS),
-		FastFail:                    msOf(v, FastFailMS),
-		ResponseTimeout:             msOf(v, ResponseTimeout),
-		RaceDelay:                   msOf(v, RaceDelayMS),
-		TunnelIdleTimeout:           offIfZero(msOf(v, TunnelIdleMS)),
-		TunnelHalfCloseTimeout:      offIfZero(msOf(v, TunnelHalfMS)),
-		HeadTimeout:                 msOf(v, HeadTimeoutMS),
-		TLSProbe:                    v.Bool(VerifyTLS),
-		Cooldown:                    msOf(v, CooldownMS),
-		PrefTTL:                     offIfZero(msOf(v, PrefTTLMS)),
-		HealthURL:                   r.HealthURL,
-		HealthInterval:              msOf(v, HealthInterval),
-		HealthRecoverCount:          v.Int(HealthRecover),
-		LoopbackDirect:              v.Bool(LoopbackDirect),
-		RetryNonIdempotentAfterSend: v.Bool(RetryAfterSend),
-		RetryWithIdempotencyKey:     v.Bool(RetryWithKey),
-		Settings:                    r.Shown(boundPort),
-	}, warnings, nil
+	cfg := proxy.Config{
+		Candidates: cands,
+		Rules:      r.Rules,
+		HealthURL:  r.HealthURL,
+		Settings:   r.Shown(boundPort),
+	}
+	for _, k := range Keys {
+		if k.Proxy != nil {
+			k.Proxy(&cfg, r.Values[k.Name])
+		}
+	}
+	return cfg, warnings, nil
 }
 
-// msOf is key's value as a duration (its unit is ms).
-func msOf(v Values, key string) time.Duration { return time.Duration(v.Int(key)) * time.Millisecond }
+// toMS is the Key.Proxy of a millisecond key whose 0 means in
+// proxy.Config what it means for the key (ConnectTimeout and the others
+// whose 0 the key refuses; RaceDelay's and Cooldown's "off",
+// HealthInterval's "only after failures").
+func toMS(field func(*proxy.Config) *time.Duration) func(*proxy.Config, any) {
+	return func(c *proxy.Config, x any) { *field(c) = time.Duration(x.(int)) * time.Millisecond }
+}
 
-// offIfZero maps a setting's 0 ("never") to proxy.Config's "no bound"
-// (negative).
-func offIfZero(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
+// toMSNone is the Key.Proxy of a millisecond key whose 0 means "never" or
+// "no cache": proxy.Config spells that as a negative duration (its 0 is
+// the proxy's default), so 0 means the same from every source.
+func toMSNone(field func(*proxy.Config) *time.Duration) func(*proxy.Config, any) {
+	return func(c *proxy.Config, x any) {
+		d := time.Duration(x.(int)) * time.Millisecond
+		if d == 0 {
+			d = -1
+		}
+		*field(c) = d
 	}
-	return d
+}
+
+// toCount is the Key.Proxy of a count.
+func toCount(field func(*proxy.Config) *int) func(*proxy.Config, any) {
+	return func(c *proxy.Config, x any) { *field(c) = x.(int) }
+}
+
+// toBool is the Key.Proxy of a switch.
+func toBool(field func(*proxy.Config) *bool) func(*proxy.Config, any) {
+	return func(c *proxy.Config, x any) { *field(c) = x.(bool) }
 }
 
 // Shown are r's values as every document shows them (the settings
