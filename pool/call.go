@@ -281,7 +281,11 @@ func (c *call) aggregate() {
 		if t := balance.Transience(st); t > best {
 			status, best = st, t
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s (%d)", a.Member, a.Class, a.Status))
+		part := a.Member + ": " + a.Class
+		if a.Status != 0 {
+			part += fmt.Sprintf(" (%d)", a.Status) // none when no answer came: "network", not "network (0)"
+		}
+		parts = append(parts, part)
 	}
 	msg := fmt.Sprintf("pool %s: all %d attempted members failed: %s", c.pc.ID, len(c.attempts), strings.Join(parts, "; "))
 	if c.oneMember {

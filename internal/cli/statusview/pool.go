@@ -109,26 +109,38 @@ var notMemberFaults = []string{"", config.ClassBadRequest, config.ClassState, "c
 
 // PoolVerdict is one pool's line above its members, like the verdict on
 // the pool page (SPEC POOL-13, OPS-2): the member that answered the last
-// call, how many members are up, cooling down and failing, then each
-// member that is not up and why. A member is failing when it is not
-// cooling but its latest call in recent (oldest first) failed for a
-// reason of its own (not the caller's bad request, not a client cancel).
+// call, or that the last call failed on every member tried (a record
+// without a member, for a reason that is not the caller's), how many
+// members are up, cooling down and failing, then each member that is not
+// up and why. A member is failing when it is not cooling but its latest
+// call in recent (oldest first) failed for a reason of its own (not the
+// caller's bad request, not a client cancel).
 func PoolVerdict(p poolstatus.PoolStatus, recent []balance.CallRecord, now time.Time, loc *time.Location) string {
 	last := map[string]balance.CallRecord{}
-	var served *balance.CallRecord
+	var served, allFailed *balance.CallRecord
 	for i := range recent {
 		c := &recent[i]
-		if c.Pool != p.ID || c.Member == "" {
-			continue
-		}
-		last[c.Member] = *c
-		if c.Class == "" {
-			served = c
+		switch {
+		case c.Pool != p.ID:
+		case c.Member == "" && !slices.Contains(notMemberFaults, c.Class):
+			allFailed = c
+		case c.Member == "":
+		default:
+			last[c.Member] = *c
+			if c.Class == "" {
+				served, allFailed = c, nil
+			}
 		}
 	}
 	head := "pool " + p.ID + ": no call answered yet"
 	if served != nil {
 		head = fmt.Sprintf("pool %s: serving via %s (last call %s)", p.ID, served.Member, served.Time.In(loc).Format(time.TimeOnly))
+	}
+	if allFailed != nil {
+		head = fmt.Sprintf("pool %s: the last call (%s) failed on every member tried, the last with %s", p.ID, allFailed.Time.In(loc).Format(time.TimeOnly), poolstatus.ClassText(allFailed.Class))
+		if served != nil {
+			head += fmt.Sprintf("; last answered via %s at %s", served.Member, served.Time.In(loc).Format(time.TimeOnly))
+		}
 	}
 	var cooling, failing int
 	var why []string
