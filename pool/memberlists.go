@@ -71,26 +71,32 @@ func (l *memberLists) get(ctx context.Context, p *Pool, cfg *config.Config, pc *
 	// A client that leaves does not cut a fetch short: its failure would
 	// be remembered for the next clients.
 	ctx = context.WithoutCancel(ctx)
+	// The fetches write their results into their own slot and the map is
+	// written after wg.Wait: the loop reads l.byKey while fetches run, so a
+	// fetch writing the map itself would race with that read.
 	var wg sync.WaitGroup
-	var fmu sync.Mutex
-	for _, ch := range chans {
+	fetched := make([]*fetchedList, len(chans))
+	for i, ch := range chans {
 		f, ok := l.byKey[listKey(ch)]
 		if ok && (f.err == nil && now.Sub(f.at) < memberListTTL || f.err != nil && now.Sub(f.at) < memberListRetry) {
 			continue
 		}
 		wg.Add(1)
-		go func(ch *config.Channel) {
+		go func(i int, ch *config.Channel) {
 			defer wg.Done()
 			models, err := editor.FetchModels(ctx, p.opts.Transport, ch)
 			if err != nil {
 				p.log.Warn("member's model list not fetched: /v1/models lists none of its models", "member", ch.ID, "reason", scrub.Scrub(err.Error()))
 			}
-			fmu.Lock()
-			l.byKey[listKey(ch)] = fetchedList{at: now, models: models, err: err}
-			fmu.Unlock()
-		}(ch)
+			fetched[i] = &fetchedList{at: now, models: models, err: err}
+		}(i, ch)
 	}
 	wg.Wait()
+	for i, f := range fetched {
+		if f != nil {
+			l.byKey[listKey(chans[i])] = *f
+		}
+	}
 	out := map[string][]config.ModelInfo{}
 	for _, ch := range chans {
 		out[ch.ID] = l.byKey[listKey(ch)].models
