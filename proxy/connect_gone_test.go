@@ -41,7 +41,7 @@ func waitNoStack(t *testing.T, within time.Duration, frames ...string) {
 }
 
 // openFrames are the functions of an open in progress and its client watch.
-var openFrames = []string{"proxy.(*Server).handleConnect", "proxy.(*Engine).openTunnel", "proxy/dial.", "proxy.(*clientWatch).run"}
+var openFrames = []string{"proxy.(*Server).handleConnect", "engine.(*Engine).Open", "proxy/dial.", "proxy.(*clientWatch).run"}
 
 func TestConnectClientGone(t *testing.T) {
 	t.Run("CON-1/client-gone-during-slow-open-cancels-it", func(t *testing.T) {

@@ -55,7 +55,7 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 	for _, early := range []string{"", "ping"} {
 		t.Run("CON-1/half-close-during-a-slow-open-after-plain-requests-on-the-connection/early="+early, func(t *testing.T) {
 			// The connection's reads went raw with its first plain request
-			// (clientio.go); the CONNECT's watch and probe still work.
+			// (conn.go); the CONNECT's watch and probe still work.
 			gw, release := mixedGateway(t)
 			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
 			c := dialProxy(t, addr)

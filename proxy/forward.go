@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
@@ -17,7 +16,7 @@ import (
 
 // forward serves one absolute-form plain HTTP request (SPEC HTTP-1..HTTP-6):
 // read the body (buffered up to MaxReplayBody, else streamed; HTTP-2), send
-// it through the candidates (replay rules, HTTP-3; forward_trip.go), and
+// it through the candidates (replay rules, HTTP-3; trip.go), and
 // stream the answer with a flush per read (HTTP-4; response.go). It reports
 // whether the client connection can carry another request.
 func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, cc *connCtx) bool {
@@ -94,7 +93,7 @@ func (s *Server) readRequestBody(c net.Conn, br *bufio.Reader, bw *bufio.Writer,
 
 // prepareRequest fills the connection's request for the target and body
 // just read (no allocation but a streamed body's deadline func): the
-// end-to-end header with this proxy's Via (SPEC HTTP-5, loop.go), the
+// end-to-end header with this proxy's Via (SPEC HTTP-5, internal/via), the
 // loopback flag of the host (kept while the host repeats), and the
 // connection's interrupter, route-cache memo and response to read into.
 func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *engine.Request {
@@ -124,7 +123,7 @@ func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connC
 	return req
 }
 
-// answerTripError answers a request roundTrip could not serve: nothing
+// answerTripError answers a request Engine.Forward could not serve: nothing
 // when the client left (errClientGone), 503 for this machine's own
 // resources (PhaseLocal), else 502, with NonIdempotentBody or the reason
 // for a request that is not replayed (SPEC HTTP-3, CD-1).
@@ -158,69 +157,12 @@ type plainScratch struct {
 	header []httpmsg.Field
 	memo   engine.ConnMemo // what the engine remembers for the next request
 	// resp holds the answer of each attempt: an attempt's response is
-	// closed before the next attempt (roundTrip) and the request's
+	// closed before the next attempt (Engine.Forward) and the request's
 	// before forward reports that another request may follow.
 	resp upstream.Response
 	// head is the last request's head, free for the next read
 	// (nextHead), or nil.
 	head *httpmsg.RequestHead
-}
-
-// connCtx is the context of one client connection's plain requests, made
-// by the first of them and cancelled when the connection ends (one
-// context per request registered with the server's base context cost a
-// lock and a map insert and delete shared by all connections). Sharing it
-// is safe because whatever cancels it ends the connection too: the client
-// left (errClientGone, forward then answers that no further request
-// follows) or Shutdown cancelled the base context.
-//
-// It is also the upstream.Interrupter of those requests: one
-// context.AfterFunc per connection calls the interrupt of the exchange
-// armed at that moment, instead of one AfterFunc per request (two
-// allocations and an insert into the context's children). A
-// connection's requests are sequential, so one is armed at a time.
-type connCtx struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-
-	mu    sync.Mutex
-	armed func() // the exchange's interrupt (under mu)
-	ended bool   // ctx ended: the AfterFunc ran (under mu)
-
-	ps *plainScratch // made by the first plain request (scratch)
-
-	// idleArmed: the read deadline of c is the idle deadline that
-	// armIdle set at idleSince (a monotonic time since the server's
-	// epoch); false: c's read deadline is clear or something else's.
-	idleArmed bool
-	idleSince time.Duration
-}
-
-// idleSlack is how old the armed idle deadline may be when a wait for
-// the next head keeps it instead of arming a new one: a connection's idle
-// bound is then between idleTimeout-idleSlack and idleTimeout (arming
-// and clearing the deadline per request costs two runtime timer operations
-// and a clock read).
-const idleSlack = time.Second
-
-// armIdle makes c's read deadline idleTimeout from now, within idleSlack
-// (one monotonic clock read when the armed one is recent enough).
-func (cc *connCtx) armIdle(c net.Conn, epoch time.Time) {
-	now := time.Since(epoch)
-	if cc.idleArmed && now-cc.idleSince < idleSlack {
-		return
-	}
-	c.SetReadDeadline(epoch.Add(now + idleTimeout))
-	cc.idleArmed, cc.idleSince = true, now
-}
-
-// clearIdle clears c's read deadline when armIdle left it armed (before
-// c goes to a tunnel or to net/http, which read it with their own bounds).
-func (cc *connCtx) clearIdle(c net.Conn) {
-	if cc.idleArmed {
-		c.SetReadDeadline(time.Time{})
-		cc.idleArmed = false
-	}
 }
 
 // scratch returns the connection's plainScratch, made on first use (a
@@ -230,18 +172,6 @@ func (cc *connCtx) scratch() *plainScratch {
 		cc.ps = &plainScratch{}
 	}
 	return cc.ps
-}
-
-// nextHead returns the head the last plain request left for reuse, or nil;
-// either way the next head read owns it (a CONNECT or hand-off keeps its
-// head).
-func (cc *connCtx) nextHead() *httpmsg.RequestHead {
-	if cc.ps == nil {
-		return nil
-	}
-	h := cc.ps.head
-	cc.ps.head = nil
-	return h
 }
 
 // get returns the connection's context, derived from parent on first use.
@@ -285,17 +215,10 @@ func (cc *connCtx) Disarm() bool {
 	return !cc.ended
 }
 
-// end cancels the context, if one was made.
-func (cc *connCtx) end() {
-	if cc.cancel != nil {
-		cc.cancel(nil)
-	}
-}
-
 // appendOutgoingHeader appends to out the client's header minus
 // hop-by-hop fields (SPEC HTTP-5, GW-4), Expect (answered by the proxy,
 // HTTP-2) and framing fields (set per attempt), in the client's order, with
-// this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, loop.go).
+// this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, internal/via).
 // Host is set from the target when sending. One slice, no header map, and
 // forward passes the connection's slice of its last request.
 func appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead, via string) []httpmsg.Field {

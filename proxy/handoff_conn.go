@@ -50,7 +50,7 @@ const (
 // a request is served. Reads return the request's head, then its body (a
 // read deadline of idleTimeout per read, like forward's), then block until
 // net/http's read deadline, the request's end, or the client leaving (the
-// server's client watch, forward_watch.go, cancels the connection's
+// server's client watch, watch.go, cancels the connection's
 // context: SPEC HTTP-4, POOL-9). Between requests reads block until the
 // loop assigns the next one, or return io.EOF once it let go of the
 // connection (a CONNECT, the client left). After a hijack, reads and read

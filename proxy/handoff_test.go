@@ -269,7 +269,7 @@ func TestHandoffShutdown(t *testing.T) {
 }
 
 // BenchmarkSelfTarget is the check every absolute-form request makes for
-// a target naming the proxy's own listener (SPEC HTTP-1, loop.go), on a
+// a target naming the proxy's own listener (SPEC HTTP-1, internal/via), on a
 // target that does not: the listener ports are compared without parsing.
 func BenchmarkSelfTarget(b *testing.B) {
 	s, err := New(Config{LoopbackDirect: true})

@@ -1,10 +1,112 @@
 package proxy
 
 import (
+	"bytes"
 	"net"
 	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
 )
+
+// Is an absolute-form request for this proxy itself (SPEC HTTP-1)? A
+// request to one of the server's own listeners is served by its own
+// endpoints (handoff.go), not forwarded back to itself.
+
+// selfTarget reports whether head is an absolute-form http:// request for
+// this server's own listener (its bound address and port, namesListener);
+// if so it rewrites head.Raw's request line to origin-form. Any other
+// address on the same port, another loopback address included, is an
+// origin like any other (SPEC HTTP-1).
+func (s *Server) selfTarget(head *httpmsg.RequestHead) bool {
+	if !s.listensOn(targetPort(head.Target)) {
+		return false // the common case, decided without parsing the URL
+	}
+	u, err := url.Parse(head.Target)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
+		return false
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return false
+	}
+	host := strings.Trim(u.Hostname(), "[]")
+	var bound []*net.TCPAddr
+	s.mu.Lock()
+	for ln := range s.listeners {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && a.Port == port {
+			bound = append(bound, a)
+		}
+	}
+	s.mu.Unlock()
+	if !slices.ContainsFunc(bound, func(a *net.TCPAddr) bool { return namesListener(host, a.IP) }) {
+		return false
+	}
+	path := u.RequestURI()
+	eol := bytes.IndexByte(head.Raw, '\n')
+	line := head.Method + " " + path + " " + head.Proto + "\r\n"
+	head.Raw = append([]byte(line), head.Raw[eol+1:]...)
+	head.Target = path
+	return true
+}
+
+// targetPort is the explicit port of an absolute-form target's authority
+// ("http://h:8080/x" → 8080), or 0 when it has none or it is not a number;
+// selfTarget's first, parse-free filter.
+func targetPort(raw string) int {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return 0
+	}
+	auth := raw[i+3:]
+	for j := 0; j < len(auth); j++ {
+		if c := auth[j]; c == '/' || c == '?' || c == '#' {
+			auth = auth[:j] // a loop: IndexAny builds a byte set per call
+			break
+		}
+	}
+	j := strings.LastIndexByte(auth, ':')
+	if j < 0 || strings.IndexByte(auth[j:], ']') >= 0 {
+		return 0 // no port, or the last colon is inside an IPv6 literal
+	}
+	port, err := strconv.Atoi(auth[j+1:])
+	if err != nil || port <= 0 {
+		return 0
+	}
+	return port
+}
+
+// listensOn reports whether one of the server's TCP listeners has port:
+// a read of the ports snapshot, no lock (every absolute-form
+// request asks, and took the server's lock for it).
+func (s *Server) listensOn(port int) bool {
+	if port == 0 {
+		return false
+	}
+	if p := s.ports.Load(); p != nil {
+		return slices.Contains(*p, port)
+	}
+	return false
+}
+
+// addListenPort adds ln's port to the snapshot listensOn reads; s.mu is
+// held (Serve). Listeners are never removed: a closed one serves nothing
+// and its port being "ours" only sends a request for it to net/http.
+func (s *Server) addListenPort(ln net.Listener) {
+	a, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	var ports []int
+	if p := s.ports.Load(); p != nil {
+		ports = slices.Clone(*p)
+	}
+	ports = append(ports, a.Port)
+	s.ports.Store(&ports)
+}
 
 // namesListener reports whether host (a target's host, no brackets, no
 // port) names a listener bound to ip (SPEC HTTP-1): the bound address

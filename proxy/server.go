@@ -24,13 +24,12 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +63,7 @@ var errClientGone = httpmsg.ErrClientGone
 
 // idleTimeout closes a client connection that sends no new request for this
 // long between requests (the first byte of the next head; the rest must
-// follow within Config.HeadTimeout, headwait.go).
+// follow within Config.HeadTimeout, head.go).
 const idleTimeout = 5 * time.Minute
 
 // Server is the forwarding proxy. Create it with New; serve with Serve; stop
@@ -76,15 +75,15 @@ type Server struct {
 	log        *slog.Logger
 
 	handoff *chanListener // origin-form connections for the internal http.Server
-	watches watchSweeper  // client-gone watches of plain requests (forward_watch.go)
+	watches watchSweeper  // client-gone watches of plain requests (watch.go)
 	httpSrv *http.Server
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	ports     atomic.Pointer[[]int]   // the TCP listeners' ports, replaced under mu (listensOn)
 	conns     map[net.Conn]*connState // each client connection's own state
-	nPending  atomic.Int64            // connections waiting for a complete head (headwait.go)
-	victims   []pendingConn           // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (headwait.go)
+	nPending  atomic.Int64            // connections waiting for a complete head (head.go)
+	victims   []pendingConn           // under mu: oldest-first pending heads of the last walk, about MaxPendingHeads at most (head.go)
 	walks     int                     // under mu: walks of conns for victims (tests)
 	epoch     time.Time               // connState.pendingSince is counted from here
 	buffered  atomic.Int64            // request body bytes buffered right now (maxBuffered)
@@ -95,11 +94,11 @@ type Server struct {
 	viaCtx    context.Context         // baseCtx with our Via entry alone (dial.WithVia), made once
 	cancel    context.CancelFunc
 
-	jobs        chan connJob // unbuffered: accepted connections for waiting connection goroutines (workers.go)
+	jobs        chan connJob // unbuffered: accepted connections for waiting connection goroutines
 	idleServers atomic.Int64 // connection goroutines waiting on jobs
 	maxIdle     int64        // at most this many wait
 
-	maxPending int64 // Config.MaxPendingHeads (headwait.go)
+	maxPending int64 // Config.MaxPendingHeads (head.go)
 }
 
 // New validates cfg and returns a Server. Errors name the offending field.
@@ -165,7 +164,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 	if h == nil {
 		h = http.NotFoundHandler()
 	}
-	// No read timeouts: the proxy read the head itself (headwait.go) and
+	// No read timeouts: the proxy read the head itself (head.go) and
 	// bounds body reads and waits between requests itself (handoffConn).
 	s.httpSrv = &http.Server{
 		Handler:     h,
@@ -229,25 +228,63 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// connState is what the server-wide walks (Shutdown, the pending-head
-// cap) read of one client connection. Its goroutine updates it with
-// atomics per request, without the server's lock (two lock and
-// map updates per request for idle, two for pending heads, shared by every
-// connection).
-type connState struct {
-	idle atomic.Bool // waiting for the next request head
-	// pendingSince is when c began waiting for a complete head, in ns since
-	// Server.epoch plus one; 0 while it is not waiting (headwait.go).
-	pendingSince atomic.Int64
+// Connection goroutines are reused (CPU per new tunnel). A
+// goroutine that serves a CONNECT grows its stack twice, from 2 to 8 KiB,
+// on the way through the head read and the dial (≈ 7 % of the proxy's CPU
+// per new tunnel went to runtime.newstack); a fresh goroutine per
+// connection paid that every time. When serveConn returns, its goroutine
+// waits for the next accepted connection instead of exiting, so the next
+// one starts on the grown stack. The tunnel itself still relays on two
+// fresh goroutines with small stacks (relay.go), so an idle tunnel keeps
+// its ≈ 4 KiB of stacks; only a bounded number of connection goroutines
+// wait idle, and the garbage collector shrinks the stacks of those that
+// wait long.
 
-	// up is the upstream connection of c's CONNECT tunnel, nil before and
-	// after (setUpstream; Shutdown force-closes it). Its own lock, not the
-	// server's: a new tunnel took the server lock twice more for a map of
-	// upstreams.
-	upMu sync.Mutex
-	up   net.Conn
+// connJob is an accepted, tracked connection handed to a waiting
+// connection goroutine.
+type connJob struct {
+	c  net.Conn
+	cs *connState
+}
 
-	io clientIO // what serveConn's reader and writer use (clientio.go)
+// maxIdleServers returns how many connection goroutines may wait for a
+// next connection: about as many as a busy proxy on this machine has
+// between accept and tunnel at once (8 at least; 4 per core).
+func maxIdleServers() int64 { return int64(max(8, 4*runtime.GOMAXPROCS(0))) }
+
+// dispatch serves c on a waiting connection goroutine, or on a new one
+// when none waits. c is tracked (s.wg counts it), so the new goroutine's
+// s.wg.Add cannot race Shutdown's Wait.
+func (s *Server) dispatch(c net.Conn, cs *connState) {
+	select {
+	case s.jobs <- connJob{c: c, cs: cs}:
+	default:
+		s.wg.Add(1)
+		go s.serveLoop(c, cs)
+	}
+}
+
+// serveLoop serves c, then the connections dispatch hands it, until more
+// than s.maxIdle goroutines would wait or the server shuts down.
+func (s *Server) serveLoop(c net.Conn, cs *connState) {
+	defer s.wg.Done()
+	var oc openCtx
+	for {
+		s.serveConn(c, cs, &oc)
+		c, cs = nil, nil // a waiting goroutine keeps no connection alive
+		if s.idleServers.Add(1) > s.maxIdle {
+			s.idleServers.Add(-1)
+			return
+		}
+		select {
+		case j := <-s.jobs:
+			s.idleServers.Add(-1)
+			c, cs = j.c, j.cs
+		case <-s.done:
+			s.idleServers.Add(-1)
+			return
+		}
+	}
 }
 
 // track registers c and returns its state; nil when the server is shutting
@@ -269,17 +306,6 @@ func (s *Server) untrack(c net.Conn) {
 	delete(s.conns, c)
 	s.mu.Unlock()
 	s.wg.Done()
-}
-
-// setIdle marks a connection idle (waiting for a request head) or busy. An
-// idle connection is closed at once by Shutdown. It reports false when the
-// server is closing and the connection should be dropped. The store comes
-// before the load of closing and Shutdown stores closing before it loads
-// idle (both sequentially consistent atomics), so a connection that turns
-// idle during Shutdown either sees closing or is closed by the walk.
-func (s *Server) setIdle(cs *connState, idle bool) bool {
-	cs.idle.Store(idle)
-	return !s.closing.Load()
 }
 
 func (s *Server) isClosing() bool { return s.closing.Load() }
@@ -360,135 +386,4 @@ func (s *Server) waitConns(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// serveConn runs the request loop of one client connection; oc is its
-// goroutine's context for opening tunnels (workers.go).
-func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
-	relayed := false
-	defer func() {
-		if relayed {
-			return // the tunnel relay closes and untracks c
-		}
-		c.Close()
-		s.untrack(c)
-	}()
-	cs.io.c = c
-	br := getReader(&cs.io)
-	// The answer buffer is made on first use: a CONNECT writes its 200
-	// straight to c and never needs it (4 KiB less per tunnel).
-	var bw *bufio.Writer
-	out := func() *bufio.Writer {
-		if bw == nil {
-			bw = bufio.NewWriterSize(&cs.io, 4096)
-		}
-		return bw
-	}
-	var cc connCtx // plain requests' context, made by the first (forward.go)
-	defer cc.end()
-	var view *handoffConn // net/http's view of c, made by the first origin-form request
-	defer func() { view.release() }()
-	for first := true; ; first = false {
-		if !s.setIdle(cs, true) {
-			return
-		}
-		head, err := s.readHead(c, cs, br, first, &cc)
-		if !s.setIdle(cs, false) {
-			return
-		}
-		if err != nil {
-			var se *httpmsg.StatusError
-			if errors.As(err, &se) {
-				s.log.Info("request refused", "status", se.Status, "reason", se.Msg)
-				writeSimple(out(), se.Status, se.Msg+"\n", nil)
-				lingerIfNotHTTP(c, err)
-			}
-			return
-		}
-		if s.via.Looped(head.Vias()) {
-			s.log.Warn("request loop detected: a gateway leads back to this proxy", "phase", "connect-response")
-			writeSimple(out(), http.StatusLoopDetected, "dual-proxy: request loop detected (a gateway leads back to this proxy)\n", nil)
-			return
-		}
-		switch {
-		case head.Method == http.MethodConnect:
-			view.release() // the tunnel owns c now
-			cc.clearIdle(c)
-			relayed = s.handleConnect(c, cs, br, out, head, oc)
-			return
-		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
-			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
-			// absolute-form request naming this listener (a child that
-			// ignores NO_PROXY and sends its pool call through the proxy)
-			// is served the same way instead of looping back (loop.go).
-			cc.clearIdle(c)
-			if !s.handOff(c, br, head, &view) {
-				return
-			}
-		default:
-			cs.io.plain()
-			if !s.forward(c, br, out(), head, &cc) {
-				return
-			}
-		}
-	}
-}
-
-// writeSimple writes a short plain-text answer with Connection: close.
-func writeSimple(bw *bufio.Writer, status int, body string, extra http.Header) {
-	bw.WriteString("HTTP/1.1 ")
-	bw.WriteString(itoa(status))
-	bw.WriteString(" ")
-	bw.WriteString(http.StatusText(status))
-	bw.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ")
-	bw.WriteString(itoa(len(body)))
-	bw.WriteString("\r\nConnection: close\r\n")
-	for k, vs := range extra {
-		for _, v := range vs {
-			bw.WriteString(k + ": " + v + "\r\n")
-		}
-	}
-	bw.WriteString("\r\n")
-	bw.WriteString(body)
-	bw.Flush()
-}
-
-// setUpstream records up (nil: forgets it) as the upstream of cs's tunnel,
-// so Shutdown can force-close it. It reports false when the server is
-// closing: the store comes before the load of closing, and Shutdown
-// stores closing before its force-close walk reads up under cs.upMu, so
-// a tunnel either sees closing or has its upstream closed by the walk.
-func (s *Server) setUpstream(cs *connState, up net.Conn) bool {
-	cs.upMu.Lock()
-	cs.up = up
-	cs.upMu.Unlock()
-	if up == nil {
-		return true
-	}
-	if s.closing.Load() {
-		cs.upMu.Lock()
-		cs.up = nil
-		cs.upMu.Unlock()
-		return false
-	}
-	return true
-}
-
-// readers recycles the 4 KiB head readers of client connections that
-// became tunnels (the relay reads the socket directly): one allocation and
-// clear of 4 KiB less per new tunnel. Plain connections drop
-// theirs: a client-gone watch may still hold it (forward_watch.go).
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
-
-// getReader returns a head reader on c.
-func getReader(c io.Reader) *bufio.Reader {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(c)
-	return br
-}
-
-// putReader returns br to the pool; nothing may use it afterwards.
-func putReader(br *bufio.Reader) {
-	br.Reset(nil)
-	readers.Put(br)
 }

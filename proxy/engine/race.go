@@ -66,7 +66,7 @@ func (e *Engine) Open(ctx context.Context, host string, port int) (net.Conn, can
 	why := "all candidates failed"
 	switch {
 	case context.Cause(ctx) == errClientGone:
-		why = "client gone" // as a plain request's (forward_trip.go)
+		why = "client gone" // as a plain request's (trip.go)
 	case ctx.Err() == nil:
 		e.allFailed(host, callerOf(ctx)) // not when the client left or the server stops
 	}

@@ -98,7 +98,7 @@ type clientWatch struct {
 	// the idle deadline armed, connCtx.armIdle).
 	clearDeadline bool
 
-	// tunnel marks a CONNECT's watch (connect_watch.go): it reads past
+	// tunnel marks a CONNECT's watch (connect.go): it reads past
 	// early bytes and tells a half-close from a departure. quit (made by
 	// start) ends its wait after a half-close; probed is what it wrote to
 	// c (read after stop).

@@ -61,7 +61,7 @@ var (
 // parseTarget validates an absolute-form http:// target (RFC 9112 §3.2.2)
 // byte by byte, without net/url (url.Parse was the plain path's
 // largest request-side cost) and with the same answers as the url.Parse
-// based parser it replaced (kept in forward_target_test.go, fuzzed against
+// based parser it replaced (kept in target_test.go, fuzzed against
 // this one):
 //
 //   - a fragment is cut off first and never forwarded, whatever it holds;

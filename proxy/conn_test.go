@@ -13,7 +13,7 @@ import (
 )
 
 // TestClientRawIO checks which client connections switch to raw reads and
-// writes (clientio.go): plain ones on Linux, never a tunnel.
+// writes (conn.go): plain ones on Linux, never a tunnel.
 func TestClientRawIO(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer origin.Close()
