@@ -155,19 +155,6 @@ func skipTrailers(br *bufio.Reader) error {
 	return errors.New("too many trailer fields")
 }
 
-// length is the Content-Length to send upstream: the buffered size, the
-// client's Content-Length for a streamed body, or -1 (chunked upstream) for
-// a chunked body that is streamed.
-func (b *body) length(head *httpmsg.RequestHead) int64 {
-	switch {
-	case b.Rest == nil:
-		return int64(len(b.Buf))
-	case head.Chunked:
-		return -1
-	}
-	return head.ContentLength
-}
-
 // lengthReader reads exactly n bytes of a Content-Length body; an early
 // EOF is io.ErrUnexpectedEOF (the client left mid-body), so a truncated
 // body is never forwarded as complete.

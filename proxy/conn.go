@@ -250,24 +250,6 @@ type connCtx struct {
 	idleSince time.Duration
 }
 
-// idleSlack is how old the armed idle deadline may be when a wait for
-// the next head keeps it instead of arming a new one: a connection's idle
-// bound is then between idleTimeout-idleSlack and idleTimeout (arming
-// and clearing the deadline per request costs two runtime timer operations
-// and a clock read).
-const idleSlack = time.Second
-
-// armIdle makes c's read deadline idleTimeout from now, within idleSlack
-// (one monotonic clock read when the armed one is recent enough).
-func (cc *connCtx) armIdle(c net.Conn, epoch time.Time) {
-	now := time.Since(epoch)
-	if cc.idleArmed && now-cc.idleSince < idleSlack {
-		return
-	}
-	c.SetReadDeadline(epoch.Add(now + idleTimeout))
-	cc.idleArmed, cc.idleSince = true, now
-}
-
 // clearIdle clears c's read deadline when armIdle left it armed (before
 // c goes to a tunnel or to net/http, which read it with their own bounds).
 func (cc *connCtx) clearIdle(c net.Conn) {
@@ -275,18 +257,6 @@ func (cc *connCtx) clearIdle(c net.Conn) {
 		c.SetReadDeadline(time.Time{})
 		cc.idleArmed = false
 	}
-}
-
-// nextHead returns the head the last plain request left for reuse, or nil;
-// either way the next head read owns it (a CONNECT or hand-off keeps its
-// head).
-func (cc *connCtx) nextHead() *httpmsg.RequestHead {
-	if cc.ps == nil {
-		return nil
-	}
-	h := cc.ps.head
-	cc.ps.head = nil
-	return h
 }
 
 // end cancels the context, if one was made.

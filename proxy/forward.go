@@ -123,6 +123,19 @@ func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connC
 	return req
 }
 
+// length is the Content-Length to send upstream: the buffered size, the
+// client's Content-Length for a streamed body, or -1 (chunked upstream) for
+// a chunked body that is streamed.
+func (b *body) length(head *httpmsg.RequestHead) int64 {
+	switch {
+	case b.Rest == nil:
+		return int64(len(b.Buf))
+	case head.Chunked:
+		return -1
+	}
+	return head.ContentLength
+}
+
 // answerTripError answers a request Engine.Forward could not serve: nothing
 // when the client left (errClientGone), 503 for this machine's own
 // resources (PhaseLocal), else 502, with NonIdempotentBody or the reason

@@ -79,6 +79,36 @@ func headBuffered(br *bufio.Reader) bool {
 	return bytes.Contains(b, []byte("\r\n\r\n"))
 }
 
+// idleSlack is how old the armed idle deadline may be when a wait for
+// the next head keeps it instead of arming a new one: a connection's idle
+// bound is then between idleTimeout-idleSlack and idleTimeout (arming
+// and clearing the deadline per request costs two runtime timer operations
+// and a clock read).
+const idleSlack = time.Second
+
+// armIdle makes c's read deadline idleTimeout from now, within idleSlack
+// (one monotonic clock read when the armed one is recent enough).
+func (cc *connCtx) armIdle(c net.Conn, epoch time.Time) {
+	now := time.Since(epoch)
+	if cc.idleArmed && now-cc.idleSince < idleSlack {
+		return
+	}
+	c.SetReadDeadline(epoch.Add(now + idleTimeout))
+	cc.idleArmed, cc.idleSince = true, now
+}
+
+// nextHead returns the head the last plain request left for reuse, or nil;
+// either way the next head read owns it (a CONNECT or hand-off keeps its
+// head).
+func (cc *connCtx) nextHead() *httpmsg.RequestHead {
+	if cc.ps == nil {
+		return nil
+	}
+	h := cc.ps.head
+	cc.ps.head = nil
+	return h
+}
+
 // pendingHead marks c as waiting for a complete head since now. Going past
 // MaxPendingHeads closes the connection that has waited longest (its read
 // fails and its goroutine ends). The common case is two atomic operations
