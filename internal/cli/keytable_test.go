@@ -49,7 +49,8 @@ func zeroFrom(t *testing.T, k settings.Key) map[string]any {
 // TestKeyTableWalk walks internal/settings' key table: every key is a
 // flag with its environment variable, default and usage from the table;
 // a field of the settings document (live) or of its fixed part, described
-// for the form with what 0 or the empty string means; a proxy: key of the
+// for the form with its heading, its hint and what 0 or the empty string
+// means (the form keeps no list of its own); a proxy: key of the
 // file (live keys; the others are refused by name); a --print-config
 // row; a row of docs/flags.md; a field of the status document's settings;
 // a part of the proxy.Config that runs it, where 0 means what it means
@@ -110,8 +111,13 @@ func TestKeyTableWalk(t *testing.T) {
 					t.Fatalf("the document has no setting %s", k.Name)
 				}
 				i := slices.IndexFunc(doc.Keys, func(ki settings.KeyInfo) bool { return ki.Name == k.Name })
-				if i < 0 || doc.Keys[i].Zero != k.Zero || doc.Keys[i].Optional != k.Optional {
+				if i < 0 || doc.Keys[i].Zero != k.Zero || doc.Keys[i].Optional != k.Optional || doc.Keys[i].Hint != k.Hint || doc.Keys[i].Group != k.Group {
 					t.Fatalf("the document describes %s for the form as %+v", k.Name, doc.Keys)
+				}
+				// The form places the key under a heading the document
+				// names (form.js reads its groups and hints there).
+				if !slices.ContainsFunc(doc.Groups, func(g settings.Group) bool { return g.Name == k.Group && g.Title != "" }) {
+					t.Fatalf("the form has no heading %q for %s: %v", k.Group, k.Name, doc.Groups)
 				}
 			} else {
 				if _, ok := doc.Fixed[k.Name]; !ok {

@@ -21,6 +21,9 @@ type Document struct {
 	Fixed map[string]any `json:"fixed"`
 	// Keys describe the live settings in the page's order.
 	Keys []KeyInfo `json:"keys"`
+	// Groups are the form's headings in the page's order (Groups); each
+	// key names its own.
+	Groups []Group `json:"groups"`
 	// Config is the config file whose proxy: section a change is written
 	// back to ("" for none).
 	Config string `json:"config,omitempty"`
@@ -41,8 +44,11 @@ type KeyInfo struct {
 	Name  string `json:"name"`
 	Kind  string `json:"kind"` // ms, count, bool, string or list
 	Group string `json:"group"`
-	Min   *int   `json:"min,omitempty"`
-	Max   *int   `json:"max,omitempty"`
+	// Hint is the form's words for the key (Key.Hint); absent: the
+	// form says what Zero means.
+	Hint string `json:"hint,omitempty"`
+	Min  *int   `json:"min,omitempty"`
+	Max  *int   `json:"max,omitempty"`
 	// Zero is what 0 or '' (ZeroValue) means for the key; absent when
 	// that value is refused (docs/flags.md, Key.Zero).
 	Zero      string `json:"zero,omitempty"`
@@ -62,18 +68,15 @@ type Saved struct {
 // kindNames are KeyInfo.Kind's words.
 var kindNames = [...]string{KindMS: "ms", KindCount: "count", KindBool: "bool", KindString: "string", KindList: "list"}
 
-// pageGroups order the groups on the page.
-var pageGroups = []string{"path", "selection", "health", "timeouts", "replay", "logging"}
-
-// keyInfos are the live keys, grouped in pageGroups order.
+// keyInfos are the live keys, grouped in Groups order.
 var keyInfos = func() []KeyInfo {
 	var out []KeyInfo
-	for _, g := range pageGroups {
+	for _, g := range Groups {
 		for _, k := range Keys {
-			if !k.Live || k.Group != g {
+			if !k.Live || k.Group != g.Name {
 				continue
 			}
-			ki := KeyInfo{Name: k.Name, Kind: kindNames[k.Kind], Group: k.Group, Zero: k.Zero, Optional: k.Optional}
+			ki := KeyInfo{Name: k.Name, Kind: kindNames[k.Kind], Group: k.Group, Hint: k.Hint, Zero: k.Zero, Optional: k.Optional}
 			if k.Zero != "" {
 				ki.ZeroValue = k.ZeroValue()
 			}
@@ -102,6 +105,7 @@ func (l *Live) document() Document {
 		Fixed:      map[string]any{},
 		Sources:    maps.Clone(l.src),
 		Keys:       keyInfos,
+		Groups:     Groups,
 		Config:     l.opts.File,
 		WriteBack:  l.opts.File != "" && l.opts.WriteBack,
 		FileErrors: slices.Clone(l.fileErrs),

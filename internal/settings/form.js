@@ -30,28 +30,6 @@
 
   // The page's groups, by key; a key not named here shows under its
   // document group.
-  var GROUPS = [
-    ["path", "Gateways and upstream", ["gateway", "upstream-url", "upstream-host", "upstream-port", "loopback-direct"]],
-    ["rules", "Direct or gateway by host", ["prefer-direct", "prefer-proxy"]],
-    ["health", "Health check", ["health-url", "health-interval-ms", "health-recover-count"]],
-    ["timeouts", "Timeouts, fast-fail, race delay", ["timeout-ms", "response-timeout-ms", "head-timeout-ms", "fast-fail-ms", "race-delay-ms", "tunnel-idle-timeout-ms", "tunnel-half-close-timeout-ms"]],
-    ["cooling", "Cooldown and preference", ["cooldown-ms", "pref-ttl-ms"]],
-    ["tls", "TLS", ["verify-tls"]],
-    ["replay", "Replay", ["retry-non-idempotent-after-send", "retry-non-idempotent-with-idempotency-key"]],
-    ["logging", "Logging", ["log-level"]]
-  ];
-  var HINTS = {
-    "gateway": "tried in this order; the first that works serves",
-    "upstream-url": "the first gateway, as a URL; empty the field for none (when not set: upstream-host and upstream-port)",
-    "upstream-host": "the first gateway's host when upstream-url is not set; empty the field for none",
-    "prefer-direct": "hosts that go direct first, comma-separated",
-    "prefer-proxy": "hosts that go through a gateway first, comma-separated",
-    "health-url": "'' turns the health check off",
-    "health-interval-ms": "0: only failures start a check",
-    "verify-tls": "probe TLS through a new path before it is used",
-    "retry-non-idempotent-after-send": "replay a POST whose request was already sent",
-    "retry-non-idempotent-with-idempotency-key": "replay a POST that carries an Idempotency-Key"
-  };
   var LEVELS = ["debug", "info", "warn", "error"];
   var S = { doc: null, gateways: [] };
 
@@ -206,22 +184,19 @@
     if (i) i.focus();
   }
 
-  // hint is the page's own words for a key, else what 0 or '' means for
-  // it (the key table's, as the document gives it).
+  // hint is the key table's words for a key beside its field, else what
+  // 0 or '' means for it (both as the document gives them).
   function hint(k) {
-    if (HINTS[k.name]) return HINTS[k.name];
+    if (k.hint) return k.hint;
     return k.zero ? k.zero_value + ": " + k.zero : "";
   }
 
-  function groupsOf(keys) {
-    var placed = {}, out = [];
-    GROUPS.forEach(function (g) {
-      var ks = g[2].map(function (n) { return keys.filter(function (k) { return k.name === n; })[0]; }).filter(Boolean);
-      ks.forEach(function (k) { placed[k.name] = true; });
-      out.push([g[0], g[1], ks]);
-    });
-    keys.forEach(function (k) {
-      if (placed[k.name]) return;
+  // groupsOf are the document's headings in its order, each with its keys
+  // in the document's order; a key of a heading the document does not name
+  // gets one of its own.
+  function groupsOf(d) {
+    var out = (d.groups || []).map(function (g) { return [g.name, g.title, []]; });
+    d.keys.forEach(function (k) {
       var g = out.filter(function (x) { return x[0] === k.group; })[0];
       if (!g) out.push(g = [k.group, k.group, []]);
       g[2].push(k);
@@ -232,7 +207,7 @@
   function render(pending) {
     var d = S.doc;
     var form = el("form", { id: "settings-form", novalidate: "", on: { submit: function (ev) { ev.preventDefault(); review(); } } });
-    groupsOf(d.keys).forEach(function (g) {
+    groupsOf(d).forEach(function (g) {
       var fs = el("fieldset", { "data-group": g[0] }, [el("legend", { text: g[1] })]);
       g[2].forEach(function (k) {
         fs.appendChild(el("div", { class: "setting", "data-setting": k.name }, [

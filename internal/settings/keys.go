@@ -47,9 +47,12 @@ type Key struct {
 	Kind Kind
 	// Min and Max bound KindMS and KindCount values, inclusive.
 	Min, Max int
-	// Group is the status page's heading for the key: path, selection,
-	// health, timeouts, replay or logging.
+	// Group is the settings form's heading for the key, one of Groups
+	// ("listener" for the fixed listener keys).
 	Group string
+	// Hint is the form's words for the key beside its field; "" shows
+	// what 0 or the empty string means (Zero).
+	Hint string
 	// Live: the key applies to a running instance; the others (the
 	// listener, the log format) are shown but need a restart.
 	Live bool
@@ -174,10 +177,10 @@ var Keys = []Key{
 		Help: "GET this URL through each candidate at start and every --health-interval-ms; the first whose origin answers (status < 500) is preferred. " +
 			"The default is only a public model API that answers quickly (nothing else depends on it): give the endpoint your agent uses (e.g. https://api.openai.com)",
 		Zero: "no check", Secret: true},
-	{Name: FastFailMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "selection", Live: true, Default: 2000, Env: "FAST_FAIL_MS",
+	{Name: FastFailMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 2000, Env: "FAST_FAIL_MS",
 		Help:  "connect timeout when the first candidate comes from the cache or the health preference",
 		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.FastFail })},
-	{Name: RaceDelayMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 250, Env: "RACE_DELAY_MS",
+	{Name: RaceDelayMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 250, Env: "RACE_DELAY_MS",
 		Help: "start the next candidate in parallel when a path is not open after this long", Zero: "off",
 		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.RaceDelay })},
 	{Name: TunnelIdleMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "timeouts", Live: true, Default: 3600000, Env: "TUNNEL_IDLE_TIMEOUT_MS",
@@ -189,10 +192,10 @@ var Keys = []Key{
 	{Name: HeadTimeoutMS, Kind: KindMS, Min: 1, Max: MaxMS, Group: "timeouts", Live: true, Default: 10000, Env: "HEAD_TIMEOUT_MS",
 		Help:  "a request head must arrive within this long of the connection or of its first byte",
 		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.HeadTimeout })},
-	{Name: PrefTTLMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 60000, Env: "PREF_TTL_MS",
+	{Name: PrefTTLMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "cooling", Live: true, Default: 60000, Env: "PREF_TTL_MS",
 		Help: "how long a host remembers the candidate that served it", Zero: "no cache",
 		Proxy: toMSNone(func(c *proxy.Config) *time.Duration { return &c.PrefTTL })},
-	{Name: CooldownMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "selection", Live: true, Default: 30000, Env: "COOLDOWN_MS",
+	{Name: CooldownMS, Kind: KindMS, Min: 0, Max: MaxMS, Group: "cooling", Live: true, Default: 30000, Env: "COOLDOWN_MS",
 		Help: "how long a failed candidate is tried last", Zero: "off",
 		Proxy: toMS(func(c *proxy.Config) *time.Duration { return &c.Cooldown })},
 	{Name: HealthInterval, Kind: KindMS, Min: 0, Max: MaxMS, Group: "health", Live: true, Default: 60000, Env: "HEALTH_INTERVAL_MS",
@@ -201,31 +204,59 @@ var Keys = []Key{
 	{Name: HealthRecover, Kind: KindCount, Min: 1, Max: 1 << 30, Group: "health", Live: true, Default: 2, Env: "HEALTH_RECOVER_COUNT",
 		Help:  "passing checks a failed candidate needs to be preferred again",
 		Proxy: toCount(func(c *proxy.Config) *int { return &c.HealthRecoverCount })},
-	{Name: PreferDirect, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_DIRECT",
+	{Name: PreferDirect, Kind: KindList, Group: "rules", Live: true, Default: []string{}, Env: "PREFER_DIRECT",
+		Hint: "hosts that go direct first, comma-separated",
 		Help: "host patterns that try direct first (*.example.com, comma-separated)", Zero: "none"},
-	{Name: PreferProxy, Kind: KindList, Group: "selection", Live: true, Default: []string{}, Env: "PREFER_PROXY",
+	{Name: PreferProxy, Kind: KindList, Group: "rules", Live: true, Default: []string{}, Env: "PREFER_PROXY",
+		Hint: "hosts that go through a gateway first, comma-separated",
 		Help: "host patterns that try direct last", Zero: "none"},
 	{Name: UpstreamPort, Kind: KindCount, Min: 1, Max: 65535, Group: "path", Live: true, Default: 7897, Env: "UPSTREAM_PORT",
 		Help: "first gateway port"},
 	{Name: Gateway, Kind: KindList, Group: "path", Live: true, Default: []string{}, Env: "GATEWAY",
+		Hint: "tried in this order; the first that works serves",
 		Help: "extra gateway host:port or http://, https://, socks5://, socks5h:// URL (repeatable; env comma-separated)", Zero: "none", Secret: true},
 	{Name: UpstreamURL, Kind: KindString, Group: "path", Live: true, Optional: true, Env: "UPSTREAM_URL",
+		Hint: "the first gateway, as a URL; empty the field for none (when not set: upstream-host and upstream-port)",
 		Help: "first gateway as http://, https://, socks5:// or socks5h://[user:pass@]host:port (https: /?ca=FILE; overrides --upstream-host/--upstream-port)",
 		Zero: "no first gateway", Secret: true},
 	{Name: UpstreamHost, Kind: KindString, Group: "path", Live: true, Default: "127.0.0.1", Env: "UPSTREAM_HOST",
+		Hint: "the first gateway's host when upstream-url is not set; empty the field for none",
 		Help: "first gateway host when --upstream-url is not given", Zero: "no first gateway", Secret: true},
 	{Name: LoopbackDirect, Kind: KindBool, Group: "path", Live: true, Default: true, Env: "LOOPBACK_DIRECT",
 		Help:  "dial loopback destinations direct, never through a gateway",
 		Proxy: toBool(func(c *proxy.Config) *bool { return &c.LoopbackDirect })},
-	{Name: VerifyTLS, Kind: KindBool, Group: "selection", Live: true, Default: true, Env: "VERIFY_TLS",
+	{Name: VerifyTLS, Kind: KindBool, Group: "tls", Live: true, Default: true, Env: "VERIFY_TLS",
+		Hint:  "probe TLS through a new path before it is used",
 		Help:  "TLS-probe port 443 paths before opening a tunnel on a cache miss",
 		Proxy: toBool(func(c *proxy.Config) *bool { return &c.TLSProbe })},
 	{Name: RetryAfterSend, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_AFTER_SEND",
+		Hint:  "replay a POST whose request was already sent",
 		Help:  "replay POST/PATCH even after they may have reached the origin",
 		Proxy: toBool(func(c *proxy.Config) *bool { return &c.RetryNonIdempotentAfterSend })},
 	{Name: RetryWithKey, Kind: KindBool, Group: "replay", Live: true, Default: false, Env: "RETRY_NON_IDEMPOTENT_WITH_IDEMPOTENCY_KEY",
+		Hint:  "replay a POST that carries an Idempotency-Key",
 		Help:  "replay non-idempotent requests that carry Idempotency-Key / X-Idempotency-Key",
 		Proxy: toBool(func(c *proxy.Config) *bool { return &c.RetryWithIdempotencyKey })},
+}
+
+// Group is one heading of the settings form: Name as Key.Group spells
+// it, Title as the form shows it.
+type Group struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+}
+
+// Groups are the headings of the settings form in the page's order; the
+// live keys of each follow in Keys order (the document's keys).
+var Groups = []Group{
+	{"path", "Gateways and upstream"},
+	{"rules", "Direct or gateway by host"},
+	{"health", "Health check"},
+	{"timeouts", "Timeouts, fast-fail, race delay"},
+	{"cooling", "Cooldown and preference"},
+	{"tls", "TLS"},
+	{"replay", "Replay"},
+	{"logging", "Logging"},
 }
 
 // Lookup returns the key named name.
