@@ -27,16 +27,16 @@ func apiOfPath(path string) string {
 // serveSideRoute answers, for a channel of API All, the requests that are
 // no model call the way a model endpoint does, so an agent's start-up
 // probes succeed: POST /v1/messages/count_tokens gets {"input_tokens": N},
-// GET /v1/models a one-model list, HEAD of any path and GET / or /health
-// {"ok": true}; anything else is a 404 with Anthropic's error document.
-func serveSideRoute(w http.ResponseWriter, r *http.Request, raw []byte) {
+// GET /v1/models the models the channel declares (modelList), HEAD of any
+// path and GET / or /health {"ok": true}; anything else is a 404 with
+// Anthropic's error document.
+func (c *Channel) serveSideRoute(w http.ResponseWriter, r *http.Request, raw []byte) {
 	p := strings.TrimPrefix(r.URL.Path, "/v1")
 	switch {
 	case r.Method == http.MethodPost && p == "/messages/count_tokens":
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": max(1, len(raw)/4)})
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/models"):
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "has_more": false, "data": []any{map[string]any{
-			"id": "mock-model", "object": "model", "type": "model", "created": 0, "owned_by": "mock", "display_name": "Mock"}}})
+		writeJSON(w, http.StatusOK, c.modelList(Anthropic))
 	case r.Method == http.MethodHead || (r.Method == http.MethodGet && (r.URL.Path == "/" || p == "/health")):
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	default:

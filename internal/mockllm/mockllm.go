@@ -98,6 +98,10 @@ type Channel struct {
 	// (tokens): a model call asking for more is refused 400 as its API
 	// refuses it (limits.go).
 	Limits map[string]int
+	// Models are the model ids GET /v1/models (Gemini: /v1beta/models)
+	// lists, before those of Limits; with neither, DefaultModel alone
+	// (models.go). Model calls take any model id whatever they list.
+	Models []string
 	// Cache, when set, is the prompt cache of Anthropic Messages calls
 	// (cache.go): their usage says what they read from it and wrote to it.
 	Cache *PromptCache
@@ -208,7 +212,11 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.API == All && !ok {
-		serveSideRoute(w, r, raw)
+		c.serveSideRoute(w, r, raw)
+		return
+	}
+	if !ok && isModelList(c.API, r) {
+		writeJSON(w, http.StatusOK, c.modelList(c.API))
 		return
 	}
 	if !ok || r.Method != http.MethodPost {
