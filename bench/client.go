@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 )
 
 // opTimeout bounds every single load operation (dial, CONNECT, TLS, one

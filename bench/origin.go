@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/selfcert"
+	"github.com/dual-proxy/dual-proxy/internal/lib/selfcert"
 )
 
 // smallBody is the answer body of every origin request except /bulk.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/cli"
-	"github.com/dual-proxy/dual-proxy/internal/registry"
+	"github.com/dual-proxy/dual-proxy/internal/app/cli"
+	"github.com/dual-proxy/dual-proxy/internal/app/registry"
 )
 
 // listEnv makes this test binary a child that prints, for each directory

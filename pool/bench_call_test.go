@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 

@@ -16,7 +16,7 @@ import (
 // BenchmarkChannelWiring measures, per streamed call, the time to the first
 // visible delta (ttfb-µs) and the TCP connections opened to the channel
 // (conns/call): direct to the mock channel, and through the pool wired the
-// way internal/cli wires it (proxy Engine.PoolRoundTripper, SPEC POOL-17).
+// way internal/app/cli wires it (proxy Engine.PoolRoundTripper, SPEC POOL-17).
 // The pool's added TTFB is the difference of the two lines; conns/call
 // near 0 means keep-alive reuse (it was 1.0 before POOL-17).
 func BenchmarkChannelWiring(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )

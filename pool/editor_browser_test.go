@@ -18,9 +18,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 

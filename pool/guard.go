@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/internal/webguard"
+	"github.com/dual-proxy/dual-proxy/internal/lib/webguard"
 )
 
 // browserRefusal tells why a request must not reach the pool, or "" when it

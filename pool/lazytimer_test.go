@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // TestLazyTimer: the relay's ping and idle deadlines (SPEC POOL-7: a ping

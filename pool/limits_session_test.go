@@ -3,7 +3,7 @@ package pool
 import (
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/via"
+	"github.com/dual-proxy/dual-proxy/internal/lib/via"
 	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
@@ -34,7 +34,7 @@ const MaxRequestBody = 32 << 20
 // use http.DefaultTransport, time.Now, slog.Default and no token.
 type Options struct {
 	// Transport carries every upstream call (the proxy's selection engine,
-	// SPEC OPS-4: internal/cli passes proxy.Engine.PoolRoundTripper());
+	// SPEC OPS-4: internal/app/cli passes proxy.Engine.PoolRoundTripper());
 	// nil → http.DefaultTransport. Redirects are not followed. It must not
 	// bound the wait for a response itself: the pool's own timeouts govern
 	// each call through its request context (SPEC POOL-17), and it should
@@ -74,7 +74,7 @@ type Options struct {
 	// the reload does; nil → no variable is set.
 	Getenv func(string) string
 	// Reload re-reads ConfigFile and applies it in place, as SIGHUP does
-	// (internal/cli's reload); the editor calls it after a save, with
+	// (internal/app/cli's reload); the editor calls it after a save, with
 	// FileLock held. nil → the pool loads ConfigFile with Getenv itself
 	// and calls Reload.
 	Reload func() error
@@ -192,7 +192,7 @@ func New(cfg *config.Config, opts Options) *Pool {
 // Reload switches to cfg (SIGHUP, SPEC POOL-16). Bindings whose pool and
 // member still exist are kept; cooldowns of channels that still exist are
 // kept; calls in flight finish on the configuration they started with.
-// The caller logs the reload (internal/cli's, once for the whole file).
+// The caller logs the reload (internal/app/cli's, once for the whole file).
 func (p *Pool) Reload(cfg *config.Config) {
 	if cfg == nil {
 		cfg = &config.Config{}

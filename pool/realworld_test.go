@@ -2,7 +2,7 @@ package pool_test
 
 // A loopback world for the pool under real channel behaviour (SPEC POOL-7b, POOL-10b, POOL-17, POOL-18, POOL-19): mock channels that
 // misbehave like production ones, the pool wired to the proxy's own
-// Transport exactly as internal/cli wires it, and a client on 127.0.0.1.
+// Transport exactly as internal/app/cli wires it, and a client on 127.0.0.1.
 // Only the exported API is used, so these tests describe behaviour, not
 // the package layout.
 
@@ -125,7 +125,7 @@ func newRWorld(t *testing.T, rc rconf, names []string, hs ...func(w http.Respons
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	tr := e.PoolRoundTripper() // as internal/cli wires the pool
+	tr := e.PoolRoundTripper() // as internal/app/cli wires the pool
 	if rc.tls {
 		roots := x509.NewCertPool()
 		for _, c := range w.ch {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/pool/api"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"

@@ -8,8 +8,8 @@ import (
 	"net"
 	"net/http/httputil"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
 

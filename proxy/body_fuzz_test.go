@@ -6,7 +6,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 )
 
 // FuzzReadBody checks the request body reader (SPEC HTTP-2): it never

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"

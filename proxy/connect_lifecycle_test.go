@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 )
 
 // slowGateway is an HTTP CONNECT gateway that answers each CONNECT with 200

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
@@ -93,7 +93,7 @@ func (s *Server) readRequestBody(c net.Conn, br *bufio.Reader, bw *bufio.Writer,
 
 // prepareRequest fills the connection's request for the target and body
 // just read (no allocation but a streamed body's deadline func): the
-// end-to-end header with this proxy's Via (SPEC HTTP-5, internal/via), the
+// end-to-end header with this proxy's Via (SPEC HTTP-5, internal/lib/via), the
 // loopback flag of the host (kept while the host repeats), and the
 // connection's interrupter, route-cache memo and response to read into.
 func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *engine.Request {
@@ -231,7 +231,7 @@ func (cc *connCtx) Disarm() bool {
 // appendOutgoingHeader appends to out the client's header minus
 // hop-by-hop fields (SPEC HTTP-5, GW-4), Expect (answered by the proxy,
 // HTTP-2) and framing fields (set per attempt), in the client's order, with
-// this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, internal/via).
+// this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, internal/lib/via).
 // Host is set from the target when sending. One slice, no header map, and
 // forward passes the connection's slice of its last request.
 func appendOutgoingHeader(out []httpmsg.Field, head *httpmsg.RequestHead, via string) []httpmsg.Field {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // readRawAnswer reads one request head from br as its lines (no CRLF), and a

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // agentConn is an agent's client connection: kept while the answers allow

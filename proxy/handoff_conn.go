@@ -32,7 +32,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 )
 
 // States of a handoffConn.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // ownHandler is a stand-in for the proxy's own endpoints: /own answers
@@ -269,7 +269,7 @@ func TestHandoffShutdown(t *testing.T) {
 }
 
 // BenchmarkSelfTarget is the check every absolute-form request makes for
-// a target naming the proxy's own listener (SPEC HTTP-1, internal/via), on a
+// a target naming the proxy's own listener (SPEC HTTP-1, internal/lib/via), on a
 // target that does not: the listener ports are compared without parsing.
 func BenchmarkSelfTarget(b *testing.B) {
 	s, err := New(Config{LoopbackDirect: true})

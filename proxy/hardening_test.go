@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // Upstream-client hardening: each test below pins one bound of the

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 )
 
 // Listen binds host:port for TCP; when the port is in use it tries

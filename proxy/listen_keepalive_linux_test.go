@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // socketKeepAlive finds this process's socket whose local address is

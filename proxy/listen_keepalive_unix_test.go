@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // acceptedKeepAlive dials ln and returns SO_KEEPALIVE of the accepted

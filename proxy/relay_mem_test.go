@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // TestIdleTunnelStacks: an idle tunnel keeps two small relay stacks, not

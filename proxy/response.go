@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 

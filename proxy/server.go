@@ -34,16 +34,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
-	"github.com/dual-proxy/dual-proxy/internal/via"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/via"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
 // The selection engine's Go API, under the names it had before it was a
-// package of its own (internal/cli, the launcher and Go users build
+// package of its own (internal/app/cli, the launcher and Go users build
 // servers from a Config and share an Engine).
 type (
 	// Config is the proxy's resolved configuration (engine.Config).

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
@@ -90,7 +90,7 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 		Candidates: []candidate.Candidate{w.dead, w.good, candidate.Direct},
 		Cooldown:   30 * time.Second,
 		PrefTTL:    time.Minute,
-		// What a builder of the configuration shows (internal/settings
+		// What a builder of the configuration shows (internal/app/settings
 		// fills it from its key table); the engine reports it as given.
 		Settings: map[string]any{"cooldown-ms": 30000, "pref-ttl-ms": 60000, "gateway": []string{"http://bob:***@" + w.good.Addr}},
 		Handler:  mux,

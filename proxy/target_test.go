@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // TestChildProcs: the per-thread children lists Run reads find the same children as a scan of

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"golang.org/x/sys/unix"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // TestPTYSelectInput runs PTY mode with macOS's way of waiting for terminal input (select(2)

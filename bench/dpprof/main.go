@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/dual-proxy/dual-proxy/internal/cli"
+	"github.com/dual-proxy/dual-proxy/internal/app/cli"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 // Real-agent tests (SPEC RUN-1, the launcher as Claude Code runs it): the real Claude
 // Code CLI (npm @anthropic-ai/claude-code) runs as claude-dual-proxy's
 // child inside a loopback-only network namespace the test creates, and
-// talks to the mock model endpoint (internal/mockllm's command, all three
+// talks to the mock model endpoint (internal/testbed/mockllm's command, all three
 // APIs on one port) through the launcher's proxy.
 //
 //	go test -race -tags agents -count=1 ./cmd/claude-dual-proxy/
@@ -17,7 +17,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -3,7 +3,7 @@
 // Real Claude Code through the launcher's model pool (SPEC
 // POOL-7, POOL-8, POOL-20): claude-dual-proxy --pool points the real
 // `claude -p` at /pool/P on its own listener; the pool's two members are
-// mock channels (internal/mockllm's command) inside the test's
+// mock channels (internal/testbed/mockllm's command) inside the test's
 // network namespace, the first answering 529 (overloaded).
 //
 //	go test -race -tags agents -count=1 -run PoolAgent ./cmd/claude-dual-proxy/
@@ -13,8 +13,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"os"
 	"os/exec"
 	"path/filepath"

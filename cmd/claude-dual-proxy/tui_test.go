@@ -4,7 +4,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
 	"os"
 	"os/exec"
 	"path/filepath"

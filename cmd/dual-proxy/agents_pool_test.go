@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
 )
 
 // poolAgent is one agent's case on the pool: the command after the

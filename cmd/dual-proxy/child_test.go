@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // childRoles are this package's stand-in children beside testworld's built-in ones: what the

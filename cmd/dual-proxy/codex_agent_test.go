@@ -4,8 +4,8 @@
 // POOL-20 Codex preset, POOL-7, POOL-8): the launcher adds its `-c`
 // overrides for the provider dual-pool to `codex`, whose HOME has no
 // config.toml; the pool's two members are mock OpenAI Responses channels
-// (internal/mockllm's command) inside a loopback-only network
-// namespace (internal/agentlab), the first answering 429.
+// (internal/testbed/mockllm's command) inside a loopback-only network
+// namespace (internal/testbed/agentlab), the first answering 429.
 //
 //	go test -race -tags agents -count=1 -run CodexAgent ./cmd/dual-proxy/
 //
@@ -20,8 +20,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"os"
 	"os/exec"
 	"path/filepath"

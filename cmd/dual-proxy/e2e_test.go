@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // bin is the dual-proxy binary for these end-to-end tests: a copy of the test binary named

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // stoppedStatus is the exit status of a dual-proxy stopped by testworld's Instance.Stop:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // kindsWorld is an https:// gateway that only a test CA trusts (SPEC GW-6), the CA's PEM

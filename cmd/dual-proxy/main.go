@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/dual-proxy/dual-proxy/internal/cli"
+	"github.com/dual-proxy/dual-proxy/internal/app/cli"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // TestPoolLaunch runs a child in pool mode against a mock Anthropic channel

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // startServe runs `dual-proxy [args]` in the background with a clean

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
 )
 
 // thinkingAgent is one agent's session: the arguments of its three turns

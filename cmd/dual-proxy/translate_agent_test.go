@@ -5,8 +5,8 @@
 // members, `gemini -p` on OpenAI Chat members. Each pool has two members
 // in failover order; the first answers every call 529, so each call fails
 // over silently to the second, across flavours. The members are mockllm
-// processes (internal/mockllm/cmd/mockllm) that speak only their own API,
-// inside a loopback-only network namespace (internal/agentlab).
+// processes (internal/testbed/mockllm/cmd/mockllm) that speak only their own API,
+// inside a loopback-only network namespace (internal/testbed/agentlab).
 //
 //	go test -race -tags agents -count=1 -run TranslatedAgent ./cmd/dual-proxy/
 //
@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/agentlab"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/agentlab"
 )
 
 // agentBin is the named CLI in DUAL_PROXY_AGENTS_DIR.
@@ -45,7 +45,7 @@ func agentBin(t *testing.T, name string) string {
 func buildMockLLM(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "mockllm")
-	if b, err := exec.Command("go", "build", "-o", out, "../../internal/mockllm/cmd/mockllm").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", out, "../../internal/testbed/mockllm/cmd/mockllm").CombinedOutput(); err != nil {
 		t.Fatalf("build mockllm: %v\n%s", err, b)
 	}
 	return out

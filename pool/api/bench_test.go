@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/internal/mockllm"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
 	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
@@ -78,7 +78,7 @@ func mockCall(t *testing.T, api apikind.Kind, turn mockllm.Turn, stream bool) []
 }
 
 // TestMockMembers converts answers of independently written mock channels
-// (internal/mockllm) for every client API and reads them back with that
+// (internal/testbed/mockllm) for every client API and reads them back with that
 // API's decoder: what the client sees is what the member said.
 func TestMockMembers(t *testing.T) {
 	turns := map[string]mockllm.Turn{

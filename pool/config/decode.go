@@ -25,7 +25,7 @@ import (
 //	       stream_idle_timeout_ms, keepalive_hold_ms, stream_upstream,
 //	       rate_limit_wait_ms}
 //	state: memory | redis://… | {url, name, timeout_ms}   (StateConfig)
-//	proxy: {…}   the proxy's settings, read by internal/settings
+//	proxy: {…}   the proxy's settings, read by internal/app/settings
 //
 // The document is walked as a yaml.Node tree so every error is a
 // *ConfigError naming its YAML path, e.g. `pools.ustc-pool.members[2]:
@@ -76,7 +76,7 @@ func ParseConfig(data []byte, getenv func(string) string) (*Config, error) {
 			cfg.State, err = decodeState(v, p)
 			return err
 		case "proxy":
-			return nil // the proxy's live settings: internal/settings reads them
+			return nil // the proxy's live settings: internal/app/settings reads them
 		}
 		return unknownTopKey(k)
 	}))

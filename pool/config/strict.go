@@ -14,7 +14,7 @@ import (
 // The keys each mapping accepts, as decode.go's switches do.
 var (
 	// topKeys are every section of the file: the pool's and the proxy's
-	// live settings (internal/settings reads proxy:).
+	// live settings (internal/app/settings reads proxy:).
 	topKeys      = []string{"channels", "pools", "proxy", "state"}
 	channelKeys  = []string{"api", "base_url", "api_key_env", "api_key", "auth", "models", "cache_breakpoints"}
 	modelKeys    = []string{"id", "context_window", "max_tokens", "input", "efforts"}

@@ -38,7 +38,7 @@ type Options struct {
 	// nil → no variable is set.
 	Getenv func(string) string
 	// Apply re-reads Path and applies it in place, as SIGHUP does
-	// (internal/cli's reload of the whole file: bindings whose member
+	// (internal/app/cli's reload of the whole file: bindings whose member
 	// still exists stay); called after every save, with Lock held. nil →
 	// a save is not applied.
 	Apply func() error

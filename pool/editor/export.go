@@ -7,7 +7,7 @@ import (
 )
 
 // The text edit and the atomic write of a save, for the other section of
-// the same file: internal/settings writes a running instance's changed
+// the same file: internal/app/settings writes a running instance's changed
 // proxy settings into proxy: with them, so both keep the
 // file's comments, key order and mode the same way.
 

@@ -11,7 +11,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/balance/statetest"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // closedPort returns a loopback address nobody listens on.

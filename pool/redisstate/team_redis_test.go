@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/balance/statetest"
 	"github.com/dual-proxy/dual-proxy/pool/config"

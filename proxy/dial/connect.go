@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 

@@ -106,7 +106,7 @@ type Config struct {
 	// status document shows them (Status.Settings, SPEC OPS-2): by name,
 	// values masked, in the builder's own units and meaning of zero. The
 	// engine reports them as given and reads nothing from them;
-	// internal/settings fills them from its key table. nil: none shown.
+	// internal/app/settings fills them from its key table. nil: none shown.
 	// Never modified once given.
 	Settings map[string]any
 

@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/via"
+	"github.com/dual-proxy/dual-proxy/internal/lib/via"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/health"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
@@ -361,7 +361,7 @@ func (e *Engine) tripFailed(r *Request, tl *tripLog, c candidate.Candidate, res 
 // origin's answer, or a gateway's that is no failure of its own, is the
 // request's (SPEC HTTP-5c; the route cache remembers c). A gateway's own
 // failure answer (isGatewayFailure) cools c down (CD-1; 401, 407 and 508
-// at the gateway tier, not delivered: GW-4, internal/via) and is returned only
+// at the gateway tier, not delivered: GW-4, internal/lib/via) and is returned only
 // when it was delivered and final (no candidate left or no replay);
 // otherwise it is discarded and tripAnswer returns nil to try the next.
 func (e *Engine) tripAnswer(lc *liveConfig, r *Request, tl *tripLog, c candidate.Candidate, resp *upstream.Response, final bool) *upstream.Response {
@@ -374,7 +374,7 @@ func (e *Engine) tripAnswer(lc *liveConfig, r *Request, tl *tripLog, c candidate
 	pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: resp.StatusCode, Sent: true,
 		Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
 	if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
-		pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (internal/via)
+		pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (internal/lib/via)
 	}
 	e.fail(r.Host, r.Port, pe)
 	tl.fails = append(tl.fails, pe)

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/dial"
 	"github.com/dual-proxy/dual-proxy/proxy/route"

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 )
 
 // Tunnel lifetime bounds (a tunnel whose one side closed while

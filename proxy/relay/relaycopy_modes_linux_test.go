@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // copyResult is what tunnelCopy.copy returned.

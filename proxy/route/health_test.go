@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 func res(key string, alive bool) HealthResult { return HealthResult{Key: key, Alive: alive} }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/dual-proxy/dual-proxy/internal/webguard"
+	"github.com/dual-proxy/dual-proxy/internal/lib/webguard"
 )
 
 // Paths of the proxy's own status endpoints (origin-form on the proxy
@@ -20,7 +20,7 @@ const (
 // external assets and no build step. It loads two scripts from its own
 // origin: ScriptPath, which fetches StatusPath every 2 s and renders it,
 // and the settings form (/_dual-proxy/settings/form.js, served by
-// internal/settings where the instance mounts the settings;
+// internal/app/settings where the instance mounts the settings;
 // without that mount the page shows no form).
 //
 //go:embed status.html

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/settings"
-	"github.com/dual-proxy/dual-proxy/internal/testworld"
+	"github.com/dual-proxy/dual-proxy/internal/app/settings"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 const formToken = "page-control-token-0123456789abcdef"

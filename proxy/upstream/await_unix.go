@@ -9,7 +9,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 )
 
 // upConn is one upstream connection with its buffers.

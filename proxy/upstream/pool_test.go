@@ -11,7 +11,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // keepAliveOrigin answers every request on a connection with "ok" and

@@ -5,7 +5,7 @@ import (
 	"io"
 	"syscall"
 
-	"github.com/dual-proxy/dual-proxy/internal/netutil"
+	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
 )
 
 // ClosedUnansweredError is the failure of a request that is not replayed

@@ -8,7 +8,7 @@ import (
 	"net/http/httputil"
 	"strconv"
 
-	"github.com/dual-proxy/dual-proxy/internal/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 

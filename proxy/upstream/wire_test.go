@@ -14,7 +14,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 
-	"github.com/dual-proxy/dual-proxy/internal/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // answerOrigin answers every request on a connection with answer; when
