@@ -3,11 +3,15 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"debug/elf"
+	"debug/gosym"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +24,11 @@ import (
 // containing any of frames, or fails after within.
 func waitNoStack(t *testing.T, within time.Duration, frames ...string) {
 	t.Helper()
+	for _, f := range frames {
+		if !frameExists(t, f) {
+			t.Fatalf("waitNoStack: no function of this binary is named like %q: a renamed or moved function leaves a wait that checks nothing", f)
+		}
+	}
 	deadline := time.Now().Add(within)
 	buf := make([]byte, 1<<20)
 	for {
@@ -38,6 +47,60 @@ func waitNoStack(t *testing.T, within time.Duration, frames ...string) {
 		}
 		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronisation
 	}
+}
+
+var (
+	symbolsOnce sync.Once
+	symbols     []string
+)
+
+// frameExists reports whether some function symbol of the test binary
+// contains frame, so that a frame name left behind by a rename fails the
+// test instead of passing a wait that can never see it. Only Linux reads the
+// function table (ELF); elsewhere every frame counts as known, the Linux run
+// keeps the names true.
+func frameExists(t *testing.T, frame string) bool {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	symbolsOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		f, err := elf.Open(exe)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		// The function table (.gopclntab) is kept even where go test
+		// strips the symbol table.
+		pcln, text := f.Section(".gopclntab"), f.Section(".text")
+		if pcln == nil || text == nil {
+			return
+		}
+		data, err := pcln.Data()
+		if err != nil {
+			return
+		}
+		tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+		if err != nil {
+			return
+		}
+		for _, fn := range tab.Funcs {
+			symbols = append(symbols, fn.Name)
+		}
+	})
+	if symbols == nil {
+		t.Fatal("waitNoStack: the test binary's function table could not be read")
+	}
+	for _, s := range symbols {
+		if strings.Contains(s, frame) {
+			return true
+		}
+	}
+	return false
 }
 
 // openFrames are the functions of an open in progress and its client watch.

@@ -111,7 +111,7 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 			c.Close()
 		}
 		waitUntil(t, 10*time.Second, "losing attempts left open", func() bool { return silent.Open() == 0 })
-		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed", "proxy.(*tunnel).pipe")...)
+		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed", "relay.(*tunnel).pipe")...)
 		limit := before + int(srv.maxIdle) + 4
 		waitUntil(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
 	})

@@ -108,7 +108,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			}
 			c.Close()
 		}
-		waitNoStack(t, 10*time.Second, "proxy.(*tunnel).pipe")
+		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe")
 		// Waiting connection goroutines are bounded by maxIdle.
 		limit := before + int(srv.maxIdle) + 4
 		waitUntil(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
@@ -129,7 +129,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			c.Close()
 		}
 		waitUntil(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
-		waitNoStack(t, 10*time.Second, "proxy.(*tunnel).pipe", "proxy.(*Server).handleConnect", "proxy.(*clientWatch).run")
+		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe", "proxy.(*Server).handleConnect", "proxy.(*clientWatch).run")
 	})
 
 	t.Run("CON-2/shutdown-ends-idle-and-busy-tunnels", func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			}
 		}
 		waitUntil(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
-		waitNoStack(t, 10*time.Second, "proxy.(*tunnel).pipe")
+		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe")
 	})
 
 	t.Run("CON-1/via-carrying-connect-keeps-its-tunnel-after-the-open-context-ends", func(t *testing.T) {
