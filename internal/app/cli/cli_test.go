@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -333,6 +334,34 @@ func TestRunHealthURL(t *testing.T) {
 		out, _, status = runCmd(t, DualProxy, nil, "run", "--health-url", "", "--print-config", "--", "codex")
 		if status != 0 || strings.Contains(out, "api.openai.com") {
 			t.Fatalf("an explicit --health-url did not win: status %d:\n%s", status, out)
+		}
+	})
+}
+
+// A boolean key's environment variable is read by the parser the file and
+// the API use (SPEC OPS-7): VERIFY_TLS=no is verify-tls: no, and a word
+// none of them takes is refused naming the variable, not repeating it.
+func TestBoolEnvOneParser(t *testing.T) {
+	for _, tc := range []struct{ val, want string }{
+		{"no", "false"}, {"off", "false"}, {"OFF", "false"}, {"0", "false"},
+		{"yes", "true"}, {"on", "true"}, {"true", "true"},
+	} {
+		t.Run("OPS-7/VERIFY_TLS="+tc.val, func(t *testing.T) {
+			t.Setenv("VERIFY_TLS", tc.val)
+			out, errOut, status := runCmd(t, DualProxy, []string{"VERIFY_TLS=" + tc.val}, "--print-config")
+			if status != 0 {
+				t.Fatalf("status %d: %s", status, errOut)
+			}
+			if !regexp.MustCompile(`(?m)^verify-tls:\s+` + tc.want + `$`).MatchString(out) {
+				t.Fatalf("want verify-tls %s:\n%s", tc.want, out)
+			}
+		})
+	}
+	t.Run("OPS-7/VERIFY_TLS-refused-without-its-value", func(t *testing.T) {
+		t.Setenv("VERIFY_TLS", "maybe-secret")
+		_, errOut, status := runCmd(t, DualProxy, []string{"VERIFY_TLS=maybe-secret"}, "--print-config")
+		if status == 0 || !strings.Contains(errOut, "VERIFY_TLS") || strings.Contains(errOut, "maybe-secret") {
+			t.Fatalf("status %d: %s", status, errOut)
 		}
 	})
 }

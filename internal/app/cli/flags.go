@@ -10,6 +10,11 @@
 package cli
 
 import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/dual-proxy/dual-proxy/internal/app/cli/hint"
@@ -169,6 +174,36 @@ func (f stringFlag) Names() []string { return f.names }
 
 // Names returns the flag's name and aliases.
 func (f stringSliceFlag) Names() []string { return f.names }
+
+// Apply reads the flag's environment variable with settings.ParseBool,
+// the one boolean parser of every source (SPEC OPS-7: VERIFY_TLS=no means
+// what verify-tls: no means in the file and through the API), then lets
+// urfave/cli register the flag with that value. An empty variable is
+// false, as urfave/cli reads it. The error names the variable, not its
+// value.
+func (f boolFlag) Apply(set *flag.FlagSet) error {
+	for _, name := range f.EnvVars {
+		val, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		b := false
+		if strings.TrimSpace(val) != "" {
+			var err error
+			if b, err = settings.ParseBool(val); err != nil {
+				return fmt.Errorf("%s (for --%s): %v (also 1/0, yes/no, on/off)", name, f.Name, err)
+			}
+		}
+		inner := *f.BoolFlag
+		inner.EnvVars, inner.FilePath, inner.Value = nil, "", b
+		if err := inner.Apply(set); err != nil {
+			return err
+		}
+		f.HasBeenSet = true
+		return nil
+	}
+	return f.BoolFlag.Apply(set)
+}
 
 // Unwrap returns the urfave/cli flag inside the wrapper.
 func (f intFlag) Unwrap() cli.Flag { return f.IntFlag }

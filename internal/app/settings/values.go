@@ -108,13 +108,11 @@ func ParseText(k Key, text string) (any, error) {
 		}
 		return n, nil
 	case KindBool:
-		switch strings.ToLower(strings.TrimSpace(text)) {
-		case "true", "1", "yes", "on":
-			return true, nil
-		case "false", "0", "no", "off":
-			return false, nil
+		b, err := ParseBool(text)
+		if err != nil {
+			return nil, err
 		}
-		return nil, errors.New("want true or false")
+		return b, nil
 	case KindList:
 		if k.Name == Gateway {
 			return SplitGateways(text), nil
@@ -122,6 +120,20 @@ func ParseText(k Key, text string) (any, error) {
 		return SplitList([]string{text}), nil
 	}
 	return text, nil
+}
+
+// ParseBool reads a boolean as every source gives it (the file, the API,
+// `dual-proxy settings set`, a flag's environment variable): true, 1, yes,
+// on or false, 0, no, off, in any case, spaces around ignored. The error
+// never repeats the text (SPEC OPS-7).
+func ParseBool(text string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, errors.New("want true or false")
 }
 
 // ItemError is the error of one item of a list value: Index is its
