@@ -322,3 +322,29 @@ func proxyConfigFollows(t *testing.T, k settings.Key, base settings.Values) {
 		}
 	}
 }
+
+// TestEveryFlagDocumented walks every flag of the commands that run a
+// proxy: each has a row in docs/flags.md's all-flags table, and no usage
+// text has a backquote, which urfave/cli would show as the flag's value
+// placeholder (SPEC OPS-7: one description of every setting).
+func TestEveryFlagDocumented(t *testing.T) {
+	flagsDoc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flags.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, _, _ := strings.Cut(string(flagsDoc), "## The config file is reloaded")
+	_, table, _ = strings.Cut(table, "## All flags")
+	for _, m := range []mode{modeServe, modeRun, modeClaude} {
+		for _, f := range proxyFlags(m) {
+			name := f.Names()[0]
+			t.Run("OPS-7/flag-documented/"+name, func(t *testing.T) {
+				if !strings.Contains(table, "| `--"+name+"`") && !strings.Contains(table, ", `--"+name+"`") {
+					t.Fatalf("docs/flags.md's all-flags table has no row for --%s", name)
+				}
+				if u, ok := unwrapFlag(f).(interface{ GetUsage() string }); ok && strings.Contains(u.GetUsage(), "`") {
+					t.Fatalf("--%s's usage has a backquote: help would show it as the value placeholder", name)
+				}
+			})
+		}
+	}
+}

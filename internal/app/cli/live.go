@@ -35,9 +35,11 @@ const metaArgs = "args"
 const fControlToken = "control-token"
 
 // controlTokenFlag is --control-token (every command that runs a proxy).
+// Its usage has no backquotes: urfave/cli shows a backquoted word as the
+// flag's value placeholder in help and man pages.
 func controlTokenFlag() cli.Flag {
 	return &cli.StringFlag{Name: fControlToken, EnvVars: []string{envControlToken},
-		Usage: "token a change of the running instance's settings needs (Authorization: Bearer; default: a new one per start, kept in the instance registry for `dual-proxy settings`)"}
+		Usage: "token a change of the running instance's settings needs (Authorization: Bearer; default: a new one per start, kept in the instance registry, where dual-proxy settings finds it)"}
 }
 
 // flagValues are the settings as the flags of c (their variables, their
