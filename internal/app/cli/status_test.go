@@ -36,7 +36,10 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 		t.Fatal(err)
 	}
 	mux := proxy.NewMux()
-	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{dead, candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+	// The settings the status document shows are the builder's, by the
+	// key table's names (internal/settings fills them for a real start).
+	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{dead, candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux,
+		Settings: map[string]any{"cooldown-ms": 30000}})
 	if err != nil {
 		t.Fatal(err)
 	}
