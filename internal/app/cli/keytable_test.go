@@ -328,7 +328,7 @@ func proxyConfigFollows(t *testing.T, k settings.Key, base settings.Values) {
 // text has a backquote, which urfave/cli would show as the flag's value
 // placeholder (SPEC OPS-7: one description of every setting).
 func TestEveryFlagDocumented(t *testing.T) {
-	flagsDoc, err := os.ReadFile(filepath.Join("..", "..", "docs", "flags.md"))
+	flagsDoc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "flags.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
