@@ -34,12 +34,12 @@ func (s *clientStream) answer(status int, upstream http.Header, head poolHead, t
 	_, _ = s.w.Write(body)
 }
 
-// poolError answers with the pool's own error (no member answered, SPEC
-// POOL-11; a member refused the request after the early head, POOL-7b).
+// poolError answers with the pool's own error (no member answered; a member
+// refused the request after the early head).
 // Before any byte it is the API's error document with status, the pool's
 // head and, when every member is cooling, Retry-After: the earliest
 // recovery in whole seconds, rounded up (retryAfter > 0; RFC 9110
-// §10.2.3, POOL-26). After the early head the status is spent: it is the
+// §10.2.3). After the early head the status is spent: it is the
 // API's error event.
 func (s *clientStream) poolError(status int, msg string, head poolHead, retryAfter time.Duration, attempts []neutral.Attempt) {
 	if s.early {
@@ -55,7 +55,7 @@ func (s *clientStream) poolError(status int, msg string, head poolHead, retryAft
 }
 
 // errorEvent ends a response whose head already went out with the API's
-// own error event (SPEC POOL-7b).
+// own error event.
 func (s *clientStream) errorEvent(status int, msg string) {
 	_ = s.write(s.flavour.ErrorEvent(status, msg))
 }

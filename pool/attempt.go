@@ -64,7 +64,7 @@ type outcome struct {
 	retry bool
 }
 
-// attempt tries member m once (SPEC POOL-2, POOL-7, POOL-7b, POOL-21): its
+// attempt tries member m once: its
 // route (same API or translated), the model its answer names (the id the
 // client asked for), then the kind of exchange the request calls for.
 func (c *call) attempt(m string) outcome {
@@ -84,8 +84,8 @@ func (c *call) attempt(m string) outcome {
 	return a.plain()
 }
 
-// plain runs one non-streamed attempt (SPEC POOL-7 "non-streaming calls
-// fail over on the same classes"); the wait for the whole answer is
+// plain runs one non-streamed attempt (non-streaming calls fail over on the
+// same classes as streamed ones); the wait for the whole answer is
 // bounded by the pool's response_timeout_ms.
 func (a *attempt) plain() outcome {
 	c := a.c
@@ -143,11 +143,10 @@ func (a *attempt) completeAnswer(resp *http.Response, body []byte) outcome {
 	return o
 }
 
-// errorAnswer classifies a non-2xx upstream answer (SPEC POOL-10, POOL-7b,
-// POOL-18). bad_request is passed through as is, once, without cooldown or
-// failover (after the early head, as the API's error event); a member that
-// refused the request's encrypted content or reasoning signatures is asked
-// once more without what it cannot read.
+// errorAnswer classifies a non-2xx upstream answer. bad_request is passed
+// through as is, once, without cooldown or failover (after the early head, as
+// the API's error event); a member that refused the request's encrypted content
+// or reasoning signatures is asked once more without what it cannot read.
 func (a *attempt) errorAnswer(resp *http.Response, body []byte) outcome {
 	c, m := a.c, a.m
 	typ, msg := a.rt.fl.ParseError(body)
@@ -256,11 +255,10 @@ func (a *attempt) send(req *http.Request) (*http.Response, error) {
 	return c.p.opts.Transport.RoundTrip(again)
 }
 
-// transportFailure classifies a RoundTrip or body-read error (SPEC POOL-9,
-// POOL-26). The client's own cancel is not a member failure. timedOut: the
-// attempt was stopped by first_output_timeout_ms; a deadline error of a
-// non-streamed call is response_timeout_ms. Both say so instead of
-// "context canceled".
+// transportFailure classifies a RoundTrip or body-read error (SPEC POOL-9). The
+// client's own cancel is not a member failure. timedOut: the attempt was
+// stopped by first_output_timeout_ms; a deadline error of a non-streamed call
+// is response_timeout_ms. Both say so instead of "context canceled".
 func (a *attempt) transportFailure(err error, timedOut bool) outcome {
 	c := a.c
 	if c.r.Context().Err() != nil || a.client.gone.Load() {

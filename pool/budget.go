@@ -3,8 +3,8 @@ package pool
 import "sync/atomic"
 
 // DefaultBodyBudget is the request-body bytes all calls of one Pool may hold
-// for failover replay at once (SPEC POOL-17), like the proxy's buffering
-// budget for plain HTTP (SPEC HTTP-2).
+// for failover replay at once, like the proxy's buffering
+// budget for plain HTTP.
 const DefaultBodyBudget = 256 << 20
 
 // bodyBudget counts the request-body bytes held for replay. A body that

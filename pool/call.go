@@ -49,8 +49,7 @@ type call struct {
 	// commit-point Bind. picked is the first pick in flight the call
 	// made or joined: concurrent calls of the session join it already, so
 	// a stream it serves needs no commit-point Bind either (its binding is
-	// written by Finish; on a shared state two round trips per call, SPEC
-	// POOL-23).
+	// written by Finish; on a shared state two round trips per call).
 	boundTo, picked string
 
 	client clientStream
@@ -58,21 +57,20 @@ type call struct {
 	rateState
 
 	// attempts are the failed attempts, in order: the aggregated error
-	// lists them (SPEC POOL-11), the record counts them as failovers.
+	// lists them, the record counts them as failovers.
 	attempts []neutral.Attempt
 	// end collects what the call writes to State once it is over (one
 	// Finish); nil before Begin.
 	end *balance.CallEnd
 }
 
-// run serves the call (SPEC POOL-4, POOL-7, POOL-11, POOL-17, POOL-23,
-// POOL-26): it picks the eligible members, tries them in the balancer's
-// order (tryMember: an attempt, once more on the same member where the
-// outcome allows it) and answers with the first usable result or the
-// aggregated error. A body beyond the replay budget goes to one member
-// only. No member is called while every one is rate-limited. One Begin
-// before the attempts and one Finish after them: on a shared state, two
-// round trips per call.
+// run serves the call (SPEC POOL-4, POOL-23): it picks the eligible members,
+// tries them in the balancer's order (tryMember: an attempt, once more on the
+// same member where the outcome allows it) and answers with the first usable
+// result or the aggregated error. A body beyond the replay budget goes to one
+// member only. No member is called while every one is rate-limited. One Begin
+// before the attempts and one Finish after them: on a shared state, two round
+// trips per call.
 func (c *call) run() {
 	c.identify()
 	eligible, skipped := c.eligibleMembers()
@@ -121,7 +119,7 @@ func (c *call) run() {
 }
 
 // identify finds the call's session (SPEC POOL-5): its hash for headers,
-// logs and records, and the binding key. A test call (POOL-14) is balanced
+// logs and records, and the binding key. A test call is balanced
 // like a new session but records no binding, so it does not skew the
 // bound-session counts.
 func (c *call) identify() {
@@ -136,7 +134,7 @@ func (c *call) identify() {
 // begin starts the call in State (the cooldowns, the binding or the first
 // pick, the member holding the request's Responses state) and returns the
 // order of attempts: the primary first, then hot members, then cooling ones
-// by earliest recovery (SPEC POOL-4, POOL-11, POOL-18).
+// by earliest recovery.
 func (c *call) begin(eligible []string) []string {
 	start := balance.CallStart{Pool: c.pc, Key: c.key, Eligible: eligible, Targets: make([]string, len(eligible)), Now: c.p.opts.Now()}
 	for i, m := range eligible {
@@ -163,11 +161,11 @@ func (c *call) begin(eligible []string) []string {
 	return balance.AttemptOrder(eligible, primary, until)
 }
 
-// tryMember runs member m's attempt, and runs it once more on the same
-// member when the outcome allows it: m refused the request's encrypted
-// content or reasoning signatures (the next attempt leaves them out,
-// POOL-18), or m is the session's bound member and rate-limited for a
-// short time, waited out in the call so the session stays (POOL-26).
+// tryMember runs member m's attempt, and runs it once more on the same member
+// when the outcome allows it: m refused the request's encrypted content or
+// reasoning signatures (the next attempt leaves them out), or m is the
+// session's bound member and rate-limited for a short time, waited out in the
+// call so the session stays.
 func (c *call) tryMember(m string) outcome {
 	o := c.attempt(m)
 	if o.retry && !o.canceled && !c.oneMember {
@@ -186,7 +184,7 @@ func (c *call) tryMember(m string) outcome {
 
 // served notes that member m answered the call (the commit point or a
 // complete answer): the binding, the usage and the state keys Finish
-// writes (POOL-5, POOL-8, POOL-18), and the usage for the observer.
+// writes (SPEC POOL-8), and the usage for the observer.
 func (c *call) served(m string, o outcome) {
 	c.end.Served, c.end.Succeeded, c.end.Usage, c.end.Owned = m, o.fail == nil, o.u, c.owned(o)
 	if f := c.p.opts.Observer.Usage; f != nil {
@@ -224,7 +222,7 @@ func (c *call) eligibleMembers() (eligible, skipped []string) {
 
 // sctx is the context of a state call: the request's values without its
 // cancellation (a call's bookkeeping after the client left must still
-// land); the State bounds its own wait (SPEC POOL-23).
+// land); the State bounds its own wait.
 func (c *call) sctx() context.Context { return context.WithoutCancel(c.r.Context()) }
 
 // target is the member's model id for this call.
@@ -258,14 +256,14 @@ func (c *call) failed(m string, o outcome) {
 	if a.Status == 0 && (a.Class == config.ClassNetwork || a.Class == config.ClassTimeout) && a.Message != "" {
 		// The transport's own words ("all candidates failed for HOST: …"),
 		// never a channel's body: this line reports the path, which the
-		// proxy logs only at debug for the pool's calls (OPS-1).
+		// proxy logs only at debug for the pool's calls.
 		attrs = append(attrs, "reason", a.Message)
 	}
 	c.p.log.Warn("pool member failed", attrs...)
 }
 
 // aggregate answers when every member failed before the commit point
-// (SPEC POOL-11, POOL-26): one error listing each attempt; the status of
+// (SPEC POOL-11): one error listing each attempt; the status of
 // the most transient failure (429 > 529/503 > 5xx > others); when every
 // member is cooling, Retry-After.
 func (c *call) aggregate() {
@@ -317,7 +315,7 @@ func boolToInt(b bool) int {
 	return 0
 }
 
-// record writes the call's record (SPEC POOL-13): through Finish when the
+// record writes the call's record: through Finish when the
 // call began in State, else at once.
 func (c *call) record(member, class string, status int) {
 	rec := balance.CallRecord{Time: c.startClock, Pool: c.pc.ID, Session: c.session, Model: c.ci.Model,

@@ -49,11 +49,10 @@ type clientStream struct {
 	keepAlive // before the commit point (keepalive.go)
 }
 
-// poolHead is what the pool says about a call in its response headers
-// (SPEC POOL-13b): the member that answers ("pending" before a commit,
-// "none" for the pool's own error), that member's own model id (named: the
-// member is a channel), the attempts so far including this one, and the
-// session's hash.
+// poolHead is what the pool says about a call in its response headers: the
+// member that answers ("pending" before a commit, "none" for the pool's own
+// error), that member's own model id (named: the member is a channel), the
+// attempts so far including this one, and the session's hash.
 type poolHead struct {
 	member, memberModel, session string
 	named                        bool
@@ -72,7 +71,7 @@ func (ph poolHead) set(h http.Header) {
 	}
 }
 
-// commit is a streamed answer's commit point (SPEC POOL-7, POOL-7b): the
+// commit is a streamed answer's commit point (SPEC POOL-7): the
 // response head (the member's status and end-to-end headers, the
 // event-stream fields, the pool's head) and the held bytes, flushed. After
 // an early head only the held bytes are written: the client has seen
@@ -119,7 +118,7 @@ func (s *clientStream) send(b []byte, flush bool) error {
 	return s.flush()
 }
 
-// write writes b to the client and flushes (SPEC POOL-7: events are
+// write writes b to the client and flushes (events are
 // flushed as they arrive). While a ticker may write it runs under mu: the
 // ticker's own callback, or send.
 func (s *clientStream) write(b []byte) error {
@@ -180,9 +179,9 @@ func (k *ticker) stop() {
 	k.s.mu.Unlock()
 }
 
-// pings writes the API's ping while a committed stream is quiet (SPEC
-// POOL-7: at least every 30 s); the relay pushes it after each event
-// (reset). gone runs when the write fails: the client left.
+// pings writes the API's ping while a committed stream is quiet (at least every
+// 30 s); the relay pushes it after each event (reset). gone runs when the write
+// fails: the client left.
 func (s *clientStream) pings(gone func()) *ticker {
 	every := s.every
 	return s.startTicker(every, func() (time.Duration, bool) {

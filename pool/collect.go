@@ -23,7 +23,7 @@ import (
 // and idle timeouts"). With the pool's stream_upstream on, such a call to
 // a same-API Anthropic Messages or Chat Completions member asks the member
 // for a stream, whose events keep that connection busy, and answers the
-// client with the JSON answer built from them (SPEC POOL-7b). The client
+// client with the JSON answer built from them. The client
 // sees what a non-streamed call gives: one JSON answer, the member's
 // status semantics. Failures before the stream's first part fail over as
 // before; a failure after it (an error event, a cut stream) is the call's
@@ -31,7 +31,7 @@ import (
 // asked again without a stream.
 
 // collects says whether this attempt asks its member for a stream to build
-// a non-streamed answer from (stream_upstream, POOL-7b).
+// a non-streamed answer from (stream_upstream).
 func (a *attempt) collects() bool {
 	c := a.c
 	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == neutral.EpGenerate && !a.rt.translate &&
@@ -73,9 +73,8 @@ func refusesStreaming(status int, msg string) bool {
 		strings.Contains(m, "not allowed") || strings.Contains(m, "not available"))
 }
 
-// collect runs one non-streamed attempt through a member stream
-// (POOL-7b); the whole attempt is bounded by response_timeout_ms, as a
-// non-streamed one is.
+// collect runs one non-streamed attempt through a member stream; the whole
+// attempt is bounded by response_timeout_ms, as a non-streamed one is.
 func (a *attempt) collect() outcome {
 	c := a.c
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.pc.ResponseTimeout)

@@ -9,17 +9,17 @@
 //
 // Request flow (one call):
 //
-//	client ──► ServeHTTP ──► token check (POOL-20) ──► flavour.ParseRequest
+//	client ──► ServeHTTP ──► token check ──► flavour.ParseRequest
 //	       (model, stream, session hints, capability demands)
-//	       ──► balance.State.Begin (cooldowns, then POOL-4/5/6: binding, or
+//	       ──► balance.State.Begin (cooldowns, then binding, or
 //	           least bound, shared by concurrent first calls) ──► order (hot
-//	           first, fail-open by earliest recovery, POOL-11)
-//	       ──► attempt per member: rewrite model + key (POOL-2) ─► Transport
+//	           first, fail-open by earliest recovery)
+//	       ──► attempt per member: rewrite model + key ─► Transport
 //	           non-2xx / connect error / event: error / early EOF / silence
 //	           before the commit point ─► classify, cooldown, next member
-//	           (POOL-7/10); first visible event ─► commit: headers, held
+//	           first visible event ─► commit: headers, held
 //	           preamble, then every event flushed as it arrives
-//	       ──► all failed ─► one aggregated error (POOL-11)
+//	       ──► all failed ─► one aggregated error
 //	       ──► balance.State.Finish (binding, cooldown reset, counters, record)
 //
 // In the code the call (call.go) orchestrates and keeps what outlives one

@@ -8,13 +8,13 @@ import (
 )
 
 // browserRefusal tells why a request must not reach the pool, or "" when it
-// may (SPEC POOL-20, POOL-15; the rules are webguard's): the Host check on
+// may (the rules are webguard's): the Host check on
 // every /pool path, status and page included; keyed (the /pool/{pool}/…
 // endpoints, which spend keys) adds the Origin and Fetch Metadata checks.
 func browserRefusal(r *http.Request, keyed bool) string { return webguard.Refusal(r, keyed) }
 
 // browserHeaders are request headers only a browser sends, or that carry
-// its ambient credentials; they never reach a channel (SPEC POOL-2).
+// its ambient credentials; they never reach a channel.
 var browserHeaders = []string{"Origin", "Referer", "Cookie"}
 
 // dropBrowserHeaders removes Origin, Referer, Cookie and every Sec-Fetch-*
@@ -32,7 +32,7 @@ func dropBrowserHeaders(h http.Header) {
 
 // carriesToken reports whether a header value is the pool token, bare or
 // after an auth scheme ("Bearer T"), or — for tokens of 16 bytes and more,
-// too long to occur by chance — contains it (SPEC POOL-20: the token never
+// too long to occur by chance — contains it (the token never
 // leaves the machine).
 func carriesToken(v, token string) bool {
 	v = strings.TrimSpace(v)

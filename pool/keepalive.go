@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Pre-commit keep-alive (SPEC POOL-7b). A streamed call whose members stay
+// Pre-commit keep-alive. A streamed call whose members stay
 // silent (long thinking, queueing: only a preamble and pings) would show the
 // client nothing until the first visible output, and agents give up on a
 // silent socket. After keepalive_hold_ms without a commit the pool sends the

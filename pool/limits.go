@@ -13,7 +13,7 @@ func (c *call) memberLimit(m string) int {
 
 // outputLimit is the output limit sent to a member whose declared limit is
 // limit, for a client that asked for asked (0: named none): the member's
-// when the client named none or more, else the client's (SPEC POOL-25). 0
+// when the client named none or more, else the client's. 0
 // means the API's default (the translate encoders: Anthropic
 // anthropic.DefaultMaxTokens, the others none).
 func outputLimit(asked, limit int) int {
@@ -24,7 +24,7 @@ func outputLimit(asked, limit int) int {
 }
 
 // passthroughLimit lowers the output limit of a same-API body for member m
-// when the client asked for more than m declares (SPEC POOL-25); a client
+// when the client asked for more than m declares; a client
 // that named none keeps its API's default there.
 func (c *call) passthroughLimit(m string, body []byte) []byte {
 	if limit := c.memberLimit(m); limit > 0 && c.ci.MaxTokens > limit {

@@ -39,21 +39,20 @@ func isVersion(seg string) bool {
 }
 
 // dropRequestHeaders are removed from a pool request besides the hop-by-hop
-// fields (httpmsg.RemoveHopByHop, RFC 9110 §7.6.1): Host and
-// Content-Length (set for the member's request), the client's credentials
-// in every header APIs take them in (x-api-key, Authorization, Azure's
-// api-key, Gemini's x-goog-api-key; replaced by the member's key, SPEC
-// POOL-2), the client's Accept-Encoding (the pool must read the stream;
-// Transport asks for gzip and decodes it) and cookies.
+// fields (httpmsg.RemoveHopByHop, RFC 9110 §7.6.1): Host and Content-Length
+// (set for the member's request), the client's credentials in every header APIs
+// take them in (x-api-key, Authorization, Azure's api-key, Gemini's
+// x-goog-api-key; replaced by the member's key), the client's Accept-Encoding
+// (the pool must read the stream; Transport asks for gzip and decodes it) and
+// cookies.
 var dropRequestHeaders = []string{"Host", "Content-Length",
 	"X-Api-Key", "Authorization", "Api-Key", "X-Goog-Api-Key", "Accept-Encoding", "Cookie"}
 
 // memberRequest builds the request to the attempt's member (SPEC POOL-2,
-// POOL-12, POOL-25, POOL-21): the model rewritten, the effort mapped, an
-// output limit above the member's lowered, the client's headers minus
-// hop-by-hop and credentials, the member's key, the client's query kept
-// (without a Gemini key=). A translated call gets the body, path and query
-// of the member's API.
+// POOL-12): the model rewritten, the effort mapped, an output limit above the
+// member's lowered, the client's headers minus hop-by-hop and credentials, the
+// member's key, the client's query kept (without a Gemini key=). A translated
+// call gets the body, path and query of the member's API.
 func (a *attempt) memberRequest(ctx context.Context) (*http.Request, error) {
 	c, ch := a.c, a.ch
 	effort := c.memberEffort(ch)

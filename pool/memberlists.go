@@ -9,13 +9,13 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 )
 
-// A pool without models: accepts every model id and sends it unchanged
-// (SPEC POOL-2), so its /v1/models lists what its members serve (POOL-1):
-// what a channel declares (channel models:), and for a channel that
-// declares nothing, its own model list, fetched like the editor's "Gather
-// models" (editor.FetchModels, through the pool's Transport: the gateway
-// selection) and kept for memberListTTL (a failed fetch for
-// memberListRetry, so an unreachable channel is not asked on every list).
+// A pool without models: accepts every model id and sends it unchanged, so its
+// /v1/models lists what its members serve: what a channel declares (channel
+// models:), and for a channel that declares nothing, its own model list,
+// fetched like the editor's "Gather models" (editor.FetchModels, through the
+// pool's Transport: the gateway selection) and kept for memberListTTL (a failed
+// fetch for memberListRetry, so an unreachable channel is not asked on every
+// list).
 
 // memberListTTL is how long a fetched model list is served before the
 // next list request fetches it again.

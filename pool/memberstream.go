@@ -17,7 +17,7 @@ import (
 // timeout and the bounded waits (nextError, drainEnd, forwardTrailer)
 // cancel the attempt's context, which ends a blocked body read (net/http
 // and the proxy's Transport tie body reads to the request context); the
-// client gone cancels it through the request's context (POOL-9). Pings and
+// client gone cancels it through the request's context. Pings and
 // pre-commit keep-alives are written by a ticker under the client stream's
 // write lock (clientstream.go), so they never interleave with an event's
 // bytes.
@@ -66,7 +66,7 @@ func (u *memberStream) close() {
 
 // drainEnd reads on for at most endDrainWait to the body's end, discarding
 // anything after the end event, so the connection goes back to the
-// keep-alive pool instead of being cut by the cancel (SPEC POOL-17); the
+// keep-alive pool instead of being cut by the cancel; the
 // end is normally already in flight.
 func (u *memberStream) drainEnd() {
 	t := time.AfterFunc(endDrainWait, u.cancel)

@@ -11,7 +11,7 @@ import (
 )
 
 // serveModels answers GET /pool/{pool}/v1/models with the unified models
-// and their merged capabilities (SPEC POOL-1, POOL-12): for Anthropic pools
+// and their merged capabilities: for Anthropic pools
 // in the Anthropic list shape (data, has_more, first_id, last_id), for
 // OpenAI pools in the OpenAI list shape (object "list", data of object
 // "model" with created and owned_by = the pool id); both entries carry the

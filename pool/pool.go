@@ -23,7 +23,7 @@ import (
 )
 
 // DefaultPingInterval is how long a committed stream may stay quiet before
-// the pool sends its own keepalive event (SPEC POOL-7: at least every 30 s).
+// the pool sends its own keepalive event (at least every 30 s).
 const DefaultPingInterval = 15 * time.Second
 
 // MaxRequestBody is the largest client request body the pool accepts
@@ -34,10 +34,10 @@ const MaxRequestBody = 32 << 20
 // use http.DefaultTransport, time.Now, slog.Default and no token.
 type Options struct {
 	// Transport carries every upstream call (the proxy's selection engine,
-	// SPEC OPS-4: internal/app/cli passes proxy.Engine.PoolRoundTripper());
+	// internal/app/cli passes proxy.Engine.PoolRoundTripper());
 	// nil → http.DefaultTransport. Redirects are not followed. It must not
 	// bound the wait for a response itself: the pool's own timeouts govern
-	// each call through its request context (SPEC POOL-17), and it should
+	// each call through its request context, and it should
 	// keep connections alive without ever resending a request once a byte
 	// of it was written.
 	Transport http.RoundTripper
@@ -47,27 +47,26 @@ type Options struct {
 	// Logger receives pool, member, class, status and phase — never paths,
 	// headers, bodies, prompts or keys. nil → slog.Default().
 	Logger *slog.Logger
-	// Token, when non-empty, must be presented as x-api-key or
-	// Authorization: Bearer on every /pool/{pool}/… request, else 401
-	// (SPEC POOL-20). /pool/status stays open: it holds no secrets.
+	// Token, when non-empty, must be presented as x-api-key or Authorization:
+	// Bearer on every /pool/{pool}/… request, else 401. /pool/status stays open: it
+	// holds no secrets.
 	Token string
 	// PingInterval: a committed stream quiet this long gets our own ping
 	// event; 0 → DefaultPingInterval.
 	PingInterval time.Duration
 	// State holds bindings, cooldowns, counters and recent calls; nil → a
-	// fresh balance.NewMemory() (SPEC POOL-16). A shared State
-	// (redisstate.Store, SPEC POOL-23) lets several instances balance as
+	// fresh balance.NewMemory(). A shared State
+	// (redisstate.Store) lets several instances balance as
 	// one. Close closes it.
 	State balance.State
-	// Observer, when set, is told about every finished call (metrics,
-	// SPEC OPS-5).
+	// Observer, when set, is told about every finished call (metrics).
 	Observer Observer
 	// BodyBudget bounds the request-body bytes all calls hold for failover
-	// replay (SPEC POOL-17, budget.go); a call whose body does not fit is
+	// replay (budget.go); a call whose body does not fit is
 	// sent to one member only. 0 → DefaultBodyBudget; negative: no bound.
 	BodyBudget int64
 	// ConfigFile, when set, is the configuration file GET/PUT /pool/config
-	// and the page's editor edit (SPEC POOL-22, package editor); "" → no
+	// and the page's editor edit (package editor); "" → no
 	// editor (404).
 	ConfigFile string
 	// Getenv resolves api_key_env when the editor validates a document, as
@@ -78,10 +77,10 @@ type Options struct {
 	// FileLock held. nil → the pool loads ConfigFile with Getenv itself
 	// and calls Reload.
 	Reload func() error
-	// FileLock is ConfigFile's lock, shared with its other readers and
-	// writers (the proxy's live settings, SIGHUP, the file watch; SPEC
-	// OPS-7): the editor holds it from reading the file to applying a
-	// save (editor.Options.Lock). nil → the editor's own saves only.
+	// FileLock is ConfigFile's lock, shared with its other readers and writers (the
+	// proxy's live settings, SIGHUP, the file watch): the editor holds it from
+	// reading the file to applying a save (editor.Options.Lock). nil → the editor's
+	// own saves only.
 	FileLock sync.Locker
 	// CheckFile refuses, at the editor's validate and save, what a reload
 	// would refuse beyond the pool's sections (editor.Options.Check);
@@ -98,7 +97,7 @@ type Observer struct {
 	// Usage is told about the token usage a member reported for a call.
 	Usage func(pool, member string, u neutral.Accounting)
 	// Resend is told about each member request sent once more after a
-	// kept-alive connection closed unanswered (SPEC POOL-26); it may run
+	// kept-alive connection closed unanswered; it may run
 	// on another goroutine than the call's.
 	Resend func(pool, member string)
 }
@@ -113,7 +112,7 @@ type Pool struct {
 	// counters, recent calls, who holds a Responses state); nothing else
 	// here outlives a call.
 	state balance.State
-	// bodies is the replay budget for request bodies (POOL-17).
+	// bodies is the replay budget for request bodies.
 	bodies *bodyBudget
 
 	// editor serves /pool/config… when Options.ConfigFile is set.
@@ -124,7 +123,7 @@ type Pool struct {
 	// unbounded chain of nested calls, each holding a connection and a
 	// goroutine until the outermost timeout; a call arriving with this
 	// entry is answered 508 in the client API's error shape, which the
-	// calling pool treats as the member's server failure (POOL-10) and
+	// calling pool treats as the member's server failure and
 	// fails over from.
 	via via.Pseudonym
 	// lists are the members' own model lists, for /v1/models of a pool
@@ -139,7 +138,7 @@ type Pool struct {
 }
 
 // New returns a pool serving cfg. State (bindings, cooldowns, recent calls)
-// is opts.State, by default empty and in memory (SPEC POOL-16).
+// is opts.State, by default empty and in memory.
 func New(cfg *config.Config, opts Options) *Pool {
 	if opts.Transport == nil {
 		opts.Transport = http.DefaultTransport
@@ -204,9 +203,9 @@ func (p *Pool) Reload(cfg *config.Config) {
 	p.state.Retain(context.Background(), cfg)
 }
 
-// ReloadFailed records that re-reading the configuration file failed with
-// err (SIGHUP or the editor's apply; the running configuration stays, SPEC
-// POOL-16): Status reports each of its errors until the next Reload.
+// ReloadFailed records that re-reading the configuration file failed with err
+// (SIGHUP or the editor's apply; the running configuration stays): Status
+// reports each of its errors until the next Reload.
 func (p *Pool) ReloadFailed(err error) {
 	var errs []string
 	for _, e := range config.AllErrors(err) {
@@ -238,7 +237,7 @@ func (p *Pool) config() (*config.Config, config.Scrubber) {
 
 // API returns the flavour a pool serves ("anthropic" or "openai") and
 // whether the pool exists; the launcher picks ANTHROPIC_BASE_URL or
-// OPENAI_BASE_URL from it (SPEC POOL-20).
+// OPENAI_BASE_URL from it.
 func (p *Pool) API(pool string) (string, bool) {
 	cfg, _ := p.config()
 	pc := cfg.Pool(pool)
@@ -256,8 +255,8 @@ func (p *Pool) poolConfig(id string) *config.PoolConfig {
 
 // ServeHTTP answers GET /pool/status (the status.StatusJSON document), GET
 // /pool/ (the status page, status.ServePage), POST /pool/{pool}/test?model=M
-// (POOL-14, probe.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
-// pools get 404; a missing or wrong token 401 (POOL-20) on every
+// (probe.go) and /pool/{pool}/v1/… (the pool's API, SPEC POOL-1). Unknown
+// pools get 404; a missing or wrong token 401 on every
 // /pool/{pool}/… path; errors are in the pool's API shape (Anthropic or
 // OpenAI), the Anthropic shape when no pool is named. Browser requests are
 // refused with 403 before anything else (guard.go): a Host that is not an IP
@@ -336,16 +335,16 @@ func (p *Pool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ep.Stream && fl.Name() == config.APIGemini && r.URL.Query().Get("alt") != "sse" {
 		// Without alt=sse Gemini streams one JSON array; the pool streams
 		// Server-Sent Events only, so it says so instead of answering in a
-		// framing the client did not ask for (SPEC POOL-21).
+		// framing the client did not ask for.
 		api.WriteError(w, fl, http.StatusBadRequest, "streamGenerateContent needs ?alt=sse: the pool streams Server-Sent Events, not a JSON array", nil)
 		return
 	}
 	p.serveCall(w, r, cfg, scrub, pc, fl, ep)
 }
 
-// tokenHelp is the 401 message of a pool call without the instance's token
-// (SPEC POOL-20): where the token goes (how) and where a user finds it, so
-// a hand-made call or an agent started outside the launcher can recover.
+// tokenHelp is the 401 message of a pool call without the instance's token:
+// where the token goes (how) and where a user finds it, so a hand-made call or
+// an agent started outside the launcher can recover.
 func tokenHelp(how string) string {
 	return "missing or wrong pool token (" + how + "): a launcher's child has it in its environment " +
 		"(ANTHROPIC_AUTH_TOKEN, OPENAI_API_KEY, GEMINI_API_KEY); `dual-proxy status --show-token` prints it in the pool page link"
@@ -359,7 +358,7 @@ const noTokenEditor = "saving and gathering models need a pool token: start with
 // token is checked (the browser guard has run): 404 without a ConfigFile.
 // Without a pool token only GET and validate are served: a save or a
 // gather decides where the channel keys are sent, and on a shared machine
-// any local user can reach the listener (SPEC POOL-15, POOL-20).
+// any local user can reach the listener.
 func (p *Pool) serveEditor(w http.ResponseWriter, r *http.Request) {
 	if p.opts.Token != "" && !tokenOK(r, p.opts.Token) {
 		api.WriteError(w, api.For(apikind.Anthropic), http.StatusUnauthorized, tokenHelp("x-api-key or Authorization: Bearer"), nil)
@@ -411,7 +410,7 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 	c := &call{p: p, cfg: cfg, scrub: scrub, pc: pc, fl: fl, ep: ep, ci: ci, um: um, r: r, startClock: p.opts.Now(),
 		client: clientStream{w: w, flavour: fl, scrub: scrub, start: time.Now(), keepAlive: keepAlive{every: p.opts.PingInterval}}}
 	if ci.Stream {
-		c.client.hold = pc.KeepaliveHold // POOL-7b: 0 turns the keep-alives off
+		c.client.hold = pc.KeepaliveHold // 0 turns the keep-alives off
 	}
 	c.probe, _ = r.Context().Value(probeKey{}).(*probe)
 	if n := int64(len(body)); p.bodies.take(n) {
@@ -431,7 +430,7 @@ func tokenOK(r *http.Request, token string) bool {
 	if scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		bearer = strings.TrimSpace(cred)
 	}
-	// Gemini clients send x-goog-api-key or ?key= (SPEC POOL-21).
+	// Gemini clients send x-goog-api-key or ?key=.
 	for _, v := range []string{h.Get("X-Api-Key"), bearer, h.Get("X-Goog-Api-Key"), r.URL.Query().Get("key")} {
 		if v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(token)) == 1 {
 			return true

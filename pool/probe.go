@@ -23,13 +23,13 @@ import (
 // testSession is the session shown for test calls in status records.
 const testSession = "test"
 
-// MaxTestDuration bounds one POOL-14 test call (the whole stream).
+// MaxTestDuration bounds one test call (the whole stream).
 const MaxTestDuration = 5 * time.Minute
 
 // ErrNoPool is returned by Test for a pool id that is not configured.
 var ErrNoPool = errors.New("no such pool")
 
-// TestResult is the outcome of one test call through a pool (SPEC POOL-14),
+// TestResult is the outcome of one test call through a pool,
 // as returned by Test and by POST /pool/{pool}/test?model=M (JSON).
 type TestResult struct {
 	Pool  string `json:"pool"`
@@ -37,7 +37,7 @@ type TestResult struct {
 	// Member is the member that answered ("" when none did).
 	Member string `json:"member,omitempty"`
 	// TTFTMs is the time from sending the call to the first visible output
-	// (the commit point, POOL-7) in ms; 0 when there was none.
+	// (the commit point) in ms; 0 when there was none.
 	TTFTMs int64 `json:"ttft_ms"`
 	// TotalMs is the time until the stream (or error) ended, in ms.
 	TotalMs int64 `json:"total_ms"`
@@ -49,7 +49,7 @@ type TestResult struct {
 	Status int `json:"status"`
 	// Result is "ok" (a complete answer) or "failed".
 	Result string `json:"result"`
-	// Class is the failure class (SPEC POOL-10) when Result is "failed".
+	// Class is the failure class when Result is "failed".
 	Class string `json:"class,omitempty"`
 	// Error is a short reason when Result is "failed"; no key, no body.
 	Error string `json:"error,omitempty"`
@@ -62,7 +62,7 @@ type probeKey struct{}
 // probe receives the call's record (call.record).
 type probe struct {
 	// member, when set, is the only member the call may go to (a member
-	// test from the editor, SPEC POOL-22).
+	// test from the editor).
 	member   string
 	mu       sync.Mutex
 	rec      *balance.CallRecord
@@ -100,11 +100,11 @@ func (p *Pool) Test(ctx context.Context, pool, model string) (TestResult, error)
 	return p.TestMember(ctx, pool, model, "")
 }
 
-// TestMember is Test restricted to one member of the pool (SPEC POOL-14,
-// POOL-22: the editor's per-member test): one real streamed call to that
-// member only, never failed over to another; member "" is Test. A member
-// that is not in the pool, or cannot serve the model, is a failed result
-// (400, class bad_request) naming why.
+// TestMember is Test restricted to one member of the pool (the editor's
+// per-member test): one real streamed call to that member only, never failed
+// over to another; member "" is Test. A member that is not in the pool, or
+// cannot serve the model, is a failed result (400, class bad_request) naming
+// why.
 func (p *Pool) TestMember(ctx context.Context, pool, model, member string) (TestResult, error) {
 	res := TestResult{Pool: pool, Model: model}
 	cfg, _ := p.config()
@@ -234,7 +234,7 @@ func (p *Pool) serveTest(w http.ResponseWriter, r *http.Request, fl api.Flavour,
 	_ = json.NewEncoder(w).Encode(res)
 }
 
-// onlyMember narrows a member test (POOL-22) to its member, saying why when
+// onlyMember narrows a member test to its member, saying why when
 // it is not in the pool or cannot serve the call.
 func onlyMember(eligible, skipped []string, pc *config.PoolConfig, member string) ([]string, []string) {
 	if slices.Contains(eligible, member) {

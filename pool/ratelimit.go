@@ -9,11 +9,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// rateState is what a call knows of its members' recoveries (SPEC
-// POOL-26): the eligible members, the running cooldowns when the call
-// began (cds, as State.Begin answered them), the deadlines its own
-// failures set (recovery), and whether it already waited for a
-// rate-limited bound member (once per call).
+// rateState is what a call knows of its members' recoveries: the eligible
+// members, the running cooldowns when the call began (cds, as State.Begin
+// answered them), the deadlines its own failures set (recovery), and whether it
+// already waited for a rate-limited bound member (once per call).
 type rateState struct {
 	eligible []string
 	cds      map[string]balance.Cooldown
@@ -32,13 +31,13 @@ func (c *call) rateLimited(m string) (time.Time, bool) {
 }
 
 // rateLimitOrder adjusts the attempt order for members cooling for a rate
-// limit when the call began (SPEC POOL-26). A streamed call whose bound
+// limit when the call began. A streamed call whose bound
 // member is one of them, for a short time (mayWait), waits for it (hold)
 // and tries it first. Else, when every eligible member is one of them, no
 // member is called (out is empty): each said when it takes calls again,
-// and a call before then, as POOL-11's fail open would make, only earns
+// and a call before then, as failing open would make, only earns
 // another 429 from each; the client gets the pool's own 429 with the
-// earliest recovery instead. Otherwise the order stands (POOL-11: members
+// earliest recovery instead. Otherwise the order stands (members
 // cooling for other reasons, the pool's own guesses, are failed open onto).
 func (c *call) rateLimitOrder(order []string) (out []string, hold time.Duration) {
 	all := true
@@ -67,19 +66,18 @@ func (c *call) rateLimitOrder(order []string) (out []string, hold time.Duration)
 	return order, 0
 }
 
-// mayWait reports whether a streamed call waits d for member m, the
-// session's bound member, rate-limited for that long, instead of moving
-// the session to another member and paying a cold prefill there (SPEC
-// POOL-26): d is known (a server-given wait) and at most the pool's
-// rate_limit_wait_ms, the client streams (keep-alives cover the wait,
-// POOL-7b), and the call has not waited yet.
+// mayWait reports whether a streamed call waits d for member m, the session's
+// bound member, rate-limited for that long, instead of moving the session to
+// another member and paying a cold prefill there: d is known (a server-given
+// wait) and at most the pool's rate_limit_wait_ms, the client streams
+// (keep-alives cover the wait), and the call has not waited yet.
 func (c *call) mayWait(m string, d time.Duration) bool {
 	return c.ci.Stream && !c.waited && d > 0 && d <= c.pc.RateLimitWait && m != "" && m == c.boundTo
 }
 
 // waitOut holds the call for d, the call's keep-alives going on
 // meanwhile (after keepalive_hold_ms the early head and the API's own
-// pings, POOL-7b). false: the client left.
+// pings). false: the client left.
 func (c *call) waitOut(m string, d time.Duration) bool {
 	c.waited = true
 	c.p.log.Info("pool call waits for its rate-limited bound member", "pool", c.pc.ID, "member", m,
@@ -134,7 +132,7 @@ func (c *call) earliestRecovery() (d time.Duration, ok bool) {
 }
 
 // allRateLimited answers a call none of whose members may be called now:
-// each was cooling for a rate limit when the call began (SPEC POOL-26).
+// each was cooling for a rate limit when the call began.
 // The answer is the pool's own 429 with Retry-After; no member is called.
 func (c *call) allRateLimited() {
 	msg := "pool " + c.pc.ID + ": every member is rate-limited"

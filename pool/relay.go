@@ -13,7 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// relay forwards the rest of a committed stream (SPEC POOL-7, POOL-15). An event
+// relay forwards the rest of a committed stream. An event
 // is written as it arrives; it is flushed unless the next one arrived with
 // it (EventBuffered), whose flush then carries both: one write for what
 // came in one read, never a wait for more.
@@ -85,10 +85,10 @@ func (a *attempt) relay(u *memberStream, w neutral.StreamWatcher) outcome {
 }
 
 // relayReadEnd is the outcome of a committed stream whose read ended with
-// err: the client gone is a cancel (POOL-9), the member's silence past
+// err: the client gone is a cancel, the member's silence past
 // stream_idle_timeout_ms a timeout, a clean end the protocol's end (the
 // converter's, translated), anything else a network failure; a failure
-// reaches the client as the protocol's error event (SPEC POOL-7).
+// reaches the client as the protocol's error event.
 func (a *attempt) relayReadEnd(w neutral.StreamWatcher, err error, idled bool) outcome {
 	c := a.c
 	switch {

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Reasoning signatures across members (SPEC POOL-18). Anthropic thinking
+// Reasoning signatures across members. Anthropic thinking
 // and redacted_thinking blocks and Gemini thoughtSignatures verify only at
 // the provider account that minted them; any other member answers 400
 // ("Invalid `signature` in `thinking` block", "Corrupted thought

@@ -6,7 +6,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 )
 
-// Stateful APIs across members (SPEC POOL-18). The Responses API carries
+// Stateful APIs across members. The Responses API carries
 // state only the member (upstream account) that produced it can read:
 // previous_response_id names a response stored there, and reasoning items
 // with encrypted_content decrypt only there. The pool's rule:
@@ -64,7 +64,7 @@ func (c *call) stateFor(m string, body []byte) []byte {
 	})
 }
 
-// stateOwnerKey is the state key whose owner the call starts on (POOL-18):
+// stateOwnerKey is the state key whose owner the call starts on:
 // previous_response_id, else its conversation, else its first
 // item_reference; "" for none.
 func (c *call) stateOwnerKey() string {
@@ -79,7 +79,7 @@ func (c *call) stateOwnerKey() string {
 
 // owned are the state keys the attempt o leaves on its member: what its
 // answer carried, and after a success the conversation and items the
-// request named, which that member evidently holds (POOL-18).
+// request named, which that member evidently holds.
 func (c *call) owned(o outcome) []string {
 	if o.fail != nil || len(c.ci.StateRefs) == 0 {
 		return o.state

@@ -16,13 +16,12 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// maxPreamble caps the events held before the commit point (SPEC POOL-7).
+// maxPreamble caps the events held before the commit point.
 // A preamble that grows past it is committed as is: the client gets its
 // bytes, and the attempt can no longer fail over.
 const maxPreamble = 256 << 10
 
-// stream runs one streamed attempt (SPEC POOL-7, POOL-7b, POOL-5, POOL-8,
-// POOL-21):
+// stream runs one streamed attempt (SPEC POOL-7b):
 //
 //   - before the commit point nothing of the member reaches the client
 //     (after keepalive_hold_ms only the pool's early head and keep-alives,
@@ -127,9 +126,9 @@ func (a *attempt) stream() outcome {
 	}
 }
 
-// commitAndRelay is a streamed attempt from its commit point on: the
-// binding, the head and held bytes, then the relay of the rest (SPEC
-// POOL-7, POOL-5, POOL-8). clean: the stream reached its protocol's end.
+// commitAndRelay is a streamed attempt from its commit point on: the binding,
+// the head and held bytes, then the relay of the rest. clean: the stream
+// reached its protocol's end.
 func (a *attempt) commitAndRelay(resp *http.Response, u *memberStream, w neutral.StreamWatcher, held []byte) (o outcome, clean bool) {
 	c := a.c
 	if a.m != c.boundTo && a.m != c.picked {
@@ -201,7 +200,7 @@ func (a *attempt) open(actx context.Context, ka *ticker, timedOut *atomic.Bool) 
 }
 
 // preCommitReadFailure is the outcome of a read error before the commit
-// point: the client gone is a cancel (POOL-9), an early end of the stream
+// point: the client gone is a cancel, an early end of the stream
 // a network failure, anything else a transport failure.
 func (a *attempt) preCommitReadFailure(status int, err error, timedOut bool) outcome {
 	if (err == io.EOF || err == io.ErrUnexpectedEOF) && !timedOut && !a.client.gone.Load() {
@@ -214,9 +213,9 @@ func (a *attempt) preCommitReadFailure(status int, err error, timedOut bool) out
 }
 
 // streamError is the failure an error event before the commit point
-// describes, classified (SPEC POOL-10); a failure event without a reason
+// describes, classified; a failure event without a reason
 // takes the one of the error event that may follow it (Responses: an
-// "error" event after a response.failed without one, SPEC POOL-19).
+// "error" event after a response.failed without one).
 func (a *attempt) streamError(u *memberStream, w neutral.StreamWatcher, obs neutral.Observation) *neutral.Attempt {
 	if obs.ErrMsg == "" || obs.ErrMsg == "response failed" {
 		if more, ok := nextError(u, w); ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// memberRoute is how one attempt talks to its member (SPEC POOL-21): the
+// memberRoute is how one attempt talks to its member: the
 // API the member is sent (its flavour reads the answer: watcher,
 // inspection, errors) and, when that differs from the client's, the
 // translation.
@@ -24,9 +24,9 @@ type memberRoute struct {
 	translate bool
 }
 
-// translation is the call's request in the members' APIs (SPEC POOL-21,
-// POOL-18): the client's request in neutral form (decoded once), the
-// translated bodies, and the encrypted-reasoning bookkeeping.
+// translation is the call's request in the members' APIs (SPEC POOL-21): the
+// client's request in neutral form (decoded once), the translated bodies, and
+// the encrypted-reasoning bookkeeping.
 type translation struct {
 	nreq *neutral.Request
 	nerr error
@@ -65,12 +65,11 @@ func (c *call) neutral() (*neutral.Request, error) {
 	return c.nreq, c.nerr
 }
 
-// translatedBody is the request for member ch in API rt.to: the neutral
-// request with the member's target model and mapped effort (POOL-2,
-// POOL-12), its output limit (POOL-25) and, for an Anthropic member, the
-// pool's cache breakpoints unless the channel turns them off (POOL-24). A
-// *neutral.FieldError means the request cannot be expressed for this
-// member.
+// translatedBody is the request for member ch in API rt.to: the neutral request
+// with the member's target model and mapped effort, its output limit and, for
+// an Anthropic member, the pool's cache breakpoints unless the channel turns
+// them off (SPEC POOL-24). A *neutral.FieldError means the request cannot be
+// expressed for this member.
 func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string) ([]byte, error) {
 	n, err := c.neutral()
 	if err != nil {
@@ -102,7 +101,7 @@ func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string)
 }
 
 // memberEffort is the effort sent to member ch: the client's, mapped by
-// the unified model's effort_map (SPEC POOL-12).
+// the unified model's effort_map.
 func (c *call) memberEffort(ch *config.Channel) string {
 	if c.ci.Effort == "" {
 		return ""
@@ -136,7 +135,7 @@ func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query strin
 }
 
 // withoutKeyParam drops Gemini's key= credential from a raw query: the pool
-// token never travels upstream (SPEC POOL-20).
+// token never travels upstream.
 func withoutKeyParam(raw string) string {
 	if !strings.Contains(raw, "key=") {
 		return raw
@@ -159,7 +158,7 @@ func (a *attempt) translateAnswer(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	// The answer names the member's model, as a same-API answer passed
-	// through does (SPEC POOL-21); the target id when it names none.
+	// through does; the target id when it names none.
 	return api.EncodeResponse(a.rt.from, r, a.c.target(a.m), a.c.customTools()...)
 }
 
@@ -189,8 +188,8 @@ func (c *call) countTokensEstimate() []byte {
 }
 
 // untranslatable says why member m cannot be sent this request ("" when it
-// can): the request has a field the member's API cannot express (SPEC
-// POOL-21: a 400 naming the field when no member can take it).
+// can): the request has a field the member's API cannot express (a 400 naming
+// the field when no member can take it).
 func (c *call) untranslatable(m string) string {
 	ch := c.cfg.Channel(m)
 	if ch == nil {
@@ -208,8 +207,7 @@ func (c *call) untranslatable(m string) string {
 
 // out is what the client gets for one upstream event: the event's bytes for
 // passthrough, else its translation (keepalive comments are dropped: the
-// pool's own pings keep a translated stream alive). Always scrubbed of keys
-// (POOL-15).
+// pool's own pings keep a translated stream alive). Always scrubbed of keys.
 func (a *attempt) out(ev *wirefmt.SSEEvent) ([]byte, error) {
 	if a.conv == nil {
 		return a.answerEvents(a.c.scrub.ScrubBytes(ev.Raw)), nil
@@ -222,7 +220,7 @@ func (a *attempt) out(ev *wirefmt.SSEEvent) ([]byte, error) {
 }
 
 // answerEvents is b with the unified model id as the model its events
-// name (answerModel; SPEC POOL-2), b itself when the ids are the same.
+// name (answerModel), b itself when the ids are the same.
 func (a *attempt) answerEvents(b []byte) []byte {
 	if a.answerModel == nil {
 		return b
@@ -230,11 +228,10 @@ func (a *attempt) answerEvents(b []byte) []byte {
 	return wirefmt.EventsModel(b, a.answerModel)
 }
 
-// clientFlavour is the API a request speaks, told by its path (SPEC
-// POOL-21: every pool serves all four). GET /v1/models is Anthropic's list
-// for clients that send anthropic-version and in pools of Anthropic members,
-// else OpenAI's. routed is false for a path no API has; fl is then the
-// Anthropic flavour (error shape).
+// clientFlavour is the API a request speaks, told by its path (every pool
+// serves all four). GET /v1/models is Anthropic's list for clients that send
+// anthropic-version and in pools of Anthropic members, else OpenAI's. routed is
+// false for a path no API has; fl is then the Anthropic flavour (error shape).
 func clientFlavour(r *http.Request, sub, poolAPI string) (fl api.Flavour, ep neutral.Endpoint, routed bool) {
 	path := "/" + sub
 	if path == "/v1/models" && r.Header.Get("Anthropic-Version") == "" && poolAPI != config.APIAnthropic {
@@ -259,7 +256,7 @@ func clientFlavour(r *http.Request, sub, poolAPI string) (fl api.Flavour, ep neu
 	return api.For(apikind.Anthropic), neutral.Endpoint{}, false
 }
 
-// testFlavour is the API of a pool's test call (POOL-14, testBody): Chat
+// testFlavour is the API of a pool's test call (testBody): Chat
 // Completions for pools of OpenAI members, else Anthropic Messages (the
 // pool translates for other members).
 func testFlavour(pc *config.PoolConfig) api.Flavour {

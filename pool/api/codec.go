@@ -34,7 +34,7 @@ func DecodeResponse(api apikind.Kind, body []byte) (*neutral.Response, error) {
 
 // EncodeResponse writes r as a non-streamed answer of api naming the model
 // the member's answer names (r.Model), as a same-API answer passed through
-// byte for byte does (SPEC POOL-21), or model (the id the member was asked
+// byte for byte does, or model (the id the member was asked
 // for) when it names none; custom names the request's freeform tools
 // (Request.CustomTools), whose calls a Responses client gets as
 // custom_tool_call items.
@@ -53,9 +53,9 @@ func NewStreamDecoder(api apikind.Kind) neutral.StreamDecoder {
 // NewStreamEncoder returns an encoder writing streams of api. The client's
 // events name the model the member's stream names at its start (Anthropic
 // message_start, the first Chat chunk, Responses response.created, Gemini
-// modelVersion), as a same-API stream passed through byte for byte does
-// (SPEC POOL-21); model, the id the member was asked for, when it names
-// none. custom names the request's freeform tools (Request.CustomTools).
+// modelVersion), as a same-API stream passed through byte for byte does; model,
+// the id the member was asked for, when it names none. custom names the
+// request's freeform tools (Request.CustomTools).
 func NewStreamEncoder(api apikind.Kind, model string, custom ...string) neutral.StreamEncoder {
 	return must(api).NewStreamEncoder(model, custom)
 }

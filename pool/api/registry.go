@@ -10,7 +10,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// Flavour is one wire API a pool can serve (SPEC POOL-1, POOL-21). The call
+// Flavour is one wire API a pool can serve (SPEC POOL-1). The call
 // engine (package pool) is API-neutral; everything that depends on the wire
 // format sits behind this interface: which paths exist, what a request says
 // (model, stream, session hints, capability demands), how to rewrite it for a
@@ -35,12 +35,12 @@ type Flavour interface {
 	// fault and is answered 400 in ErrorBody's shape.
 	ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error)
 	// RewriteBody returns the body for one member: model set to target and,
-	// when effort is not "", the effort field set to it (SPEC POOL-2, POOL-12).
+	// when effort is not "", the effort field set to it.
 	RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte, error)
 	// NewWatcher returns the commit-point detector for one streamed attempt.
 	NewWatcher() neutral.StreamWatcher
 	// InspectBody reads a non-streamed 2xx answer: its usage and, when it is
-	// not a usable answer, the failure class and a message (SPEC POOL-7):
+	// not a usable answer, the failure class and a message:
 	// config.ClassEmpty for an answer of the API's success shape with no content,
 	// config.ClassServer for a body that is not JSON of that shape (a captive
 	// portal's HTML, a gateway's "{}") or that carries an "error" object.
@@ -52,16 +52,16 @@ type Flavour interface {
 	// ErrorBody renders a pool error document with HTTP status status.
 	ErrorBody(status int, msg string, attempts []neutral.Attempt) []byte
 	// ErrorEvent renders the protocol's in-stream error event, sent when an
-	// upstream fails after the commit point (SPEC POOL-7).
+	// upstream fails after the commit point.
 	ErrorEvent(status int, msg string) []byte
 	// PingEvent is the keepalive event the pool sends on a quiet stream.
 	PingEvent() []byte
 
-	// DecodeRequest reads a client request body into the neutral model
-	// (SPEC POOL-21). Gemini takes model and stream from the URL; the other
-	// APIs read them from the body and ignore the arguments. valid: the
-	// body is known to be valid JSON (ParseRequest accepted it), so it is
-	// decoded by one scan, not validated again.
+	// DecodeRequest reads a client request body into the neutral model. Gemini
+	// takes model and stream from the URL; the other APIs read them from the body
+	// and ignore the arguments. valid: the body is known to be valid JSON
+	// (ParseRequest accepted it), so it is decoded by one scan, not validated
+	// again.
 	DecodeRequest(body []byte, model string, stream, valid bool) (*neutral.Request, error)
 	// EncodeRequest writes r as a request body of this API (Gemini's model
 	// and stream belong in the path: UpstreamPath).
@@ -86,15 +86,15 @@ type Flavour interface {
 
 	// LowerLimit returns body, a request of this API, with each output
 	// limit above limit (tokens) set to limit, every other byte as the
-	// client sent it (SPEC POOL-25).
+	// client sent it.
 	LowerLimit(body []byte, limit int) []byte
 	// SignatureKeys are the state keys (neutral.SigKey) of the reasoning
 	// signatures a request's history carries; unsigned: it also holds
-	// reasoning without one (SPEC POOL-18). APIs without signatures give
+	// reasoning without one. APIs without signatures give
 	// none.
 	SignatureKeys(body []byte) (keys []string, unsigned bool)
 	// StripSignatures returns body without the signed reasoning whose key
-	// keep refuses, in the form this API accepts (SPEC POOL-18).
+	// keep refuses, in the form this API accepts.
 	StripSignatures(body []byte, keep func(key string) bool) []byte
 }
 
@@ -126,7 +126,7 @@ func ForChannel(api string) Flavour { return byChannel[api] }
 // MemberKind is the API a member whose channel speaks channelAPI is sent a
 // call of API client in: its own when it speaks the client's; an `openai`
 // channel (Chat and Responses) takes Chat for Anthropic and Gemini clients,
-// the API most OpenAI-compatible servers share (SPEC POOL-21).
+// the API most OpenAI-compatible servers share.
 func MemberKind(channelAPI string, client apikind.Kind) apikind.Kind {
 	switch channelAPI {
 	case config.APIOpenAI:

@@ -307,8 +307,8 @@ var anthropicPing = []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 func (Flavour) PingEvent() []byte { return anthropicPing }
 
 // Thinking budgets per unified effort (tokens), for requests that set
-// thinking.budget_tokens instead of output_config.effort (SPEC POOL-12
-// "Anthropic output_config.effort or the thinking budget"). 1024 is the
+// thinking.budget_tokens instead of output_config.effort (Anthropic takes
+// either). 1024 is the
 // API's minimum budget.
 var effortBudgets = map[string]int{"minimal": 1024, "low": 4096, "medium": 16384, "high": 32768, "xhigh": 49152, "max": 64000}
 

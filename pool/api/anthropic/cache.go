@@ -7,7 +7,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// Prompt-cache breakpoints for an Anthropic member (SPEC POOL-24).
+// Prompt-cache breakpoints for an Anthropic member.
 //
 // Anthropic caches nothing unless a request marks where a cacheable prefix
 // ends (cache_control on a tool, a system block or a message block; the

@@ -4,7 +4,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 )
 
-// The codec to and from the neutral model (SPEC POOL-21): the Flavour
+// The codec to and from the neutral model: the Flavour
 // methods over this package's decoders and encoders.
 
 // UpstreamPath is the Messages endpoint.

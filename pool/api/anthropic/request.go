@@ -60,7 +60,7 @@ type AnBlock struct {
 	Thinking  *string         `json:"thinking,omitempty"`
 	Signature *string         `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
-	// CacheControl is a prompt-cache breakpoint (SPEC POOL-24).
+	// CacheControl is a prompt-cache breakpoint.
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 
@@ -77,7 +77,7 @@ type anTool struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Strict      bool            `json:"strict,omitempty"`
-	// CacheControl is a prompt-cache breakpoint (SPEC POOL-24).
+	// CacheControl is a prompt-cache breakpoint.
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 

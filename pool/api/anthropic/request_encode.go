@@ -14,7 +14,7 @@ import (
 // DefaultMaxTokens. Consecutive messages of one role are merged, tool results
 // first (Anthropic's rule for user turns that answer tool calls). The
 // client's cache breakpoints are kept, and with r.CacheBreakpoints the
-// pool's own are added, at most four in all (placeBreakpoints, SPEC POOL-24).
+// pool's own are added, at most four in all (placeBreakpoints).
 func EncodeAnthropicRequest(r *neutral.Request) ([]byte, error) {
 	return wirefmt.EncodeHeld(func(h *wirefmt.HeldStrings) (any, error) { return AnthropicRequestOut(r, h) })
 }
@@ -111,7 +111,7 @@ func encodeAnReasoning(r *neutral.Request, w *anRequestOut) {
 	if w.Thinking != nil && w.Thinking.Type == "enabled" && toolLoopUnsigned(w.Messages) {
 		// With thinking enabled, the assistant message of a tool loop in
 		// progress must start with its signed thinking block, which no
-		// other API carries (SPEC POOL-18): that call goes without thinking.
+		// other API carries: that call goes without thinking.
 		w.Thinking = &anThinking{Type: "disabled"}
 	}
 }

@@ -312,7 +312,8 @@ func (s *sigCollector) observe(name string, data []byte) {
 }
 
 // StateKeys implements StateWatcher: the signature keys of the reasoning
-// blocks the stream completed (SPEC POOL-18).
+// blocks the stream completed, recorded with their minter so no other
+// member is sent them.
 func (w *anthropicWatcher) StateKeys() []string { return w.sigs.keys }
 
 // SignatureKeys are the keys of the thinking signatures in a request's

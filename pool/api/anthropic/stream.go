@@ -218,7 +218,7 @@ func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		case p.Kind == neutral.KindText:
 			b = map[string]string{"type": "text", "text": ""}
 		case p.Kind == neutral.KindToolCall:
-			id := AnthropicToolID(p.CallID) // POOL-25
+			id := AnthropicToolID(p.CallID) // Anthropic refuses ids outside its alphabet
 			if id == "" {
 				id = neutral.NewID("toolu_")
 			}

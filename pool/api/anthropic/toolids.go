@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Tool-call ids across APIs (SPEC POOL-25). Anthropic requires tool_use ids
+// Tool-call ids across APIs. Anthropic requires tool_use ids
 // (and so tool_result tool_use_ids) to match ^[a-zA-Z0-9_-]+$ and answers
 // 400 for any other; Chat Completions, Responses and Gemini take any
 // string, and some Chat servers mint ids outside that alphabet (Kimi:

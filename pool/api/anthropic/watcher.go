@@ -18,7 +18,7 @@ func (Flavour) NewWatcher() neutral.StreamWatcher { return &anthropicWatcher{} }
 // are preamble.
 type anthropicWatcher struct {
 	u    neutral.Accounting
-	sigs sigCollector // reasoning signatures (SPEC POOL-18, signatures.go)
+	sigs sigCollector // reasoning signatures (signatures.go)
 }
 
 func (w *anthropicWatcher) Usage() neutral.Accounting { return w.u }

@@ -56,7 +56,7 @@ type chatMessageT[C any] struct {
 	Refusal          *string         `json:"refusal,omitempty"`
 	FunctionCall     json.RawMessage `json:"function_call,omitempty"`
 	// CacheControl on a message marks its last part (OpenCode's
-	// openai-compatible provider sends it so; SPEC POOL-24).
+	// openai-compatible provider sends it so).
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 
@@ -68,7 +68,7 @@ type chatContentPart struct {
 		Detail string `json:"detail,omitempty"`
 	} `json:"image_url,omitempty"`
 	// CacheControl is Anthropic's breakpoint on a part, as OpenRouter and
-	// LiteLLM take it (SPEC POOL-24).
+	// LiteLLM take it.
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 

@@ -184,7 +184,7 @@ type ChatStreamEncoder struct {
 	Created int64
 	tools   map[int]int // neutral index → tool_calls index
 	// noArgs: neutral indexes of tool calls whose arguments have not
-	// started; a call that stops with none gets "{}" (SPEC POOL-25).
+	// started; a call that stops with none gets "{}".
 	noArgs map[int]bool
 }
 

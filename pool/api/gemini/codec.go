@@ -7,7 +7,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// The codec to and from the neutral model (SPEC POOL-21): the Flavour
+// The codec to and from the neutral model: the Flavour
 // methods over this package's decoders and encoders.
 
 // UpstreamPath is the generateContent path of model, streamed or not

@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/internal/jsonscan"
 )
 
-// Reasoning signatures (SPEC POOL-18; the rule is in package pool,
+// Reasoning signatures (the rule is in package pool,
 // signatures.go). Anthropic's thinking blocks carry a signature and its
 // redacted_thinking blocks encrypted data, Gemini's parts a
 // thoughtSignature: each verifies only at the provider (account) that
@@ -56,7 +56,8 @@ func geminiSigKeys(body []byte) []string {
 func (Flavour) StateKeys(body []byte) []string { return geminiSigKeys(body) }
 
 // StateKeys implements StateWatcher: the thought signature keys of the
-// stream so far (SPEC POOL-18).
+// stream so far, recorded with their minter so no other member is sent
+// them.
 func (w *geminiWatcher) StateKeys() []string { return w.sigs }
 
 // GeminiSigKeys lists the thoughtSignature keys of a generateContent

@@ -15,7 +15,7 @@ func (Flavour) NewWatcher() neutral.StreamWatcher { return &geminiWatcher{} }
 type geminiWatcher struct {
 	u    neutral.Accounting
 	done bool
-	sigs []string // thought signature keys (SPEC POOL-18, signatures.go)
+	sigs []string // thought signature keys (signatures.go)
 }
 
 func (w *geminiWatcher) Observe(ev *wirefmt.SSEEvent, committed bool) neutral.Observation {

@@ -50,7 +50,7 @@ type CallInfo struct {
 	Model  string
 	Stream bool
 	config.Demands
-	// Session hints found in the body (SPEC POOL-5), in the order of that
+	// Session hints found in the body, in the order of that
 	// rule: MetadataSession (Claude Code's metadata.user_id), PromptCacheKey
 	// (Codex), ContentHash (system prompt + whole first user message; read
 	// it with SessionContentHash, which hashes on first use).
@@ -62,16 +62,16 @@ type CallInfo struct {
 	// and most agents name their session in a header.
 	HashContent func() string
 	// Previous is the Responses previous_response_id; Encrypted: the input
-	// carries encrypted reasoning (SPEC POOL-18, state.go).
+	// carries encrypted reasoning (state.go).
 	Previous  string
 	Encrypted bool
 	// Signed: the history may carry reasoning signatures (Anthropic
-	// thinking and redacted_thinking blocks, Gemini thoughtSignature;
-	// SPEC POOL-18, signatures.go).
+	// thinking and redacted_thinking blocks, Gemini thoughtSignature), which
+	// a member that did not mint them refuses.
 	Signed bool
 	// StateRefs are the other stored state a Responses request names, as
 	// state keys: its conversation (ConvKey) and the items of its
-	// item_reference inputs (ItemKey), in that order (SPEC POOL-18).
+	// item_reference inputs (ItemKey), in that order.
 	StateRefs []string
 	// Budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.
@@ -81,13 +81,13 @@ type CallInfo struct {
 }
 
 // Release drops the call's reference to the client's body once its last
-// upstream request is built (a body beyond the replay budget, SPEC
-// POOL-17): RewriteBody must not be called again.
+// upstream request is built (a body beyond the replay budget): RewriteBody
+// must not be called again.
 func (ci *CallInfo) Release() { ci.Raw, ci.HashContent = nil, nil }
 
 // SessionContentHash is ContentHash, computed on the first call from the
-// system prompt and first user message ParseRequest found (SPEC POOL-5's
-// last rule); "" when the request has no user message, or after Release.
+// system prompt and first user message ParseRequest found (the last way a
+// session is recognised); "" when the request has no user message, or after Release.
 func (ci *CallInfo) SessionContentHash() string {
 	if ci.ContentHash == "" && ci.HashContent != nil {
 		ci.ContentHash, ci.HashContent = ci.HashContent(), nil
@@ -107,7 +107,7 @@ type Verdict int
 
 const (
 	VPreamble Verdict = iota // no visible output: hold it before the commit point
-	VVisible                 // visible output: the commit point (SPEC POOL-7)
+	VVisible                 // visible output: the commit point
 	VEnd                     // the protocol's clean end (message_stop, [DONE], response.completed)
 	VError                   // the protocol's error event
 )
@@ -139,13 +139,13 @@ type ErrorEventer interface {
 }
 
 // StateWatcher is implemented by watchers of stateful APIs (Responses): the
-// state keys the stream produced (POOL-18, state.go).
+// state keys the stream produced (SPEC POOL-18).
 type StateWatcher interface {
 	StateKeys() []string
 }
 
 // StateReader is implemented by flavours of stateful APIs: the state keys a
-// complete answer carries (POOL-18).
+// complete answer carries.
 type StateReader interface {
 	StateKeys(body []byte) []string
 }
@@ -158,7 +158,7 @@ type CleanEnder interface {
 }
 
 // Attempt is one member tried during a call, as listed in an aggregated error
-// (SPEC POOL-11) and counted in status. Message is the upstream's error
+// and counted in status. Message is the upstream's error
 // message with keys scrubbed, at most 300 bytes; never a body or a prompt.
 type Attempt struct {
 	Member  string `json:"member"`

@@ -74,8 +74,8 @@ func DecodeError(status int, body []byte) Error {
 
 // FieldError is a request (or answer) that cannot be expressed in the target
 // API, or that is malformed. Field is the JSON path in the source document
-// ("messages[2].content[0].type"). The pool answers it with a 400 (SPEC
-// POOL-21).
+// ("messages[2].content[0].type"). The pool answers it with a 400 naming the
+// field, rather than dropping what it cannot say.
 type FieldError struct {
 	Field  string
 	Reason string

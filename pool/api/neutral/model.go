@@ -76,7 +76,7 @@ type Part struct {
 	// id. Both only round-trip to a Responses member.
 	Encrypted, ItemID string
 	// Cache is the client's prompt-cache breakpoint on this part (text,
-	// image, tool call or tool result), nil when none (SPEC POOL-24).
+	// image, tool call or tool result), nil when none.
 	Cache *Cache
 }
 
@@ -107,7 +107,7 @@ type Tool struct {
 	// Custom marks a Responses freeform ("custom") tool, sent to other APIs
 	// as a function with one string argument "input" (customToolSchema).
 	Custom bool
-	// Cache is the client's breakpoint after this tool (SPEC POOL-24).
+	// Cache is the client's breakpoint after this tool.
 	Cache *Cache
 }
 
@@ -177,7 +177,7 @@ type Request struct {
 	System []string
 	// SystemCache holds the client's breakpoint after each System block
 	// (index i: after System[i]); nil, or shorter than System, where there
-	// is none (SPEC POOL-24).
+	// is none.
 	SystemCache []*Cache
 	Messages    []Message
 	Tools       []Tool
@@ -195,11 +195,11 @@ type Request struct {
 	// User is an end-user id (Anthropic metadata.user_id, OpenAI user).
 	User string
 	// CacheKey is OpenAI's prompt_cache_key, which routes calls that share a
-	// prefix to one cache (Chat Completions and Responses; SPEC POOL-24).
+	// prefix to one cache (Chat Completions and Responses).
 	CacheKey string
 	// CacheBreakpoints asks EncodeAnthropicRequest to place the pool's own
 	// breakpoints as well as the client's (anthropic_cache.go); the pool sets
-	// it per member (channel cache_breakpoints, SPEC POOL-24).
+	// it per member (channel cache_breakpoints).
 	CacheBreakpoints bool
 }
 

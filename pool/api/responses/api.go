@@ -74,7 +74,7 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 	ci.MaxTokens = req.MaxOutputTokens
 	ci.Effort = req.Reasoning.Effort
 	ci.PromptCacheKey = req.PromptCacheKey
-	ci.Previous = req.Previous // POOL-18 (state.go)
+	ci.Previous = req.Previous // the call starts on the member that stored it
 	ci.StateRefs = stateRefs(body, req.Input)
 	ci.Encrypted = bytes.Contains(req.Input, []byte(`"encrypted_content"`))
 	ci.HasImage = chat.HasTypedPart(req.Input, chat.OpenaiImageTypes)
@@ -169,9 +169,9 @@ func (r *responsesUsage) toUsage() neutral.Accounting {
 // responseItem is an output item of a Response.
 type responseItem struct {
 	Type      string `json:"type"`
-	ID        string `json:"id"` // stored items an item_reference names (POOL-18)
+	ID        string `json:"id"` // stored items an item_reference names
 	Arguments string `json:"arguments"`
-	Encrypted string `json:"encrypted_content"` // reasoning items (POOL-18)
+	Encrypted string `json:"encrypted_content"` // reasoning items
 	Content   []struct {
 		Text    string `json:"text"`
 		Refusal string `json:"refusal"`
@@ -209,8 +209,8 @@ type responseObject struct {
 	Output    []responseItem    `json:"output"`
 	Usage     *responsesUsage   `json:"usage"`
 	Error     *chat.OpenaiError `json:"error"`
-	// Conversation is the conversation the response was added to
-	// (POOL-18): a string id or an object with one.
+	// Conversation is the conversation the response was added to: a string id or an
+	// object with one.
 	Conversation json.RawMessage `json:"conversation"`
 }
 
@@ -251,7 +251,7 @@ func (Flavour) ErrorEvent(status int, msg string) []byte {
 	return w.ErrorEvent(status, msg)
 }
 
-// StateKeys lists the state a complete Responses answer carries (POOL-18).
+// StateKeys lists the state a complete Responses answer carries (SPEC POOL-18).
 func (Flavour) StateKeys(body []byte) []string {
 	var r responseObject
 	if json.Unmarshal(body, &r) != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // The state a stateful API (Responses) carries across calls, as the pool
-// keys it (SPEC POOL-18; the rule is in package pool, state.go): "r:" and a
+// keys it (the rule is in package pool, state.go): "r:" and a
 // response id, "i:" and a stored item id, "c:" and a conversation id, "e:"
 // and a hash of an encrypted reasoning content (never the content itself).
 
@@ -25,10 +25,10 @@ func encKey(enc string) string {
 }
 
 // ItemKey is the state key of a stored Responses item id (an output
-// Item an item_reference input may name later, SPEC POOL-18).
+// Item an item_reference input may name later).
 func ItemKey(id string) string { return "i:" + id }
 
-// ConvKey is the state key of a Responses conversation id (SPEC POOL-18).
+// ConvKey is the state key of a Responses conversation id.
 func ConvKey(id string) string { return "c:" + id }
 
 // stateKeys lists the state a Responses answer (a Response object) carries:

@@ -28,11 +28,11 @@ type responsesWatcher struct {
 	id, model string
 	createdAt int64
 	sawError  bool     // an upstream "error" event was forwarded
-	keys      []string // state produced by this stream (POOL-18)
+	keys      []string // state produced by this stream
 }
 
 // StateKeys lists the response id and encrypted reasoning this stream
-// produced (POOL-18, state.go).
+// produced, so the next call that names them goes to this member.
 func (w *responsesWatcher) StateKeys() []string { return w.keys }
 
 func (w *responsesWatcher) Usage() neutral.Accounting { return w.u }
@@ -121,7 +121,7 @@ func (w *responsesWatcher) Observe(ev *wirefmt.SSEEvent, committed bool) neutral
 // ErrorEvent ends a committed stream the way the Responses API does: an
 // "error" event (unless the upstream already sent one), then
 // "response.failed" for the same response id, with sequence numbers
-// continuing the stream's (SPEC POOL-7).
+// continuing the stream's, so a client sees a failed response, not a cut.
 func (w *responsesWatcher) ErrorEvent(status int, msg string) []byte {
 	_, code := chat.OpenaiErrorType(status)
 	var b bytes.Buffer

@@ -9,7 +9,7 @@ import (
 )
 
 // Walks of a client body in place, on pool/internal/jsonscan, for the
-// request paths that must not copy it (SPEC POOL-17, memory): a 30 MiB body
+// request paths that must not copy it (memory): a 30 MiB body
 // is walked, not duplicated. Malformed input makes them report failure,
 // never panic; ParseRequest still validates the body (reqscan.go).
 

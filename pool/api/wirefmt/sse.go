@@ -207,8 +207,8 @@ func (r *SSEReader) Share() { r.shared = true }
 // EventBuffered reports whether a whole event is already in the reader's
 // buffer: the next Next returns it without reading from the stream. A relay
 // may then write the event it holds without a flush and flush with the last
-// event before the reader would block (SPEC POOL-7: events are still
-// flushed as they arrive; only what arrived together is written together).
+// event before the reader would block (events are still flushed as they
+// arrive; only what arrived together is written together).
 // false when unsure: a flush too many is always safe.
 func (r *SSEReader) EventBuffered() bool {
 	if r.eof {
