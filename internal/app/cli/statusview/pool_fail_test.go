@@ -36,7 +36,8 @@ func TestPoolVerdictAfterAllFailed(t *testing.T) {
 	t.Cleanup(tr.CloseIdleConnections)
 	srv := httptest.NewServer(pool.New(cfg, pool.Options{Transport: tr}))
 	t.Cleanup(srv.Close)
-	call := func() (int, string) {
+	call := func(t *testing.T) (int, string) {
+		t.Helper()
 		resp, err := http.Post(srv.URL+"/pool/p/v1/messages", "application/json",
 			strings.NewReader(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
 		if err != nil {
@@ -46,7 +47,8 @@ func TestPoolVerdictAfterAllFailed(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	verdict := func() string {
+	verdict := func(t *testing.T) string {
+		t.Helper()
 		resp, err := http.Get(srv.URL + "/pool/status")
 		if err != nil {
 			t.Fatal(err)
@@ -58,20 +60,20 @@ func TestPoolVerdictAfterAllFailed(t *testing.T) {
 		}
 		return PoolVerdict(doc.Pools[0], doc.Recent, time.Now(), time.UTC)
 	}
-	if code, body := call(); code != 200 {
+	if code, body := call(t); code != 200 {
 		t.Fatalf("first call: %d %s", code, body)
 	}
-	if v := verdict(); !strings.HasPrefix(v, "pool p: serving via up") {
+	if v := verdict(t); !strings.HasPrefix(v, "pool p: serving via up") {
 		t.Fatalf("after a served call: %s", v)
 	}
 	t.Run("POOL-11/all-failed-error-names-no-status-it-never-got", func(t *testing.T) {
-		code, body := call()
+		code, body := call(t)
 		if code != 500 || !strings.Contains(body, "all 2 attempted members failed: up: server (500); dead: network\"") || strings.Contains(body, "(0)") {
 			t.Fatalf("all-failed call: %d %s", code, body)
 		}
 	})
 	t.Run("OPS-2/pool-verdict-says-the-last-call-failed-on-every-member", func(t *testing.T) {
-		v := verdict()
+		v := verdict(t)
 		if !strings.HasPrefix(v, "pool p: the last call (") || !strings.Contains(v, ") failed on every member tried, the last with network error (network); last answered via up at ") ||
 			strings.Contains(v, "serving via") {
 			t.Fatalf("after every member failed: %s", v)
@@ -79,10 +81,10 @@ func TestPoolVerdictAfterAllFailed(t *testing.T) {
 	})
 	t.Run("OPS-2/pool-verdict-serves-again-after-an-answer", func(t *testing.T) {
 		up.FailFrom = 0 // the mock answers again; both members still cool down, so the pool tries them all (POOL-10)
-		if code, body := call(); code != 200 {
+		if code, body := call(t); code != 200 {
 			t.Fatalf("third call: %d %s", code, body)
 		}
-		if v := verdict(); !strings.HasPrefix(v, "pool p: serving via up") {
+		if v := verdict(t); !strings.HasPrefix(v, "pool p: serving via up") {
 			t.Fatalf("after an answer: %s", v)
 		}
 	})
