@@ -285,9 +285,21 @@ func (f *configFile) check(data []byte) error {
 	return err
 }
 
-// written is told the text this instance wrote into the file (the
-// settings' write-back, settings.Options.Written); f.mu held.
-func (f *configFile) written(data []byte) { f.seen = contentOf(data, nil) }
+// written is told the file as the settings' write-back read it (nil:
+// missing) and the text it wrote (settings.Options.Written); f.mu held.
+// The text counts as seen only when what it replaced was seen too: a file
+// another instance changed since the last reload here holds that change
+// in the text as well, and the watch must reload it for it to run here
+// (two instances on one file converge, SPEC OPS-7).
+func (f *configFile) written(before, after []byte) {
+	was := contentOf(before, nil)
+	if before == nil {
+		was = contentOf(nil, os.ErrNotExist)
+	}
+	if was == f.seen {
+		f.seen = contentOf(after, nil)
+	}
+}
 
 // warnEmptyConfig logs one warning when cfg, read from path, defines no
 // channel and no pool (an empty or all-comments file loads without an

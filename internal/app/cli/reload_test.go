@@ -355,3 +355,56 @@ func TestReadableKeyWarning(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteBackOverAnotherWriter: two instances on one file, each writing
+// its own change back, both end up running the file (SPEC OPS-7: every
+// instance on a file follows it); a reload that only reads back a change
+// this instance wrote is no new version.
+func TestWriteBackOverAnotherWriter(t *testing.T) {
+	t.Run("OPS-7/a-change-written-over-another-instances-change-runs-that-change-too", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		// Another instance's write-back: the file says 8000, not reloaded here yet.
+		w.write(t, strings.Replace(twoPools, "7000", "8000", 1))
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.PrefTTLMS: 777}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.f.reload("file watch", true); err != nil { // what the watch does next
+			t.Fatal(err)
+		}
+		if got, disk := w.running.Load(), w.onDisk(t); got != 8000 || disk != 8000 {
+			t.Fatalf("cooldown-ms runs %d, on disk %d; want the other instance's 8000 in both", got, disk)
+		}
+		if got := w.live.Document(); !strings.Contains(fmt.Sprint(got.Settings[settings.PrefTTLMS]), "777") {
+			t.Fatalf("pref-ttl-ms = %v after the reload; want this instance's 777", got.Settings[settings.PrefTTLMS])
+		}
+	})
+	t.Run("OPS-7/own-write-alone-is-not-reloaded-again", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.CooldownMS: 9000}); err != nil {
+			t.Fatal(err)
+		}
+		before := w.logs.String()
+		if err := w.f.reload("file watch", true); err != nil {
+			t.Fatal(err)
+		}
+		if after := w.logs.String(); after != before {
+			t.Fatalf("the watch reloaded this instance's own write:\n%s", strings.TrimPrefix(after, before))
+		}
+	})
+	t.Run("OPS-7/a-reload-reading-back-a-change-keeps-its-version", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		doc, err := w.client.Set(context.Background(), map[string]any{settings.CooldownMS: 9000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.f.reload("SIGHUP", false); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.live.Document().Version; got != doc.Version {
+			t.Fatalf("version %s after a reload that changed no value; want %s, the change's", got, doc.Version)
+		}
+		if w.running.Load() != 9000 || w.onDisk(t) != 9000 {
+			t.Fatalf("cooldown-ms runs %d, on disk %d; want 9000", w.running.Load(), w.onDisk(t))
+		}
+	})
+}

@@ -68,9 +68,12 @@ type Options struct {
 	// answered is what runs and what is on disk). nil: a lock of the
 	// Live's own.
 	Lock sync.Locker
-	// Written is told the text a change wrote back into File, with Lock
-	// held (the file watch knows it as its own write). nil: nothing.
-	Written func(data []byte)
+	// Written is told, with Lock held, the file as the write-back read it
+	// (nil: there was none) and the text it wrote in its place: the file
+	// watch knows the text as its own write, unless the file it replaced
+	// held another writer's change this instance has not reloaded (then
+	// the watch reloads it, and that change runs here too). nil: nothing.
+	Written func(before, after []byte)
 }
 
 // Live holds a running instance's settings (SPEC OPS-7). Safe for
@@ -235,6 +238,25 @@ func (l *Live) commit(next Values, changed map[string]any, src Source, by string
 	if len(changed) == 0 {
 		return l.document(), nil
 	}
+	// A key whose value stays and only its source moves (a reload reading
+	// back what a change wrote) is no new version: a client holding the
+	// version of that change must not be refused its next change for it.
+	moved := false
+	for k := range changed {
+		if !equal(next[k], l.cur.Values[k]) {
+			moved = true
+			break
+		}
+	}
+	if !moved {
+		for k, v := range changed {
+			l.src[k] = src
+			if v == nil {
+				l.src[k] = SourceDefault
+			}
+		}
+		return l.document(), nil
+	}
 	if l.opts.Apply != nil {
 		if err := l.opts.Apply(r); err != nil {
 			return Document{}, err
@@ -278,7 +300,7 @@ func (l *Live) writeBack(changed map[string]any) *Saved {
 		s.Error = err.Error()
 		l.opts.Logger.Warn("settings applied but not written back to the config file", "reason", err.Error())
 	} else if l.opts.Written != nil {
-		l.opts.Written(text)
+		l.opts.Written(data, text)
 	}
 	return s
 }
