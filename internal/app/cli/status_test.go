@@ -37,7 +37,7 @@ func statusWorld(t *testing.T) (addr, deadKey string) {
 	}
 	mux := proxy.NewMux()
 	// The settings the status document shows are the builder's, by the
-	// key table's names (internal/settings fills them for a real start).
+	// key table's names (internal/app/settings fills them for a real start).
 	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{dead, candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux,
 		Settings: map[string]any{"cooldown-ms": 30000}})
 	if err != nil {
