@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -405,6 +407,42 @@ func TestWriteBackOverAnotherWriter(t *testing.T) {
 		}
 		if w.running.Load() != 9000 || w.onDisk(t) != 9000 {
 			t.Fatalf("cooldown-ms runs %d, on disk %d; want 9000", w.running.Load(), w.onDisk(t))
+		}
+	})
+}
+
+// TestChangeOverRefusedFile: a change is not written into a file whose
+// last reload was refused, where it would put beside it on disk values
+// that do not run (SPEC OPS-7: what a change answered 200 is what runs and
+// what is on disk).
+func TestChangeOverRefusedFile(t *testing.T) {
+	t.Run("OPS-7/change-refused-409-while-the-file-holds-refused-values", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		refused := strings.Replace(twoPools, "cooldown-ms: 7000 # short", "cooldown-ms: 4000\n  cooldwn-ms: 1", 1)
+		w.write(t, refused)
+		if err := w.f.reload("SIGHUP", false); err == nil {
+			t.Fatal("a file with an unknown proxy key was reloaded")
+		}
+		_, err := w.client.Set(context.Background(), map[string]any{settings.PrefTTLMS: 777})
+		var re *settings.RemoteError
+		if !errors.As(err, &re) || re.Status != http.StatusConflict {
+			t.Fatalf("change over a refused file: %v; want a 409", err)
+		}
+		if data, _ := os.ReadFile(w.path); string(data) != refused {
+			t.Fatalf("the refused change was written into the file:\n%s", data)
+		}
+		if got := w.running.Load(); got != 7000 {
+			t.Fatalf("cooldown-ms runs %d; want 7000 (the refused file applies nothing)", got)
+		}
+		w.write(t, strings.Replace(twoPools, "7000", "4000", 1)) // fixed
+		if err := w.f.reload("SIGHUP", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.PrefTTLMS: 777}); err != nil {
+			t.Fatalf("change after the file was fixed: %v", err)
+		}
+		if w.running.Load() != 4000 || w.onDisk(t) != 4000 {
+			t.Fatalf("cooldown-ms runs %d, on disk %d; want 4000", w.running.Load(), w.onDisk(t))
 		}
 	})
 }

@@ -152,6 +152,8 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError(inv)})
 	case errors.Is(err, ErrNoVersion):
 		writeJSON(w, http.StatusPreconditionRequired, map[string]string{"error": err.Error()})
+	case errors.Is(err, ErrFileRefused):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "file_errors": d.FileErrors})
 	case errors.Is(err, ErrStale):
 		w.Header().Set("ETag", `"`+d.Version+`"`)
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error(), "version": d.Version})

@@ -92,6 +92,11 @@ type Live struct {
 var (
 	// ErrStale: If-Match names a version that is not the current one.
 	ErrStale = errors.New("the settings changed since that version was read; read them again and redo the change")
+	// ErrFileRefused: the config file a change would be written into holds
+	// what the last reload refused; written there, the change would put on
+	// disk settings that do not run (SPEC OPS-7: what a change answered is
+	// what runs and what is on disk).
+	ErrFileRefused = errors.New("the config file holds errors its last reload refused (dual-proxy settings get lists them): fix the file first; its next reload applies it")
 	// ErrNoVersion: a change without If-Match.
 	ErrNoVersion = errors.New("If-Match: the version from GET " + Path + " is required")
 )
@@ -153,7 +158,7 @@ func (l *Live) version() string { return l.nonce + "-" + strconv.FormatUint(l.ge
 // non-live key or a bad value is an Invalid naming each field, and nothing
 // is applied. Masked parts of a value mean the current value's (mask.go).
 // A change of nothing is no new version. Errors: ErrNoVersion, ErrStale,
-// Invalid, Apply's.
+// ErrFileRefused, Invalid, Apply's.
 func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string) (Document, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -162,6 +167,9 @@ func (l *Live) Change(ifMatch string, body map[string]json.RawMessage, by string
 	}
 	if v := strings.Trim(strings.TrimPrefix(strings.TrimSpace(ifMatch), "W/"), `"`); v != l.version() && v != "*" {
 		return l.document(), ErrStale
+	}
+	if l.fileErrs != nil && l.opts.File != "" && l.opts.WriteBack {
+		return l.document(), ErrFileRefused
 	}
 	next := l.cur.Values.Clone()
 	var fes []FieldError
