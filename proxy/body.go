@@ -191,7 +191,7 @@ func trailerReader(head *httpmsg.RequestHead, br *bufio.Reader) *bufio.Reader {
 }
 
 // maxBuffered bounds the request body bytes all connections may hold in
-// memory at once for replay (SPEC HTTP-2 buffers up to 8 MiB each); past
+// memory at once for replay (each may buffer up to 8 MiB); past
 // it, bodies are streamed once (not replayable) instead.
 const maxBuffered = 64 << 20
 

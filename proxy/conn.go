@@ -109,7 +109,7 @@ func (s *Server) serveConn(c net.Conn, cs *connState, oc *openCtx) {
 			relayed = s.handleConnect(c, cs, br, out, head, oc)
 			return
 		case len(head.Target) > 0 && head.Target[0] == '/' || s.selfTarget(head):
-			// Origin-form: the proxy's own endpoints (SPEC HTTP-1). An
+			// Origin-form: the proxy's own endpoints. An
 			// absolute-form request naming this listener (a child that
 			// ignores NO_PROXY and sends its pool call through the proxy)
 			// is served the same way instead of looping back to itself.

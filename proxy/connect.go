@@ -38,9 +38,10 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		return false
 	}
 	// A client that leaves during a slow open cancels it, racing attempts
-	// included (SPEC CON-1; CD-1: no cooldown): the watch reads c only once
-	// the open has taken clientWatchDelay (watch.go), so a fast
-	// open costs no goroutine, read or timer for it, and the usual CONNECT
+	// included, and records no cooldown (the path did not fail): the
+	// watch reads c only once the open has taken clientWatchDelay
+	// (watch.go), so a fast open costs no goroutine, read or timer for it,
+	// and the usual CONNECT
 	// (no Via: ours alone) reuses its goroutine's context.
 	ctx, cancel := oc.get(s.viaCtx)
 	if vias := head.Vias(); len(vias) > 0 {
@@ -84,7 +85,7 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 		up.Close()
 		return false
 	}
-	idle, halfClose := s.engine.TunnelTimeouts() // the bounds of a new tunnel (SPEC OPS-7)
+	idle, halfClose := s.engine.TunnelTimeouts() // read per tunnel: a reload changes the bounds of new tunnels only
 	relay.Run(c, up, idle, halfClose, func(sent, received int64) {
 		s.engine.Counters().Tunnel(cand, sent, received)
 		s.engine.Counters().OpenTunnels.Add(-1)
@@ -96,7 +97,8 @@ func (s *Server) handleConnect(c net.Conn, cs *connState, br *bufio.Reader, out 
 
 // startTunnel writes the 200 answer but its first probed bytes (written by
 // the watch) and forwards the bytes the client sent right after its
-// CONNECT head (SPEC CON-2); false when either write failed. br goes back
+// CONNECT head (a TLS ClientHello sent before the 200 must not be lost);
+// false when either write failed. br goes back
 // to the pool: the relay reads c directly.
 func (s *Server) startTunnel(c net.Conn, br *bufio.Reader, up net.Conn, probed int) bool {
 	if _, err := c.Write(connectEstablished[probed:]); err != nil {
@@ -114,8 +116,9 @@ func (s *Server) startTunnel(c net.Conn, br *bufio.Reader, up net.Conn, probed i
 }
 
 // clientGoneAttrs are the log attributes of a CONNECT whose client left
-// while its path was opening (SPEC CON-1, HTTP-6: host, candidate, phase,
-// reason): the attempts the departure cancelled (with their phases), or
+// while its path was opening (host, candidate, phase, reason, so the
+// operator can tell a departure from a failed path): the attempts the
+// departure cancelled (with their phases), or
 // the candidate opened names the path that had just opened (phase
 // "opened", closed unused).
 func clientGoneAttrs(host, opened string, err error) []any {
@@ -157,7 +160,7 @@ func splitConnectTarget(t string) (host string, port int, err error) {
 
 // openCtx is a connection goroutine's context for opening tunnels: the
 // parent of every attempt's context, cancelled with errClientGone when the
-// client leaves during the open (SPEC CON-1, connect.go). One that nothing
+// client leaves during the open (handleConnect). One that nothing
 // cancelled serves the goroutine's next CONNECT too (a cancel
 // context per tunnel, registered with the server's base context, was two
 // lock round trips and five allocations).
@@ -175,7 +178,7 @@ func (o *openCtx) get(parent context.Context) (context.Context, context.CancelCa
 	return o.ctx, o.cancel
 }
 
-// The client watch of a CONNECT open (SPEC CON-1, CON-2). It differs from
+// The client watch of a CONNECT open. It differs from
 // a plain request's in two ways.
 //
 // Early bytes: a client may send bytes right after its CONNECT head (a TLS

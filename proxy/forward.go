@@ -15,9 +15,9 @@ import (
 )
 
 // forward serves one absolute-form plain HTTP request (SPEC HTTP-1..HTTP-6):
-// read the body (buffered up to MaxReplayBody, else streamed; HTTP-2), send
-// it through the candidates (replay rules, HTTP-3; trip.go), and
-// stream the answer with a flush per read (HTTP-4; response.go). It reports
+// read the body (buffered up to MaxReplayBody, else streamed), send
+// it through the candidates (replay rules: trip.go), and
+// stream the answer with a flush per read (response.go). It reports
 // whether the client connection can carry another request.
 func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *httpmsg.RequestHead, cc *connCtx) bool {
 	ps := cc.scratch()
@@ -72,8 +72,9 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	return true
 }
 
-// readRequestBody reads the request body into body (SPEC HTTP-2: buffered
-// up to MaxReplayBody, else the rest streams), with the idle deadline as
+// readRequestBody reads the request body into body (buffered up to
+// MaxReplayBody so a failed attempt can be replayed, else the rest
+// streams), with the idle deadline as
 // the bound of a client that stalls mid-body; a request without a body
 // sets and clears no deadline. Errors are body.read's (a
 // *httpmsg.StatusError is answered by forward); body.reserved is set
@@ -93,7 +94,7 @@ func (s *Server) readRequestBody(c net.Conn, br *bufio.Reader, bw *bufio.Writer,
 
 // prepareRequest fills the connection's request for the target and body
 // just read (no allocation but a streamed body's deadline func): the
-// end-to-end header with this proxy's Via (SPEC HTTP-5, internal/lib/via), the
+// end-to-end header with this proxy's Via (internal/lib/via), the
 // loopback flag of the host (kept while the host repeats), and the
 // connection's interrupter, route-cache memo and response to read into.
 func (s *Server) prepareRequest(c net.Conn, head *httpmsg.RequestHead, cc *connCtx, ps *plainScratch) *engine.Request {
@@ -139,7 +140,8 @@ func (b *body) length(head *httpmsg.RequestHead) int64 {
 // answerTripError answers a request Engine.Forward could not serve: nothing
 // when the client left (errClientGone), 503 for this machine's own
 // resources (PhaseLocal), else 502, with NonIdempotentBody or the reason
-// for a request that is not replayed (SPEC HTTP-3, CD-1).
+// for a request that is not replayed (its body may have reached the
+// origin, so another attempt could repeat a side effect).
 func answerTripError(bw *bufio.Writer, err error) {
 	if errors.Is(err, errClientGone) {
 		return
@@ -229,8 +231,10 @@ func (cc *connCtx) Disarm() bool {
 }
 
 // appendOutgoingHeader appends to out the client's header minus
-// hop-by-hop fields (SPEC HTTP-5, GW-4), Expect (answered by the proxy,
-// HTTP-2) and framing fields (set per attempt), in the client's order, with
+// hop-by-hop fields (RFC 9110 §7.6.1; Proxy-Authorization is for this hop
+// only, a gateway's credentials are set per attempt), Expect (answered by the
+// proxy, which reads the body before choosing a path) and framing fields
+// (set per attempt), in the client's order, with
 // this proxy's Via entry last (RFC 9110 §7.6.3; loop detection, internal/lib/via).
 // Host is set from the target when sending. One slice, no header map, and
 // forward passes the connection's slice of its last request.

@@ -1,6 +1,6 @@
 package proxy
 
-// Hand-off of origin-form requests (SPEC HTTP-1, HTTP-5b): the proxy's own
+// Hand-off of origin-form requests: the proxy's own
 // endpoints are served by net/http on a handoffConn per client connection
 // (handoff_conn.go), handed over through chanListener and fed one request
 // at a time; the connection goes back to the proxy's loop after each

@@ -1,7 +1,7 @@
 package proxy
 
-// The proxy's own endpoints on a keep-alive connection (SPEC HTTP-1,
-// HTTP-5b): a handoffConn is net/http's view of a client connection that
+// The proxy's own endpoints on a keep-alive connection: a handoffConn is
+// net/http's view of a client connection that
 // carries only the origin-form requests the proxy's loop assigns to it —
 // for each, the head the loop already read, then the body's bytes framed
 // by the proxy's own readers, then nothing until net/http goes idle on it
@@ -51,7 +51,8 @@ const (
 // read deadline of idleTimeout per read, like forward's), then block until
 // net/http's read deadline, the request's end, or the client leaving (the
 // server's client watch, watch.go, cancels the connection's
-// context: SPEC HTTP-4, POOL-9). Between requests reads block until the
+// context, so a pool call whose client hung up stops spending the
+// model's time). Between requests reads block until the
 // loop assigns the next one, or return io.EOF once it let go of the
 // connection (a CONNECT, the client left). After a hijack, reads and read
 // deadlines are the client connection's.
@@ -252,8 +253,8 @@ func (h *handoffConn) clientGone(error) {
 }
 
 // handoffContext is the internal http.Server's ConnContext hook: the
-// requests' context of a handoffConn is cancelled when its client leaves
-// (SPEC HTTP-4, POOL-9).
+// requests' context of a handoffConn is cancelled when its client leaves,
+// so a handler (a pool call) stops work nobody will read.
 func handoffContext(ctx context.Context, c net.Conn) context.Context {
 	h, ok := c.(*handoffConn)
 	if !ok {

@@ -18,7 +18,7 @@ import (
 // Listen binds host:port for TCP; when the port is in use it tries
 // port+1 … port+fallback in turn (SPEC LIS-1), skipping the ports in avoid
 // (those of loopback gateways that are down right now: taking one would
-// lock the real gateway out and drop it as a self-loop, GW-2). It returns
+// lock the real gateway out and drop it as a self-loop). It returns
 // the listener and the port actually bound. When every port is busy the
 // error names the host OS's command that shows the holder (holderHint) and
 // TIME-WAIT. On a loopback host accepted connections get no TCP
@@ -28,7 +28,7 @@ func Listen(host string, port, fallback int, avoid ...int) (net.Listener, int, e
 }
 
 // listenOn is Listen with the OS's bind rules of goos (a runtime.GOOS value), so that a test
-// on Linux runs macOS's probe (SPEC PLAT-6).
+// on Linux runs macOS's probe.
 func listenOn(goos, host string, port, fallback int, avoid []int) (net.Listener, int, error) {
 	if port < 0 || port > 65535 || fallback < 0 {
 		return nil, 0, fmt.Errorf("listen: bad port %d or fallback %d", port, fallback)

@@ -17,8 +17,8 @@ import (
 // "localhost" or a name under ".localhost" (else 421, DNS rebinding).
 func (s *Server) StatusHandler() http.Handler { return statusdoc.Handler(s.Status) }
 
-// Status is Engine.Status with the addresses the server accepts on (SPEC
-// OPS-2), sorted.
+// Status is Engine.Status with the addresses the server accepts on,
+// sorted.
 func (s *Server) Status() statusdoc.Status {
 	st := s.engine.Status()
 	s.mu.Lock()
@@ -30,8 +30,8 @@ func (s *Server) Status() statusdoc.Status {
 	return st
 }
 
-// Mux is the http.Handler for the proxy's own origin-form endpoints (SPEC
-// HTTP-1): the status endpoints of an attached Server (see StatusHandler)
+// Mux is the http.Handler for the proxy's own origin-form endpoints
+// (SPEC HTTP-1): the status endpoints of an attached Server (see StatusHandler)
 // plus whatever is mounted with Handle (the model pool under "/pool/").
 // Because Config.Handler is fixed when the server is created, the Mux is
 // created first and the server attached after New:
@@ -120,7 +120,7 @@ func (m *Mux) Index() []IndexLink {
 	return out
 }
 
-// serveIndex answers `GET /` on the listener (SPEC OPS-2): a small page
+// serveIndex answers `GET /` on the listener: a small page
 // linking the endpoints this listener serves, or with Accept:
 // application/json the document {"name": "dual-proxy", "links": [{"path",
 // "title"}]}. A person who opens the listener's address in a browser, or a

@@ -14,7 +14,7 @@ import (
 )
 
 // writeResponse writes resp to the client: status line, end-to-end fields
-// in the order received (hop-by-hop ones removed, SPEC HTTP-5; no header
+// in the order received (hop-by-hop ones removed, RFC 9110 §7.6.1; no header
 // map), and the body with a flush after every read so event streams are
 // not buffered (SPEC HTTP-4). It reports whether the response was framed
 // and fully delivered, so the connection may be reused, and the body
@@ -156,7 +156,8 @@ func appendResponseHead(b []byte, resp *upstream.Response, hf respFraming) []byt
 }
 
 // copyBody streams resp's body to bw after the head, chunked when asked,
-// with a flush after every read (SPEC HTTP-4). It reports whether the body
+// with a flush after every read, so an event stream reaches the client as
+// it is produced. It reports whether the body
 // ended cleanly and the body bytes written.
 func copyBody(bw *bufio.Writer, resp *upstream.Response, chunked bool) (ok bool, written int64) {
 	w := bw
@@ -189,8 +190,9 @@ func copyBody(bw *bufio.Writer, resp *upstream.Response, chunked bool) (ok bool,
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				// SPEC CD-1: a failure after the body started records no
-				// cooldown; the client sees a truncated body and a close.
+				// A failure after the body started records no cooldown
+				// (the path worked; the origin or the network broke mid-stream);
+				// the client sees a truncated body and a close.
 				return false, written
 			}
 			break
@@ -209,7 +211,8 @@ func copyBody(bw *bufio.Writer, resp *upstream.Response, chunked bool) (ok bool,
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // bodyHere reports whether resp's whole body is already buffered, so
-// reading it cannot delay the head (SPEC HTTP-4: stream as it arrives).
+// reading it cannot delay the head (a streamed answer is sent as it
+// arrives, not held until its end).
 func bodyHere(resp *upstream.Response) bool {
 	b, ok := resp.Body.(interface{ Buffered() int })
 	return ok && int64(b.Buffered()) >= resp.ContentLength

@@ -12,7 +12,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 )
 
-// Is an absolute-form request for this proxy itself (SPEC HTTP-1)? A
+// Is an absolute-form request for this proxy itself? A
 // request to one of the server's own listeners is served by its own
 // endpoints (handoff.go), not forwarded back to itself.
 
@@ -109,7 +109,7 @@ func (s *Server) addListenPort(ln net.Listener) {
 }
 
 // namesListener reports whether host (a target's host, no brackets, no
-// port) names a listener bound to ip (SPEC HTTP-1): the bound address
+// port) names a listener bound to ip: the bound address
 // itself; for a wildcard listener ("0.0.0.0", "::") any loopback address
 // and any address of this machine's interfaces, of the listener's family
 // ("::" takes both); "localhost" and "*.localhost" when the listener is

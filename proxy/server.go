@@ -2,7 +2,7 @@
 //
 // Request flow on one client connection (serveConn):
 //
-//	read head (raw, httpmsg) ──► framing checks (SPEC HTTP-5) ──► 400/501, close
+//	read head (raw, httpmsg) ──► framing checks (RFC 9112 §6) ──► 400/501, close
 //	   │
 //	   ├─ CONNECT host:port ──► Engine.Open (proxy/engine) ──► open path (dial.Open)
 //	   │                        ──► "200 Connection established" ──► relay (connect.go)
@@ -12,14 +12,14 @@
 //	   └─ GET /…  (origin-form) ──► Config.Handler via net/http (status, pool),
 //	                            then back to the loop: keep-alive (handoff.go)
 //
-// Keep-alive for the proxy's own endpoints (SPEC HTTP-5b): net/http keeps
+// Keep-alive for the proxy's own endpoints: net/http keeps
 // a connection it is given for good, so it gets a view of the client
 // connection (handoffConn) that the loop feeds one origin-form request at
 // a time, taking the connection back when each answer is complete; the
 // next request may be a proxy request or a CONNECT. Handlers keep all of
 // net/http (why: handoff_conn.go).
 //
-// Shutdown (SPEC LIS-3) stops accepting, lets in-flight work finish for a
+// Shutdown stops accepting, lets in-flight work finish for a
 // grace period, then closes every socket, hijacked tunnels included.
 package proxy
 
@@ -113,7 +113,8 @@ func New(cfg Config) (*Server, error) {
 }
 
 // NewWithEngine returns a Server that routes through an existing engine
-// (shared with a Dialer or RoundTripper, SPEC OPS-4). Shutdown does not
+// (shared with a Dialer or RoundTripper, so they see one set of
+// cooldowns and health). Shutdown does not
 // close e; its owner does (Engine.Close).
 func NewWithEngine(e *Engine) *Server { return newServer(e.Config(), e) }
 
@@ -136,7 +137,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 	s.viaCtx = dial.WithVia(s.baseCtx, s.via.Entry())
 	eng.OnDecision(func(d statusdoc.Decision) {
 		// One line per routing decision: host, candidate, kind, latency and
-		// failovers — never paths or headers (SPEC OPS-1).
+		// failovers — never paths or headers (they may carry secrets).
 		// A request no candidate served is the caller's to report when
 		// it has a Caller (the pool's "pool member failed" line, then its
 		// failover): debug, not a second line that reads as an outage.
@@ -155,7 +156,7 @@ func newServer(cfg Config, eng *Engine) *Server {
 			failovers--
 		}
 		attrs := []any{"host", d.Host, "kind", d.Kind, "candidate", d.Candidate, "latency_ms", d.LatencyMS, "failed", len(d.Failed), "failovers", failovers}
-		if d.Error != "" { // a failover that ended in success has none (SPEC HTTP-6)
+		if d.Error != "" { // a failover that ended in success has none
 			attrs = append(attrs, "error", d.Error)
 		}
 		cfg.Logger.Log(context.Background(), level, "routed", attrs...)
@@ -361,7 +362,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.httpSrv.Close()
 	}
 	if s.ownsEngine {
-		s.engine.Close() // stops the health loop too (LIS-3)
+		s.engine.Close() // stops the health loop too: no goroutine outlives Shutdown
 	} else {
 		s.engine.CloseIdle()
 	}

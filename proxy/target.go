@@ -14,7 +14,7 @@ import (
 // target is the parsed absolute-form request target of a plain request.
 type target struct {
 	authority string // as sent by the client ("Example.com:8080"), for Host
-	host      string // normalized host for routing (SPEC ORD-3)
+	host      string // normalized host for routing: cache, cooldown and rule keys
 	port      int
 	// origin is the request-target for the origin, byte for byte as the
 	// client sent it ("/a%2Fb|c?q"; "*" for OPTIONS without a path):
@@ -69,8 +69,9 @@ var (
 //   - the scheme is "http" in any case ("https" is told to use CONNECT);
 //   - the authority (RFC 3986 §3.2) ends at the first '/' or '?'; userinfo
 //     ('@') is refused; a host is a reg-name whose percent-escapes may only
-//     encode non-ASCII bytes (decoded, then normalized to Punycode, SPEC
-//     ORD-3), or an IPv6 literal in brackets whose zone id follows "%25"
+//     encode non-ASCII bytes (decoded, then normalized to Punycode, so
+//     one host has one routing key), or an IPv6 literal in brackets
+//     whose zone id follows "%25"
 //     ("[fe80::1%25eth0]", RFC 6874; the zone never takes part in routing);
 //     an IPv4 address in brackets is refused;
 //   - the port is 1-65535 (empty after ':' means 80);

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// Client-gone watch of plain requests (SPEC HTTP-4: a client that hangs
-// up cancels the upstream request, like net/http's background read), and
-// of CONNECT opens (SPEC CON-1, connect.go).
+// Client-gone watch of plain requests (a client that hangs up cancels the
+// upstream request, like net/http's background read), and of CONNECT opens
+// (connect.go).
 //
 // Watching a client connection costs a goroutine blocked in a read of it,
 // and stopping the watch a past read deadline and a hand-off. A request
@@ -161,8 +161,8 @@ func (ws *watchSweeper) loop() {
 		select {
 		case <-ws.done:
 			// Shutdown: in-flight requests finish within the grace
-			// period, and a client leaving one of them must still end it
-			// (HTTP-4, LIS-3), so every pending watch starts now.
+			// period, and a client leaving one of them must still end it,
+			// so every pending watch starts now.
 			ws.mu.Lock()
 			for ws.pending.first != nil {
 				ws.start(ws.pending.first)

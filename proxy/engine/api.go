@@ -24,7 +24,7 @@ import (
 
 // DialContext opens a TCP path to addr ("host:port", IPv6 bracketed)
 // through the engine's candidate selection, exactly like a CONNECT tunnel
-// (SPEC OPS-4, CON-1, ORD-1..ORD-6): candidates in plan order, staggered
+// (SPEC OPS-4): candidates in plan order, staggered
 // racing, the TLS probe on port 443 without a cache hit, cooldowns and the
 // per-host cache updated. The returned connection carries raw bytes to the
 // destination (run TLS over it for https). It has the signature of
@@ -63,16 +63,16 @@ func (e *Engine) DialContext(ctx context.Context, network, addr string) (net.Con
 }
 
 // Transport is an http.RoundTripper that sends requests through an
-// Engine's candidate selection (SPEC OPS-4), sharing its per-host cache,
+// Engine's candidate selection, sharing its per-host cache,
 // cooldowns and health state with the proxy server using the same engine.
 //
 //   - https:// URLs: an http.Transport whose DialContext is
 //     Engine.DialContext; TLS runs end to end to the origin over the
 //     selected path (a CONNECT tunnel through a gateway, or direct).
 //     HTTP/2 is negotiated when the origin offers it.
-//   - http:// URLs: the proxy's own plain-HTTP path (SPEC HTTP-2..HTTP-5c):
+//   - http:// URLs: the proxy's own plain-HTTP path:
 //     a body of at most MaxReplayBody (8 MiB) is buffered so the replay
-//     rules apply (HTTP-3); a larger body is streamed once through the first
+//     rules apply; a larger body is streamed once through the first
 //     candidate. Hop-by-hop fields (RFC 9110 §7.6.1) are removed and Host is
 //     set to the URL's host (Request.Host overrides are not used). A
 //     method, field name, field value, target or host that could inject
@@ -104,11 +104,11 @@ type Transport struct {
 	// tests); nil: system roots. It is cloned.
 	TLSClientConfig *tls.Config
 	// ResponseTimeout bounds the wait for a response head after the request
-	// was sent: 0 is the engine's --response-timeout-ms (SPEC HTTP-4);
+	// was sent: 0 is the engine's --response-timeout-ms;
 	// negative is no such bound — the request's context (its deadline)
 	// governs, as the model pool's calls need: they wait minutes for a
-	// non-streamed answer under their own response_timeout_ms (SPEC
-	// POOL-17).
+	// non-streamed answer under their own response_timeout_ms (a slow
+	// model is not a dead path).
 	ResponseTimeout time.Duration
 	// ReuseConnections lets http:// requests that are not replayed (POST…)
 	// take idle keep-alive connections. A reused connection that fails is
@@ -120,12 +120,13 @@ type Transport struct {
 	// ClosedUnanswered() bool (upstream.ClosedUnansweredError; for
 	// https:// over HTTP/1.1 too), so a caller may send the request once
 	// more with Close set: a request with Close set takes a connection of
-	// its own, never an idle one (SPEC POOL-26). https:// connections are
+	// its own, never an idle one (a stale kept-alive connection would
+	// fail it for nothing). https:// connections are
 	// kept alive by net/http either way.
 	ReuseConnections bool
 	// Caller names who sends the requests when it reports their failure
 	// itself: "pool" for the model pool, which logs a member's failure and
-	// fails over (SPEC POOL-7). A request no candidate served then logs
+	// fails over itself. A request no candidate served then logs
 	// no "no candidate left" warning and its decision is logged at debug;
 	// the status document's decision carries it as "caller". "" for
 	// other users of the Go API.
@@ -138,7 +139,7 @@ type Transport struct {
 	fresh     *http.Transport
 }
 
-// RoundTripper returns a new Transport routing through e (SPEC OPS-4).
+// RoundTripper returns a new Transport routing through e.
 func (e *Engine) RoundTripper() *Transport { return &Transport{Engine: e} }
 
 // PoolRoundTripper returns the Transport for the model pool (SPEC POOL-17):
@@ -191,7 +192,8 @@ func (t *Transport) https() *http.Transport {
 // Errors: *AllFailedError when no candidate served the request; for a
 // non-idempotent request that may have reached the origin, an error whose
 // text starts with "non-idempotent request may have been delivered; not
-// replayed" (SPEC HTTP-3); the context's error when it ended.
+// replayed" (a replay could repeat its side effect); the context's error
+// when it ended.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeReqBody(req)
@@ -211,7 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // roundTripTLS sends an https:// request with net/http. For a Transport
-// with ReuseConnections (the pool's, SPEC POOL-26) a request with Close set
+// with ReuseConnections (the pool's) a request with Close set
 // goes on a connection of its own (a Transport without keep-alives), and a
 // request that failed on a reused HTTP/1.1 connection before one byte of
 // the answer, not by its context or a timeout, fails with
@@ -299,7 +301,7 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 
 	// A request with Close set takes a connection of its own and closes it
 	// after the answer (the pool's resend after a kept-alive connection
-	// closed unanswered, SPEC POOL-26).
+	// closed unanswered).
 	origin := u.RequestURI() // the path as net/url re-encoded it
 	r := &Request{Method: req.Method, Authority: u.Host, Host: host, Port: port, Origin: origin, Absolute: "http://" + u.Host + origin,
 		Header: fields, Body: &Body{},
@@ -350,7 +352,7 @@ func (t *Transport) roundTripPlain(req *http.Request) (*http.Response, error) {
 // proxy/upstream): keys canonical, Transfer-Encoding in TransferEncoding
 // instead of the header, one Content-Length kept (none for a chunked
 // body). Unlike net/http it keeps a Connection field that holds "close"
-// (so RemoveHopByHop still finds the fields it names, SPEC HTTP-5), adds
+// (so RemoveHopByHop still finds the fields it names), adds
 // no Cache-Control for "Pragma: no-cache" and leaves Trailer empty (the
 // trailer section is read and dropped).
 func httpResponse(r *upstream.Response) *http.Response {

@@ -19,8 +19,7 @@ const MaxReplayBody = 8 << 20
 // a streamed body (its request was abandoned).
 var errBodyDetached = errors.New("request body belongs to another attempt")
 
-// Body is a plain request's body as the attempts send it (SPEC HTTP-2,
-// HTTP-3). Buf holds the buffered bytes: the whole body when Rest is nil,
+// Body is a plain request's body as the attempts send it. Buf holds the buffered bytes: the whole body when Rest is nil,
 // else a prefix. Rest, when set, is the remainder, read once by the
 // attempt that owns it: an attempt takes ownership only while no byte of
 // Rest was read, so a streamed body moves to the next candidate after a

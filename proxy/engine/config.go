@@ -16,28 +16,29 @@ import (
 // environment and defaults and validates it. The zero value of each field
 // is documented; New fills the SPEC defaults where it says so.
 type Config struct {
-	// Candidates in default order, direct last (SPEC GW-1), as built by
+	// Candidates in default order, direct last, as built by
 	// route.BuildCandidates. Empty means direct only.
 	Candidates []candidate.Candidate
-	// Rules are the destination rules (SPEC ORD-3, ORD-3b); nil: none.
+	// Rules are the destination rules; nil: none.
 	Rules *route.Rules
 
 	// ConnectTimeout bounds opening one path (TCP, CONNECT answer, TLS
-	// probe); SPEC HTTP-4 --timeout-ms. Zero: 5 s.
+	// probe); --timeout-ms. Zero: 5 s.
 	ConnectTimeout time.Duration
 	// FastFail is the connect timeout of the first attempt when it comes
-	// from the per-host cache or the health preference (SPEC ORD-5,
-	// --fast-fail-ms). Zero: 2 s.
+	// from the per-host cache or the health preference, which is expected
+	// to work, so a dead one is left quickly (--fast-fail-ms). Zero: 2 s.
 	FastFail time.Duration
 	// ResponseTimeout bounds the wait for response headers after the request
-	// was sent; SPEC HTTP-4 --response-timeout-ms. Zero: 60 s.
+	// was sent; --response-timeout-ms. Zero: 60 s.
 	ResponseTimeout time.Duration
 	// RaceDelay starts the next hot candidate in parallel when the path
-	// being opened is not open after this long (SPEC ORD-6,
-	// --race-delay-ms). Zero: racing off.
+	// being opened is not open after this long (a silent gateway costs
+	// this, not a whole connect timeout; --race-delay-ms). Zero: racing off.
 	RaceDelay time.Duration
 	// TLSProbe runs a TLS handshake probe before opening a tunnel to port
-	// 443 on a cache miss (SPEC CON-1, --verify-tls).
+	// 443 on a cache miss (a gateway that accepts CONNECT but cannot reach
+	// the origin fails here, not in the client's handshake; --verify-tls).
 	TLSProbe bool
 
 	// TunnelIdleTimeout closes a CONNECT tunnel that moved no byte in
@@ -45,7 +46,7 @@ type Config struct {
 	// (--tunnel-idle-timeout-ms). Zero: 1 h; negative: no bound.
 	TunnelIdleTimeout time.Duration
 	// TunnelHalfCloseTimeout closes a tunnel whose one direction has ended
-	// (a half-close, SPEC CON-2) once the other moved no byte for this long
+	// (a half-close) once the other moved no byte for this long
 	// (--tunnel-half-close-timeout-ms). Zero: 60 s; negative: no bound.
 	TunnelHalfCloseTimeout time.Duration
 
@@ -61,49 +62,50 @@ type Config struct {
 	// flood of slow clients cannot crowd out new ones. Zero: 1024.
 	MaxPendingHeads int
 
-	// Cooldown is how long a failed candidate moves to the cold zone (SPEC
-	// CD-2, --cooldown-ms). Zero disables cooldowns.
+	// Cooldown is how long a failed candidate moves to the cold zone
+	// (--cooldown-ms). Zero disables cooldowns.
 	Cooldown time.Duration
-	// PrefTTL is the life of a per-host cache entry (SPEC ORD-4,
-	// --pref-ttl-ms). Zero: 60 s; negative disables the cache.
+	// PrefTTL is the life of a per-host cache entry (--pref-ttl-ms). Zero: 60 s; negative disables the cache.
 	PrefTTL time.Duration
 	// CacheSize bounds the per-host cache (hosts). Zero: 1000.
 	CacheSize int
 
-	// HealthURL is checked through every candidate (SPEC HC-1); nil: off.
+	// HealthURL is checked through every candidate; nil: off.
 	HealthURL *url.URL
 	// HealthInterval is the period of health checks (--health-interval-ms).
 	// Zero: no periodic checks (failures still kick one when HealthURL is
-	// set, SPEC HC-2).
+	// set).
 	HealthInterval time.Duration
 	// HealthRecoverCount is the number of consecutive passing checks a
-	// failed candidate needs to become the preference again (SPEC HC-4).
+	// failed candidate needs to become the preference again (one pass may
+	// be luck; a flapping gateway should not lead).
 	// Zero: 2.
 	HealthRecoverCount int
 	// HealthTLS configures TLS to an https:// health URL (RootCAs for
 	// tests); nil: system roots. ServerName is set per check.
 	HealthTLS *tls.Config
 
-	// GatewayTLS is the base TLS configuration for https:// gateways (SPEC
-	// GW-6; RootCAs for tests); nil: system roots (on Linux also
+	// GatewayTLS is the base TLS configuration for https:// gateways
+	// (RootCAs for tests); nil: system roots (on Linux also
 	// SSL_CERT_FILE and SSL_CERT_DIR). ServerName is always the gateway's
 	// host; a candidate's CAFile replaces RootCAs for that gateway.
 	GatewayTLS *tls.Config
 
 	// LoopbackDirect dials loopback destinations direct, never through a
-	// gateway (SPEC GW-5, --loopback-direct, default on in cmd/).
+	// gateway (a gateway cannot reach this machine's loopback;
+	// --loopback-direct, default on in cmd/).
 	LoopbackDirect bool
 	// RetryNonIdempotentAfterSend replays POST, PATCH … even after the
-	// request may have reached the origin (SPEC HTTP-3,
-	// --retry-non-idempotent-after-send).
+	// request may have reached the origin, accepting a repeated side effect
+	// (--retry-non-idempotent-after-send).
 	RetryNonIdempotentAfterSend bool
 	// RetryWithIdempotencyKey replays non-idempotent requests that carry a
-	// non-empty Idempotency-Key or X-Idempotency-Key (SPEC HTTP-3,
-	// --retry-non-idempotent-with-idempotency-key).
+	// non-empty Idempotency-Key or X-Idempotency-Key: the origin can drop the
+	// duplicate (--retry-non-idempotent-with-idempotency-key).
 	RetryWithIdempotencyKey bool
 
 	// Settings are the settings this configuration was built from, as the
-	// status document shows them (Status.Settings, SPEC OPS-2): by name,
+	// status document shows them (Status.Settings): by name,
 	// values masked, in the builder's own units and meaning of zero. The
 	// engine reports them as given and reads nothing from them;
 	// internal/app/settings fills them from its key table. nil: none shown.
@@ -111,7 +113,7 @@ type Config struct {
 	Settings map[string]any
 
 	// Handler serves origin-form requests (the proxy's own endpoints:
-	// status, pool; SPEC HTTP-1). nil answers 404.
+	// status, pool). nil answers 404.
 	Handler http.Handler
 	// Logger receives structured logs (host, candidate, phase, reason);
 	// nil discards them.
@@ -120,18 +122,19 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Defaults from the SPEC.
+// Defaults of the settings of the same names (the command-line flags'
+// defaults).
 const (
-	DefaultConnectTimeout  = 5 * time.Second  // HTTP-4
-	DefaultFastFail        = 2 * time.Second  // ORD-5
-	DefaultResponseTimeout = 60 * time.Second // HTTP-4
-	DefaultPrefTTL         = 60 * time.Second // ORD-4
-	DefaultCacheSize       = 1000             // ORD-4
-	DefaultRecoverCount    = 2                // HC-4
-	DefaultHeadTimeout     = 10 * time.Second // HTTP-4 (slow heads)
-	DefaultTunnelIdle      = time.Hour        // CON-2 (tunnel bounds)
-	DefaultTunnelHalfClose = time.Minute      // CON-2 (tunnel bounds)
-	DefaultMaxPendingHeads = 1024             // HTTP-4 (slow heads)
+	DefaultConnectTimeout  = 5 * time.Second  // --timeout-ms
+	DefaultFastFail        = 2 * time.Second  // --fast-fail-ms
+	DefaultResponseTimeout = 60 * time.Second // --response-timeout-ms
+	DefaultPrefTTL         = 60 * time.Second // --pref-ttl-ms
+	DefaultCacheSize       = 1000             // per-host cache entries
+	DefaultRecoverCount    = 2                // passing checks to lead again
+	DefaultHeadTimeout     = 10 * time.Second // a client that never finishes its head
+	DefaultTunnelIdle      = time.Hour        // an idle tunnel
+	DefaultTunnelHalfClose = time.Minute      // a half-closed tunnel
+	DefaultMaxPendingHeads = 1024             // heads being read at once
 )
 
 // zeroToDefault sets *p to d when *p is the zero value (the field was

@@ -49,7 +49,7 @@ type Engine struct {
 	cooldowns *route.Cooldowns
 	health    *route.Health
 	checker   *health.Checker // health.go; always running, a run without a health URL does nothing
-	prober    health.Prober   // one health check (HC-1), through client and dialer
+	prober    health.Prober   // one health check, through client and dialer
 	decisions statusdoc.Log
 
 	tlsProbes atomic.Int64  // TLS probes started (status, tests)
@@ -63,7 +63,8 @@ type Engine struct {
 	client upstream.Client // plain forwarding's HTTP/1.1 client and its idle pool
 
 	// answered holds the gateways that answered since they were
-	// configured (race_plain.go; SPEC CD-1, ORD-6).
+	// configured (race_plain.go: a gateway never heard from is not cooled
+	// for one silence, but raced).
 	answered answeredSet
 
 	mu     sync.Mutex
@@ -87,7 +88,7 @@ func New(cfg Config) (*Engine, error) {
 	e.counters.cands = map[string]*candTraffic{}
 	e.dialer.GatewayTLS = cfg.GatewayTLS
 	if err := e.dialer.Prepare(cfg.Candidates); err != nil {
-		return nil, err // an https gateway's CA file (SPEC GW-6)
+		return nil, err // an https gateway's CA file: unreadable is a configuration error, not a path failure
 	}
 	e.client = upstream.Client{Dial: e.dialer.Forward, ResponseTimeout: cfg.ResponseTimeout}
 	e.startHealth()
@@ -118,7 +119,8 @@ func (e *Engine) Config() Config { return e.cfg }
 // through a gateway that leads back here (508, RFC 5842 §7.2).
 func (e *Engine) Via() via.Pseudonym { return e.via }
 
-// HeadTimeout is the live bound on reading a request head (SPEC HTTP-4).
+// HeadTimeout is the live bound on reading a request head, so a client
+// that never finishes one does not hold a connection.
 func (e *Engine) HeadTimeout() time.Duration { return e.live.Load().cfg.HeadTimeout }
 
 // TunnelTimeouts are the live bounds of a new tunnel (SPEC CON-2): idle
@@ -133,17 +135,19 @@ type attempt struct {
 	cand    candidate.Candidate
 	timeout time.Duration
 	// cached is true for the first attempt when it is host's per-host
-	// cache entry: it skips the TLS probe (SPEC ORD-4). The attempts after
-	// it are cache misses and are probed as usual (CON-1).
+	// cache entry: it skips the TLS probe (the path worked for host within
+	// the TTL). The attempts after it are cache misses and are probed as
+	// usual.
 	cached bool
 }
 
 // plan returns the attempts for host (normalized) and port in order (SPEC
 // ORD-1, ORD-2): rule > cache > health preference > default order, cooling
 // candidates last. The first attempt gets the fast-fail timeout when it
-// comes from the cache or the preference (ORD-5). cacheHit reports a cache
-// entry for host that leads the order (it skips the TLS probe, ORD-4).
-// Loopback destinations go direct only (GW-5). The result is read-only
+// comes from the cache or the preference. cacheHit reports a cache
+// entry for host that leads the order (it skips the TLS probe).
+// Loopback destinations go direct only (a gateway cannot reach them). The
+// result is read-only
 // (it may be shared).
 func (e *Engine) plan(host string, port int) (atts []attempt, cacheHit bool) {
 	lc := e.live.Load()
@@ -162,7 +166,8 @@ func (e *Engine) planFor(lc *liveConfig, host string, port int, loopback bool) (
 	if len(lc.onePlans) > 0 {
 		// One candidate: Order's answer is that candidate whatever the
 		// rule, and whether it cools (a lone cooling candidate is still
-		// tried: fail open, ORD-2); only the cache and the preference
+		// tried: fail open, an unproven path beats certain failure); only
+		// the cache and the preference
 		// choose its timeout. Plans made once (no rule match,
 		// cooldown lookup or allocation per request).
 		switch k := lc.onePlans[0][0].cand.Key(); k {
@@ -212,7 +217,7 @@ func (lc *liveConfig) candName(c candidate.Candidate) string {
 }
 
 // singlePlans returns plan's three answers for a lone candidate c: cache
-// hit (probe skipped, fast-fail timeout; ORD-4, ORD-5), health-preferred
+// hit (probe skipped, fast-fail timeout), health-preferred
 // (fast-fail timeout), neither.
 func singlePlans(c candidate.Candidate, cfg Config) [3][]attempt {
 	fast := min(cfg.FastFail, cfg.ConnectTimeout)
@@ -224,10 +229,10 @@ func singlePlans(c candidate.Candidate, cfg Config) [3][]attempt {
 }
 
 // fail records a path failure of pe.Candidate for host and port: cooldown
-// by tier (CD-1; a host-scoped one for host:port only, CD-1b), the cache
-// entry dropped when it named that candidate (ORD-4), a gateway-wide
-// failure marked in the health state (HC-4), and a health check kicked
-// (HC-2).
+// by tier (a host-scoped one for host:port only: one origin's fault does
+// not cool the gateway for others), the cache entry dropped when it named
+// that candidate, a gateway-wide failure marked in the health state, and a
+// health check kicked (to learn soon whether the gateway is back).
 func (e *Engine) fail(host string, port int, pe *candidate.PathError) {
 	e.cfg.Logger.Info("path failed", logAttrs(host, pe)...)
 	e.cooldowns.Fail(pe, route.Dest(host, port))
@@ -244,7 +249,7 @@ func (e *Engine) fail(host string, port int, pe *candidate.PathError) {
 	e.kickHealth()
 }
 
-// allFailed is called when no candidate is left for host (HC-4: counts as
+// allFailed is called when no candidate is left for host (counts as
 // a failure and kicks a health check). A request of a caller that reports
 // its own failures (Transport.Caller: the model pool logs the member's
 // failure and fails over) is logged at debug: a warning here read as the
@@ -258,7 +263,7 @@ func (e *Engine) allFailed(host, caller string) {
 	e.kickHealth()
 }
 
-// succeed records that c served host (ORD-4 cache, OPS-2 counters).
+// succeed records that c served host (per-host cache, status counters).
 func (e *Engine) succeed(host string, c candidate.Candidate) { e.succeedMemo(host, c, nil) }
 
 // putMemo is what a client connection's last cache put was (plain
@@ -272,7 +277,7 @@ type putMemo struct {
 // cacheRefresh bounds how long after a put its entry is not put again by
 // the same connection's next success through the same candidate: the
 // entry's expiry then lags the last success by less than TTL/60 (1 s at
-// the default 60 s, SPEC ORD-4).
+// the default 60 s).
 func cacheRefresh(ttl time.Duration) time.Duration { return min(ttl/60, time.Second) }
 
 // succeedMemo is succeed with the connection's memo of its last put (nil:
@@ -332,7 +337,8 @@ func (e *AllFailedError) Error() string {
 }
 
 // logAttrs are the slog attributes of a path failure: host, candidate,
-// phase, reason (never paths, headers or credentials; SPEC HTTP-6).
+// phase, reason (never paths, headers or credentials: they may carry
+// secrets).
 func logAttrs(host string, err error) []any {
 	var pe *candidate.PathError
 	if errors.As(err, &pe) {

@@ -8,10 +8,10 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
-// healthTarget is the engine side of its health checker (proxy/health,
-// SPEC HC-1, HC-2): each run's settings from the live configuration
-// (OPS-7), one check through the engine's prober, and a gateway proved
-// alive leaves its cooldown (CD-2).
+// healthTarget is the engine side of its health checker (proxy/health):
+// each run's settings from the live configuration (a reload applies from
+// the next run), one check through the engine's prober, and a gateway
+// proved alive leaves its cooldown.
 type healthTarget struct{ e *Engine }
 
 // Settings are the health settings of the live configuration now.

@@ -8,7 +8,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
-// A running instance's settings change without a restart (SPEC OPS-7).
+// A running instance's settings change without a restart.
 // The engine keeps what can change in one liveConfig behind an atomic
 // pointer: a request, a tunnel or a health check loads it once and works
 // with that snapshot to its end, so a change never takes a lock on the data
@@ -89,7 +89,7 @@ func (e *Engine) Reconfigure(cfg Config) error {
 }
 
 // cacheKeep tells which per-host cache entries stay when the candidate
-// list old becomes next (SPEC ORD-4, OPS-7): an entry naming a candidate
+// list old becomes next: an entry naming a candidate
 // still listed stays (a reorder keeps what was learnt), unless a candidate
 // added by the change ranks before it, so a gateway added under a running
 // agent gets its chance at the hosts an older, lower one served.
@@ -123,7 +123,7 @@ func urlString(cfg Config) string {
 // Probe sends one health check request (GET HealthURL) through c alone,
 // whether or not c is a configured candidate, and reports the URL's
 // origin, how long it took and why it failed: the settings page's test of
-// a gateway before it is added (SPEC OPS-7, HC-1). Without a health URL it
+// a gateway before it is added. Without a health URL it
 // is an error saying so.
 func (e *Engine) Probe(ctx context.Context, c candidate.Candidate) (target string, latency time.Duration, err error) {
 	lc := e.live.Load()

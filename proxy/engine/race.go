@@ -25,7 +25,7 @@ type result struct {
 // attempt starts the next at once (RFC 8305 style). "Open" means connected,
 // the gateway's CONNECT answered 2xx, and on port 443 with TLSProbe a TLS
 // handshake probe passed over a separate path, except for the attempt that
-// is the host's cache hit (ORD-4). The first open path wins; no attempt
+// is the host's cache hit (that path worked within the TTL). The first open path wins; no attempt
 // starts after it; the others are cancelled, and a loser whose path opened
 // anyway is closed, before Open returns (no leak). Failures of losers
 // cancelled by the win, and failures caused by ctx ending (client gone,
@@ -36,7 +36,7 @@ type result struct {
 func (e *Engine) Open(ctx context.Context, host string, port int) (net.Conn, candidate.Candidate, error) {
 	start := time.Now()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
-	lc := e.live.Load() // this tunnel's configuration (SPEC OPS-7)
+	lc := e.live.Load() // this tunnel's configuration: a reload mid-open does not mix two
 	atts, _ := e.planFor(lc, host, port, lc.cfg.LoopbackDirect && isLoopback(host))
 	open := e.openVerified
 	if e.openAttempt != nil {
@@ -108,7 +108,7 @@ func (e *Engine) openOnly(ctx context.Context, a attempt, host string, port int,
 
 // race runs the attempts of a plan with more than one candidate (see
 // Open): probe is whether attempts other than the cache hit run the
-// TLS probe first; delay is the race delay (SPEC ORD-6, 0: off). An
+// TLS probe first; delay is the race delay (0: off). An
 // attempt starts when the race delay passes (unless ctx ended) and when
 // one fails (raceResult); the first path that opens wins.
 func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int, target string, open openFunc, probe bool, delay time.Duration) outcome {
@@ -135,7 +135,7 @@ func (e *Engine) race(ctx context.Context, atts []attempt, host string, port int
 	return o
 }
 
-// racer is the state of one race (SPEC ORD-6): the plan's attempts, how
+// racer is the state of one race: the plan's attempts, how
 // many started (next) and are still running, and the race delay's timer,
 // whose channel is nil while no attempt is due.
 type racer struct {
@@ -189,7 +189,7 @@ func (rc *racer) stopTimer() {
 	}
 }
 
-// raceResult takes one attempt's result into o (SPEC ORD-6, CD-1): the
+// raceResult takes one attempt's result into o: the
 // first open path wins, no attempt starts after it and the others are
 // cancelled; a path that opens after the win is closed; a loser's failure
 // after the win records nothing; a local resource failure stops launching
@@ -228,7 +228,8 @@ func (e *Engine) raceResult(ctx context.Context, rc *racer, o *outcome, r result
 
 // openVerified opens the path of one attempt within its connect timeout;
 // with probe, it first runs the TLS handshake probe over a separate path
-// (SPEC CON-1: SNI = host, certificate not verified) and closes it.
+// (SNI = host, certificate not verified: it proves a TLS server answers
+// through the path, the client verifies its own handshake) and closes it.
 func (e *Engine) openVerified(ctx context.Context, a attempt, host, target string, probe bool) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
@@ -241,7 +242,8 @@ func (e *Engine) openVerified(ctx context.Context, a attempt, host, target strin
 }
 
 // tlsProbe checks that a TLS server answers at target through c. Failure
-// of the handshake is PhaseTLSProbe, TierHost (SPEC CD-1); failures to open
+// of the handshake is PhaseTLSProbe, TierHost (the gateway may reach other
+// hosts); failures to open
 // the path keep their own phase.
 func (e *Engine) tlsProbe(ctx context.Context, c candidate.Candidate, host, target string) error {
 	e.tlsProbes.Add(1)

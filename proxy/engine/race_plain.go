@@ -12,7 +12,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
 
-// Plain requests and a silent gateway (SPEC ORD-6, HTTP-3, CD-1): a gateway
+// Plain requests and a silent gateway: a gateway
 // that accepts TCP and never answers would cost a plain request the whole
 // --response-timeout-ms (60 s), and each new host name again. Two rules keep
 // that to the race delay:
@@ -235,7 +235,7 @@ func (rt *tripRace) upstreamRequest(w *raceWatch) *upstream.Request {
 // finish ends the race: every attempt but winner's is interrupted (its
 // dial cancelled, its exchange's connection closed), and finish waits for
 // each to end, discarding a response that came anyway. A loser that is an
-// unproven gateway kicks a health check (SPEC HC-2): it was beaten by the
+// unproven gateway kicks a health check: it was beaten by the
 // race delay without having answered anything yet, which the check turns
 // into a verdict for every host.
 //
@@ -329,7 +329,7 @@ func (w *raceWatch) lose() {
 
 // proveFirst returns the attempts of a request that may not be sent twice
 // with the first path proved leading (see the comment at the top): the
-// attempts race as tunnels do (Engine.race, SPEC ORD-6), where opening a
+// attempts race as tunnels do (Engine.race), where opening a
 // path that needs no proof (direct, SOCKS5, a gateway that has answered)
 // succeeds at once and an unproven gateway's is one CONNECT to target.
 // The winner leads, the others follow in plan order. Proofs that failed
@@ -378,7 +378,7 @@ func (provedConn) Close() error { return nil }
 // port it does not tunnel: the gateway is alive and forwards plain
 // requests its own way), except the gateway-tier refusals 401, 407 and
 // 508, which fail the proof as they would fail the request. Silence, a
-// close or garbage fail it with the dialer's phase and tier (CD-1).
+// close or garbage fail it with the dialer's phase and tier.
 func (e *Engine) openProof(ctx context.Context, a attempt, _, target string, _ bool) (net.Conn, error) {
 	if !e.unproven(a.cand) {
 		return provedConn{}, nil
@@ -394,7 +394,7 @@ func (e *Engine) openProof(ctx context.Context, a attempt, _, target string, _ b
 // answered (opened, or refused with a status that is not a gateway-tier
 // one: 401, 407 and 508 fail it as they would fail the request), else the
 // dialer's error (a *candidate.PathError with its phase and tier; silence,
-// a close or garbage; CD-1). An http or https gateway that answered is
+// a close or garbage). An http or https gateway that answered is
 // marked so (answeredSet).
 func (e *Engine) proveAnswer(ctx context.Context, a attempt, target string) error {
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
@@ -415,7 +415,7 @@ func (e *Engine) proveAnswer(ctx context.Context, a attempt, target string) erro
 
 // answeredSet holds the keys of the http and https gateways that have
 // answered something (a response head, a CONNECT answer of any status, a
-// passing health check) since they were configured (SPEC CD-1: a
+// passing health check) since they were configured (a
 // response-head timeout through a gateway not in it is the gateway's
 // failure; proveFirst).
 type answeredSet struct{ m sync.Map }

@@ -89,9 +89,9 @@ func (e *Engine) Decisions() []statusdoc.Decision { return e.decisions.Snapshot(
 func (e *Engine) OnDecision(f func(statusdoc.Decision)) { e.decisions.Subscribe(f) }
 
 // shownState is the state cs shows on the page, in the JSON and in the
-// status command alike (SPEC OPS-2): cooling as the cooldown says; else
+// status command alike, so they never disagree: cooling as the cooldown says; else
 // failing when its last health check failed while the target answered on
-// another path (a target down on every path blames none, HC-1); else hot
+// another path (a target down on every path blames none); else hot
 // when a success or a passing check proves it; else untried.
 func shownState(cs statusdoc.CandidateStatus, hs route.HealthState) string {
 	if cs.State == statusdoc.StateCooling {
@@ -114,7 +114,7 @@ func shownState(cs statusdoc.CandidateStatus, hs route.HealthState) string {
 }
 
 // candidateStatus is c's entry in Status: counters and cooldowns from its
-// cooldown record in cds, if any (SPEC OPS-2, CD-1..CD-3).
+// cooldown record in cds, if any.
 func candidateStatus(c candidate.Candidate, cds []route.CandidateState, preferred string, now time.Time) statusdoc.CandidateStatus {
 	remaining := func(t time.Time) int64 { return max(t.Sub(now).Milliseconds(), 0) }
 	cs := statusdoc.CandidateStatus{Candidate: c.String(), Key: c.Key(), Kind: c.KindName(), Source: c.Source, State: statusdoc.StateHot,

@@ -7,7 +7,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
-// Tunnel traffic counters for the metrics (SPEC OPS-5). They sit beside the
+// Tunnel traffic counters for the metrics. They sit beside the
 // relay, not inside it: one atomic add per direction when a tunnel ends and
 // two per tunnel for the open count, so the byte path (io.Copy, splice(2) on
 // Linux) is untouched.
@@ -17,10 +17,11 @@ type candTraffic struct {
 	up, down atomic.Uint64
 }
 
-// Counters are the traffic counters of an engine, which the front end
+// Counters are the traffic counters of an engine (SPEC OPS-5), which the front end
 // adds to as it serves and Traffic reads. Per-candidate tunnel bytes are
 // kept per candidate key: a candidate removed by a change keeps its totals
-// (counters never go down) and shows again if it comes back (SPEC OPS-7).
+// (counters never go down, or a rate() would see a reset) and shows again
+// if it comes back.
 type Counters struct {
 	// OpenTunnels is the number of tunnels relaying right now (add 1 before
 	// the client sees the 200, -1 when the tunnel ends).
@@ -77,7 +78,7 @@ type Traffic struct {
 	// clients (every candidate).
 	HTTPResponseBytes uint64
 	// NotHTTP counts the client connections refused with 400 because
-	// their first byte could not start a request line (SPEC HTTP-5d).
+	// their first byte could not start a request line (head.go).
 	NotHTTP NotHTTP
 }
 

@@ -20,7 +20,7 @@ import (
 
 // NonIdempotentBody is the exact body of the 502 answered when a
 // non-idempotent request may have reached the origin and is not replayed
-// (SPEC HTTP-3).
+// (canReplay); its wording is part of the replay rule, so it never changes.
 const NonIdempotentBody = "non-idempotent request may have been delivered; not replayed"
 
 // Request is one plain HTTP request to forward (Forward). The front end
@@ -31,7 +31,7 @@ type Request struct {
 	Method string
 	// Authority is the target's authority as the client sent it
 	// ("Example.com:8080"), for Host; Host and Port are the normalized
-	// destination that routing and dialling use (SPEC ORD-3).
+	// destination that routing and dialling use.
 	Authority string
 	Host      string
 	Port      int
@@ -63,7 +63,7 @@ type Request struct {
 	up *upstream.Request // built by tripOnce from the fields above, in upStore
 	// upStore holds *up (one allocation with the request).
 	upStore upstream.Request
-	// respTimeout and reuse come from a Transport (SPEC POOL-17):
+	// respTimeout and reuse come from a Transport (the pool's own bounds):
 	// upstream.Request.ResponseTimeout and ReuseUnreplayable.
 	respTimeout time.Duration
 	reuse       bool
@@ -165,8 +165,8 @@ func fieldValue(fields []httpmsg.Field, name string) string {
 }
 
 // NotReplayedError stops the candidate loop: the request may have reached
-// the origin, or its answer had started, and it is not sent again (SPEC
-// HTTP-3). The client gets 502 with Answer().
+// the origin, or its answer had started, and it is not sent again (a
+// replay could repeat its side effect). The client gets 502 with Answer().
 type NotReplayedError struct {
 	reason string // "" for the SPEC's non-idempotent case
 	err    error
@@ -184,7 +184,7 @@ func (e *NotReplayedError) Error() string {
 func (e *NotReplayedError) Unwrap() error { return e.err }
 
 // Answer is the 502 body: exactly NonIdempotentBody for a non-idempotent
-// request (SPEC HTTP-3), else a short reason.
+// request, else a short reason.
 func (e *NotReplayedError) Answer() string {
 	if e.reason == "" {
 		return NonIdempotentBody
@@ -210,9 +210,9 @@ type tripResult struct {
 }
 
 // Forward sends r through the candidates in plan order and returns the
-// first usable response (SPEC HTTP-3, HTTP-5c, CD-1). With more than one
+// first usable response (SPEC HTTP-3, HTTP-5c). With more than one
 // candidate and racing on, a request that may be sent twice races
-// (raceTrip, ORD-6; a first candidate that is the host's cache entry is
+// (raceTrip; a first candidate that is the host's cache entry is
 // proved before the next gets the request, and a direct one is not raced);
 // one that may not is sent only once a path is proved when the first
 // candidate is an unproven gateway and not the host's cache entry
@@ -232,7 +232,7 @@ type tripResult struct {
 // (a response head arrived).
 func (e *Engine) Forward(ctx context.Context, r *Request) (*upstream.Response, error) {
 	tl := tripLog{start: time.Now()}
-	lc := e.live.Load() // this request's configuration to its end (SPEC OPS-7)
+	lc := e.live.Load() // this request's configuration to its end: a reload mid-request does not mix two
 	replay := e.canReplay(lc, r)
 	loop := lc.cfg.LoopbackDirect && r.loopback()
 	atts, _ := e.planFor(lc, r.Host, r.Port, loop)
@@ -241,7 +241,7 @@ func (e *Engine) Forward(ctx context.Context, r *Request) (*upstream.Response, e
 	}
 	if len(atts) > 1 && lc.cfg.RaceDelay > 0 {
 		// A silent gateway costs the race delay, not the response
-		// timeout (race_plain.go, SPEC ORD-6); a cached one about twice
+		// timeout (race_plain.go); a cached one about twice
 		// that, its path proved before the request is sent twice.
 		switch {
 		case replay && (!atts[0].cached || !atts[0].cand.Direct):
@@ -278,8 +278,8 @@ func (e *Engine) Forward(ctx context.Context, r *Request) (*upstream.Response, e
 	return nil, &AllFailedError{Host: r.Host, Errs: tl.fails}
 }
 
-// tripLog is what Forward's decision records (the status document's last decisions, SPEC OPS-2): when the
-// request started and the failures of its attempts so far, in order.
+// tripLog is what Forward's decision records (the status document's last
+// decisions): when the request started and the failures of its attempts so far, in order.
 type tripLog struct {
 	start time.Time
 	fails []error
@@ -316,7 +316,7 @@ func (e *Engine) tripEnded(ctx context.Context, r *Request, tl *tripLog, res tri
 }
 
 // tripFailed handles an attempt through c that failed without a response
-// head (SPEC HTTP-3, CD-1): this machine out of resources ends the request
+// head: this machine out of resources ends the request
 // with the *candidate.PathError (no cooldown, no candidate would do
 // better); else the failure cools c down (unless it is a kept-alive
 // connection closed unanswered) and is logged, and a request
@@ -327,8 +327,8 @@ func (e *Engine) tripFailed(r *Request, tl *tripLog, c candidate.Candidate, res 
 	if pe.Tier == candidate.TierHost && pe.Phase == candidate.PhaseResponseHeader && c.SpeaksHTTP() && isTimeout(res.err) && e.unproven(c) {
 		// No answer in time from a gateway that has answered nothing
 		// since it was configured: the gateway is silent, not the
-		// host's path (SPEC CD-1); every host skips it until a check
-		// proves it (HC-2 kicks one now, CD-2).
+		// host's path; every host skips it until a check
+		// proves it (one is kicked now).
 		pe.Tier = candidate.TierGateway
 	}
 	if pe.Phase == candidate.PhaseLocal {
@@ -339,14 +339,14 @@ func (e *Engine) tripFailed(r *Request, tl *tripLog, c candidate.Candidate, res 
 	var cu *upstream.ClosedUnansweredError
 	if !errors.As(res.err, &cu) {
 		// A kept-alive connection the peer closed unanswered is no sign
-		// of the path's ill health (SPEC POOL-26): nothing cools.
+		// of the path's ill health (the peer's idle timeout ran out): nothing cools.
 		e.fail(r.Host, r.Port, pe)
 	}
 	tl.fails = append(tl.fails, pe)
 	// No complete response head reached us, so the client has seen
 	// nothing: an idempotent (or explicitly replayable) request goes on to
 	// the next candidate even when garbage or half a head arrived (RFC
-	// 9110 §9.2.2); others stop here (SPEC HTTP-3).
+	// 9110 §9.2.2); others stop here: they may have reached the origin.
 	if !res.connected || replay {
 		return nil
 	}
@@ -359,9 +359,10 @@ func (e *Engine) tripFailed(r *Request, tl *tripLog, c candidate.Candidate, res 
 
 // tripAnswer handles the response head of an attempt through c: an
 // origin's answer, or a gateway's that is no failure of its own, is the
-// request's (SPEC HTTP-5c; the route cache remembers c). A gateway's own
-// failure answer (isGatewayFailure) cools c down (CD-1; 401, 407 and 508
-// at the gateway tier, not delivered: GW-4, internal/lib/via) and is returned only
+// request's (the route cache remembers c). A gateway's own
+// failure answer (isGatewayFailure) cools c down (401, 407 and 508
+// at the gateway tier, not delivered: wrong credentials or a loop fail
+// every host alike; internal/lib/via) and is returned only
 // when it was delivered and final (no candidate left or no replay);
 // otherwise it is discarded and tripAnswer returns nil to try the next.
 func (e *Engine) tripAnswer(lc *liveConfig, r *Request, tl *tripLog, c candidate.Candidate, resp *upstream.Response, final bool) *upstream.Response {
@@ -374,7 +375,7 @@ func (e *Engine) tripAnswer(lc *liveConfig, r *Request, tl *tripLog, c candidate
 	pe := &candidate.PathError{Candidate: c, Phase: candidate.PhaseConnectResponse, Tier: candidate.TierHost, Status: resp.StatusCode, Sent: true,
 		Err: errors.New("gateway answered " + strconv.Itoa(resp.StatusCode))}
 	if resp.StatusCode == http.StatusProxyAuthRequired || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusLoopDetected {
-		pe.Tier, pe.Sent = candidate.TierGateway, false // GW-4: refused by the gateway, not delivered; 508: a loop (internal/lib/via)
+		pe.Tier, pe.Sent = candidate.TierGateway, false // refused by the gateway, not delivered; 508: a loop (internal/lib/via)
 	}
 	e.fail(r.Host, r.Port, pe)
 	tl.fails = append(tl.fails, pe)
@@ -415,9 +416,9 @@ func (e *Engine) tripOnce(ctx context.Context, a attempt, r *Request, ab *attemp
 }
 
 // isGatewayFailure reports answers by which a gateway says it could not
-// serve the request (SPEC HTTP-5c, GW-4): 500, 502, 503, 504, 407, and the
+// serve the request (SPEC HTTP-5c): 500, 502, 503, 504, 407, and the
 // 401 tinyproxy 1.11 sends for wrong proxy credentials (it answers plain
-// requests like CONNECT, SPEC CD-1; recognised by its own Server header,
+// requests like CONNECT; recognised by its own Server header,
 // server, so an origin's 401 relayed by the gateway still passes through).
 func isGatewayFailure(c candidate.Candidate, status int, server string) bool {
 	switch status {
@@ -432,7 +433,7 @@ func isGatewayFailure(c candidate.Candidate, status int, server string) bool {
 // classifyRoundTrip turns a transport error into a PathError (SPEC CD-1,
 // CD-3): this machine out of descriptors or memory → local, no tier; a
 // dial failure the dialer classified keeps its phase (gateway-tls,
-// socks-handshake, a SOCKS5 reply; GW-6, GW-7); other failures to connect →
+// socks-handshake, a SOCKS5 reply); other failures to connect →
 // gateway-connect (gateway tier) or origin-connect (host tier); connected,
 // then a timeout or a reset before the response → response-header, host
 // tier, and so is anything the origin itself sent (direct or through a
@@ -441,7 +442,7 @@ func isGatewayFailure(c candidate.Candidate, status int, server string) bool {
 func classifyRoundTrip(c candidate.Candidate, res tripResult, err error) *candidate.PathError {
 	var dialed *candidate.PathError
 	if !res.connected && errors.As(err, &dialed) {
-		return dialed // the dialer's own phase: TLS, SOCKS5 handshake or reply (GW-6, GW-7)
+		return dialed // the dialer's own phase: TLS, SOCKS5 handshake or reply
 	}
 	pe := &candidate.PathError{Candidate: c, Sent: res.connected, Err: err}
 	var ne net.Error
