@@ -93,6 +93,12 @@ func ReadSection(data []byte, file string) (*Section, error) {
 		}
 		s.pos[k.Name] = [2]int{kn.Line, kn.Column}
 		s.raw[k.Name] = scalars(vn)
+		if isNull(vn) {
+			// null (`key:`, `key: ~`, `key: null`) is the key not set here,
+			// its default, as null is in the settings API: one meaning
+			// from every source. '' and [] say "none".
+			continue
+		}
 		x, err := nodeValue(k, vn)
 		var ie *ItemError
 		switch {
@@ -114,12 +120,19 @@ func ReadSection(data []byte, file string) (*Section, error) {
 	return s, nil
 }
 
+// isNull reports whether n (an alias followed) is YAML's null.
+func isNull(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
 // nodeValue reads a YAML value as key k's kind.
 func nodeValue(k Key, n *yaml.Node) (any, error) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	null := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 	switch {
 	case k.Kind == KindList && n.Kind == yaml.SequenceNode:
 		out := []string{}
@@ -142,8 +155,6 @@ func nodeValue(k Key, n *yaml.Node) (any, error) {
 			return trimList(out), nil
 		}
 		return SplitList(out), nil
-	case null && (k.Kind == KindList || k.Kind == KindString):
-		return ParseText(k, "")
 	case n.Kind != yaml.ScalarNode:
 		return nil, fmt.Errorf("want %s", kindWord(k.Kind))
 	}

@@ -161,3 +161,34 @@ func TestPoolConfigAcceptsTheProxySection(t *testing.T) {
 		}
 	})
 }
+
+// TestFileNullIsNotSet: null in the file's proxy: section (`key:`,
+// `key: ~`, `key: null`) is the key not set there, its default, as null
+// is in the settings API; ” and [] are "none" (SPEC OPS-7: a setting means
+// the same from every source).
+func TestFileNullIsNotSet(t *testing.T) {
+	t.Run("OPS-7/null-in-the-file-is-the-default", func(t *testing.T) {
+		text := "proxy:\n  upstream-url:\n  cooldown-ms: ~\n  gateway: null\n  verify-tls:\n  health-url: null\n"
+		sec, err := settings.ReadSection([]byte(text), "f.yaml")
+		if err != nil {
+			t.Fatalf("a null value refused: %v", err)
+		}
+		for _, k := range []string{settings.UpstreamURL, settings.CooldownMS, settings.Gateway, settings.VerifyTLS, settings.HealthURL} {
+			if v, ok := sec.Values[k]; ok {
+				t.Errorf("%s: null reads as %#v; want the key not set (its default)", k, v)
+			}
+		}
+	})
+	t.Run("OPS-7/empty-string-in-the-file-is-none", func(t *testing.T) {
+		sec, err := settings.ReadSection([]byte("proxy:\n  upstream-url: ''\n  gateway: []\n"), "f.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := sec.Values[settings.UpstreamURL]; !ok || v != "" {
+			t.Errorf("upstream-url: '' reads as %#v (set %v); want \"\" (no first gateway)", v, ok)
+		}
+		if v, ok := sec.Values[settings.Gateway]; !ok || len(v.([]string)) != 0 {
+			t.Errorf("gateway: [] reads as %#v (set %v); want an empty list", v, ok)
+		}
+	})
+}
