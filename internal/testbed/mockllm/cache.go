@@ -10,7 +10,7 @@ import (
 
 // PromptCache is the member-side prompt cache of an Anthropic Messages
 // channel, modelled on what Anthropic documents ("Prompt caching"), so a test
-// can show which turns of a session read the cache (SPEC POOL-24):
+// can show which turns of a session read the cache:
 //
 //   - a call's prompt is its blocks in prefix order: tools, system blocks,
 //     then each message's content blocks (a string is one text block);

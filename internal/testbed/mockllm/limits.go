@@ -8,7 +8,7 @@ import (
 
 // limitRefusal is the 400 a model call of api gets when the channel declares
 // an output limit for its model (Channel.Limits) and the call asks for more,
-// worded as each API words it (SPEC POOL-25): Anthropic "max_tokens: 64000 >
+// worded as each API words it (the pool must never cause one): Anthropic "max_tokens: 64000 >
 // 8192, which is the maximum allowed number of output tokens for MODEL" (and
 // "max_tokens: Field required" when it names none), OpenAI "max_tokens is
 // too large", Gemini "maxOutputTokens … supported range". nil when the call

@@ -1,7 +1,7 @@
 // Package mockllm is a scriptable model channel that speaks exactly one of
 // the four LLM wire APIs (Anthropic Messages, OpenAI Chat Completions,
 // OpenAI Responses, Gemini generateContent), for the pool's translation
-// tests (SPEC POOL-21) and the real-agent tests. Every other path is a 404,
+// tests and the real-agent tests. Every other path is a 404,
 // so a test proves that the pool sent the member's own API. A channel of
 // API All is the one exception: a model endpoint an agent is pointed at
 // directly, answering Anthropic Messages, Chat Completions and Responses on

@@ -13,7 +13,7 @@ const DefaultModel = "mock-model"
 // isModelList reports whether a GET of path asks api's model list:
 // /v1/models (Anthropic, OpenAI; /models under a base URL that ends in
 // /v1) or /v1beta/models (Gemini) — what agents, the pool's /v1/models
-// and the configuration editor ask a channel (SPEC POOL-1, POOL-22).
+// and the configuration editor ask a channel.
 func isModelList(api string, r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
@@ -46,7 +46,7 @@ func (c *Channel) modelIDs() []string {
 // Gemini's {"models": [{"name": "models/ID", …}]}, else the
 // Anthropic/OpenAI {"data": [{"id": "ID", …}]}; a model with a declared
 // output limit carries it (max_tokens, Gemini's outputTokenLimit), which
-// the pool reads as the model's limit (POOL-25).
+// the pool reads as the model's limit.
 func (c *Channel) modelList(api string) any {
 	ids := c.modelIDs()
 	if api == Gemini {

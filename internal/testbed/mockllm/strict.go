@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// A channel checks reasoning and tool ids the way the providers do (SPEC
-// POOL-18, POOL-25), so a test sees the 400 a real member would answer:
+// A channel checks reasoning and tool ids the way the providers do, so a
+// test sees the 400 a real member would answer:
 //
 //   - every reasoning signature the channel answers with is its own: a MAC
 //     under a key only this Channel holds (an Anthropic thinking block's

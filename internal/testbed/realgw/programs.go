@@ -51,8 +51,7 @@ socks pass {
 
 // Stunnel starts stunnel4 as a TLS server on loopback that forwards the
 // decrypted stream to backend ("127.0.0.1:PORT"), with the given PEM
-// certificate chain and key: the TLS front of an https:// gateway (SPEC
-// GW-6). Its log (debug 5, on stderr in the foreground: accepted
+// certificate chain and key: the TLS front of an https:// gateway. Its log (debug 5, on stderr in the foreground: accepted
 // connections, handshake errors, bytes per connection) is in LogFile.
 func Stunnel(t testing.TB, backend, certFile, keyFile string) *Proc {
 	t.Helper()

@@ -16,7 +16,7 @@ type Server interface {
 }
 
 // ShutdownGrace is how long Serve's cleanup lets srv finish in-flight work
-// before Shutdown returns (the proxy's own grace, SPEC LIS-3).
+// before Shutdown returns (the proxy's own grace).
 const ShutdownGrace = 1500 * time.Millisecond
 
 // Serve listens on 127.0.0.1:0, runs srv.Serve on that listener in a

@@ -19,7 +19,8 @@ const (
 	// instanceListenWait is how long StartInstance waits for the listening line.
 	instanceListenWait = 60 * time.Second
 	// instanceStopWait is how long Stop waits for the exit after the stop signal
-	// (the proxy's own shutdown grace is 1.5 s, SPEC LIS-3) before it kills.
+	// (the proxy's own shutdown grace is 1.5 s; the rest is a busy CI box)
+	// before it kills.
 	instanceStopWait = 15 * time.Second
 )
 
@@ -134,8 +135,7 @@ func (in *Instance) Stderr() string {
 	return in.stderr.String()
 }
 
-// Signal sends sig to the process (SIGHUP: re-read the configuration,
-// SPEC POOL-16).
+// Signal sends sig to the process (SIGHUP: re-read the configuration).
 func (in *Instance) Signal(sig os.Signal) error { return in.cmd.Process.Signal(sig) }
 
 // Stop stops the process as its user would (SIGTERM on Unix; on Windows,

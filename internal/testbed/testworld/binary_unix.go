@@ -8,5 +8,5 @@ import (
 )
 
 // stopInstance asks a dual-proxy to stop as a service manager does: SIGTERM
-// (SPEC LIS-3: it stops accepting, lets in-flight work finish and exits 0).
+// (it stops accepting, lets in-flight work finish and exits 0).
 func stopInstance(p *os.Process) error { return p.Signal(syscall.SIGTERM) }

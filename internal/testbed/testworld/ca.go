@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// CA is a throwaway certificate authority for tests of https:// gateways
-// (SPEC GW-6): it issues leaf certificates for given names and IPs.
+// CA is a throwaway certificate authority for tests of https:// gateways:
+// it issues leaf certificates for given names and IPs.
 type CA struct {
 	// Pool trusts exactly this CA.
 	Pool *x509.CertPool

@@ -23,14 +23,14 @@ const childArg = "-dual-proxy-test-child"
 type ChildRole func(args []string) int
 
 // ChildMain makes the test binary the portable stand-in for the programs the launcher starts
-// (the os/exec TestHelperProcess pattern; SPEC PLAT-1: no sh, true or curl on Windows): when
+// (the os/exec TestHelperProcess pattern; Windows has no sh, true or curl): when
 // its first argument is the marker Child puts there, it runs the named role (one of
 // childRoles, or one of extra) and exits; otherwise it returns at once. Call it first in
 // TestMain. The role is chosen by argument, not environment, because the launcher passes its
 // own environment on to the child.
 //
 // A launcher puts Claude Code's `--settings FILE` right after the command
-// name (SPEC OPS-8); the stand-in takes it before the marker, and the role
+// name; the stand-in takes it before the marker, and the role
 // claude-settings prints that file.
 func ChildMain(extra map[string]ChildRole) {
 	args := os.Args[1:]

@@ -40,14 +40,15 @@ var (
 	// sent to the origin and the answer relayed.
 	ModePass = Mode{kind: kindPass}
 	// ModeBlackhole accepts TCP and never answers; it reads and discards
-	// whatever the client sends (a "silent gateway", SPEC ORD-6).
+	// whatever the client sends (a "silent gateway", which racing must
+	// get past).
 	ModeBlackhole = Mode{kind: kindBlackhole}
 	// ModeReset reads the request head, then closes with RST (SO_LINGER 0):
-	// "connection reset before the response" (SPEC CD-1).
+	// "connection reset before the response".
 	ModeReset = Mode{kind: kindReset}
 	// ModeResetAfterSend, for plain HTTP, forwards the whole request to the
 	// origin, waits for the origin's response head, then resets the client
-	// without answering: the request was delivered (SPEC HTTP-3 replay
+	// without answering: the request was delivered (for the replay
 	// tests). For CONNECT it answers 200, relays the client's first bytes to
 	// the target, then resets the client.
 	ModeResetAfterSend = Mode{kind: kindResetAfterSend}
@@ -99,7 +100,7 @@ func WithAuth(user, pass string) GatewayOption {
 	}
 }
 
-// WithTLS makes the gateway an https:// gateway (SPEC GW-6): every accepted
+// WithTLS makes the gateway an https:// gateway: every accepted
 // connection first runs a TLS server handshake with cert, then the HTTP
 // proxy (or SOCKS5) protocol inside. URL and AuthURL start with https://.
 // Handshakes that fail are counted (TLSFailures) and the connection is
@@ -110,7 +111,7 @@ func WithTLS(cert tls.Certificate) GatewayOption {
 	}
 }
 
-// WithSOCKS5 makes the gateway a SOCKS5 gateway (RFC 1928, SPEC GW-7)
+// WithSOCKS5 makes the gateway a SOCKS5 gateway (RFC 1928)
 // instead of an HTTP proxy: CONNECT with any address type, relayed like an
 // HTTP CONNECT tunnel. URL and AuthURL start with socks5h://. Modes:
 // ModePass, ModeBlackhole (silent after accept), ModeReset (RST after the
@@ -198,7 +199,8 @@ func (g *Gateway) TLSFailures() int { return int(g.tlsFailures.Load()) }
 
 // AppBytes is the number of bytes read from clients after the TLS
 // handshake (WithTLS) or, without TLS, from the accepted connections: a
-// gateway whose certificate was rejected must show 0 (SPEC GW-6).
+// gateway whose certificate was rejected must show 0 (no request byte
+// may reach a gateway that failed verification).
 func (g *Gateway) AppBytes() int { return int(g.appBytes.Load()) }
 
 // Connects is the number of CONNECT request heads read (SOCKS5 CONNECT
