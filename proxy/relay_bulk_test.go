@@ -92,7 +92,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			t.Fatalf("tunnel not ended 10 s after the origin's RST (%d bytes read)", n)
 		}
-		waitNoStack(t, 10*time.Second, "proxy.(*tunnel).pipe")
+		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe")
 	})
 
 	t.Run("CON-2/a-reader-that-stops-does-not-stall-the-other-direction", func(t *testing.T) {
@@ -174,7 +174,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		c, _ := openTunnelBR(t, addr, o)
 		c.SetReadBuffer(16 << 10)
 		// Nothing read: once the buffers are full no byte moves.
-		waitNoStack(t, 20*time.Second, "proxy.(*tunnel).pipe")
+		waitNoStack(t, 20*time.Second, "relay.(*tunnel).pipe")
 	})
 
 	t.Run("CON-2/idle-tunnels-after-bulk-hold-two-fds-each", func(t *testing.T) {
