@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The gateway kinds of SPEC GW-6 and GW-7 in scenario 2: the same tunnel
+// The https and SOCKS5 gateway kinds in scenario 2: the same tunnel
 // through dual-proxy → microsocks (SOCKS5) and through dual-proxy →
 // stunnel4 → squid (an https:// gateway: TLS to the gateway, the client's
 // TLS inside it), next to dual-proxy → squid.

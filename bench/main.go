@@ -202,7 +202,8 @@ func (w *world) binaries(root, dpBin, profDir, compare string) error {
 }
 
 // startOrigin starts the raw-socket origin, TLS on 127.0.0.1:443 when it
-// can bind it (dual-proxy's TLS probe runs for port 443 only, SPEC CON-1).
+// can bind it (dual-proxy's TLS probe runs for port 443 only, and the
+// table must measure it).
 func (w *world) startOrigin() error {
 	var err error
 	if w.origin, err = newOrigin("127.0.0.1:443"); err != nil {

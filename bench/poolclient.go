@@ -38,7 +38,8 @@ func (t streamTarget) body() []byte {
 }
 
 // head is the request head for a body of n bytes; session names the
-// client's conversation (POOL-5: X-Session-Id is found first).
+// client's conversation (X-Session-Id, the first session identity the
+// pool looks for, so every client is its own session).
 func (t streamTarget) head(n int, session string) []byte {
 	h := "POST " + t.path + " HTTP/1.1\r\nHost: " + t.addr + "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n" +
 		"X-Session-Id: " + session + "\r\nContent-Length: " + strconv.Itoa(n) + "\r\n"

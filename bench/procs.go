@@ -154,7 +154,7 @@ func cpuTime(ps ...*proc) time.Duration {
 // childEnv is the environment of every child: no proxy variables, a
 // private HOME, state, runtime and temporary directory under home, and
 // GOTRACEBACK=all for the goroutine dump. The runtime directory holds the
-// launcher registry (SPEC OPS-6): without it the bench's dual-proxy
+// launcher registry: without it the bench's dual-proxy
 // instances registered in the user's own (TMP/dual-proxy-UID), so
 // `dual-proxy status` listed a running bench. Every peer gets the same
 // environment, so no row pays for it more than another.

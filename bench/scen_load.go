@@ -212,7 +212,7 @@ func (w *world) connect() error {
 		defer dpSquid.stop()
 	}
 
-	// The other gateway kinds (SPEC GW-6, GW-7), next to dual-proxy → squid.
+	// The other gateway kinds (https, SOCKS5), next to dual-proxy → squid.
 	kinds, err := w.startKinds()
 	defer kinds.stop()
 	if err != nil {

@@ -71,7 +71,7 @@ func (a *streamAgg) add(r streamRound, cpu time.Duration) {
 // mock channel (own process, poolmock.go) streams poolEvents
 // stamped text deltas; clients call it directly and through dual-proxy's
 // pool — same API (pass-through after the commit point) and translated both
-// ways (SPEC POOL-21) — at 1 … 256 concurrent streams, rounds interleaved
+// ways — at 1 … 256 concurrent streams, rounds interleaved
 // across the paths. Rows: TTFT p50/p99 and per-event delay against direct,
 // dual-proxy's CPU per streamed event.
 func (w *world) poolStreaming() error {
