@@ -174,6 +174,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		if len(e.Pools) > 0 {
 			printPoolState(c.Context, w, e.Addr)
 		}
+		printFileErrors(c.Context, w, e.Addr)
 		if err := statusview.Table(w, &st, nDecisions); err != nil {
 			return err
 		}

@@ -446,3 +446,28 @@ func TestChangeOverRefusedFile(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusShowsRefusedProxyOnlyReload: a refused reload of a file of
+// proxy: settings only, which has no pool state to say it, is shown by
+// dual-proxy status with its place in the file and never its value (SPEC
+// OPS-7, OPS-2).
+func TestStatusShowsRefusedProxyOnlyReload(t *testing.T) {
+	t.Run("OPS-7/status-says-a-proxy-only-file-was-not-reloaded", func(t *testing.T) {
+		const proxyOnly = "proxy:\n  cooldown-ms: 7000\n"
+		w := newFileWorld(t, proxyOnly)
+		var b strings.Builder
+		printFileErrors(context.Background(), &b, w.client.Addr)
+		if b.Len() != 0 {
+			t.Fatalf("a file that reloaded shows %q", b.String())
+		}
+		w.write(t, "proxy:\n  cooldown-ms: 7000\n  cooldwn-ms: 4321\n")
+		if err := w.f.reload("SIGHUP", false); err == nil {
+			t.Fatal("a misspelt key was reloaded")
+		}
+		printFileErrors(context.Background(), &b, w.client.Addr)
+		out := b.String()
+		if !strings.Contains(out, "config file: NOT RELOADED") || !strings.Contains(out, "cooldwn-ms") || !strings.Contains(out, w.path) || strings.Contains(out, "4321") {
+			t.Fatalf("status after a refused reload:\n%s", out)
+		}
+	})
+}

@@ -81,6 +81,7 @@ func statusCommand(sio IO) *cli.Command {
 				printPoolLink(c.App.Writer, e, c.Bool(fShowToken))
 			}
 			printPoolState(c.Context, c.App.Writer, addr)
+			printFileErrors(c.Context, c.App.Writer, addr)
 			return statusview.Table(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}

@@ -98,8 +98,24 @@ func printReloadFailure(w io.Writer, c poolstatus.ConfigState, loc *time.Locatio
 	for _, e := range c.ReloadErrors[1:] {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
-	fmt.Fprintf(w, "  still serving the configuration loaded at %s; fix the file, then reload again (SIGHUP, or save in the pool page's editor)\n",
+	fmt.Fprintf(w, "  still serving the configuration loaded at %s; fix the file, then it reloads by itself (file watch), on SIGHUP or from the pool page's editor\n",
 		c.LoadedAt.In(loc).Format(time.DateTime))
+}
+
+// FileNotReloaded writes that the last reload of the config file at path
+// was refused: its first error (FILE:LINE:COL: PATH: MSG, never a value of
+// the file), the others indented below, and that the settings loaded
+// before still run, for a file whose pool state cannot say it (a file of
+// proxy: settings only).
+func FileNotReloaded(w io.Writer, path string, errs []string) {
+	if len(errs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "config file: NOT RELOADED: %s\n", errs[0])
+	for _, e := range errs[1:] {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	fmt.Fprintf(w, "  still running the settings loaded before from %s; fix the file, then it reloads by itself (file watch) or on SIGHUP\n", path)
 }
 
 // notMemberFaults are the call classes that do not make a member failing:
