@@ -7,8 +7,6 @@ package proxy
 
 import (
 	"bufio"
-	"crypto/tls"
-	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -57,18 +55,6 @@ func selConnect(t *testing.T, proxyAddr, target, extra string) (int, net.Conn, *
 	return status, c, br
 }
 
-// selTLSGet runs TLS over an open tunnel (trusting pool, name example.com,
-// which the testworld certificate covers) and returns the body of GET /.
-func selTLSGet(t *testing.T, c net.Conn, pool *x509.CertPool) string {
-	t.Helper()
-	tc := tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "example.com"})
-	if _, err := io.WriteString(tc, "GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"); err != nil {
-		t.Fatalf("TLS through the tunnel: %v", err)
-	}
-	_, body := readResponse(t, bufio.NewReader(tc), "GET")
-	return body
-}
-
 // selGet sends an absolute-form GET for rawURL (plus extra header lines)
 // and returns the response with its body read. The body error, if any, is
 // returned instead of failing the test.
@@ -101,20 +87,11 @@ func selLastDecision(t *testing.T, e *Engine) statusdoc.Decision {
 	return ds[len(ds)-1]
 }
 
-// selPhases lists "candidate phase" of a decision's failures.
-func selPhases(d statusdoc.Decision) []string {
-	var out []string
-	for _, f := range d.Failed {
-		out = append(out, f.Candidate+" "+f.Phase)
-	}
-	return out
-}
-
 // silentGateway accepts TCP and never answers (a dead-but-silent gateway,
 // SPEC ORD-6); it reads until the peer closes and counts the connections
-// still open, so tests can prove the proxy closed its losers. Built by
-// newAnsweringGateway it answers every CONNECT with 200 after a delay (and
-// relays nothing).
+// still open, so tests can prove the proxy closed its losers. With answer
+// >= 0 it answers every CONNECT with 200 after that delay (and relays
+// nothing).
 type silentGateway struct {
 	Addr     string
 	open     atomic.Int64
@@ -123,10 +100,6 @@ type silentGateway struct {
 }
 
 func newSilentGateway(t *testing.T) *silentGateway { return newFakeGateway(t, -1) }
-
-// newAnsweringGateway answers each CONNECT head with "200 Connection
-// established" after d, then discards what it reads.
-func newAnsweringGateway(t *testing.T, d time.Duration) *silentGateway { return newFakeGateway(t, d) }
 
 func newFakeGateway(t *testing.T, answer time.Duration) *silentGateway {
 	t.Helper()
