@@ -28,20 +28,21 @@ func (e FieldError) Error() string { return e.Field + ": " + e.Message }
 // Env is what checking needs besides the values: the parts of the
 // instance's start that do not change.
 type Env struct {
-	// BoundPort is the port the listener bound (SPEC GW-2 self-loop
-	// protection; LIS-1 may have fallen back to a later one); 0 before
+	// BoundPort is the port the listener bound (a gateway at this
+	// port would loop back into the proxy; the listener may have fallen
+	// back to a later port than listen-port); 0 before
 	// the listener exists (the listen-port value is used).
 	BoundPort int
-	// NoProxy is the startup NO_PROXY union (SPEC ORD-3b), part of the
+	// NoProxy is the startup NO_PROXY union, part of the
 	// prefer-direct rules.
 	NoProxy string
-	// EnvProxies are the startup environment's proxies (SPEC GW-1), the
+	// EnvProxies are the startup environment's proxies, the
 	// candidates after the gateways.
 	EnvProxies []route.EnvProxy
 	// StrictGateways makes every gateway the candidates would skip (it
 	// does not parse, or it points at this listener) an error at its
-	// item; the command line skips those with a warning (SPEC GW-3), a
-	// change of a running instance refuses them.
+	// item; the command line skips those with a warning (a start is not
+	// lost to one bad item), a change of a running instance refuses them.
 	StrictGateways bool
 }
 
@@ -90,8 +91,8 @@ func Check(v Values, env Env) (*Resolved, []FieldError) {
 
 // value checks the value of k, whose Go type kind already checked, and
 // puts what it resolves to into r: the log level, the health URL, the
-// prefer-direct and prefer-proxy rules with env's NO_PROXY (SPEC ORD-3b);
-// gateways against env (GW-3); ranges of ports, durations and counts.
+// prefer-direct and prefer-proxy rules with env's NO_PROXY;
+// gateways against env; ranges of ports, durations and counts.
 // Errors are added to c.
 func (c *checker) value(k Key, r *Resolved, env Env) {
 	v := c.v
@@ -129,16 +130,16 @@ func (c *checker) value(k Key, r *Resolved, env Env) {
 
 // resolveCandidates sets r.Spec from r's values and env (its ListenPort
 // is env.BoundPort when the listener is bound) and builds the candidates
-// from it (SPEC GW-1..GW-3): it returns BuildCandidates' warnings, or the
+// from it: it returns BuildCandidates' warnings, or the
 // one error at the field it comes from, which is also the error when a
-// gateway's CA file (SPEC GW-6) does not load.
+// gateway's CA file does not load.
 func resolveCandidates(r *Resolved, env Env) ([]string, *FieldError) {
 	v := r.Values
 	port := env.BoundPort
 	if port == 0 {
 		port = v.Int(ListenPort)
 	}
-	// The first gateway (SPEC GW-1): upstream-url when given, '' meaning
+	// The first gateway: upstream-url when given, '' meaning
 	// none; not given (nil), upstream-host:upstream-port, '' meaning none.
 	host := v.String(UpstreamHost)
 	if u, given := v[UpstreamURL].(string); given && u == "" {
@@ -174,8 +175,8 @@ func resolveCandidates(r *Resolved, env Env) ([]string, *FieldError) {
 	return warnings, nil
 }
 
-// caFileError is the error of gateway cd whose CA file did not load (SPEC
-// GW-6): at upstream-url when it came from there, else at gateway, naming
+// caFileError is the error of gateway cd whose CA file did not load: at
+// upstream-url when it came from there, else at gateway, naming
 // the environment variable of a gateway taken from the environment.
 func caFileError(cd candidate.Candidate, err error) *FieldError {
 	field, msg := Gateway, fmt.Sprintf("%s: %v", cd.String(), err)
@@ -189,8 +190,8 @@ func caFileError(cd candidate.Candidate, err error) *FieldError {
 }
 
 // MaxNamedErrors is how many field errors a refused change or a refused
-// file names; past it one more entry gives the count (SPEC OPS-7: an
-// answer stays small whatever the request).
+// file names; past it one more entry gives the count: an
+// answer stays small whatever the request.
 const MaxNamedErrors = 20
 
 // maxNameBytes cuts a key name an error repeats.
@@ -297,7 +298,7 @@ func (c *checker) bounds(k Key) {
 	}
 }
 
-// rules parses prefer-direct and prefer-proxy (SPEC ORD-3); the error is
+// rules parses prefer-direct and prefer-proxy; the error is
 // at the list that holds the bad pattern.
 func (c *checker) rules(noProxy string) *route.Rules {
 	pd, pp := c.v.List(PreferDirect), c.v.List(PreferProxy)
@@ -315,8 +316,8 @@ func (c *checker) rules(noProxy string) *route.Rules {
 	return nil
 }
 
-// MaxGateways is the most gateways a settings change or start may name
-// (SPEC OPS-7): each is a candidate tried in turn, and a longer list only
+// MaxGateways is the most gateways a settings change or start may name:
+// each is a candidate tried in turn, and a longer list only
 // holds the settings lock while it is checked.
 const MaxGateways = 64
 
@@ -381,7 +382,7 @@ func portless(g string) string {
 // looksLikeHostName reports whether s is a dotted host name or address
 // of at most 64 bytes (or localhost), which an error may repeat as an
 // example: a key pasted into the field is none (too long for a DNS
-// label, or no dot), and is never repeated (SPEC OPS-7).
+// label, or no dot), and is never repeated.
 func looksLikeHostName(s string) bool {
 	if len(s) > 64 || (s != "localhost" && !strings.Contains(s, ".")) {
 		return false
@@ -396,8 +397,8 @@ func looksLikeHostName(s string) bool {
 }
 
 // upstreamURL checks upstream-url whether or not it is in use: ” (no
-// first gateway from it) or a gateway URL (SPEC GW-3); the message never
-// repeats the value (SPEC OPS-7).
+// first gateway from it) or a gateway URL; the message never
+// repeats the value, which may hold a password.
 func (c *checker) upstreamURL() {
 	u := c.v.String(UpstreamURL)
 	if u == "" {
@@ -415,7 +416,7 @@ func (c *checker) upstreamURL() {
 // upstreamHost checks upstream-host whether or not upstream-url overrides
 // it: ” (no first gateway) or a host name or IP address alone. A
 // user:password@ there would become a gateway's credentials that no
-// document masks, and a line break a header (SPEC GW-3, OPS-7).
+// document masks, and a line break a header.
 func (c *checker) upstreamHost() {
 	h := c.v.String(UpstreamHost)
 	switch {
@@ -448,8 +449,8 @@ func hasControl(s string) bool {
 
 // scrub is an error message of proxy/route with every quoted part ("…",
 // which repeats a value given) and a scheme that is no known one taken out:
-// a settings error never repeats a value that may be a secret (SPEC
-// OPS-7); the field names which value it is.
+// a settings error never repeats a value that may be a secret
+// (SPEC OPS-7); the field names which value it is.
 func scrub(msg string) string {
 	var b strings.Builder
 	for {

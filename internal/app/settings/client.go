@@ -88,7 +88,7 @@ func (c *Client) AddGateway(ctx context.Context, gateway string) (Document, erro
 }
 
 // SameGateway reports whether a and b name one gateway as the proxy reads
-// them (route.ParseGateway, SPEC GW-3): the same scheme ("host:port" is
+// them (route.ParseGateway): the same scheme ("host:port" is
 // http), user, host:port and CA file. Passwords are not compared, so a
 // gateway matches its masked form ("http://u:***@h:1") as a document
 // shows it. Text that does not parse matches only itself.

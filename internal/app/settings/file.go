@@ -14,7 +14,7 @@ import (
 )
 
 // The config file's proxy: section holds the live settings under their
-// key names, beside the pool's channels: and pools: (SPEC OPS-7):
+// key names, beside the pool's channels: and pools: sections:
 //
 //	proxy:
 //	  gateway: [http://127.0.0.1:7897, socks5://10.0.0.2:1080]
@@ -62,8 +62,8 @@ func ReadSection(data []byte, file string) (*Section, error) {
 	var errs config.ConfigErrors
 	total := 0
 	bad := func(path string, n *yaml.Node, msg string) {
-		// The first MaxNamedErrors are named, the rest counted (SPEC
-		// OPS-7: a file of many thousand bad keys makes a short answer).
+		// The first MaxNamedErrors are named, the rest counted:
+		// a file of many thousand bad keys makes a short answer.
 		if total++; total <= MaxNamedErrors {
 			errs = append(errs, &config.ConfigError{Path: path, Msg: msg, Line: n.Line, Column: n.Column, File: file})
 		}
@@ -151,7 +151,7 @@ func nodeValue(k Key, n *yaml.Node) (any, error) {
 			out = append(out, it.Value)
 		}
 		if k.Name == Gateway {
-			// A YAML list item is one gateway (SPEC GW-4).
+			// A YAML list item is one gateway: a comma in it is part of a password.
 			return trimList(out), nil
 		}
 		return SplitList(out), nil
@@ -186,7 +186,7 @@ const withheld = "a value not repeated here"
 // withhold is msg without the values of vals: an error of the config file
 // is logged and shown in the settings document, which needs no token, and
 // a value in the wrong place may be a key or a password pasted there (a
-// gateway URL with its password, an API key as cooldown-ms; SPEC OPS-7).
+// gateway URL with its password, an API key as cooldown-ms).
 // The position FILE:LINE:COL says where the value is. A value is removed
 // quoted ("…", as %q writes it) always, and as it is when it is long
 // enough to be a secret (6 bytes or more: a shorter one also matches

@@ -13,7 +13,7 @@ import (
 )
 
 // Path is the settings endpoint on the listener, beside the status
-// document (SPEC OPS-7).
+// document.
 const Path = "/_dual-proxy/settings"
 
 // ClientHeader names the kind of client in a change, for the log line and

@@ -1,5 +1,5 @@
-// Package settings is the live proxy configuration of a running instance
-// (SPEC OPS-7): the settings that apply without rebinding the listener,
+// Package settings is the live proxy configuration of a running instance:
+// the settings that apply without rebinding the listener,
 // keyed by their long flag names as --print-config shows them, each with
 // its type, bounds and source (default, flag, env, file, API); validation
 // that names every bad field; the versioned GET/PUT document of

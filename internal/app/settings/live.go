@@ -64,7 +64,7 @@ type Options struct {
 	// writers (a reload of the whole file, the pool's editor): every
 	// change with its write-back, and every reload, holds it from reading
 	// the file to applying it, so a reload never applies the file as it
-	// was before a change it waited for (SPEC OPS-7: what a change
+	// was before a change it waited for (what a change
 	// answered is what runs and what is on disk). nil: a lock of the
 	// Live's own.
 	Lock sync.Locker
@@ -94,7 +94,7 @@ var (
 	ErrStale = errors.New("the settings changed since that version was read; read them again and redo the change")
 	// ErrFileRefused: the config file a change would be written into holds
 	// what the last reload refused; written there, the change would put on
-	// disk settings that do not run (SPEC OPS-7: what a change answered is
+	// disk settings that do not run (what a change answered is
 	// what runs and what is on disk).
 	ErrFileRefused = errors.New("the config file holds errors its last reload refused (dual-proxy settings get lists them): fix the file first; its next reload applies it")
 	// ErrNoVersion: a change without If-Match.
@@ -374,7 +374,7 @@ type FileChange struct {
 // default) and checks the result, changing nothing. Errors are
 // config.ConfigErrors at FILE:LINE:COL that never repeat a value of the
 // section (it may be a key pasted in the wrong place). The caller holds
-// Options.Lock from reading the file until Commit (SPEC OPS-7).
+// Options.Lock from reading the file until Commit, so a reload never applies an older file over a change.
 func (l *Live) PrepareFile(data []byte) (*FileChange, error) {
 	sec, err := ReadSection(data, l.opts.File)
 	if err != nil {
@@ -405,7 +405,7 @@ func (c *FileChange) Commit() error {
 
 // FileFailed records lines, the errors of a reload of the file that
 // applied nothing (of its proxy: section or of another section: a reload
-// is all or nothing, SPEC OPS-7), for the document until a reload
+// is all or nothing), for the document until a reload
 // succeeds, and logs that the settings stay. The caller holds
 // Options.Lock.
 func (l *Live) FileFailed(lines []string) {

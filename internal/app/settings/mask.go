@@ -7,7 +7,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
 
-// Passwords never leave the instance (SPEC LIS-4, OPS-7): the document
+// Passwords never leave the instance (SPEC LIS-4): the document
 // shows a gateway's, the upstream URL's or the upstream host's password as
 // "***" (Check refuses user:pass@ in upstream-host; the mask is there for a
 // value that reached it another way) and the health URL's query as "?***";

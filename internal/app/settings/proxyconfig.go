@@ -9,7 +9,8 @@ import (
 )
 
 // ProxyConfig is the proxy.Config r describes, its candidates built for
-// the listener's bound port boundPort (SPEC GW-2 self-loop; 0: the port r
+// the listener's bound port boundPort (a gateway there would loop
+// back into the proxy; 0: the port r
 // was checked with), and the warnings of building them (skipped gateways,
 // ignored NO_PROXY entries; one line each, redacted). Every key sets its
 // part through its Key.Proxy, which keeps the key's meaning of 0 (a

@@ -64,7 +64,7 @@ func SplitList(vals []string) []string {
 
 // SplitGateways splits the comma-separated spelling of the gateway list
 // (one string, as --gateway and GATEWAY give it) into gateways (SPEC
-// GW-3, GW-4). A comma inside a URL's userinfo belongs to the password: a
+// GW-4). A comma inside a URL's userinfo belongs to the password: a
 // piece is joined back to the one before it when that one starts with a
 // scheme ("http://"), has no '@' yet, and the piece has an '@' and no
 // scheme of its own. So "http://u:pa,ss@h:1,h2:2" is two gateways, the
@@ -97,8 +97,7 @@ func trimList(l []string) []string {
 // set KEY=VALUE` and the environment give it: a whole number, true/false
 // (also 1/0, yes/no, on/off), a string, or a comma-separated list (""
 // is the empty list). The error is the message of a FieldError; it never
-// repeats the text, which may be a key pasted into the wrong field (SPEC
-// OPS-7).
+// repeats the text, which may be a key pasted into the wrong field.
 func ParseText(k Key, text string) (any, error) {
 	switch k.Kind {
 	case KindMS, KindCount:
@@ -125,7 +124,7 @@ func ParseText(k Key, text string) (any, error) {
 // ParseBool reads a boolean as every source gives it (the file, the API,
 // `dual-proxy settings set`, a flag's environment variable): true, 1, yes,
 // on or false, 0, no, off, in any case, spaces around ignored. The error
-// never repeats the text (SPEC OPS-7).
+// never repeats the text, which may be a secret.
 func ParseBool(text string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(text)) {
 	case "true", "1", "yes", "on":
@@ -151,7 +150,7 @@ func (e *ItemError) Error() string { return e.Message }
 // text form (ParseText), so a script may send every value as text. A
 // list's item that is null, empty or not a string is an *ItemError (a
 // null is never dropped or read as ""); other errors are the message of a
-// FieldError at the key. No error repeats the value (SPEC OPS-7).
+// FieldError at the key. No error repeats the value, which may be a secret.
 func ParseJSON(k Key, raw json.RawMessage) (any, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil && k.Kind != KindString {
@@ -182,7 +181,7 @@ func ParseJSON(k Key, raw json.RawMessage) (any, error) {
 // parseJSONList reads a JSON array of strings, item by item: an item
 // that is null, not a string or blank is an *ItemError. An array item of
 // the gateway list is exactly one gateway: a comma in it is part of a
-// password (SPEC GW-4), never a separator.
+// password, never a separator.
 func parseJSONList(k Key, raw json.RawMessage) (any, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
