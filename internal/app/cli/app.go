@@ -88,14 +88,14 @@ func dualProxyApp(sio IO) *cli.App {
 }
 
 // Claude runs the claude-dual-proxy command line: `claude-dual-proxy
-// [flags] -- [ARGS...]` runs claude behind the proxy (SPEC RUN-1).
+// [flags] -- [ARGS...]` runs claude behind the proxy.
 func Claude(args []string, sio IO) int {
 	return runApp(claudeApp(sio), append([]string{"claude-dual-proxy"}, args...), sio)
 }
 
 // claudeApp is the claude-dual-proxy command line definition. It has no
 // subcommands: every argument that is not one of its flags belongs to
-// claude (RUN-1), so `claude-dual-proxy help` runs `claude help`.
+// claude, so `claude-dual-proxy help` runs `claude help`.
 func claudeApp(sio IO) *cli.App {
 	return &cli.App{
 		Name:            "claude-dual-proxy",
@@ -151,7 +151,7 @@ func runApp(app *cli.App, args []string, sio IO) int {
 }
 
 // setUsageErrors makes a usage error of app and of each of its commands,
-// nested ones included, one hint line with exit status 2 (SPEC LIS-5),
+// nested ones included, one hint line with exit status 2,
 // naming the command and its flags, instead of urfave/cli's whole help.
 func setUsageErrors(app *cli.App, args []string) {
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
@@ -181,7 +181,7 @@ func setUsageErrors(app *cli.App, args []string) {
 }
 
 // exitStatus prints the error app.Run returned to stderr as one line and
-// returns the exit status (SPEC LIS-5): 2 for a bad flag (with the flag
+// returns the exit status: 2 for a bad flag (with the flag
 // hint), an unknown help topic and urfave/cli's own flag errors; a
 // cli.Exit code as given; else 1, the message prefixed by the app's name.
 func exitStatus(app *cli.App, err error, args []string, sio IO, stderr io.Writer) int {
@@ -216,7 +216,7 @@ func exitStatus(app *cli.App, err error, args []string, sio IO, stderr io.Writer
 // past the command the help is for ("" when there is none, or when the
 // first word names no command: unknownTopic answers that). urfave/cli's
 // help reads its first word only, so `dual-proxy help status json` printed
-// status's help as if "json" meant something (SPEC LIS-5). A command with subcommands takes one more word.
+// status's help as if "json" meant something. A command with subcommands takes one more word.
 func helpExtra(app *cli.App, args []string) string {
 	if len(args) < 3 || !isHelpWord(args[1]) || app.HideHelpCommand {
 		return ""
@@ -246,7 +246,7 @@ func helpExtra(app *cli.App, args []string) string {
 // when SUB is a subcommand of CMD, and into `PROG CMD SUB` (an unknown
 // command, with did-you-mean) when CMD has subcommands but not SUB:
 // urfave/cli's help command reads only its first word, so `dual-proxy help
-// pool test` showed the pool's help, not pool test's (SPEC LIS-5).
+// pool test` showed the pool's help, not pool test's.
 //
 // `PROG help help` is `PROG help` (and `PROG CMD help help` `PROG CMD
 // help`): urfave/cli answered it with a bare page
@@ -315,7 +315,7 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 		s.Level = new(slog.LevelVar)
 	}
 	s.Level.Set(s.Resolved.Level)
-	opts := &slog.HandlerOptions{Level: s.Level} // a settings change sets it (SPEC OPS-7)
+	opts := &slog.HandlerOptions{Level: s.Level} // a settings change sets it
 	if s.Live.String(settings.LogFormat) == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
@@ -323,7 +323,7 @@ func newLogger(s *Settings, w io.Writer) *slog.Logger {
 }
 
 // healthTarget is what the "listening" line says the health check
-// contacts: the URL's origin (no path or query in logs, SPEC HTTP-6), or
+// contacts: the URL's origin (no path or query in logs: they may carry secrets), or
 // "off".
 func healthTarget(raw string) string {
 	u, err := url.Parse(raw)
@@ -333,7 +333,7 @@ func healthTarget(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// warnOpenProxy logs SPEC LIS-2's warning for a non-loopback listener and
+// warnOpenProxy logs the warning (SPEC LIS-2) for a non-loopback listener and
 // reports whether it did.
 func warnOpenProxy(host string, log *slog.Logger) bool {
 	if host == "localhost" {

@@ -24,7 +24,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/signals"
 )
 
-// run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1..RUN-3): the
+// run is `dual-proxy run` and `claude-dual-proxy` (SPEC RUN-1): the
 // settings, the log, then the launcher's sequence (listener, pool,
 // registry, child) through a launch, whose cleanups run in reverse order of
 // that sequence.
@@ -34,7 +34,7 @@ func run(c *cli.Context, m mode, sio IO) error {
 		return err
 	}
 	if !c.Bool(fPrintConfig) && len(s.Command) > 0 && !childFound(s.Command[0]) {
-		// Said first and alone (RUN-3): the warnings about the default
+		// Said first and alone: the warnings about the default
 		// pool file or the agent's settings would bury it, and none of
 		// them matters until the command exists.
 		return cli.Exit(hint.NotFound(c.App.Name, m.hintKind(), s.Command[0]), signals.StatusNotFound)
@@ -52,14 +52,14 @@ func run(c *cli.Context, m mode, sio IO) error {
 	defer logw.Close()
 	l := &launch{prog: c.App.Name, mode: m, s: s, terminal: c.App.ErrWriter, log: launcherLogger(c.App.Name, s, logw, c.App.ErrWriter), mux: proxy.NewMux()}
 	if s.HealthWhy != "" {
-		// Which URL the health check uses, and why (SPEC RUN-1b); its
-		// origin only (OPS-1).
+		// Which URL the health check uses, and why; its
+		// origin only (a path or query may carry a secret).
 		l.log.Info("health check target", "health", healthTarget(s.Live.String(settings.HealthURL)), "why", s.HealthWhy)
 	}
 	// Every launcher that serves pools requires a per-launch token, also
 	// without --pool (the default config file's pools are served then, and
 	// an open /pool/ would let any local user spend the channel keys while
-	// any launcher runs: SPEC POOL-20). Without --pool the child is not
+	// any launcher runs). Without --pool the child is not
 	// given it; `dual-proxy status --show-token` and pool test find it in
 	// the registry.
 	if s.Pool != nil {
@@ -101,7 +101,7 @@ func childFound(command string) bool {
 // start-up warnings logged: a default pool configuration with errors, an
 // empty one, a channel key in a file other users can read, and a
 // non-loopback listener; the terminal gets the last two too (the log is a
-// file here, SPEC LIS-2).
+// file here, which nobody watches).
 func launcherLogger(prog string, s *Settings, w io.Writer, terminal io.Writer) *slog.Logger {
 	log := newLogger(s, w)
 	if s.ConfigWarning != "" {
@@ -140,7 +140,7 @@ type launch struct {
 
 // proxyConfig is the launcher's Proxy hook: the proxy configuration for
 // the bound port, its start-up warnings (skipped gateways, redacted) on the
-// terminal too (SPEC GW-3, as LIS-2).
+// terminal too, where the user sees them.
 func (l *launch) proxyConfig(port int) (proxy.Config, []string, error) {
 	pc, w, err := l.s.ProxyConfig(port, l.log)
 	pc.Handler = l.mux
@@ -150,8 +150,8 @@ func (l *launch) proxyConfig(port int) (proxy.Config, []string, error) {
 	return pc, w, err
 }
 
-// ready is the launcher's Ready hook: metrics, the live settings (SPEC
-// OPS-7), the pool (or noPool) on /pool/, and the registry entry with the
+// ready is the launcher's Ready hook: metrics, the live settings, the
+// pool (or noPool) on /pool/, and the registry entry with the
 // control token.
 func (l *launch) ready(srv *proxy.Server, port int) {
 	l.mux.Attach(srv)
@@ -228,7 +228,7 @@ func (l *launch) cleanup() {
 }
 
 // exit maps the launcher's status and error to run's: a command not found
-// with its hint (RUN-3), a proxy that could not start (RUN-2) or a command
+// with its hint (SPEC RUN-3), a proxy that could not start (SPEC RUN-2) or a command
 // that could not run as one line naming the log, the child's own status
 // otherwise, with the failed-requests hint when it failed.
 func (l *launch) exit(status int, err error) error {
@@ -237,8 +237,8 @@ func (l *launch) exit(status int, err error) error {
 		return cli.Exit(hint.NotFound(l.prog, l.mode.hintKind(), s.Command[0]), status)
 	}
 	if err != nil && (status == 1 || status == 126 || status == 127) {
-		// The proxy could not start (RUN-2), or the command could not be
-		// found or executed (RUN-3): one line, like a shell.
+		// The proxy could not start, or the command could not be
+		// found or executed: one line, like a shell.
 		hint := ""
 		if netutil.IsAddrInUse(err) {
 			host, port, fallback := s.listener()
@@ -247,11 +247,11 @@ func (l *launch) exit(status int, err error) error {
 		return cli.Exit(fmt.Sprintf("%s: %s%s (see the log: %s)", l.prog, oneLine(err.Error()), hint, s.LogFile), status)
 	}
 	if hint := agentExitHint(s.Command, status); hint != "" {
-		// The agent's own exit status names the cause (SPEC OPS-8): the
+		// The agent's own exit status names the cause: the
 		// fix, not the proxy's log.
 		fmt.Fprintf(l.terminal, "%s: %s\n", l.prog, hint)
 	} else if status != 0 && len(l.bypass) > 0 {
-		// The child's own settings sent it past the proxy (SPEC OPS-8): what
+		// The child's own settings sent it past the proxy: what
 		// failed may never have reached the proxy, so its log is the wrong place to look.
 		fmt.Fprintf(l.terminal, "%s: the command failed after the warning(s) at start: its own settings send it past dual-proxy; fix the file(s) named there first\n", l.prog)
 	} else if status != 0 && l.engine != nil {

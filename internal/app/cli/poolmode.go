@@ -25,7 +25,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/redisstate"
 )
 
-// Pool flag names (SPEC §10, POOL-20).
+// Pool flag names.
 const (
 	fConfig          = "config"
 	fPool            = "pool"
@@ -68,7 +68,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		s.Pool = cfg
 	case !explicit && errors.Is(err, fs.ErrNotExist) && s.Mode == modeServe && c.String(fPoolToken) != "":
 		// No file yet, but a token to save with: an empty pool whose
-		// editor creates the default file (SPEC POOL-22).
+		// editor creates the default file.
 		s.Pool, s.ConfigMissing = &config.Config{}, true
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		s.ConfigPath = ""
@@ -76,7 +76,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		// A launcher that was not asked for a pool is not stopped by the
 		// default file it only happened to find: it runs without pools
 		// and says why (an unset key variable in that file must not
-		// stop every `dual-proxy run -- CMD`; SPEC POOL-3).
+		// stop every `dual-proxy run -- CMD`).
 		text := configErrorText(err)
 		if config.AllErrors(err) == nil {
 			text = fmt.Sprintf("%s: %v", path, err)
@@ -93,7 +93,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 		if err := config.CheckStateURL(v); err != nil {
 			return usageError(fPoolState, "%v", err)
 		}
-		s.Pool.State.URL = v // the flag (or DUAL_PROXY_POOL_STATE) wins over state: (SPEC POOL-23)
+		s.Pool.State.URL = v // the flag (or DUAL_PROXY_POOL_STATE) wins over state:, as a flag wins over the file
 		s.PoolStateFlag = v
 	}
 	if s.Pool != nil && s.Pool.State.Shared() {
@@ -125,7 +125,7 @@ func resolvePool(c *cli.Context, s *Settings) error {
 // was not named (--config, DUAL_PROXY_CONFIG) but found at the default
 // path and the command needs it (the standalone proxy, a launcher with
 // --pool), so the user learns which file stops the command and what to do
-// (SPEC POOL-3: errors say where and how to fix).
+// (errors say where and how to fix).
 func defaultConfigNote(explicit bool, path string) string {
 	if explicit {
 		return ""
@@ -211,7 +211,7 @@ func poolChild(s *Settings, token string, port int, env, argv []string) (_, _ []
 // tomlString is s as a TOML basic string for Codex's -c overrides, which
 // parse their value as TOML: quoted, with '"', '\\' and control characters
 // escaped (TOML 1.0 "String"), so no value can end the string early and
-// add keys of its own (the pool id is checked at load, SPEC POOL-3; this
+// add keys of its own (the pool id is checked at load; this
 // holds for any value).
 func tomlString(s string) string {
 	var b strings.Builder
@@ -458,7 +458,7 @@ func poolGetenv(s *Settings) func(string) string {
 // newPool is the pool of s with its editor (SPEC POOL-22) on the file the
 // configuration was read from, f: a save holds f's lock, is checked as a
 // reload would check it, and is applied like SIGHUP (the whole file,
-// SPEC OPS-7). f.pool is set to the pool.
+// all or nothing). f.pool is set to the pool.
 func newPool(s *Settings, f *configFile, opts pool.Options, log *slog.Logger) *pool.Pool {
 	opts.ConfigFile, opts.Getenv = s.ConfigPath, poolGetenv(s)
 	opts.FileLock, opts.CheckFile = &f.mu, f.check

@@ -20,14 +20,14 @@ import (
 // Settings is the resolved configuration of one command: flags, their
 // environment variables and defaults applied, validated. The proxy
 // settings are not fields here: they are Live, by the names of
-// internal/app/settings' key table, and Resolved, their checked forms (SPEC
-// OPS-7: one description of every setting); what is here besides is no
+// internal/app/settings' key table, and Resolved, their checked forms (one
+// description of every setting); what is here besides is no
 // proxy setting (the child, the pool, the log file, the control token).
 type Settings struct {
 	Mode mode
 
 	// HealthWhy says why `dual-proxy run` chose the default health URL
-	// it did (SPEC RUN-1b); "" when the user set one or another command
+	// it did, for the log; "" when the user set one or another command
 	// runs.
 	HealthWhy string
 
@@ -36,16 +36,16 @@ type Settings struct {
 	Level   *slog.LevelVar
 	LogFile string // launchers only
 
-	// Model pool (SPEC §10): the loaded config (nil: none), its path, and
-	// for launchers the pool the child uses (POOL-20).
+	// Model pool: the loaded config (nil: none), its path, and
+	// for launchers the pool the child uses.
 	Pool       *config.Config
 	ConfigPath string
 	// ConfigMissing: ConfigPath does not exist yet; Pool is empty and the
-	// editor creates the file (serve with --pool-token, SPEC POOL-22).
+	// editor creates the file (serve with --pool-token).
 	ConfigMissing bool
 	// ConfigWarning: a launcher without --pool found the default file
 	// broken and runs without pools; the text (errors, the file, what to
-	// do) is printed as a warning at start (SPEC POOL-3).
+	// do) is printed as a warning at start, so a broken file does not stop the command.
 	ConfigWarning string
 	// PoolStateFlag is --pool-state (or its variable), which wins over the
 	// file's state: at start and at every reload ("" when not given).
@@ -55,12 +55,11 @@ type Settings struct {
 	AgentPresets  bool
 	PoolToken     string // serve: required on /pool/ endpoints when set
 	// registration is this instance's registry entry once registered
-	// (register), whose pool list a reload keeps current (applyPool,
-	// SPEC OPS-6); nil before, or when registering failed.
+	// (register), whose pool list a reload keeps current (applyPool); nil before, or when registering failed.
 	registration atomic.Pointer[registry.Registration]
 
 	// Live are the proxy settings by key (internal/app/settings), Sources where
-	// each came from, Resolved their checked form (SPEC OPS-7): every
+	// each came from, Resolved their checked form: every
 	// proxy setting is read here, by its key name.
 	Live     settings.Values
 	Sources  map[string]settings.Source
@@ -80,7 +79,7 @@ type Settings struct {
 // AvoidPorts are the ports of gateways on loopback or on the listen host:
 // the listener never falls back onto them (proxy.Listen). A launcher also
 // avoids the standalone proxy's default port, so a `dual-proxy` started
-// later (or its systemd unit) can still bind it (SPEC LIS-1).
+// later (or its systemd unit) can still bind it.
 func (s *Settings) AvoidPorts() []int {
 	spec := s.Resolved.Spec
 	spec.ListenPort = 0 // no self-loop exclusion: we want every gateway
@@ -107,7 +106,7 @@ func (s *Settings) AvoidPorts() []int {
 	return out
 }
 
-// listener is the listener's settings (SPEC LIS-1): host, port and the
+// listener is the listener's settings: host, port and the
 // ports to fall back on.
 func (s *Settings) listener() (host string, port, fallback int) {
 	v := s.Live
@@ -115,7 +114,7 @@ func (s *Settings) listener() (host string, port, fallback int) {
 }
 
 // ProxyConfig is the proxy.Config these settings describe, with the
-// candidates built for the given bound port (SPEC GW-2 self-loop):
+// candidates built for the given bound port (a gateway there would loop back into the proxy):
 // settings.Resolved.ProxyConfig, logging to log.
 func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, []string, error) {
 	cfg, warnings, err := s.Resolved.ProxyConfig(boundPort)
@@ -124,7 +123,7 @@ func (s *Settings) ProxyConfig(boundPort int, log *slog.Logger) (proxy.Config, [
 }
 
 // noProxyRules is the NO_PROXY value the proxy's own prefer-direct rules
-// use (SPEC ORD-3b): the union of no_proxy and NO_PROXY, as the child gets
-// it (ENV-1). curl's one-wins rule (envrewrite.NoProxy) would apply only
+// use: the union of no_proxy and NO_PROXY, as the child gets
+// it. curl's one-wins rule (envrewrite.NoProxy) would apply only
 // one of two different values.
 func noProxyRules(env []string) string { return strings.Join(envrewrite.NoProxyEntries(env), ",") }
