@@ -1,7 +1,7 @@
 // Package cli builds the command lines of dual-proxy and
 // claude-dual-proxy: flags (each also read from its environment variable,
 // SPEC §7-§8), parsed and validated in one place into a Settings value
-// (SPEC LIS-5: invalid values exit 2 with one line naming the flag), and
+// (invalid values exit 2 with one line naming the flag), and
 // the command tree that runs them (app.go). Its subpackages do one job
 // each and know nothing of this package: complete (shell completion),
 // statusview (what status and pool test print), hint (usage messages that
@@ -59,8 +59,8 @@ const (
 	defaultClaudeBase = "https://api.anthropic.com"
 )
 
-// mode selects per-command defaults (SPEC LIS-1: 7898 and no fallback for
-// the standalone proxy, 7896 and 10 fallback ports for the launchers).
+// mode selects per-command defaults (SPEC LIS-1): 7898 and no fallback for
+// the standalone proxy, 7896 and 10 fallback ports for the launchers.
 type mode int
 
 const (
@@ -80,7 +80,7 @@ func (m mode) hintKind() hint.Kind {
 	return hint.Serve
 }
 
-// standalonePort is the standalone proxy's default port (SPEC LIS-1);
+// standalonePort is the standalone proxy's default port;
 // launchers never fall back onto it.
 const standalonePort = 7898
 
@@ -176,7 +176,7 @@ func (f stringFlag) Names() []string { return f.names }
 func (f stringSliceFlag) Names() []string { return f.names }
 
 // Apply reads the flag's environment variable with settings.ParseBool,
-// the one boolean parser of every source (SPEC OPS-7: VERIFY_TLS=no means
+// the one boolean parser of every source (VERIFY_TLS=no means
 // what verify-tls: no means in the file and through the API), then lets
 // urfave/cli register the flag with that value. An empty variable is
 // false, as urfave/cli reads it. The error names the variable, not its
@@ -229,12 +229,11 @@ func unwrapFlag(f cli.Flag) cli.Flag {
 // settingFlags are the flags of the proxy settings, one per key of
 // internal/app/settings' table in its order: name, kind, default (the
 // launchers' where it differs), environment variable and usage all come
-// from the key (SPEC OPS-7: one description of every setting). --health-url
+// from the key (one description of every setting). --health-url
 // says what the check sends where and why the default is what it is
 // (users who never call DeepSeek saw requests to api.deepseek.com and
-// could not tell why; SPEC HC-1 keeps that default for the standalone
-// proxy); the launchers' default is the origin of the agent's own
-// endpoint (SPEC RUN-1b, resolved in resolve: runHealthURL).
+// could not tell why; the standalone proxy keeps that default); the launchers' default is the origin of the agent's own
+// endpoint (resolved in resolve: runHealthURL).
 func settingFlags(m mode) []cli.Flag {
 	fs := make([]cli.Flag, 0, len(settings.Keys))
 	for _, k := range settings.Keys {

@@ -30,7 +30,7 @@ import (
 // user's registry directory, so `dual-proxy status` and `dual-proxy pool
 // test` find them without --addr or --token.
 
-// defaultStandalone is where `dual-proxy` listens by default (LIS-1); status
+// defaultStandalone is where `dual-proxy` listens by default; status
 // and pool test also look there (standaloneAddr), for an instance the
 // registry does not list (started before the registry existed, or as a
 // service with another runtime directory).
@@ -78,7 +78,7 @@ func poolIDs(cfg *config.Config) []string {
 }
 
 // registerPools writes the pools of cfg, just applied, into this
-// instance's registry entry (SPEC OPS-6): a pool added through the editor
+// instance's registry entry: a pool added through the editor
 // or SIGHUP is one `dual-proxy pool test` finds. A failure is logged,
 // never fatal.
 func registerPools(s *Settings, cfg *config.Config, log *slog.Logger) {
@@ -183,7 +183,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		if c.Bool("json") {
 			// stdout stays one JSON document, the empty list, for a
 			// script that reads it; the line on stderr and exit 1 say
-			// nothing answered, as without --json (SPEC OPS-2).
+			// nothing answered, as without --json.
 			fmt.Fprintln(w, "[]")
 		}
 		return cli.Exit(fmt.Sprintf("dual-proxy status: no running dual-proxy found (looked at %s and the launchers registered in %s); start the proxy with dual-proxy, or a command behind one with dual-proxy run -- CMD (claude-dual-proxy for Claude Code)", standaloneAddr, registryDir(env)), 1)
@@ -198,7 +198,7 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 
 // statusInstance is the "instance" member `dual-proxy status --json` adds
 // to each status document: what the line above a status names in the text
-// form (SPEC OPS-2, OPS-6), from the registry entry. PID is 0, and Command,
+// form, from the registry entry. PID is 0, and Command,
 // Pool, Pools, LogFile and Started are left out, for an instance the
 // registry does not list (the standalone address looked at anyway).
 // PoolPage is the pool page's link, never with the token.
@@ -247,7 +247,7 @@ func withInstance(raw json.RawMessage, e registry.Entry) json.RawMessage {
 // The pool token rides in the link's fragment (which browsers never send)
 // only when showToken asks for it (--show-token, like `gh auth status
 // --show-token`): status output is pasted into chats and tickets, and the
-// token spends the pool's keys (SPEC OPS-6, POOL-20). Without it, the line
+// token spends the pool's keys. Without it, the line
 // says how to get the link with the token.
 func printPoolLink(w io.Writer, e registry.Entry, showToken bool) {
 	if len(e.Pools) == 0 {
@@ -336,7 +336,7 @@ func withLogPath(flags []cli.Flag, env []string) []cli.Flag {
 }
 
 // mountMetrics serves srv's metrics at /metrics on the proxy listener, with
-// the status endpoints' Host guard (SPEC OPS-5).
+// the status endpoints' Host guard (DNS rebinding).
 func mountMetrics(mux *proxy.Mux, srv *proxy.Server) *metrics.Metrics {
 	m := metrics.New()
 	m.AttachEngine(srv.Engine())
@@ -351,7 +351,7 @@ const MetricsPath = "/metrics"
 // port+fallback] on host, for a listen error where all were in use ("" when
 // none is registered there): a dual-proxy already running (a systemd unit,
 // another terminal) is the usual holder, and `ss -tanp` alone did not say
-// that it is ours (SPEC LIS-1, OPS-6).
+// that it is ours.
 func busyHint(env []string, host string, port, fallback int) string {
 	var held []string
 	for p := port; p <= port+fallback && p > 0 && p < 65536; p++ {

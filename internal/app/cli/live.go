@@ -21,8 +21,8 @@ import (
 
 // The proxy's settings are read here into internal/app/settings' values, one
 // per long flag name, and checked there: the same checks a running
-// instance's change gets (SPEC OPS-7), with the command line's messages
-// (SPEC LIS-5: the first error names its flag, exit 2).
+// instance's change gets, with the command line's messages
+// (the first error names its flag, exit 2).
 
 // envControlToken is --control-token's variable.
 const envControlToken = "CONTROL_TOKEN"
@@ -129,7 +129,7 @@ func (s *Settings) check() error {
 }
 
 // resolveFileSettings lays the config file's proxy: section over the
-// settings (a flag or its variable wins for the keys it sets, SPEC OPS-7)
+// settings (a flag or its variable wins for the keys it sets)
 // and checks them again; an error is at FILE:LINE:COL, exit 2.
 func resolveFileSettings(c *cli.Context, s *Settings) error {
 	s.ConfigExplicit = c.String(fConfig) != ""
@@ -158,7 +158,7 @@ func resolveFileSettings(c *cli.Context, s *Settings) error {
 		s.Sources[k] = settings.SourceFile
 	}
 	if _, ok := changed[settings.HealthURL]; ok {
-		s.HealthWhy = "" // the file's URL, not the launcher's choice (RUN-1b)
+		s.HealthWhy = "" // the file's URL, not the launcher's choice
 	}
 	s.Live = next
 	return s.check()
@@ -173,7 +173,7 @@ func startLive(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, me
 	e := srv.Engine()
 	defaults := flagDefaults(s.Mode)
 	if s.Mode == modeClaude {
-		defaults[settings.HealthURL] = claudeHealthURL(s.Env) // SPEC RUN-1b
+		defaults[settings.HealthURL] = claudeHealthURL(s.Env) // the agent's own endpoint
 	}
 	live, err := settings.New(settings.Options{
 		Values:    s.Live,
@@ -224,7 +224,7 @@ func controlToken(c *cli.Context) string {
 }
 
 // storeControlToken keeps token in the registry entry reg (nil: not
-// registered) for `dual-proxy settings` of the same user (SPEC OPS-7).
+// registered) for `dual-proxy settings` of the same user.
 func storeControlToken(reg *registry.Registration, token string, log *slog.Logger) {
 	if err := reg.SetControlToken(token); err != nil {
 		log.Warn("control token not registered: dual-proxy settings needs --control-token", "reason", err.Error())
@@ -233,7 +233,7 @@ func storeControlToken(reg *registry.Registration, token string, log *slog.Logge
 
 // flagList is a list flag's values as settings: the flag package split
 // every value on commas already; the gateway list is joined back and split
-// by settings.SplitGateways, which keeps a comma in a password (SPEC GW-4).
+// by settings.SplitGateways, which keeps a comma in a password.
 func flagList(name string, vals []string) []string {
 	if name == settings.Gateway {
 		return settings.SplitGateways(strings.Join(vals, ","))

@@ -33,7 +33,7 @@ const poolTestTimeout = pool.MaxTestDuration + 10*time.Second
 // without POOL the pools the running instances serve (listPools,
 // listModels). Exit 0 when the call succeeded or the list was printed, 1
 // when the call failed or the instance cannot be reached, 2 for usage
-// errors and a pool the instance does not serve (LIS-5).
+// errors and a pool the instance does not serve.
 func poolCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "pool",
@@ -152,7 +152,7 @@ func poolTestCall(c *cli.Context, env []string, poolID, model string) error {
 // poolTestError is the one-line exit for a test call to dest that got no
 // result: dest's note, the error, and for a refused token which one the
 // instance wants (tokenHint); exit 2 for the pool's own "no pool X" (a
-// pool the instance does not serve, POOL-14, LIS-5), else 1. addrFlag and
+// pool the instance does not serve), else 1. addrFlag and
 // given are --addr's and --token's values.
 func poolTestError(env []string, addrFlag string, dest poolDest, given string, err error) error {
 	msg, code := dest.note+oneLine(err.Error()), 1
@@ -195,8 +195,7 @@ type poolDest struct {
 var standaloneAddr = defaultStandalone
 
 // poolTarget is the instance to test poolID on and its token: --addr and
-// --token when given; else the registered instance serving poolID (SPEC
-// OPS-6), else the standalone default (fallback); the token, when not
+// --token when given; else the registered instance serving poolID, else the standalone default (fallback); the token, when not
 // given, from the registry entry of that address. The error is a bad
 // --addr.
 func poolTarget(env []string, poolID, addrFlag, token string) (poolDest, error) {
@@ -256,8 +255,8 @@ func noneServes(poolID string, running []string) string {
 // (poolTarget) whether it serves poolID, as /pool/status lists its pools.
 // It does: the pool is tested there, without dest's note (true). It does
 // not, or nothing answers there: the one line to exit with (false): code
-// 2 when instances run other pools (a pool that does not exist, SPEC
-// POOL-14, LIS-5), naming them; 1 when none runs (no instance to ask).
+// 2 when instances run other pools (a pool that does not exist),
+// naming them; 1 when none runs (no instance to ask).
 func fallbackServes(ctx context.Context, env []string, poolID string, dest *poolDest) (listing, bool) {
 	running := dest.running
 	if raw, err := fetchDoc(ctx, dest.addr, "/pool/status"); err == nil {
@@ -316,7 +315,7 @@ func trailingFlags(c *cli.Context, args []string) ([]string, error) {
 		case "help", "h":
 			return nil, errWantHelp
 		default:
-			// As a flag before POOL gets it from usageHint (LIS-5).
+			// As a flag before POOL gets it from usageHint.
 			if s := hint.Suggest(flagName, []string{"addr", "token", "json", "help"}); s != "" {
 				return nil, fmt.Errorf("unknown flag %s; did you mean --%s?", a, s)
 			}

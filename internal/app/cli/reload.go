@@ -18,7 +18,7 @@ import (
 
 // configFile is the config file of a running instance (--config, or the
 // default file it read) and the one lock every reader and writer of it
-// holds (SPEC OPS-7, POOL-16). A reload (SIGHUP, the file watch, the pool
+// holds, so no reload applies an older file over a save. A reload (SIGHUP, the file watch, the pool
 // editor's save) reads the whole file once, checks every section —
 // proxy:, channels:, pools:, state: — and applies them all, or applies
 // nothing and says why: a log line per error, the settings document's
@@ -109,7 +109,7 @@ func (f *configFile) reloadLocked(by string, onlyChanged bool) error {
 		return f.failed(by, err)
 	}
 	if f.s.PoolStateFlag != "" {
-		cfg.State.URL = f.s.PoolStateFlag // the flag wins over state: (SPEC POOL-23)
+		cfg.State.URL = f.s.PoolStateFlag // the flag wins over state:, as a flag wins over the file
 	}
 	if fc != nil {
 		if err := fc.Commit(); err != nil {
@@ -130,7 +130,7 @@ func (f *configFile) reloadLocked(by string, onlyChanged bool) error {
 		f.log.Warn("the config file's state: changed: the pool keeps its state store until a restart", "config", path)
 	}
 	// What else follows the file is updated here: the registry's list
-	// of pools (`pool test` finds a pool just added, SPEC OPS-6).
+	// of pools (`pool test` finds a pool just added).
 	registerPools(f.s, cfg, f.log)
 	warnEmptyConfig(path, cfg, f.log)
 	return nil
@@ -290,7 +290,7 @@ func (f *configFile) check(data []byte) error {
 // The text counts as seen only when what it replaced was seen too: a file
 // another instance changed since the last reload here holds that change
 // in the text as well, and the watch must reload it for it to run here
-// (two instances on one file converge, SPEC OPS-7).
+// (two instances on one file converge).
 func (f *configFile) written(before, after []byte) {
 	was := contentOf(before, nil)
 	if before == nil {
@@ -303,8 +303,8 @@ func (f *configFile) written(before, after []byte) {
 
 // warnEmptyConfig logs one warning when cfg, read from path, defines no
 // channel and no pool (an empty or all-comments file loads without an
-// error, and a user who meant to configure pools learnt nothing; SPEC
-// POOL-3: the configuration says what is wrong with it). It reports
+// error, and a user who meant to configure pools learnt nothing;
+// the configuration says what is wrong with it). It reports
 // whether it warned.
 func warnEmptyConfig(path string, cfg *config.Config, log *slog.Logger) bool {
 	if cfg == nil || len(cfg.Channels) > 0 || len(cfg.Pools) > 0 {

@@ -14,11 +14,11 @@ const maxMS = settings.MaxMS
 
 // resolve reads and validates the flags of c: one step per group of
 // settings, in the order their errors are reported (the first bad value
-// is the one named, SPEC LIS-5).
+// is the one named).
 func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 	s := &Settings{Mode: m, Env: environ}
 	for _, step := range []func(*cli.Context, *Settings) error{
-		resolveProxySettings, // internal/app/settings' checks (SPEC OPS-7), the command line's messages
+		resolveProxySettings, // internal/app/settings' checks, the command line's messages
 		resolveLauncher,
 		resolvePool,
 		resolveFileSettings, // the config file's proxy: section
@@ -34,7 +34,7 @@ func resolve(c *cli.Context, m mode, environ []string) (*Settings, error) {
 // resolveLauncher reads a launcher's own settings (nothing for the
 // standalone proxy): the log file, the kill delay and the child's command;
 // claude-dual-proxy's starts with --command and its health check defaults
-// to the agent's own endpoint (SPEC RUN-1, RUN-1b).
+// to the agent's own endpoint (SPEC RUN-1).
 func resolveLauncher(c *cli.Context, s *Settings) error {
 	if s.Mode == modeServe {
 		return nil
@@ -53,7 +53,7 @@ func resolveLauncher(c *cli.Context, s *Settings) error {
 		if len(s.Command) == 0 && !c.Bool(fPrintConfig) {
 			return cli.Exit("dual-proxy run: missing command; usage: dual-proxy run [flags] -- CMD [ARGS...]", 2)
 		}
-		// SPEC RUN-1b: the health check follows the agent it runs.
+		// The health check follows the agent it runs.
 		if len(s.Command) > 0 && !c.IsSet(fHealthURL) {
 			s.Live[settings.HealthURL], s.HealthWhy = runHealthURL(s.Command[0], s.Env)
 			return s.check()
@@ -65,7 +65,7 @@ func resolveLauncher(c *cli.Context, s *Settings) error {
 		return usageError(fCommand, "must not be empty")
 	}
 	s.Command = append([]string{cmd}, s.Command...)
-	// SPEC RUN-1b: prove the path the agent really uses.
+	// Prove the path the agent really uses.
 	if !c.IsSet(fHealthURL) {
 		s.Live[settings.HealthURL] = claudeHealthURL(s.Env)
 		return s.check()
