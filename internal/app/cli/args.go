@@ -14,7 +14,7 @@ import (
 // argLimits is how many positional arguments a command takes: urfave/cli
 // hands every extra word to the action, which ignored it, so
 // `dual-proxy status extra` printed the status as if "extra" meant
-// something (SPEC LIS-5: an invalid argument is an error naming it).
+// something (an invalid argument is an error naming it).
 // Commands not listed check their own arguments (run, pool test) or take
 // none and have subcommands (pool, answered by unknownTopic).
 var argLimits = map[string]int{"status": 0, "demo": 0, "completion": 1, "man": 1}
@@ -131,7 +131,7 @@ func versionError(app *cli.App) string {
 // right before "--" (`dual-proxy run --pool -- claude`): Go's flag parser
 // takes the "--" as the value, so the launcher looked up a pool named "--"
 // (or claude-dual-proxy ran a command "--") and the child's words became
-// flags or a command of ours (SPEC LIS-5). "" when there is none. args are
+// flags or a command of ours. "" when there is none. args are
 // the whole command line; only words before the first "--" count.
 func dashDashValue(app *cli.App, args []string) string {
 	flags := allFlags(app)

@@ -24,7 +24,7 @@ var agentEndpoints = map[string]agentEndpoint{
 }
 
 // runHealthURL is `dual-proxy run`'s default health URL for the child
-// argv0 under environ, and why it is that one (SPEC RUN-1b): for an agent
+// argv0 under environ, and why it is that one: for an agent
 // it recognises, the origin of its base URL variable when that is an
 // http(s) URL, else its vendor's API; for any other command the general
 // default, with the reason saying so.

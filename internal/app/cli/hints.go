@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 )
 
-// Bad flag values (SPEC LIS-5): one line naming the flag, or the
+// Bad flag values: one line naming the flag, or the
 // environment variable its value came from. The other usage messages are
 // package hint's.
 

@@ -23,7 +23,7 @@ const envPoolToken = "DUAL_PROXY_POOL_TOKEN"
 // listing is what `dual-proxy pool test` answers without POOL or without
 // MODEL: the list the user asked for (text for stdout, code 0), or one line
 // saying why there is none (code 1 when no instance could be asked, 2 when
-// the named pool does not exist: a bad argument, SPEC LIS-5). The README
+// the named pool does not exist: a bad argument). The README
 // presents both lists as uses, so a list is not a usage error (it exited 2).
 // doc is the list as a JSON document, what --json prints instead of text
 // (poolList, modelList); nil when there is no list.
@@ -112,7 +112,7 @@ func listModels(ctx context.Context, env []string, poolID, addrFlag string) list
 }
 
 // listPools lists the pools the running instances serve (the registry's
-// entries, SPEC OPS-6; with --addr that instance's /pool/status), for
+// entries; with --addr that instance's /pool/status), for
 // `dual-proxy pool test` without arguments.
 func listPools(ctx context.Context, env []string, addrFlag string) listing {
 	var found []servedPool

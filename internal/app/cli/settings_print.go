@@ -20,7 +20,7 @@ func (s *Settings) Print(w io.Writer) error {
 		return err
 	}
 	// One row per key of internal/app/settings' table, in its order, as the
-	// settings document shows it (SPEC OPS-7); then what is no setting.
+	// settings document shows it; then what is no setting.
 	host, port, _ := s.listener()
 	kv := [][2]string{{"listen", net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(port))}}
 	for _, k := range settings.Keys {

@@ -34,7 +34,7 @@ const settingsTimeout = 15 * time.Second
 // instance registry like status. Exit 0 on success, 1 when no instance or
 // several are found without --addr, or the instance cannot be reached or
 // refuses the change (token, version), 2 for usage errors and values the
-// instance rejects (LIS-5; nothing is applied then), 3 from get when the
+// instance rejects (nothing is applied then), 3 from get when the
 // config file's last reload was refused.
 func settingsCommand(sio IO) *cli.Command {
 	sub := func(name, usage, usageText string, action func(*cli.Context, *settings.Client, []string) error) *cli.Command {

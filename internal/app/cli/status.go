@@ -30,7 +30,7 @@ const statusTimeout = 5 * time.Second
 // GET /_dual-proxy/status from a running proxy and print it as aligned
 // tables (SPEC OPS-2). It talks to the proxy directly, never through the
 // environment's HTTP_PROXY. Exit 1 with one line when the proxy cannot be
-// reached or does not answer a status; exit 2 for a bad --addr (LIS-5).
+// reached or does not answer a status; exit 2 for a bad --addr.
 func statusCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "status",

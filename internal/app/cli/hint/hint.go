@@ -275,7 +275,7 @@ func NoHelpTopic(msg string) (word string, ok bool) {
 
 // UnknownTopic is the message for a level args name without the command
 // word: the pool subcommands after "pool", else the program's commands as
-// help topics (exit 2, LIS-5): `dual-proxy WORD` itself is serve's
+// help topics (exit 2): `dual-proxy WORD` itself is serve's
 // unknownCommand, so urfave/cli answers "No help topic" at the top level
 // only to a help request.
 func UnknownTopic(app *cli.App, args []string, word string) string {

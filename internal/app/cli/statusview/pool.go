@@ -124,7 +124,7 @@ func FileNotReloaded(w io.Writer, path string, errs []string) {
 var notMemberFaults = []string{"", config.ClassBadRequest, config.ClassState, "canceled"}
 
 // PoolVerdict is one pool's line above its members, like the verdict on
-// the pool page (SPEC POOL-13, OPS-2): the member that answered the last
+// the pool page: the member that answered the last
 // call, or that the last call failed on every member tried (a record
 // without a member, for a reason that is not the caller's), how many
 // members are up, cooling down and failing, then each member that is not
