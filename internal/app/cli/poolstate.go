@@ -10,8 +10,8 @@ import (
 )
 
 // printPoolState fetches /pool/status from the proxy at addr and writes
-// its pools' verdicts, members and shared state (statusview.PoolState,
-// SPEC POOL-13, POOL-23). A proxy without a pool prints nothing.
+// its pools' verdicts, members and shared state (statusview.PoolState).
+// A proxy without a pool prints nothing.
 func printPoolState(ctx context.Context, w io.Writer, addr string) {
 	raw, err := fetchDoc(ctx, addr, "/pool/status")
 	if err != nil {
@@ -28,8 +28,8 @@ func printPoolState(ctx context.Context, w io.Writer, addr string) {
 // and, when the last reload of its config file was refused, writes that
 // (statusview.FileNotReloaded) unless the pool's state already said it: a
 // file of proxy: settings only has no pool to say it, and a user who edited
-// it must learn where they look that the old settings still run (SPEC
-// OPS-7). A proxy that answers no settings document prints nothing.
+// it must learn where they look that the old settings still run.
+// A proxy that answers no settings document prints nothing.
 func printFileErrors(ctx context.Context, w io.Writer, addr string) {
 	raw, err := fetchDoc(ctx, addr, settings.Path)
 	if err != nil {

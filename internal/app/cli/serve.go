@@ -111,8 +111,8 @@ func servePool(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, me
 	return p
 }
 
-// serveUntilSignal registers the instance (with its control token, SPEC
-// OPS-7), serves ln until SIGINT or SIGTERM, reloading the config file f
+// serveUntilSignal registers the instance (with its control token, so
+// `dual-proxy settings` finds it), serves ln until SIGINT or SIGTERM, reloading the config file f
 // on SIGHUP and when the file changes (watch), then shuts down within
 // launcher.ShutdownGrace.
 func serveUntilSignal(s *Settings, ln net.Listener, srv *proxy.Server, f *configFile, candidates int, log *slog.Logger) error {

@@ -222,7 +222,7 @@ func settingsGet(c *cli.Context, cl *settings.Client, args []string) error {
 
 // exitFileRefused is the exit status of `settings get` when the instance's
 // config file was last refused by a reload: what runs is not what the
-// file says (SPEC OPS-7).
+// file says, and a script must not take it for success.
 const exitFileRefused = 3
 
 // fileRefused is get's exit when doc shows the config file's last reload
