@@ -1,7 +1,8 @@
 // Package cli builds the command lines of dual-proxy and
 // claude-dual-proxy: flags (each also read from its environment variable,
-// SPEC §7-§8), parsed and validated in one place into a Settings value
-// (invalid values exit 2 with one line naming the flag), and
+// so a service file or a shell profile can set it), parsed and validated
+// in one place into a Settings value (invalid values exit 2 with one line
+// naming the flag), and
 // the command tree that runs them (app.go). Its subpackages do one job
 // each and know nothing of this package: complete (shell completion),
 // statusview (what status and pool test print), hint (usage messages that

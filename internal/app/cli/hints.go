@@ -23,7 +23,7 @@ type flagError struct {
 
 func (e *flagError) Error() string { return "--" + e.flag + ": " + e.msg }
 
-// usageError is a bad flag or value: exit 2, one line (SPEC LIS-5).
+// usageError is a bad flag or value, as a flagError: exit 2, one line.
 func usageError(flag, format string, a ...any) error {
 	return &flagError{flag: flag, msg: fmt.Sprintf(format, a...)}
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // A channel key written in the config file (api_key) lives only in a file
-// no other user can read (SPEC POOL-15); the pool editor writes such a
-// file 0600, but a file written by hand keeps the mode it was created
-// with, often 0644, or on Windows the access list it inherited. At start
+// no other user can read (whoever reads it can spend the key); the pool
+// editor writes such a file 0600, but a file written by hand keeps the
+// mode it was created with, often 0644, or on Windows the access list it
+// inherited. At start
 // the instance says so, naming the file, its mode or the groups its
 // access list lets read it, the channels and the fix
 // (readableByOthers: keyfile_other.go, keyfile_windows.go).

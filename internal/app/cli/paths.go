@@ -9,8 +9,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/envrewrite"
 )
 
-// Per-user file locations follow each OS's convention (SPEC OPS-1, PLAT-1), with the semantics
-// of os.UserConfigDir for the configuration:
+// Per-user file locations follow each OS's convention, where its users and tools expect them,
+// with the semantics of os.UserConfigDir for the configuration:
 //
 //	             config file                                     launcher log
 //	Linux, BSD   $XDG_CONFIG_HOME or ~/.config                   $XDG_STATE_HOME or ~/.local/state
@@ -36,15 +36,16 @@ var logHint, configHint = pathHints(runtime.GOOS)
 // hostPaths returns the defaults of the OS the program runs on for the environment env.
 func hostPaths(env []string) userPaths { return userPathsFor(runtime.GOOS, env, os.TempDir()) }
 
-// defaultLogFile is the launcher log's default location (SPEC OPS-1).
+// defaultLogFile is the launcher log's default location: a file, so the
+// child's terminal stays clean.
 func defaultLogFile(env []string) string { return hostPaths(env).LogFile }
 
 // defaultConfigFile is the model pool configuration's default location.
 func defaultConfigFile(env []string) string { return hostPaths(env).ConfigFile }
 
-// userPathsFor returns the defaults for goos (a runtime.GOOS value). env is read with goos's
-// name rule (case-insensitive on Windows). An unset or relative XDG variable is ignored, as
-// os.UserConfigDir does. Without a home directory the log goes under tempDir and the config
+// userPathsFor returns the defaults for goos (a runtime.GOOS value; SPEC OPS-1, PLAT-1). env
+// is read with goos's name rule (case-insensitive on Windows). An unset or relative XDG
+// variable is ignored, as os.UserConfigDir does. Without a home directory the log goes under tempDir and the config
 // path stays relative (as before on Linux); on Windows %UserProfile%\AppData\{Roaming,Local}
 // stands in for an unset %AppData% / %LocalAppData%.
 func userPathsFor(goos string, env []string, tempDir string) userPaths {

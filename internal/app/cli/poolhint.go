@@ -47,7 +47,7 @@ type servedPool struct {
 
 // modelList is `dual-proxy pool test POOL --json`'s document: the models
 // pool Pool serves on Instance (HOST:PORT), as /pool/status lists them
-// (SPEC POOL-12); empty when it lists none (any model id goes to the
+// (capabilities merged over the members); empty when it lists none (any model id goes to the
 // members as is).
 type modelList struct {
 	Pool     string             `json:"pool"`
@@ -55,7 +55,7 @@ type modelList struct {
 	Models   []config.ModelInfo `json:"models"`
 }
 
-// listModels lists the models pool poolID serves (SPEC POOL-14, POOL-12:
+// listModels lists the models pool poolID serves (SPEC POOL-14:
 // the unified models of its models:, else those its members declare, as
 // /pool/status lists them) and how to name one; read from the instance
 // poolTarget picks, without a token (/pool/status is open).
@@ -164,8 +164,9 @@ func listPools(ctx context.Context, env []string, addrFlag string) listing {
 // tokenHint explains a 401/403 from the instance at addr to a pool test
 // that sent the token sent ("" for none); given is the --token or
 // DUAL_PROXY_POOL_TOKEN value, "" when the token came from the registry
-// (SPEC POOL-20, OPS-6). It says which token the instance expects and where
-// this command took its own from; it names sources, never a token.
+// (where a launcher's per-launch token is). It says which token the
+// instance expects and where this command took its own from (SPEC
+// POOL-14); it names sources, never a token, since the output is pasted.
 func tokenHint(env []string, addr, given, sent string) string {
 	const expected = "it wants the token it was started with (dual-proxy: --pool-token / " + envPoolToken + "; a launcher: its per-launch token, registered for pool test to find)"
 	e, registered := instanceByAddr(env, addr)

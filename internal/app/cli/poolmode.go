@@ -53,7 +53,8 @@ func poolFlags(m mode) []cli.Flag {
 // resolvePool loads the pool configuration named by --config (an explicit
 // path must exist) or the default path (used only when present, except
 // that the standalone proxy with a --pool-token gets an empty pool whose
-// editor creates it). It returns nil when there is none. Errors name the flag or the YAML path (POOL-3).
+// editor creates it). It returns nil when there is none. Errors name the
+// flag or the YAML path, so the user knows which line to fix.
 func resolvePool(c *cli.Context, s *Settings) error {
 	path := c.String(fConfig)
 	explicit := path != ""
@@ -146,7 +147,8 @@ func poolNames(cfg *config.Config) []string {
 	return names
 }
 
-// newToken returns a random per-launch pool token (POOL-20).
+// newToken returns a random per-launch pool token: 192 bits from
+// crypto/rand, so another local user can neither guess nor reuse it.
 func newToken() string {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
@@ -156,7 +158,7 @@ func newToken() string {
 }
 
 // poolChild rewrites the child's environment and argv for pool mode
-// (POOL-20, POOL-21): every pool serves all four APIs, so the base URLs and
+// (SPEC POOL-20): every pool serves all four APIs, so the base URLs and
 // token of every agent point at it (envrewrite.RewritePool); agents that
 // take their endpoint only from config get presets: Codex -c overrides for
 // a provider named dual-pool (Responses), OpenCode an inline config
@@ -388,7 +390,7 @@ func poolModels(s *Settings) []string {
 }
 
 // withoutChannelKeys removes from env every variable a channel's
-// api_key_env names (SPEC POOL-20): the child gets only the per-launch
+// api_key_env names: the child gets only the per-launch
 // token, never the keys the pool spends on its behalf.
 func withoutChannelKeys(env []string, cfg *config.Config) []string {
 	if cfg == nil {
@@ -402,8 +404,8 @@ func withoutChannelKeys(env []string, cfg *config.Config) []string {
 	return env
 }
 
-// printPool writes the pool section of --print-config (keys redacted,
-// POOL-15).
+// printPool writes the pool section of --print-config, keys redacted: the
+// output is made to be pasted into a question or a bug report.
 func printPool(s *Settings, w io.Writer) {
 	if s.Pool == nil {
 		fmt.Fprintln(w, "pools: (none)")
@@ -418,7 +420,7 @@ func printPool(s *Settings, w io.Writer) {
 }
 
 // poolState is the State of s.Pool: memory, or the shared Redis of state:
-// / --pool-state (SPEC POOL-23), naming this instance by host and pid in the
+// / --pool-state, naming this instance by host and pid in the
 // recent calls. An unreachable Redis is not an error: the pool starts on
 // local state and says so on its status. nil means memory.
 func poolState(s *Settings, log *slog.Logger) (balance.State, error) {
@@ -438,7 +440,7 @@ func poolState(s *Settings, log *slog.Logger) (balance.State, error) {
 
 // configErrorText is every error of a bad configuration file, one a line:
 // the first after the flag ("--config: FILE:LINE:COLUMN: PATH: MSG", the
-// shape of a single error), the others indented below it (POOL-3).
+// shape of a single error), the others indented below it (SPEC POOL-3).
 func configErrorText(err error) string {
 	var b strings.Builder
 	for i, e := range config.AllErrors(err) {
@@ -455,7 +457,7 @@ func poolGetenv(s *Settings) func(string) string {
 	return func(k string) string { v, _ := envrewrite.Get(s.Env, k); return v }
 }
 
-// newPool is the pool of s with its editor (SPEC POOL-22) on the file the
+// newPool is the pool of s with its editor (the pool page's) on the file the
 // configuration was read from, f: a save holds f's lock, is checked as a
 // reload would check it, and is applied like SIGHUP (the whole file,
 // all or nothing). f.pool is set to the pool.

@@ -11,7 +11,7 @@ import (
 // qwenAuthType is the auth type Qwen Code needs on the pool: its OpenAI
 // client reads OPENAI_BASE_URL and OPENAI_API_KEY, which the pool's
 // environment sets, but from a fresh HOME no auth type is selected and
-// `qwen -p` exits ("No auth type is selected"; SPEC POOL-20, OPS-8).
+// `qwen -p` exits ("No auth type is selected").
 const qwenAuthType = "openai"
 
 // qwenPreset puts `--auth-type openai` after argv[0] unless the user chose

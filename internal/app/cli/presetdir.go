@@ -11,7 +11,7 @@ import (
 
 // Agent presets that are files (Gemini CLI's system settings, Claude Code's
 // --settings layer, Cline's provider settings) go into a private directory
-// per launch, removed when the child has ended (SPEC POOL-20, OPS-8). Its
+// per launch, removed when the child has ended. Its
 // parent is in the user's own state or cache directory, never the shared
 // temporary directory: an agent may skip a file under a world-writable
 // ancestor (Gemini CLI skips its system settings there: "Parent directory

@@ -88,7 +88,7 @@ func newServer(s *Settings, ln net.Listener, port int, log *slog.Logger) (*proxy
 
 // servePool serves the model pool of s on /pool/ of mux and logs what it
 // loaded, and, without --pool-token, that any local user can call it (SPEC
-// POOL-20, POOL-22).
+// POOL-20).
 func servePool(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, met *metrics.Metrics, log *slog.Logger) *pool.Pool {
 	p := newPool(s, f, pool.Options{Transport: srv.Engine().PoolRoundTripper(), Logger: log, Token: s.PoolToken, Observer: met.PoolObserver()}, log)
 	met.AttachPool(func() *pool.Pool { return p })

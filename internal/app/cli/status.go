@@ -92,8 +92,9 @@ const envAddr = "DUAL_PROXY_ADDR"
 
 // addrSource names where the --addr value came from, for messages:
 // "environment variable DUAL_PROXY_ADDR (--addr)" when the environment
-// holds that value (as LIS-5 names a variable; urfave/cli takes the flag
-// from it when --addr is not typed), else "--addr".
+// holds that value (urfave/cli takes the flag from it when --addr is not
+// typed, and a user who never typed --addr looks for the variable), else
+// "--addr".
 func addrSource(env []string, value string) (string, bool) {
 	if v, ok := envrewrite.Get(env, envAddr); ok && v == value {
 		return "environment variable " + envAddr + " (--addr)", true
@@ -143,8 +144,8 @@ func fetchStatus(ctx context.Context, addr string) ([]byte, error) {
 // jsonDoc returns raw when it is one JSON value, with each byte that is
 // not UTF-8 (only possible inside a string) written as \ufffd, which is
 // what encoding/json reads there: what --json prints goes through
-// termSafe, which would show such a byte as \xHH, not a JSON escape
-// (SPEC OPS-2, POOL-14). ok is false when raw is not JSON.
+// termSafe, which would show such a byte as \xHH, not a JSON escape, and
+// the output would no longer parse. ok is false when raw is not JSON.
 func jsonDoc(raw []byte) (doc []byte, ok bool) {
 	if !json.Valid(raw) {
 		return nil, false

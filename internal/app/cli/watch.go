@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The file watch (SPEC OPS-7): every instance that reads a config file
+// The file watch: every instance that reads a config file
 // follows it, so a save on one instance (its settings' write-back, its
 // pool editor) or in a text editor reaches every instance on the file,
 // and Windows, which has no SIGHUP, reloads too. The watch is a stat poll
@@ -82,7 +82,7 @@ func (f *configFile) startWatch(every time.Duration) (stop func()) {
 }
 
 // watch polls the file until ctx ends, reloading it (by "file watch")
-// after each change that settled. The first look reads the file (its
+// after each change that settled (SPEC OPS-7). The first look reads the file (its
 // content decides): a change made while the instance started is not
 // missed.
 func (f *configFile) watch(ctx context.Context, every time.Duration) {
