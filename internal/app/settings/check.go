@@ -273,7 +273,9 @@ func (c *checker) listenHost() {
 	}
 }
 
-// healthURL checks health-url: empty (off) or an http(s) URL with a host.
+// healthURL checks health-url: empty (off) or an http(s) URL with a host,
+// whose password or query is not the mask the document shows
+// (maskedPassword).
 func (c *checker) healthURL() *url.URL {
 	h := c.v.String(HealthURL)
 	if h == "" {
@@ -282,6 +284,14 @@ func (c *checker) healthURL() *url.URL {
 	u, err := url.Parse(h)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		c.add(HealthURL, "want an http:// or https:// URL, or '' to turn it off")
+		return nil
+	}
+	switch {
+	case maskedPassword(h):
+		c.add(HealthURL, "%s", strings.Replace(maskedPasswordMsg, "gateway (scheme, user, host and port)", "URL", 1))
+		return nil
+	case maskedQuery(h):
+		c.add(HealthURL, "%s", maskedQueryMsg)
 		return nil
 	}
 	return u
@@ -323,14 +333,19 @@ const MaxGateways = 64
 
 // gateways checks that every bare gateway names a port (host alone would
 // silently mean host:80, rarely a proxy; a value with credentials is never
-// echoed) and, under StrictGateways, that each is a candidate.
+// echoed), that no password is the mask "***" (maskedPassword) and, under
+// StrictGateways, that each is a candidate.
 func (c *checker) gateways(env Env) {
 	if n := len(c.v.List(Gateway)); n > MaxGateways {
 		c.errs = append(c.errs, FieldError{Field: Gateway, Message: fmt.Sprintf("at most %d gateways, got %d", MaxGateways, n)})
 		return
 	}
 	for i, g := range c.v.List(Gateway) {
-		if msg := portless(g); msg != "" {
+		msg := portless(g)
+		if maskedPassword(g) {
+			msg = maskedPasswordMsg
+		}
+		if msg != "" {
 			field := Gateway
 			if env.StrictGateways {
 				field = fmt.Sprintf("%s[%d]", Gateway, i)
@@ -397,8 +412,9 @@ func looksLikeHostName(s string) bool {
 }
 
 // upstreamURL checks upstream-url whether or not it is in use: ” (no
-// first gateway from it) or a gateway URL; the message never
-// repeats the value, which may hold a password.
+// first gateway from it) or a gateway URL whose password is not the mask
+// (maskedPassword); the message never repeats the value, which may hold a
+// password.
 func (c *checker) upstreamURL() {
 	u := c.v.String(UpstreamURL)
 	if u == "" {
@@ -406,6 +422,10 @@ func (c *checker) upstreamURL() {
 	}
 	if hasControl(u) {
 		c.add(UpstreamURL, "must not contain control characters or line breaks")
+		return
+	}
+	if maskedPassword(u) {
+		c.add(UpstreamURL, "%s", maskedPasswordMsg)
 		return
 	}
 	if _, err := route.ParseGateway(u, UpstreamURL); err != nil {

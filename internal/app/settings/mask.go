@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 
@@ -79,6 +80,44 @@ func unmask(key string, x, cur any) any {
 		}
 	}
 	return x
+}
+
+// The messages of a masked part that unmask found nothing to keep for.
+const (
+	maskedPasswordMsg = "the password *** is how the settings show a stored password: it keeps the stored password of this same gateway " +
+		"(scheme, user, host and port) only, and none is stored for it: send the real password, or leave it out"
+	maskedQueryMsg = "the query ?*** is how the settings show a stored query: it keeps the stored query of this same URL only, " +
+		"and none is stored for it: send the real query, or leave it out"
+)
+
+// maskedPassword reports whether the gateway or upstream URL g has a
+// password that is the mask "***" (percent-encoded too), as RedactURL
+// finds the password. Check refuses it in every source: a masked value
+// sent back means the stored secret of the same gateway (unmask), and
+// where it is still masked there was none to keep, so storing it would
+// make "***" the password.
+func maskedPassword(g string) bool {
+	rest := g
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return false
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if dec, err := url.PathUnescape(pw); err == nil {
+		pw = dec
+	}
+	return ok && pw == "***"
+}
+
+// maskedQuery reports whether the health URL h has the query the
+// document shows for a stored one ("?***"): see maskedPassword.
+func maskedQuery(h string) bool {
+	_, q, ok := strings.Cut(h, "?")
+	q, _, _ = strings.Cut(q, "#")
+	return ok && q == "***"
 }
 
 // secret reports whether any value in v holds a password (a file with one
