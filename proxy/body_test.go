@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
@@ -50,10 +51,10 @@ func TestRequestBody(t *testing.T) {
 			origin := testworld.NewOrigin(t)
 			cfg := Config{LoopbackDirect: true}
 			if via == "gateway" {
-				cfg = Config{Candidates: gateways(t, false, testworld.NewGateway(t).Addr)}
+				cfg = Config{Candidates: proxytest.Gateways(t, false, testworld.NewGateway(t).Addr)}
 			}
-			addr, _ := startProxy(t, cfg)
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, cfg)
+			c := proxytest.Dial(t, addr)
 			c.SetDeadline(time.Now().Add(30 * time.Second))
 			br := bufio.NewReader(c)
 			go func() {
@@ -61,11 +62,11 @@ func TestRequestBody(t *testing.T) {
 				c.Write(big)
 				fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
 			}()
-			resp, body := readResponse(t, br, "POST")
+			resp, body := proxytest.ReadResponse(t, br, "POST")
 			if resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("got %d %q", resp.StatusCode, body)
 			}
-			if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+			if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 				t.Fatalf("keep-alive after the streamed body: %d", resp.StatusCode)
 			}
 			seen := origin.Requests()
@@ -77,8 +78,8 @@ func TestRequestBody(t *testing.T) {
 
 	t.Run("HTTP-2/9MiB-chunked-with-trailers-then-keep-alive", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		br := bufio.NewReader(c)
 		go func() {
@@ -87,7 +88,7 @@ func TestRequestBody(t *testing.T) {
 			fmt.Fprintf(c, "GET %s/next HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
 		}()
 		for _, m := range []string{"PUT", "GET"} {
-			if resp, body := readResponse(t, br, m); resp.StatusCode != 200 || body != origin.Greeting() {
+			if resp, body := proxytest.ReadResponse(t, br, m); resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("%s: %d %q", m, resp.StatusCode, body)
 			}
 		}
@@ -102,13 +103,13 @@ func TestRequestBody(t *testing.T) {
 
 	t.Run("HTTP-2/small-chunked-buffered-sent-with-length", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n%s", origin.URL, origin.Addr, fwChunked([]byte("hello chunked world"), 5, "X-T: 1\r\n"))
 		fmt.Fprintf(c, "GET %s/2 HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		readResponse(t, br, "POST")
-		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+		proxytest.ReadResponse(t, br, "POST")
+		if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 			t.Fatalf("keep-alive after chunked body: %d", resp.StatusCode)
 		}
 		s := origin.Requests()[0]
@@ -120,14 +121,14 @@ func TestRequestBody(t *testing.T) {
 	t.Run("HTTP-2/streamed-body-moves-on-when-first-connect-fails", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		good := testworld.NewGateway(t)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), good.Addr)})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, testworld.RefusedAddr(t), good.Addr)})
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		go func() {
 			fmt.Fprintf(c, "POST %s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", origin.URL, origin.Addr, len(big))
 			c.Write(big)
 		}()
-		resp, _ := readResponse(t, bufio.NewReader(c), "POST")
+		resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "POST")
 		if resp.StatusCode != 200 || origin.Count() != 1 || sha256.Sum256(origin.Requests()[0].Body) != bigSum {
 			t.Fatalf("got %d, origin %d", resp.StatusCode, origin.Count())
 		}
@@ -138,14 +139,14 @@ func TestRequestBody(t *testing.T) {
 		bad := testworld.NewGateway(t)
 		bad.SetMode(testworld.ModeResetAfterSend)
 		good := testworld.NewGateway(t)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, bad.Addr, good.Addr)})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, bad.Addr, good.Addr)})
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		go func() {
 			fmt.Fprintf(c, "PUT %s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", origin.URL, origin.Addr, len(big))
 			c.Write(big)
 		}()
-		resp, body := readResponse(t, bufio.NewReader(c), "PUT")
+		resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "PUT")
 		if resp.StatusCode != 502 || !strings.Contains(body, "streamed") || good.Requests() != 0 {
 			t.Fatalf("got %d %q, next gateway %d", resp.StatusCode, body, good.Requests())
 		}
@@ -156,10 +157,10 @@ func TestRequestBody(t *testing.T) {
 		for _, via := range []string{"direct", "gateway"} {
 			cfg := Config{LoopbackDirect: true}
 			if via == "gateway" {
-				cfg = Config{Candidates: gateways(t, false, testworld.NewGateway(t).Addr)}
+				cfg = Config{Candidates: proxytest.Gateways(t, false, testworld.NewGateway(t).Addr)}
 			}
-			addr, _ := startProxy(t, cfg)
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, cfg)
+			c := proxytest.Dial(t, addr)
 			c.SetDeadline(time.Now().Add(2 * time.Second))
 			br := bufio.NewReader(c)
 			start := time.Now()
@@ -170,7 +171,7 @@ func TestRequestBody(t *testing.T) {
 			}
 			br.ReadString('\n') // blank line ending the interim answer
 			io.WriteString(c, "abcd")
-			resp, _ := readResponse(t, br, "PUT")
+			resp, _ := proxytest.ReadResponse(t, br, "PUT")
 			if resp.StatusCode != 200 || time.Since(start) > 2*time.Second {
 				t.Fatalf("%s: %d after %v", via, resp.StatusCode, time.Since(start))
 			}
@@ -184,8 +185,8 @@ func TestRequestBody(t *testing.T) {
 
 	t.Run("HTTP-2/expect-100-client-that-does-not-wait", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(2 * time.Second))
 		fmt.Fprintf(c, "PUT %s/e HTTP/1.1\r\nHost: %s\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nabcd", origin.URL, origin.Addr)
 		br := bufio.NewReader(c)
@@ -193,7 +194,7 @@ func TestRequestBody(t *testing.T) {
 		if err != nil || resp.StatusCode != 100 {
 			t.Fatalf("want the interim 100: %v %v", resp, err)
 		}
-		if resp, _ := readResponse(t, br, "PUT"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, br, "PUT"); resp.StatusCode != 200 {
 			t.Fatalf("got %d", resp.StatusCode)
 		}
 	})
@@ -201,8 +202,8 @@ func TestRequestBody(t *testing.T) {
 	t.Run("HTTP-2/client-leaves-mid-body-nothing-forwarded", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t)
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, gw.Addr), Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, gw.Addr), Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\nonly ten b", origin.URL, origin.Addr)
 		c.(*net.TCPConn).CloseWrite()
 		if _, err := io.ReadAll(c); err != nil {
@@ -219,8 +220,8 @@ func TestRequestBody(t *testing.T) {
 	t.Run("HTTP-2/client-leaves-mid-streamed-body-no-cooldown", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t)
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, gw.Addr), Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, gw.Addr), Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n", origin.URL, origin.Addr, len(big))
 		c.Write(big[:1<<20])
 		testkit.WaitFor(t, 5*time.Second, "gateway got the request", func() bool { return gw.Requests() == 1 })
@@ -241,8 +242,8 @@ func TestRequestBody(t *testing.T) {
 
 	t.Run("HTTP-2/malformed-chunked-400", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		resp, _ := fwSend(t, addr, "POST "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n")
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		resp, _ := proxytest.Send(t, addr, "POST "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n")
 		if resp.StatusCode != 400 || origin.Count() != 0 {
 			t.Fatalf("got %d, origin %d", resp.StatusCode, origin.Count())
 		}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // rawOrigin answers every request on a connection with "ok" and counts
@@ -17,7 +19,7 @@ import (
 // answers (keep-alive origin that drops idle connections).
 func rawOrigin(t *testing.T, closeAfter int) (addr string, conns *atomic.Int64) {
 	conns = new(atomic.Int64)
-	addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	addr = proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		conns.Add(1)
 		br := bufio.NewReader(c)
 		for n := 1; ; n++ {
@@ -37,7 +39,7 @@ func rawOrigin(t *testing.T, closeAfter int) (addr string, conns *atomic.Int64) 
 
 func TestUpstreamClient(t *testing.T) {
 	get := func(t *testing.T, proxyAddr, method, origin string) (int, string) {
-		c := dialProxy(t, proxyAddr)
+		c := proxytest.Dial(t, proxyAddr)
 		body := ""
 		if method == "POST" {
 			body = "Content-Length: 2\r\n\r\nhi"
@@ -45,12 +47,12 @@ func TestUpstreamClient(t *testing.T) {
 			body = "\r\n"
 		}
 		fmt.Fprintf(c, "%s http://%s/ HTTP/1.1\r\nHost: %s\r\n%s", method, origin, origin, body)
-		resp, b := readResponse(t, bufio.NewReader(c), method)
+		resp, b := proxytest.ReadResponse(t, bufio.NewReader(c), method)
 		return resp.StatusCode, b
 	}
 	t.Run("HTTP-3/idempotent-requests-reuse-upstream-connections", func(t *testing.T) {
 		origin, conns := rawOrigin(t, 0)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		for i := 0; i < 5; i++ {
 			if st, b := get(t, addr, "GET", origin); st != 200 || b != "ok" {
 				t.Fatalf("%d %q", st, b)
@@ -62,7 +64,7 @@ func TestUpstreamClient(t *testing.T) {
 	})
 	t.Run("HTTP-3/stale-pooled-connection-retried-for-GET", func(t *testing.T) {
 		origin, conns := rawOrigin(t, 1) // closes after every answer, without saying so
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		for i := 0; i < 5; i++ {
 			if st, b := get(t, addr, "GET", origin); st != 200 || b != "ok" {
 				t.Fatalf("request %d: %d %q", i, st, b)
@@ -74,7 +76,7 @@ func TestUpstreamClient(t *testing.T) {
 	})
 	t.Run("HTTP-3/non-idempotent-never-on-a-pooled-connection", func(t *testing.T) {
 		origin, conns := rawOrigin(t, 0)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		get(t, addr, "GET", origin) // leaves one pooled connection
 		for i := 0; i < 3; i++ {
 			if st, b := get(t, addr, "POST", origin); st != 200 || b != "ok" {
@@ -92,7 +94,7 @@ func TestUpstreamClientFraming(t *testing.T) {
 		// An origin that sends more than Content-Length says: the surplus
 		// must never be read as the answer to the next request.
 		var conns atomic.Int64
-		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		origin := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			conns.Add(1)
 			br := bufio.NewReader(c)
 			for {
@@ -102,11 +104,11 @@ func TestUpstreamClientFraming(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil")
 			}
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		for i := 0; i < 3; i++ {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin, origin)
-			resp, b := readResponse(t, bufio.NewReader(c), "GET")
+			resp, b := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 			if resp.StatusCode != 200 || b != "ok" {
 				t.Fatalf("request %d: %d %q (surplus bytes answered a later request)", i, resp.StatusCode, b)
 			}
@@ -117,7 +119,7 @@ func TestUpstreamClientFraming(t *testing.T) {
 // scriptedOrigin answers each request on a connection with the next
 // writer of script (called with the connection), then keeps it open.
 func scriptedOrigin(t *testing.T, script ...func(c net.Conn, br *bufio.Reader)) string {
-	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for _, step := range script {
 			req, err := http.ReadRequest(br)
@@ -133,10 +135,10 @@ func scriptedOrigin(t *testing.T, script ...func(c net.Conn, br *bufio.Reader)) 
 
 func TestUpstreamClientHostileOrigins(t *testing.T) {
 	send := func(t *testing.T, addr, raw string) (*http.Response, string, time.Duration) {
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		start := time.Now()
 		io.WriteString(c, raw)
-		resp, b := readResponse(t, bufio.NewReader(c), strings.SplitN(raw, " ", 2)[0])
+		resp, b := proxytest.ReadResponse(t, bufio.NewReader(c), strings.SplitN(raw, " ", 2)[0])
 		return resp, b, time.Since(start)
 	}
 	get := func(o string) string { return "GET http://" + o + "/ HTTP/1.1\r\nHost: " + o + "\r\n\r\n" }
@@ -147,7 +149,7 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 		// answer (release), then sends a second, unsolicited response
 		// while the connection sits idle in the proxy's pool (written).
 		release, written := make(chan struct{}), make(chan struct{})
-		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		origin := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			if fresh.Add(1) == 1 {
 				http.ReadRequest(br)
@@ -168,7 +170,7 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 			}
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		if resp, _, _ := send(t, addr, get(origin)); resp.StatusCode != 204 {
 			t.Fatalf("first: %d", resp.StatusCode)
 		}
@@ -186,7 +188,7 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 		origin := scriptedOrigin(t, func(c net.Conn, _ *bufio.Reader) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 2<<20)+"\r\nContent-Length: 2\r\n\r\nok")
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		if resp, _, _ := send(t, addr, get(origin)); resp.StatusCode != 502 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
@@ -198,14 +200,14 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			origin := scriptedOrigin(t, func(c net.Conn, _ *bufio.Reader) { io.WriteString(c, tc.answer) })
-			addr, _ := startProxy(t, Config{LoopbackDirect: true})
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 			if resp, b, _ := send(t, addr, get(origin)); resp.StatusCode != 502 {
 				t.Fatalf("status %d %q", resp.StatusCode, b)
 			}
 		})
 	}
 	t.Run("HTTP-3/early-answer-during-upload-reaches-client", func(t *testing.T) {
-		origin := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		origin := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			if _, err := http.ReadRequest(br); err != nil {
 				return
@@ -215,13 +217,13 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // stop reading, then reset: the upload fails mid-way
 			c.(*net.TCPConn).SetLinger(0)
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		body := strings.Repeat("x", 6<<20)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		go func() {
 			fmt.Fprintf(c, "POST http://%s/up HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", origin, origin, len(body), body)
 		}()
-		resp, b := readResponse(t, bufio.NewReader(c), "POST")
+		resp, b := proxytest.ReadResponse(t, bufio.NewReader(c), "POST")
 		if resp.StatusCode != 413 || b != "too big!" {
 			t.Fatalf("got %d %q, want the origin's early 413", resp.StatusCode, b)
 		}
@@ -234,8 +236,8 @@ func TestUpstreamClientHostileOrigins(t *testing.T) {
 				io.WriteString(c, "x")
 			}
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		start := time.Now()
 		io.WriteString(c, get(origin))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)

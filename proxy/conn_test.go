@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // TestClientRawIO checks which client connections switch to raw reads and
@@ -18,12 +20,12 @@ func TestClientRawIO(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer origin.Close()
 	t.Run("HTTP-1/plain-keep-alive-requests-use-raw-io", func(t *testing.T) {
-		addr, srv := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i := 0; i < 3; i++ {
 			fmt.Fprintf(c, "GET %s/x HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Listener.Addr())
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
 				t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 			}
 		}
@@ -34,16 +36,16 @@ func TestClientRawIO(t *testing.T) {
 		}
 	})
 	t.Run("CON-3/tunnel-keeps-the-connection-itself", func(t *testing.T) {
-		addr, srv := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		host := origin.Listener.Addr().String()
 		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-		if st, _ := readConnectReply(t, br); st != 200 {
+		if st, _ := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("CONNECT: %d", st)
 		}
 		fmt.Fprintf(c, "GET /x HTTP/1.1\r\nHost: %s\r\n\r\n", host)
-		if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+		if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("through the tunnel: %d %q", resp.StatusCode, body)
 		}
 		if cs := endedConn(t, srv, c); cs.io.rw != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,11 +30,11 @@ func TestConnectClientGoneAfterHalfClose(t *testing.T) {
 	t.Run("CON-1/a-client-gone-after-a-half-close-without-reading-cancels-the-open", func(t *testing.T) {
 		// It half-closes, takes no byte, then closes: the probe byte lies
 		// unread in its socket, so the close resets and the watch sees it.
-		g := newSilentGateway(t)
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		g := testworld.NewSilentGateway(t)
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		c.(*net.TCPConn).CloseWrite()
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).halfClosed")
@@ -40,7 +42,7 @@ func TestConnectClientGoneAfterHalfClose(t *testing.T) {
 		c.Close()
 		waitUntil(t, 10*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
 		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed")...)
-		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+		if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "client gone" {
 			t.Fatalf("decision %+v, want error \"client gone\"", d)
 		}
 	})

@@ -17,7 +17,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // waitNoStack polls the goroutine dump until no goroutine runs a function
@@ -109,10 +111,10 @@ var openFrames = []string{"proxy.(*Server).handleConnect", "engine.(*Engine).Ope
 func TestConnectClientGone(t *testing.T) {
 	t.Run("CON-1/client-gone-during-slow-open-cancels-it", func(t *testing.T) {
 		before := goleak.IgnoreCurrent()
-		g := newSilentGateway(t)
+		g := testworld.NewSilentGateway(t)
 		gw := g.Addr
 		var logs testkit.LogBuffer
-		srv, err := New(Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute,
+		srv, err := New(Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +131,7 @@ func TestConnectClientGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		c.Close()
 		// The connect timeout is 30 s: only the client's departure ends
 		// the open this early.
@@ -141,12 +143,12 @@ func TestConnectClientGone(t *testing.T) {
 			t.Fatalf("%d abandon lines, want 1:\n%s", n, out)
 		}
 		for _, want := range []string{"host=example.test", "candidate=http://" + gw, "phase=connect-response", `reason="client closed connection"`} {
-			mustContain(t, out, want)
+			proxytest.MustContain(t, out, want)
 		}
-		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+		if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "client gone" {
 			t.Fatalf("decision %+v, want error \"client gone\"", d)
 		}
-		if cooling(srv.Engine(), gateways(t, false, "http://"+gw)[0].Key(), "example.test:443") {
+		if cooling(srv.Engine(), proxytest.Gateways(t, false, "http://"+gw)[0].Key(), "example.test:443") {
 			t.Fatal("CD-1: a client that left recorded a cooldown")
 		}
 
@@ -154,20 +156,20 @@ func TestConnectClientGone(t *testing.T) {
 		defer cancel()
 		srv.Shutdown(ctx)
 		<-served
-		if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/dual-proxy/dual-proxy/proxy.newFakeGateway.func1")); err != nil {
+		if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/dual-proxy/dual-proxy/internal/testbed/testworld.newSilentGateway.func1")); err != nil {
 			t.Fatal(err)
 		}
 	})
 
 	t.Run("CON-1/client-gone-cancels-every-racing-attempt", func(t *testing.T) {
-		g1, g2 := newSilentGateway(t), newSilentGateway(t)
+		g1, g2 := testworld.NewSilentGateway(t), testworld.NewSilentGateway(t)
 		gw1, gw2 := g1.Addr, g2.Addr
 		var logs testkit.LogBuffer
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw1, "http://"+gw2), ConnectTimeout: 30 * time.Second,
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw1, "http://"+gw2), ConnectTimeout: 30 * time.Second,
 			RaceDelay: 20 * time.Millisecond, Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "both attempts", func() bool { return g1.accepted.Load() == 1 && g2.accepted.Load() == 1 })
+		waitUntil(t, 10*time.Second, "both attempts", func() bool { return g1.Accepted() == 1 && g2.Accepted() == 1 })
 		c.Close()
 		waitUntil(t, 5*time.Second, "the attempts outlived their client", func() bool { return g1.Open() == 0 && g2.Open() == 0 })
 		waitNoStack(t, 5*time.Second, openFrames...)
@@ -176,7 +178,7 @@ func TestConnectClientGone(t *testing.T) {
 			t.Fatalf("the abandon line does not name both attempts:\n%s", out)
 		}
 		for _, g := range []string{gw1, gw2} {
-			if cooling(srv.Engine(), gateways(t, false, "http://"+g)[0].Key(), "example.test:443") {
+			if cooling(srv.Engine(), proxytest.Gateways(t, false, "http://"+g)[0].Key(), "example.test:443") {
 				t.Fatalf("CD-1: a client that left cooled %s", g)
 			}
 		}
@@ -188,7 +190,7 @@ func TestConnectClientGone(t *testing.T) {
 		// stay buffered behind the watch, which goes on, and reach the
 		// destination, in order.
 		release := make(chan struct{})
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			for {
 				l, err := br.ReadString('\n')
@@ -210,14 +212,14 @@ func TestConnectClientGone(t *testing.T) {
 				close(release)
 			}
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		io.WriteString(c, "early bytes") // before the 200, while the watch reads
 		close(release)
 		br := bufio.NewReader(c)
-		if st, body := readConnectReply(t, br); st != 200 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("status %d %s", st, body)
 		}
 		io.WriteString(c, ", then more")
@@ -247,7 +249,7 @@ func waitStack(t *testing.T, within time.Duration, frame string) {
 // answers "got:" and what it read.
 func slowOrigin(t *testing.T) (addr string, release chan struct{}) {
 	release = make(chan struct{})
-	addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	addr = proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			l, err := br.ReadString('\n')
@@ -285,8 +287,8 @@ func TestConnectWatchHalfClose(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			gw, release := slowOrigin(t)
-			addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
-			c := dialProxy(t, addr)
+			addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+			c := proxytest.Dial(t, addr)
 			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n"+early)
 			waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 			c.(*net.TCPConn).CloseWrite()
@@ -303,7 +305,7 @@ func TestConnectWatchHalfClose(t *testing.T) {
 			if got := string(first) + string(rest); got != want || err != nil {
 				t.Fatalf("client read %q %v, want %q", got, err, want)
 			}
-			if d := selLastDecision(t, srv.Engine()); d.Error != "" {
+			if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "" {
 				t.Fatalf("decision %+v, want a served one", d)
 			}
 		})
@@ -311,7 +313,7 @@ func TestConnectWatchHalfClose(t *testing.T) {
 
 	t.Run("CON-1/half-closed-client-then-a-failed-open-gets-the-whole-502", func(t *testing.T) {
 		fail := make(chan struct{})
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			<-fail // then the gateway closes the connection: the open fails
 		})
 		t.Cleanup(func() {
@@ -321,8 +323,8 @@ func TestConnectWatchHalfClose(t *testing.T) {
 				close(fail)
 			}
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		c.(*net.TCPConn).CloseWrite()
@@ -333,19 +335,19 @@ func TestConnectWatchHalfClose(t *testing.T) {
 		}
 		close(fail)
 		br := bufio.NewReader(io.MultiReader(strings.NewReader(string(first)), c))
-		if st, body := readConnectReply(t, br); st != 502 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 502 {
 			t.Fatalf("status %d %s, want 502", st, body)
 		}
 	})
 
 	t.Run("CON-1/client-that-sent-early-bytes-and-left-cancels-the-open", func(t *testing.T) {
-		g := newSilentGateway(t)
+		g := testworld.NewSilentGateway(t)
 		var logs testkit.LogBuffer
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second,
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second,
 			Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.accepted.Load() == 1 })
+		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		io.WriteString(c, "early bytes") // read by the watch, kept for the tunnel
 		c.Close()
@@ -353,8 +355,8 @@ func TestConnectWatchHalfClose(t *testing.T) {
 		// the open this early.
 		waitUntil(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
 		waitNoStack(t, 5*time.Second, openFrames...)
-		mustContain(t, logs.String(), "CONNECT abandoned")
-		if d := selLastDecision(t, srv.Engine()); d.Error != "client gone" {
+		proxytest.MustContain(t, logs.String(), "CONNECT abandoned")
+		if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "client gone" {
 			t.Fatalf("decision %+v, want error \"client gone\"", d)
 		}
 	})

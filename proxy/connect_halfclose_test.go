@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 // mixedGateway is an HTTP gateway that answers plain requests at once
@@ -57,12 +59,12 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 			// The connection's reads went raw with its first plain request
 			// (conn.go); the CONNECT's watch and probe still work.
 			gw, release := mixedGateway(t)
-			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			for i := range 3 {
 				fmt.Fprintf(c, "GET http://example.test/%d HTTP/1.1\r\nHost: example.test\r\n\r\n", i)
-				if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != fmt.Sprintf("ok:http://example.test/%d", i) {
+				if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != fmt.Sprintf("ok:http://example.test/%d", i) {
 					t.Fatalf("plain %d: %d %q", i, resp.StatusCode, body)
 				}
 			}
@@ -88,15 +90,15 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 		// clients that half-close right after their CONNECT (and early
 		// bytes) all get their tunnel; the losing attempts, the watches
 		// and their probes' tickers all end.
-		silent := newSilentGateway(t)
+		silent := testworld.NewSilentGateway(t)
 		gw, release := mixedGateway(t)
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+silent.Addr, "http://"+gw),
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+silent.Addr, "http://"+gw),
 			ConnectTimeout: 30 * time.Second, RaceDelay: 20 * time.Millisecond})
 		before := runtime.NumGoroutine()
 		const n = 20
 		conns := make([]net.Conn, n)
 		for i := range conns {
-			conns[i] = dialProxy(t, addr)
+			conns[i] = proxytest.Dial(t, addr)
 			fmt.Fprintf(conns[i], "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\nearly%d", i)
 			conns[i].(*net.TCPConn).CloseWrite()
 		}
@@ -120,8 +122,8 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 		// More early bytes than br holds (4 KiB): the watch ends without a
 		// probe, the open runs on, and every byte reaches the destination.
 		gw, release := mixedGateway(t)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 30 * time.Second})
+		c := proxytest.Dial(t, addr)
 		early := string(pattern(10000))
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
@@ -138,16 +140,16 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 	t.Run("CON-1/plain-requests-then-a-tunnel-on-one-connection-carry-bytes-both-ways", func(t *testing.T) {
 		gw, release := mixedGateway(t)
 		close(release)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw)})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw)})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		io.WriteString(c, "GET http://example.test/a HTTP/1.1\r\nHost: example.test\r\n\r\n")
-		if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok:http://example.test/a" {
+		if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok:http://example.test/a" {
 			t.Fatalf("plain: %d %q", resp.StatusCode, body)
 		}
 		payload := string(pattern(100000))
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n"+payload[:10])
-		if st, body := readConnectReply(t, br); st != 200 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("CONNECT %d %q", st, body)
 		}
 		io.WriteString(c, payload[10:])

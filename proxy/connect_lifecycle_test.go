@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // slowGateway is an HTTP CONNECT gateway that answers each CONNECT with 200
@@ -66,8 +67,8 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	for _, inHead := range []bool{true, false} {
 		t.Run(fmt.Sprintf("CON-2/early-bytes-during-a-slow-open-arrive-once-and-in-order/with-head=%v", inHead), func(t *testing.T) {
 			g := newSlowGateway(t)
-			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
+			c := proxytest.Dial(t, addr)
 			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
 			if inHead {
 				io.WriteString(c, "EARLY1.")
@@ -82,7 +83,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			io.WriteString(c, "EARLY2.")
 			g.open()
 			br := bufio.NewReader(c)
-			if code, _ := readConnectReply(t, br); code != 200 {
+			if code, _ := proxytest.ReadConnectReply(t, br); code != 200 {
 				t.Fatalf("CONNECT: %d", code)
 			}
 			io.WriteString(c, "LATE.")
@@ -97,7 +98,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	t.Run("CON-1/connection-goroutines-and-tunnels-leave-nothing-behind", func(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
 		before := runtime.NumGoroutine()
 		for i := range 40 {
 			c := openTunnel(t, addr, "example.test:443")
@@ -117,9 +118,9 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	t.Run("CON-1/clients-that-reset-right-after-connect-leave-nothing-behind", func(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
 		for i := range 30 {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\nearly")
 			if i%2 == 1 {
 				// during or after the 200: its write or the relay fails
@@ -135,7 +136,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	t.Run("CON-2/shutdown-ends-idle-and-busy-tunnels", func(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
 		idle, _ := openTunnelBR(t, addr, "example.test:443")
 		busy, _ := openTunnelBR(t, addr, "example.test:443")
 		go func() { // a client that writes bulk and never reads: the echo stalls
@@ -161,11 +162,11 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	t.Run("CON-1/via-carrying-connect-keeps-its-tunnel-after-the-open-context-ends", func(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\nVia: 1.1 other-proxy\r\n\r\n")
 		br := bufio.NewReader(c)
-		if code, _ := readConnectReply(t, br); code != 200 {
+		if code, _ := proxytest.ReadConnectReply(t, br); code != 200 {
 			t.Fatalf("CONNECT: %d", code)
 		}
 		for i := range 3 {
@@ -180,10 +181,10 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 	t.Run("CON-1/forged-via-token-of-this-proxy-is-a-loop", func(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, false, "http://"+g.addr)})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\nVia: 1.1 a, 1.1 %s\r\n\r\n", srv.engine.Via().Name())
-		if code, _ := readConnectReply(t, bufio.NewReader(c)); code != http.StatusLoopDetected {
+		if code, _ := proxytest.ReadConnectReply(t, bufio.NewReader(c)); code != http.StatusLoopDetected {
 			t.Fatalf("CONNECT with our own Via token: %d, want 508", code)
 		}
 		if g.heads.Load() != 0 {

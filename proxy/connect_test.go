@@ -14,20 +14,21 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
 func TestConnect(t *testing.T) {
 	t.Run("CON-2/exact-reply-and-payload-in-one-write", func(t *testing.T) {
 		got := make(chan []byte, 1)
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			b := make([]byte, 11)
 			io.ReadFull(c, b)
 			got <- b
 			c.Write([]byte("pong"))
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		// CONNECT head and the first payload bytes in one write.
 		if _, err := c.Write([]byte("CONNECT " + dst + " HTTP/1.1\r\nHost: " + dst + "\r\n\r\nhello world")); err != nil {
 			t.Fatal(err)
@@ -56,15 +57,15 @@ func TestConnect(t *testing.T) {
 
 	t.Run("CON-2/half-close-still-gets-1MiB-reply", func(t *testing.T) {
 		big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			io.Copy(io.Discard, c) // until the client's FIN
 			c.Write(big)
 		})
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-		if st, body := readConnectReply(t, br); st != 200 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("status %d %s", st, body)
 		}
 		io.WriteString(c, "request bytes")
@@ -84,15 +85,15 @@ func TestConnect(t *testing.T) {
 			t.Fatalf("IPv6 loopback unavailable: %v", err)
 		}
 		ln.Close()
-		dst := tcpServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		dst := proxytest.TCPServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
 		if !strings.HasPrefix(dst, "[::1]:") {
 			t.Fatalf("dst %s", dst)
 		}
-		if st, body := readConnectReply(t, br); st != 200 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("status %d %s", st, body)
 		}
 		b := make([]byte, 3)
@@ -102,13 +103,13 @@ func TestConnect(t *testing.T) {
 	})
 
 	t.Run("CON-1/dead-first-gateway-fails-over-to-second", func(t *testing.T) {
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hi")) })
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hi")) })
 		good := testworld.NewGateway(t)
-		addr, srv := startProxy(t, Config{Candidates: gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-		if st, body := readConnectReply(t, br); st != 200 {
+		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 			t.Fatalf("status %d %s", st, body)
 		}
 		b := make([]byte, 2)
@@ -140,16 +141,16 @@ func TestConnect(t *testing.T) {
 			for range tc.n {
 				gws = append(gws, tc.gateway(t))
 			}
-			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, gws...), ConnectTimeout: tc.timeout})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, gws...), ConnectTimeout: tc.timeout})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			start := time.Now()
 			io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-			st, body := readConnectReply(t, br)
+			st, body := proxytest.ReadConnectReply(t, br)
 			if st != 502 {
 				t.Fatalf("status %d", st)
 			}
-			mustContain(t, body, tc.phase)
+			proxytest.MustContain(t, body, tc.phase)
 			if el := time.Since(start); el > tc.within {
 				t.Fatalf("took %v", el)
 			}
@@ -210,7 +211,7 @@ func TestShutdownGrace(t *testing.T) {
 		}
 		done := make(chan struct{})
 		go func() { srv.Serve(ln); close(done) }()
-		c := dialProxy(t, ln.Addr().String())
+		c := proxytest.Dial(t, ln.Addr().String())
 		br := bufio.NewReader(c)
 		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		<-release
@@ -221,7 +222,7 @@ func TestShutdownGrace(t *testing.T) {
 			srv.Shutdown(ctx)
 			close(shut)
 		}()
-		resp, body := readResponse(t, br, "GET")
+		resp, body := proxytest.ReadResponse(t, br, "GET")
 		if resp.StatusCode != 200 || body != "late but fine" {
 			t.Fatalf("in-flight request cut by shutdown: %d %q", resp.StatusCode, body)
 		}
@@ -239,14 +240,14 @@ func TestConnectTargets(t *testing.T) {
 		})
 	}
 	t.Run("CON-1/gateway-status-2000-is-not-200", func(t *testing.T) {
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			bufio.NewReader(c).ReadString('\n')
 			io.WriteString(c, "HTTP/1.1 2000 OK\r\n\r\n")
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, gw), ConnectTimeout: 2 * time.Second})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, gw), ConnectTimeout: 2 * time.Second})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:8443 HTTP/1.1\r\nHost: example.test:8443\r\n\r\n")
-		if st, _ := readConnectReply(t, bufio.NewReader(c)); st != 502 {
+		if st, _ := proxytest.ReadConnectReply(t, bufio.NewReader(c)); st != 502 {
 			t.Fatalf("status %d", st)
 		}
 	})

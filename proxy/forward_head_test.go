@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -61,8 +62,8 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 				}
 			})
-			addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://us%20er:p%40ss@"+gw)})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://us%20er:p%40ss@"+gw)})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			padField := ""
 			if pad > 0 {
@@ -77,7 +78,7 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 			}
 			for i, r := range reqs {
 				io.WriteString(c, r)
-				if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+				if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
 					t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 				}
 			}
@@ -133,8 +134,8 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 		b := testworld.NewNamedOrigin(t, "B")
 		_, ap, _ := net.SplitHostPort(a.Addr)
 		_, bp, _ := net.SplitHostPort(b.Addr)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		steps := []struct {
 			authority string
@@ -145,7 +146,7 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 		}
 		for i, s := range steps {
 			fmt.Fprintf(c, "GET http://%s/s%d HTTP/1.1\r\nHost: %s\r\n\r\n", s.authority, i, s.authority)
-			resp, body := readResponse(t, br, "GET")
+			resp, body := proxytest.ReadResponse(t, br, "GET")
 			if resp.StatusCode != 200 || body != s.origin.Greeting() {
 				t.Fatalf("step %d (%s): %d %q", i, s.authority, resp.StatusCode, body)
 			}
@@ -179,8 +180,8 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 	for _, s := range smuggle {
 		t.Run("HTTP-5/smuggling-shape-split-at-every-byte-is-refused/"+s.name, func(t *testing.T) {
 			o := testworld.NewNamedOrigin(t, "O")
-			addr, _ := startProxy(t, Config{LoopbackDirect: true})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+			c := proxytest.Dial(t, addr)
 			c.(*net.TCPConn).SetNoDelay(true)
 			raw := fmt.Sprintf(s.head, o.Addr, o.Addr)
 			for i := range len(raw) {
@@ -206,8 +207,8 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 	}
 	t.Run("HTTP-5/a-request-split-at-every-byte-is-forwarded-whole", func(t *testing.T) {
 		o := testworld.NewNamedOrigin(t, "O")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		c.(*net.TCPConn).SetNoDelay(true)
 		br := bufio.NewReader(c)
 		raw := fmt.Sprintf("PATCH http://%s/split?x=1 HTTP/1.1\r\nHost: %s\r\nX-A: 1\r\nX-Empty:\r\nX-Tab:\tv\t\r\nConnection: keep-alive, X-Drop\r\nX-Drop: d\r\n"+
@@ -217,7 +218,7 @@ func TestRequestHeadsOnReusedConnection(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if resp, body := readResponse(t, br, "PATCH"); resp.StatusCode != 200 || body != o.Greeting() {
+		if resp, body := proxytest.ReadResponse(t, br, "PATCH"); resp.StatusCode != 200 || body != o.Greeting() {
 			t.Fatalf("%d %q", resp.StatusCode, body)
 		}
 		rs := o.Requests()

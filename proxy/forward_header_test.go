@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"golang.org/x/net/http/httpguts"
 )
@@ -17,7 +18,7 @@ import (
 // the request head it received, as raw bytes, on the returned channel.
 func rawHeadOrigin(t *testing.T) (string, <-chan string) {
 	heads := make(chan string, 4)
-	addr := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	addr := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		br := bufio.NewReader(c)
 		var head strings.Builder
@@ -40,12 +41,12 @@ func rawHeadOrigin(t *testing.T) (string, <-chan string) {
 func TestOutgoingHeader(t *testing.T) {
 	t.Run("HTTP-5/end-to-end-fields-in-client-order-hop-by-hop-dropped", func(t *testing.T) {
 		origin, heads := rawHeadOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET http://%s/p HTTP/1.1\r\nx-second: b\r\nHost: %s\r\nX-First: a\r\nConnection: x-hop, keep-alive\r\n"+
 			"x-hop: 1\r\nx-second: c\r\nProxy_Authorization: Basic eDp5\r\nTE: trailers\r\nVia: 1.1 client-side\r\n"+
 			"Expect: 100-continue\r\nx-last: d\r\n\r\n", origin, origin)
-		resp, body := readResponse(t, bufio.NewReader(c), "GET")
+		resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 		if resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("status %d body %q", resp.StatusCode, body)
 		}

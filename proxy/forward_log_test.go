@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
@@ -24,8 +25,8 @@ func TestRoutedLineLevel(t *testing.T) {
 			origin := testworld.NewOrigin(t)
 			var logs testkit.LogBuffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level}))
-			addr, _ := startProxy(t, Config{LoopbackDirect: true, Logger: log})
-			if resp, _ := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n"); resp.StatusCode != 200 {
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true, Logger: log})
+			if resp, _ := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n"); resp.StatusCode != 200 {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
 			got := strings.Contains(logs.String(), "msg=routed host=127.0.0.1 kind=http candidate=direct")
@@ -43,8 +44,8 @@ func TestRoutedLineFailovers(t *testing.T) {
 		dead := testworld.RefusedAddr(t)
 		var logs testkit.LogBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, dead), Logger: log})
-		if resp, _ := fwSend(t, addr, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n"); resp.StatusCode < 500 {
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, dead), Logger: log})
+		if resp, _ := proxytest.Send(t, addr, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n"); resp.StatusCode < 500 {
 			t.Fatalf("status %d through a dead gateway", resp.StatusCode)
 		}
 		out := logs.String()

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // TestPooledConnectionReplay: a pooled upstream connection the origin
@@ -80,11 +82,11 @@ func TestPooledConnectionReplay(t *testing.T) {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 				}
 			})
-			addr, _ := startProxy(t, Config{Candidates: gateways(t, true)})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			fmt.Fprintf(c, "GET http://%s/a HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
 				t.Fatalf("first GET: %d %q", resp.StatusCode, body)
 			}
 			if s.idle != nil {
@@ -109,7 +111,7 @@ func TestPooledConnectionReplay(t *testing.T) {
 				t.Fatalf("status %d (%q, %v), want %d (origin saw %v)", status, body, berr, s.status, seen)
 			}
 			if status == 502 && s.method == "POST" {
-				mustContain(t, string(body), "non-idempotent request may have been delivered; not replayed")
+				proxytest.MustContain(t, string(body), "non-idempotent request may have been delivered; not replayed")
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -21,8 +22,8 @@ import (
 func TestPlainRequestsOnReusedConnection(t *testing.T) {
 	t.Run("HTTP-2/a-head-with-many-fields-then-a-short-one-carries-nothing-over", func(t *testing.T) {
 		a := testworld.NewNamedOrigin(t, "A")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		var many strings.Builder
 		for i := range 60 {
@@ -40,7 +41,7 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 		}
 		io.WriteString(c, all.String())
 		for i := range heads {
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != a.Greeting() {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != a.Greeting() {
 				t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 			}
 		}
@@ -64,13 +65,13 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 
 	t.Run("HTTP-1/a-bad-request-after-reused-heads-gets-its-400", func(t *testing.T) {
 		a := testworld.NewNamedOrigin(t, "A")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s/ok HTTP/1.1\r\nHost: %s\r\nX-Long: %s\r\n\r\n", a.URL, a.Addr, strings.Repeat("z", 3000))
-		readResponse(t, br, "GET")
+		proxytest.ReadResponse(t, br, "GET")
 		io.WriteString(c, "GET http://[bad/ HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 400 {
+		if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 400 {
 			t.Fatalf("status %d, want 400", resp.StatusCode)
 		}
 	})
@@ -79,16 +80,16 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 		// Plain requests reuse their head; a hand-off keeps the one it
 		// was read into: alternating them must mix nothing up.
 		a := testworld.NewNamedOrigin(t, "A")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i := range 4 {
 			fmt.Fprintf(c, "GET %s/p%d HTTP/1.1\r\nHost: %s\r\nX-N: %d\r\n\r\n", a.URL, i, a.Addr, i)
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != a.Greeting() {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != a.Greeting() {
 				t.Fatalf("plain %d: %d %q", i, resp.StatusCode, body)
 			}
 			fmt.Fprintf(c, "GET http://%s/_dual-proxy/status HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
-			if resp, body := readResponse(t, br, "GET"); body == a.Greeting() || (resp.StatusCode != 200 && resp.StatusCode != 404) {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); body == a.Greeting() || (resp.StatusCode != 200 && resp.StatusCode != 404) {
 				t.Fatalf("own endpoint %d: %d %q", i, resp.StatusCode, body)
 			}
 		}
@@ -126,11 +127,11 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 					c.Close() // the pooled connection is dead
 					closed <- struct{}{}
 				})
-				addr, _ := startProxy(t, Config{LoopbackDirect: true})
-				c := dialProxy(t, addr)
+				addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+				c := proxytest.Dial(t, addr)
 				br := bufio.NewReader(c)
 				fmt.Fprintf(c, "GET http://%s/first HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
-				if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+				if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 					t.Fatalf("first: %d", resp.StatusCode)
 				}
 				<-closed // its FIN (or reset) is on its way to the proxy's idle connection
@@ -139,7 +140,7 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 					body = "payload"
 				}
 				fmt.Fprintf(c, "%s http://%s/second HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", method, o, o, len(body), body)
-				resp, got := readResponse(t, br, method)
+				resp, got := proxytest.ReadResponse(t, br, method)
 				if resp.StatusCode != 200 || got != "ok" {
 					t.Fatalf("second: %d %q (origin saw %d)", resp.StatusCode, got, seen.Load())
 				}
@@ -170,13 +171,13 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 				}
 			})
-			addr, _ := startProxy(t, Config{LoopbackDirect: true})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			fmt.Fprintf(c, "GET http://%s/first HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
-			readResponse(t, br, "GET")
+			proxytest.ReadResponse(t, br, "GET")
 			fmt.Fprintf(c, "%s http://%s/second HTTP/1.1\r\nHost: %s\r\nContent-Length: 1\r\n\r\nx", method, o, o)
-			resp, _ := readResponse(t, br, method)
+			resp, _ := proxytest.ReadResponse(t, br, method)
 			n := seen.Load()
 			switch method {
 			case "POST":
@@ -198,12 +199,12 @@ func TestPlainRequestsOnReusedConnection(t *testing.T) {
 func TestExpectContinueAfterReusedRequests(t *testing.T) {
 	t.Run("HTTP-2/expect-100-continue-after-reused-requests", func(t *testing.T) {
 		o := testworld.NewNamedOrigin(t, "O")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i := range 2 {
 			fmt.Fprintf(c, "GET http://%s/g%d HTTP/1.1\r\nHost: %s\r\nX-Before: %d\r\n\r\n", o.Addr, i, o.Addr, i)
-			readResponse(t, br, "GET")
+			proxytest.ReadResponse(t, br, "GET")
 		}
 		fmt.Fprintf(c, "PUT http://%s/put HTTP/1.1\r\nHost: %s\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n", o.Addr, o.Addr)
 		line, err := br.ReadString('\n')
@@ -214,7 +215,7 @@ func TestExpectContinueAfterReusedRequests(t *testing.T) {
 			t.Fatalf("100 Continue head: %q %v", l, err)
 		}
 		io.WriteString(c, "hello")
-		if resp, body := readResponse(t, br, "PUT"); resp.StatusCode != 200 || body != o.Greeting() {
+		if resp, body := proxytest.ReadResponse(t, br, "PUT"); resp.StatusCode != 200 || body != o.Greeting() {
 			t.Fatalf("%d %q", resp.StatusCode, body)
 		}
 		rs := o.Requests()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -33,10 +34,10 @@ func TestStreaming(t *testing.T) {
 			}))
 			cfg := Config{LoopbackDirect: true}
 			if via == "gateway" {
-				cfg = Config{Candidates: gateways(t, false, testworld.NewGateway(t).Addr)}
+				cfg = Config{Candidates: proxytest.Gateways(t, false, testworld.NewGateway(t).Addr)}
 			}
-			addr, _ := startProxy(t, cfg)
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, cfg)
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			fmt.Fprintf(c, "GET %s/events HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", origin.URL, origin.Addr)
 			resp, err := http.ReadResponse(br, nil)
@@ -66,8 +67,8 @@ func TestStreaming(t *testing.T) {
 			w.(http.Flusher).Flush()
 			io.WriteString(w, "part2")
 		}))
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.0\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
 		all, err := io.ReadAll(c)
 		if err != nil {
@@ -84,7 +85,7 @@ func TestTargetAndHeaders(t *testing.T) {
 	t.Run("HTTP-1/request-target-forwarded-byte-for-byte", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		lines := make(chan string, 16)
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			for {
 				line, err := br.ReadString('\n')
@@ -100,22 +101,22 @@ func TestTargetAndHeaders(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 			}
 		})
-		direct, _ := startProxy(t, Config{LoopbackDirect: true})
-		viaGW, _ := startProxy(t, Config{Candidates: gateways(t, false, gw)})
+		direct, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		viaGW, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, gw)})
 		for _, p := range []string{"/a%2Fb/c;x=1?q=%7e&r=a+b", "/a|b{c}", "?only=query", "/%7E/\u00fc", ""} {
 			raw := "GET " + origin.URL + p + " HTTP/1.1\r\nHost: " + origin.Addr + "\r\n\r\n"
 			want := p
 			if p == "" || p[0] == '?' {
 				want = "/" + p
 			}
-			if resp, _ := fwSend(t, direct, raw); resp.StatusCode != 200 {
+			if resp, _ := proxytest.Send(t, direct, raw); resp.StatusCode != 200 {
 				t.Fatalf("%q: %d", p, resp.StatusCode)
 			}
 			seen := origin.Requests()
 			if got := seen[len(seen)-1].RequestURI; got != want {
 				t.Fatalf("origin saw %q, want %q", got, want)
 			}
-			if resp, _ := fwSend(t, viaGW, raw); resp.StatusCode != 200 {
+			if resp, _ := proxytest.Send(t, viaGW, raw); resp.StatusCode != 200 {
 				t.Fatalf("%q via gateway: %d", p, resp.StatusCode)
 			}
 			if got, w := <-lines, "GET "+origin.URL+want+" HTTP/1.1"; got != w {
@@ -126,9 +127,9 @@ func TestTargetAndHeaders(t *testing.T) {
 
 	t.Run("HTTP-5/no-user-agent-invented-host-is-target", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: wrong.example\r\n\r\n")
-		fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: wrong.example\r\nUser-Agent: agent/1\r\n\r\n")
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: wrong.example\r\n\r\n")
+		proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: wrong.example\r\nUser-Agent: agent/1\r\n\r\n")
 		seen := origin.Requests()
 		if _, ok := seen[0].Header["User-Agent"]; ok {
 			t.Fatalf("User-Agent invented: %q", seen[0].Header.Get("User-Agent"))
@@ -139,9 +140,9 @@ func TestTargetAndHeaders(t *testing.T) {
 	})
 
 	t.Run("HTTP-1/userinfo-and-https-targets-refused", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 		for _, target := range []string{"http://u:p@127.0.0.1:1/", "https://127.0.0.1:1/", "ftp://127.0.0.1/"} {
-			if resp, _ := fwSend(t, addr, "GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 400 {
+			if resp, _ := proxytest.Send(t, addr, "GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 400 {
 				t.Fatalf("%s: %d", target, resp.StatusCode)
 			}
 		}

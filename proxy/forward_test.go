@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -26,11 +27,11 @@ func TestForward(t *testing.T) {
 			w.Header().Set("X-End-To-End", "kept")
 			io.WriteString(w, "ok")
 		}))
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s/p?q=1 HTTP/1.1\r\nHost: %s\r\nConnection:\r\nConnection: X-Foo, X-Bar\r\nX-Foo: 1\r\nX-Bar: 2\r\nKeep-Alive: 300\r\nProxy-Connection: keep-alive\r\nProxy-Authorization: Basic Y2xpZW50OnNlY3JldA==\r\nTE: trailers\r\nUpgrade: websocket\r\nX-Kept: yes\r\n\r\n", origin.URL, origin.Addr)
-		resp, body := readResponse(t, br, "GET")
+		resp, body := proxytest.ReadResponse(t, br, "GET")
 		if resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("status %d body %q", resp.StatusCode, body)
 		}
@@ -60,12 +61,12 @@ func TestForward(t *testing.T) {
 	t.Run("HTTP-5b/keep-alive-routes-per-request", func(t *testing.T) {
 		a := testworld.NewNamedOrigin(t, "A")
 		b := testworld.NewNamedOrigin(t, "B")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for _, o := range []*testworld.Origin{a, b, a} {
 			fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", o.URL, o.Addr)
-			resp, body := readResponse(t, br, "GET")
+			resp, body := proxytest.ReadResponse(t, br, "GET")
 			if resp.StatusCode != 200 || body != o.Greeting() {
 				t.Fatalf("got %d %q, want %q", resp.StatusCode, body, o.Greeting())
 			}
@@ -81,8 +82,8 @@ func TestForward(t *testing.T) {
 		// reach the next one's upstream request.
 		a := testworld.NewNamedOrigin(t, "A")
 		b := testworld.NewNamedOrigin(t, "B")
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		reqs := []struct {
 			o    *testworld.Origin
@@ -95,7 +96,7 @@ func TestForward(t *testing.T) {
 		}
 		for _, r := range reqs {
 			fmt.Fprintf(c, r.head, r.o.URL, r.o.Addr)
-			resp, body := readResponse(t, br, "GET")
+			resp, body := proxytest.ReadResponse(t, br, "GET")
 			if resp.StatusCode != 200 || body != r.o.Greeting() {
 				t.Fatalf("got %d %q, want %q", resp.StatusCode, body, r.o.Greeting())
 			}
@@ -119,16 +120,16 @@ func TestForward(t *testing.T) {
 	})
 
 	t.Run("HTTP-6/all-dead-502-within-connect-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, testworld.RefusedAddr(t), testworld.RefusedAddr(t)), ConnectTimeout: 2 * time.Second})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		start := time.Now()
 		io.WriteString(c, "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n")
-		resp, body := readResponse(t, br, "GET")
+		resp, body := proxytest.ReadResponse(t, br, "GET")
 		if resp.StatusCode != 502 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		mustContain(t, body, "all candidates failed")
+		proxytest.MustContain(t, body, "all candidates failed")
 		if el := time.Since(start); el > 4*time.Second {
 			t.Fatalf("took %v", el)
 		}
@@ -137,11 +138,11 @@ func TestForward(t *testing.T) {
 	t.Run("GW-1/dead-first-gateway-then-working-gateway", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		good := testworld.NewGateway(t)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "POST %s/x HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\n\r\nhello", origin.URL, origin.Addr)
-		resp, body := readResponse(t, br, "POST")
+		resp, body := proxytest.ReadResponse(t, br, "POST")
 		if resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -153,11 +154,11 @@ func TestForward(t *testing.T) {
 	t.Run("GW-5/loopback-goes-direct-never-to-a-gateway", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t)
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true, gw.Addr), LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true, gw.Addr), LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		if gw.Accepted() != 0 {
@@ -167,7 +168,7 @@ func TestForward(t *testing.T) {
 
 	t.Run("HTTP-1/origin-form-goes-to-own-handler", func(t *testing.T) {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.Path) })
-		addr, _ := startProxy(t, Config{Handler: h})
+		addr, _ := proxytest.Start(t, New, Config{Handler: h})
 		resp, err := http.Get("http://" + addr + "/_dual-proxy/status")
 		if err != nil {
 			t.Fatal(err)
@@ -211,11 +212,11 @@ func TestSmuggling(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			origin := testworld.NewOrigin(t)
-			addr, _ := startProxy(t, Config{LoopbackDirect: true})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			fmt.Fprintf(c, "POST %s/ HTTP/1.1\r\nHost: %s\r\n%s\r\n0\r\n\r\n", origin.URL, origin.Addr, tc.head)
-			resp, _ := readResponse(t, br, "POST")
+			resp, _ := proxytest.ReadResponse(t, br, "POST")
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
 			}
@@ -237,16 +238,16 @@ func TestConnectionReuse(t *testing.T) {
 	t.Run("HTTP-5b/origin-form-then-proxy-request-on-same-connection", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own") })
-		addr, _ := startProxy(t, Config{Handler: h, LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Handler: h, LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		io.WriteString(c, "GET /_dual-proxy/status HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
-		resp, body := readResponse(t, br, "GET")
+		resp, body := proxytest.ReadResponse(t, br, "GET")
 		if body != "own" || resp.Close {
 			t.Fatalf("own endpoint: %q close=%v (the connection must stay open for the next request)", body, resp.Close)
 		}
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != origin.Greeting() {
+		if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("proxy request: %d %q", resp.StatusCode, body)
 		}
 	})

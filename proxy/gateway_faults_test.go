@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
@@ -70,22 +71,23 @@ func TestGatewayHandshakeFaults(t *testing.T) {
 			}
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {
 				origin := testworld.NewOrigin(t)
-				bad := selCand(t, tc.scheme+"://"+tcpServer(t, "127.0.0.1:0", tc.serve))
+				bad := proxytest.Gateway(t, tc.scheme+"://"+proxytest.TCPServer(t, "127.0.0.1:0", tc.serve))
 				good := testworld.NewGateway(t)
-				addr, e := selProxy(t, Config{Candidates: []candidate.Candidate{bad, selCand(t, good.URL)},
+				addr, srv := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{bad, proxytest.Gateway(t, good.URL)},
 					GatewayTLS: trust, ConnectTimeout: 400 * time.Millisecond})
+				e := srv.Engine()
 				start := time.Now()
 				if mode == "tunnel" {
-					if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+					if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 						t.Fatalf("tunnel body %q", body)
 					}
-				} else if resp, body, err := selGet(t, addr, origin.URL+"/plain", ""); err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
+				} else if resp, body, err := proxytest.Get(t, addr, origin.URL+"/plain", ""); err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 					t.Fatalf("GET %d %q %v", resp.StatusCode, body, err)
 				}
 				if d := time.Since(start); d > bound {
 					t.Fatalf("took %v, want < %v", d, bound)
 				}
-				if f := lastFailure(t, e, bad.Key()); f != tc.phase {
+				if f := proxytest.LastFailure(t, e, bad.Key()); f != tc.phase {
 					t.Fatalf("failure %q, want %q", f, tc.phase)
 				}
 			})

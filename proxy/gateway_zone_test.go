@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
@@ -40,7 +41,7 @@ func linkLocal(t *testing.T) (ip, zone string) {
 func TestLinkLocalGatewayWithZone(t *testing.T) {
 	ip, zone := linkLocal(t)
 	reached := make(chan string, 4)
-	gw := tcpServer(t, net.JoinHostPort(ip+"%"+zone, "0"), func(c net.Conn) {
+	gw := proxytest.TCPServer(t, net.JoinHostPort(ip+"%"+zone, "0"), func(c net.Conn) {
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		reached <- line
 		fmt.Fprint(c, "HTTP/1.1 200 Connection established\r\n\r\n")
@@ -51,10 +52,10 @@ func TestLinkLocalGatewayWithZone(t *testing.T) {
 		"GW-3/link-local-gateway-bare-zone-dialled":    "http://[" + ip + "%" + zone + "]:" + port,
 	} {
 		t.Run(name, func(t *testing.T) {
-			addr, srv := startProxy(t, Config{Candidates: gateways(t, false, url)})
-			c := dialProxy(t, addr)
+			addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, url)})
+			c := proxytest.Dial(t, addr)
 			fmt.Fprint(c, "CONNECT origin.example:443 HTTP/1.1\r\nHost: origin.example:443\r\n\r\n")
-			if st, body := readConnectReply(t, bufio.NewReader(c)); st != 200 {
+			if st, body := proxytest.ReadConnectReply(t, bufio.NewReader(c)); st != 200 {
 				t.Fatalf("CONNECT through %s: %d %s", url, st, body)
 			}
 			if line := <-reached; !strings.HasPrefix(line, "CONNECT origin.example:443 ") {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/pool/editor"
 )
 
@@ -107,7 +108,7 @@ func TestHandoffDifferential(t *testing.T) {
 	handlers := diffHandlers(t) // one instance: the editor names its file in answers
 	ref := httptest.NewServer(handlers)
 	t.Cleanup(ref.Close)
-	addr, _ := startProxy(t, Config{Handler: handlers})
+	addr, _ := proxytest.Start(t, New, Config{Handler: handlers})
 	refAddr := ref.Listener.Addr().String()
 	const h = "Host: localhost\r\n"
 	put := "PUT /pool/config HTTP/1.1\r\n" + h + "Content-Type: application/yaml\r\nContent-Length: 9\r\n"

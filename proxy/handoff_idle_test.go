@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // TestOwnEndpointIdleKeepAliveCost: an idle keep-alive connection to the
@@ -16,15 +18,15 @@ import (
 func TestOwnEndpointIdleKeepAliveCost(t *testing.T) {
 	t.Run("HTTP-1/idle-keep-alive-connections-to-own-endpoints-hold-at-most-two-goroutines-and-two-fds-each", func(t *testing.T) {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own") })
-		addr, _ := startProxy(t, Config{Handler: h})
+		addr, _ := proxytest.Start(t, New, Config{Handler: h})
 		const n = 60
 		before := runtime.NumGoroutine()
 		fds := countFDs(t)
 		for range n {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			io.WriteString(c, "GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n")
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || !strings.Contains(body, "own") {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || !strings.Contains(body, "own") {
 				t.Fatalf("own endpoint: %d %q", resp.StatusCode, body)
 			}
 		}

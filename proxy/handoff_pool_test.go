@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
@@ -67,14 +68,14 @@ func TestHandoffPool(t *testing.T) {
 	mux := NewMux()
 	mux.Handle("/pool/", pool.New(cfg, pool.Options{Transport: tr, Logger: slog.New(slog.DiscardHandler)}))
 	origin := testworld.NewOrigin(t)
-	addr, srv := startProxy(t, Config{Handler: mux, LoopbackDirect: true})
+	addr, srv := proxytest.Start(t, New, Config{Handler: mux, LoopbackDirect: true})
 	mux.Attach(srv)
 
 	t.Run("POOL-1/HTTP-5b/streamed-calls-and-proxied-request-on-one-connection", func(t *testing.T) {
 		rc := newRawClient(t, addr)
 		for i := range 2 {
 			rc.send(poolCall("say ok"))
-			resp, body := readResponse(t, rc.br, "POST")
+			resp, body := proxytest.ReadResponse(t, rc.br, "POST")
 			if resp.StatusCode != 200 || resp.Close || !strings.Contains(body, `"text":"hi"`) || !strings.Contains(body, "message_stop") {
 				t.Fatalf("call %d: %d close=%v %q", i, resp.StatusCode, resp.Close, body)
 			}
@@ -82,7 +83,7 @@ func TestHandoffPool(t *testing.T) {
 			rc.expect("GET", 200, origin.Greeting())
 		}
 		rc.send("GET /pool/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		if resp, body := readResponse(t, rc.br, "GET"); resp.StatusCode != 200 || resp.Close || !strings.Contains(body, `"p"`) {
+		if resp, body := proxytest.ReadResponse(t, rc.br, "GET"); resp.StatusCode != 200 || resp.Close || !strings.Contains(body, `"p"`) {
 			t.Fatalf("pool status: %d close=%v %.200q", resp.StatusCode, resp.Close, body)
 		}
 	})

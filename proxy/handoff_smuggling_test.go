@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
@@ -41,7 +42,7 @@ func TestOwnEndpointBodySmuggling(t *testing.T) {
 			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED"))
 		}
 	})
-	addr, _ := startProxy(t, Config{Handler: ownHandler(nil, nil), LoopbackDirect: true})
+	addr, _ := proxytest.Start(t, New, Config{Handler: ownHandler(nil, nil), LoopbackDirect: true})
 	smug := "GET http://" + oaddr + "/smuggled HTTP/1.1\r\nHost: " + oaddr + "\r\n\r\n"
 	big := smug + strings.Repeat("x", 300<<10)
 	chunk := func(s string) string { return strconv.FormatInt(int64(len(s)), 16) + "\r\n" + s + "\r\n" }

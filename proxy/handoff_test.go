@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
@@ -71,7 +72,7 @@ type rawClient struct {
 }
 
 func newRawClient(t *testing.T, addr string) *rawClient {
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	return &rawClient{t: t, c: c, br: bufio.NewReader(c)}
 }
 
@@ -86,7 +87,7 @@ func (rc *rawClient) send(s string) {
 // connection stays open.
 func (rc *rawClient) expect(method string, status int, body string) {
 	rc.t.Helper()
-	resp, got := readResponse(rc.t, rc.br, method)
+	resp, got := proxytest.ReadResponse(rc.t, rc.br, method)
 	if resp.StatusCode != status || got != body || resp.Close {
 		rc.t.Fatalf("%s: %d %q close=%v, want %d %q keep-alive", method, resp.StatusCode, got, resp.Close, status, body)
 	}
@@ -103,8 +104,8 @@ func (rc *rawClient) expectEOF() {
 func TestHandoffKeepAlive(t *testing.T) {
 	next, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	origin := testworld.NewOrigin(t)
-	echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
-	addr, srv := startProxy(t, Config{Handler: ownHandler(next, cancelled), LoopbackDirect: true})
+	echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+	addr, srv := proxytest.Start(t, New, Config{Handler: ownHandler(next, cancelled), LoopbackDirect: true})
 
 	steps := map[string]func(rc *rawClient){
 		"own": func(rc *rawClient) {
@@ -122,7 +123,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 	}
 	connect := func(rc *rawClient) {
 		rc.send("CONNECT " + echo + " HTTP/1.1\r\nHost: " + echo + "\r\n\r\n")
-		if st, _ := readConnectReply(rc.t, rc.br); st != 200 {
+		if st, _ := proxytest.ReadConnectReply(rc.t, rc.br); st != 200 {
 			rc.t.Fatalf("CONNECT: %d", st)
 		}
 		rc.send("ping")
@@ -161,7 +162,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 		rc.expect("POST", 200, "abcde")
 		rc.expect("HEAD", 200, "")
 		rc.expect("POST", 200, "own POST")
-		resp, body := readResponse(t, rc.br, "GET")
+		resp, body := proxytest.ReadResponse(t, rc.br, "GET")
 		if body != "own GET" || !resp.Close {
 			t.Fatalf("last: %q close=%v", body, resp.Close)
 		}
@@ -206,7 +207,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 	t.Run("HTTP-1/http10-client", func(t *testing.T) {
 		rc := newRawClient(t, addr)
 		rc.send("GET /own HTTP/1.0\r\n\r\n")
-		resp, body := readResponse(t, rc.br, "GET")
+		resp, body := proxytest.ReadResponse(t, rc.br, "GET")
 		if body != "own GET" || !resp.Close {
 			t.Fatalf("1.0: %q close=%v", body, resp.Close)
 		}
@@ -233,7 +234,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 	t.Run("HTTP-1/hijacked-answer-closes", func(t *testing.T) {
 		rc := newRawClient(t, addr)
 		rc.send("GET /hijack HTTP/1.1\r\nHost: x\r\n\r\nGET /own HTTP/1.1\r\nHost: x\r\n\r\n")
-		resp, body := readResponse(t, rc.br, "GET")
+		resp, body := proxytest.ReadResponse(t, rc.br, "GET")
 		if resp.StatusCode != 529 || body != "no" {
 			t.Fatalf("hijacked: %d %q", resp.StatusCode, body)
 		}
@@ -242,7 +243,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 	t.Run("HTTP-5b/malformed-chunked-body-closes", func(t *testing.T) {
 		rc := newRawClient(t, addr)
 		rc.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nGET /own HTTP/1.1\r\nHost: x\r\n\r\n")
-		resp, _ := readResponse(t, rc.br, "POST")
+		resp, _ := proxytest.ReadResponse(t, rc.br, "POST")
 		if resp.StatusCode != 400 {
 			t.Fatalf("malformed chunked body: %d", resp.StatusCode)
 		}
@@ -254,7 +255,7 @@ func TestHandoffKeepAlive(t *testing.T) {
 // closed by Shutdown at once (SPEC LIS-3).
 func TestHandoffShutdown(t *testing.T) {
 	t.Run("LIS-3/idle-after-own-answer-closed", func(t *testing.T) {
-		addr, srv := startProxy(t, Config{Handler: ownHandler(nil, nil)})
+		addr, srv := proxytest.Start(t, New, Config{Handler: ownHandler(nil, nil)})
 		rc := newRawClient(t, addr)
 		rc.send("GET /own HTTP/1.1\r\nHost: x\r\n\r\n")
 		rc.expect("GET", 200, "own GET")

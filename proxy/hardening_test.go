@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
@@ -23,14 +24,14 @@ import (
 
 func TestBodyBudgetReleased(t *testing.T) {
 	t.Run("HTTP-2/budget-released-when-trailers-fail", func(t *testing.T) {
-		addr, srv := startProxy(t, Config{})
+		addr, srv := proxytest.Start(t, New, Config{})
 		// A chunked body whose trailer section never ends properly: more
 		// trailer lines than the proxy reads (400), several clients.
 		trailers := strings.Repeat("X-T: 1\r\n", maxTrailerLines+1)
 		for range 3 {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			fmt.Fprintf(c, "POST http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n%s\r\n", trailers)
-			resp, _ := readResponse(t, bufio.NewReader(c), "POST")
+			resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "POST")
 			if resp.StatusCode != 400 {
 				t.Fatalf("status %d, want 400", resp.StatusCode)
 			}
@@ -42,7 +43,7 @@ func TestBodyBudgetReleased(t *testing.T) {
 
 // statusLineOrigin answers every request with the raw status line line.
 func statusLineOrigin(t *testing.T, line string) string {
-	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		br := bufio.NewReader(c)
 		if _, err := http.ReadRequest(br); err != nil {
 			return
@@ -55,7 +56,7 @@ func statusLineOrigin(t *testing.T, line string) string {
 // returns the status line exactly as the proxy wrote it.
 func rawStatusLine(t *testing.T, addr, origin string) string {
 	t.Helper()
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin, origin)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	line, err := bufio.NewReader(c).ReadString('\n')
@@ -66,7 +67,7 @@ func rawStatusLine(t *testing.T, addr, origin string) string {
 }
 
 func TestCleanStatusLine(t *testing.T) {
-	addr, _ := startProxy(t, Config{})
+	addr, _ := proxytest.Start(t, New, Config{})
 	t.Run("HTTP-5/reason-phrase-not-copied-byte-for-byte", func(t *testing.T) {
 		o := statusLineOrigin(t, "HTTP/1.1 200 O\rK")
 		if got := rawStatusLine(t, addr, o); got != "HTTP/1.1 200 OK\r\n" {
@@ -103,7 +104,7 @@ type recordingOrigin struct {
 
 func newRecordingOrigin(t *testing.T) *recordingOrigin {
 	o := &recordingOrigin{got: make(chan string, 16)}
-	o.addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	o.addr = proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		o.conns.Add(1)
 		br := bufio.NewReader(c)
 		var head strings.Builder
@@ -160,12 +161,12 @@ func TestTransportRefusesInjection(t *testing.T) {
 // bounds.
 
 func TestHostileHeads(t *testing.T) {
-	addr, _ := startProxy(t, Config{})
+	addr, _ := proxytest.Start(t, New, Config{})
 	t.Run("HTTP-5/bare-lf-head-refused-nothing-forwarded", func(t *testing.T) {
 		o := newRecordingOrigin(t)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\nHost: %s\n\n", o.addr, o.addr)
-		resp, _ := readResponse(t, bufio.NewReader(c), "GET")
+		resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 		if resp.StatusCode != 400 {
 			t.Fatalf("status %d, want 400", resp.StatusCode)
 		}
@@ -175,9 +176,9 @@ func TestHostileHeads(t *testing.T) {
 	})
 	t.Run("HTTP-5/underscore-framing-aliases-not-forwarded", func(t *testing.T) {
 		o := newRecordingOrigin(t)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nTransfer_Encoding: chunked\r\nContent_Length: 5\r\nProxy_Authorization: Basic eDp5\r\nX_Custom: 1\r\n\r\n", o.addr, o.addr)
-		if resp, _ := readResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		got := <-o.got
@@ -195,7 +196,7 @@ func TestHostileHeads(t *testing.T) {
 // headOrigin answers every request with the raw head (status line and
 // fields, without the final CRLF) and body "ok".
 func headOrigin(t *testing.T, head string) string {
-	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}
@@ -204,7 +205,7 @@ func headOrigin(t *testing.T, head string) string {
 }
 
 func TestConnectionNamedResponseFields(t *testing.T) {
-	addr, _ := startProxy(t, Config{})
+	addr, _ := proxytest.Start(t, New, Config{})
 	for _, tc := range []struct{ name, head string }{
 		{"HTTP-5/connection-close-and-name-one-line", "HTTP/1.1 200 OK\r\nConnection: close, X-Secret\r\nX-Secret: s"},
 		{"HTTP-5/connection-name-then-close-lines", "HTTP/1.1 200 OK\r\nConnection: X-Secret\r\nConnection: close\r\nX-Secret: s"},
@@ -214,9 +215,9 @@ func TestConnectionNamedResponseFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := headOrigin(t, tc.head)
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
-			resp, body := readResponse(t, bufio.NewReader(c), "GET")
+			resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 			if resp.StatusCode != 200 || body != "ok" {
 				t.Fatalf("%d %q", resp.StatusCode, body)
 			}
@@ -240,8 +241,8 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 func TestSlowHeads(t *testing.T) {
 	origin := testworld.NewOrigin(t)
 	t.Run("HTTP-4/slow-first-head-closed-after-head-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{HeadTimeout: 300 * time.Millisecond})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{HeadTimeout: 300 * time.Millisecond})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\n", origin.URL) // and never the rest
 		if !closedWithin(c, 3*time.Second) {
 			t.Fatal("connection with an incomplete head still open 3 s after a 300 ms head timeout")
@@ -251,11 +252,11 @@ func TestSlowHeads(t *testing.T) {
 		// A later head whose first part is here but not its blank line
 		// takes the bounded path (readHead parses a buffered head without
 		// the head deadline only when it is complete).
-		addr, _ := startProxy(t, Config{HeadTimeout: 300 * time.Millisecond})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{HeadTimeout: 300 * time.Millisecond})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 			t.Fatalf("first request: %d", resp.StatusCode)
 		}
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n", origin.URL, origin.Addr) // and never the blank line
@@ -264,12 +265,12 @@ func TestSlowHeads(t *testing.T) {
 		}
 	})
 	t.Run("HTTP-4/keep-alive-idle-not-cut-by-head-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{HeadTimeout: 200 * time.Millisecond})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{HeadTimeout: 200 * time.Millisecond})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i := range 2 {
 			fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-			if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+			if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 				t.Fatalf("request %d: %d", i, resp.StatusCode)
 			}
 			if i == 0 && closedWithin(c, 600*time.Millisecond) {
@@ -278,15 +279,15 @@ func TestSlowHeads(t *testing.T) {
 		}
 	})
 	t.Run("HTTP-4/pending-heads-capped-oldest-closed", func(t *testing.T) {
-		addr, srv := startProxy(t, Config{MaxPendingHeads: 3})
+		addr, srv := proxytest.Start(t, New, Config{MaxPendingHeads: 3})
 		var conns []net.Conn
 		for i := range 3 {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			io.WriteString(c, "GET http://")
 			conns = append(conns, c)
 			testkit.WaitFor(t, 2*time.Second, "pending heads", func() bool { return srv.pendingHeads() == i+1 })
 		}
-		c4 := dialProxy(t, addr)
+		c4 := proxytest.Dial(t, addr)
 		io.WriteString(c4, "GET http://")
 		if !closedWithin(conns[0], 3*time.Second) {
 			t.Fatal("oldest pending connection not closed past the cap")
@@ -295,7 +296,7 @@ func TestSlowHeads(t *testing.T) {
 			t.Fatal("second-oldest pending connection closed too")
 		}
 		fmt.Fprintf(c4, "%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.Addr, origin.Addr)
-		if resp, _ := readResponse(t, bufio.NewReader(c4), "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c4), "GET"); resp.StatusCode != 200 {
 			t.Fatalf("newest connection: %d", resp.StatusCode)
 		}
 	})
@@ -304,10 +305,10 @@ func TestSlowHeads(t *testing.T) {
 		// one past the cap closes exactly one other (the count
 		// is an atomic, the oldest is taken with a compare-and-swap).
 		const limit, n = 4, 12
-		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
+		addr, srv := proxytest.Start(t, New, Config{MaxPendingHeads: limit})
 		conns := make([]net.Conn, n)
 		for i := range conns {
-			conns[i] = dialProxy(t, addr)
+			conns[i] = proxytest.Dial(t, addr)
 		}
 		var wg sync.WaitGroup
 		for _, c := range conns {
@@ -337,13 +338,13 @@ func TestSlowHeads(t *testing.T) {
 		// the oldest must not walk every tracked connection for each new
 		// arrival (not one walk of all pending heads per arrival).
 		const limit, arrivals = 4, 24
-		addr, srv := startProxy(t, Config{MaxPendingHeads: limit})
+		addr, srv := proxytest.Start(t, New, Config{MaxPendingHeads: limit})
 		for range 40 {
 			openTunnel(t, addr, origin.Addr)
 		}
 		var conns []net.Conn
 		for i := range limit + arrivals {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			io.WriteString(c, "GET http://")
 			conns = append(conns, c)
 			if i < limit {
@@ -375,7 +376,7 @@ func TestSlowHeads(t *testing.T) {
 func quietOrigin(t *testing.T) (addr string, eof <-chan struct{}) {
 	ch := make(chan struct{}, 4)
 	release := make(chan struct{})
-	addr = tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	addr = proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		io.Copy(io.Discard, c)
 		ch <- struct{}{}
 		<-release
@@ -388,9 +389,9 @@ func quietOrigin(t *testing.T) (addr string, eof <-chan struct{}) {
 // tunnel after its 200.
 func openTunnel(t *testing.T, addr, target string) net.Conn {
 	t.Helper()
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	if code, _ := readConnectReply(t, bufio.NewReader(c)); code != 200 {
+	if code, _ := proxytest.ReadConnectReply(t, bufio.NewReader(c)); code != 200 {
 		t.Fatalf("CONNECT: %d", code)
 	}
 	return c
@@ -398,7 +399,7 @@ func openTunnel(t *testing.T, addr, target string) net.Conn {
 
 func TestTunnelBounds(t *testing.T) {
 	t.Run("CON-2/half-closed-tunnel-closed-after-half-close-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{TunnelHalfCloseTimeout: 300 * time.Millisecond})
+		addr, _ := proxytest.Start(t, New, Config{TunnelHalfCloseTimeout: 300 * time.Millisecond})
 		o, eof := quietOrigin(t)
 		c := openTunnel(t, addr, o)
 		c.(*net.TCPConn).CloseWrite()
@@ -414,7 +415,7 @@ func TestTunnelBounds(t *testing.T) {
 	t.Run("CON-2/half-close-bound-holds-with-the-idle-bound-off", func(t *testing.T) {
 		// The silent direction waits without a deadline until the other
 		// ends; the half-close must arm one (relay.go).
-		addr, _ := startProxy(t, Config{TunnelIdleTimeout: -1, TunnelHalfCloseTimeout: 300 * time.Millisecond})
+		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: -1, TunnelHalfCloseTimeout: 300 * time.Millisecond})
 		o, eof := quietOrigin(t)
 		c := openTunnel(t, addr, o)
 		c.(*net.TCPConn).CloseWrite()
@@ -428,7 +429,7 @@ func TestTunnelBounds(t *testing.T) {
 		}
 	})
 	t.Run("CON-2/idle-tunnel-closed-after-idle-timeout", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{TunnelIdleTimeout: 300 * time.Millisecond})
+		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: 300 * time.Millisecond})
 		o, _ := quietOrigin(t)
 		c := openTunnel(t, addr, o)
 		if !closedWithin(c, 3*time.Second) {
@@ -440,8 +441,8 @@ func TestTunnelBounds(t *testing.T) {
 		// test or the proxy must pass ~0.75 s to break it (a 300 ms bound
 		// failed once on the loaded 2-core machine: the relay notes
 		// activity when a copy returns, up to a quarter bound later).
-		addr, _ := startProxy(t, Config{TunnelIdleTimeout: time.Second})
-		echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: time.Second})
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 		c := openTunnel(t, addr, echo)
 		tick := time.NewTicker(100 * time.Millisecond) // pacing, not synchronisation
 		defer tick.Stop()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
@@ -53,7 +54,7 @@ func socketKeepAlive(t *testing.T, local, peer string) int {
 	return 0
 }
 
-// startProxyListen is startProxy on the listener the command line uses
+// startProxyListen is proxytest.Start on the listener the command line uses
 // (Listen: no keepalive on loopback clients, SPEC LIS-1).
 func startProxyListen(t *testing.T, cfg Config) string {
 	t.Helper()
@@ -109,17 +110,17 @@ func TestLoopbackSocketsHaveNoKeepAlive(t *testing.T) {
 			io.Copy(c, c)
 		})
 		for _, via := range []string{"gateway", "direct"} {
-			cfg := Config{Candidates: gateways(t, false, "http://"+gw), ConnectTimeout: 10 * time.Second}
+			cfg := Config{Candidates: proxytest.Gateways(t, false, "http://"+gw), ConnectTimeout: 10 * time.Second}
 			target := "example.test"
 			if via == "direct" {
 				cfg = Config{LoopbackDirect: true, ConnectTimeout: 10 * time.Second}
 				target = origin
 			}
 			addr := startProxyListen(t, cfg)
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
 				t.Fatalf("%s plain: %d %q", via, resp.StatusCode, body)
 			}
 			// Answered: the proxy has accepted the connection.
@@ -130,14 +131,14 @@ func TestLoopbackSocketsHaveNoKeepAlive(t *testing.T) {
 			if got := socketKeepAlive(t, p[0], p[1]); got != 0 {
 				t.Errorf("%s: the plain request's upstream connection has SO_KEEPALIVE %d", via, got)
 			}
-			tc := dialProxy(t, addr)
+			tc := proxytest.Dial(t, addr)
 			ct := echo
 			if via == "gateway" {
 				ct = target + ":443"
 			}
 			fmt.Fprintf(tc, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", ct, ct)
 			tbr := bufio.NewReader(tc)
-			if code, _ := readConnectReply(t, tbr); code != 200 {
+			if code, _ := proxytest.ReadConnectReply(t, tbr); code != 200 {
 				t.Fatalf("%s CONNECT: %d", via, code)
 			}
 			io.WriteString(tc, "ping")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -66,18 +67,18 @@ func TestLoopDetection(t *testing.T) {
 	origin := testworld.NewOrigin(t)
 
 	t.Run("GW-2/plain-request-loop-answered-not-amplified", func(t *testing.T) {
-		c := dialProxy(t, lnA.Addr().String())
+		c := proxytest.Dial(t, lnA.Addr().String())
 		fmt.Fprintf(c, "GET http://loop.test:%s/ HTTP/1.1\r\nHost: loop.test\r\n\r\n", strings.Split(origin.Addr, ":")[1])
-		resp, body := readResponse(t, bufio.NewReader(c), "GET")
+		resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 		if resp.StatusCode != 508 && resp.StatusCode != 502 {
 			t.Fatalf("status %d %q", resp.StatusCode, body)
 		}
 	})
 	t.Run("GW-2/connect-loop-answered-not-amplified", func(t *testing.T) {
-		c := dialProxy(t, lnA.Addr().String())
+		c := proxytest.Dial(t, lnA.Addr().String())
 		br := bufio.NewReader(c)
 		io.WriteString(c, "CONNECT loop.test:443 HTTP/1.1\r\nHost: loop.test:443\r\n\r\n")
-		if st, body := readConnectReply(t, br); st/100 != 5 {
+		if st, body := proxytest.ReadConnectReply(t, br); st/100 != 5 {
 			t.Fatalf("status %d %q", st, body)
 		}
 	})
@@ -94,10 +95,10 @@ func TestLoopDetection(t *testing.T) {
 func TestSelfTarget(t *testing.T) {
 	t.Run("HTTP-1/absolute-form-for-own-listener-served-not-looped", func(t *testing.T) {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.RequestURI()) })
-		addr, _ := startProxy(t, Config{Handler: h, LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Handler: h, LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET http://%s/pool/p/v1/models?x=1 HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
-		resp, body := readResponse(t, bufio.NewReader(c), "GET")
+		resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 		if resp.StatusCode != 200 || body != "own:/pool/p/v1/models?x=1" {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
@@ -22,13 +23,13 @@ import (
 func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 	const headTimeout = 60 * time.Second
 	const answerWithin = 15 * time.Second
-	addr, srv := startProxy(t, Config{HeadTimeout: headTimeout})
+	addr, srv := proxytest.Start(t, New, Config{HeadTimeout: headTimeout})
 
 	// refusal sends first, reads the whole answer up to the close and
 	// returns its status, body and how long it took.
 	refusal := func(t *testing.T, first []byte) (int, string, time.Duration) {
 		t.Helper()
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(answerWithin))
 		start := time.Now()
 		if _, err := c.Write(first); err != nil {
@@ -57,7 +58,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 		if status != 400 {
 			t.Fatalf("status %d, want 400", status)
 		}
-		mustContain(t, body, "this is an HTTP proxy: use http:// in the proxy URL")
+		proxytest.MustContain(t, body, "this is an HTTP proxy: use http:// in the proxy URL")
 		if took >= answerWithin {
 			t.Fatalf("answered after %v", took)
 		}
@@ -66,7 +67,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 	t.Run("HTTP-5d/tls-handshake-fails-fast-with-plain-http-reply", func(t *testing.T) {
 		// A real TLS client: it reads the 400 as a non-TLS record and
 		// fails at once instead of timing out.
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		c.SetDeadline(time.Now().Add(answerWithin))
 		tc := tls.Client(c, &tls.Config{ServerName: "proxy.example", MinVersion: tls.VersionTLS12})
 		err := tc.Handshake()
@@ -83,7 +84,7 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 		if status != 400 {
 			t.Fatalf("status %d, want 400", status)
 		}
-		mustContain(t, body, "use http:// in the proxy URL")
+		proxytest.MustContain(t, body, "use http:// in the proxy URL")
 		notHTTPCounted(t, srv, func(n engine.NotHTTP) bool { return n.SOCKS == before.SOCKS+1 })
 	})
 	t.Run("HTTP-5d/other-non-token-byte-gets-generic-400", func(t *testing.T) {
@@ -93,24 +94,24 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 			if status != 400 {
 				t.Fatalf("%q: status %d, want 400", first, status)
 			}
-			mustContain(t, body, "does not start with an HTTP request line")
+			proxytest.MustContain(t, body, "does not start with an HTTP request line")
 			notHTTPCounted(t, srv, func(n engine.NotHTTP) bool { return n.Other == before.Other+1 })
 		}
 	})
 	t.Run("HTTP-5d/garbage-after-keep-alive-request-gets-400", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		if resp, _ := readResponse(t, br, "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 {
 			t.Fatalf("first request: %d", resp.StatusCode)
 		}
 		c.Write([]byte{0x16, 0x03, 0x01})
-		resp, body := readResponse(t, br, "GET")
+		resp, body := proxytest.ReadResponse(t, br, "GET")
 		if resp.StatusCode != 400 {
 			t.Fatalf("status %d, want 400", resp.StatusCode)
 		}
-		mustContain(t, body, "use http:// in the proxy URL")
+		proxytest.MustContain(t, body, "use http:// in the proxy URL")
 		if _, err := br.ReadByte(); err != io.EOF {
 			t.Fatalf("after the 400: %v, want EOF", err)
 		}
@@ -118,9 +119,9 @@ func TestNotHTTPClientsAnsweredAtOnce(t *testing.T) {
 	t.Run("HTTP-5d/empty-lines-before-request-line-still-served", func(t *testing.T) {
 		// RFC 9112 §2.2: CR and LF may start a head.
 		origin := testworld.NewOrigin(t)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "\r\nGET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		if resp, _ := readResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
+		if resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
 			t.Fatalf("status %d, want 200", resp.StatusCode)
 		}
 	})

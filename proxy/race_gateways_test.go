@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // TestNewTunnelsPastDeadGateways: many new tunnels at once while the first
@@ -41,7 +43,7 @@ func TestNewTunnelsPastDeadGateways(t *testing.T) {
 			io.WriteString(c, "got:"+string(got))
 		})
 		const connectTimeout = 3 * time.Second
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+deadAddr, "http://"+silent, "http://"+live),
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+deadAddr, "http://"+silent, "http://"+live),
 			ConnectTimeout: connectTimeout, Cooldown: time.Minute})
 		const n = 32
 		errs := make(chan error, n)
@@ -85,10 +87,10 @@ func TestNewTunnelsPastDeadGateways(t *testing.T) {
 		}
 		mu.Unlock()
 		start := time.Now()
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT after.test:443 HTTP/1.1\r\nHost: after.test:443\r\n\r\n")
 		br := bufio.NewReader(c)
-		if code, _ := readConnectReply(t, br); code != 200 {
+		if code, _ := proxytest.ReadConnectReply(t, br); code != 200 {
 			t.Fatalf("after: %d", code)
 		}
 		if d := time.Since(start); d >= connectTimeout {

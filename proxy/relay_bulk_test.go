@@ -8,16 +8,18 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // openTunnelBR is openTunnel keeping the reader of the 200 (bytes the
 // origin sent at once may already be in it).
 func openTunnelBR(t *testing.T, addr, target string) (*net.TCPConn, *bufio.Reader) {
 	t.Helper()
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
 	br := bufio.NewReader(c)
-	if code, body := readConnectReply(t, br); code != 200 {
+	if code, body := proxytest.ReadConnectReply(t, br); code != 200 {
 		t.Fatalf("CONNECT: %d %q", code, body)
 	}
 	return c.(*net.TCPConn), br
@@ -51,7 +53,7 @@ func TestRelayBulkCopy(t *testing.T) {
 						c.CloseWrite()
 					}
 				})
-				addr, _ := startProxy(t, Config{Candidates: gateways(t, true)})
+				addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
 				c, br := openTunnelBR(t, addr, o)
 				var down []byte
 				var derr error
@@ -84,7 +86,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			c.SetLinger(0)
 			c.Close()
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true)})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
 		c, br := openTunnelBR(t, addr, o)
 		c.Write([]byte{'x'})
 		c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -109,7 +111,7 @@ func TestRelayBulkCopy(t *testing.T) {
 				pings <- line
 			}
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true)})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
 		c, br := openTunnelBR(t, addr, o)
 		for i := range 5 {
 			fmt.Fprintf(c, "ping %d\n", i)
@@ -144,7 +146,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		// The bound is 2 s, not 500 ms: at load ~20 under -race this
 		// reader goroutine once went unscheduled long enough for no byte to
 		// move for 500 ms (a fresh-user run of the README's test command).
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true), TunnelIdleTimeout: 2 * time.Second})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true), TunnelIdleTimeout: 2 * time.Second})
 		c, br := openTunnelBR(t, addr, o)
 		c.SetReadBuffer(16 << 10)
 		c.SetDeadline(time.Now().Add(60 * time.Second))
@@ -170,7 +172,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			c.Write(payload)
 			io.Copy(io.Discard, c)
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true), TunnelIdleTimeout: 500 * time.Millisecond})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true), TunnelIdleTimeout: 500 * time.Millisecond})
 		c, _ := openTunnelBR(t, addr, o)
 		c.SetReadBuffer(16 << 10)
 		// Nothing read: once the buffers are full no byte moves.
@@ -184,7 +186,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			c.Write(bulk)
 			io.Copy(io.Discard, c)
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, true)})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
 		fdsBefore := countFDs(t)
 		var conns []net.Conn
 		for range tunnels {

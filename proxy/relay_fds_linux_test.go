@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -17,9 +18,9 @@ import (
 // waits (SPEC CON-2 relay).
 func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 	t.Run("CON-2/idle-tunnel-holds-no-splice-pipe", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{})
-		echo := tcpServer(t, "127.0.0.1:0", testworld.EchoBuffered) // no splice pipe of its own
-		const n = 12                                                // tcpServer buffers 16 connections
+		addr, _ := proxytest.Start(t, New, Config{})
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", testworld.EchoBuffered) // no splice pipe of its own
+		const n = 12                                                          // tcpServer buffers 16 connections
 		before := countFDs(t)
 		buf := make([]byte, 5)
 		for i := range n {
@@ -46,8 +47,8 @@ func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 		}
 	})
 	t.Run("CON-2/bulk-both-ways-intact", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{})
-		echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+		addr, _ := proxytest.Start(t, New, Config{})
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 		c := openTunnel(t, addr, echo)
 		c.SetDeadline(time.Now().Add(20 * time.Second))
 		want := make([]byte, 8<<20)
@@ -65,8 +66,8 @@ func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 // buffer (SPEC CON-2 relay; ≤ 2 fds per idle tunnel in the proxy).
 func TestRelayIdleAfterBulk(t *testing.T) {
 	t.Run("CON-2/idle-after-bulk-holds-no-pipe-nor-buffer", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{})
-		echo := tcpServer(t, "127.0.0.1:0", testworld.EchoBuffered)
+		addr, _ := proxytest.Start(t, New, Config{})
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", testworld.EchoBuffered)
 		const n = 12 // tcpServer buffers 16 connections
 		before := countFDs(t)
 		for range n {

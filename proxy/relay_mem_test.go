@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -14,7 +15,7 @@ import (
 // stack is 8 KiB.
 func TestIdleTunnelStacks(t *testing.T) {
 	t.Run("CON-2/idle-tunnel-keeps-two-small-stacks", func(t *testing.T) {
-		addr, _ := startProxy(t, Config{})
+		addr, _ := proxytest.Start(t, New, Config{})
 		dest := testworld.Blackhole(t) // accepts and stays silent: the tunnels stay idle
 		var m0, m1 runtime.MemStats
 		runtime.GC()

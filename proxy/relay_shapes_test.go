@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
@@ -17,17 +18,17 @@ func TestRelayPeerShapes(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	t.Run("CON-2/destination-fin-first-client-keeps-sending", func(t *testing.T) {
 		got := make(chan int, 1)
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			io.WriteString(c, "bye")
 			c.(*net.TCPConn).CloseWrite()
 			n, _ := io.Copy(io.Discard, c)
 			got <- int(n)
 		})
-		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{candidate.Direct}})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
 		br := bufio.NewReader(c)
-		if code, _ := readConnectReply(t, br); code != 200 {
+		if code, _ := proxytest.ReadConnectReply(t, br); code != 200 {
 			t.Fatalf("CONNECT: %d", code)
 		}
 		if b, err := io.ReadAll(br); string(b) != "bye" || err != nil {
@@ -48,14 +49,14 @@ func TestRelayPeerShapes(t *testing.T) {
 	})
 	t.Run("CON-2/client-bytes-in-the-connect-write-reach-the-destination", func(t *testing.T) {
 		got := make(chan string, 1)
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			b, _ := io.ReadAll(c)
 			got <- string(b)
 		})
-		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{candidate.Direct}})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\nSSH-2.0-early\r\n")
-		if code, _ := readConnectReply(t, bufio.NewReader(c)); code != 200 {
+		if code, _ := proxytest.ReadConnectReply(t, bufio.NewReader(c)); code != 200 {
 			t.Fatalf("CONNECT: %d", code)
 		}
 		c.(*net.TCPConn).CloseWrite()
@@ -69,13 +70,13 @@ func TestRelayPeerShapes(t *testing.T) {
 		}
 	})
 	t.Run("CON-2/destination-reset-ends-the-tunnel-at-once", func(t *testing.T) {
-		dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			var b [1]byte
 			io.ReadFull(c, b[:])
 			c.(*net.TCPConn).SetLinger(0) // RST
 			c.Close()
 		})
-		addr, _ := startProxy(t, Config{Candidates: []candidate.Candidate{candidate.Direct}})
+		addr, _ := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{candidate.Direct}})
 		c := openTunnel(t, addr, dst)
 		c.Write([]byte("x"))
 		if !closedWithin(c, 5*time.Second) {

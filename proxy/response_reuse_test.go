@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // scriptOrigin answers the n-th request on a connection with script[n]
@@ -91,13 +93,13 @@ func TestAnswersIntoReusedResponse(t *testing.T) {
 				{"GET", 200, "until-close", []string{"X-Last"}}, // Connection: close is resp.Close
 			}
 			o, got := scriptOrigin(t, script)
-			addr, _ := startProxy(t, Config{LoopbackDirect: true})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			closeSeen := false
 			for i, w := range want {
 				fmt.Fprintf(c, "%s http://%s/r%d HTTP/1.1\r\nHost: %s\r\n\r\n", w.method, o, i, o)
-				resp, body := readResponse(t, br, w.method)
+				resp, body := proxytest.ReadResponse(t, br, w.method)
 				if resp.StatusCode != w.status || body != w.body {
 					t.Fatalf("answer %d: %d %q, want %d %q", i, resp.StatusCode, body, w.status, w.body)
 				}
@@ -127,7 +129,7 @@ func TestAnswersIntoReusedResponse(t *testing.T) {
 				}
 			} else {
 				fmt.Fprintf(c, "GET http://%s/again HTTP/1.1\r\nHost: %s\r\n\r\n", o, o)
-				resp, body := readResponse(t, br, "GET")
+				resp, body := proxytest.ReadResponse(t, br, "GET")
 				if resp.StatusCode != 200 || body != "abc" || len(resp.Header["Set-Cookie"]) != 2 || resp.Header.Get("X-Last") != "" {
 					t.Fatalf("after the close-delimited answer: %d %q %v", resp.StatusCode, body, resp.Header)
 				}
@@ -151,12 +153,12 @@ func TestAnswersIntoReusedResponse(t *testing.T) {
 			script = append(script, fmt.Sprintf("HTTP/1.1 299 %s\r\nX-Pad: %s\r\nContent-Length: %d\r\n\r\n%s", strings.Repeat("R", pad%50+1), strings.Repeat("p", pad), len(body), body))
 		}
 		o, _ := scriptOrigin(t, script)
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i, pad := range pads {
 			fmt.Fprintf(c, "GET http://%s/%d HTTP/1.1\r\nHost: %s\r\n\r\n", o, i, o)
-			resp, body := readResponse(t, br, "GET")
+			resp, body := proxytest.ReadResponse(t, br, "GET")
 			if resp.StatusCode != 299 || body != fmt.Sprintf("body-%d", pad) || resp.Header.Get("X-Pad") != strings.Repeat("p", pad) ||
 				resp.Status != "299 "+strings.Repeat("R", pad%50+1) {
 				t.Fatalf("pad %d: %q %q, X-Pad of %d bytes", pad, resp.Status, body, len(resp.Header.Get("X-Pad")))
@@ -196,12 +198,12 @@ func TestAnswersIntoReusedResponse(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Gw2: 1\r\nContent-Length: 2\r\n\r\ng2")
 			}
 		})
-		addr, _ := startProxy(t, Config{Candidates: gateways(t, false, "http://"+gw1, "http://"+gw2), Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+gw1, "http://"+gw2), Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		for i, host := range []string{"one.test", "both-down.test", "two.test"} {
 			fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
-			resp, body := readResponse(t, br, "GET")
+			resp, body := proxytest.ReadResponse(t, br, "GET")
 			wantStatus, wantBody := 200, "g2"
 			if host == "both-down.test" {
 				wantStatus, wantBody = 502, "gw2 down\n"

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // hostileOrigin answers the first request of a round with raw, and every
@@ -55,7 +57,7 @@ func (o *hostileOrigin) serve(c net.Conn) {
 func TestMalformedOriginAnswers(t *testing.T) {
 	o := &hostileOrigin{}
 	oaddr := manyServer(t, o.serve)
-	addr, _ := startProxy(t, Config{LoopbackDirect: true})
+	addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 	for _, tc := range []struct {
 		name, raw string
 		status    int // 0: any, the stream only must stay in sync

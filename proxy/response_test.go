@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // rawAnswerOrigin answers every request with answer (raw bytes).
 func rawAnswerOrigin(t *testing.T, answer string) string {
-	return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			req, err := http.ReadRequest(br)
@@ -63,8 +64,8 @@ func TestResponseFieldOrder(t *testing.T) {
 		"Server: origin/1", "X-Z: z", "X-Y: y", "X-X: x", "Content-Type: text/plain", "Pragma: no-cache",
 		"Content-Length: 2"}
 	origin := rawAnswerOrigin(t, "HTTP/1.1 200 OK\r\n"+strings.Join(sent, "\r\n")+"\r\nContent-Length: 2\r\n\r\nok")
-	addr, _ := startProxy(t, Config{LoopbackDirect: true})
-	c := dialProxy(t, addr)
+	addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+	c := proxytest.Dial(t, addr)
 	br := bufio.NewReader(c)
 	t.Run("HTTP-5/response-field-order-kept", func(t *testing.T) {
 		for range 3 { // the same order every time, not a map's
@@ -77,7 +78,7 @@ func TestResponseFieldOrder(t *testing.T) {
 }
 
 func TestResponseFraming(t *testing.T) {
-	addr, _ := startProxy(t, Config{LoopbackDirect: true})
+	addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
 	for _, tc := range []struct {
 		name, answer, method string
 		status               int
@@ -93,11 +94,11 @@ func TestResponseFraming(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			origin := rawAnswerOrigin(t, tc.answer)
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			for range 2 { // the upstream connection is reused after a clean end
 				fmt.Fprintf(c, "%s http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", tc.method, origin, origin)
-				resp, body := readResponse(t, br, tc.method)
+				resp, body := proxytest.ReadResponse(t, br, tc.method)
 				if resp.StatusCode != tc.status || body != tc.body || resp.ContentLength != tc.cl {
 					t.Fatalf("%d %q cl=%d", resp.StatusCode, body, resp.ContentLength)
 				}

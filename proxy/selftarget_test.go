@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // httpOriginOn starts a minimal HTTP origin on addr answering every request
@@ -18,7 +20,7 @@ func httpOriginOn(t *testing.T, addr string) {
 		t.Skipf("listen %s: %v", addr, err)
 	}
 	ln.Close()
-	tcpServer(t, addr, func(c net.Conn) {
+	proxytest.TCPServer(t, addr, func(c net.Conn) {
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		body := "origin " + strings.TrimSpace(line)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
@@ -30,7 +32,7 @@ func httpOriginOn(t *testing.T, addr string) {
 // for 127.0.0.2 or ::1 (SPEC HTTP-1), while its own address and localhost
 // still are the proxy.
 func TestSelfTargetOnlyOwnAddress(t *testing.T) {
-	addr, _ := startProxy(t, Config{Handler: ownHandler(nil, nil), LoopbackDirect: true})
+	addr, _ := proxytest.Start(t, New, Config{Handler: ownHandler(nil, nil), LoopbackDirect: true})
 	_, port, _ := net.SplitHostPort(addr)
 	for _, tc := range []struct{ name, host string }{
 		{"HTTP-1/other-v4-loopback-same-port-forwarded", "127.0.0.2"},
@@ -42,7 +44,7 @@ func TestSelfTargetOnlyOwnAddress(t *testing.T) {
 				rc := newRawClient(t, addr)
 				target := "http://" + tc.host + ":" + port + path
 				rc.send("GET " + target + " HTTP/1.1\r\nHost: " + tc.host + ":" + port + "\r\n\r\n")
-				resp, body := readResponse(t, rc.br, "GET")
+				resp, body := proxytest.ReadResponse(t, rc.br, "GET")
 				if resp.StatusCode != 200 || body != "origin GET "+path+" HTTP/1.1" {
 					t.Fatalf("GET %s: %d %q, want the origin's answer", target, resp.StatusCode, body)
 				}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -97,7 +98,7 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 		Logger:   slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:      func() time.Time { return w.now },
 	}
-	w.addr, w.srv = startProxy(t, cfg)
+	w.addr, w.srv = proxytest.Start(t, New, cfg)
 	mux.Attach(w.srv)
 	return w
 }
@@ -106,25 +107,25 @@ func newScriptedWorld(t *testing.T) *scriptedWorld {
 // CONNECT tunnel carrying secret bytes, both to the origin.
 func (w *scriptedWorld) traffic(t *testing.T) {
 	t.Helper()
-	c := dialProxy(t, w.addr)
+	c := proxytest.Dial(t, w.addr)
 	br := bufio.NewReader(c)
 	req := "GET http://" + w.origin.Addr + secretPath + "?token=" + querySecret + " HTTP/1.1\r\nHost: " + w.origin.Addr +
 		"\r\nAuthorization: Bearer " + headerSecret + "\r\nConnection: close\r\n\r\n"
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}
-	if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != w.origin.Greeting() {
+	if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != w.origin.Greeting() {
 		t.Fatalf("plain GET: %d %q", resp.StatusCode, body)
 	}
 
-	c2 := dialProxy(t, w.addr)
+	c2 := proxytest.Dial(t, w.addr)
 	br2 := bufio.NewReader(c2)
 	io.WriteString(c2, "CONNECT "+w.origin.Addr+" HTTP/1.1\r\nHost: "+w.origin.Addr+"\r\n\r\n")
-	if st, body := readConnectReply(t, br2); st != 200 {
+	if st, body := proxytest.ReadConnectReply(t, br2); st != 200 {
 		t.Fatalf("CONNECT: %d %q", st, body)
 	}
 	io.WriteString(c2, "GET /"+tunnelSecret+" HTTP/1.1\r\nHost: "+w.origin.Addr+"\r\nConnection: close\r\n\r\n")
-	if resp, _ := readResponse(t, br2, "GET"); resp.StatusCode != 200 {
+	if resp, _ := proxytest.ReadResponse(t, br2, "GET"); resp.StatusCode != 200 {
 		t.Fatalf("GET in tunnel: %d", resp.StatusCode)
 	}
 }
@@ -347,7 +348,7 @@ func TestStatusHandler(t *testing.T) {
 func TestMux(t *testing.T) {
 	t.Run("OPS-2/unattached-answers-503", func(t *testing.T) {
 		m := NewMux()
-		addr, _ := startProxy(t, Config{Handler: m})
+		addr, _ := proxytest.Start(t, New, Config{Handler: m})
 		resp, err := directClient(t).Get("http://" + addr + statusdoc.StatusPath)
 		if err != nil {
 			t.Fatal(err)
@@ -362,7 +363,7 @@ func TestMux(t *testing.T) {
 		m.Handle("/pool/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, "pool saw "+r.Method+" "+r.URL.Path)
 		}))
-		addr, srv := startProxy(t, Config{Handler: m})
+		addr, srv := proxytest.Start(t, New, Config{Handler: m})
 		m.Attach(srv)
 		client := directClient(t)
 		resp, err := client.Post("http://"+addr+"/pool/p1/v1/messages", "application/json", strings.NewReader("{}"))
@@ -385,7 +386,7 @@ func TestMux(t *testing.T) {
 	t.Run("OPS-2/listener-root-links-its-pages", func(t *testing.T) {
 		m := NewMux()
 		m.Handle("/pool/", http.NotFoundHandler())
-		addr, srv := startProxy(t, Config{Handler: m})
+		addr, srv := proxytest.Start(t, New, Config{Handler: m})
 		m.Attach(srv)
 		get := func(accept, host string) (*http.Response, string) {
 			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
@@ -446,7 +447,7 @@ func TestMux(t *testing.T) {
 // TestMain checks that no goroutine survives.
 func TestShutdownClosesTunnelAndSlowRequest(t *testing.T) {
 	t.Run("LIS-3/tunnel-and-slow-request-closed", func(t *testing.T) {
-		echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 		entered := make(chan struct{}, 1)
 		slow := testworld.NewOriginHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			entered <- struct{}{}
@@ -464,10 +465,10 @@ func TestShutdownClosesTunnelAndSlowRequest(t *testing.T) {
 		go func() { served <- srv.Serve(ln) }()
 		addr := ln.Addr().String()
 
-		tun := dialProxy(t, addr)
+		tun := proxytest.Dial(t, addr)
 		tbr := bufio.NewReader(tun)
 		io.WriteString(tun, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\n")
-		if st, _ := readConnectReply(t, tbr); st != 200 {
+		if st, _ := proxytest.ReadConnectReply(t, tbr); st != 200 {
 			t.Fatalf("CONNECT: %d", st)
 		}
 		io.WriteString(tun, "ping")
@@ -475,7 +476,7 @@ func TestShutdownClosesTunnelAndSlowRequest(t *testing.T) {
 			t.Fatal("tunnel does not echo")
 		}
 
-		plain := dialProxy(t, addr)
+		plain := proxytest.Dial(t, addr)
 		io.WriteString(plain, "GET "+slow.URL+"/slow HTTP/1.1\r\nHost: "+slow.Addr+"\r\n\r\n")
 		select {
 		case <-entered:

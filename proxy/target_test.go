@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
 )
@@ -252,7 +253,7 @@ func TestTargetAddr(t *testing.T) {
 // listener) is an origin of its own: TestSelfTargetOnlyOwnAddress.
 func TestSelfTargetSpellings(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "own:"+r.URL.RequestURI()) })
-	addr, _ := startProxy(t, Config{Handler: h, LoopbackDirect: true})
+	addr, _ := proxytest.Start(t, New, Config{Handler: h, LoopbackDirect: true})
 	_, port, _ := net.SplitHostPort(addr)
 	for _, tc := range []struct {
 		target string
@@ -270,9 +271,9 @@ func TestSelfTargetSpellings(t *testing.T) {
 		{"http://0.0.0.0:" + port + "/s", false},
 	} {
 		t.Run("HTTP-1/"+tc.target, func(t *testing.T) {
-			c := dialProxy(t, addr)
+			c := proxytest.Dial(t, addr)
 			fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", tc.target)
-			resp, body := readResponse(t, bufio.NewReader(c), "GET")
+			resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 			switch {
 			case resp.StatusCode == 200 && len(body) > 4 && body[:4] == "own:":
 			case !tc.served && resp.StatusCode == http.StatusLoopDetected:

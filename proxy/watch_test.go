@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
@@ -200,12 +201,12 @@ func TestClientGoneLaterRequest(t *testing.T) {
 			case <-time.After(10 * time.Second):
 			}
 		}))
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		br := bufio.NewReader(c)
 		req := "GET " + origin.URL + "/ HTTP/1.1\r\nHost: " + origin.Addr + "\r\n\r\n"
 		io.WriteString(c, req)
-		if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "first" {
+		if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "first" {
 			t.Fatalf("first: %d %q", resp.StatusCode, body)
 		}
 		io.WriteString(c, req)
@@ -241,7 +242,7 @@ func TestClientGoneDuringShutdown(t *testing.T) {
 		}
 		srv.watches.delay = time.Hour // the request is still pending when Shutdown starts
 		addr := testkit.Serve(t, srv)
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		<-got
 		shut := make(chan error, 1)
@@ -279,8 +280,8 @@ func TestPipelinedSlowRequests(t *testing.T) {
 			}
 			io.WriteString(w, "answer"+r.URL.Path)
 		}))
-		addr, _ := startProxy(t, Config{LoopbackDirect: true})
-		c := dialProxy(t, addr)
+		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
+		c := proxytest.Dial(t, addr)
 		var reqs string
 		paths := []string{"/slow", "/a", "/slow", "/b"}
 		for _, p := range paths {
@@ -289,7 +290,7 @@ func TestPipelinedSlowRequests(t *testing.T) {
 		io.WriteString(c, reqs)
 		br := bufio.NewReader(c)
 		for _, p := range paths {
-			if resp, body := readResponse(t, br, "GET"); resp.StatusCode != 200 || body != "answer"+p {
+			if resp, body := proxytest.ReadResponse(t, br, "GET"); resp.StatusCode != 200 || body != "answer"+p {
 				t.Fatalf("%s: %d %q", p, resp.StatusCode, body)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 )
 
 // waitUntil polls cond until it holds and returns how long that took, or
@@ -47,9 +49,9 @@ func TestConnectionGoroutineReuse(t *testing.T) {
 		// refused sends a request the proxy refuses (400, connection
 		// closed): a connection's whole life on its goroutine.
 		refused := func() {
-			c := dialProxy(t, ln.Addr().String())
+			c := proxytest.Dial(t, ln.Addr().String())
 			io.WriteString(c, "GET /x HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
-			if resp, _ := readResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 400 {
+			if resp, _ := proxytest.ReadResponse(t, bufio.NewReader(c), "GET"); resp.StatusCode != 400 {
 				t.Errorf("status %d", resp.StatusCode)
 			}
 			c.Close()

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
@@ -85,7 +87,7 @@ func TestPoolRoundTripper(t *testing.T) {
 // proxy's other users still get the warning.
 func TestPoolCallerLogs(t *testing.T) {
 	var logs testkit.LogBuffer
-	_, srv := startProxy(t, engine.Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true, Logger: logs.Logger()})
+	_, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: []candidate.Candidate{candidate.Direct}, LoopbackDirect: true, Logger: logs.Logger()})
 	e := srv.Engine()
 	dead := testworld.RefusedAddr(t)
 	call := func(t *testing.T, tr http.RoundTripper, scheme string) {

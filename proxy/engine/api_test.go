@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -27,7 +28,7 @@ func newAPIEngine(t *testing.T, cfg engine.Config) (*engine.Engine, *testworld.G
 	t.Helper()
 	gw := testworld.NewGateway(t)
 	dead := testworld.RefusedAddr(t)
-	cfg.Candidates = gateways(t, true, dead, gw.Addr)
+	cfg.Candidates = proxytest.Gateways(t, true, dead, gw.Addr)
 	if cfg.Cooldown == 0 {
 		cfg.Cooldown = 30 * time.Second
 	}
@@ -42,7 +43,7 @@ func newAPIEngine(t *testing.T, cfg engine.Config) (*engine.Engine, *testworld.G
 func TestDialContext(t *testing.T) {
 	t.Run("OPS-4/dead-gateway-then-working-gateway", func(t *testing.T) {
 		e, gw, dead := newAPIEngine(t, engine.Config{})
-		echo := tcpServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
+		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		conn, err := e.DialContext(ctx, "tcp", echo)
@@ -108,7 +109,7 @@ func TestDialContext(t *testing.T) {
 		}
 	})
 	t.Run("OPS-4/all-failed-error", func(t *testing.T) {
-		e, err := engine.New(engine.Config{Candidates: gateways(t, false, testworld.RefusedAddr(t))})
+		e, err := engine.New(engine.Config{Candidates: proxytest.Gateways(t, false, testworld.RefusedAddr(t))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +125,9 @@ func TestDialContext(t *testing.T) {
 // proxiedGet sends GET target through the proxy at addr.
 func proxiedGet(t *testing.T, addr, target string) (*http.Response, string) {
 	t.Helper()
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	return readResponse(t, bufio.NewReader(c), "GET")
+	return proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 }
 
 func TestTransport(t *testing.T) {
@@ -197,7 +198,7 @@ func TestTransport(t *testing.T) {
 			b, _ := io.ReadAll(r.Body)
 			sums <- sha256.Sum256(b)
 		}))
-		e, err := engine.New(engine.Config{Candidates: gateways(t, false, gw.Addr)})
+		e, err := engine.New(engine.Config{Candidates: proxytest.Gateways(t, false, gw.Addr)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +221,7 @@ func TestTransport(t *testing.T) {
 		first.SetMode(testworld.ModeResetAfterSend)
 		second := testworld.NewGateway(t)
 		origin := testworld.NewOrigin(t)
-		e, err := engine.New(engine.Config{Candidates: gateways(t, false, first.Addr, second.Addr)})
+		e, err := engine.New(engine.Config{Candidates: proxytest.Gateways(t, false, first.Addr, second.Addr)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func TestTransport(t *testing.T) {
 		}
 	})
 	t.Run("OPS-4/context-cancel", func(t *testing.T) {
-		e, err := engine.New(engine.Config{Candidates: gateways(t, false, testworld.Blackhole(t))})
+		e, err := engine.New(engine.Config{Candidates: proxytest.Gateways(t, false, testworld.Blackhole(t))})
 		if err != nil {
 			t.Fatal(err)
 		}

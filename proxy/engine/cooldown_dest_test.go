@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -17,10 +18,10 @@ func TestCooldownIsPerDestination(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		dead := testworld.RefusedAddr(t) // 127.0.0.1:P, nothing listening
 		gw := testworld.NewGateway(t)
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: time.Minute})
 
-		if status, _, _ := selConnect(t, addr, dead, ""); status == 200 {
+		if status, _, _ := proxytest.Connect(t, addr, dead, ""); status == 200 {
 			t.Fatalf("CONNECT to the dead port %s succeeded", dead)
 		}
 		if !e.Cooldowns().Cooling(c.Key(), dead) {
@@ -29,12 +30,12 @@ func TestCooldownIsPerDestination(t *testing.T) {
 		if e.Cooldowns().Cooling(c.Key(), origin.Addr) {
 			t.Fatalf("%s failing cooled %s", dead, origin.Addr)
 		}
-		status, conn, _ := selConnect(t, addr, origin.Addr, "")
+		status, conn, _ := proxytest.Connect(t, addr, origin.Addr, "")
 		if status != 200 {
 			t.Fatalf("CONNECT %s: %d", origin.Addr, status)
 		}
 		conn.Close()
-		if d := selLastDecision(t, e); d.Candidate != c.String() || len(d.Failed) != 0 {
+		if d := proxytest.LastDecision(t, e); d.Candidate != c.String() || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v: want the gateway first and serving %s", d, origin.Addr)
 		}
 	})

@@ -12,22 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
-
-// fwSend writes raw to a new connection to the proxy and reads one answer
-// (body read fully; a truncated body fails the test).
-func fwSend(t *testing.T, addr, raw string) (*http.Response, string) {
-	t.Helper()
-	c := dialProxy(t, addr)
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Fatal(err)
-	}
-	method, _, _ := strings.Cut(raw, " ")
-	return readResponse(t, bufio.NewReader(c), method)
-}
 
 // fwPost is a POST of body to origin's /p with extra header lines.
 func fwPost(method string, o *testworld.Origin, extra, body string) string {
@@ -38,8 +28,8 @@ func TestReplayPolicy(t *testing.T) {
 	t.Run("HTTP-3/post-refused-connect-replayed-on-next-origin-sees-once", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		good := testworld.NewGateway(t)
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, testworld.RefusedAddr(t), good.Addr)})
-		resp, body := fwSend(t, addr, fwPost("POST", origin, "", "hello"))
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, testworld.RefusedAddr(t), good.Addr)})
+		resp, body := proxytest.Send(t, addr, fwPost("POST", origin, "", "hello"))
 		if resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -75,12 +65,12 @@ func TestReplayPolicy(t *testing.T) {
 			bad := testworld.NewGateway(t, testworld.WithName("bad"))
 			bad.SetMode(testworld.ModeResetAfterSend)
 			good := testworld.NewGateway(t, testworld.WithName("good"))
-			cfg := engine.Config{Candidates: gateways(t, false, bad.Addr, good.Addr)}
+			cfg := engine.Config{Candidates: proxytest.Gateways(t, false, bad.Addr, good.Addr)}
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			addr, _ := startProxy(t, cfg)
-			resp, body := fwSend(t, addr, fwPost(tc.method, origin, tc.extra, "data"))
+			addr, _ := proxytest.Start(t, proxy.New, cfg)
+			resp, body := proxytest.Send(t, addr, fwPost(tc.method, origin, tc.extra, "data"))
 			if bad.Requests() != 1 {
 				t.Fatalf("first gateway saw %d requests", bad.Requests())
 			}
@@ -110,7 +100,7 @@ func TestReplayPolicy(t *testing.T) {
 	// A gateway that starts its answer and dies mid-head (or answers
 	// garbage): the client has received nothing yet.
 	halfHead := func(t *testing.T, hits *atomic.Int64) string {
-		return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 			hits.Add(1)
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Half: ")
@@ -122,8 +112,8 @@ func TestReplayPolicy(t *testing.T) {
 		partial := halfHead(t, &hits)
 		good := testworld.NewGateway(t)
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, partial, good.Addr)})
-		resp, body := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, partial, good.Addr)})
+		resp, body := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		if resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -136,8 +126,8 @@ func TestReplayPolicy(t *testing.T) {
 		partial := halfHead(t, &hits)
 		good := testworld.NewGateway(t)
 		origin := testworld.NewOrigin(t)
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, partial, good.Addr)})
-		resp, body := fwSend(t, addr, "POST "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\nContent-Length: 2\r\n\r\nhi")
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, partial, good.Addr)})
+		resp, body := proxytest.Send(t, addr, "POST "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\nContent-Length: 2\r\n\r\nhi")
 		if resp.StatusCode != 502 || body != engine.NonIdempotentBody {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -148,7 +138,7 @@ func TestReplayPolicy(t *testing.T) {
 
 	t.Run("HTTP-3/streaming-response-never-replayed", func(t *testing.T) {
 		var hits atomic.Int64
-		partial := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		partial := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 			hits.Add(1)
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nfirst part")
@@ -156,8 +146,8 @@ func TestReplayPolicy(t *testing.T) {
 		})
 		good := testworld.NewGateway(t)
 		origin := testworld.NewOrigin(t)
-		addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, partial, good.Addr), Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, partial, good.Addr), Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
@@ -183,7 +173,7 @@ func TestReplayPolicy(t *testing.T) {
 		// Idempotency-Key makes a bodyless POST "replayable" to it).
 		var mu sync.Mutex
 		conns, reqs := 0, 0
-		gw := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		gw := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			mu.Lock()
 			conns++
 			first := conns == 1
@@ -202,12 +192,12 @@ func TestReplayPolicy(t *testing.T) {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 			}
 		})
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, gw)})
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, gw)})
 		raw := "POST http://example.test/p HTTP/1.1\r\nHost: example.test\r\nIdempotency-Key: k\r\nContent-Length: 0\r\n\r\n"
-		if resp, body := fwSend(t, addr, raw); resp.StatusCode != 200 || body != "ok" {
+		if resp, body := proxytest.Send(t, addr, raw); resp.StatusCode != 200 || body != "ok" {
 			t.Fatalf("first: %d %q", resp.StatusCode, body)
 		}
-		resp, body := fwSend(t, addr, raw)
+		resp, body := proxytest.Send(t, addr, raw)
 		mu.Lock()
 		defer mu.Unlock()
 		if reqs > 2 {
@@ -226,8 +216,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 			bad := testworld.NewGateway(t, testworld.WithName("bad"))
 			bad.SetMode(testworld.ModeStatus(code))
 			good := testworld.NewGateway(t, testworld.WithName("good"))
-			addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, bad.Addr, good.Addr), Cooldown: time.Minute})
-			resp, body := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+			addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, bad.Addr, good.Addr), Cooldown: time.Minute})
+			resp, body := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 			if resp.StatusCode != 200 || body != origin.Greeting() || resp.Header.Get("X-Testworld-Gateway") != "good" {
 				t.Fatalf("got %d %q", resp.StatusCode, body)
 			}
@@ -241,8 +231,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 		bad := testworld.NewGateway(t, testworld.WithName("bad"))
 		bad.SetMode(testworld.ModeStatus(503))
 		good := testworld.NewGateway(t)
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, bad.Addr, good.Addr)})
-		resp, body := fwSend(t, addr, fwPost("POST", origin, "", "x"))
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, bad.Addr, good.Addr)})
+		resp, body := proxytest.Send(t, addr, fwPost("POST", origin, "", "x"))
 		if resp.StatusCode != 503 || !strings.Contains(body, "gateway bad") || good.Requests() != 0 {
 			t.Fatalf("got %d %q, next gateway %d", resp.StatusCode, body, good.Requests())
 		}
@@ -253,8 +243,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 		a.SetMode(testworld.ModeStatus(502))
 		b := testworld.NewGateway(t, testworld.WithName("b"))
 		b.SetMode(testworld.ModeStatus(504))
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, a.Addr, b.Addr)})
-		resp, body := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, a.Addr, b.Addr)})
+		resp, body := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		if resp.StatusCode != 504 || !strings.Contains(body, "gateway b") {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
@@ -266,8 +256,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 			w.WriteHeader(503)
 		}))
 		gw := testworld.NewGateway(t)
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, true, gw.Addr), LoopbackDirect: true})
-		resp, _ := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, true, gw.Addr), LoopbackDirect: true})
+		resp, _ := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		if resp.StatusCode != 503 || hits.Load() != 1 || gw.Accepted() != 0 {
 			t.Fatalf("got %d, origin %d, gateway %d", resp.StatusCode, hits.Load(), gw.Accepted())
 		}
@@ -277,8 +267,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 		authGW := testworld.NewGateway(t, testworld.WithAuth("u", "right"))
 		good := testworld.NewGateway(t, testworld.WithName("good"))
 		wrong := "http://u:wrong@" + authGW.Addr
-		addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, wrong, good.Addr), Cooldown: time.Minute})
-		resp, body := fwSend(t, addr, fwPost("POST", origin, "", "once"))
+		addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, wrong, good.Addr), Cooldown: time.Minute})
+		resp, body := proxytest.Send(t, addr, fwPost("POST", origin, "", "once"))
 		if resp.StatusCode != 200 || body != origin.Greeting() || origin.Count() != 1 {
 			t.Fatalf("got %d %q, origin %d", resp.StatusCode, body, origin.Count())
 		}
@@ -286,8 +276,8 @@ func TestGatewayFailureStatus(t *testing.T) {
 			t.Fatal("CD-1: 407 must cool the gateway for all hosts")
 		}
 		// Only the 407 gateway left: 502, not the gateway's 407.
-		addr2, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, wrong)})
-		resp, _ = fwSend(t, addr2, fwPost("POST", origin, "", "x"))
+		addr2, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, wrong)})
+		resp, _ = proxytest.Send(t, addr2, fwPost("POST", origin, "", "x"))
 		if resp.StatusCode != 502 {
 			t.Fatalf("got %d, want 502", resp.StatusCode)
 		}
@@ -298,7 +288,7 @@ func TestTinyproxy401(t *testing.T) {
 	// tinyproxy 1.11 answers wrong proxy credentials with 401 and its own
 	// Server header, on plain requests as on CONNECT (SPEC CD-1, GW-4).
 	fake := func(server string) string {
-		return tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		return proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 			io.WriteString(c, "HTTP/1.0 401 Unauthorized\r\nServer: "+server+"\r\nWWW-Authenticate: Basic realm=\"Tinyproxy\"\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope")
 		})
@@ -307,8 +297,8 @@ func TestTinyproxy401(t *testing.T) {
 	t.Run("GW-4/tinyproxy-401-is-the-gateways-failure", func(t *testing.T) {
 		good := testworld.NewGateway(t, testworld.WithName("good"))
 		tp := fake("tinyproxy/1.11.1")
-		addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, "http://u:bad@"+tp, good.Addr), Cooldown: time.Minute})
-		resp, _ := fwSend(t, addr, fwPost("POST", origin, "", "x"))
+		addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, "http://u:bad@"+tp, good.Addr), Cooldown: time.Minute})
+		resp, _ := proxytest.Send(t, addr, fwPost("POST", origin, "", "x"))
 		if resp.StatusCode != 200 || resp.Header.Get("X-Testworld-Gateway") != "good" {
 			t.Fatalf("got %d", resp.StatusCode)
 		}
@@ -319,8 +309,8 @@ func TestTinyproxy401(t *testing.T) {
 	t.Run("HTTP-5c/origin-401-through-gateway-passes", func(t *testing.T) {
 		good := testworld.NewGateway(t)
 		o401 := fake("origin/1")
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, "http://u:p@"+o401, good.Addr)})
-		if resp, body := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 401 || body != "nope" || good.Requests() != 0 {
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, "http://u:p@"+o401, good.Addr)})
+		if resp, body := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 401 || body != "nope" || good.Requests() != 0 {
 			t.Fatalf("got %d %q", resp.StatusCode, body)
 		}
 	})
@@ -335,16 +325,16 @@ func TestTimeouts(t *testing.T) {
 			origin := testworld.NewOrigin(t)
 			slow := testworld.NewGateway(t, testworld.WithName("slow"))
 			good := testworld.NewGateway(t, testworld.WithName("good"))
-			addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, slow.Addr, good.Addr), ResponseTimeout: 300 * time.Millisecond, Cooldown: time.Minute})
+			addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, slow.Addr, good.Addr), ResponseTimeout: 300 * time.Millisecond, Cooldown: time.Minute})
 			// The slow gateway answered once before it turned slow: its
 			// timeout is then this host's, not the gateway's (one that
 			// never answered is cooled for every host, race_plain_test.go).
-			if resp, _ := fwSend(t, addr, fwPost("GET", origin, "", "")); resp.StatusCode != 200 || slow.Requests() != 1 {
+			if resp, _ := proxytest.Send(t, addr, fwPost("GET", origin, "", "")); resp.StatusCode != 200 || slow.Requests() != 1 {
 				t.Fatalf("first request: %d through the slow gateway's %d", resp.StatusCode, slow.Requests())
 			}
 			slow.SetMode(testworld.ModeDelay(5 * time.Second))
 			start := time.Now()
-			resp, body := fwSend(t, addr, fwPost(tc.method, origin, "", "t"))
+			resp, body := proxytest.Send(t, addr, fwPost(tc.method, origin, "", "t"))
 			if el := time.Since(start); el > 3*time.Second {
 				t.Fatalf("took %v", el)
 			}
@@ -367,9 +357,9 @@ func TestTimeouts(t *testing.T) {
 		// A listener with a full backlog would be needed for a real SYN
 		// timeout; a gateway that accepts and never answers costs the
 		// response timeout instead (connected: GET only).
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, testworld.Blackhole(t), good.Addr), ResponseTimeout: 300 * time.Millisecond})
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, testworld.Blackhole(t), good.Addr), ResponseTimeout: 300 * time.Millisecond})
 		start := time.Now()
-		resp, _ := fwSend(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
+		resp, _ := proxytest.Send(t, addr, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		if resp.StatusCode != 200 || time.Since(start) > 3*time.Second {
 			t.Fatalf("got %d after %v", resp.StatusCode, time.Since(start))
 		}
@@ -384,8 +374,8 @@ func TestTimeouts(t *testing.T) {
 			case <-time.After(10 * time.Second):
 			}
 		}))
-		addr, srv := startProxy(t, engine.Config{LoopbackDirect: true, Cooldown: time.Minute})
-		c := dialProxy(t, addr)
+		addr, srv := proxytest.Start(t, proxy.New, engine.Config{LoopbackDirect: true, Cooldown: time.Minute})
+		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "GET "+origin.URL+"/ HTTP/1.1\r\nHost: "+origin.Addr+"\r\n\r\n")
 		testkit.WaitFor(t, 5*time.Second, "origin got the request", func() bool { return origin.Count() == 1 })
 		c.Close()

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
@@ -29,12 +31,12 @@ func TestHTTPSGateways(t *testing.T) {
 	t.Run("GW-6/tunnel-plain-http-and-health-inside-tls-with-basic-auth", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")), testworld.WithAuth("u", "p@ss"))
-		c := selCand(t, "https://u:p%40ss@"+gw.Addr)
+		c := proxytest.Gateway(t, "https://u:p%40ss@"+gw.Addr)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c}, GatewayTLS: trust, HealthURL: mustURL(t, origin.URL+"/")})
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
-		resp, body, err := selGet(t, addr, origin.URL+"/plain", "")
+		resp, body, err := proxytest.Get(t, addr, origin.URL+"/plain", "")
 		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 		}
@@ -55,15 +57,15 @@ func TestHTTPSGateways(t *testing.T) {
 		if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c := selCand(t, gw.URL+"/?ca="+url.QueryEscape(caFile))
+		c := proxytest.Gateway(t, gw.URL+"/?ca="+url.QueryEscape(caFile))
 		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c}}) // no GatewayTLS: only the file trusts it
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
 	})
 
 	t.Run("GW-6/unreadable-ca-file-is-a-startup-error", func(t *testing.T) {
-		c := selCand(t, "https://127.0.0.1:1?ca="+url.QueryEscape(filepath.Join(t.TempDir(), "missing.pem")))
+		c := proxytest.Gateway(t, "https://127.0.0.1:1?ca="+url.QueryEscape(filepath.Join(t.TempDir(), "missing.pem")))
 		if _, err := engine.New(engine.Config{Candidates: []candidate.Candidate{c}}); err == nil || !strings.Contains(err.Error(), "missing.pem") {
 			t.Fatalf("err = %v", err)
 		}
@@ -81,16 +83,16 @@ func TestHTTPSGateways(t *testing.T) {
 			origin := testworld.NewOrigin(t)
 			bad := testworld.NewGateway(t, testworld.WithTLS(tc.cert))
 			good := testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))
-			bc := selCand(t, bad.URL)
-			addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{bc, selCand(t, good.URL)}, GatewayTLS: trust, Cooldown: time.Minute})
-			if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+			bc := proxytest.Gateway(t, bad.URL)
+			addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{bc, proxytest.Gateway(t, good.URL)}, GatewayTLS: trust, Cooldown: time.Minute})
+			if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 				t.Fatalf("tunnel body %q", body)
 			}
-			if f := lastFailure(t, e, bc.Key()); f != "gateway-tls gateway" {
+			if f := proxytest.LastFailure(t, e, bc.Key()); f != "gateway-tls gateway" {
 				t.Fatalf("failure %q, want gateway-tls gateway", f)
 			}
 			// A plain request now goes to the next gateway at once (cooling).
-			if resp, body, _ := selGet(t, addr, origin.URL+"/", ""); resp.StatusCode != 200 || body != origin.Greeting() {
+			if resp, body, _ := proxytest.Get(t, addr, origin.URL+"/", ""); resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("GET %d %q", resp.StatusCode, body)
 			}
 			testkit.WaitFor(t, 5*time.Second, "the handshake failure at the bad gateway", func() bool { return bad.TLSFailures() >= 1 })
@@ -106,12 +108,12 @@ func TestHTTPSGateways(t *testing.T) {
 	t.Run("GW-6/plain-http-proxy-at-https-url-is-gateway-tls", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		plain := testworld.NewGateway(t)
-		c := selCand(t, "https://"+plain.Addr)
+		c := proxytest.Gateway(t, "https://"+plain.Addr)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, GatewayTLS: trust})
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
-		if f := lastFailure(t, e, c.Key()); f != "gateway-tls gateway" {
+		if f := proxytest.LastFailure(t, e, c.Key()); f != "gateway-tls gateway" {
 			t.Fatalf("failure %q", f)
 		}
 	})
@@ -124,7 +126,7 @@ func TestHTTPSGateways(t *testing.T) {
 func TestKindsHalfClose(t *testing.T) {
 	ca := testworld.NewCA(t, "half-close CA")
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-	dst := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+	dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 		io.Copy(io.Discard, c) // until the client's FIN
 		c.Write(big)
 	})
@@ -136,11 +138,11 @@ func TestKindsHalfClose(t *testing.T) {
 		{"CON-2/GW-6/half-close-through-https-gateway", testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, _ := startProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
-			c := dialProxy(t, addr)
+			addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
+			c := proxytest.Dial(t, addr)
 			br := bufio.NewReader(c)
 			io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-			if st, body := readConnectReply(t, br); st != 200 {
+			if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
 				t.Fatalf("status %d %s", st, body)
 			}
 			io.WriteString(c, "request bytes")
@@ -167,14 +169,14 @@ func TestKindsProbeAndHTTPSHealth(t *testing.T) {
 		{"GW-6/HC-1/CON-1/https-gateway-tls-in-tls", testworld.NewGateway(t, testworld.WithTLS(ca.Leaf(t, "127.0.0.1")), testworld.WithRoute("api.example.com:443", origin.Addr))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := selCand(t, tc.gw.URL)
+			c := proxytest.Gateway(t, tc.gw.URL)
 			// The second candidate is a refused gateway, never direct: no
 			// path here may resolve api.example.com (SPEC "Test safety").
-			spare := selCand(t, "http://"+testworld.RefusedAddr(t))
+			spare := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
 			cfg := engine.Config{Candidates: []candidate.Candidate{c, spare}, TLSProbe: true, GatewayTLS: &tls.Config{RootCAs: ca.Pool},
 				HealthURL: mustURL(t, "https://api.example.com/health"), HealthTLS: &tls.Config{RootCAs: origin.CertPool}}
 			addr, e := selProxy(t, cfg)
-			status, conn, _ := selConnect(t, addr, "api.example.com:443", "")
+			status, conn, _ := proxytest.Connect(t, addr, "api.example.com:443", "")
 			if status != 200 {
 				t.Fatalf("CONNECT: %d", status)
 			}

@@ -11,34 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 )
-
-// tunnelGet sends GET /in-tunnel through an open CONNECT tunnel to a plain
-// HTTP origin and returns the body.
-func tunnelGet(t *testing.T, proxyAddr, target string) string {
-	t.Helper()
-	status, conn, br := selConnect(t, proxyAddr, target, "")
-	if status != 200 {
-		t.Fatalf("CONNECT %s: %d", target, status)
-	}
-	conn.Write([]byte("GET /in-tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-	_, body := readResponse(t, br, "GET")
-	return body
-}
-
-// lastFailure returns "phase tier" of candidate key's last failure.
-func lastFailure(t *testing.T, e *engine.Engine, key string) string {
-	t.Helper()
-	for _, c := range e.Status().Candidates {
-		if c.Key == key && c.LastFailure != nil {
-			return c.LastFailure.Phase + " " + c.LastFailure.Tier
-		}
-	}
-	return ""
-}
 
 // TestSOCKSGateways covers SOCKS5 gateways (SPEC GW-7) on every path the
 // engine opens, with the in-process testworld SOCKS5 gateway.
@@ -46,13 +23,13 @@ func TestSOCKSGateways(t *testing.T) {
 	t.Run("GW-7/socks5h-tunnel-plain-http-and-health-with-rfc1929", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithAuth("gw user", "p@ss"))
-		c := selCand(t, "socks5h://gw%20user:p%40ss@"+gw.Addr)
+		c := proxytest.Gateway(t, "socks5h://gw%20user:p%40ss@"+gw.Addr)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
 
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
-		resp, body, err := selGet(t, addr, origin.URL+"/plain?q=1", "Proxy-Authorization: Basic Y2xpZW50OnNlY3JldA==\r\n")
+		resp, body, err := proxytest.Get(t, addr, origin.URL+"/plain?q=1", "Proxy-Authorization: Basic Y2xpZW50OnNlY3JldA==\r\n")
 		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 		}
@@ -87,9 +64,9 @@ func TestSOCKSGateways(t *testing.T) {
 			gw   *testworld.Gateway
 			want string
 		}{{"socks5://" + local.Addr, local, "127.0.0.1:" + port}, {"socks5h://" + remote.Addr, remote, "localhost:" + port}} {
-			addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, tc.url)}})
+			addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, tc.url)}})
 			// "localhost" is in /etc/hosts: resolving it sends no DNS query.
-			if body := tunnelGet(t, addr, "localhost:"+port); body != origin.Greeting() {
+			if body := proxytest.TunnelGet(t, addr, "localhost:"+port); body != origin.Greeting() {
 				t.Fatalf("%s: tunnel body %q", tc.url, body)
 			}
 			if got := tc.gw.Targets(); !slices.Equal(got, []string{tc.want}) {
@@ -99,10 +76,10 @@ func TestSOCKSGateways(t *testing.T) {
 	})
 
 	t.Run("GW-7/ipv6-destination-atyp-ipv6", func(t *testing.T) {
-		dst := tcpServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
+		dst := proxytest.TCPServer(t, "[::1]:0", func(c net.Conn) { c.Write([]byte("six")) })
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, "socks5://"+gw.Addr)}})
-		status, _, br := selConnect(t, addr, dst, "")
+		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, "socks5://"+gw.Addr)}})
+		status, _, br := proxytest.Connect(t, addr, dst, "")
 		b := make([]byte, 3)
 		if _, err := io.ReadFull(br, b); status != 200 || err != nil || string(b) != "six" {
 			t.Fatalf("CONNECT %s: %d, read %q %v", dst, status, b, err)
@@ -115,15 +92,15 @@ func TestSOCKSGateways(t *testing.T) {
 	t.Run("GW-7/dead-socks-gateway-first-next-serves", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		dead := selCand(t, "socks5h://"+testworld.RefusedAddr(t))
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, selCand(t, gw.URL)}, Cooldown: 30 * time.Second})
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		dead := proxytest.Gateway(t, "socks5h://"+testworld.RefusedAddr(t))
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, proxytest.Gateway(t, gw.URL)}, Cooldown: 30 * time.Second})
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
-		if f := lastFailure(t, e, dead.Key()); f != "gateway-connect gateway" {
+		if f := proxytest.LastFailure(t, e, dead.Key()); f != "gateway-connect gateway" {
 			t.Fatalf("dead gateway failure %q", f)
 		}
-		resp, body, _ := selGet(t, addr, origin.URL+"/", "")
+		resp, body, _ := proxytest.Get(t, addr, origin.URL+"/", "")
 		if resp.StatusCode != 200 || body != origin.Greeting() || gw.Connects() != 2 {
 			t.Fatalf("GET %d %q, %d CONNECTs", resp.StatusCode, body, gw.Connects())
 		}
@@ -133,13 +110,13 @@ func TestSOCKSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		locked := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithAuth("gwuser", "right"))
 		next := testworld.NewGateway(t, testworld.WithSOCKS5())
-		bad := selCand(t, "socks5h://gwuser:wrong@"+locked.Addr)
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{bad, selCand(t, next.URL)}, Cooldown: 30 * time.Second})
-		resp, body, _ := selGet(t, addr, origin.URL+"/", "")
+		bad := proxytest.Gateway(t, "socks5h://gwuser:wrong@"+locked.Addr)
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{bad, proxytest.Gateway(t, next.URL)}, Cooldown: 30 * time.Second})
+		resp, body, _ := proxytest.Get(t, addr, origin.URL+"/", "")
 		if resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET %d %q", resp.StatusCode, body)
 		}
-		if f := lastFailure(t, e, bad.Key()); f != "socks-handshake gateway" {
+		if f := proxytest.LastFailure(t, e, bad.Key()); f != "socks-handshake gateway" {
 			t.Fatalf("failure %q, want socks-handshake gateway", f)
 		}
 		if !e.Cooldowns().Cooling(bad.Key(), "other.test:443") {
@@ -151,12 +128,12 @@ func TestSOCKSGateways(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 		gw.SetMode(testworld.ModeSOCKSReply(0x04))
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: 30 * time.Second})
-		if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+		if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
-		if f := lastFailure(t, e, c.Key()); f != "connect-response host" {
+		if f := proxytest.LastFailure(t, e, c.Key()); f != "connect-response host" {
 			t.Fatalf("failure %q, want connect-response host", f)
 		}
 		if !e.Cooldowns().Cooling(c.Key(), origin.Addr) || e.Cooldowns().Cooling(c.Key(), "other.test:80") {
@@ -169,12 +146,12 @@ func TestSOCKSGateways(t *testing.T) {
 		for _, m := range []testworld.Mode{testworld.ModeStatus(400), testworld.ModeSOCKSReply(0x07), testworld.ModeReset} {
 			gw := testworld.NewGateway(t, testworld.WithSOCKS5())
 			gw.SetMode(m)
-			c := selCand(t, gw.URL)
+			c := proxytest.Gateway(t, gw.URL)
 			addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: 30 * time.Second})
-			if body := tunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
+			if body := proxytest.TunnelGet(t, addr, origin.Addr); body != origin.Greeting() {
 				t.Fatalf("%s: tunnel body %q", m, body)
 			}
-			if f := lastFailure(t, e, c.Key()); !strings.HasSuffix(f, " gateway") {
+			if f := proxytest.LastFailure(t, e, c.Key()); !strings.HasSuffix(f, " gateway") {
 				t.Errorf("%s: failure %q, want gateway tier", m, f)
 			}
 		}
@@ -185,11 +162,11 @@ func TestSOCKSGateways(t *testing.T) {
 			w.WriteHeader(http.StatusBadGateway)
 		}))
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}})
-		resp, _, _ := selGet(t, addr, origin.URL+"/", "")
-		if resp.StatusCode != 502 || origin.Count() != 1 || lastFailure(t, e, c.Key()) != "" {
-			t.Fatalf("status %d, origin saw %d, failure %q", resp.StatusCode, origin.Count(), lastFailure(t, e, c.Key()))
+		resp, _, _ := proxytest.Get(t, addr, origin.URL+"/", "")
+		if resp.StatusCode != 502 || origin.Count() != 1 || proxytest.LastFailure(t, e, c.Key()) != "" {
+			t.Fatalf("status %d, origin saw %d, failure %q", resp.StatusCode, origin.Count(), proxytest.LastFailure(t, e, c.Key()))
 		}
 	})
 
@@ -198,9 +175,9 @@ func TestSOCKSGateways(t *testing.T) {
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5(), testworld.WithRoute("api.example.com:443", origin.Addr))
 		// A refused second gateway, never direct: nothing may resolve
 		// api.example.com (SPEC "Test safety"); two candidates make the probe run.
-		spare := selCand(t, "http://"+testworld.RefusedAddr(t))
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), spare}, TLSProbe: true})
-		status, conn, _ := selConnect(t, addr, "api.example.com:443", "")
+		spare := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL), spare}, TLSProbe: true})
+		status, conn, _ := proxytest.Connect(t, addr, "api.example.com:443", "")
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
@@ -216,7 +193,7 @@ func TestSOCKSGateways(t *testing.T) {
 		plain := testworld.NewOrigin(t)
 		secure := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithSOCKS5())
-		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}})
+		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL)}})
 		if err != nil {
 			t.Fatal(err)
 		}

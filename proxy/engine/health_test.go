@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -55,7 +56,7 @@ func TestHealth(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
 		gw1.SetMode(testworld.ModeStatus(502)) // its own 502 page: not alive
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		e := healthEngine(t, engine.Config{Candidates: []candidate.Candidate{c1, c2, candidate.Direct}, HealthURL: mustURL(t, origin.URL+"/health")})
 		e.Checker().Run()
 		if p := e.HealthState().Preferred(); p != c2.Key() {
@@ -74,7 +75,7 @@ func TestHealth(t *testing.T) {
 		status.Store(200)
 		origin := statusOrigin(t, &status)
 		gw := testworld.NewGateway(t)
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		e := healthEngine(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, HealthURL: mustURL(t, origin.URL)})
 		e.Checker().Run()
 		if p := e.HealthState().Preferred(); p != c.Key() {
@@ -95,7 +96,7 @@ func TestHealth(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1 := testworld.NewGateway(t, testworld.WithName("gw1"))
 		gw2 := testworld.NewGateway(t, testworld.WithName("gw2"))
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2}, HealthURL: mustURL(t, origin.URL),
 			HealthRecoverCount: 2, PrefTTL: -1}) // no cache: the preference alone orders
 		e.Checker().Run()
@@ -112,7 +113,7 @@ func TestHealth(t *testing.T) {
 			if p := e.HealthState().Preferred(); p != c2.Key() {
 				t.Fatalf("check %d (gw1 pass=%v): preferred %q, want gw2", i, pass, p)
 			}
-			resp, _, err := selGet(t, addr, origin.URL+"/", "")
+			resp, _, err := proxytest.Get(t, addr, origin.URL+"/", "")
 			if err != nil || resp.StatusCode != 200 || resp.Header.Get("X-Testworld-Gateway") != "gw2" {
 				t.Fatalf("check %d: traffic went %q (%v %v), want gw2", i, resp.Header.Get("X-Testworld-Gateway"), resp.Status, err)
 			}
@@ -127,10 +128,10 @@ func TestHealth(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t)
 		gw.SetMode(testworld.ModeStatus(407))
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Cooldown: time.Hour,
 			HealthURL: mustURL(t, origin.URL)})
-		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
+		if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
 		if !e.Cooldowns().Cooling(c.Key(), "other.test") {
@@ -146,13 +147,13 @@ func TestHealth(t *testing.T) {
 	t.Run("HC-2/path-failure-kicks-a-check", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t)
-		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
-		c := selCand(t, gw.URL)
+		dead := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, c}, HealthURL: mustURL(t, origin.URL)})
 		if e.HealthRuns() != 0 {
 			t.Fatalf("runs before any failure: %d", e.HealthRuns())
 		}
-		if resp, _, err := selGet(t, addr, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 {
+		if resp, _, err := proxytest.Get(t, addr, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET: %v %v", resp.Status, err)
 		}
 		testkit.WaitFor(t, 3*time.Second, "a kicked health check", func() bool { return e.HealthRuns() >= 1 })

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/realgw"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
@@ -57,7 +58,7 @@ func newKindsWorld(t *testing.T) *kindsWorld {
 // the proxy with cands, then a health check; the backup must not be used.
 func (w *kindsWorld) serveBoth(t *testing.T, first candidate.Candidate, extra ...candidate.Candidate) *engine.Engine {
 	t.Helper()
-	cands := append(append([]candidate.Candidate{first}, extra...), selCand(t, w.backup.URL))
+	cands := append(append([]candidate.Candidate{first}, extra...), proxytest.Gateway(t, w.backup.URL))
 	addr, e := selProxy(t, engine.Config{Candidates: cands, Cooldown: time.Minute, HealthURL: mustURL(t, w.origin.URL+"/health")})
 	c := interopClient(t, addr, w.tlsOrigin.CertPool)
 	st, body, _, err := interopGet(c, w.origin.URL+"/plain")
@@ -88,7 +89,7 @@ func interopSOCKS(t *testing.T) {
 		{"GW-7/dante-socks5", "socks5://" + dante.Addr},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := selCand(t, tc.url)
+			c := proxytest.Gateway(t, tc.url)
 			e := w.serveBoth(t, c)
 			if p := e.HealthState().Preferred(); p != c.Key() {
 				t.Fatalf("health preferred %q, want the SOCKS gateway", p)
@@ -97,7 +98,7 @@ func interopSOCKS(t *testing.T) {
 	}
 
 	t.Run("GW-7/socks5h-sends-the-name-gateway-resolves-it", func(t *testing.T) {
-		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, "socks5h://"+open.Addr)}})
+		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, "socks5h://"+open.Addr)}})
 		_, port, _ := strings.Cut(w.origin.Addr, ":")
 		st, body, _, err := interopGet(interopClient(t, addr, nil), "http://localhost:"+port+"/by-name")
 		if err != nil || st != 200 || body != w.origin.Greeting() {
@@ -106,9 +107,9 @@ func interopSOCKS(t *testing.T) {
 	})
 
 	t.Run("GW-7/dead-socks-gateway-first-next-serves", func(t *testing.T) {
-		dead := selCand(t, "socks5h://"+testworld.RefusedAddr(t))
-		e := w.serveBoth(t, dead, selCand(t, "socks5h://"+open.Addr))
-		if f := lastFailure(t, e, dead.Key()); f != "gateway-connect gateway" {
+		dead := proxytest.Gateway(t, "socks5h://"+testworld.RefusedAddr(t))
+		e := w.serveBoth(t, dead, proxytest.Gateway(t, "socks5h://"+open.Addr))
+		if f := proxytest.LastFailure(t, e, dead.Key()); f != "gateway-connect gateway" {
 			t.Fatalf("dead gateway: %q", f)
 		}
 	})
@@ -118,9 +119,9 @@ func interopSOCKS(t *testing.T) {
 		{"GW-7/no-credentials-for-a-locked-gateway", "socks5h://" + locked.Addr},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bad := selCand(t, tc.url)
-			e := w.serveBoth(t, bad, selCand(t, "socks5h://"+dante.Addr))
-			if f := lastFailure(t, e, bad.Key()); f != "socks-handshake gateway" {
+			bad := proxytest.Gateway(t, tc.url)
+			e := w.serveBoth(t, bad, proxytest.Gateway(t, "socks5h://"+dante.Addr))
+			if f := proxytest.LastFailure(t, e, bad.Key()); f != "socks-handshake gateway" {
 				t.Fatalf("failure %q, want socks-handshake gateway", f)
 			}
 			if !e.Cooldowns().Cooling(bad.Key(), "any.test:443") {
@@ -132,13 +133,13 @@ func interopSOCKS(t *testing.T) {
 	t.Run("GW-7/microsocks-refused-destination-is-host-scoped", func(t *testing.T) {
 		dest := testworld.RefusedAddr(t)
 		route := testworld.NewGateway(t, testworld.WithName("route"), testworld.WithRoute(dest, w.origin.Addr))
-		c := selCand(t, "socks5://"+open.Addr)
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, selCand(t, route.URL)}, Cooldown: time.Minute})
+		c := proxytest.Gateway(t, "socks5://"+open.Addr)
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, proxytest.Gateway(t, route.URL)}, Cooldown: time.Minute})
 		st, body, _, err := interopGet(interopClient(t, addr, nil), "http://"+dest+"/")
 		if err != nil || st != 200 || body != w.origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", st, body, err)
 		}
-		if f := lastFailure(t, e, c.Key()); f != "connect-response host" {
+		if f := proxytest.LastFailure(t, e, c.Key()); f != "connect-response host" {
 			t.Fatalf("failure %q, want connect-response host (microsocks reply 0x05)", f)
 		}
 		if !e.Cooldowns().Cooling(c.Key(), dest) || e.Cooldowns().Cooling(c.Key(), w.origin.Addr) {
@@ -190,7 +191,7 @@ func interopHTTPS(t *testing.T) {
 	caFile, cert, key := ca.WriteFiles(t, dir, "gw", "127.0.0.1")
 	tiny := startReal(t, "tinyproxy", false, w.origin)
 	front := realgw.Stunnel(t, tiny.addr, cert, key)
-	good := selCand(t, "https://"+front.Addr+"/?ca="+url.QueryEscape(caFile))
+	good := proxytest.Gateway(t, "https://"+front.Addr+"/?ca="+url.QueryEscape(caFile))
 
 	t.Run("GW-6/stunnel-tinyproxy-connect-plain-and-health", func(t *testing.T) {
 		e := w.serveBoth(t, good)
@@ -206,13 +207,13 @@ func interopHTTPS(t *testing.T) {
 		locked := startReal(t, "tinyproxy", true, w.origin)
 		lockedFront := realgw.Stunnel(t, locked.addr, cert, key)
 		ca := "/?ca=" + url.QueryEscape(caFile)
-		right := selCand(t, "https://gwuser:gwpass@"+lockedFront.Addr+ca)
+		right := proxytest.Gateway(t, "https://gwuser:gwpass@"+lockedFront.Addr+ca)
 		if e := w.serveBoth(t, right); e.HealthState().Preferred() != right.Key() {
 			t.Fatalf("health preferred %q", e.HealthState().Preferred())
 		}
-		wrong := selCand(t, "https://gwuser:nope@"+lockedFront.Addr+ca)
+		wrong := proxytest.Gateway(t, "https://gwuser:nope@"+lockedFront.Addr+ca)
 		e := w.serveBoth(t, wrong, good)
-		if f := lastFailure(t, e, wrong.Key()); f != "connect-response gateway" {
+		if f := proxytest.LastFailure(t, e, wrong.Key()); f != "connect-response gateway" {
 			t.Fatalf("wrong credentials: %q, want connect-response gateway (tinyproxy's 401)", f)
 		}
 	})
@@ -249,9 +250,9 @@ func interopHTTPS(t *testing.T) {
 			backend := newRecorder(t)
 			c, k := tc.files()
 			badFront := realgw.Stunnel(t, backend.addr, c, k)
-			bad := selCand(t, "https://"+badFront.Addr+"/?ca="+url.QueryEscape(caFile))
+			bad := proxytest.Gateway(t, "https://"+badFront.Addr+"/?ca="+url.QueryEscape(caFile))
 			e := w.serveBoth(t, bad, good)
-			if f := lastFailure(t, e, bad.Key()); f != "gateway-tls gateway" {
+			if f := proxytest.LastFailure(t, e, bad.Key()); f != "gateway-tls gateway" {
 				t.Fatalf("failure %q, want gateway-tls gateway", f)
 			}
 			// The readiness probe's bare TCP connect logs an "unexpected eof";

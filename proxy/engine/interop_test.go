@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -236,9 +237,9 @@ func interopGateway(t *testing.T, kind string) {
 	gw := startReal(t, kind, false, origin)
 	// backup reaches "unreachable" (mapped to origin), the real gateway cannot.
 	backup := testworld.NewGateway(t, testworld.WithName("backup"), testworld.WithRoute(unreachable, origin.Addr))
-	cands := gateways(t, false, gw.addr, backup.Addr)
+	cands := proxytest.Gateways(t, false, gw.addr, backup.Addr)
 	newClient := func(t *testing.T) (*http.Client, *proxy.Server) {
-		addr, srv := startProxy(t, engine.Config{Candidates: cands, Cooldown: time.Minute})
+		addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: cands, Cooldown: time.Minute})
 		return interopClient(t, addr, tlsOrigin.CertPool), srv
 	}
 
@@ -346,7 +347,7 @@ func interopAuth(t *testing.T, kind string) {
 	}{{"GW-4/right-credentials-pass", "gwuser:gwpass", true}, {"GW-4/wrong-credentials-move-on", "gwuser:wrong", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, u := range []string{origin.URL + "/a", tlsOrigin.URL + "/a"} {
-				addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, false, "http://"+tc.user+"@"+gw.addr, backup.Addr), Cooldown: time.Minute})
+				addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, "http://"+tc.user+"@"+gw.addr, backup.Addr), Cooldown: time.Minute})
 				c := interopClient(t, addr, tlsOrigin.CertPool)
 				br, bc := backup.Requests(), backup.Connects()
 				st, _, _, err := interopGet(c, u)

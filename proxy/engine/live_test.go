@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -19,30 +20,30 @@ func TestReconfigure(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		tlsOrigin := testworld.NewTLSOrigin(t)
 		good := testworld.NewGateway(t, testworld.WithRoute("a.test:80", origin.Addr))
-		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
+		dead := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, candidate.Direct}, Cooldown: time.Minute})
 
 		// A tunnel opened before the change (direct: the gateway is dead).
-		status, tunnel, _ := selConnect(t, addr, tlsOrigin.Addr, "")
+		status, tunnel, _ := proxytest.Connect(t, addr, tlsOrigin.Addr, "")
 		if status != 200 {
 			t.Fatalf("CONNECT before the change: %d", status)
 		}
 		defer tunnel.Close()
-		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 502 {
+		if resp, _, _ := proxytest.Get(t, addr, "http://a.test/", ""); resp.StatusCode != 502 {
 			t.Fatalf("through the dead gateway: %d, want 502", resp.StatusCode)
 		}
 		if !cooling(e, dead.Key()) {
 			t.Fatal("the dead gateway does not cool")
 		}
 
-		if err := e.Reconfigure(engine.Config{Candidates: []candidate.Candidate{selCand(t, good.URL), candidate.Direct}, Cooldown: time.Minute}); err != nil {
+		if err := e.Reconfigure(engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, good.URL), candidate.Direct}, Cooldown: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		resp, body, err := selGet(t, addr, "http://a.test/", "")
+		resp, body, err := proxytest.Get(t, addr, "http://a.test/", "")
 		if err != nil || resp.StatusCode != 200 || !strings.Contains(body, "origin") || good.Requests() != 1 {
 			t.Fatalf("after the change: %v %q %v, gateway saw %d", resp.Status, body, err, good.Requests())
 		}
-		if d := selLastDecision(t, e); d.Candidate != selCand(t, good.URL).String() {
+		if d := proxytest.LastDecision(t, e); d.Candidate != proxytest.Gateway(t, good.URL).String() {
 			t.Fatalf("served by %q", d.Candidate)
 		}
 		if got := selTLSGet(t, tunnel, tlsOrigin.CertPool); !strings.Contains(got, "origin") {
@@ -61,9 +62,9 @@ func TestReconfigure(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1 := testworld.NewGateway(t, testworld.WithRoute("a.test:80", origin.Addr))
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:80", origin.Addr))
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2, candidate.Direct}})
-		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 200 {
+		if resp, _, _ := proxytest.Get(t, addr, "http://a.test/", ""); resp.StatusCode != 200 {
 			t.Fatal(resp.Status)
 		}
 		if k, ok := e.Cache().Get("a.test"); !ok || k != c1.Key() {
@@ -81,7 +82,7 @@ func TestReconfigure(t *testing.T) {
 		if _, ok := e.Cache().Get("a.test"); ok {
 			t.Fatal("the cache still names the removed gateway")
 		}
-		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw2.Requests() != 1 {
+		if resp, _, _ := proxytest.Get(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw2.Requests() != 1 {
 			t.Fatalf("%s, second gateway saw %d", resp.Status, gw2.Requests())
 		}
 		// A gateway added after the one the cache names leaves the entry
@@ -100,14 +101,14 @@ func TestReconfigure(t *testing.T) {
 		if _, ok := e.Cache().Get("a.test"); ok {
 			t.Fatal("the cache still prefers a gateway ranked after one just added")
 		}
-		if resp, _, _ := selGet(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw1.Requests() != 2 {
+		if resp, _, _ := proxytest.Get(t, addr, "http://a.test/", ""); resp.StatusCode != 200 || gw1.Requests() != 2 {
 			t.Fatalf("%s, the added gateway saw %d requests, want 2", resp.Status, gw1.Requests())
 		}
 	})
 	t.Run("OPS-7/health-check-turned-on-live", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("h.test:80", origin.Addr))
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		_, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}})
 		u, _ := url.Parse("http://h.test/")
 		if err := e.Reconfigure(engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, HealthURL: u, HealthInterval: time.Hour}); err != nil {
@@ -124,13 +125,13 @@ func TestReconfigure(t *testing.T) {
 		if err != nil || target != "http://h.test" {
 			t.Fatalf("probe %q %v", target, err)
 		}
-		if _, _, err := e.Probe(t.Context(), selCand(t, "http://"+testworld.RefusedAddr(t))); err == nil {
+		if _, _, err := e.Probe(t.Context(), proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))); err == nil {
 			t.Fatal("a probe through a refused gateway passed")
 		}
 	})
 	t.Run("OPS-7/invalid-change-keeps-the-configuration", func(t *testing.T) {
 		gw := testworld.NewGateway(t)
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		_, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, RaceDelay: time.Second})
 		if err := e.Reconfigure(engine.Config{Candidates: []candidate.Candidate{candidate.Direct}, RaceDelay: -1}); err == nil {
 			t.Fatal("a negative race delay was accepted")

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
@@ -18,7 +20,7 @@ import (
 func TestLocalResourceExhaustion(t *testing.T) {
 	gw := testworld.NewGateway(t)
 	origin := testworld.NewOrigin(t)
-	addr, srv := startProxy(t, engine.Config{Candidates: gateways(t, true, gw.Addr), Cooldown: time.Minute})
+	addr, srv := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, true, gw.Addr), Cooldown: time.Minute})
 	// Every socket the engine opens fails as if the process were out of
 	// descriptors (net.Dialer calls Control after socket(2)).
 	srv.Engine().Dialer().Net.Control = func(string, string, syscall.RawConn) error { return syscall.EMFILE }
@@ -31,25 +33,25 @@ func TestLocalResourceExhaustion(t *testing.T) {
 		}
 	}
 	t.Run("CD-1/emfile-on-plain-request-is-503-no-cooldown", func(t *testing.T) {
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "GET %s/ HTTP/1.1\r\nHost: %s\r\n\r\n", origin.URL, origin.Addr)
-		resp, body := readResponse(t, bufio.NewReader(c), "GET")
+		resp, body := proxytest.ReadResponse(t, bufio.NewReader(c), "GET")
 		if resp.StatusCode != 503 || !strings.Contains(body, "too many open files") || !strings.Contains(body, "local") {
 			t.Fatalf("%d %q, want 503 naming the local cause", resp.StatusCode, body)
 		}
 		noCooldown(t)
 	})
 	t.Run("CD-1/emfile-on-connect-is-503-no-cooldown", func(t *testing.T) {
-		c := dialProxy(t, addr)
+		c := proxytest.Dial(t, addr)
 		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", origin.Addr, origin.Addr)
-		code, body := readConnectReply(t, bufio.NewReader(c))
+		code, body := proxytest.ReadConnectReply(t, bufio.NewReader(c))
 		if code != 503 || !strings.Contains(body, "too many open files") {
 			t.Fatalf("%d %q, want 503 naming the local cause", code, body)
 		}
 		noCooldown(t)
 	})
 	t.Run("HC-1/emfile-health-check-records-nothing", func(t *testing.T) {
-		e, err := engine.New(engine.Config{Candidates: gateways(t, true, gw.Addr), HealthURL: &url.URL{Scheme: "http", Host: origin.Addr, Path: "/"}})
+		e, err := engine.New(engine.Config{Candidates: proxytest.Gateways(t, true, gw.Addr), HealthURL: &url.URL{Scheme: "http", Host: origin.Addr, Path: "/"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/route"
@@ -33,7 +34,7 @@ func TestPlanLoneCandidate(t *testing.T) {
 			t.Fatalf("plan %+v hit=%v: want [%s] hit=%v timeout %v", atts, hit, c.Key(), wantHit, wantTimeout)
 		}
 	}
-	gw := selCand(t, "http://127.0.0.1:1")
+	gw := proxytest.Gateway(t, "http://127.0.0.1:1")
 	t.Run("ORD-1/lone-candidate-plain-connect-timeout", func(t *testing.T) {
 		check(t, newEngine(t, gw, nil), gw, false, slow)
 	})
@@ -88,13 +89,13 @@ func TestPlanLoneCandidate(t *testing.T) {
 // (SPEC OPS-2), from names made once for the configured candidates.
 func TestCandName(t *testing.T) {
 	t.Run("OPS-2/decision-candidate-name-made-once", func(t *testing.T) {
-		gw := selCand(t, "http://user:secret@127.0.0.1:1")
+		gw := proxytest.Gateway(t, "http://user:secret@127.0.0.1:1")
 		e, err := New(Config{Candidates: []candidate.Candidate{gw, candidate.Direct}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer e.Close()
-		for _, c := range []candidate.Candidate{gw, candidate.Direct, selCand(t, "http://127.0.0.1:2")} {
+		for _, c := range []candidate.Candidate{gw, candidate.Direct, proxytest.Gateway(t, "http://127.0.0.1:2")} {
 			if got := e.candName(c); got != c.String() {
 				t.Errorf("candName = %q, want %q", got, c.String())
 			}

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
+	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
@@ -24,10 +26,10 @@ import (
 // answer took.
 func plainVia(t *testing.T, addr, method, host, body string) (int, string, time.Duration) {
 	t.Helper()
-	c := dialProxy(t, addr)
+	c := proxytest.Dial(t, addr)
 	start := time.Now()
 	fmt.Fprintf(c, "%s http://%s/x HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", method, host, host, len(body), body)
-	resp, got := readResponse(t, bufio.NewReader(c), method)
+	resp, got := proxytest.ReadResponse(t, bufio.NewReader(c), method)
 	return resp.StatusCode, got, time.Since(start)
 }
 
@@ -65,14 +67,14 @@ func TestSilentGatewayPlain(t *testing.T) {
 	// The response timeout is the default's 60 s: only racing or proving
 	// can answer within the bounds below.
 	cfg := func(silent, good *testworld.Gateway) engine.Config {
-		return engine.Config{Candidates: gateways(t, false, silent.URL, good.URL), RaceDelay: 250 * time.Millisecond,
+		return engine.Config{Candidates: proxytest.Gateways(t, false, silent.URL, good.URL), RaceDelay: 250 * time.Millisecond,
 			ResponseTimeout: time.Minute, Cooldown: time.Minute}
 	}
 
 	t.Run("ORD-6/plain-get-through-silent-then-good-answers-within-1s", func(t *testing.T) {
 		origin, gets, _ := countingOrigin(t)
 		silent, good := silentAndGood(t, origin, "one.test")
-		addr, _ := startProxy(t, cfg(silent, good))
+		addr, _ := proxytest.Start(t, proxy.New, cfg(silent, good))
 		code, body, took := plainVia(t, addr, "GET", "one.test", "")
 		if code != 200 || body != "ok" {
 			t.Fatalf("answer %d %q", code, body)
@@ -93,7 +95,7 @@ func TestSilentGatewayPlain(t *testing.T) {
 		}
 		origin, gets, _ := countingOrigin(t)
 		silent, good := silentAndGood(t, origin, names...)
-		addr, _ := startProxy(t, cfg(silent, good))
+		addr, _ := proxytest.Start(t, proxy.New, cfg(silent, good))
 		for _, n := range names {
 			code, body, took := plainVia(t, addr, "GET", n, "")
 			if code != 200 || body != "ok" || took > time.Second {
@@ -112,7 +114,7 @@ func TestSilentGatewayPlain(t *testing.T) {
 		// connection it accepted, and never answers.
 		var mu sync.Mutex
 		var lines []string
-		silentAddr := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		silentAddr := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			if l, err := bufio.NewReader(c).ReadString('\n'); err == nil {
 				mu.Lock()
 				lines = append(lines, strings.TrimSpace(l))
@@ -120,7 +122,7 @@ func TestSilentGatewayPlain(t *testing.T) {
 			}
 			io.Copy(io.Discard, c)
 		})
-		addr, _ := startProxy(t, engine.Config{Candidates: gateways(t, false, "http://"+silentAddr, good.URL), RaceDelay: 250 * time.Millisecond,
+		addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: proxytest.Gateways(t, false, "http://"+silentAddr, good.URL), RaceDelay: 250 * time.Millisecond,
 			ResponseTimeout: time.Minute, Cooldown: time.Minute})
 		code, body, took := plainVia(t, addr, "POST", "post.test", "payload")
 		if code != 200 || body != "ok" {
@@ -150,10 +152,10 @@ func TestSilentGatewayPlain(t *testing.T) {
 func TestPlainRaceLoser(t *testing.T) {
 	t.Run("ORD-6/plain-race-loser-closed-no-cooldown", func(t *testing.T) {
 		origin, _, _ := countingOrigin(t)
-		silent := newSilentGateway(t)
+		silent := testworld.NewSilentGateway(t)
 		good := testworld.NewGateway(t, testworld.WithRoute("loser.test:80", origin.Addr))
-		c1 := selCand(t, "http://"+silent.Addr)
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, selCand(t, good.URL)},
+		c1 := proxytest.Gateway(t, "http://"+silent.Addr)
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, proxytest.Gateway(t, good.URL)},
 			RaceDelay: 50 * time.Millisecond, ResponseTimeout: time.Minute, Cooldown: time.Minute})
 		if code, _, _ := plainVia(t, addr, "GET", "loser.test", ""); code != 200 {
 			t.Fatalf("GET: %d", code)
@@ -162,7 +164,7 @@ func TestPlainRaceLoser(t *testing.T) {
 		if e.Cooldowns().Cooling(c1.Key(), "loser.test:80") {
 			t.Fatal("the race's loser was put in cooldown")
 		}
-		if d := selLastDecision(t, e); d.Candidate != good.URL || len(d.Failed) != 0 {
+		if d := proxytest.LastDecision(t, e); d.Candidate != good.URL || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v: want served by the good gateway, no failed attempt", d)
 		}
 	})
@@ -174,7 +176,7 @@ func TestPlainRaceLoser(t *testing.T) {
 func TestSilentGatewayTier(t *testing.T) {
 	origin, _, _ := countingOrigin(t)
 	cfg := func(gw *testworld.Gateway) engine.Config {
-		return engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), candidate.Direct},
+		return engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL), candidate.Direct},
 			ResponseTimeout: 200 * time.Millisecond, Cooldown: time.Minute}
 	}
 	t.Run("CD-1/head-timeout-on-an-unproven-gateway-cools-it-for-every-host", func(t *testing.T) {
@@ -195,7 +197,7 @@ func TestSilentGatewayTier(t *testing.T) {
 		if code, _, _ := plainVia(t, addr, "GET", origin.Addr, ""); code != 200 || gw.Requests() != 1 {
 			t.Fatalf("GET: %d, gateway forwarded %d", code, gw.Requests())
 		}
-		e.Cache().RemoveIf(originHost(origin), selCand(t, gw.URL).Key()) // the next request starts at the gateway again, uncached
+		e.Cache().RemoveIf(originHost(origin), proxytest.Gateway(t, gw.URL).Key()) // the next request starts at the gateway again, uncached
 		gw.SetMode(testworld.ModeBlackhole)
 		if code, _, _ := plainVia(t, addr, "GET", origin.Addr, ""); code != 200 {
 			t.Fatalf("GET after the gateway went silent: %d", code)
@@ -224,7 +226,7 @@ func originHost(o *testworld.Origin) string {
 // rules (SPEC ORD-6, ORD-4, HTTP-3).
 func TestSilentCachedGatewayPlain(t *testing.T) {
 	cfg := func(first, second *testworld.Gateway, respTimeout time.Duration) engine.Config {
-		return engine.Config{Candidates: gateways(t, false, first.URL, second.URL), RaceDelay: 250 * time.Millisecond,
+		return engine.Config{Candidates: proxytest.Gateways(t, false, first.URL, second.URL), RaceDelay: 250 * time.Millisecond,
 			ResponseTimeout: respTimeout, Cooldown: time.Minute}
 	}
 	t.Run("ORD-6/cached-gateway-gone-silent-get-answers-within-2s", func(t *testing.T) {
@@ -235,7 +237,7 @@ func TestSilentCachedGatewayPlain(t *testing.T) {
 		if code, _, _ := plainVia(t, addr, "GET", "cached.test", ""); code != 200 || first.Requests() != 1 {
 			t.Fatalf("first GET: %d, first gateway forwarded %d", code, first.Requests())
 		}
-		if k, _ := e.Cache().Get("cached.test"); k != selCand(t, first.URL).Key() {
+		if k, _ := e.Cache().Get("cached.test"); k != proxytest.Gateway(t, first.URL).Key() {
 			t.Fatalf("cache entry %q, want the first gateway", k)
 		}
 		first.SetMode(testworld.ModeBlackhole)
@@ -251,7 +253,7 @@ func TestSilentCachedGatewayPlain(t *testing.T) {
 		if second.Requests() != 1 || gets.Load() != 2 {
 			t.Fatalf("second gateway forwarded %d, origin got %d GETs", second.Requests(), gets.Load())
 		}
-		if k, _ := e.Cache().Get("cached.test"); k != selCand(t, second.URL).Key() {
+		if k, _ := e.Cache().Get("cached.test"); k != proxytest.Gateway(t, second.URL).Key() {
 			t.Fatalf("cache entry %q after the race, want the second gateway", k)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
@@ -50,7 +51,7 @@ func TestOpenOnly(t *testing.T) {
 		if probed {
 			t.Fatal("CON-1: a TLS probe ran although no other candidate could take over")
 		}
-		if d := selLastDecision(t, e); d.Candidate != gw.String() || len(d.Failed) != 0 {
+		if d := proxytest.LastDecision(t, e); d.Candidate != gw.String() || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v", d)
 		}
 	})
@@ -67,7 +68,7 @@ func TestOpenOnly(t *testing.T) {
 		if !e.cooldowns.Cooling(gw.Key(), "a.test:443") {
 			t.Fatal("the failed candidate is not cooling for a.test:443")
 		}
-		if d := selLastDecision(t, e); d.Candidate != "" || len(d.Failed) != 1 || d.Error != "all candidates failed" {
+		if d := proxytest.LastDecision(t, e); d.Candidate != "" || len(d.Failed) != 1 || d.Error != "all candidates failed" {
 			t.Fatalf("decision %+v", d)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -21,13 +22,13 @@ import (
 func TestRace(t *testing.T) {
 	t.Run("ORD-6/silent-first-gateway-loses-to-second-well-under-a-second", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
-		silent := newSilentGateway(t)
+		silent := testworld.NewSilentGateway(t)
 		gw2 := testworld.NewGateway(t)
-		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
+		cs, c2 := proxytest.Gateway(t, "http://"+silent.Addr), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{cs, c2},
 			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond, Cooldown: time.Minute})
 		start := time.Now()
-		status, c, br := selConnect(t, addr, origin.Addr, "")
+		status, c, br := proxytest.Connect(t, addr, origin.Addr, "")
 		took := time.Since(start)
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
@@ -36,14 +37,14 @@ func TestRace(t *testing.T) {
 			t.Fatalf("took %v with a 250 ms race delay", took)
 		}
 		c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-		if _, body := readResponse(t, br, "GET"); body != origin.Greeting() {
+		if _, body := proxytest.ReadResponse(t, br, "GET"); body != origin.Greeting() {
 			t.Fatalf("body %q", body)
 		}
-		if silent.accepted.Load() != 1 {
-			t.Fatalf("silent gateway accepted %d connections, want 1", silent.accepted.Load())
+		if silent.Accepted() != 1 {
+			t.Fatalf("silent gateway accepted %d connections, want 1", silent.Accepted())
 		}
 		testkit.WaitFor(t, 2*time.Second, "the losing connection to be closed", func() bool { return silent.Open() == 0 })
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		if d.Candidate != c2.String() || len(d.Failed) != 0 {
 			t.Fatalf("decision %+v: want gw2, and no failure recorded for the cancelled loser", d)
 		}
@@ -54,13 +55,13 @@ func TestRace(t *testing.T) {
 
 	t.Run("ORD-6/race-with-tls-probe-closes-every-loser", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
-		silent := newSilentGateway(t)
+		silent := testworld.NewSilentGateway(t)
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
-		cs, c2 := selCand(t, "http://"+silent.Addr), selCand(t, gw2.URL)
+		cs, c2 := proxytest.Gateway(t, "http://"+silent.Addr), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{cs, c2}, TLSProbe: true,
 			ConnectTimeout: 5 * time.Second, RaceDelay: 250 * time.Millisecond})
 		start := time.Now()
-		status, c, _ := selConnect(t, addr, "a.test:443", "")
+		status, c, _ := proxytest.Connect(t, addr, "a.test:443", "")
 		if took := time.Since(start); status != 200 || took >= time.Second {
 			t.Fatalf("CONNECT: %d after %v", status, took)
 		}
@@ -77,7 +78,7 @@ func TestRace(t *testing.T) {
 	})
 
 	t.Run("ORD-6/loser-whose-path-opens-after-the-win-is-closed", func(t *testing.T) {
-		c1, c2 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2")
+		c1, c2 := proxytest.Gateway(t, "http://127.0.0.1:1"), proxytest.Gateway(t, "http://127.0.0.1:2")
 		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{c1, c2}, RaceDelay: 10 * time.Millisecond, Cooldown: time.Minute})
 		if err != nil {
 			t.Fatal(err)
@@ -104,13 +105,13 @@ func TestRace(t *testing.T) {
 		if _, err := late2.Read(make([]byte, 1)); err != io.EOF {
 			t.Fatalf("late loser's path still open: read %v", err)
 		}
-		if d := selLastDecision(t, e); len(d.Failed) != 0 || d.Candidate != c2.String() {
+		if d := proxytest.LastDecision(t, e); len(d.Failed) != 0 || d.Candidate != c2.String() {
 			t.Fatalf("decision %+v", d)
 		}
 	})
 
 	t.Run("ORD-6/no-attempt-starts-while-losers-drain", func(t *testing.T) {
-		c1, c2, c3 := selCand(t, "http://127.0.0.1:1"), selCand(t, "http://127.0.0.1:2"), selCand(t, "http://127.0.0.1:3")
+		c1, c2, c3 := proxytest.Gateway(t, "http://127.0.0.1:1"), proxytest.Gateway(t, "http://127.0.0.1:2"), proxytest.Gateway(t, "http://127.0.0.1:3")
 		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{c1, c2, c3}, RaceDelay: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -146,11 +147,11 @@ func TestRace(t *testing.T) {
 		// either may win; the other must be cancelled, or closed when its
 		// path opened after the win.
 		for i := 0; i < 5; i++ {
-			g1 := newAnsweringGateway(t, 250*time.Millisecond)
-			g2 := newAnsweringGateway(t, 0)
-			addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, "http://"+g1.Addr), selCand(t, "http://"+g2.Addr)},
+			g1 := testworld.NewAnsweringGateway(t, 250*time.Millisecond)
+			g2 := testworld.NewAnsweringGateway(t, 0)
+			addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, "http://"+g1.Addr), proxytest.Gateway(t, "http://"+g2.Addr)},
 				RaceDelay: 250 * time.Millisecond})
-			status, c, _ := selConnect(t, addr, "x.test:80", "")
+			status, c, _ := proxytest.Connect(t, addr, "x.test:80", "")
 			if status != 200 {
 				t.Fatalf("round %d: CONNECT %d", i, status)
 			}
@@ -164,16 +165,16 @@ func TestRace(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1, gw2, gw3 := testworld.NewGateway(t), testworld.NewGateway(t), testworld.NewGateway(t)
 		gw1.SetMode(testworld.ModeStatus(403))
-		c1, c2, c3 := selCand(t, gw1.URL), selCand(t, gw2.URL), selCand(t, gw3.URL)
+		c1, c2, c3 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL), proxytest.Gateway(t, gw3.URL)
 		// A long race delay: the second attempt must start on the first's
 		// failure, not on the timer.
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2, c3}, RaceDelay: 3 * time.Second})
 		start := time.Now()
-		status, _, _ := selConnect(t, addr, origin.Addr, "")
+		status, _, _ := proxytest.Connect(t, addr, origin.Addr, "")
 		if took := time.Since(start); status != 200 || took >= 2*time.Second {
 			t.Fatalf("CONNECT: %d after %v", status, took)
 		}
-		if d := selLastDecision(t, e); d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " connect-response"}) {
+		if d := proxytest.LastDecision(t, e); d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " connect-response"}) {
 			t.Fatalf("decision %+v", d)
 		}
 		if gw3.Accepted() != 0 {
@@ -182,23 +183,23 @@ func TestRace(t *testing.T) {
 	})
 
 	t.Run("ORD-6/all-silent-fails-after-connect-timeout-and-closes-all", func(t *testing.T) {
-		s1, s2 := newSilentGateway(t), newSilentGateway(t)
+		s1, s2 := testworld.NewSilentGateway(t), testworld.NewSilentGateway(t)
 		addr, e := selProxy(t, engine.Config{
-			Candidates:     []candidate.Candidate{selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)},
+			Candidates:     []candidate.Candidate{proxytest.Gateway(t, "http://"+s1.Addr), proxytest.Gateway(t, "http://"+s2.Addr)},
 			ConnectTimeout: 400 * time.Millisecond, RaceDelay: 100 * time.Millisecond})
-		status, _, _ := selConnect(t, addr, "127.0.0.1:9", "")
+		status, _, _ := proxytest.Connect(t, addr, "127.0.0.1:9", "")
 		if status != 502 {
 			t.Fatalf("CONNECT: %d, want 502", status)
 		}
-		if d := selLastDecision(t, e); len(d.Failed) != 2 || d.Candidate != "" {
+		if d := proxytest.LastDecision(t, e); len(d.Failed) != 2 || d.Candidate != "" {
 			t.Fatalf("decision %+v", d)
 		}
 		testkit.WaitFor(t, 2*time.Second, "every silent connection closed", func() bool { return s1.Open() == 0 && s2.Open() == 0 })
 	})
 
 	t.Run("ORD-6/cancel-ends-every-attempt-without-cooldown", func(t *testing.T) {
-		s1, s2 := newSilentGateway(t), newSilentGateway(t)
-		c1, c2 := selCand(t, "http://"+s1.Addr), selCand(t, "http://"+s2.Addr)
+		s1, s2 := testworld.NewSilentGateway(t), testworld.NewSilentGateway(t)
+		c1, c2 := proxytest.Gateway(t, "http://"+s1.Addr), proxytest.Gateway(t, "http://"+s2.Addr)
 		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{c1, c2},
 			ConnectTimeout: 5 * time.Second, RaceDelay: 50 * time.Millisecond, Cooldown: time.Minute})
 		if err != nil {
@@ -211,7 +212,7 @@ func TestRace(t *testing.T) {
 			_, _, err := e.Open(ctx, "x.test", 80)
 			done <- err
 		}()
-		testkit.WaitFor(t, 2*time.Second, "both attempts started", func() bool { return s1.accepted.Load() == 1 && s2.accepted.Load() == 1 })
+		testkit.WaitFor(t, 2*time.Second, "both attempts started", func() bool { return s1.Accepted() == 1 && s2.Accepted() == 1 })
 		cancel() // the client left, or Server.Shutdown
 		select {
 		case err := <-done:

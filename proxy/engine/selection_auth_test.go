@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -31,10 +32,10 @@ func TestSelectionAuth(t *testing.T) {
 	t.Run("GW-4/decoded-credentials-on-connect-plain-http-and-health", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithAuth("user name", "p@ss"))
-		c := selCand(t, "http://user%20name:p%40ss@"+gw.Addr)
+		c := proxytest.Gateway(t, "http://user%20name:p%40ss@"+gw.Addr)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/")})
 
-		status, conn, br := selConnect(t, addr, origin.Addr, clientAuth)
+		status, conn, br := proxytest.Connect(t, addr, origin.Addr, clientAuth)
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
@@ -42,11 +43,11 @@ func TestSelectionAuth(t *testing.T) {
 			t.Fatalf("CONNECT carried %q, want %q", got, want)
 		}
 		conn.Write([]byte("GET /in-tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-		if _, body := readResponse(t, br, "GET"); body != origin.Greeting() {
+		if _, body := proxytest.ReadResponse(t, br, "GET"); body != origin.Greeting() {
 			t.Fatalf("tunnel body %q", body)
 		}
 
-		resp, body, err := selGet(t, addr, origin.URL+"/plain", clientAuth)
+		resp, body, err := proxytest.Get(t, addr, origin.URL+"/plain", clientAuth)
 		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 		}
@@ -68,7 +69,7 @@ func TestSelectionAuth(t *testing.T) {
 	t.Run("GW-4/https-health-check-connect-carries-credentials", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithAuth("user name", "p@ss"))
-		c := selCand(t, "http://user%20name:p%40ss@"+gw.Addr)
+		c := proxytest.Gateway(t, "http://user%20name:p%40ss@"+gw.Addr)
 		e := healthEngine(t, engine.Config{Candidates: []candidate.Candidate{c}, HealthURL: mustURL(t, origin.URL+"/"),
 			HealthTLS: &tls.Config{RootCAs: origin.CertPool}})
 		e.Checker().Run()
@@ -81,21 +82,21 @@ func TestSelectionAuth(t *testing.T) {
 	t.Run("GW-4/client-proxy-authorization-never-forwarded", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw := testworld.NewGateway(t) // no credentials configured
-		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}})
-		if status, _, _ := selConnect(t, addr, origin.Addr, clientAuth); status != 200 {
+		addr, _ := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL)}})
+		if status, _, _ := proxytest.Connect(t, addr, origin.Addr, clientAuth); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
 		if got := gw.LastProxyAuthorization(); got != "" {
 			t.Fatalf("gateway got the client's CONNECT credentials %q", got)
 		}
-		if resp, _, err := selGet(t, addr, origin.URL+"/", clientAuth); err != nil || resp.StatusCode != 200 {
+		if resp, _, err := proxytest.Get(t, addr, origin.URL+"/", clientAuth); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET: %v %v", resp.Status, err)
 		}
 		if got := gw.LastProxyAuthorization(); got != "" {
 			t.Fatalf("gateway got the client's credentials %q", got)
 		}
 		direct, _ := selProxy(t, engine.Config{LoopbackDirect: true})
-		if resp, _, err := selGet(t, direct, origin.URL+"/", clientAuth); err != nil || resp.StatusCode != 200 {
+		if resp, _, err := proxytest.Get(t, direct, origin.URL+"/", clientAuth); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("direct GET: %v %v", resp.Status, err)
 		}
 		if origin.Count() != 2 {
@@ -108,20 +109,20 @@ func TestSelectionAuth(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gwA := testworld.NewGateway(t, testworld.WithAuth("user name", "p@ss"))
 		gw2 := testworld.NewGateway(t)
-		bad := selCand(t, "http://user%20name:wr0ng@"+gwA.Addr)
-		c2 := selCand(t, gw2.URL)
+		bad := proxytest.Gateway(t, "http://user%20name:wr0ng@"+gwA.Addr)
+		c2 := proxytest.Gateway(t, gw2.URL)
 		for _, kind := range []string{"connect", "plain"} {
 			t.Run(kind, func(t *testing.T) {
 				var logs testkit.LogBuffer
 				addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{bad, c2}, Cooldown: time.Minute, Logger: logs.Logger()})
 				if kind == "connect" {
-					if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
+					if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 200 {
 						t.Fatalf("CONNECT: %d", status)
 					}
-				} else if resp, body, err := selGet(t, addr, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
+				} else if resp, body, err := proxytest.Get(t, addr, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 					t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 				}
-				d := selLastDecision(t, e)
+				d := proxytest.LastDecision(t, e)
 				if d.Candidate != c2.String() || len(d.Failed) != 1 || d.Failed[0].Status != 407 || d.Failed[0].Tier != "gateway" {
 					t.Fatalf("decision %+v: want a gateway-tier 407 from %s, then %s", d, bad, c2)
 				}
@@ -129,8 +130,8 @@ func TestSelectionAuth(t *testing.T) {
 					t.Fatal("407 did not cool the gateway for every host")
 				}
 				out := logs.String()
-				mustContain(t, out, "candidate=http://user%20name:***@"+gwA.Addr)
-				mustContain(t, out, "407")
+				proxytest.MustContain(t, out, "candidate=http://user%20name:***@"+gwA.Addr)
+				proxytest.MustContain(t, out, "407")
 				if strings.Contains(out, "wr0ng") {
 					t.Fatalf("log holds the password:\n%s", out)
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -24,10 +25,10 @@ func TestSelectionCache(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw1 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
 
-		status, c, _ := selConnect(t, addr, "a.test:443", "")
+		status, c, _ := proxytest.Connect(t, addr, "a.test:443", "")
 		if status != 200 {
 			t.Fatalf("first CONNECT: %d", status)
 		}
@@ -41,7 +42,7 @@ func TestSelectionCache(t *testing.T) {
 			t.Fatalf("cache entry %q %v, want %q", k, ok, c1.Key())
 		}
 
-		status, c, _ = selConnect(t, addr, "a.test:443", "")
+		status, c, _ = proxytest.Connect(t, addr, "a.test:443", "")
 		if status != 200 {
 			t.Fatalf("second CONNECT: %d", status)
 		}
@@ -56,14 +57,14 @@ func TestSelectionCache(t *testing.T) {
 		}
 
 		gw1.SetMode(testworld.ModeStatus(502))
-		status, c, _ = selConnect(t, addr, "a.test:443", "")
+		status, c, _ = proxytest.Connect(t, addr, "a.test:443", "")
 		if status != 200 {
 			t.Fatalf("CONNECT after the cached gateway broke: %d", status)
 		}
 		if body := selTLSGet(t, c, origin.CertPool); body != origin.Greeting() {
 			t.Fatalf("body %q", body)
 		}
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		if d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " connect-response"}) {
 			t.Fatalf("decision %+v: want served by %s after %s failed in connect-response", d, c2, c1)
 		}
@@ -78,16 +79,16 @@ func TestSelectionCache(t *testing.T) {
 	t.Run("ORD-4/failed-cached-candidate-entry-removed", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1 := testworld.NewGateway(t)
-		c1 := selCand(t, gw1.URL)
+		c1 := proxytest.Gateway(t, gw1.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1}, Cooldown: time.Minute})
-		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
+		if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
 		if _, ok := e.Cache().Get("127.0.0.1"); !ok {
 			t.Fatal("no cache entry after a success")
 		}
 		gw1.SetMode(testworld.ModeStatus(403))
-		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 502 {
+		if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 502 {
 			t.Fatalf("CONNECT through a refusing only candidate: %d, want 502", status)
 		}
 		if k, ok := e.Cache().Get("127.0.0.1"); ok {
@@ -107,16 +108,16 @@ func TestSelectionCooldown(t *testing.T) {
 			testworld.WithRoute("h3.test:80", origin.Addr),
 		}
 		gw2 := testworld.NewGateway(t, routes...)
-		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
-		c2 := selCand(t, gw2.URL)
+		dead := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
+		c2 := proxytest.Gateway(t, gw2.URL)
 		clk := testkit.NewClock(testkit.Epoch)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, c2}, Cooldown: 10 * time.Second, Now: clk.Now})
 
-		resp, _, err := selGet(t, addr, "http://h1.test/", "")
+		resp, _, err := proxytest.Get(t, addr, "http://h1.test/", "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("h1: %v %v", resp.Status, err)
 		}
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		if !slices.Equal(selPhases(d), []string{dead.String() + " gateway-connect"}) || d.Candidate != c2.String() {
 			t.Fatalf("h1 decision %+v", d)
 		}
@@ -124,11 +125,11 @@ func TestSelectionCooldown(t *testing.T) {
 		if got := planKeys(e, "h2.test", 80); !slices.Equal(got, []string{c2.Key(), dead.Key()}) {
 			t.Fatalf("h2 plan %v", got)
 		}
-		resp, _, err = selGet(t, addr, "http://h2.test/", "")
+		resp, _, err = proxytest.Get(t, addr, "http://h2.test/", "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("h2: %v %v", resp.Status, err)
 		}
-		if d := selLastDecision(t, e); len(d.Failed) != 0 || d.Candidate != c2.String() {
+		if d := proxytest.LastDecision(t, e); len(d.Failed) != 0 || d.Candidate != c2.String() {
 			t.Fatalf("h2 decision %+v: the cooling gateway was tried first", d)
 		}
 		// A CONNECT to yet another host sees the same gateway-wide cooldown.
@@ -139,11 +140,11 @@ func TestSelectionCooldown(t *testing.T) {
 		if got := planKeys(e, "h3.test", 80); !slices.Equal(got, []string{dead.Key(), c2.Key()}) {
 			t.Fatalf("h3 plan after the cooldown %v", got)
 		}
-		resp, _, err = selGet(t, addr, "http://h3.test/", "")
+		resp, _, err = proxytest.Get(t, addr, "http://h3.test/", "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("h3: %v %v", resp.Status, err)
 		}
-		if d := selLastDecision(t, e); len(d.Failed) != 1 || d.Failed[0].Candidate != dead.String() {
+		if d := proxytest.LastDecision(t, e); len(d.Failed) != 1 || d.Failed[0].Candidate != dead.String() {
 			t.Fatalf("h3 decision %+v: after the cooldown the gateway is first again", d)
 		}
 	})
@@ -155,31 +156,31 @@ func TestSelectionCooldown(t *testing.T) {
 			testworld.WithRoute("a.test:443", plain.Addr),
 			testworld.WithRoute("b.test:443", tlsOrigin.Addr))
 		gw2 := testworld.NewGateway(t, testworld.WithRoute("a.test:443", tlsOrigin.Addr))
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2}, TLSProbe: true, Cooldown: time.Minute})
 
-		status, c, _ := selConnect(t, addr, "a.test:443", "")
+		status, c, _ := proxytest.Connect(t, addr, "a.test:443", "")
 		if status != 200 {
 			t.Fatalf("a.test: %d", status)
 		}
 		if body := selTLSGet(t, c, tlsOrigin.CertPool); body != tlsOrigin.Greeting() {
 			t.Fatalf("a.test body %q", body)
 		}
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		if d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " tls-probe"}) {
 			t.Fatalf("a.test decision %+v", d)
 		}
 		if !e.Cooldowns().Cooling(c1.Key(), "a.test:443") || e.Cooldowns().Cooling(c1.Key(), "b.test:443") {
 			t.Fatal("want gw1 cooling for a.test only")
 		}
-		status, c, _ = selConnect(t, addr, "b.test:443", "")
+		status, c, _ = proxytest.Connect(t, addr, "b.test:443", "")
 		if status != 200 {
 			t.Fatalf("b.test: %d", status)
 		}
 		if body := selTLSGet(t, c, tlsOrigin.CertPool); body != tlsOrigin.Greeting() {
 			t.Fatalf("b.test body %q", body)
 		}
-		if d := selLastDecision(t, e); d.Candidate != c1.String() || len(d.Failed) != 0 {
+		if d := proxytest.LastDecision(t, e); d.Candidate != c1.String() || len(d.Failed) != 0 {
 			t.Fatalf("b.test decision %+v: want gw1 first and serving", d)
 		}
 	})
@@ -187,7 +188,7 @@ func TestSelectionCooldown(t *testing.T) {
 	t.Run("CD-1/reset-after-response-started-records-no-cooldown", func(t *testing.T) {
 		// The origin sends a head announcing 100000 bytes, 1000 of them,
 		// then resets the connection.
-		cut := tcpServer(t, "127.0.0.1:0", func(c net.Conn) {
+		cut := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) {
 			br := bufio.NewReader(c)
 			for {
 				line, err := br.ReadString('\n')
@@ -205,13 +206,13 @@ func TestSelectionCooldown(t *testing.T) {
 			name string
 			via  func(t *testing.T) candidate.Candidate
 		}{
-			{"gateway", func(t *testing.T) candidate.Candidate { return selCand(t, testworld.NewGateway(t).URL) }},
+			{"gateway", func(t *testing.T) candidate.Candidate { return proxytest.Gateway(t, testworld.NewGateway(t).URL) }},
 			{"direct", func(*testing.T) candidate.Candidate { return candidate.Direct }},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				cand := tc.via(t)
 				addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{cand}, Cooldown: time.Minute})
-				resp, body, err := selGet(t, addr, "http://"+cut+"/stream", "")
+				resp, body, err := proxytest.Get(t, addr, "http://"+cut+"/stream", "")
 				if resp.StatusCode != 200 || err == nil || len(body) >= 100000 {
 					t.Fatalf("want a 200 with a truncated body, got %d, %d bytes, %v", resp.StatusCode, len(body), err)
 				}
@@ -234,10 +235,10 @@ func TestSelectionFastFail(t *testing.T) {
 	t.Run("ORD-5/cached-blackholed-gateway-abandoned-after-fast-fail", func(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c1, c2},
 			ConnectTimeout: 5 * time.Second, FastFail: 300 * time.Millisecond, Cooldown: time.Minute})
-		if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
+		if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 200 {
 			t.Fatalf("warm-up CONNECT: %d", status)
 		}
 		atts, hit := e.Plan("127.0.0.1", 80)
@@ -246,7 +247,7 @@ func TestSelectionFastFail(t *testing.T) {
 		}
 		gw1.SetMode(testworld.ModeBlackhole)
 		start := time.Now()
-		status, _, _ := selConnect(t, addr, origin.Addr, "")
+		status, _, _ := proxytest.Connect(t, addr, origin.Addr, "")
 		took := time.Since(start)
 		if status != 200 {
 			t.Fatalf("CONNECT: %d", status)
@@ -254,15 +255,15 @@ func TestSelectionFastFail(t *testing.T) {
 		if took >= 2*time.Second {
 			t.Fatalf("took %v: the silent cached gateway was not abandoned after FastFail", took)
 		}
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		if d.Candidate != c2.String() || !slices.Equal(selPhases(d), []string{c1.String() + " connect-response"}) {
 			t.Fatalf("decision %+v", d)
 		}
 	})
 
 	t.Run("ORD-5/health-preferred-first-gets-fast-fail", func(t *testing.T) {
-		c1 := selCand(t, "http://127.0.0.1:1")
-		c2 := selCand(t, "http://127.0.0.1:2")
+		c1 := proxytest.Gateway(t, "http://127.0.0.1:1")
+		c2 := proxytest.Gateway(t, "http://127.0.0.1:2")
 		e, err := engine.New(engine.Config{Candidates: []candidate.Candidate{c1, c2}, FastFail: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -294,24 +295,24 @@ func TestSelectionRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cands := []candidate.Candidate{selCand(t, gw.URL), candidate.Direct}
+			cands := []candidate.Candidate{proxytest.Gateway(t, gw.URL), candidate.Direct}
 			addr, e := selProxy(t, engine.Config{Candidates: cands, Rules: rules})
-			resp, body, err := selGet(t, addr, origin.URL+"/", "")
+			resp, body, err := proxytest.Get(t, addr, origin.URL+"/", "")
 			if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 				t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 			}
-			if status, _, _ := selConnect(t, addr, origin.Addr, ""); status != 200 {
+			if status, _, _ := proxytest.Connect(t, addr, origin.Addr, ""); status != 200 {
 				t.Fatalf("CONNECT: %d", status)
 			}
 			if gw.Requests() != 0 || gw.Connects() != 0 {
 				t.Fatalf("the gateway saw %d requests, %d CONNECTs; want the rule's host direct", gw.Requests(), gw.Connects())
 			}
-			if d := selLastDecision(t, e); d.Candidate != "direct" {
+			if d := proxytest.LastDecision(t, e); d.Candidate != "direct" {
 				t.Fatalf("decision %+v", d)
 			}
 			// Control: without the rule the same request takes the gateway.
 			addr2, _ := selProxy(t, engine.Config{Candidates: cands})
-			if resp, _, err := selGet(t, addr2, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 || gw.Requests() != 1 {
+			if resp, _, err := proxytest.Get(t, addr2, origin.URL+"/", ""); err != nil || resp.StatusCode != 200 || gw.Requests() != 1 {
 				t.Fatalf("control: %v %v, gateway requests %d", resp.Status, err, gw.Requests())
 			}
 		})
@@ -325,18 +326,18 @@ func TestSelectionRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := selCand(t, gw.URL)
+		c := proxytest.Gateway(t, gw.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{c, candidate.Direct}, Rules: rules, Cooldown: time.Minute})
-		resp, _, err := selGet(t, addr, origin.URL+"/", "")
+		resp, _, err := proxytest.Get(t, addr, origin.URL+"/", "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("first GET: %v %v", resp.Status, err)
 		}
-		if d := selLastDecision(t, e); d.Candidate != "direct" || len(d.Failed) != 1 || d.Failed[0].Tier != "gateway" {
+		if d := proxytest.LastDecision(t, e); d.Candidate != "direct" || len(d.Failed) != 1 || d.Failed[0].Tier != "gateway" {
 			t.Fatalf("first decision %+v: want the gateway's 407 (gateway tier), then direct", d)
 		}
 		gw.SetMode(testworld.ModePass)
 		for i := 0; i < 2; i++ {
-			resp, _, err = selGet(t, addr, origin.URL+"/", "")
+			resp, _, err = proxytest.Get(t, addr, origin.URL+"/", "")
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("GET %d: %v %v", i, resp.Status, err)
 			}
@@ -364,20 +365,20 @@ func TestSelectionPhases(t *testing.T) {
 	}{
 		{"gateway-connect", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
-			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{selCand(t, "http://u:hunter2@"+testworld.RefusedAddr(t)), candidate.Direct}},
+			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, "http://u:hunter2@"+testworld.RefusedAddr(t)), candidate.Direct}},
 				get: o.URL + "/secret-path?token=abc"}
 		}},
 		{"connect-response", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
 			gw := testworld.NewGateway(t)
 			gw.SetMode(testworld.ModeStatus(503))
-			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), candidate.Direct}}, connect: o.Addr}
+			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL), candidate.Direct}}, connect: o.Addr}
 		}},
 		{"tls-probe", func(t *testing.T) setup {
 			o := testworld.NewOrigin(t)
 			gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", o.Addr))
 			// A second candidate: with a single one the probe is skipped.
-			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true}, connect: "a.test:443"}
+			return setup{cfg: engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL), proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true}, connect: "a.test:443"}
 		}},
 		{"origin-connect", func(t *testing.T) setup {
 			return setup{cfg: engine.Config{LoopbackDirect: true}, connect: testworld.RefusedAddr(t)}
@@ -394,17 +395,17 @@ func TestSelectionPhases(t *testing.T) {
 			s.cfg.Cooldown = time.Minute
 			addr, e := selProxy(t, s.cfg)
 			if s.connect != "" {
-				selConnect(t, addr, s.connect, "")
+				proxytest.Connect(t, addr, s.connect, "")
 			} else {
-				selGet(t, addr, s.get, "")
+				proxytest.Get(t, addr, s.get, "")
 			}
-			d := selLastDecision(t, e)
+			d := proxytest.LastDecision(t, e)
 			if len(d.Failed) == 0 || d.Failed[0].Phase != tc.phase {
 				t.Fatalf("decision %+v: want a failure in phase %s", d, tc.phase)
 			}
 			out := logs.String()
-			mustContain(t, out, "phase="+tc.phase)
-			mustContain(t, out, "candidate=")
+			proxytest.MustContain(t, out, "phase="+tc.phase)
+			proxytest.MustContain(t, out, "candidate=")
 			for _, secret := range []string{"secret-path", "token=abc", "hunter2"} {
 				if strings.Contains(out, secret) {
 					t.Fatalf("log holds %q:\n%s", secret, out)
@@ -421,8 +422,8 @@ func TestSelectionHealthOff(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
 		// A second candidate: with a single one the probe is skipped.
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL), selCand(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true})
-		status, c, _ := selConnect(t, addr, "a.test:443", "")
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL), proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))}, TLSProbe: true})
+		status, c, _ := proxytest.Connect(t, addr, "a.test:443", "")
 		defer func() {
 			if n := e.HealthRuns(); n != 0 {
 				t.Fatalf("%d health checks ran without a health URL", n)
@@ -442,8 +443,8 @@ func TestSelectionHealthOff(t *testing.T) {
 	t.Run("CON-1/single-candidate-not-probed", func(t *testing.T) {
 		origin := testworld.NewTLSOrigin(t)
 		gw := testworld.NewGateway(t, testworld.WithRoute("a.test:443", origin.Addr))
-		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{selCand(t, gw.URL)}, TLSProbe: true})
-		if status, _, _ := selConnect(t, addr, "a.test:443", ""); status != 200 {
+		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, gw.URL)}, TLSProbe: true})
+		if status, _, _ := proxytest.Connect(t, addr, "a.test:443", ""); status != 200 {
 			t.Fatalf("CONNECT: %d", status)
 		}
 		if e.TLSProbes() != 0 || gw.Connects() != 1 {
@@ -455,14 +456,14 @@ func TestSelectionHealthOff(t *testing.T) {
 		origin := testworld.NewOrigin(t)
 		gw1, gw2 := testworld.NewGateway(t), testworld.NewGateway(t)
 		gw1.SetMode(testworld.ModeStatus(502))
-		dead := selCand(t, "http://"+testworld.RefusedAddr(t))
-		c1, c2 := selCand(t, gw1.URL), selCand(t, gw2.URL)
+		dead := proxytest.Gateway(t, "http://"+testworld.RefusedAddr(t))
+		c1, c2 := proxytest.Gateway(t, gw1.URL), proxytest.Gateway(t, gw2.URL)
 		addr, e := selProxy(t, engine.Config{Candidates: []candidate.Candidate{dead, c1, c2, candidate.Direct}})
-		resp, body, err := selGet(t, addr, origin.URL+"/", "")
+		resp, body, err := proxytest.Get(t, addr, origin.URL+"/", "")
 		if err != nil || resp.StatusCode != 200 || body != origin.Greeting() {
 			t.Fatalf("GET: %d %q %v", resp.StatusCode, body, err)
 		}
-		d := selLastDecision(t, e)
+		d := proxytest.LastDecision(t, e)
 		want := []string{dead.String() + " gateway-connect", c1.String() + " connect-response"}
 		if d.Candidate != c2.String() || !slices.Equal(selPhases(d), want) {
 			t.Fatalf("decision %+v, want failures %v then %s", d, want, c2)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"github.com/dual-proxy/dual-proxy/proxy"
@@ -20,7 +21,7 @@ import (
 func TestStatusHealthTargetDown(t *testing.T) {
 	origin, _, _ := countingOrigin(t)
 	gw := testworld.NewGateway(t, testworld.WithRoute("served.test:80", origin.Addr))
-	gc := selCand(t, gw.URL)
+	gc := proxytest.Gateway(t, gw.URL)
 	// The health URL leads nowhere on either path: refused direct, and
 	// the gateway answers its own 502 for a target it cannot reach.
 	e := healthEngine(t, engine.Config{Candidates: []candidate.Candidate{gc, candidate.Direct},
