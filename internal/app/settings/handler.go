@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -21,8 +22,37 @@ const Path = "/_dual-proxy/settings"
 // without it a change counts as "api".
 const ClientHeader = "X-Dual-Proxy-Client"
 
-// maxBody bounds a PUT body (bytes).
+// maxBody bounds the body of a change or a gateway test (bytes).
 const maxBody = 1 << 20
+
+// errTooLarge is readBody's error for a body over maxBody, answered 413.
+var errTooLarge = fmt.Errorf("the body is larger than the limit of 1 MiB (%d bytes)", maxBody)
+
+// readBody reads r's body of at most maxBody bytes. A larger one, announced
+// by its Content-Length or found while reading, is errTooLarge, which the
+// caller answers 413 Content Too Large (RFC 9110 §15.5.14) without reading
+// the rest: http.MaxBytesReader has the connection closed after the
+// answer. Other errors are the connection's.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBody {
+		return nil, errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errTooLarge
+	}
+	return body, err
+}
+
+// bodyError answers the error of readBody: 413 for errTooLarge, else 400.
+func bodyError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errTooLarge) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{{Message: "reading the body: " + err.Error()}}})
+}
 
 // Handler serves Path for l (all JSON):
 //
@@ -30,7 +60,7 @@ const maxBody = 1 << 20
 //	PUT  If-Match: VERSION, Authorization: Bearer TOKEN; body {KEY: VALUE, …}
 //	     → 200 Document | 400 {errors: [{field, message}]} (nothing applied) |
 //	       401 without the token | 409 {error, version} when VERSION is stale |
-//	       428 without If-Match
+//	       413 {error} for a body over 1 MiB | 428 without If-Match
 //
 // Every request must carry a Host that is an IP address or localhost with
 // the listener's port, digits only (else 421, DNS rebinding); a browser request from another origin or site is
@@ -94,10 +124,15 @@ func (h *handler) probe(w http.ResponseWriter, r *http.Request) {
 		h.unauthorized(w)
 		return
 	}
+	body, err := readBody(w, r)
+	if err != nil {
+		bodyError(w, err)
+		return
+	}
 	var req struct {
 		Gateway string `json:"gateway"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&req); err != nil || strings.TrimSpace(req.Gateway) == "" {
+	if err := json.Unmarshal(body, &req); err != nil || strings.TrimSpace(req.Gateway) == "" {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{{Field: Gateway, Message: "want {\"gateway\": URL}"}}})
 		return
 	}
@@ -130,15 +165,13 @@ func (h *handler) put(w http.ResponseWriter, r *http.Request) {
 		h.unauthorized(w)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := readBody(w, r)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{{Message: "reading the body: " + err.Error()}}})
+		bodyError(w, err)
 		return
 	}
 	var changes map[string]json.RawMessage
-	if len(body) > maxBody {
-		err = errors.New("the body is larger than 1 MiB")
-	} else if err = json.Unmarshal(body, &changes); err == nil && changes == nil {
+	if err = json.Unmarshal(body, &changes); err == nil && changes == nil {
 		err = errors.New("want a JSON object of settings")
 	}
 	if err != nil {
