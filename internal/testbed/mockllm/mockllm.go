@@ -39,6 +39,11 @@ type ToolCall struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	Args string `json:"args"`
+	// Custom: a call of a freeform tool (Responses "custom" tools, which
+	// Codex offers): a Responses answer carries it as a custom_tool_call
+	// item whose input is Args as plain text. Other APIs have no freeform
+	// tools and answer a function call with Args.
+	Custom bool `json:"custom,omitempty"`
 }
 
 // Turn is one scripted answer.
@@ -70,6 +75,11 @@ type Call struct {
 	Method, Path, Query string
 	Header              http.Header
 	Body                map[string]any
+	// Raw is the body as the client sent it (after a gzip or deflate
+	// Content-Encoding is undone), byte for byte: Body re-encoded loses
+	// key order and number spelling, which a recording of an agent's
+	// request keeps (testdata/agents).
+	Raw []byte
 	// Status is what a model call was answered with (200 or the scripted
 	// failure); 0 for other requests.
 	Status int
@@ -161,7 +171,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw := readBody(r)
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
-	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+	call := Call{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Raw: raw}
 	api, ok, stream := c.API, false, false
 	if api == All {
 		api = apiOfPath(r.URL.Path)

@@ -1,7 +1,5 @@
 package mockllm
 
-import "fmt"
-
 // stream writes the streamed answer. Text and tool arguments arrive in two
 // deltas each (split mid-token). After the first visible delta a
 // FailAfterOutput turn sends the in-stream error and a DropAfterOutput turn
@@ -189,15 +187,23 @@ func (a answer) responsesStream(s *sseWriter) {
 		out++
 	}
 	for i, tc := range t.ToolCalls {
-		id := fmt.Sprintf("fc_mock_%d", i+1)
-		if visible("response.output_item.added", map[string]any{"output_index": out, "item": map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": a.callID(i), "name": tc.Name, "arguments": ""}}) {
+		item := a.rsToolItem(i, "in_progress")
+		id := item["id"]
+		if visible("response.output_item.added", map[string]any{"output_index": out, "item": item}) {
 			return
 		}
-		for _, h := range halves(a.args(i)) {
-			ev("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": out, "delta": h})
+		if tc.Custom {
+			for _, h := range halves(tc.Args) {
+				ev("response.custom_tool_call_input.delta", map[string]any{"item_id": id, "output_index": out, "delta": h})
+			}
+			ev("response.custom_tool_call_input.done", map[string]any{"item_id": id, "output_index": out, "input": tc.Args})
+		} else {
+			for _, h := range halves(a.args(i)) {
+				ev("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": out, "delta": h})
+			}
+			ev("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": out, "arguments": a.args(i)})
 		}
-		ev("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": out, "arguments": a.args(i)})
-		ev("response.output_item.done", map[string]any{"output_index": out, "item": map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": a.callID(i), "name": tc.Name, "arguments": a.args(i)}})
+		ev("response.output_item.done", map[string]any{"output_index": out, "item": a.rsToolItem(i, "completed")})
 		out++
 	}
 	ev("response.completed", map[string]any{"response": a.rsResponse("completed", a.rsItems())})

@@ -163,10 +163,29 @@ func (a answer) rsItems() []any {
 	if t.Text != "" {
 		out = append(out, rsMessage(t.Text, "completed"))
 	}
-	for i, tc := range t.ToolCalls {
-		out = append(out, map[string]any{"id": fmt.Sprintf("fc_mock_%d", i+1), "type": "function_call", "status": "completed", "call_id": a.callID(i), "name": tc.Name, "arguments": a.args(i)})
+	for i := range t.ToolCalls {
+		out = append(out, a.rsToolItem(i, "completed"))
 	}
 	return out
+}
+
+// rsToolItem is the output item of tool call i: a function_call, or a
+// custom_tool_call (its input Args as written) for a Custom call; in
+// progress, it holds no arguments or input yet.
+func (a answer) rsToolItem(i int, status string) map[string]any {
+	tc := a.turn.ToolCalls[i]
+	if tc.Custom {
+		input := tc.Args
+		if status != "completed" {
+			input = ""
+		}
+		return map[string]any{"id": fmt.Sprintf("ctc_mock_%d", i+1), "type": "custom_tool_call", "status": status, "call_id": a.callID(i), "name": tc.Name, "input": input}
+	}
+	args := a.args(i)
+	if status != "completed" {
+		args = ""
+	}
+	return map[string]any{"id": fmt.Sprintf("fc_mock_%d", i+1), "type": "function_call", "status": status, "call_id": a.callID(i), "name": tc.Name, "arguments": args}
 }
 
 func rsMessage(text, status string) map[string]any {

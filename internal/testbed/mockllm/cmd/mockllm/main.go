@@ -9,7 +9,9 @@
 // -fail-first -1 fails every model call; -fail-from N fails the Nth model
 // call and every later one (a channel that goes down mid-session). Model
 // calls that carry a tool result are answered with -reply; other calls
-// that offer the tool named -tool get that tool call; the rest get -reply.
+// that offer the tool named -tool get that tool call (on -api responses, a
+// custom_tool_call when the request offers it as a freeform "custom" tool,
+// its input the "input" string of -tool-args); the rest get -reply.
 // -thinking: an answer to a call that asks for thinking starts with
 // reasoning signed by this process (an Anthropic thinking block, a Gemini
 // thoughtSignature), which no other mockllm accepts. -strict refuses, with
@@ -18,8 +20,10 @@
 // its call (mockllm.Channel.Strict). Each request is logged as
 // one JSON line (method, path, query, headers with credentials cut to 12
 // characters, body, mock_status: the status a model call was answered
-// with, 0 for other requests). "mockllm listening" on stderr says it is
-// ready.
+// with, 0 for other requests); with -log-raw the line also holds raw_body,
+// the body byte for byte as the client sent it (base64, as encoding/json
+// writes a []byte), for recording an agent's requests (testdata/agents).
+// "mockllm listening" on stderr says it is ready.
 package main
 
 import (
@@ -48,6 +52,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18100", "listen address")
 	flag.StringVar(&o.api, "api", mockllm.Anthropic, "API spoken: anthropic, openai-chat, responses, gemini, all (the first three on one port)")
 	logFile := flag.String("log", "", "JSON-lines request log")
+	logRaw := flag.Bool("log-raw", false, "add raw_body to each log line: the request body byte for byte (base64)")
 	flag.IntVar(&o.failFirst, "fail-first", 0, "fail this many model calls first (-1: every model call)")
 	flag.IntVar(&o.failFrom, "fail-from", 0, "fail the Nth model call and every later one (0: none)")
 	flag.IntVar(&o.failStatus, "fail-status", 529, "status of the failed calls")
@@ -73,7 +78,11 @@ func main() {
 		if log == nil {
 			return
 		}
-		b, _ := json.Marshal(map[string]any{"method": c.Method, "path": c.Path, "query": c.Query, "headers": redact(c.Header), "body": c.Body, "mock_status": c.Status})
+		line := map[string]any{"method": c.Method, "path": c.Path, "query": c.Query, "headers": redact(c.Header), "body": c.Body, "mock_status": c.Status}
+		if *logRaw {
+			line["raw_body"] = c.Raw
+		}
+		b, _ := json.Marshal(line)
 		mu.Lock()
 		defer mu.Unlock()
 		_, _ = log.Write(append(b, '\n'))
@@ -97,7 +106,13 @@ func (o options) channel() *mockllm.Channel {
 		s := string(raw)
 		turn := &mockllm.Turn{Text: o.reply}
 		if !hasToolResult(s) && o.tool != "" && strings.Contains(s, `"`+o.tool+`"`) {
-			turn = &mockllm.Turn{ToolCalls: []mockllm.ToolCall{{ID: "call_mock_1", Name: o.tool, Args: o.toolArgs}}}
+			tc := mockllm.ToolCall{ID: "call_mock_1", Name: o.tool, Args: o.toolArgs}
+			if o.api == mockllm.Responses || (o.api == mockllm.All && strings.HasSuffix(c.Path, "/responses")) {
+				if tc.Custom = customTool(c.Body, o.tool); tc.Custom {
+					tc.Args = customInput(o.toolArgs)
+				}
+			}
+			turn = &mockllm.Turn{ToolCalls: []mockllm.ToolCall{tc}}
 		}
 		if o.thinking && asksThinking(c.Body) {
 			turn.Reasoning = thinkingText
@@ -124,10 +139,46 @@ func asksThinking(body map[string]any) bool {
 	return body["reasoning_effort"] != nil || body["reasoning"] != nil
 }
 
+// customTool tells whether a request offers the tool named name as a
+// freeform tool (an object of "type": "custom" with that name, anywhere:
+// Codex nests its tools in namespaces of an additional_tools input item).
+func customTool(v any, name string) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["type"] == "custom" && v["name"] == name {
+			return true
+		}
+		for _, e := range v {
+			if customTool(e, name) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if customTool(e, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// customInput is the input of a freeform tool call given as -tool-args:
+// the "input" string of a JSON object, else the text as it is.
+func customInput(args string) string {
+	var doc struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &doc) == nil && doc.Input != nil {
+		return *doc.Input
+	}
+	return args
+}
+
 // hasToolResult tells whether a request body carries a tool result in any
 // of the four APIs.
 func hasToolResult(body string) bool {
-	for _, marker := range []string{`"tool_result"`, `"role":"tool"`, `"function_call_output"`, `"functionResponse"`} {
+	for _, marker := range []string{`"tool_result"`, `"role":"tool"`, `"function_call_output"`, `"custom_tool_call_output"`, `"functionResponse"`} {
 		if strings.Contains(body, marker) {
 			return true
 		}
