@@ -438,6 +438,26 @@ func TestLoadAgainstOrigin(t *testing.T) {
 	}
 }
 
+// TestChartOfOneLoad: a run that measured one load (-pool-streams 1, or
+// any one value) draws each curve as one point on its log axis instead of
+// panicking on a log scale that reaches 0.
+func TestChartOfOneLoad(t *testing.T) {
+	for _, c := range []float64{1, 16} {
+		w := &world{}
+		w.point("pool-ttft.svg", "TTFT", "concurrent streams", "ms", true, "direct", c, 3)
+		w.point("pool-ttft.svg", "", "", "", true, "dual-proxy pool", c, 3.2)
+		w.point("pool-cpu.svg", "CPU", "concurrent streams", "µs/event", true, "dual-proxy pool", c, 0)
+		dir := t.TempDir()
+		if err := w.writeCharts(dir); err != nil {
+			t.Fatalf("%v streams: %v", c, err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "pool-ttft.svg"))
+		if err != nil || !strings.Contains(string(b), "dual-proxy pool") {
+			t.Fatalf("%v streams: pool-ttft.svg %v, want the series in its legend", c, err)
+		}
+	}
+}
+
 // TestChartsWriteSVG: the curves of a run become SVG files with every
 // series in the legend, and the document links them.
 func TestChartsWriteSVG(t *testing.T) {

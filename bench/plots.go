@@ -86,6 +86,12 @@ func (c *chart) writeSVG(dir string) error {
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)
 	}
+	if c.logX && p.X.Min == p.X.Max && p.X.Min > 0 {
+		// One load measured (a run with one -pool-streams value): gonum
+		// widens an empty range by ±1, which from 1 reaches 0, where a log
+		// scale panics. A one-point chart spans a factor of 2 either side.
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
 	p.Legend.Top, p.Legend.Left = true, true
 	return p.Save(6*vg.Inch, 4*vg.Inch, filepath.Join(dir, c.file))
 }
