@@ -171,10 +171,11 @@ func statusAll(c *cli.Context, env []string, nDecisions int) error {
 		fmt.Fprintln(w, instanceLine(e))
 		fmt.Fprintln(w, statusview.Verdict(&st))
 		printPoolLink(w, e, showToken)
+		said := false
 		if len(e.Pools) > 0 {
-			printPoolState(c.Context, w, e.Addr)
+			said = printPoolState(c.Context, w, e.Addr)
 		}
-		printFileErrors(c.Context, w, e.Addr)
+		printFileErrors(c.Context, w, e.Addr, said)
 		if err := statusview.Table(w, &st, nDecisions); err != nil {
 			return err
 		}

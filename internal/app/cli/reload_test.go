@@ -15,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/app/registry"
 	"github.com/dual-proxy/dual-proxy/internal/app/settings"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/pool"
 	"github.com/dual-proxy/dual-proxy/pool/config"
+	"github.com/dual-proxy/dual-proxy/proxy"
+	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 )
 
 // fileWorld is an instance's config file in process: the live settings
@@ -456,7 +459,7 @@ func TestStatusShowsRefusedProxyOnlyReload(t *testing.T) {
 		const proxyOnly = "proxy:\n  cooldown-ms: 7000\n"
 		w := newFileWorld(t, proxyOnly)
 		var b strings.Builder
-		printFileErrors(context.Background(), &b, w.client.Addr)
+		printFileErrors(context.Background(), &b, w.client.Addr, false)
 		if b.Len() != 0 {
 			t.Fatalf("a file that reloaded shows %q", b.String())
 		}
@@ -464,10 +467,49 @@ func TestStatusShowsRefusedProxyOnlyReload(t *testing.T) {
 		if err := w.f.reload("SIGHUP", false); err == nil {
 			t.Fatal("a misspelt key was reloaded")
 		}
-		printFileErrors(context.Background(), &b, w.client.Addr)
+		printFileErrors(context.Background(), &b, w.client.Addr, false)
 		out := b.String()
 		if !strings.Contains(out, "config file: NOT RELOADED") || !strings.Contains(out, "cooldwn-ms") || !strings.Contains(out, w.path) || strings.Contains(out, "4321") {
 			t.Fatalf("status after a refused reload:\n%s", out)
+		}
+	})
+}
+
+// TestStatusOfEveryInstanceShowsRefusedReload: dual-proxy status without
+// --addr says a refused reload of an instance whose registry entry lists
+// no pool (a file of proxy: settings only: the instance serves its pool
+// endpoints, with no pool in them) exactly once, as with --addr, where the
+// pool state's line says it (SPEC OPS-2, OPS-7).
+func TestStatusOfEveryInstanceShowsRefusedReload(t *testing.T) {
+	t.Run("OPS-2/status-of-every-instance-says-a-refused-reload-of-an-instance-without-pools", func(t *testing.T) {
+		w := newFileWorld(t, "proxy:\n  cooldown-ms: 7000\n")
+		mux := proxy.NewMux()
+		srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux.Attach(srv)
+		mux.Handle(settings.Path, settings.Handler(w.live, fileWorldToken))
+		mux.Handle("/pool/", w.pool)
+		addr := testkit.Serve(t, srv)
+		dir := t.TempDir()
+		env := []string{"XDG_RUNTIME_DIR=" + dir, "LOCALAPPDATA=" + dir}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		w.write(t, "proxy:\n  cooldown-ms: 7000\n  cooldwn-ms: 4321\n")
+		if err := w.f.reload("SIGHUP", false); err == nil {
+			t.Fatal("a misspelt key was reloaded")
+		}
+		for _, args := range [][]string{{"status"}, {"status", "--addr", addr}} {
+			out, errOut, status := runCmd(t, DualProxy, env, args...)
+			// The refusal is said once, by whichever line says it; another
+			// instance on the default port says nothing of this file.
+			if status != 0 || !strings.Contains(out, "NOT RELOADED") || strings.Count(out, `unknown setting "cooldwn-ms"`) != 1 || strings.Contains(out, "4321") {
+				t.Fatalf("%v: status %d, stderr %q, want the refusal once and never the value:\n%s", args, status, errOut, out)
+			}
 		}
 	})
 }

@@ -80,8 +80,8 @@ func statusCommand(sio IO) *cli.Command {
 			if e, ok := instanceByAddr(sio.Environ, addr); ok {
 				printPoolLink(c.App.Writer, e, c.Bool(fShowToken))
 			}
-			printPoolState(c.Context, c.App.Writer, addr)
-			printFileErrors(c.Context, c.App.Writer, addr)
+			said := printPoolState(c.Context, c.App.Writer, addr)
+			printFileErrors(c.Context, c.App.Writer, addr, said)
 			return statusview.Table(c.App.Writer, &st, c.Int("decisions"))
 		},
 	}
