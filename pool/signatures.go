@@ -23,7 +23,7 @@ import (
 //     documents that thinking blocks of earlier turns may be left out.
 //     When the removed block opened the assistant message of a tool loop in
 //     progress, the call is sent with thinking disabled instead of failing
-//     (anthropic.StripThinking). Gemini thoughtSignatures another member minted
+//     (the Anthropic Flavour's StripSignatures). Gemini thoughtSignatures another member minted
 //     become Gemini's placeholder skip_thought_signature_validator;
 //   - signatures of unknown origin (minted before a restart, or through
 //     another instance without a shared state) are sent; a member that

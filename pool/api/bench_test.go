@@ -53,7 +53,7 @@ func BenchmarkRequest(b *testing.B) {
 			b.ReportAllocs()
 			testkit.ReportCPU(b)
 			for b.Loop() {
-				r, err := anthropic.DecodeRequestBody(body)
+				r, err := DecodeRequest(apikind.Anthropic, body, "", false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
@@ -68,7 +67,7 @@ func toAnthropic(t *testing.T, from apikind.Kind, body string, auto bool) []byte
 		t.Fatal(err)
 	}
 	r.CacheBreakpoints = auto
-	out, err := anthropic.EncodeAnthropicRequest(r)
+	out, err := EncodeRequest(apikind.Anthropic, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +113,9 @@ func TestCacheBreakpoints(t *testing.T) {
 	})
 	t.Run("POOL-24/system-text-unchanged-by-its-breakpoint", func(t *testing.T) {
 		var w struct {
-			System []anthropic.AnBlock `json:"system"`
+			System []struct {
+				Text string `json:"text"`
+			} `json:"system"`
 		}
 		_ = json.Unmarshal(toAnthropic(t, apikind.Chat, chatToolLoop, true), &w)
 		if len(w.System) != 1 || w.System[0].Text != "You are a coding agent." {
@@ -187,7 +188,12 @@ func TestClientBreakpointsKept(t *testing.T) {
 			{"role":"system","content":"today is Monday"},{"role":"user","content":"hi"}]}`
 		out := toAnthropic(t, apikind.Chat, body, true)
 		var w struct {
-			System []anthropic.AnBlock `json:"system"`
+			System []struct {
+				Text         string `json:"text"`
+				CacheControl *struct {
+					Type string `json:"type"`
+				} `json:"cache_control"`
+			} `json:"system"`
 		}
 		_ = json.Unmarshal(out, &w)
 		if len(w.System) != 2 || w.System[0].Text+w.System[1].Text != "static\n\ntoday is Monday" ||
@@ -210,7 +216,7 @@ func TestClientBreakpointsKept(t *testing.T) {
 			{Role: neutral.RoleAssistant, Parts: []neutral.Part{{Kind: neutral.KindText, Text: "a"}, {Kind: neutral.KindReasoning, Text: "t", Signature: "sig"},
 				{Kind: neutral.KindText, Text: ""}}},
 		}}
-		out, err := anthropic.EncodeAnthropicRequest(r)
+		out, err := EncodeRequest(apikind.Anthropic, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +229,7 @@ func TestClientBreakpointsKept(t *testing.T) {
 		body := `{"model":"m","max_tokens":10,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],
 			"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],
 			"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"r","cache_control":{"type":"ephemeral"}}]}]}]}`
-		r, err := anthropic.DecodeRequestBody([]byte(body))
+		r, err := DecodeRequest(apikind.Anthropic, []byte(body), "", false)
 		if err != nil {
 			t.Fatal(err)
 		}

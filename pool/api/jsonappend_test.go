@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/chat"
+	"github.com/dual-proxy/dual-proxy/pool/api/internal/wiretest"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
@@ -15,11 +15,7 @@ import (
 
 // jsonStringSeeds are strings whose encoding/json form has every escape
 // Marshal writes.
-var jsonStringSeeds = []string{"", "Hello there, ", `q"uote\back`, "<tag> & amp", "\b\f\n\r\t\x00\x01\x1f\x7f",
-	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300),
-	// Long enough for the word-at-a-time paths, a special byte at each offset of a word.
-	"0123456789abcdef<0123456", "01234567\"9abcdef", "0123456789abc\\", "0123456\x1f89abcdefgh", "01234567ü9abcdefgh",
-	"0123456789abcde\u2028fgh", "01234567&", "0123456789abcdef\xff0123456789"}
+var jsonStringSeeds = wiretest.StringSeeds
 
 // FuzzAppendJSONString: the hand-written string encoder of the streamed
 // deltas writes exactly the bytes json.Marshal writes (SPEC POOL-21: a
@@ -59,8 +55,8 @@ func TestResponsesDeltaMatchesMarshal(t *testing.T) {
 }
 
 // TestStreamDeltaEncodersMatchMarshal: the hand-written text-delta events
-// carry what the json.Marshal forms carried — byte for byte for Chat
-// chunks, the same JSON in the API's field order for Anthropic deltas.
+// carry what the json.Marshal forms carried, byte for byte for Chat
+// chunks.
 func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
 	for _, s := range jsonStringSeeds[1:] {
 		t.Run("POOL-21/chat-text-chunk", func(t *testing.T) {
@@ -68,37 +64,6 @@ func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
 			for field, d := range map[string]chat.ChatDeltaOut{"content": {Content: &s}, "reasoning_content": {ReasoningContent: &s}} {
 				if got, want := e.TextChunk([]byte("prev"), field, s), e.Chunk(d, nil, nil); string(got) != "prev"+string(want) {
 					t.Errorf("%s %q:\n got %s\nwant %s", field, s, got, want)
-				}
-			}
-		})
-		t.Run("POOL-21/anthropic-delta", func(t *testing.T) {
-			e := &anthropic.AnthropicStreamEncoder{}
-			for _, c := range []struct {
-				p          neutral.Part
-				typ, field string
-			}{
-				{neutral.Part{Kind: neutral.KindText, Text: s}, "text_delta", "text"},
-				{neutral.Part{Kind: neutral.KindToolCall, Args: s}, "input_json_delta", "partial_json"},
-				{neutral.Part{Kind: neutral.KindReasoning, Text: s}, "thinking_delta", "thinking"},
-				{neutral.Part{Kind: neutral.KindReasoning, Signature: s}, "signature_delta", "signature"},
-			} {
-				b, ok := e.AppendDelta([]byte("prev"), neutral.Event{Kind: neutral.EvDelta, Index: 3, Part: c.p})
-				got, prev := strings.CutPrefix(string(b), "prev")
-				if !ok || !prev {
-					t.Fatalf("appendDelta: ok %v, earlier bytes kept %v", ok, prev)
-				}
-				want := "event: content_block_delta\ndata: " + string(wirefmt.MustJSON(struct {
-					Type  string            `json:"type"`
-					Index int               `json:"index"`
-					Delta map[string]string `json:"delta"`
-				}{"content_block_delta", 3, nil}))
-				want = strings.TrimSuffix(want, "null}") + `{"type":"` + c.typ + `","` + c.field + `":` + string(wirefmt.MustJSON(s)) + "}}\n\n"
-				if got != want {
-					t.Errorf("%s %q:\n got %s\nwant %s", c.typ, s, got, want)
-				}
-				old := wirefmt.MustJSON(map[string]any{"type": "content_block_delta", "index": 3, "delta": map[string]string{"type": c.typ, c.field: s}})
-				if data := strings.TrimSuffix(strings.TrimPrefix(got, "event: content_block_delta\ndata: "), "\n\n"); !sameJSON(data, string(old)) {
-					t.Errorf("%s %q: %s is not the JSON of %s", c.typ, s, data, old)
 				}
 			}
 		})
@@ -182,28 +147,4 @@ func TestRequestEncodersWriteTextOnce(t *testing.T) {
 			})
 		}
 	}
-}
-
-// FuzzTextDelta: an Anthropic delta read by plainTextDelta is the text
-// Delta json.Unmarshal reads (SPEC POOL-21: the streamed text unchanged).
-func FuzzTextDelta(f *testing.F) {
-	for _, s := range jsonStringSeeds {
-		b, _ := json.Marshal(s)
-		f.Add([]byte(`{"type":"text_delta","text":` + string(b) + `}`))
-	}
-	f.Add([]byte(`{"type":"text_delta","text":"a","text":"b"}`))
-	f.Add([]byte(`{"type":"text_delta","text":"a"}}`))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		got, ok := anthropic.PlainTextDelta(in)
-		if !ok {
-			return
-		}
-		var want anthropic.AnDelta
-		if err := json.Unmarshal(in, &want); err != nil {
-			t.Fatalf("plainTextDelta(%q) = %q, but json.Unmarshal fails: %v", in, got, err)
-		}
-		if want.Type != "text_delta" || got != want.Text || want.PartialJSON != "" || want.Thinking != "" || want.Signature != "" {
-			t.Fatalf("plainTextDelta(%q) = %q, json.Unmarshal = %+v", in, got, want)
-		}
-	})
 }

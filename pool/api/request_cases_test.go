@@ -4,9 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
@@ -151,19 +149,19 @@ func TestCustomTools(t *testing.T) {
 		{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]},
 		{"type":"custom_tool_call","call_id":"c1","name":"exec","input":"tools.ls()"},
 		{"type":"custom_tool_call_output","call_id":"c1","output":"a.go"}]}`
-	r, err := responses.DecodeRequestBody([]byte(req))
+	r, err := DecodeRequest(apikind.Responses, []byte(req), "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("POOL-21/codex-custom-and-namespace-tools-to-anthropic", func(t *testing.T) {
-		got, err := anthropic.EncodeAnthropicRequest(r)
+		got, err := EncodeRequest(apikind.Anthropic, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := `{"model":"m","max_tokens":32000,"messages":[{"role":"user","content":[{"type":"text","text":"go"}]},
 			{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"exec","input":{"input":"tools.ls()"}}]},
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"a.go"}]}]}],
-			"tools":[{"name":"exec","description":"run JS","input_schema":` + string(responses.CustomToolSchema) + `},{"name":"wait","input_schema":{"type":"object"}}]}`
+			"tools":[{"name":"exec","description":"run JS","input_schema":{"type":"object","properties":{"input":{"type":"string","description":"the tool's freeform input"}},"required":["input"]}},{"name":"wait","input_schema":{"type":"object"}}]}`
 		if g, w := normalize(t, got), normalize(t, []byte(want)); g != w {
 			t.Fatalf("got  %s\nwant %s", g, w)
 		}

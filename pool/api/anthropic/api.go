@@ -33,8 +33,8 @@ func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	return neutral.Endpoint{}, false
 }
 
-// AnthropicRequest is the part of a Messages request the pool reads.
-type AnthropicRequest struct {
+// anthropicRequest is the part of a Messages request the pool reads.
+type anthropicRequest struct {
 	Model     *string `json:"model"`
 	Stream    bool    `json:"stream"`
 	MaxTokens int     `json:"max_tokens"`
@@ -53,7 +53,7 @@ type AnthropicRequest struct {
 }
 
 func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
-	var req AnthropicRequest
+	var req anthropicRequest
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object")
 	}
@@ -66,7 +66,7 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 	if ci.Effort == "" && req.Thinking.Type == "enabled" && req.Thinking.BudgetTokens > 0 {
 		ci.Effort, ci.Budget = budgetEffort(req.Thinking.BudgetTokens), true
 	}
-	ci.MetadataSession = ClaudeSessionFromUserID(req.Metadata.UserID)
+	ci.MetadataSession = claudeSessionFromUserID(req.Metadata.UserID)
 	for _, m := range req.Messages {
 		if hasImage(m.Content, 0) {
 			ci.HasImage = true
@@ -85,10 +85,10 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 	return ci, nil
 }
 
-// ClaudeSessionFromUserID finds the session id in Claude Code's
+// claudeSessionFromUserID finds the session id in Claude Code's
 // metadata.user_id: a JSON string {"session_id": …}, or the legacy
 // "user_<hash>_account_<uuid>_session_<uuid>" of older builds (SPEC POOL-5).
-func ClaudeSessionFromUserID(uid string) string {
+func claudeSessionFromUserID(uid string) string {
 	if uid == "" {
 		return ""
 	}
@@ -135,7 +135,7 @@ func (Flavour) RewriteBody(ci *neutral.CallInfo, target, effort string) ([]byte,
 		return nil, errors.New("model: field required")
 	}
 	if effort != "" && effort != ci.Effort && ci.Budget {
-		tb, _ := json.Marshal(ThinkingFor(effort, ci.MaxTokens))
+		tb, _ := json.Marshal(thinkingFor(effort, ci.MaxTokens))
 		if out, ok = wirefmt.SpliceTopLevel(out, "thinking", tb); !ok {
 			return nil, errors.New("thinking missing")
 		}
@@ -326,10 +326,10 @@ func budgetEffort(budget int) string {
 	return "max"
 }
 
-// ThinkingFor is the thinking object for a member's effort: disabled for
+// thinkingFor is the thinking object for a member's effort: disabled for
 // off/none, else enabled with that effort's budget, kept below max_tokens
 // (the API requires budget_tokens < max_tokens) but not under 1024.
-func ThinkingFor(effort string, maxTokens int) map[string]any {
+func thinkingFor(effort string, maxTokens int) map[string]any {
 	b, ok := effortBudgets[effort]
 	if !ok {
 		return map[string]any{"type": "disabled"}

@@ -98,7 +98,7 @@ func breakpointSites(w *anRequestOut, sys []*neutral.AnCache) []**neutral.AnCach
 
 // markable: Anthropic takes cache_control on this block (not on thinking,
 // redacted thinking or an empty text block).
-func markable(b *AnBlock) bool {
+func markable(b *anBlock) bool {
 	switch b.Type {
 	case "thinking", "redacted_thinking":
 		return false
@@ -185,7 +185,7 @@ func systemOut(sys []string, marks []*neutral.AnCache, h *wirefmt.HeldStrings) a
 	if !marked {
 		return h.Str(strings.Join(sys, "\n\n"))
 	}
-	var out []AnBlock
+	var out []anBlock
 	start := 0
 	for i := range sys {
 		if marks[i] == nil && i < len(sys)-1 {
@@ -195,7 +195,7 @@ func systemOut(sys []string, marks []*neutral.AnCache, h *wirefmt.HeldStrings) a
 		if i < len(sys)-1 {
 			text += "\n\n"
 		}
-		out = append(out, AnBlock{Type: "text", Text: h.Str(text), CacheControl: marks[i]})
+		out = append(out, anBlock{Type: "text", Text: h.Str(text), CacheControl: marks[i]})
 		start = i + 1
 	}
 	return out

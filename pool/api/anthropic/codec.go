@@ -16,7 +16,7 @@ func (Flavour) DecodeRequest(body []byte, _ string, _, valid bool) (*neutral.Req
 }
 
 // EncodeRequest writes r as a Messages body.
-func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return EncodeAnthropicRequest(r) }
+func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return encodeAnthropicRequest(r) }
 
 // DecodeResponse reads a Messages answer.
 func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
@@ -33,7 +33,7 @@ func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return &anthropicStrea
 
 // NewStreamEncoder returns an encoder of one Messages stream naming model.
 func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
-	return &AnthropicStreamEncoder{Model: model}
+	return &anthropicStreamEncoder{Model: model}
 }
 
 // EncodeError renders e as a Messages error document and its status.

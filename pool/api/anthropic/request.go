@@ -38,16 +38,16 @@ type anMetadata struct {
 type anMessage = anMessageT[json.RawMessage]
 
 // anMessageOut is an encoded message.
-type anMessageOut = anMessageT[[]AnBlock]
+type anMessageOut = anMessageT[[]anBlock]
 
 type anMessageT[C any] struct {
 	Role    string `json:"role"`
 	Content C      `json:"content"`
 }
 
-// AnBlock is one content block of a Messages request or answer, every
+// anBlock is one content block of a Messages request or answer, every
 // kind's fields in one struct (Type tells which are used).
-type AnBlock struct {
+type anBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
 	Source    *anSource       `json:"source,omitempty"`
@@ -114,19 +114,14 @@ var (
 // client set no limit (Anthropic requires one).
 const DefaultMaxTokens = 32000
 
-// DecodeRequestBody reads a Messages request body. Server tools,
-// documents, containers and MCP servers are FieldErrors; cache_control
-// breakpoints are kept (a tool result's on the result; SPEC POOL-24),
-// citations settings dropped.
+// DecodeRequest reads a Messages request body; valid says body is known to
+// be valid JSON (ParseRequest accepted it), so it is decoded by one scan.
+// Server tools, documents, containers and MCP servers are FieldErrors;
+// cache_control breakpoints are kept (a tool result's on the result; SPEC
+// POOL-24), citations settings dropped.
 //
 // One piece: a flat walk over the Messages fields in document order, each
 // filling the one Request.
-func DecodeRequestBody(body []byte) (*neutral.Request, error) {
-	return DecodeRequest(body, false)
-}
-
-// DecodeRequest is DecodeAnthropicRequest; valid says body is known to be valid JSON
-// (objectKeys).
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w AnRequest
 	if err := neutral.ObjectKeys(body, &w, ScanAnRequest, anKnownKeys, anIgnoredKeys, valid); err != nil {
@@ -137,7 +132,7 @@ func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	if w.Metadata != nil {
 		r.User = w.Metadata.UserID
 	}
-	var sys []AnBlock
+	var sys []anBlock
 	s, isStr, err := neutral.StringOrArray(w.System, "system", &sys, ScanAnBlock)
 	if err != nil {
 		return nil, err
@@ -251,7 +246,7 @@ func decodeAnMessage(field string, m anMessage) (neutral.Message, error) {
 	if msg.Role != neutral.RoleUser && msg.Role != neutral.RoleAssistant {
 		return msg, neutral.FieldErr(field+".role", "unknown role %q", m.Role)
 	}
-	var blocks []AnBlock
+	var blocks []anBlock
 	s, isStr, err := neutral.StringOrArray(m.Content, field+".content", &blocks, ScanAnBlock)
 	if err != nil {
 		return msg, err
@@ -273,7 +268,7 @@ func decodeAnMessage(field string, m anMessage) (neutral.Message, error) {
 	return msg, nil
 }
 
-func decodeAnBlock(field string, b AnBlock) (neutral.Part, error) {
+func decodeAnBlock(field string, b anBlock) (neutral.Part, error) {
 	switch b.Type {
 	case "text":
 		return neutral.Part{Kind: neutral.KindText, Text: b.Text}, nil
@@ -289,10 +284,10 @@ func decodeAnBlock(field string, b AnBlock) (neutral.Part, error) {
 		}
 		return neutral.Part{}, neutral.FieldErr(field+".source.type", "image source %q is not translatable", b.Source.Type)
 	case "tool_use":
-		return neutral.Part{Kind: neutral.KindToolCall, CallID: OriginalToolID(b.ID), Name: b.Name, Args: neutral.ArgsOrEmpty(string(b.Input))}, nil
+		return neutral.Part{Kind: neutral.KindToolCall, CallID: originalToolID(b.ID), Name: b.Name, Args: neutral.ArgsOrEmpty(string(b.Input))}, nil
 	case "tool_result":
-		p := neutral.Part{Kind: neutral.KindToolResult, CallID: OriginalToolID(b.ToolUseID), IsError: b.IsError}
-		var inner []AnBlock
+		p := neutral.Part{Kind: neutral.KindToolResult, CallID: originalToolID(b.ToolUseID), IsError: b.IsError}
+		var inner []anBlock
 		s, isStr, err := neutral.StringOrArray(b.Content, field+".content", &inner, ScanAnBlock)
 		if err != nil {
 			return neutral.Part{}, err

@@ -8,18 +8,18 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// EncodeAnthropicRequest writes r as a Messages request. Reasoning parts
+// encodeAnthropicRequest writes r as a Messages request. Reasoning parts
 // without an Anthropic signature (from other APIs) are dropped: Anthropic
 // accepts only its own signed thinking. A Request without MaxTokens gets
 // DefaultMaxTokens. Consecutive messages of one role are merged, tool results
 // first (Anthropic's rule for user turns that answer tool calls). The
 // client's cache breakpoints are kept, and with r.CacheBreakpoints the
 // pool's own are added, at most four in all (placeBreakpoints).
-func EncodeAnthropicRequest(r *neutral.Request) ([]byte, error) {
+func encodeAnthropicRequest(r *neutral.Request) ([]byte, error) {
 	return wirefmt.EncodeHeld(func(h *wirefmt.HeldStrings) (any, error) { return AnthropicRequestOut(r, h) })
 }
 
-// AnthropicRequestOut is the Messages request EncodeAnthropicRequest
+// AnthropicRequestOut is the Messages request encodeAnthropicRequest
 // marshals, with the long strings held in h (held.go).
 func AnthropicRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*anRequestOut, error) {
 	w := &anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
@@ -134,7 +134,7 @@ func toolLoopUnsigned(msgs []anMessageOut) bool {
 
 func encodeAnMessages(msgs []neutral.Message, h *wirefmt.HeldStrings) ([]anMessageOut, error) {
 	var out []anMessageOut
-	var blocks []AnBlock
+	var blocks []anBlock
 	role := ""
 	flush := func() {
 		if len(blocks) > 0 {
@@ -147,7 +147,7 @@ func encodeAnMessages(msgs []neutral.Message, h *wirefmt.HeldStrings) ([]anMessa
 			flush()
 			role = string(m.Role)
 		}
-		var results, rest []AnBlock
+		var results, rest []anBlock
 		for j, p := range m.Parts {
 			b, ok, err := encodeAnPart(fmt.Sprintf("messages[%d].content[%d]", i, j), p, h)
 			if err != nil {
@@ -175,47 +175,47 @@ func encodeAnMessages(msgs []neutral.Message, h *wirefmt.HeldStrings) ([]anMessa
 
 // encodeAnPart renders one part; ok is false for a part dropped on purpose.
 // Long strings go to h (nil: none held).
-func encodeAnPart(field string, p neutral.Part, h *wirefmt.HeldStrings) (AnBlock, bool, error) {
+func encodeAnPart(field string, p neutral.Part, h *wirefmt.HeldStrings) (anBlock, bool, error) {
 	switch p.Kind {
 	case neutral.KindText:
 		if p.Text == "" {
-			return AnBlock{}, false, nil
+			return anBlock{}, false, nil
 		}
-		return AnBlock{Type: "text", Text: h.Str(p.Text), CacheControl: neutral.AnCacheOf(p.Cache)}, true, nil
+		return anBlock{Type: "text", Text: h.Str(p.Text), CacheControl: neutral.AnCacheOf(p.Cache)}, true, nil
 	case neutral.KindImage:
 		if p.URL != "" {
-			return AnBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}, CacheControl: neutral.AnCacheOf(p.Cache)}, true, nil
+			return anBlock{Type: "image", Source: &anSource{Type: "url", URL: p.URL}, CacheControl: neutral.AnCacheOf(p.Cache)}, true, nil
 		}
-		return AnBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: h.Str(p.Data)},
+		return anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MediaType, Data: h.Str(p.Data)},
 			CacheControl: neutral.AnCacheOf(p.Cache)}, true, nil
 	case neutral.KindToolCall:
 		in, err := neutral.RawArgs(field+".input", p.Args)
-		return AnBlock{Type: "tool_use", ID: AnthropicToolID(p.CallID), Name: p.Name, Input: in, CacheControl: neutral.AnCacheOf(p.Cache)}, err == nil, err
+		return anBlock{Type: "tool_use", ID: anthropicToolID(p.CallID), Name: p.Name, Input: in, CacheControl: neutral.AnCacheOf(p.Cache)}, err == nil, err
 	case neutral.KindToolResult:
-		var inner []AnBlock
+		var inner []anBlock
 		for k, c := range p.Content {
 			b, ok, err := encodeAnPart(fmt.Sprintf("%s.content[%d]", field, k), c, h)
 			if err != nil {
-				return AnBlock{}, false, err
+				return anBlock{}, false, err
 			}
 			if ok {
 				inner = append(inner, b)
 			}
 		}
-		b := AnBlock{Type: "tool_result", ToolUseID: AnthropicToolID(p.CallID), IsError: p.IsError, CacheControl: neutral.AnCacheOf(p.Cache)}
+		b := anBlock{Type: "tool_result", ToolUseID: anthropicToolID(p.CallID), IsError: p.IsError, CacheControl: neutral.AnCacheOf(p.Cache)}
 		if len(inner) > 0 {
 			b.Content = wirefmt.MustJSON(inner)
 		}
 		return b, true, nil
 	case neutral.KindReasoning:
 		if p.Redacted != "" {
-			return AnBlock{Type: "redacted_thinking", Data: p.Redacted}, true, nil
+			return anBlock{Type: "redacted_thinking", Data: p.Redacted}, true, nil
 		}
 		if p.Signature == "" {
-			return AnBlock{}, false, nil
+			return anBlock{}, false, nil
 		}
 		text, sig := h.Str(p.Text), p.Signature
-		return AnBlock{Type: "thinking", Thinking: &text, Signature: &sig}, true, nil
+		return anBlock{Type: "thinking", Thinking: &text, Signature: &sig}, true, nil
 	}
-	return AnBlock{}, false, neutral.FieldErr(field, "unknown part kind")
+	return anBlock{}, false, neutral.FieldErr(field, "unknown part kind")
 }

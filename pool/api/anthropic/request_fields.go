@@ -6,8 +6,8 @@ import (
 
 var anthropicNames = []string{"model", "stream", "max_tokens", "metadata", "output_config", "thinking", "system", "messages"}
 
-func (r *AnthropicRequest) Scan(b []byte) bool {
-	*r = AnthropicRequest{}
+func (r *anthropicRequest) Scan(b []byte) bool {
+	*r = anthropicRequest{}
 	return wirefmt.ScanTopAt(b, anthropicNames, func(k, vs int) int {
 		switch k {
 		case 0:
@@ -50,26 +50,26 @@ func (u *anthropicUsage) scanAt(b []byte, i, depth int) int {
 	})
 }
 
-// StartUsage is message_start's data: {"message": {"usage": {…}}}.
-type StartUsage struct {
+// startUsage is message_start's data: {"message": {"usage": {…}}}.
+type startUsage struct {
 	Message struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
 }
 
-func (v *StartUsage) Scan(b []byte) bool {
-	*v = StartUsage{}
+func (v *startUsage) Scan(b []byte) bool {
+	*v = startUsage{}
 	return wirefmt.ScanTopAt(b, messageNames, func(_, vs int) int {
 		return wirefmt.ScanStruct(b, vs, 1, usageNames, func(_, vs int) int { return v.Message.Usage.scanAt(b, vs, 2) })
 	})
 }
 
-// DeltaUsage is message_delta's data: {"usage": {…}}.
-type DeltaUsage struct {
+// deltaUsage is message_delta's data: {"usage": {…}}.
+type deltaUsage struct {
 	Usage anthropicUsage `json:"usage"`
 }
 
-func (v *DeltaUsage) Scan(b []byte) bool {
-	*v = DeltaUsage{}
+func (v *deltaUsage) Scan(b []byte) bool {
+	*v = deltaUsage{}
 	return wirefmt.ScanTopAt(b, usageNames, func(_, vs int) int { return v.Usage.scanAt(b, vs, 1) })
 }

@@ -90,13 +90,13 @@ func ScanAnTool(b []byte, t *anTool) bool {
 	})
 }
 
-// AnBlockFields are the JSON names of AnBlock, in field order.
+// AnBlockFields are the JSON names of anBlock, in field order.
 var AnBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
 	"is_error", "thinking", "signature", "data", "cache_control"}
 
 // ScanAnBlock decodes a content block (of a message, the system prompt or
 // a tool result: stringOrArray's arrays).
-func ScanAnBlock(b []byte, bl *AnBlock) bool {
+func ScanAnBlock(b []byte, bl *anBlock) bool {
 	return wirefmt.ScanMembers(b, AnBlockFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":

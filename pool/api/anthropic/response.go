@@ -14,7 +14,7 @@ type anResponse struct {
 	Type         string    `json:"type"`
 	Role         string    `json:"role"`
 	Model        string    `json:"model"`
-	Content      []AnBlock `json:"content"`
+	Content      []anBlock `json:"content"`
 	StopReason   *string   `json:"stop_reason"`
 	StopSequence *string   `json:"stop_sequence"`
 	Usage        anUsage   `json:"usage"`
@@ -86,7 +86,7 @@ func DecodeAnthropicResponse(body []byte) (*neutral.Response, error) {
 
 // EncodeAnthropicResponse writes r as a Messages answer naming model.
 func EncodeAnthropicResponse(r *neutral.Response, model string) ([]byte, error) {
-	w := anResponse{ID: r.ID, Type: "message", Role: "assistant", Model: model, Content: []AnBlock{}, Usage: anUsageOf(r.Usage)}
+	w := anResponse{ID: r.ID, Type: "message", Role: "assistant", Model: model, Content: []anBlock{}, Usage: anUsageOf(r.Usage)}
 	if w.ID == "" {
 		w.ID = neutral.NewID("msg_")
 	}
@@ -102,7 +102,7 @@ func EncodeAnthropicResponse(r *neutral.Response, model string) ([]byte, error) 
 		if p.Kind == neutral.KindReasoning && p.Redacted == "" {
 			// An answer's thinking is kept even unsigned: the client shows it.
 			text, sig := p.Text, p.Signature
-			w.Content = append(w.Content, AnBlock{Type: "thinking", Thinking: &text, Signature: &sig})
+			w.Content = append(w.Content, anBlock{Type: "thinking", Thinking: &text, Signature: &sig})
 			continue
 		}
 		b, ok, err := encodeAnPart(fmt.Sprintf("content[%d]", i), p, nil)
@@ -117,18 +117,18 @@ func EncodeAnthropicResponse(r *neutral.Response, model string) ([]byte, error) 
 }
 
 // Anthropic stream wire type: the union of the event payloads.
-type AnStreamEvent struct {
+type anStreamEvent struct {
 	Type         string           `json:"type"`
 	Message      *anResponse      `json:"message,omitempty"`
 	Index        *int             `json:"index,omitempty"`
-	ContentBlock *AnBlock         `json:"content_block,omitempty"`
+	ContentBlock *anBlock         `json:"content_block,omitempty"`
 	Delta        json.RawMessage  `json:"delta,omitempty"`
 	Usage        *anUsage         `json:"usage,omitempty"`
 	Error        *neutral.AnError `json:"error,omitempty"`
 }
 
-// AnDelta is the delta of a content_block_delta or message_delta event.
-type AnDelta struct {
+// anDelta is the delta of a content_block_delta or message_delta event.
+type anDelta struct {
 	Type         string  `json:"type"`
 	Text         string  `json:"text"`
 	PartialJSON  string  `json:"partial_json"`

@@ -74,18 +74,18 @@ func anthropicSigned(role string, content []byte) bool {
 	return role == "assistant" && (bytes.Contains(content, neutral.QuotedSignature) || bytes.Contains(content, neutral.QuotedRedacted))
 }
 
-// AnthropicSigKeys lists the signature keys of the reasoning blocks in a
+// anthropicSigKeys lists the signature keys of the reasoning blocks in a
 // Messages request body's assistant messages, in order, and reports
-// whether one has no signature (StripThinking removes it for every
+// whether one has no signature (stripThinking removes it for every
 // member).
-func AnthropicSigKeys(body []byte) (keys []string, unsigned bool) {
+func anthropicSigKeys(body []byte) (keys []string, unsigned bool) {
 	// keep is asked only about signed blocks and keeps them all: a body
 	// that changes anyway had an unsigned one.
-	out := StripThinking(body, func(key string) bool { keys = append(keys, key); return true })
+	out := stripThinking(body, func(key string) bool { keys = append(keys, key); return true })
 	return keys, len(body) > 0 && (len(out) != len(body) || &out[0] != &body[0])
 }
 
-// StripThinking returns a Messages request body without the reasoning
+// stripThinking returns a Messages request body without the reasoning
 // blocks a member cannot verify: thinking blocks with an empty signature,
 // and those whose signature key keep refuses (keep is not asked about
 // empty ones). A message left with no content is removed (consecutive
@@ -96,7 +96,7 @@ func AnthropicSigKeys(body []byte) (keys []string, unsigned bool) {
 // block, and Anthropic documents a tool loop's call without thinking as
 // valid. The body itself is returned when nothing changes; a body that
 // does not parse is returned as is (the member answers it).
-func StripThinking(body []byte, keep func(key string) bool) []byte {
+func stripThinking(body []byte, keep func(key string) bool) []byte {
 	var msgs [][2]int // message offsets
 	msgStart, msgEnd := -1, -1
 	jsonscan.EachMember(body, func(k string, vs, ve int) bool {
@@ -317,11 +317,11 @@ func (s *sigCollector) observe(name string, data []byte) {
 func (w *anthropicWatcher) StateKeys() []string { return w.sigs.keys }
 
 // SignatureKeys are the keys of the thinking signatures in a request's
-// history and whether it holds thinking without one (AnthropicSigKeys).
-func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return AnthropicSigKeys(body) }
+// history and whether it holds thinking without one (anthropicSigKeys).
+func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return anthropicSigKeys(body) }
 
 // StripSignatures removes the thinking blocks whose signature keep refuses
-// (StripThinking).
+// (stripThinking).
 func (Flavour) StripSignatures(body []byte, keep func(key string) bool) []byte {
-	return StripThinking(body, keep)
+	return stripThinking(body, keep)
 }

@@ -25,10 +25,10 @@ type anthropicStreamDecoder struct {
 }
 
 func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Event, error) {
-	if idx, text, ok := PlainBlockText(data); ok {
+	if idx, text, ok := plainBlockText(data); ok {
 		return d.blockText(idx, text) // the usual text delta, without json.Unmarshal
 	}
-	var ev AnStreamEvent
+	var ev anStreamEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, neutral.FieldErr("stream."+name, "not JSON: %v", err)
 	}
@@ -58,7 +58,7 @@ func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Eve
 		delete(d.open, *ev.Index)
 		return []neutral.Event{{Kind: neutral.EvPartStop, Index: i}}, nil
 	case "message_delta":
-		var dl AnDelta
+		var dl anDelta
 		_ = json.Unmarshal(ev.Delta, &dl)
 		if dl.StopReason != nil {
 			d.stop = anStop(*dl.StopReason)
@@ -99,7 +99,7 @@ func (d *anthropicStreamDecoder) Decode(name string, data []byte) ([]neutral.Eve
 	return nil, nil // unknown event types are ignored (the API's versioning rule)
 }
 
-func (d *anthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) blockStart(ev anStreamEvent) ([]neutral.Event, error) {
 	if ev.Index == nil || ev.ContentBlock == nil {
 		return nil, neutral.FieldErr("stream.content_block_start", "missing index or content_block")
 	}
@@ -117,7 +117,7 @@ func (d *anthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, 
 			first = append(first, neutral.Event{Kind: neutral.EvDelta, Index: i, Part: neutral.Part{Kind: neutral.KindText, Text: b.Text}})
 		}
 	case "tool_use":
-		p = neutral.Part{Kind: neutral.KindToolCall, CallID: OriginalToolID(b.ID), Name: b.Name}
+		p = neutral.Part{Kind: neutral.KindToolCall, CallID: originalToolID(b.ID), Name: b.Name}
 		if in := string(b.Input); in != "" && in != "{}" {
 			first = append(first, neutral.Event{Kind: neutral.EvDelta, Index: i, Part: neutral.Part{Kind: neutral.KindToolCall, Args: in}})
 		}
@@ -136,18 +136,18 @@ func (d *anthropicStreamDecoder) blockStart(ev AnStreamEvent) ([]neutral.Event, 
 	return append([]neutral.Event{{Kind: neutral.EvPartStart, Index: i, Part: p}}, first...), nil
 }
 
-func (d *anthropicStreamDecoder) blockDelta(ev AnStreamEvent) ([]neutral.Event, error) {
+func (d *anthropicStreamDecoder) blockDelta(ev anStreamEvent) ([]neutral.Event, error) {
 	if ev.Index == nil {
 		return nil, neutral.FieldErr("stream.content_block_delta.index", "missing")
 	}
-	if text, ok := PlainTextDelta(ev.Delta); ok {
+	if text, ok := plainTextDelta(ev.Delta); ok {
 		return d.blockText(*ev.Index, text)
 	}
 	i, ok := d.open[*ev.Index]
 	if !ok {
 		return nil, neutral.FieldErr("stream.content_block_delta.index", "block %d is not open", *ev.Index)
 	}
-	var dl AnDelta
+	var dl anDelta
 	if err := json.Unmarshal(ev.Delta, &dl); err != nil {
 		return nil, neutral.FieldErr("stream.content_block_delta.delta", "not JSON: %v", err)
 	}
@@ -177,11 +177,11 @@ func (d *anthropicStreamDecoder) blockText(idx int, text string) ([]neutral.Even
 	return d.one[:1:1], nil // valid until the next Decode (StreamDecoder)
 }
 
-// PlainTextDelta is the text of the usual delta, exactly
+// plainTextDelta is the text of the usual delta, exactly
 // {"type":"text_delta","text":"…"} with a plainString text, read without
 // a second json.Unmarshal of what the event's decode already validated
 // (it is most events of a stream); any other form is left to json.Unmarshal (FuzzTextDelta).
-func PlainTextDelta(raw []byte) (string, bool) {
+func plainTextDelta(raw []byte) (string, bool) {
 	const head = `{"type":"text_delta","text":`
 	if len(raw) < len(head)+3 || string(raw[:len(head)]) != head || raw[len(raw)-1] != '}' {
 		return "", false
@@ -196,13 +196,13 @@ func (d *anthropicStreamDecoder) End() ([]neutral.Event, error) {
 	return nil, nil
 }
 
-// AnthropicStreamEncoder writes a Messages stream. Responses' encrypted
+// anthropicStreamEncoder writes a Messages stream. Responses' encrypted
 // reasoning has no Anthropic slot and is dropped.
-type AnthropicStreamEncoder struct {
+type anthropicStreamEncoder struct {
 	Model string
 }
 
-func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
+func (e *anthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	switch ev.Kind {
 	case neutral.EvStart:
 		e.Model = neutral.StartModel(ev, e.Model)
@@ -210,7 +210,7 @@ func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		if id == "" {
 			id = neutral.NewID("msg_")
 		}
-		m := anResponse{ID: id, Type: "message", Role: "assistant", Model: e.Model, Content: []AnBlock{}, Usage: anUsageOf(ev.Usage)}
+		m := anResponse{ID: id, Type: "message", Role: "assistant", Model: e.Model, Content: []anBlock{}, Usage: anUsageOf(ev.Usage)}
 		return wirefmt.SSE("message_start", wirefmt.MustJSON(map[string]any{"type": "message_start", "message": m})), nil
 	case neutral.EvPartStart:
 		var b any
@@ -218,7 +218,7 @@ func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		case p.Kind == neutral.KindText:
 			b = map[string]string{"type": "text", "text": ""}
 		case p.Kind == neutral.KindToolCall:
-			id := AnthropicToolID(p.CallID) // Anthropic refuses ids outside its alphabet
+			id := anthropicToolID(p.CallID) // Anthropic refuses ids outside its alphabet
 			if id == "" {
 				id = neutral.NewID("toolu_")
 			}
@@ -253,7 +253,7 @@ func (e *AnthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 
 // AppendDelta appends the content_block_delta event of ev to dst; ok is
 // false (dst unchanged) for a delta with nothing to send.
-func (e *AnthropicStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) (b []byte, ok bool) {
+func (e *anthropicStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) (b []byte, ok bool) {
 	var typ, field, val string
 	p := ev.Part
 	switch {

@@ -13,14 +13,14 @@ import (
 // is what json.Unmarshal would have given the decoder (FuzzPlainBlockText,
 // FuzzPlainContentChunk).
 
-// PlainBlockText reads the usual Anthropic text delta, compact, keys in
+// plainBlockText reads the usual Anthropic text delta, compact, keys in
 // any order, each once (Anthropic sends them in this order; a re-encoding
 // proxy may sort them):
 //
 //	{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":S}}
 //
 // with S a plainString: the block index and the text.
-func PlainBlockText(data []byte) (int, string, bool) {
+func plainBlockText(data []byte) (int, string, bool) {
 	var idx int64
 	var text string
 	var typ, index, delta bool

@@ -20,8 +20,8 @@ import (
 // anToolIDPrefix marks an id the pool rewrote for Anthropic.
 const anToolIDPrefix = "dpid_"
 
-// AnthropicToolIDOK reports whether id is in Anthropic's tool id alphabet.
-func AnthropicToolIDOK(id string) bool {
+// anthropicToolIDOK reports whether id is in Anthropic's tool id alphabet.
+func anthropicToolIDOK(id string) bool {
 	if id == "" {
 		return false
 	}
@@ -34,27 +34,27 @@ func AnthropicToolIDOK(id string) bool {
 	return true
 }
 
-// AnthropicToolID is id as an Anthropic request or answer may carry it:
+// anthropicToolID is id as an Anthropic request or answer may carry it:
 // id itself when it is in the alphabet (or empty), else the reversible
 // "dpid_" form.
-func AnthropicToolID(id string) string {
-	if id == "" || AnthropicToolIDOK(id) {
+func anthropicToolID(id string) string {
+	if id == "" || anthropicToolIDOK(id) {
 		return id
 	}
 	return anToolIDPrefix + base64.RawURLEncoding.EncodeToString([]byte(id))
 }
 
-// OriginalToolID undoes AnthropicToolID: an id the pool rewrote becomes
+// originalToolID undoes anthropicToolID: an id the pool rewrote becomes
 // the id its API minted; any other id is returned as is (an id that merely
 // starts with the prefix decodes to a string in the alphabet, which
-// AnthropicToolID never rewrites, so it is not mistaken for one).
-func OriginalToolID(id string) string {
+// anthropicToolID never rewrites, so it is not mistaken for one).
+func originalToolID(id string) string {
 	rest, ok := strings.CutPrefix(id, anToolIDPrefix)
 	if !ok {
 		return id
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil || AnthropicToolIDOK(string(raw)) || len(raw) == 0 {
+	if err != nil || anthropicToolIDOK(string(raw)) || len(raw) == 0 {
 		return id
 	}
 	return string(raw)

@@ -38,12 +38,12 @@ func (w *anthropicWatcher) Observe(ev *wirefmt.SSEEvent, committed bool) neutral
 	w.sigs.observe(name, ev.Data)
 	switch name {
 	case "message_start":
-		var v StartUsage
+		var v startUsage
 		if wirefmt.DecodeRequest(ev.Data, &v) == nil { // one scan, not json.Unmarshal
 			v.Message.Usage.mergeInto(&w.u)
 		}
 	case "message_delta":
-		var v DeltaUsage
+		var v deltaUsage
 		if wirefmt.DecodeRequest(ev.Data, &v) == nil {
 			v.Usage.mergeInto(&w.u)
 		}

@@ -38,7 +38,7 @@ func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 }
 
 // ChatRequest is the part of a Chat Completions request the pool reads.
-type ChatCall struct {
+type chatCall struct {
 	Model               *string               `json:"model"`
 	Stream              bool                  `json:"stream"`
 	MaxTokens           int                   `json:"max_tokens"`
@@ -49,7 +49,7 @@ type ChatCall struct {
 }
 
 func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
-	var req ChatCall
+	var req chatCall
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Chat Completions shape")
 	}

@@ -6,8 +6,8 @@ import (
 
 var chatNames = []string{"model", "stream", "max_tokens", "max_completion_tokens", "reasoning_effort", "prompt_cache_key", "messages"}
 
-func (r *ChatCall) Scan(b []byte) bool {
-	*r = ChatCall{}
+func (r *chatCall) Scan(b []byte) bool {
+	*r = chatCall{}
 	return wirefmt.ScanTopAt(b, chatNames, func(k, vs int) int {
 		switch k {
 		case 0:

@@ -60,20 +60,20 @@ func (Flavour) StateKeys(body []byte) []string { return geminiSigKeys(body) }
 // them.
 func (w *geminiWatcher) StateKeys() []string { return w.sigs }
 
-// GeminiSigKeys lists the thoughtSignature keys of a generateContent
+// geminiRequestSigKeys lists the thoughtSignature keys of a generateContent
 // request body's contents (the placeholder has none).
-func GeminiSigKeys(body []byte) []string {
+func geminiRequestSigKeys(body []byte) []string {
 	var keys []string
-	StripThoughtSignatures(body, func(key string) bool { keys = append(keys, key); return true })
+	stripThoughtSignatures(body, func(key string) bool { keys = append(keys, key); return true })
 	return keys
 }
 
-// StripThoughtSignatures returns a generateContent request body whose
+// stripThoughtSignatures returns a generateContent request body whose
 // thoughtSignatures keep refuses are replaced by GeminiSkipSignature, the
 // placeholder Gemini documents for history it cannot verify (a function
 // call part must keep a signature on Gemini 3, so the part stays). The
 // body itself when nothing changes.
-func StripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
+func stripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
 	if !bytes.Contains(body, neutral.QuotedThoughtSig) {
 		return body
 	}
@@ -116,11 +116,11 @@ func StripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
 }
 
 // SignatureKeys are the keys of the thoughtSignatures in a request's
-// history (GeminiSigKeys); Gemini has no unsigned reasoning to report.
-func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return GeminiSigKeys(body), false }
+// history (geminiRequestSigKeys); Gemini has no unsigned reasoning to report.
+func (Flavour) SignatureKeys(body []byte) ([]string, bool) { return geminiRequestSigKeys(body), false }
 
 // StripSignatures neutralises the thoughtSignatures keep refuses
-// (StripThoughtSignatures).
+// (stripThoughtSignatures).
 func (Flavour) StripSignatures(body []byte, keep func(key string) bool) []byte {
-	return StripThoughtSignatures(body, keep)
+	return stripThoughtSignatures(body, keep)
 }

@@ -197,8 +197,8 @@ type Request struct {
 	// CacheKey is OpenAI's prompt_cache_key, which routes calls that share a
 	// prefix to one cache (Chat Completions and Responses).
 	CacheKey string
-	// CacheBreakpoints asks EncodeAnthropicRequest to place the pool's own
-	// breakpoints as well as the client's (anthropic_cache.go); the pool sets
+	// CacheBreakpoints asks the Anthropic request encoder to place the pool's own
+	// breakpoints as well as the client's (pool/api/anthropic cache.go); the pool sets
 	// it per member (channel cache_breakpoints).
 	CacheBreakpoints bool
 }

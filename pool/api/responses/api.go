@@ -48,8 +48,8 @@ func (Flavour) ErrorBody(status int, msg string, attempts []neutral.Attempt) []b
 // PingEvent is the keepalive comment OpenAI streams take.
 func (Flavour) PingEvent() []byte { return openai.PingEvent() }
 
-// ResponsesRequest is the part of a Responses request the pool reads.
-type ResponsesRequest struct {
+// responsesRequest is the part of a Responses request the pool reads.
+type responsesRequest struct {
 	Model           *string         `json:"model"`
 	Stream          bool            `json:"stream"`
 	MaxOutputTokens int             `json:"max_output_tokens"`
@@ -63,7 +63,7 @@ type ResponsesRequest struct {
 }
 
 func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo, error) {
-	var req ResponsesRequest
+	var req responsesRequest
 	if err := wirefmt.DecodeRequest(body, &req); err != nil {
 		return nil, errors.New("request body is not a valid JSON object of the Responses shape")
 	}

@@ -88,16 +88,12 @@ var (
 		"safety_identifier", "prompt_cache_retention", "stream_options", "client_metadata"}
 )
 
-// DecodeRequestBody reads a Responses request body. previous_response_id,
-// conversation, background and built-in tools (web_search, local_shell,
-// custom…) are FieldErrors: no other API can hold their state or run them.
-// Reasoning items keep their encrypted_content and id for a Responses member.
-func DecodeRequestBody(body []byte) (*neutral.Request, error) {
-	return DecodeRequest(body, false)
-}
-
-// DecodeRequest is DecodeResponsesRequest; valid says body is known to be valid JSON
-// (objectKeys).
+// DecodeRequest reads a Responses request body; valid says body is known to
+// be valid JSON (ParseRequest accepted it), so it is decoded by one scan.
+// previous_response_id, conversation, background and built-in tools
+// (web_search, local_shell, custom…) are FieldErrors: no other API can hold
+// their state or run them. Reasoning items keep their encrypted_content and
+// id for a Responses member.
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w RsRequest
 	if err := neutral.ObjectKeys(body, &w, ScanRsRequest, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
@@ -380,9 +376,9 @@ func deref[T any](p *[]T) []T {
 	return *p
 }
 
-// CustomToolSchema is the function schema a freeform ("custom") tool gets
+// customToolSchema is the function schema a freeform ("custom") tool gets
 // on APIs without freeform tools: one string argument.
-var CustomToolSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"the tool's freeform input"}},"required":["input"]}`)
+var customToolSchema = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"the tool's freeform input"}},"required":["input"]}`)
 
 // addRsTools adds Responses tools to r: function tools as they are, the
 // tools of a "namespace" (Codex's grouping, also sent in an
@@ -395,7 +391,7 @@ func addRsTools(field string, tools []rsTool, r *neutral.Request) error {
 		case "function":
 			r.Tools = append(r.Tools, neutral.Tool{Name: t.Name, Description: t.Description, Schema: t.Parameters, Strict: t.Strict})
 		case "custom":
-			r.Tools = append(r.Tools, neutral.Tool{Name: t.Name, Description: t.Description, Schema: CustomToolSchema, Custom: true})
+			r.Tools = append(r.Tools, neutral.Tool{Name: t.Name, Description: t.Description, Schema: customToolSchema, Custom: true})
 		case "namespace":
 			if err := addRsTools(fmt.Sprintf("%s[%d].tools", field, i), t.Tools, r); err != nil {
 				return err

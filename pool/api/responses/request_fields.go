@@ -6,8 +6,8 @@ import (
 
 var responsesNames = []string{"model", "stream", "max_output_tokens", "instructions", "input", "prompt_cache_key", "previous_response_id", "reasoning"}
 
-func (r *ResponsesRequest) Scan(b []byte) bool {
-	*r = ResponsesRequest{}
+func (r *responsesRequest) Scan(b []byte) bool {
+	*r = responsesRequest{}
 	return wirefmt.ScanTopAt(b, responsesNames, func(k, vs int) int {
 		switch k {
 		case 0:

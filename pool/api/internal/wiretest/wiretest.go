@@ -1,22 +1,45 @@
-package api
+// Package wiretest holds what the tests of the wire API packages
+// (pool/api and one package per API) share: seeds that exercise every
+// escape of JSON's strings and the shapes a hand-written decoder must give
+// up on, and the checks that such a decoder reads exactly what
+// json.Unmarshal reads (SPEC POOL-21: a translated request or event carries
+// the client's text unchanged). Only tests import it.
+package wiretest
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
-
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 )
 
-// reqSeeds are request bodies of every flavour, with the shapes the scanner
-// must give up on (escaped, folded and repeated keys, type errors, numbers
-// that are not ints) next to the ones it decodes.
-var reqSeeds = []string{
+// StringSeeds are strings whose encoding/json form has every escape
+// Marshal writes, and strings long enough for the word-at-a-time paths with
+// a special byte at each offset of a word.
+var StringSeeds = []string{"", "Hello there, ", `q"uote\back`, "<tag> & amp", "\b\f\n\r\t\x00\x01\x1f\x7f",
+	"ü ✓ 😀", "line\u2028sep\u2029", "bad \xff utf-8 \xc3", "tail\xe2\x80", strings.Repeat("x", 300),
+	"0123456789abcdef<0123456", "01234567\"9abcdef", "0123456789abc\\", "0123456\x1f89abcdefgh", "01234567ü9abcdefgh",
+	"0123456789abcde\u2028fgh", "01234567&", "0123456789abcdef\xff0123456789"}
+
+// SameJSON reports whether a and b are both JSON and the same value,
+// whatever their members' order and spacing.
+func SameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+// RequestSeeds are request bodies of every API, with the shapes a one-pass
+// scanner must give up on (escaped, folded and repeated keys, type errors,
+// numbers that are not ints) next to the ones it decodes; the last five are
+// events of Anthropic's stream and their usage.
+var RequestSeeds = []string{
 	`{"model":"m","stream":true,"max_tokens":1024,"system":"be brief","messages":[{"role":"user","content":"hi"}]}`,
 	`{"model":"m","metadata":{"user_id":"{\"session_id\":\"abc\"}"},"thinking":{"type":"enabled","budget_tokens":2048},"output_config":{"effort":"high"}}`,
 	`{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{}}]},null,{"role":"assistant"}]}`,
@@ -36,97 +59,14 @@ var reqSeeds = []string{
 	`{"usage":{"input_tokens":null,"output_tokens":1.0}}`, `{"usage":{"output_tokens":-3,"Output_tokens":4}}`, `{"message":{"usage":null}}`,
 }
 
-// usageSeeds are the message_start and message_delta seeds of reqSeeds.
-var usageSeeds = reqSeeds[len(reqSeeds)-5 : len(reqSeeds)-3]
+// UsageSeeds are the message_start and message_delta seeds of RequestSeeds.
+var UsageSeeds = RequestSeeds[len(RequestSeeds)-5 : len(RequestSeeds)-3]
 
-// wireScanCase is one flavour's request struct, scanned and unmarshalled.
-type wireScanCase struct {
-	name string
-	Scan func(b []byte) (v any, ok bool)
-	std  func(b []byte) (v any, err error)
-}
-
-var wireScanCases = []wireScanCase{
-	{"anthropic",
-		func(b []byte) (any, bool) { var r anthropic.AnthropicRequest; ok := r.Scan(b); return r, ok },
-		func(b []byte) (any, error) {
-			var r anthropic.AnthropicRequest
-			err := json.Unmarshal(b, &r)
-			return r, err
-		}},
-	{"chat",
-		func(b []byte) (any, bool) { var r chat.ChatCall; ok := r.Scan(b); return r, ok },
-		func(b []byte) (any, error) { var r chat.ChatCall; err := json.Unmarshal(b, &r); return r, err }},
-	{"responses",
-		func(b []byte) (any, bool) { var r responses.ResponsesRequest; ok := r.Scan(b); return r, ok },
-		func(b []byte) (any, error) {
-			var r responses.ResponsesRequest
-			err := json.Unmarshal(b, &r)
-			return r, err
-		}},
-	{"message_start usage",
-		func(b []byte) (any, bool) { var r anthropic.StartUsage; ok := r.Scan(b); return r, ok },
-		func(b []byte) (any, error) { var r anthropic.StartUsage; err := json.Unmarshal(b, &r); return r, err }},
-	{"message_delta usage",
-		func(b []byte) (any, bool) { var r anthropic.DeltaUsage; ok := r.Scan(b); return r, ok },
-		func(b []byte) (any, error) { var r anthropic.DeltaUsage; err := json.Unmarshal(b, &r); return r, err }},
-}
-
-// FuzzScanRequest: whenever the one-pass scanner decodes a request body, the
-// body is one json.Unmarshal accepts and the struct is the one it fills
-// (SPEC POOL-2, POOL-5: model, stream, session hints and content read as
-// before), for every flavour and any input; the same for the usage of
-// Anthropic's message_start and message_delta (POOL-13b cache accounting).
-func FuzzScanRequest(f *testing.F) {
-	for _, s := range reqSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, c := range wireScanCases {
-			got, ok := c.Scan(in)
-			if !ok {
-				continue
-			}
-			want, err := c.std(in)
-			if err != nil {
-				t.Fatalf("%s: scanned %q, json.Unmarshal: %v", c.name, in, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: %q\nscan      %#v\nUnmarshal %#v", c.name, in, got, want)
-			}
-		}
-	})
-}
-
-// TestScanRequest: the usual request bodies take the one pass (the fallback
-// would hide a scanner that never decodes anything; FuzzScanRequest's seeds
-// check what it decodes).
-func TestScanRequest(t *testing.T) {
-	t.Run("POOL-5/usual-bodies-are-scanned", func(t *testing.T) {
-		for i, s := range reqSeeds[:6] {
-			for _, c := range wireScanCases[:3] {
-				if _, ok := c.Scan([]byte(s)); !ok {
-					t.Errorf("seed %d: %s scanner gave up", i, c.name)
-				}
-			}
-		}
-	})
-	t.Run("POOL-13b/usual-usage-events-are-scanned", func(t *testing.T) {
-		for i, s := range usageSeeds {
-			for _, c := range wireScanCases[3:] {
-				if _, ok := c.Scan([]byte(s)); !ok {
-					t.Errorf("usage seed %d: %s scanner gave up", i, c.name)
-				}
-			}
-		}
-	})
-}
-
-// TestScanHostileBodies: the one-pass request scanner (reqscan.go) with
-// hostile but valid (or nearly valid) bodies: it decodes what
-// json.Unmarshal decodes, and no body costs it much more than
-// json.Unmarshal's two passes.
-func TestScanHostileBodies(t *testing.T) {
+// HostileBodies are request bodies, by name, that are hostile but valid (or
+// nearly valid): nesting at and over encoding/json's limit, escapes
+// everywhere, tens of thousands of messages, repeated and case-folded keys,
+// odd numbers and trailing garbage.
+func HostileBodies() map[string]string {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	many := func(n int, m string) string {
 		parts := make([]string, n)
@@ -135,7 +75,7 @@ func TestScanHostileBodies(t *testing.T) {
 		}
 		return strings.Join(parts, ",")
 	}
-	bodies := map[string]string{
+	return map[string]string{
 		"deep-content-at-the-limit":      `{"model":"m","messages":[{"role":"user","content":` + deep(9997) + `}]}`,
 		"deep-content-over-the-limit":    `{"model":"m","messages":[{"role":"user","content":` + deep(9998) + `}]}`,
 		"deep-unknown-member":            `{"model":"m","x":` + deep(9999) + `}`,
@@ -161,31 +101,61 @@ func TestScanHostileBodies(t *testing.T) {
 		"number-forms":                   `{"model":"m","x":[-0.0e+1,0,1E-9,-1.5]}`,
 		"bad-numbers":                    `{"model":"m","x":[01]}`,
 	}
-	for name, b := range bodies {
-		t.Run("POOL-5/"+name, func(t *testing.T) {
-			for _, c := range wireScanCases {
-				// The fastest of three scans, so one descheduling on a busy
-				// machine is not read as a slow body (a run at load 15 once
-				// read 1.07 s); a pathological input is slow
-				// every time.
-				var got any
-				var ok bool
-				scan := time.Duration(1<<63 - 1)
-				for range 3 {
-					start := time.Now()
-					got, ok = c.Scan([]byte(b))
-					scan = min(scan, time.Since(start))
-				}
-				start := time.Now()
-				want, err := c.std([]byte(b))
-				std := time.Since(start)
-				if ok && (err != nil || !reflect.DeepEqual(got, want)) {
-					t.Fatalf("%s: scan decoded a body json.Unmarshal %v / fills differently", c.name, err)
-				}
-				if scan > 4*std+500*time.Millisecond { // wide: CI is a busy 2-core box
-					t.Errorf("%s: scan took %v, json.Unmarshal %v", c.name, scan, std)
-				}
-			}
-		})
+}
+
+// ScanCase is one wire struct's one-pass decoder next to json.Unmarshal of
+// the same struct: Scan reports false when it gives the body up.
+type ScanCase struct {
+	Name string
+	Scan func(b []byte) (v any, ok bool)
+	Std  func(b []byte) (v any, err error)
+}
+
+// CheckScan fails t when a case's scanner decodes in but json.Unmarshal
+// refuses it or fills the struct differently.
+func CheckScan(t *testing.T, cases []ScanCase, in []byte) {
+	t.Helper()
+	for _, c := range cases {
+		got, ok := c.Scan(in)
+		if !ok {
+			continue
+		}
+		want, err := c.Std(in)
+		if err != nil {
+			t.Fatalf("%s: scanned %q, json.Unmarshal: %v", c.Name, in, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %q\nscan      %#v\nUnmarshal %#v", c.Name, in, got, want)
+		}
+	}
+}
+
+// CheckScanHostile fails t when a case's scanner decodes body other than
+// json.Unmarshal does, or takes much longer than json.Unmarshal's two
+// passes over it.
+func CheckScanHostile(t *testing.T, cases []ScanCase, body string) {
+	t.Helper()
+	for _, c := range cases {
+		// The fastest of three scans, so one descheduling on a busy
+		// machine is not read as a slow body (a run at load 15 once
+		// read 1.07 s); a pathological input is slow
+		// every time.
+		var got any
+		var ok bool
+		scan := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := time.Now()
+			got, ok = c.Scan([]byte(body))
+			scan = min(scan, time.Since(start))
+		}
+		start := time.Now()
+		want, err := c.Std([]byte(body))
+		std := time.Since(start)
+		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%s: scan decoded a body json.Unmarshal %v / fills differently", c.Name, err)
+		}
+		if scan > 4*std+500*time.Millisecond { // wide: CI is a busy 2-core box
+			t.Errorf("%s: scan took %v, json.Unmarshal %v", c.Name, scan, std)
+		}
 	}
 }

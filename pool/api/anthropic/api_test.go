@@ -1,4 +1,4 @@
-package api
+package anthropic
 
 import (
 	"encoding/json"
@@ -6,23 +6,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
 func TestSessionIdentity(t *testing.T) {
 	t.Run("POOL-5/metadata-user-id-forms", func(t *testing.T) {
-		if got := anthropic.ClaudeSessionFromUserID(`{"device_id":"d","account_uuid":"","session_id":"e058fb67"}`); got != "e058fb67" {
+		if got := claudeSessionFromUserID(`{"device_id":"d","account_uuid":"","session_id":"e058fb67"}`); got != "e058fb67" {
 			t.Fatal(got)
 		}
-		if got := anthropic.ClaudeSessionFromUserID("user_abc_account_1234_session_9f1c-77"); got != "9f1c-77" {
+		if got := claudeSessionFromUserID("user_abc_account_1234_session_9f1c-77"); got != "9f1c-77" {
 			t.Fatal(got)
 		}
 	})
 	t.Run("POOL-5/content-hash-whole-first-message-ignores-cache-control", func(t *testing.T) {
 		parse := func(body string) string {
-			ci, err := anthropic.Flavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
+			ci, err := Flavour{}.ParseRequest(neutral.Endpoint{Kind: neutral.EpGenerate}, []byte(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +39,7 @@ func TestSessionIdentity(t *testing.T) {
 func TestCapabilityFilter(t *testing.T) {
 	t.Run("POOL-12/anthropic-thinking-budget-mapped", func(t *testing.T) {
 		// A budget above max_tokens' room is clamped below max_tokens.
-		if got := anthropic.ThinkingFor("high", 20000); got["budget_tokens"] != 19999 {
+		if got := thinkingFor("high", 20000); got["budget_tokens"] != 19999 {
 			t.Fatalf("clamp %v", got)
 		}
 	})
@@ -73,17 +72,17 @@ func TestAnthropicUsageScan(t *testing.T) {
 			std  func([]byte) (any, error)
 		}{
 			{"start", func(b []byte) (any, error) {
-				var v anthropic.StartUsage
+				var v startUsage
 				err := wirefmt.DecodeRequest(b, &v)
 				return v, err
 			},
-				func(b []byte) (any, error) { var v anthropic.StartUsage; err := json.Unmarshal(b, &v); return v, err }},
+				func(b []byte) (any, error) { var v startUsage; err := json.Unmarshal(b, &v); return v, err }},
 			{"delta", func(b []byte) (any, error) {
-				var v anthropic.DeltaUsage
+				var v deltaUsage
 				err := wirefmt.DecodeRequest(b, &v)
 				return v, err
 			},
-				func(b []byte) (any, error) { var v anthropic.DeltaUsage; err := json.Unmarshal(b, &v); return v, err }},
+				func(b []byte) (any, error) { var v deltaUsage; err := json.Unmarshal(b, &v); return v, err }},
 		} {
 			got, gerr := c.Scan([]byte(e))
 			want, werr := c.std([]byte(e))
