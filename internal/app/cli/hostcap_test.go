@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/app/settings"
+)
+
+// TestHostListFlagsAreCapped: --prefer-direct and --prefer-proxy, or
+// their variables, with more than settings.MaxHostPatterns patterns exit
+// 2 naming the flag (or the variable) and the limit (SPEC OPS-7, ORD-3).
+func TestHostListFlagsAreCapped(t *testing.T) {
+	list := make([]string, settings.MaxHostPatterns+1)
+	for i := range list {
+		list[i] = fmt.Sprintf("h%d.example", i)
+	}
+	text, limit := strings.Join(list, ","), fmt.Sprint(settings.MaxHostPatterns)
+	t.Run("OPS-7/prefer-direct-flag-over-the-limit-exit-2", func(t *testing.T) {
+		_, errOut, status := runCmd(t, DualProxy, nil, "--prefer-direct", text, "--print-config")
+		if status != 2 || !strings.Contains(errOut, "--prefer-direct") || !strings.Contains(errOut, limit) {
+			t.Fatalf("status %d: %.300s", status, errOut)
+		}
+	})
+	t.Run("OPS-7/PREFER_PROXY-over-the-limit-exit-2", func(t *testing.T) {
+		t.Setenv("PREFER_PROXY", text)
+		_, errOut, status := runCmd(t, DualProxy, []string{"PREFER_PROXY=" + text}, "--print-config")
+		if status != 2 || !strings.Contains(errOut, "environment variable PREFER_PROXY (--prefer-proxy)") || !strings.Contains(errOut, limit) {
+			t.Fatalf("status %d: %.300s", status, errOut)
+		}
+	})
+}
