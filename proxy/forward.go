@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/lib/ctxdone"
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
@@ -63,7 +64,7 @@ func (s *Server) forward(c net.Conn, br *bufio.Reader, bw *bufio.Writer, head *h
 	// Another request may follow only when this one was read to its end:
 	// a streamed body the upstream did not consume leaves client bytes on
 	// the connection (and possibly a reader still at work), so close.
-	if !ok || !head.KeepAlive || !body.Finished() || ended(ctx) {
+	if !ok || !head.KeepAlive || !body.Finished() || ctxdone.Ended(ctx) {
 		return false
 	}
 	// Nothing of this request is used any more: the next one reuses its
@@ -258,15 +259,4 @@ func localAnswer(err error) string {
 		cause = pe.Err.Error()
 	}
 	return "dual-proxy: out of local resources on the proxy's machine (not a gateway or origin failure): " + cause + "\n"
-}
-
-// ended reports whether ctx is done, without the lock that Err and Cause
-// take.
-func ended(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return true
-	default:
-		return false
-	}
 }

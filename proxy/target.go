@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -35,19 +34,6 @@ type target struct {
 type authMemo struct {
 	raw, host, decoded string
 	port               int
-}
-
-// addr is the origin's "host:port" for a direct or SOCKS5 dial: the
-// authority itself when it already is exactly that ("127.0.0.1:8080",
-// "example.com:80"), no new string per request.
-func (t *target) addr() string {
-	a, h := t.authority, t.host
-	if len(a) > len(h)+1 && a[:len(h)] == h && a[len(h)] == ':' && a[len(h)+1] != '0' && allDigits(a[len(h)+1:]) {
-		if p, err := strconv.Atoi(a[len(h)+1:]); err == nil && p == t.port {
-			return a
-		}
-	}
-	return net.JoinHostPort(h, strconv.Itoa(t.port))
 }
 
 // Errors of parseTarget: the short reason of a 400 answer.

@@ -222,28 +222,6 @@ func BenchmarkParseTarget(b *testing.B) {
 	}
 }
 
-func TestTargetAddr(t *testing.T) {
-	for _, c := range []struct{ raw, want string }{
-		{"http://127.0.0.1:8080/", "127.0.0.1:8080"},
-		{"http://example.com/", "example.com:80"},
-		{"http://Example.COM:81/", "example.com:81"},
-		{"http://example.com:081/", "example.com:81"},
-		{"http://example.com:/", "example.com:80"},
-		{"http://[::1]:8080/", "[::1]:8080"},
-		{"http://[fe80::1%25eth0]/", "[fe80::1]:80"},
-	} {
-		t.Run("HTTP-1/dial-address/"+c.raw[7:], func(t *testing.T) {
-			tg, err := parseTarget(c.raw, "GET")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := tg.addr(); got != c.want {
-				t.Fatalf("addr() = %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
 // TestSelfTargetSpellings: every spelling of the proxy's own listener in an
 // absolute-form target is served by the proxy itself (SPEC HTTP-1), or, for
 // names the self check does not know as loopback, refused as a loop (508,

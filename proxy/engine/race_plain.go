@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/lib/ctxdone"
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
 	"github.com/dual-proxy/dual-proxy/proxy/upstream"
 )
@@ -70,7 +71,7 @@ func (e *Engine) raceTrip(ctx context.Context, lc *liveConfig, r *Request, atts 
 			}
 			rt.proofFailed = true
 			var pe *candidate.PathError
-			if errors.As(err, &pe) && !ended(ctx) {
+			if errors.As(err, &pe) && !ctxdone.Ended(ctx) {
 				e.fail(r.Host, r.Port, pe)
 				tl.fails = append(tl.fails, pe)
 			}
@@ -98,7 +99,7 @@ func (e *Engine) raceTrip(ctx context.Context, lc *liveConfig, r *Request, atts 
 			}
 			rt.launchNow()
 		case <-rt.timerC:
-			if ended(ctx) {
+			if ctxdone.Ended(ctx) {
 				rt.timerC = nil // the client left or the server stops: no new attempt
 				continue
 			}
@@ -210,7 +211,7 @@ func (rt *tripRace) launch() {
 // launchNow starts the next attempt after a failure, if one is left and
 // the request's context has not ended.
 func (rt *tripRace) launchNow() {
-	if rt.next < len(rt.atts) && !ended(rt.ctx) {
+	if rt.next < len(rt.atts) && !ctxdone.Ended(rt.ctx) {
 		rt.launch()
 	}
 }
@@ -347,7 +348,7 @@ func (e *Engine) proveFirst(ctx context.Context, lc *liveConfig, r *Request, att
 		e.cfg.Logger.Warn("out of local resources", "host", r.Host, "reason", o.local.Error())
 		e.decide(r, tl, "", "local resources exhausted")
 		return nil, o.local
-	case ended(ctx):
+	case ctxdone.Ended(ctx):
 		return atts, nil // the first attempt's tripEnded answers for the client or the shutdown
 	default:
 		e.allFailed(r.Host, r.caller)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dual-proxy/dual-proxy/internal/lib/ctxdone"
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/netutil"
@@ -105,25 +106,18 @@ func (r *Request) putMemo() *putMemo {
 
 // addr is the origin's "host:port" for a direct or SOCKS5 dial: the
 // authority itself when it already is exactly that ("127.0.0.1:8080",
-// "example.com:80"), no new string per request.
+// "example.com:80"), no new string per request. A port that starts with a
+// digit from 1 to 9 leaves Atoi no sign or leading zero to accept, so
+// Atoi's success means the authority spells the port as JoinHostPort
+// would.
 func (r *Request) addr() string {
 	a, h := r.Authority, r.Host
-	if len(a) > len(h)+1 && a[:len(h)] == h && a[len(h)] == ':' && a[len(h)+1] != '0' {
-		if p, err := strconv.Atoi(a[len(h)+1:]); err == nil && p == r.Port && digitsOnly(a[len(h)+1:]) {
+	if len(a) > len(h)+1 && a[:len(h)] == h && a[len(h)] == ':' && '1' <= a[len(h)+1] && a[len(h)+1] <= '9' {
+		if p, err := strconv.Atoi(a[len(h)+1:]); err == nil && p == r.Port {
 			return a
 		}
 	}
 	return net.JoinHostPort(h, strconv.Itoa(r.Port))
-}
-
-// digitsOnly reports whether s is all ASCII digits (Atoi takes a sign).
-func digitsOnly(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // idempotent reports whether method is idempotent (RFC 9110 §9.2.2).
@@ -298,7 +292,7 @@ func (e *Engine) decide(r *Request, tl *tripLog, cand, errText string) {
 // ctx ended (Server.Shutdown), a *NotReplayedError when the transport
 // refused the request before asking for a connection. Else nil.
 func (e *Engine) tripEnded(ctx context.Context, r *Request, tl *tripLog, res tripResult) error {
-	if cerr := r.Body.clientFailed(); cerr != nil || ended(ctx) && context.Cause(ctx) == errClientGone {
+	if cerr := r.Body.clientFailed(); cerr != nil || ctxdone.Ended(ctx) && context.Cause(ctx) == errClientGone {
 		closeResp(res.resp)
 		e.decide(r, tl, "", "client gone")
 		return errClientGone
@@ -466,17 +460,6 @@ func classifyRoundTrip(c candidate.Candidate, res tripResult, err error) *candid
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
-}
-
-// ended reports whether ctx is done, without the lock that Err and Cause
-// take (a plain request asked three times).
-func ended(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return true
-	default:
-		return false
-	}
 }
 
 // closeResp discards a response that is not passed on.
