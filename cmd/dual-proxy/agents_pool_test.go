@@ -68,10 +68,16 @@ func geminiHome(t *testing.T) []string {
 	return []string{"GEMINI_CLI_TRUST_WORKSPACE=true", "HOME=" + dir}
 }
 
-// quietOpenCode and quietQwen turn off what these agents fetch from the
-// network at start (models list, updates, default plugins, preconnects):
-// the namespace has none, so those attempts can only fail, and the case is
-// about the pool.
+// quietClaude, quietOpenCode and quietQwen turn off what these agents
+// fetch from the network beside the model calls (Claude Code's telemetry,
+// update checks and error reports to api.anthropic.com; models list,
+// updates, default plugins, preconnects): the namespace has no network, so
+// those attempts can only fail, they put CONNECTs nobody asked for in the
+// launcher's log, and the case is about the pool.
+func quietClaude(*testing.T) []string {
+	return []string{"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+}
+
 func quietOpenCode(*testing.T) []string {
 	return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1"}
 }
@@ -81,7 +87,7 @@ func quietQwen(*testing.T) []string {
 }
 
 var poolAgents = []poolAgent{
-	{name: "claude", pkg: "@anthropic-ai/claude-code", first: "anthropic", second: "gemini", args: []string{"-p", "say ok"}},
+	{name: "claude", pkg: "@anthropic-ai/claude-code", first: "anthropic", second: "gemini", args: []string{"-p", "say ok"}, env: quietClaude},
 	{name: "codex", pkg: "@openai/codex", first: "responses", second: "gemini", args: []string{"exec", "--skip-git-repo-check", "say ok"}},
 	{name: "gemini", pkg: "@google/gemini-cli", first: "gemini", second: "anthropic", args: []string{"-m", "gemini-2.5-flash", "-p", "say ok"}, env: geminiHome},
 	{name: "qwen", pkg: "@qwen-code/qwen-code", first: "openai-chat", second: "anthropic", args: []string{"-p", "say ok"}, env: quietQwen},

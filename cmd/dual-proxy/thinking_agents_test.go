@@ -49,7 +49,7 @@ var openCodeThinking = []string{"-m", "anthropic/claude-sonnet-4-5", "--variant"
 
 var thinkingAgents = []thinkingAgent{
 	// Claude Code asks for adaptive thinking by default.
-	{name: "claude", firstCalls: 1, turns: [3][]string{
+	{name: "claude", firstCalls: 1, env: quietClaude, turns: [3][]string{
 		{"-p", "say ok"}, {"-p", "--continue", "again"}, {"-p", "--continue", "once more"}}},
 	{name: "opencode", firstCalls: 2, env: quietOpenCode, turns: [3][]string{
 		append([]string{"run"}, append(openCodeThinking, "say ok")...),

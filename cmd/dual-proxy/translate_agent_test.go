@@ -133,7 +133,7 @@ func TestTranslatedAgents(t *testing.T) {
 		}
 		cfg, logs := startXPool(t, l, mock, members)
 		home := t.TempDir()
-		cmd := l.Command(xEnv(home, members), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
+		cmd := l.Command(append(xEnv(home, members), quietClaude(t)...), bin, "run", "--health-url", "", "--config", cfg, "--pool", "px", "--",
 			claude, "-p", "read hello.txt and tell me the secret word", "--allowedTools", "Read")
 		cmd.Dir = cwd
 		r := agentlab.Run(t, cmd, 180*time.Second)
