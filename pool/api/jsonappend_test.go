@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 	"github.com/dual-proxy/dual-proxy/pool/api/internal/wiretest"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
@@ -30,44 +28,6 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("appendJSONString(%q) = %s, json.Marshal = %s", s, got[1:], want)
 		}
 	})
-}
-
-// TestResponsesDeltaMatchesMarshal: the hand-written Responses text delta
-// is the event delta writes (json.Marshal of its map), byte for byte, and
-// keeps the item's text and the sequence numbers alike (SPEC POOL-21).
-func TestResponsesDeltaMatchesMarshal(t *testing.T) {
-	for _, s := range jsonStringSeeds[1:] {
-		t.Run("POOL-21/responses-text-delta", func(t *testing.T) {
-			mk := func() *responses.ResponsesStreamEncoder {
-				e := responses.NewResponsesStreamEncoder("m", nil)
-				e.Kind, e.ItemIndex, e.Seq, e.Item.ID = neutral.KindText, 2, 7, `msg_<&>"1`
-				return e
-			}
-			fast, slow := mk(), mk()
-			ev := neutral.Event{Kind: neutral.EvDelta, Index: 2, Part: neutral.Part{Kind: neutral.KindText, Text: s}}
-			got, ok := fast.AppendDelta([]byte("prev"), ev)
-			want := slow.Delta(ev.Part)
-			if !ok || string(got) != "prev"+string(want) || fast.Seq != slow.Seq || fast.Text.String() != slow.Text.String() {
-				t.Errorf("%q:\n got %s (ok %v)\nwant prev%s", s, got, ok, want)
-			}
-		})
-	}
-}
-
-// TestStreamDeltaEncodersMatchMarshal: the hand-written text-delta events
-// carry what the json.Marshal forms carried, byte for byte for Chat
-// chunks.
-func TestStreamDeltaEncodersMatchMarshal(t *testing.T) {
-	for _, s := range jsonStringSeeds[1:] {
-		t.Run("POOL-21/chat-text-chunk", func(t *testing.T) {
-			e := &chat.ChatStreamEncoder{Model: `m<"x">`, Id: "chatcmpl-&1", Created: 1700000000}
-			for field, d := range map[string]chat.ChatDeltaOut{"content": {Content: &s}, "reasoning_content": {ReasoningContent: &s}} {
-				if got, want := e.TextChunk([]byte("prev"), field, s), e.Chunk(d, nil, nil); string(got) != "prev"+string(want) {
-					t.Errorf("%s %q:\n got %s\nwant %s", field, s, got, want)
-				}
-			}
-		})
-	}
 }
 
 // FuzzTopKeys: for every body json.Unmarshal reads as an object (or null),

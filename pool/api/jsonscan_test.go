@@ -66,26 +66,3 @@ func TestJSONScan(t *testing.T) {
 		}
 	})
 }
-
-// FuzzSystemArray: the system prompts a Chat request's content hash covers
-// are the bytes json.Marshal wrote for them (SPEC POOL-5: a session keeps
-// its identity across the change), for any list of JSON values.
-func FuzzSystemArray(f *testing.F) {
-	for _, s := range []string{`"Be brief."`, `"<tag> & amp"`, "\"line\u2028sep\"", `"a\u2029b"`, `["x",{"a":1}]`,
-		`{"b": 2, "a":[1, 2]}`, `"bad \xff utf-8"`, `null`, `"\\u003c"`} {
-		f.Add([]byte(s), []byte(`"second"`))
-	}
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		var sys []json.RawMessage
-		for _, v := range [][]byte{a, b} {
-			if !json.Valid(v) {
-				return
-			}
-			sys = append(sys, json.RawMessage(bytes.TrimSpace(v)))
-		}
-		want, _ := json.Marshal(sys)
-		if got := chat.SystemArray(sys); !bytes.Equal(got, want) {
-			t.Fatalf("systemArray(%q) = %s, json.Marshal = %s", sys, got, want)
-		}
-	})
-}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/testbed/mockllm"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
@@ -63,7 +62,7 @@ func mockCall(t *testing.T, api apikind.Kind, turn mockllm.Turn, stream bool) []
 	t.Helper()
 	srv := httptest.NewServer(&mockllm.Channel{API: mockAPI[api], Turns: []mockllm.Turn{turn}})
 	defer srv.Close()
-	path := map[apikind.Kind]string{apikind.Anthropic: "/v1/messages", apikind.Chat: "/v1/chat/completions", apikind.Responses: "/v1/responses", apikind.Gemini: gemini.GeminiPath("m", stream)}[api]
+	path := map[apikind.Kind]string{apikind.Anthropic: "/v1/messages", apikind.Chat: "/v1/chat/completions", apikind.Responses: "/v1/responses", apikind.Gemini: For(apikind.Gemini).UpstreamPath("m", stream)}[api]
 	body := fmt.Sprintf(`{"model":"m","stream":%v}`, stream)
 	resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
 	if err != nil {

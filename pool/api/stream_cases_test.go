@@ -7,8 +7,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
-	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
@@ -60,10 +58,22 @@ func argsOut(t *testing.T, api apikind.Kind, evs []sseEv) string {
 			Delta   json.RawMessage `json:"delta"`
 			Choices []struct {
 				Delta struct {
-					ToolCalls []chat.ChatToolCall `json:"tool_calls"`
+					ToolCalls []struct {
+						Function struct {
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
 				} `json:"delta"`
 			} `json:"choices"`
-			Candidates []gemini.GmCandidate `json:"candidates"`
+			Candidates []struct {
+				Content *struct {
+					Parts []struct {
+						FunctionCall *struct {
+							Args json.RawMessage `json:"args"`
+						} `json:"functionCall"`
+					} `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
 		}
 		if err := json.Unmarshal([]byte(e.data), &m); err != nil {
 			t.Fatalf("client event not JSON: %v: %s", err, e.data)

@@ -71,18 +71,18 @@ func (Flavour) ParseRequest(ep neutral.Endpoint, body []byte) (*neutral.CallInfo
 			system = append(system, json.RawMessage(m.Content))
 		case m.Role == "user":
 			user := m.Content
-			ci.HashContent = func() string { return neutral.ContentHash(SystemArray(system), user) }
+			ci.HashContent = func() string { return neutral.ContentHash(systemArray(system), user) }
 		}
 	}
 	return ci, nil
 }
 
-// SystemArray is json.Marshal(system), the system messages' contents as
+// systemArray is json.Marshal(system), the system messages' contents as
 // one array for the content hash (SPEC POOL-5), without its re-validation
 // and compaction of every (often 16 KiB and more) prompt when each is a
 // string token json.Marshal writes unchanged: no '<', '>', '&' (escaped
 // as \u003c …) and no U+2028/U+2029. FuzzSystemArray compares the two.
-func SystemArray(system []json.RawMessage) []byte {
+func systemArray(system []json.RawMessage) []byte {
 	n := 2
 	for _, s := range system {
 		if len(s) < 2 || s[0] != '"' || bytes.ContainsAny(s, "<>&") || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029")) {

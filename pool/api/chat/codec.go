@@ -31,12 +31,12 @@ func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]
 }
 
 // NewStreamDecoder returns a decoder of one Chat Completions stream.
-func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return NewChatStreamDecoder() }
+func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return newChatStreamDecoder() }
 
 // NewStreamEncoder returns an encoder of one Chat Completions stream naming
 // Model.
 func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder {
-	return &ChatStreamEncoder{Model: model}
+	return &chatStreamEncoder{Model: model}
 }
 
 // EncodeError renders e as an OpenAI error document and its status.

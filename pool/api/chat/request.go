@@ -11,7 +11,7 @@ import (
 // "Create chat completion"). chatRequest is the decoded form; the encoder
 // writes chatRequestT[chatMessageOut], whose content values are encoded
 // once by the one json.Marshal of the request.
-type ChatRequest = chatRequestT[ChatMessage]
+type ChatRequest = chatRequestT[chatMessage]
 
 type chatRequestT[M any] struct {
 	Model               string          `json:"model"`
@@ -37,9 +37,9 @@ type chatRequestT[M any] struct {
 	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 }
 
-// ChatMessage is one message of a Chat Completions request, its content
+// chatMessage is one message of a Chat Completions request, its content
 // kept raw (a string or an array of parts).
-type ChatMessage = chatMessageT[json.RawMessage]
+type chatMessage = chatMessageT[json.RawMessage]
 
 // chatMessageOut is an encoded message: Content is a string, a
 // []chatContentPart or nil (null).
@@ -49,7 +49,7 @@ type chatMessageT[C any] struct {
 	Role             string          `json:"role"`
 	Content          C               `json:"content"`
 	Name             string          `json:"name,omitempty"`
-	ToolCalls        []ChatToolCall  `json:"tool_calls,omitempty"`
+	ToolCalls        []chatToolCall  `json:"tool_calls,omitempty"`
 	ToolCallID       string          `json:"tool_call_id,omitempty"`
 	ReasoningContent *string         `json:"reasoning_content,omitempty"`
 	Reasoning        *string         `json:"reasoning,omitempty"`
@@ -72,8 +72,8 @@ type chatContentPart struct {
 	CacheControl *neutral.AnCache `json:"cache_control,omitempty"`
 }
 
-// ChatToolCall is one tool call of an assistant message or a stream delta.
-type ChatToolCall struct {
+// chatToolCall is one tool call of an assistant message or a stream delta.
+type chatToolCall struct {
 	Index    *int             `json:"index,omitempty"`
 	ID       string           `json:"id,omitempty"`
 	Type     string           `json:"type,omitempty"`
@@ -219,7 +219,7 @@ func DecodeOpenAIToolChoice(raw json.RawMessage, chat bool) (neutral.ToolChoice,
 	return neutral.ToolChoice{Mode: neutral.ChoiceTool, Name: o.Name}, nil
 }
 
-func decodeChatMessages(msgs []ChatMessage, r *neutral.Request) error {
+func decodeChatMessages(msgs []chatMessage, r *neutral.Request) error {
 	names := map[string]string{} // tool call id → function name
 	for i, m := range msgs {
 		field := fmt.Sprintf("messages[%d]", i)

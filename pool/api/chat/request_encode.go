@@ -109,7 +109,7 @@ func encodeChatMessage(field string, m neutral.Message, h *wirefmt.HeldStrings) 
 			}{URL: h.Str(neutral.ImageURL(p))}
 			content = append(content, cp)
 		case neutral.KindToolCall:
-			var tc ChatToolCall
+			var tc chatToolCall
 			tc.ID, tc.Type, tc.Function.Name, tc.Function.Arguments = p.CallID, "function", p.Name, h.Str(neutral.ArgsOrEmpty(p.Args))
 			msg.ToolCalls = append(msg.ToolCalls, tc)
 		case neutral.KindToolResult:

@@ -70,7 +70,7 @@ func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) 
 }
 
 // ScanChatMessage decodes one message of a valid request body by one scan.
-func ScanChatMessage(b []byte, m *ChatMessage) bool {
+func ScanChatMessage(b []byte, m *chatMessage) bool {
 	return wirefmt.ScanMembers(b, ChatMessageFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "role":
@@ -100,7 +100,7 @@ func ScanChatMessage(b []byte, m *ChatMessage) bool {
 
 // ScanChatToolCall decodes one tool call of a valid request body by one
 // scan.
-func ScanChatToolCall(b []byte, tc *ChatToolCall) bool {
+func ScanChatToolCall(b []byte, tc *chatToolCall) bool {
 	return wirefmt.ScanMembers(b, ChatToolCallFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "index":

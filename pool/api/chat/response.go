@@ -10,7 +10,7 @@ import (
 )
 
 // Chat Completions answer wire types (non-streamed and chunks).
-type ChatResponse struct {
+type chatResponse struct {
 	ID      string           `json:"id"`
 	Object  string           `json:"object"`
 	Created int64            `json:"created"`
@@ -22,8 +22,8 @@ type ChatResponse struct {
 
 type chatChoice struct {
 	Index        int          `json:"index"`
-	Message      *ChatMessage `json:"message,omitempty"`
-	Delta        *ChatMessage `json:"delta,omitempty"`
+	Message      *chatMessage `json:"message,omitempty"`
+	Delta        *chatMessage `json:"delta,omitempty"`
 	FinishReason *string      `json:"finish_reason"`
 }
 
@@ -99,7 +99,7 @@ func chatStopOf(s neutral.StopReason) string {
 // DecodeChatResponse reads a non-streamed Chat Completions answer (the
 // first choice).
 func DecodeChatResponse(body []byte) (*neutral.Response, error) {
-	var w ChatResponse
+	var w chatResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, neutral.WireErr("body", err)
 	}
@@ -132,7 +132,7 @@ func DecodeChatResponse(body []byte) (*neutral.Response, error) {
 
 // EncodeChatResponse writes r as a Chat Completions answer naming model.
 func EncodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
-	msg := ChatMessage{Role: "assistant"}
+	msg := chatMessage{Role: "assistant"}
 	text, reasoning := "", ""
 	hasText := false
 	for i, p := range r.Parts {
@@ -143,7 +143,7 @@ func EncodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
 		case neutral.KindReasoning:
 			reasoning += p.Text
 		case neutral.KindToolCall:
-			var tc ChatToolCall
+			var tc chatToolCall
 			id := p.CallID
 			if id == "" {
 				id = neutral.NewID("call_")
@@ -166,7 +166,7 @@ func EncodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
 		id = neutral.NewID("chatcmpl-")
 	}
 	fr := chatStopOf(r.Stop)
-	w := ChatResponse{ID: id, Object: "chat.completion", Created: Now().Unix(), Model: model,
+	w := chatResponse{ID: id, Object: "chat.completion", Created: Now().Unix(), Model: model,
 		Choices: []chatChoice{{Message: &msg, FinishReason: &fr}}, Usage: chatUsageOf(r.Usage)}
 	return wirefmt.MustJSON(w), nil
 }

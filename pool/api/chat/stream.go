@@ -30,8 +30,8 @@ type chatStreamDecoder struct {
 	one           [1]neutral.Event // contentChunk's usual result, reused per event, not allocated
 }
 
-// NewChatStreamDecoder returns a decoder of one Chat Completions stream.
-func NewChatStreamDecoder() *chatStreamDecoder {
+// newChatStreamDecoder returns a decoder of one Chat Completions stream.
+func newChatStreamDecoder() *chatStreamDecoder {
 	return &chatStreamDecoder{cur: -1, tools: map[int]int{}, toolIDs: map[int]string{}}
 }
 
@@ -41,11 +41,11 @@ func (d *chatStreamDecoder) Decode(name string, data []byte) ([]neutral.Event, e
 		return append(d.closePart(), neutral.Event{Kind: neutral.EvFinish, Stop: d.finalStop(), Usage: d.usage}), nil
 	}
 	if name != "error" {
-		if f, ok := PlainContentChunk(data); ok {
+		if f, ok := plainContentChunk(data); ok {
 			return d.contentChunk(f), nil // the usual text chunk, without json.Unmarshal
 		}
 	}
-	var c ChatResponse
+	var c chatResponse
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, neutral.FieldErr("stream.chunk", "not JSON: %v", err)
 	}
@@ -141,7 +141,7 @@ func (d *chatStreamDecoder) text(k neutral.Kind, s string) []neutral.Event {
 	return append(out, neutral.Event{Kind: neutral.EvDelta, Index: d.cur, Part: neutral.Part{Kind: k, Text: s}})
 }
 
-func (d *chatStreamDecoder) toolCall(tc ChatToolCall) ([]neutral.Event, error) {
+func (d *chatStreamDecoder) toolCall(tc chatToolCall) ([]neutral.Event, error) {
 	ui := 0
 	if tc.Index != nil {
 		ui = *tc.Index
@@ -173,12 +173,12 @@ func (d *chatStreamDecoder) End() ([]neutral.Event, error) {
 	return nil, neutral.FieldErr("stream", "ended before a finish_reason")
 }
 
-// ChatStreamEncoder writes a Chat Completions stream: a role chunk, content
+// chatStreamEncoder writes a Chat Completions stream: a role chunk, content
 // / reasoning_content / tool_calls deltas, a finish chunk carrying usage
 // (the vLLM form, read both by clients that asked for include_usage and by
 // those that did not), then [DONE]. Signatures and encrypted reasoning are
 // dropped.
-type ChatStreamEncoder struct {
+type chatStreamEncoder struct {
 	Model   string
 	Id      string
 	Created int64
@@ -196,25 +196,25 @@ type chatChunkOut struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Index        int          `json:"index"`
-		Delta        ChatDeltaOut `json:"delta"`
+		Delta        chatDeltaOut `json:"delta"`
 		FinishReason *string      `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *chatUsage `json:"usage,omitempty"`
 }
 
-// ChatDeltaOut is the delta of one streamed Chat Completions chunk.
-type ChatDeltaOut struct {
+// chatDeltaOut is the delta of one streamed Chat Completions chunk.
+type chatDeltaOut struct {
 	Role             string         `json:"role,omitempty"`
 	Content          *string        `json:"content,omitempty"`
 	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []ChatToolCall `json:"tool_calls,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 }
 
-func (e *ChatStreamEncoder) Chunk(delta ChatDeltaOut, finish *string, u *chatUsage) []byte {
+func (e *chatStreamEncoder) Chunk(delta chatDeltaOut, finish *string, u *chatUsage) []byte {
 	c := chatChunkOut{ID: e.Id, Object: "chat.completion.chunk", Created: e.Created, Model: e.Model, Usage: u}
 	c.Choices = make([]struct {
 		Index        int          `json:"index"`
-		Delta        ChatDeltaOut `json:"delta"`
+		Delta        chatDeltaOut `json:"delta"`
 		FinishReason *string      `json:"finish_reason"`
 	}, 1)
 	c.Choices[0].Delta, c.Choices[0].FinishReason = delta, finish
@@ -224,7 +224,7 @@ func (e *ChatStreamEncoder) Chunk(delta ChatDeltaOut, finish *string, u *chatUsa
 // TextChunk is chunk(chatDeltaOut{<field>: &text}, nil, nil) written by
 // hand, byte for byte the same: the per-event path of every translated
 // stream to a Chat client skips json.Marshal's reflection.
-func (e *ChatStreamEncoder) TextChunk(dst []byte, field, text string) []byte {
+func (e *chatStreamEncoder) TextChunk(dst []byte, field, text string) []byte {
 	b := slices.Grow(dst, 160+len(e.Id)+len(e.Model)+len(text)+len(text)/8)
 	b = append(b, `data: {"id":`...)
 	b = wirefmt.AppendJSONString(b, e.Id)
@@ -241,7 +241,7 @@ func (e *ChatStreamEncoder) TextChunk(dst []byte, field, text string) []byte {
 
 // AppendDelta appends the chunk of a text or reasoning delta to dst; ok is
 // false (dst unchanged) for any other event.
-func (e *ChatStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, bool) {
+func (e *chatStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, bool) {
 	switch p := ev.Part; {
 	case ev.Kind != neutral.EvDelta:
 	case p.Kind == neutral.KindText && p.Text != "":
@@ -252,7 +252,7 @@ func (e *ChatStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, b
 	return dst, false
 }
 
-func (e *ChatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
+func (e *chatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	switch ev.Kind {
 	case neutral.EvStart:
 		e.Id, e.Created, e.tools = ev.ID, Now().Unix(), map[int]int{}
@@ -260,7 +260,7 @@ func (e *ChatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		if e.Id == "" {
 			e.Id = neutral.NewID("chatcmpl-")
 		}
-		return e.Chunk(ChatDeltaOut{Role: "assistant", Content: wirefmt.Ptr("")}, nil, nil), nil
+		return e.Chunk(chatDeltaOut{Role: "assistant", Content: wirefmt.Ptr("")}, nil, nil), nil
 	case neutral.EvPartStart:
 		if ev.Part.Kind != neutral.KindToolCall {
 			return nil, nil
@@ -274,13 +274,13 @@ func (e *ChatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		if id == "" {
 			id = neutral.NewID("call_")
 		}
-		var tc ChatToolCall
+		var tc chatToolCall
 		tc.Index, tc.ID, tc.Type, tc.Function.Name = &n, id, "function", ev.Part.Name
 		if e.noArgs == nil {
 			e.noArgs = map[int]bool{}
 		}
 		e.noArgs[ev.Index] = true
-		return e.Chunk(ChatDeltaOut{ToolCalls: []ChatToolCall{tc}}, nil, nil), nil
+		return e.Chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
 	case neutral.EvPartStop:
 		if !e.noArgs[ev.Index] {
 			return nil, nil
@@ -289,9 +289,9 @@ func (e *ChatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		// argument fragment; a Chat client parses "" as no JSON.
 		delete(e.noArgs, ev.Index)
 		n := e.tools[ev.Index]
-		var tc ChatToolCall
+		var tc chatToolCall
 		tc.Index, tc.Function.Arguments = &n, "{}"
-		return e.Chunk(ChatDeltaOut{ToolCalls: []ChatToolCall{tc}}, nil, nil), nil
+		return e.Chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
 	case neutral.EvDelta:
 		if b, ok := e.AppendDelta(nil, ev); ok {
 			return b, nil
@@ -301,14 +301,14 @@ func (e *ChatStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 		case p.Kind == neutral.KindToolCall && p.Args != "":
 			delete(e.noArgs, ev.Index)
 			n := e.tools[ev.Index]
-			var tc ChatToolCall
+			var tc chatToolCall
 			tc.Index, tc.Function.Arguments = &n, p.Args
-			return e.Chunk(ChatDeltaOut{ToolCalls: []ChatToolCall{tc}}, nil, nil), nil
+			return e.Chunk(chatDeltaOut{ToolCalls: []chatToolCall{tc}}, nil, nil), nil
 		}
 		return nil, nil
 	case neutral.EvFinish:
 		fr := chatStopOf(ev.Stop)
-		out := e.Chunk(ChatDeltaOut{}, &fr, chatUsageOf(ev.Usage))
+		out := e.Chunk(chatDeltaOut{}, &fr, chatUsageOf(ev.Usage))
 		return append(out, "data: [DONE]\n\n"...), nil
 	case neutral.EvPing:
 		return []byte(": ping\n\n"), nil

@@ -11,7 +11,7 @@ type contentChunk struct {
 	Content   string
 }
 
-// PlainContentChunk reads the usual Chat text chunk, compact, top-level
+// plainContentChunk reads the usual Chat text chunk, compact, top-level
 // keys in any order, each at most once:
 //
 //	{"id":S,"object":S,"created":N,"model":S,"system_fingerprint":S|null,
@@ -20,7 +20,7 @@ type contentChunk struct {
 // with every S a plainString; "choices" and its "delta" are required,
 // every other key optional. Usage, errors, tool calls, reasoning and a
 // finish reason take the full decode.
-func PlainContentChunk(data []byte) (contentChunk, bool) {
+func plainContentChunk(data []byte) (contentChunk, bool) {
 	var c contentChunk
 	var choices bool
 	ok := wirefmt.PlainObject(data, 0, len(data), func(key, v []byte) bool {

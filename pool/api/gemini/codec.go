@@ -11,9 +11,9 @@ import (
 // methods over this package's decoders and encoders.
 
 // UpstreamPath is the generateContent path of model, streamed or not
-// (GeminiPath without its query).
+// (geminiPath without its query).
 func (Flavour) UpstreamPath(model string, stream bool) string {
-	return strings.SplitN(GeminiPath(model, stream), "?", 2)[0]
+	return strings.SplitN(geminiPath(model, stream), "?", 2)[0]
 }
 
 // DecodeRequest reads a generateContent body of model (from the URL),

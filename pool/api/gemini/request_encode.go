@@ -10,7 +10,7 @@ import (
 )
 
 // EncodeGeminiRequest writes r as a generateContent body (the model and
-// stream go into the URL: GeminiPath). Reasoning parts are dropped (Gemini
+// stream go into the URL: geminiPath). Reasoning parts are dropped (Gemini
 // takes no thoughts back); function calls from other APIs carry Gemini's
 // placeholder thought signature; parallel_tool_calls has no Gemini
 // equivalent and is dropped; tool results become functionResponse
@@ -147,9 +147,9 @@ func gmImage(field string, p neutral.Part) (gmPart, error) {
 	return gmPart{FileData: &gmFile{MimeType: mt, FileURI: p.URL}}, nil
 }
 
-// GeminiPath is the member path for a Gemini call: generateContent, or
+// geminiPath is the member path for a Gemini call: generateContent, or
 // streamGenerateContent with alt=sse.
-func GeminiPath(model string, stream bool) string {
+func geminiPath(model string, stream bool) string {
 	if stream {
 		return "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
 	}

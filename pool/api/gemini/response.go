@@ -11,7 +11,7 @@ import (
 // Gemini answer wire types (one GenerateContentResponse; a stream sends a
 // sequence of them).
 type gmResponse struct {
-	Candidates     []GmCandidate `json:"candidates"`
+	Candidates     []gmCandidate `json:"candidates"`
 	UsageMetadata  *gmUsage      `json:"usageMetadata,omitempty"`
 	ModelVersion   string        `json:"modelVersion,omitempty"`
 	ResponseID     string        `json:"responseId,omitempty"`
@@ -21,8 +21,8 @@ type gmResponse struct {
 	Error json.RawMessage `json:"error,omitempty"`
 }
 
-// GmCandidate is one candidate of a generateContent answer.
-type GmCandidate struct {
+// gmCandidate is one candidate of a generateContent answer.
+type gmCandidate struct {
 	Content      *gmContent `json:"content,omitempty"`
 	FinishReason string     `json:"finishReason,omitempty"`
 	Index        int        `json:"index"`
@@ -122,7 +122,7 @@ func EncodeGeminiResponse(r *neutral.Response, model string) ([]byte, error) {
 		}
 		c.Parts = append(c.Parts, gp)
 	}
-	w := gmResponse{Candidates: []GmCandidate{{Content: &c, FinishReason: gmStopOf(r.Stop)}},
+	w := gmResponse{Candidates: []gmCandidate{{Content: &c, FinishReason: gmStopOf(r.Stop)}},
 		UsageMetadata: gmUsageOf(r.Usage), ModelVersion: model, ResponseID: r.ID}
 	return wirefmt.MustJSON(w), nil
 }

@@ -135,7 +135,7 @@ type geminiStreamEncoder struct {
 }
 
 func (e *geminiStreamEncoder) Chunk(parts []gmPart, finish string, u *gmUsage) []byte {
-	w := gmResponse{Candidates: []GmCandidate{{Content: &gmContent{Role: "model", Parts: parts}, FinishReason: finish}},
+	w := gmResponse{Candidates: []gmCandidate{{Content: &gmContent{Role: "model", Parts: parts}, FinishReason: finish}},
 		UsageMetadata: u, ModelVersion: e.Model, ResponseID: e.id}
 	return wirefmt.SSE("", wirefmt.MustJSON(w))
 }

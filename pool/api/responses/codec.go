@@ -36,7 +36,7 @@ func (Flavour) NewStreamDecoder() neutral.StreamDecoder { return newResponsesStr
 // NewStreamEncoder returns an encoder of one Responses stream naming model;
 // custom as for EncodeResponse.
 func (Flavour) NewStreamEncoder(model string, custom []string) neutral.StreamEncoder {
-	return NewResponsesStreamEncoder(model, custom)
+	return newResponsesStreamEncoder(model, custom)
 }
 
 // EncodeError renders e as an OpenAI error document and its status.
@@ -45,7 +45,7 @@ func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return chat.EncodeOp
 // EncodeErrorEvent renders e as the "error" event with sequence number 0
 // (a stream's own encoder numbers it after what it sent).
 func (Flavour) EncodeErrorEvent(e neutral.Error) []byte {
-	return (&ResponsesStreamEncoder{}).ErrorEvents(e)
+	return (&responsesStreamEncoder{}).ErrorEvents(e)
 }
 
 // SignatureKeys: Responses carries encrypted reasoning, not signatures

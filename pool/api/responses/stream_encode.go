@@ -11,14 +11,14 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// ResponsesStreamEncoder writes a Responses stream. Each neutral part is one
+// responsesStreamEncoder writes a Responses stream. Each neutral part is one
 // output item: a text part a message item with one output_text content part,
 // a tool call a function_call item, a reasoning part a reasoning item with
 // one summary part. The "*.done" events repeat the item's full text, so the
 // open item's text is kept; finished items are kept for response.completed,
 // which lists them (clients read the output from it). Anthropic signatures
 // have no Responses slot and are dropped.
-type ResponsesStreamEncoder struct {
+type responsesStreamEncoder struct {
 	model   string
 	custom  []string // freeform tool names: their calls are custom_tool_call items
 	id      string
@@ -33,21 +33,21 @@ type ResponsesStreamEncoder struct {
 	output    []rsItem
 }
 
-// NewResponsesStreamEncoder returns an encoder of one Responses stream
+// newResponsesStreamEncoder returns an encoder of one Responses stream
 // naming model; custom names the request's freeform tools.
-func NewResponsesStreamEncoder(model string, custom []string) *ResponsesStreamEncoder {
-	return &ResponsesStreamEncoder{model: model, custom: custom}
+func newResponsesStreamEncoder(model string, custom []string) *responsesStreamEncoder {
+	return &responsesStreamEncoder{model: model, custom: custom}
 }
 
 // event renders one Responses event of type typ with fields, numbering it.
-func (e *ResponsesStreamEncoder) event(typ string, fields map[string]any) []byte {
+func (e *responsesStreamEncoder) event(typ string, fields map[string]any) []byte {
 	fields["type"] = typ
 	fields["sequence_number"] = e.Seq
 	e.Seq++
 	return wirefmt.SSE(typ, wirefmt.MustJSON(fields))
 }
 
-func (e *ResponsesStreamEncoder) response(status string, u *neutral.Usage, stop neutral.StopReason) rsResponse {
+func (e *responsesStreamEncoder) response(status string, u *neutral.Usage, stop neutral.StopReason) rsResponse {
 	r := rsResponse{ID: e.id, Object: "response", CreatedAt: e.created, Status: status, Model: e.model, Output: e.output}
 	if r.Output == nil {
 		r.Output = []rsItem{}
@@ -59,7 +59,7 @@ func (e *ResponsesStreamEncoder) response(status string, u *neutral.Usage, stop 
 	return r
 }
 
-func (e *ResponsesStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
+func (e *responsesStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	switch ev.Kind {
 	case neutral.EvStart:
 		e.id, e.created = ev.ID, chat.Now().Unix()
@@ -90,7 +90,7 @@ func (e *ResponsesStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	return nil, nil
 }
 
-func (e *ResponsesStreamEncoder) start(p neutral.Part) []byte {
+func (e *responsesStreamEncoder) start(p neutral.Part) []byte {
 	e.ItemIndex, e.Kind, e.summary = len(e.output), p.Kind, false
 	e.Text.Reset()
 	e.Item = rsOutputItem(p, "in_progress")
@@ -123,7 +123,7 @@ func (e *ResponsesStreamEncoder) start(p neutral.Part) []byte {
 // to dst, byte for byte what delta writes for it (json.Marshal of the map:
 // keys sorted), without the map and the reflection; ok is false
 // (dst unchanged) for any other event.
-func (e *ResponsesStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, bool) {
+func (e *responsesStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]byte, bool) {
 	p := ev.Part
 	if ev.Kind != neutral.EvDelta || e.Kind != neutral.KindText || p.Text == "" {
 		return dst, false
@@ -142,7 +142,7 @@ func (e *ResponsesStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) ([]by
 	return append(b, `,"type":"response.output_text.delta"}`+"\n\n"...), true
 }
 
-func (e *ResponsesStreamEncoder) Delta(p neutral.Part) []byte {
+func (e *responsesStreamEncoder) Delta(p neutral.Part) []byte {
 	base := func() map[string]any { return map[string]any{"item_id": e.Item.ID, "output_index": e.ItemIndex} }
 	switch {
 	case e.Kind == neutral.KindText && p.Text != "":
@@ -175,7 +175,7 @@ func (e *ResponsesStreamEncoder) Delta(p neutral.Part) []byte {
 	return nil
 }
 
-func (e *ResponsesStreamEncoder) stop() []byte {
+func (e *responsesStreamEncoder) stop() []byte {
 	text := e.Text.String()
 	f := func() map[string]any { return map[string]any{"item_id": e.Item.ID, "output_index": e.ItemIndex} }
 	var out []byte
@@ -224,7 +224,7 @@ func (e *ResponsesStreamEncoder) stop() []byte {
 // ErrorEvents renders an in-stream failure: an "error" event then
 // "response.failed" with the same code and message (what the OpenAI SDKs
 // and Codex read).
-func (e *ResponsesStreamEncoder) ErrorEvents(er neutral.Error) []byte {
+func (e *responsesStreamEncoder) ErrorEvents(er neutral.Error) []byte {
 	code := er.Type
 	if code == "" {
 		code = openAIErrorCode(er.StatusOrDefault())
