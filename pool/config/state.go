@@ -81,8 +81,9 @@ func decodeState(n *yaml.Node, p string) (StateConfig, error) {
 }
 
 // CheckStateURL validates a state value from the config, a flag or the
-// environment: "memory", or redis://[user:pass@]host:port[/db] or rediss://…
-// The error never repeats the value (it may hold a password).
+// environment: "memory", or redis://[user:pass@]host:port[/db] or rediss://…,
+// the port 1-65535 when given. The error never repeats the value (it may
+// hold a password).
 func CheckStateURL(raw string) error {
 	if err := checkStateURL(raw, ""); err != nil {
 		return fmt.Errorf("%s", err.(*ConfigError).Msg)
@@ -102,6 +103,13 @@ func checkStateURL(raw, p string) error {
 		return cfgErr(p, fmt.Sprintf("unknown state %s (memory, redis://… or rediss://…)", quoteSafe(u.Scheme+"://")))
 	case u.Host == "":
 		return cfgErr(p, "redis URL without host:port")
+	}
+	if port := u.Port(); port != "" {
+		// url.Parse takes any digits; a dial would fail only at the
+		// first pool call, far from the typo.
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return cfgErr(p, "redis port must be 1-65535, got "+port)
+		}
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" {
 		if n, err := strconv.Atoi(db); err != nil || n < 0 {

@@ -90,10 +90,14 @@ func resolvePool(c *cli.Context, s *Settings) error {
 	default:
 		return usageError(fConfig, "%s: %v%s", path, err, defaultConfigNote(explicit, path))
 	}
-	if v := c.String(fPoolState); v != "" && s.Pool != nil {
+	if v := c.String(fPoolState); v != "" {
+		// Checked with no pool to use it too: a bad value is found when
+		// it is given, not when a pool is added later.
 		if err := config.CheckStateURL(v); err != nil {
 			return usageError(fPoolState, "%v", err)
 		}
+	}
+	if v := c.String(fPoolState); v != "" && s.Pool != nil {
 		s.Pool.State.URL = v // the flag (or DUAL_PROXY_POOL_STATE) wins over state:, as a flag wins over the file
 		s.PoolStateFlag = v
 	}

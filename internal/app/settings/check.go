@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/proxy/candidate"
@@ -278,7 +279,8 @@ func (c *checker) listenHost() {
 	}
 }
 
-// healthURL checks health-url: empty (off) or an http(s) URL with a host,
+// healthURL checks health-url: empty (off) or an http(s) URL with a host
+// and, when it names one, a port of 1-65535 (url.Parse takes any digits),
 // whose password or query is not the mask the document shows
 // (maskedPassword).
 func (c *checker) healthURL() *url.URL {
@@ -290,6 +292,12 @@ func (c *checker) healthURL() *url.URL {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		c.add(HealthURL, "want an http:// or https:// URL, or '' to turn it off")
 		return nil
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			c.add(HealthURL, "the port must be 1-65535, got %s", port)
+			return nil
+		}
 	}
 	switch {
 	case maskedPassword(h):
