@@ -1,11 +1,13 @@
-// Package pool is the model pool (SPEC §10, POOL-*): a local LLM endpoint
-// that presents several real model channels as one virtual provider, with
-// session-sticky assignment, silent failover before the first visible output,
-// class-based cooldowns, merged capabilities and a status document. This
-// package is the handler and the call flow; the rest is in its
-// subpackages: config (configuration, classes, capabilities, keys), wire
-// (the API flavours, SSE, encodings), balance (selection core and all
-// state, behind balance.State), status (status document and page).
+// Package pool is the model pool: a local LLM endpoint that presents
+// several real model channels as one virtual provider, with session-sticky
+// assignment, silent failover before the first visible output, class-based
+// cooldowns, merged capabilities and a status document. This package is
+// the handler and the call flow; the rest is in its subpackages: config
+// (configuration, classes, capabilities, keys), api (the wire APIs, one
+// package each, their registry and the translation between them through a
+// neutral model; apikind names them), balance (selection core and all
+// state, behind balance.State; redisstate shares it), status (status
+// document and page), editor (the page's configuration editor).
 //
 // Request flow (one call):
 //

@@ -102,7 +102,7 @@ type Observer struct {
 	Resend func(pool, member string)
 }
 
-// Pool serves the model pools of one configuration (SPEC §10). Create it
+// Pool serves the model pools of one configuration (config.Config). Create it
 // with New; it is an http.Handler for origin-form paths /pool/{pool}/v1/…
 // and /pool/status. Safe for concurrent use.
 type Pool struct {

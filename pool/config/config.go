@@ -1,4 +1,4 @@
-// Package config is the model pool's configuration (SPEC §10): the channels and
+// Package config is the model pool's configuration: the channels and
 // pools decoded from YAML with every error naming its YAML path, the failure
 // classes whose cooldowns it sets, the capability table (declared, merged,
 // checked against a request), and the channel keys, which never leave this
@@ -77,7 +77,7 @@ type Config struct {
 	State StateConfig
 }
 
-// Channel is one real model endpoint (SPEC §10 "channels").
+// Channel is one real model endpoint: an entry of the file's channels:.
 type Channel struct {
 	ID string
 	// API is one of ChannelAPIs.
@@ -126,7 +126,7 @@ type ModelSpec struct {
 	Efforts       []string
 }
 
-// PoolConfig is one virtual provider (SPEC §10 "pools").
+// PoolConfig is one virtual provider: an entry of the file's pools:.
 type PoolConfig struct {
 	ID          string
 	DisplayName string

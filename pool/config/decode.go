@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ParseConfig decodes and validates YAML of this shape (SPEC §10):
+// ParseConfig decodes and validates YAML of this shape:
 //
 //	channels:
 //	  ID: {api: anthropic|openai|openai-chat|gemini, base_url: URL, api_key_env: VAR | api_key: KEY,
