@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 	"golang.org/x/sys/unix"
 )
@@ -34,13 +35,13 @@ func TestConnectClientGoneAfterHalfClose(t *testing.T) {
 		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.Addr), ConnectTimeout: 30 * time.Second, Cooldown: time.Minute})
 		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		c.(*net.TCPConn).CloseWrite()
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).halfClosed")
-		waitUntil(t, 10*time.Second, "the probe byte never arrived", func() bool { return unreadBytes(t, c) == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the probe byte never arrived", func() bool { return unreadBytes(t, c) == 1 })
 		c.Close()
-		waitUntil(t, 10*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		testkit.WaitFor(t, 10*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
 		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed")...)
 		if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "client gone" {
 			t.Fatalf("decision %+v, want error \"client gone\"", d)

@@ -131,11 +131,11 @@ func TestConnectClientGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		c.Close()
 		// The connect timeout is 30 s: only the client's departure ends
 		// the open this early.
-		waitUntil(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
 		waitNoStack(t, 5*time.Second, openFrames...)
 
 		out := logs.String()
@@ -169,9 +169,9 @@ func TestConnectClientGone(t *testing.T) {
 			RaceDelay: 20 * time.Millisecond, Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "both attempts", func() bool { return g1.Accepted() == 1 && g2.Accepted() == 1 })
+		testkit.WaitFor(t, 10*time.Second, "both attempts", func() bool { return g1.Accepted() == 1 && g2.Accepted() == 1 })
 		c.Close()
-		waitUntil(t, 5*time.Second, "the attempts outlived their client", func() bool { return g1.Open() == 0 && g2.Open() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the attempts outlived their client", func() bool { return g1.Open() == 0 && g2.Open() == 0 })
 		waitNoStack(t, 5*time.Second, openFrames...)
 		out := logs.String()
 		if !strings.Contains(out, "candidate=http://"+gw1+",http://"+gw2) && !strings.Contains(out, "candidate=http://"+gw2+",http://"+gw1) {
@@ -347,13 +347,13 @@ func TestConnectWatchHalfClose(t *testing.T) {
 			Cooldown: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		c := proxytest.Dial(t, addr)
 		io.WriteString(c, "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n")
-		waitUntil(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
+		testkit.WaitFor(t, 10*time.Second, "the proxy never dialled the gateway", func() bool { return g.Accepted() == 1 })
 		waitStack(t, 10*time.Second, "proxy.(*clientWatch).run")
 		io.WriteString(c, "early bytes") // read by the watch, kept for the tunnel
 		c.Close()
 		// The connect timeout is 30 s: only the client's departure ends
 		// the open this early.
-		waitUntil(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
+		testkit.WaitFor(t, 5*time.Second, "the open outlived its client", func() bool { return g.Open() == 0 })
 		waitNoStack(t, 5*time.Second, openFrames...)
 		proxytest.MustContain(t, logs.String(), "CONNECT abandoned")
 		if d := proxytest.LastDecision(t, srv.Engine()); d.Error != "client gone" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
 )
 
@@ -102,7 +103,7 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 			fmt.Fprintf(conns[i], "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\nearly%d", i)
 			conns[i].(*net.TCPConn).CloseWrite()
 		}
-		waitUntil(t, 10*time.Second, "the watches never probed", func() bool { return countStacks("proxy.(*clientWatch).halfClosed") == n })
+		testkit.WaitFor(t, 10*time.Second, "the watches never probed", func() bool { return countStacks("proxy.(*clientWatch).halfClosed") == n })
 		close(release)
 		for i, c := range conns {
 			got, err := io.ReadAll(c)
@@ -112,10 +113,10 @@ func TestConnectHalfCloseDuringOpen(t *testing.T) {
 			}
 			c.Close()
 		}
-		waitUntil(t, 10*time.Second, "losing attempts left open", func() bool { return silent.Open() == 0 })
+		testkit.WaitFor(t, 10*time.Second, "losing attempts left open", func() bool { return silent.Open() == 0 })
 		waitNoStack(t, 10*time.Second, append(openFrames, "proxy.(*clientWatch).halfClosed", "relay.(*tunnel).pipe")...)
 		limit := before + int(srv.maxIdle) + 4
-		waitUntil(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
+		testkit.WaitFor(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
 	})
 
 	t.Run("CON-2/early-bytes-past-the-watch-buffer-then-a-half-close-arrive-whole", func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // slowGateway is an HTTP CONNECT gateway that answers each CONNECT with 200
@@ -73,7 +74,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			if inHead {
 				io.WriteString(c, "EARLY1.")
 			}
-			waitUntil(t, 10*time.Second, "the gateway never got the CONNECT", func() bool { return g.heads.Load() == 1 })
+			testkit.WaitFor(t, 10*time.Second, "the gateway never got the CONNECT", func() bool { return g.heads.Load() == 1 })
 			if !inHead {
 				// The client watch reads c once the open is past
 				// clientWatchDelay: early bytes then land in its Peek.
@@ -101,9 +102,9 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
 		before := runtime.NumGoroutine()
 		for i := range 40 {
-			c := openTunnel(t, addr, "example.test:443")
+			c, _ := proxytest.Tunnel(t, addr, "example.test:443")
 			fmt.Fprintf(c, "m%d", i)
-			c.(*net.TCPConn).CloseWrite()
+			c.CloseWrite()
 			if b, err := io.ReadAll(c); err != nil || string(b) != fmt.Sprintf("m%d", i) {
 				t.Fatalf("tunnel %d: %q %v", i, b, err)
 			}
@@ -112,7 +113,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe")
 		// Waiting connection goroutines are bounded by maxIdle.
 		limit := before + int(srv.maxIdle) + 4
-		waitUntil(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
+		testkit.WaitFor(t, 10*time.Second, "goroutines left over", func() bool { return runtime.NumGoroutine() <= limit })
 	})
 
 	t.Run("CON-1/clients-that-reset-right-after-connect-leave-nothing-behind", func(t *testing.T) {
@@ -129,7 +130,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 			c.(*net.TCPConn).SetLinger(0)
 			c.Close()
 		}
-		waitUntil(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
+		testkit.WaitFor(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
 		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe", "proxy.(*Server).handleConnect", "proxy.(*clientWatch).run")
 	})
 
@@ -137,8 +138,8 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 		g := newSlowGateway(t)
 		g.open()
 		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, false, "http://"+g.addr)})
-		idle, _ := openTunnelBR(t, addr, "example.test:443")
-		busy, _ := openTunnelBR(t, addr, "example.test:443")
+		idle, _ := proxytest.Tunnel(t, addr, "example.test:443")
+		busy, _ := proxytest.Tunnel(t, addr, "example.test:443")
 		go func() { // a client that writes bulk and never reads: the echo stalls
 			for {
 				if _, err := busy.Write(make([]byte, 64<<10)); err != nil {
@@ -146,7 +147,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 				}
 			}
 		}()
-		waitUntil(t, 10*time.Second, "no two tunnels", func() bool { return g.heads.Load() == 2 })
+		testkit.WaitFor(t, 10*time.Second, "no two tunnels", func() bool { return g.heads.Load() == 2 })
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		srv.Shutdown(ctx)
@@ -155,7 +156,7 @@ func TestConnectOpenAndTeardown(t *testing.T) {
 				t.Fatal("a tunnel outlived Shutdown")
 			}
 		}
-		waitUntil(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
+		testkit.WaitFor(t, 10*time.Second, "gateway connections left open", func() bool { return g.live.Load() == 0 })
 		waitNoStack(t, 10*time.Second, "relay.(*tunnel).pipe")
 	})
 

@@ -62,14 +62,9 @@ func TestConnect(t *testing.T) {
 			c.Write(big)
 		})
 		addr, _ := proxytest.Start(t, New, Config{LoopbackDirect: true})
-		c := proxytest.Dial(t, addr)
-		br := bufio.NewReader(c)
-		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
-			t.Fatalf("status %d %s", st, body)
-		}
+		c, br := proxytest.Tunnel(t, addr, dst)
 		io.WriteString(c, "request bytes")
-		c.(*net.TCPConn).CloseWrite()
+		c.CloseWrite()
 		got, err := io.ReadAll(br)
 		if err != nil {
 			t.Fatal(err)
@@ -106,12 +101,7 @@ func TestConnect(t *testing.T) {
 		dst := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hi")) })
 		good := testworld.NewGateway(t)
 		addr, srv := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true, testworld.RefusedAddr(t), good.Addr)})
-		c := proxytest.Dial(t, addr)
-		br := bufio.NewReader(c)
-		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-		if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
-			t.Fatalf("status %d %s", st, body)
-		}
+		_, br := proxytest.Tunnel(t, addr, dst)
 		b := make([]byte, 2)
 		if _, err := io.ReadFull(br, b); err != nil || string(b) != "hi" {
 			t.Fatalf("got %q %v", b, err)

@@ -340,7 +340,7 @@ func TestSlowHeads(t *testing.T) {
 		const limit, arrivals = 4, 24
 		addr, srv := proxytest.Start(t, New, Config{MaxPendingHeads: limit})
 		for range 40 {
-			openTunnel(t, addr, origin.Addr)
+			proxytest.Tunnel(t, addr, origin.Addr)
 		}
 		var conns []net.Conn
 		for i := range limit + arrivals {
@@ -385,24 +385,12 @@ func quietOrigin(t *testing.T) (addr string, eof <-chan struct{}) {
 	return addr, ch
 }
 
-// openTunnel sends CONNECT target to the proxy at addr and returns the
-// tunnel after its 200.
-func openTunnel(t *testing.T, addr, target string) net.Conn {
-	t.Helper()
-	c := proxytest.Dial(t, addr)
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	if code, _ := proxytest.ReadConnectReply(t, bufio.NewReader(c)); code != 200 {
-		t.Fatalf("CONNECT: %d", code)
-	}
-	return c
-}
-
 func TestTunnelBounds(t *testing.T) {
 	t.Run("CON-2/half-closed-tunnel-closed-after-half-close-timeout", func(t *testing.T) {
 		addr, _ := proxytest.Start(t, New, Config{TunnelHalfCloseTimeout: 300 * time.Millisecond})
 		o, eof := quietOrigin(t)
-		c := openTunnel(t, addr, o)
-		c.(*net.TCPConn).CloseWrite()
+		c, _ := proxytest.Tunnel(t, addr, o)
+		c.CloseWrite()
 		select {
 		case <-eof: // the half-close reached the origin (CON-2)
 		case <-time.After(3 * time.Second):
@@ -417,8 +405,8 @@ func TestTunnelBounds(t *testing.T) {
 		// ends; the half-close must arm one (relay.go).
 		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: -1, TunnelHalfCloseTimeout: 300 * time.Millisecond})
 		o, eof := quietOrigin(t)
-		c := openTunnel(t, addr, o)
-		c.(*net.TCPConn).CloseWrite()
+		c, _ := proxytest.Tunnel(t, addr, o)
+		c.CloseWrite()
 		select {
 		case <-eof:
 		case <-time.After(3 * time.Second):
@@ -431,7 +419,7 @@ func TestTunnelBounds(t *testing.T) {
 	t.Run("CON-2/idle-tunnel-closed-after-idle-timeout", func(t *testing.T) {
 		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: 300 * time.Millisecond})
 		o, _ := quietOrigin(t)
-		c := openTunnel(t, addr, o)
+		c, _ := proxytest.Tunnel(t, addr, o)
 		if !closedWithin(c, 3*time.Second) {
 			t.Fatal("silent tunnel still open 3 s after a 300 ms idle timeout")
 		}
@@ -443,7 +431,7 @@ func TestTunnelBounds(t *testing.T) {
 		// activity when a copy returns, up to a quarter bound later).
 		addr, _ := proxytest.Start(t, New, Config{TunnelIdleTimeout: time.Second})
 		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
-		c := openTunnel(t, addr, echo)
+		c, _ := proxytest.Tunnel(t, addr, echo)
 		tick := time.NewTicker(100 * time.Millisecond) // pacing, not synchronisation
 		defer tick.Stop()
 		buf := make([]byte, 1)

@@ -10,20 +10,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
-
-// openTunnelBR is openTunnel keeping the reader of the 200 (bytes the
-// origin sent at once may already be in it).
-func openTunnelBR(t *testing.T, addr, target string) (*net.TCPConn, *bufio.Reader) {
-	t.Helper()
-	c := proxytest.Dial(t, addr)
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	br := bufio.NewReader(c)
-	if code, body := proxytest.ReadConnectReply(t, br); code != 200 {
-		t.Fatalf("CONNECT: %d %q", code, body)
-	}
-	return c.(*net.TCPConn), br
-}
 
 // bulkOrigin runs fn on each connection of a direct tunnel's origin.
 func bulkOrigin(t *testing.T, fn func(c *net.TCPConn)) string {
@@ -54,7 +42,7 @@ func TestRelayBulkCopy(t *testing.T) {
 					}
 				})
 				addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
-				c, br := openTunnelBR(t, addr, o)
+				c, br := proxytest.Tunnel(t, addr, o)
 				var down []byte
 				var derr error
 				if originFirst {
@@ -87,7 +75,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			c.Close()
 		})
 		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
-		c, br := openTunnelBR(t, addr, o)
+		c, br := proxytest.Tunnel(t, addr, o)
 		c.Write([]byte{'x'})
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		n, err := io.Copy(io.Discard, br)
@@ -112,7 +100,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			}
 		})
 		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true)})
-		c, br := openTunnelBR(t, addr, o)
+		c, br := proxytest.Tunnel(t, addr, o)
 		for i := range 5 {
 			fmt.Fprintf(c, "ping %d\n", i)
 			select {
@@ -147,7 +135,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		// reader goroutine once went unscheduled long enough for no byte to
 		// move for 500 ms (a fresh-user run of the README's test command).
 		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true), TunnelIdleTimeout: 2 * time.Second})
-		c, br := openTunnelBR(t, addr, o)
+		c, br := proxytest.Tunnel(t, addr, o)
 		c.SetReadBuffer(16 << 10)
 		c.SetDeadline(time.Now().Add(60 * time.Second))
 		got, buf := 0, make([]byte, 16<<10)
@@ -173,7 +161,7 @@ func TestRelayBulkCopy(t *testing.T) {
 			io.Copy(io.Discard, c)
 		})
 		addr, _ := proxytest.Start(t, New, Config{Candidates: proxytest.Gateways(t, true), TunnelIdleTimeout: 500 * time.Millisecond})
-		c, _ := openTunnelBR(t, addr, o)
+		c, _ := proxytest.Tunnel(t, addr, o)
 		c.SetReadBuffer(16 << 10)
 		// Nothing read: once the buffers are full no byte moves.
 		waitNoStack(t, 20*time.Second, "relay.(*tunnel).pipe")
@@ -190,7 +178,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		fdsBefore := countFDs(t)
 		var conns []net.Conn
 		for range tunnels {
-			c, br := openTunnelBR(t, addr, o)
+			c, br := proxytest.Tunnel(t, addr, o)
 			if _, err := io.ReadFull(br, make([]byte, len(bulk))); err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +187,7 @@ func TestRelayBulkCopy(t *testing.T) {
 		}
 		// Per tunnel: client and origin ends here (2), the proxy's two
 		// (2): 4 fds, no pipe (2 each) held while idle.
-		waitUntil(t, 10*time.Second, "idle tunnels hold more than 4 fds each (pipes?)", func() bool {
+		testkit.WaitFor(t, 10*time.Second, "idle tunnels hold more than 4 fds each (pipes?)", func() bool {
 			return countFDs(t)-fdsBefore <= 4*tunnels+4
 		})
 		for _, c := range conns {

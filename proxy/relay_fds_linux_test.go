@@ -24,7 +24,7 @@ func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 		before := countFDs(t)
 		buf := make([]byte, 5)
 		for i := range n {
-			c := openTunnel(t, addr, echo)
+			c, _ := proxytest.Tunnel(t, addr, echo)
 			// Bytes both ways, so each direction has copied once and
 			// now waits (io.Copy would wait holding its pipe).
 			if _, err := c.Write([]byte("hello")); err != nil {
@@ -49,11 +49,11 @@ func TestRelayHoldsNoPipeWhileIdle(t *testing.T) {
 	t.Run("CON-2/bulk-both-ways-intact", func(t *testing.T) {
 		addr, _ := proxytest.Start(t, New, Config{})
 		echo := proxytest.TCPServer(t, "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c) })
-		c := openTunnel(t, addr, echo)
+		c, _ := proxytest.Tunnel(t, addr, echo)
 		c.SetDeadline(time.Now().Add(20 * time.Second))
 		want := make([]byte, 8<<20)
 		rand.Read(want)
-		go func() { c.Write(want); c.(*net.TCPConn).CloseWrite() }()
+		go func() { c.Write(want); c.CloseWrite() }()
 		got, err := io.ReadAll(c)
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("echoed %d of %d bytes intact=%v: %v", len(got), len(want), bytes.Equal(got, want), err)
@@ -71,7 +71,7 @@ func TestRelayIdleAfterBulk(t *testing.T) {
 		const n = 12 // tcpServer buffers 16 connections
 		before := countFDs(t)
 		for range n {
-			c := openTunnel(t, addr, echo)
+			c, _ := proxytest.Tunnel(t, addr, echo)
 			testworld.PingPong(t, c, c, []int{5, 256 << 10, 7}) // through a tunnel to an echo origin
 		}
 		delta := countFDs(t) - before

@@ -22,7 +22,7 @@ func TestIdleTunnelStacks(t *testing.T) {
 		runtime.ReadMemStats(&m0)
 		const n = 1000
 		for range n {
-			openTunnel(t, addr, dest)
+			proxytest.Tunnel(t, addr, dest)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)

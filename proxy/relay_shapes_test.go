@@ -25,19 +25,14 @@ func TestRelayPeerShapes(t *testing.T) {
 			got <- int(n)
 		})
 		addr, _ := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{candidate.Direct}})
-		c := proxytest.Dial(t, addr)
-		io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-		br := bufio.NewReader(c)
-		if code, _ := proxytest.ReadConnectReply(t, br); code != 200 {
-			t.Fatalf("CONNECT: %d", code)
-		}
+		c, br := proxytest.Tunnel(t, addr, dst)
 		if b, err := io.ReadAll(br); string(b) != "bye" || err != nil {
 			t.Fatalf("read %q %v", b, err)
 		}
 		if _, err := c.Write(big); err != nil {
 			t.Fatalf("write after the destination's FIN: %v", err)
 		}
-		c.(*net.TCPConn).CloseWrite()
+		c.CloseWrite()
 		select {
 		case n := <-got:
 			if n != len(big) {
@@ -77,7 +72,7 @@ func TestRelayPeerShapes(t *testing.T) {
 			c.Close()
 		})
 		addr, _ := proxytest.Start(t, New, Config{Candidates: []candidate.Candidate{candidate.Direct}})
-		c := openTunnel(t, addr, dst)
+		c, _ := proxytest.Tunnel(t, addr, dst)
 		c.Write([]byte("x"))
 		if !closedWithin(c, 5*time.Second) {
 			t.Fatal("tunnel still open 5 s after the destination's reset (idle bound is 1 h)")

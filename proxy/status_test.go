@@ -118,12 +118,7 @@ func (w *scriptedWorld) traffic(t *testing.T) {
 		t.Fatalf("plain GET: %d %q", resp.StatusCode, body)
 	}
 
-	c2 := proxytest.Dial(t, w.addr)
-	br2 := bufio.NewReader(c2)
-	io.WriteString(c2, "CONNECT "+w.origin.Addr+" HTTP/1.1\r\nHost: "+w.origin.Addr+"\r\n\r\n")
-	if st, body := proxytest.ReadConnectReply(t, br2); st != 200 {
-		t.Fatalf("CONNECT: %d %q", st, body)
-	}
+	c2, br2 := proxytest.Tunnel(t, w.addr, w.origin.Addr)
 	io.WriteString(c2, "GET /"+tunnelSecret+" HTTP/1.1\r\nHost: "+w.origin.Addr+"\r\nConnection: close\r\n\r\n")
 	if resp, _ := proxytest.ReadResponse(t, br2, "GET"); resp.StatusCode != 200 {
 		t.Fatalf("GET in tunnel: %d", resp.StatusCode)
@@ -465,12 +460,7 @@ func TestShutdownClosesTunnelAndSlowRequest(t *testing.T) {
 		go func() { served <- srv.Serve(ln) }()
 		addr := ln.Addr().String()
 
-		tun := proxytest.Dial(t, addr)
-		tbr := bufio.NewReader(tun)
-		io.WriteString(tun, "CONNECT "+echo+" HTTP/1.1\r\nHost: "+echo+"\r\n\r\n")
-		if st, _ := proxytest.ReadConnectReply(t, tbr); st != 200 {
-			t.Fatalf("CONNECT: %d", st)
-		}
+		tun, tbr := proxytest.Tunnel(t, addr, echo)
 		io.WriteString(tun, "ping")
 		if b := make([]byte, 4); func() bool { _, err := io.ReadFull(tbr, b); return err != nil || string(b) != "ping" }() {
 			t.Fatal("tunnel does not echo")
@@ -502,7 +492,7 @@ func TestShutdownClosesTunnelAndSlowRequest(t *testing.T) {
 		}
 		// Both client connections reach EOF (or an error) promptly.
 		for name, br := range map[string]*bufio.Reader{"tunnel": tbr, "plain": bufio.NewReader(plain)} {
-			conn := tun
+			var conn net.Conn = tun
 			if name == "plain" {
 				conn = plain
 			}

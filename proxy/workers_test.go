@@ -12,21 +12,8 @@ import (
 	"time"
 
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
-
-// waitUntil polls cond until it holds and returns how long that took, or
-// fails after within.
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(2 * time.Millisecond) // polling with a deadline, not synchronisation
-	}
-	return time.Since(start)
-}
 
 // countStacks returns how many goroutines run frame.
 func countStacks(frame string) int {
@@ -65,7 +52,7 @@ func TestConnectionGoroutineReuse(t *testing.T) {
 		}
 		wg.Wait()
 		frame := "proxy.(*Server).serveLoop"
-		waitUntil(t, 5*time.Second, "idle connection goroutines above the bound", func() bool {
+		testkit.WaitFor(t, 5*time.Second, "idle connection goroutines above the bound", func() bool {
 			return countStacks(frame) <= int(srv.maxIdle) && srv.idleServers.Load() <= srv.maxIdle
 		})
 		// Connections one after another are served by the goroutines that
@@ -86,6 +73,6 @@ func TestConnectionGoroutineReuse(t *testing.T) {
 		<-served
 		// Shutdown's wait ends at each goroutine's deferred wg.Done, which
 		// runs just before the goroutine is gone: poll for the exit.
-		waitUntil(t, 5*time.Second, "connection goroutines left after Shutdown", func() bool { return countStacks(frame) == 0 })
+		testkit.WaitFor(t, 5*time.Second, "connection goroutines left after Shutdown", func() bool { return countStacks(frame) == 0 })
 	})
 }

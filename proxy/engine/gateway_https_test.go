@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
@@ -139,14 +138,9 @@ func TestKindsHalfClose(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, _ := proxytest.Start(t, proxy.New, engine.Config{Candidates: []candidate.Candidate{proxytest.Gateway(t, tc.gw.URL)}, GatewayTLS: &tls.Config{RootCAs: ca.Pool}})
-			c := proxytest.Dial(t, addr)
-			br := bufio.NewReader(c)
-			io.WriteString(c, "CONNECT "+dst+" HTTP/1.1\r\nHost: "+dst+"\r\n\r\n")
-			if st, body := proxytest.ReadConnectReply(t, br); st != 200 {
-				t.Fatalf("status %d %s", st, body)
-			}
+			c, br := proxytest.Tunnel(t, addr, dst)
 			io.WriteString(c, "request bytes")
-			c.(*net.TCPConn).CloseWrite()
+			c.CloseWrite()
 			got, err := io.ReadAll(br)
 			if err != nil || !bytes.Equal(got, big) {
 				t.Fatalf("got %d bytes (%v), want %d", len(got), err, len(big))

@@ -175,24 +175,41 @@ func ReadConnectReply(tb testing.TB, br *bufio.Reader) (int, string) {
 // tunnel's bytes are read from.
 func Connect(tb testing.TB, proxyAddr, target, extra string) (int, net.Conn, *bufio.Reader) {
 	tb.Helper()
+	status, _, c, br := connect(tb, proxyAddr, target, extra)
+	return status, c, br
+}
+
+// Tunnel opens a CONNECT tunnel to target through the proxy at proxyAddr
+// and returns its TCP connection (for half-closes) and the reader of the
+// reply, which may hold the first bytes the far end sent. A status other
+// than 200 fails tb, naming the status and the reply's body.
+func Tunnel(tb testing.TB, proxyAddr, target string) (*net.TCPConn, *bufio.Reader) {
+	tb.Helper()
+	status, body, c, br := connect(tb, proxyAddr, target, "")
+	if status != 200 {
+		tb.Fatalf("CONNECT %s: %d %q", target, status, body)
+	}
+	return c.(*net.TCPConn), br
+}
+
+// connect is Connect, with the body of a reply other than 2xx.
+func connect(tb testing.TB, proxyAddr, target, extra string) (int, string, net.Conn, *bufio.Reader) {
+	tb.Helper()
 	c := Dial(tb, proxyAddr)
 	if _, err := io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+"\r\n"+extra+"\r\n"); err != nil {
 		tb.Fatal(err)
 	}
 	br := bufio.NewReader(c)
-	status, _ := ReadConnectReply(tb, br)
-	return status, c, br
+	status, body := ReadConnectReply(tb, br)
+	return status, body, c, br
 }
 
 // TunnelGet opens a CONNECT tunnel to target, a plain HTTP origin, through
-// the proxy at proxyAddr, sends "GET /in-tunnel" through it and returns
-// the answer's body; a status other than 200 fails tb.
+// the proxy at proxyAddr (Tunnel), sends "GET /in-tunnel" through it and
+// returns the answer's body.
 func TunnelGet(tb testing.TB, proxyAddr, target string) string {
 	tb.Helper()
-	status, conn, br := Connect(tb, proxyAddr, target, "")
-	if status != 200 {
-		tb.Fatalf("CONNECT %s: %d", target, status)
-	}
+	conn, br := Tunnel(tb, proxyAddr, target)
 	conn.Write([]byte("GET /in-tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
 	_, body := ReadResponse(tb, br, "GET")
 	return body
