@@ -1,17 +1,12 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
-	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
-	"github.com/dual-proxy/dual-proxy/pool/api/chat"
+	"github.com/dual-proxy/dual-proxy/pool/api/internal/wiretest"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
-	"github.com/dual-proxy/dual-proxy/pool/api/responses"
-	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 	"github.com/dual-proxy/dual-proxy/pool/apikind"
 )
 
@@ -21,27 +16,14 @@ func benchRequest() string { return anBenchRequest(20) }
 
 // anBenchRequest is benchRequest with rounds user/assistant/tool-result
 // rounds (3 turns each, about 1.5 KiB).
-func anBenchRequest(rounds int) string {
-	var b strings.Builder
-	b.WriteString(`{"model":"m","max_tokens":32000,"stream":true,"system":` + string(wirefmt.MustJSON(strings.Repeat("You are a coding agent. ", 400))) + `,"messages":[`)
-	for i := 0; i < rounds; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"text","text":%q}]},`, strings.Repeat("please edit the file ", 30))
-		fmt.Fprintf(&b, `{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t%d","name":"Edit","input":{"path":"a.go","text":%q}}]},`, i, strings.Repeat("x := 1\n", 40))
-		fmt.Fprintf(&b, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat("line\n", 60))
-	}
-	b.WriteString(`],"tools":[`)
-	for i := 0; i < 15; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"name":"Tool%d","description":%q,"input_schema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}`, i, strings.Repeat("does things ", 40))
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}
+func anBenchRequest(rounds int) string { return wiretest.AnthropicConversation(rounds) }
+
+// chatBenchRequest is benchRequest's conversation as a Chat Completions
+// request.
+func chatBenchRequest() string { return wiretest.ChatConversation() }
+
+// rsBenchRequest is anBenchRequest's conversation as a Responses request.
+func rsBenchRequest(rounds int) string { return wiretest.ResponsesConversation(rounds) }
 
 // BenchmarkRequest is the added time per call for the request: decode the
 // client's body and encode the member's.
@@ -100,86 +82,31 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
-// chatBenchRequest is benchRequest's conversation as a Chat Completions
-// request: system message, tool calls and "tool" results, 15 functions.
-func chatBenchRequest() string {
-	var b strings.Builder
-	b.WriteString(`{"model":"m","max_tokens":32000,"stream":true,"messages":[{"role":"system","content":` + string(wirefmt.MustJSON(strings.Repeat("You are a coding agent. ", 400))) + `}`)
-	for i := 0; i < 20; i++ {
-		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"text","text":%q}]}`, strings.Repeat("please edit the file ", 30))
-		fmt.Fprintf(&b, `,{"role":"assistant","content":"ok","tool_calls":[{"id":"t%d","type":"function","function":{"name":"Edit","arguments":%q}}]}`, i, `{"path":"a.go","text":`+string(wirefmt.MustJSON(strings.Repeat("x := 1\n", 40)))+`}`)
-		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"t%d","content":%q}`, i, strings.Repeat("line\n", 60))
-	}
-	b.WriteString(`],"tools":[`)
-	for i := 0; i < 15; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"type":"function","function":{"name":"Tool%d","description":%q,"parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}}`, i, strings.Repeat("does things ", 40))
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}
-
-// rsBenchRequest is anBenchRequest's conversation as a Responses request:
-// instructions, input items (messages, function calls and their outputs,
-// reasoning) and 15 function tools.
-func rsBenchRequest(rounds int) string {
-	var b strings.Builder
-	b.WriteString(`{"model":"m","max_output_tokens":32000,"stream":true,"instructions":` + string(wirefmt.MustJSON(strings.Repeat("You are a coding agent. ", 400))) + `,"input":[`)
-	for i := 0; i < rounds; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]},`, strings.Repeat("please edit the file ", 30))
-		fmt.Fprintf(&b, `{"type":"reasoning","id":"rs_%d","summary":[{"type":"summary_text","text":"edit it"}],"encrypted_content":%q},`, i, strings.Repeat("gAAAAB", 20))
-		fmt.Fprintf(&b, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},`)
-		fmt.Fprintf(&b, `{"type":"function_call","call_id":"c%d","name":"Edit","arguments":%q},`, i, `{"path":"a.go","text":`+string(wirefmt.MustJSON(strings.Repeat("x := 1\n", 40)))+`}`)
-		fmt.Fprintf(&b, `{"type":"function_call_output","call_id":"c%d","output":%q}`, i, strings.Repeat("line\n", 60))
-	}
-	b.WriteString(`],"tools":[`)
-	for i := 0; i < 15; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"type":"function","name":"Tool%d","description":%q,"parameters":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}}`, i, strings.Repeat("does things ", 40))
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}
-
 // BenchmarkDecodeRequest is a client's body of about 100 KiB (a coding
-// agent's conversation) decoded into its wire struct: "one-scan" by
-// decodeValid (the pool's call for a body ParseRequest validated),
-// "unmarshal" by json.Unmarshal of the same body, "request" the whole of
-// DecodeValidRequest (wire struct and neutral Request).
+// agent's conversation) decoded by DecodeValidRequest into the neutral
+// Request ("request": wire struct and neutral Request; each API's package
+// has the one scan and json.Unmarshal of its wire struct alone).
 func BenchmarkDecodeRequest(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		api  apikind.Kind
 		body string
-		wire func() any
 	}{
-		{"anthropic", apikind.Anthropic, anBenchRequest(52), func() any { return &anthropic.AnRequest{} }},
-		{"responses", apikind.Responses, rsBenchRequest(44), func() any { return &responses.RsRequest{} }},
-		{"chat", apikind.Chat, chatBenchRequest(), func() any { return &chat.ChatRequest{} }},
+		{"anthropic", apikind.Anthropic, anBenchRequest(52)},
+		{"responses", apikind.Responses, rsBenchRequest(44)},
+		{"chat", apikind.Chat, chatBenchRequest()},
 	} {
 		body := []byte(c.body)
-		run := func(name string, fn func() bool) {
-			b.Run(c.name+"/"+name, func(b *testing.B) {
-				b.SetBytes(int64(len(body)))
-				b.ReportAllocs()
-				testkit.ReportCPU(b)
-				for b.Loop() {
-					if !fn() {
-						b.Fatal("not decoded")
-					}
+		b.Run(c.name+"/request", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			testkit.ReportCPU(b)
+			for b.Loop() {
+				if _, err := DecodeValidRequest(c.api, body, "", false); err != nil {
+					b.Fatal("not decoded")
 				}
-			})
-		}
-		run("one-scan", func() bool { _, ok := decodeValidAny(body, c.wire()); return ok })
-		run("unmarshal", func() bool { return json.Unmarshal(body, c.wire()) == nil })
-		run("request", func() bool { _, err := DecodeValidRequest(c.api, body, "", false); return err == nil })
+			}
+		})
 	}
 }
 

@@ -75,7 +75,7 @@ func checkSSE(t *testing.T, out []byte) {
 func FuzzRequestDecoders(f *testing.F) {
 	for _, rf := range reqFeatures {
 		for i, api := range apis {
-			if form, ok := rf.forms[api]; ok {
+			if form, ok := rf.Forms[api]; ok {
 				f.Add(append([]byte{byte(i)}, compact(form)...))
 			}
 		}

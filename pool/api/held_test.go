@@ -51,8 +51,8 @@ func checkHeld(t *testing.T, r *neutral.Request) {
 // a translated request carries the client's text unchanged).
 func TestHeldStrings(t *testing.T) {
 	for _, rf := range reqFeatures {
-		for api, form := range rf.forms {
-			t.Run(rf.name+"/"+string(api), func(t *testing.T) {
+		for api, form := range rf.Forms {
+			t.Run(rf.Name+"/"+string(api), func(t *testing.T) {
 				r, err := DecodeRequest(api, []byte(compact(form)), "m", true)
 				if err != nil {
 					return
@@ -100,7 +100,7 @@ func mustString(s string) string { b, _ := json.Marshal(s); return string(b) }
 func FuzzHeldStrings(f *testing.F) {
 	for _, rf := range reqFeatures {
 		for i, api := range apis {
-			if form, ok := rf.forms[api]; ok {
+			if form, ok := rf.Forms[api]; ok {
 				f.Add(append([]byte{byte(i)}, compact(form)...))
 			}
 		}

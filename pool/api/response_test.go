@@ -10,7 +10,7 @@ import (
 // respFeatures are non-streamed answers in each API's form, compared in all
 // 16 directions like reqFeatures.
 var respFeatures = []reqFeature{
-	{name: "POOL-21/response/text-and-cached-usage-unicode", forms: map[apikind.Kind]string{
+	{Name: "POOL-21/response/text-and-cached-usage-unicode", Forms: map[apikind.Kind]string{
 		apikind.Anthropic: `{"type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi ✓ \"日本\""}],
 			"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":90}}`,
 		apikind.Chat: `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi ✓ \"日本\""},"finish_reason":"stop"}],
@@ -22,7 +22,7 @@ var respFeatures = []reqFeature{
 		apikind.Gemini: `{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi ✓ \"日本\""}]},"finishReason":"STOP","index":0}],
 			"usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":5,"totalTokenCount":105,"cachedContentTokenCount":90},"modelVersion":"m"}`,
 	}},
-	{name: "POOL-21/response/reasoning-and-parallel-tool-calls", forms: map[apikind.Kind]string{
+	{Name: "POOL-21/response/reasoning-and-parallel-tool-calls", Forms: map[apikind.Kind]string{
 		apikind.Anthropic: `{"type":"message","role":"assistant","model":"m","content":[{"type":"thinking","thinking":"Think…","signature":""},
 			{"type":"text","text":"Calling."},{"type":"tool_use","id":"call_1","name":"f","input":{"a":1}},{"type":"tool_use","id":"call_2","name":"f","input":{"a":"ü"}}],
 			"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":4}}`,
@@ -40,7 +40,7 @@ var respFeatures = []reqFeature{
 			{"functionCall":{"id":"call_1","name":"f","args":{"a":1}}},{"functionCall":{"id":"call_2","name":"f","args":{"a":"ü"}}}]},"finishReason":"STOP","index":0}],
 			"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":4,"totalTokenCount":7},"modelVersion":"m"}`,
 	}},
-	{name: "POOL-21/response/max-tokens-stop", forms: map[apikind.Kind]string{
+	{Name: "POOL-21/response/max-tokens-stop", Forms: map[apikind.Kind]string{
 		apikind.Anthropic: `{"type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"cut"}],
 			"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":2}}`,
 		apikind.Chat: `{"object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"cut"},"finish_reason":"length"}],
@@ -58,8 +58,8 @@ func TestResponseMatrix(t *testing.T) {
 	for _, f := range respFeatures {
 		for _, from := range apis {
 			for _, to := range apis {
-				t.Run(fmt.Sprintf("%s/%s-to-%s", f.name, from, to), func(t *testing.T) {
-					r, err := DecodeResponse(from, []byte(f.forms[from]))
+				t.Run(fmt.Sprintf("%s/%s-to-%s", f.Name, from, to), func(t *testing.T) {
+					r, err := DecodeResponse(from, []byte(f.Forms[from]))
 					if err != nil {
 						t.Fatalf("decode %s: %v", from, err)
 					}
@@ -67,7 +67,7 @@ func TestResponseMatrix(t *testing.T) {
 					if err != nil {
 						t.Fatalf("encode %s: %v", to, err)
 					}
-					if g, w := normalize(t, got), normalize(t, []byte(f.forms[to])); g != w {
+					if g, w := normalize(t, got), normalize(t, []byte(f.Forms[to])); g != w {
 						t.Errorf("got  %s\nwant %s", g, w)
 					}
 				})

@@ -8,10 +8,10 @@ import (
 )
 
 // Anthropic Messages request wire types (docs.anthropic.com "Messages").
-// AnRequest is the decoded form; the encoder writes
+// anRequest is the decoded form; the encoder writes
 // anRequestT[any, anMessageOut] (system a string, content blocks as
 // values), encoded once by the one json.Marshal of the request.
-type AnRequest = anRequestT[json.RawMessage, anMessage]
+type anRequest = anRequestT[json.RawMessage, anMessage]
 
 type anRequestT[S, M any] struct {
 	Model         string          `json:"model"`
@@ -123,8 +123,8 @@ const DefaultMaxTokens = 32000
 // One piece: a flat walk over the Messages fields in document order, each
 // filling the one Request.
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
-	var w AnRequest
-	if err := neutral.ObjectKeys(body, &w, ScanAnRequest, anKnownKeys, anIgnoredKeys, valid); err != nil {
+	var w anRequest
+	if err := neutral.ObjectKeys(body, &w, scanAnRequest, anKnownKeys, anIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &neutral.Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxTokens, Temperature: w.Temperature,
@@ -133,7 +133,7 @@ func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 		r.User = w.Metadata.UserID
 	}
 	var sys []anBlock
-	s, isStr, err := neutral.StringOrArray(w.System, "system", &sys, ScanAnBlock)
+	s, isStr, err := neutral.StringOrArray(w.System, "system", &sys, scanAnBlock)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 
 // decodeAnTools sets r's tools and tool choice from w's: server tools are
 // FieldErrors.
-func decodeAnTools(w *AnRequest, r *neutral.Request) error {
+func decodeAnTools(w *anRequest, r *neutral.Request) error {
 	for i, t := range w.Tools {
 		if t.Type != "" && t.Type != "custom" {
 			return neutral.FieldErr(fmt.Sprintf("tools[%d].type", i), "server tool %q is not translatable", t.Type)
@@ -220,7 +220,7 @@ func decodeAnTools(w *AnRequest, r *neutral.Request) error {
 	return nil
 }
 
-func decodeAnReasoning(w *AnRequest, r *neutral.Request) error {
+func decodeAnReasoning(w *anRequest, r *neutral.Request) error {
 	if t := w.Thinking; t != nil {
 		switch t.Type {
 		case "enabled":
@@ -247,7 +247,7 @@ func decodeAnMessage(field string, m anMessage) (neutral.Message, error) {
 		return msg, neutral.FieldErr(field+".role", "unknown role %q", m.Role)
 	}
 	var blocks []anBlock
-	s, isStr, err := neutral.StringOrArray(m.Content, field+".content", &blocks, ScanAnBlock)
+	s, isStr, err := neutral.StringOrArray(m.Content, field+".content", &blocks, scanAnBlock)
 	if err != nil {
 		return msg, err
 	}
@@ -288,7 +288,7 @@ func decodeAnBlock(field string, b anBlock) (neutral.Part, error) {
 	case "tool_result":
 		p := neutral.Part{Kind: neutral.KindToolResult, CallID: originalToolID(b.ToolUseID), IsError: b.IsError}
 		var inner []anBlock
-		s, isStr, err := neutral.StringOrArray(b.Content, field+".content", &inner, ScanAnBlock)
+		s, isStr, err := neutral.StringOrArray(b.Content, field+".content", &inner, scanAnBlock)
 		if err != nil {
 			return neutral.Part{}, err
 		}

@@ -10,21 +10,21 @@ import (
 // The JSON names of each decoded struct's fields, for scanMembers' check of
 // keys that match one only ignoring case.
 var (
-	AnRequestFields = []string{"model", "messages", "system", "max_tokens", "metadata", "stop_sequences",
+	anRequestFields = []string{"model", "messages", "system", "max_tokens", "metadata", "stop_sequences",
 		"stream", "temperature", "top_p", "top_k", "tools", "tool_choice", "thinking", "output_config", "output_format"}
-	AnMessageFields = []string{"role", "content"}
-	AnToolFields    = []string{"type", "name", "description", "input_schema", "strict", "cache_control"}
+	anMessageFields = []string{"role", "content"}
+	anToolFields    = []string{"type", "name", "description", "input_schema", "strict", "cache_control"}
 )
 
-// ScanAnRequest decodes the Messages request object b into w, recording
+// scanAnRequest decodes the Messages request object b into w, recording
 // its top-level keys in keys.
-func ScanAnRequest(b []byte, w *AnRequest, keys map[string]wirefmt.KeyOnly) bool {
-	return wirefmt.ScanMembers(b, AnRequestFields, keys, func(key, v []byte) (bool, bool) {
+func scanAnRequest(b []byte, w *anRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, anRequestFields, keys, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "model":
 			return true, wirefmt.ScanString(v, &w.Model)
 		case "messages":
-			return true, wirefmt.ScanArray(v, &w.Messages, ScanAnMessage)
+			return true, wirefmt.ScanArray(v, &w.Messages, scanAnMessage)
 		case "system":
 			return true, wirefmt.ScanRaw(v, &w.System)
 		case "max_tokens":
@@ -42,7 +42,7 @@ func ScanAnRequest(b []byte, w *AnRequest, keys map[string]wirefmt.KeyOnly) bool
 		case "top_k":
 			return true, wirefmt.Unmarshal(v, &w.TopK)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &w.Tools, ScanAnTool)
+			return true, wirefmt.ScanArray(v, &w.Tools, scanAnTool)
 		case "tool_choice":
 			return true, wirefmt.Unmarshal(v, &w.ToolChoice)
 		case "thinking":
@@ -56,9 +56,9 @@ func ScanAnRequest(b []byte, w *AnRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
-// ScanAnMessage decodes one message of a valid request body by one scan.
-func ScanAnMessage(b []byte, m *anMessage) bool {
-	return wirefmt.ScanMembers(b, AnMessageFields, nil, func(key, v []byte) (bool, bool) {
+// scanAnMessage decodes one message of a valid request body by one scan.
+func scanAnMessage(b []byte, m *anMessage) bool {
+	return wirefmt.ScanMembers(b, anMessageFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "role":
 			return true, wirefmt.ScanString(v, &m.Role)
@@ -69,9 +69,9 @@ func ScanAnMessage(b []byte, m *anMessage) bool {
 	})
 }
 
-// ScanAnTool decodes one tool of a valid request body by one scan.
-func ScanAnTool(b []byte, t *anTool) bool {
-	return wirefmt.ScanMembers(b, AnToolFields, nil, func(key, v []byte) (bool, bool) {
+// scanAnTool decodes one tool of a valid request body by one scan.
+func scanAnTool(b []byte, t *anTool) bool {
+	return wirefmt.ScanMembers(b, anToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &t.Type)
@@ -90,14 +90,14 @@ func ScanAnTool(b []byte, t *anTool) bool {
 	})
 }
 
-// AnBlockFields are the JSON names of anBlock, in field order.
-var AnBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
+// anBlockFields are the JSON names of anBlock, in field order.
+var anBlockFields = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content",
 	"is_error", "thinking", "signature", "data", "cache_control"}
 
-// ScanAnBlock decodes a content block (of a message, the system prompt or
+// scanAnBlock decodes a content block (of a message, the system prompt or
 // a tool result: stringOrArray's arrays).
-func ScanAnBlock(b []byte, bl *anBlock) bool {
-	return wirefmt.ScanMembers(b, AnBlockFields, nil, func(key, v []byte) (bool, bool) {
+func scanAnBlock(b []byte, bl *anBlock) bool {
+	return wirefmt.ScanMembers(b, anBlockFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &bl.Type)

@@ -37,7 +37,7 @@ func (Flavour) Endpoint(method, path string) (neutral.Endpoint, bool) {
 	return neutral.Endpoint{}, false
 }
 
-// ChatRequest is the part of a Chat Completions request the pool reads.
+// chatRequest is the part of a Chat Completions request the pool reads.
 type chatCall struct {
 	Model               *string               `json:"model"`
 	Stream              bool                  `json:"stream"`

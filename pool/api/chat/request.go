@@ -11,7 +11,7 @@ import (
 // "Create chat completion"). chatRequest is the decoded form; the encoder
 // writes chatRequestT[chatMessageOut], whose content values are encoded
 // once by the one json.Marshal of the request.
-type ChatRequest = chatRequestT[chatMessage]
+type chatRequest = chatRequestT[chatMessage]
 
 type chatRequestT[M any] struct {
 	Model               string          `json:"model"`
@@ -129,8 +129,8 @@ func DecodeRequestBody(body []byte) (*neutral.Request, error) { return DecodeReq
 // DecodeRequest is DecodeChatRequest; valid says body is known to be valid JSON
 // (objectKeys).
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
-	var w ChatRequest
-	if err := neutral.ObjectKeys(body, &w, ScanChatRequest, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
+	var w chatRequest
+	if err := neutral.ObjectKeys(body, &w, scanChatRequest, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if w.N != nil && *w.N != 1 {
@@ -226,7 +226,7 @@ func decodeChatMessages(msgs []chatMessage, r *neutral.Request) error {
 		switch m.Role {
 		case "system", "developer":
 			var parts []chatContentPart
-			s, isStr, err := neutral.StringOrArray(m.Content, field+".content", &parts, ScanChatContentPart)
+			s, isStr, err := neutral.StringOrArray(m.Content, field+".content", &parts, scanChatContentPart)
 			if err != nil {
 				return err
 			}
@@ -300,7 +300,7 @@ func firstNonNil(a, b *string) string {
 
 func decodeChatContent(field string, raw json.RawMessage) ([]neutral.Part, error) {
 	var parts []chatContentPart
-	s, isStr, err := neutral.StringOrArray(raw, field, &parts, ScanChatContentPart)
+	s, isStr, err := neutral.StringOrArray(raw, field, &parts, scanChatContentPart)
 	if err != nil {
 		return nil, err
 	}

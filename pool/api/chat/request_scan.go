@@ -10,28 +10,28 @@ import (
 // The JSON names of each decoded struct's fields, for scanMembers' check of
 // keys that match one only ignoring case.
 var (
-	ChatRequestFields = []string{"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens",
+	chatRequestFields = []string{"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_tokens",
 		"max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stream", "stream_options",
 		"reasoning_effort", "response_format", "user", "n", "modalities", "prompt_cache_key"}
-	ChatMessageFields = []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
+	chatMessageFields = []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content",
 		"reasoning", "refusal", "function_call", "cache_control"}
-	ChatToolCallFields     = []string{"index", "id", "type", "function"}
-	ChatCallFunctionFields = []string{"name", "arguments"}
-	ChatToolFields         = []string{"type", "function"}
-	ChatToolFunctionFields = []string{"name", "description", "parameters", "strict"}
+	chatToolCallFields     = []string{"index", "id", "type", "function"}
+	chatCallFunctionFields = []string{"name", "arguments"}
+	chatToolFields         = []string{"type", "function"}
+	chatToolFunctionFields = []string{"name", "description", "parameters", "strict"}
 )
 
-// ScanChatRequest decodes the Chat Completions request object b into w,
+// scanChatRequest decodes the Chat Completions request object b into w,
 // recording its top-level keys in keys.
-func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) bool {
-	return wirefmt.ScanMembers(b, ChatRequestFields, keys, func(key, v []byte) (bool, bool) {
+func scanChatRequest(b []byte, w *chatRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, chatRequestFields, keys, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "model":
 			return true, wirefmt.ScanString(v, &w.Model)
 		case "messages":
-			return true, wirefmt.ScanArray(v, &w.Messages, ScanChatMessage)
+			return true, wirefmt.ScanArray(v, &w.Messages, scanChatMessage)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &w.Tools, ScanChatTool)
+			return true, wirefmt.ScanArray(v, &w.Tools, scanChatTool)
 		case "tool_choice":
 			return true, wirefmt.ScanRaw(v, &w.ToolChoice)
 		case "parallel_tool_calls":
@@ -69,9 +69,9 @@ func ScanChatRequest(b []byte, w *ChatRequest, keys map[string]wirefmt.KeyOnly) 
 	})
 }
 
-// ScanChatMessage decodes one message of a valid request body by one scan.
-func ScanChatMessage(b []byte, m *chatMessage) bool {
-	return wirefmt.ScanMembers(b, ChatMessageFields, nil, func(key, v []byte) (bool, bool) {
+// scanChatMessage decodes one message of a valid request body by one scan.
+func scanChatMessage(b []byte, m *chatMessage) bool {
+	return wirefmt.ScanMembers(b, chatMessageFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "role":
 			return true, wirefmt.ScanString(v, &m.Role)
@@ -80,7 +80,7 @@ func ScanChatMessage(b []byte, m *chatMessage) bool {
 		case "name":
 			return true, wirefmt.ScanString(v, &m.Name)
 		case "tool_calls":
-			return true, wirefmt.ScanArray(v, &m.ToolCalls, ScanChatToolCall)
+			return true, wirefmt.ScanArray(v, &m.ToolCalls, scanChatToolCall)
 		case "tool_call_id":
 			return true, wirefmt.ScanString(v, &m.ToolCallID)
 		case "reasoning_content":
@@ -98,10 +98,10 @@ func ScanChatMessage(b []byte, m *chatMessage) bool {
 	})
 }
 
-// ScanChatToolCall decodes one tool call of a valid request body by one
+// scanChatToolCall decodes one tool call of a valid request body by one
 // scan.
-func ScanChatToolCall(b []byte, tc *chatToolCall) bool {
-	return wirefmt.ScanMembers(b, ChatToolCallFields, nil, func(key, v []byte) (bool, bool) {
+func scanChatToolCall(b []byte, tc *chatToolCall) bool {
+	return wirefmt.ScanMembers(b, chatToolCallFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "index":
 			return true, wirefmt.Unmarshal(v, &tc.Index)
@@ -110,15 +110,15 @@ func ScanChatToolCall(b []byte, tc *chatToolCall) bool {
 		case "type":
 			return true, wirefmt.ScanString(v, &tc.Type)
 		case "function":
-			return true, wirefmt.ScanObject(v, &tc.Function, ScanChatCallFunction)
+			return true, wirefmt.ScanObject(v, &tc.Function, scanChatCallFunction)
 		}
 		return false, true
 	})
 }
 
-// ScanChatCallFunction decodes a tool call's function by one scan.
-func ScanChatCallFunction(b []byte, f *chatCallFunction) bool {
-	return wirefmt.ScanMembers(b, ChatCallFunctionFields, nil, func(key, v []byte) (bool, bool) {
+// scanChatCallFunction decodes a tool call's function by one scan.
+func scanChatCallFunction(b []byte, f *chatCallFunction) bool {
+	return wirefmt.ScanMembers(b, chatCallFunctionFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "name":
 			return true, wirefmt.ScanString(v, &f.Name)
@@ -129,22 +129,22 @@ func ScanChatCallFunction(b []byte, f *chatCallFunction) bool {
 	})
 }
 
-// ScanChatTool decodes one tool of a valid request body by one scan.
-func ScanChatTool(b []byte, t *chatTool) bool {
-	return wirefmt.ScanMembers(b, ChatToolFields, nil, func(key, v []byte) (bool, bool) {
+// scanChatTool decodes one tool of a valid request body by one scan.
+func scanChatTool(b []byte, t *chatTool) bool {
+	return wirefmt.ScanMembers(b, chatToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &t.Type)
 		case "function":
-			return true, wirefmt.ScanObject(v, &t.Function, ScanChatToolFunction)
+			return true, wirefmt.ScanObject(v, &t.Function, scanChatToolFunction)
 		}
 		return false, true
 	})
 }
 
-// ScanChatToolFunction decodes a tool's function by one scan.
-func ScanChatToolFunction(b []byte, f *chatToolFunction) bool {
-	return wirefmt.ScanMembers(b, ChatToolFunctionFields, nil, func(key, v []byte) (bool, bool) {
+// scanChatToolFunction decodes a tool's function by one scan.
+func scanChatToolFunction(b []byte, f *chatToolFunction) bool {
+	return wirefmt.ScanMembers(b, chatToolFunctionFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "name":
 			return true, wirefmt.ScanString(v, &f.Name)
@@ -159,13 +159,13 @@ func ScanChatToolFunction(b []byte, f *chatToolFunction) bool {
 	})
 }
 
-// ChatContentPartFields are the JSON names of chatContentPart, in field
+// chatContentPartFields are the JSON names of chatContentPart, in field
 // order.
-var ChatContentPartFields = []string{"type", "text", "image_url", "cache_control"}
+var chatContentPartFields = []string{"type", "text", "image_url", "cache_control"}
 
-// ScanChatContentPart decodes a content part (stringOrArray's arrays).
-func ScanChatContentPart(b []byte, p *chatContentPart) bool {
-	return wirefmt.ScanMembers(b, ChatContentPartFields, nil, func(key, v []byte) (bool, bool) {
+// scanChatContentPart decodes a content part (stringOrArray's arrays).
+func scanChatContentPart(b []byte, p *chatContentPart) bool {
+	return wirefmt.ScanMembers(b, chatContentPartFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &p.Type)

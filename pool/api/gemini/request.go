@@ -11,7 +11,7 @@ import (
 
 // Gemini generateContent request wire types (ai.google.dev "Generating
 // content"). The model and streaming are in the URL, not the body.
-type GmRequest struct {
+type gmRequest struct {
 	Contents          []gmContent       `json:"contents"`
 	SystemInstruction *gmContent        `json:"systemInstruction,omitempty"`
 	Tools             []gmTool          `json:"tools,omitempty"`
@@ -129,8 +129,8 @@ func DecodeRequest(body []byte, model string, stream bool, valid bool) (*neutral
 		return nil, &neutral.FieldError{Field: "body", Reason: "not JSON: " + err.Error()}
 	}
 	body = wirefmt.MustJSON(camelKeys(raw))
-	var w GmRequest
-	if err := neutral.ObjectKeys(body, &w, ScanGmRequest, gmKnownKeys, gmIgnoredKeys, valid); err != nil {
+	var w gmRequest
+	if err := neutral.ObjectKeys(body, &w, scanGmRequest, gmKnownKeys, gmIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	if err := checkGeminiNested(body); err != nil {

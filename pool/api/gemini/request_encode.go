@@ -16,7 +16,7 @@ import (
 // equivalent and is dropped; tool results become functionResponse
 // {"output": text} or, for errors, {"error": text}.
 func EncodeGeminiRequest(r *neutral.Request) ([]byte, error) {
-	w := GmRequest{Contents: []gmContent{}}
+	w := gmRequest{Contents: []gmContent{}}
 	if len(r.System) > 0 {
 		s := strings.Join(r.System, "\n\n")
 		w.SystemInstruction = &gmContent{Parts: []gmPart{{Text: &s}}}

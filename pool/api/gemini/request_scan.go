@@ -10,24 +10,24 @@ import (
 // The JSON names of each decoded struct's fields, for scanMembers' check of
 // keys that match one only ignoring case.
 var (
-	GmRequestFields = []string{"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings"}
-	GmContentFields = []string{"role", "parts"}
-	GmPartFields    = []string{"text", "thought", "thoughtSignature", "inlineData", "fileData", "functionCall", "functionResponse"}
-	GmToolFields    = []string{"functionDeclarations"}
-	GmFuncFields    = []string{"name", "description", "parameters", "parametersJsonSchema"}
+	gmRequestFields = []string{"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "safetySettings"}
+	gmContentFields = []string{"role", "parts"}
+	gmPartFields    = []string{"text", "thought", "thoughtSignature", "inlineData", "fileData", "functionCall", "functionResponse"}
+	gmToolFields    = []string{"functionDeclarations"}
+	gmFuncFields    = []string{"name", "description", "parameters", "parametersJsonSchema"}
 )
 
-// ScanGmRequest decodes the generateContent request object b into w,
+// scanGmRequest decodes the generateContent request object b into w,
 // recording its top-level keys in keys.
-func ScanGmRequest(b []byte, w *GmRequest, keys map[string]wirefmt.KeyOnly) bool {
-	return wirefmt.ScanMembers(b, GmRequestFields, keys, func(key, v []byte) (bool, bool) {
+func scanGmRequest(b []byte, w *gmRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, gmRequestFields, keys, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "contents":
-			return true, wirefmt.ScanArray(v, &w.Contents, ScanGmContent)
+			return true, wirefmt.ScanArray(v, &w.Contents, scanGmContent)
 		case "systemInstruction":
 			return true, wirefmt.Unmarshal(v, &w.SystemInstruction)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &w.Tools, ScanGmTool)
+			return true, wirefmt.ScanArray(v, &w.Tools, scanGmTool)
 		case "toolConfig":
 			return true, wirefmt.Unmarshal(v, &w.ToolConfig)
 		case "generationConfig":
@@ -39,22 +39,22 @@ func ScanGmRequest(b []byte, w *GmRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
-// ScanGmContent decodes one content of a valid request body by one scan.
-func ScanGmContent(b []byte, c *gmContent) bool {
-	return wirefmt.ScanMembers(b, GmContentFields, nil, func(key, v []byte) (bool, bool) {
+// scanGmContent decodes one content of a valid request body by one scan.
+func scanGmContent(b []byte, c *gmContent) bool {
+	return wirefmt.ScanMembers(b, gmContentFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "role":
 			return true, wirefmt.ScanString(v, &c.Role)
 		case "parts":
-			return true, wirefmt.ScanArray(v, &c.Parts, ScanGmPart)
+			return true, wirefmt.ScanArray(v, &c.Parts, scanGmPart)
 		}
 		return false, true
 	})
 }
 
-// ScanGmPart decodes one part of a valid request body by one scan.
-func ScanGmPart(b []byte, p *gmPart) bool {
-	return wirefmt.ScanMembers(b, GmPartFields, nil, func(key, v []byte) (bool, bool) {
+// scanGmPart decodes one part of a valid request body by one scan.
+func scanGmPart(b []byte, p *gmPart) bool {
+	return wirefmt.ScanMembers(b, gmPartFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "text":
 			return true, wirefmt.Unmarshal(v, &p.Text)
@@ -75,19 +75,19 @@ func ScanGmPart(b []byte, p *gmPart) bool {
 	})
 }
 
-// ScanGmTool decodes one tool of a valid request body by one scan.
-func ScanGmTool(b []byte, t *gmTool) bool {
-	return wirefmt.ScanMembers(b, GmToolFields, nil, func(key, v []byte) (bool, bool) {
+// scanGmTool decodes one tool of a valid request body by one scan.
+func scanGmTool(b []byte, t *gmTool) bool {
+	return wirefmt.ScanMembers(b, gmToolFields, nil, func(key, v []byte) (bool, bool) {
 		if string(key) == "functionDeclarations" {
-			return true, wirefmt.ScanArray(v, &t.FunctionDeclarations, ScanGmFunc)
+			return true, wirefmt.ScanArray(v, &t.FunctionDeclarations, scanGmFunc)
 		}
 		return false, true
 	})
 }
 
-// ScanGmFunc decodes one function declaration by one scan.
-func ScanGmFunc(b []byte, f *gmFunc) bool {
-	return wirefmt.ScanMembers(b, GmFuncFields, nil, func(key, v []byte) (bool, bool) {
+// scanGmFunc decodes one function declaration by one scan.
+func scanGmFunc(b []byte, f *gmFunc) bool {
+	return wirefmt.ScanMembers(b, gmFuncFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "name":
 			return true, wirefmt.ScanString(v, &f.Name)

@@ -12,7 +12,7 @@ import (
 
 // OpenAI Responses request wire types (platform.openai.com "Create a
 // model response").
-type RsRequest struct {
+type rsRequest struct {
 	Model             string          `json:"model"`
 	Input             json.RawMessage `json:"input,omitempty"`
 	Instructions      string          `json:"instructions,omitempty"`
@@ -95,8 +95,8 @@ var (
 // their state or run them. Reasoning items keep their encrypted_content and
 // id for a Responses member.
 func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
-	var w RsRequest
-	if err := neutral.ObjectKeys(body, &w, ScanRsRequest, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
+	var w rsRequest
+	if err := neutral.ObjectKeys(body, &w, scanRsRequest, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
 		return nil, err
 	}
 	r := &neutral.Request{Model: w.Model, Stream: w.Stream, MaxTokens: w.MaxOutputTokens, Temperature: w.Temperature,
@@ -105,7 +105,7 @@ func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 		r.System = []string{w.Instructions}
 	}
 	var items []rsItem
-	s, isStr, err := neutral.StringOrArray(w.Input, "input", &items, ScanRsItem)
+	s, isStr, err := neutral.StringOrArray(w.Input, "input", &items, scanRsItem)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func decodeRsMessage(field string, it rsItem, r *neutral.Request) error {
 
 func decodeRsContent(field string, raw json.RawMessage) ([]neutral.Part, error) {
 	var cs []rsContent
-	s, isStr, err := neutral.StringOrArray(raw, field, &cs, ScanRsContent)
+	s, isStr, err := neutral.StringOrArray(raw, field, &cs, scanRsContent)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func decodeRsContent(field string, raw json.RawMessage) ([]neutral.Part, error) 
 // for, reasoning.summary is "auto" so the reasoning text comes back.
 // prompt_cache_key is kept (SPEC POOL-24).
 func EncodeResponsesRequest(r *neutral.Request) ([]byte, error) {
-	w := RsRequest{Model: r.Model, Stream: r.Stream, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature,
+	w := rsRequest{Model: r.Model, Stream: r.Stream, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, Instructions: strings.Join(r.System, "\n\n"),
 		PromptCacheKey: r.CacheKey}
 	if r.TopK != nil {

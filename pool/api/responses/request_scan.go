@@ -10,15 +10,15 @@ import (
 // The JSON names of each decoded struct's fields, for scanMembers' check of
 // keys that match one only ignoring case.
 var (
-	RsRequestFields = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+	rsRequestFields = []string{"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
 		"max_output_tokens", "temperature", "top_p", "stream", "reasoning", "text", "user", "prompt_cache_key"}
-	RsToolFields = []string{"type", "name", "description", "parameters", "strict", "tools"}
+	rsToolFields = []string{"type", "name", "description", "parameters", "strict", "tools"}
 )
 
-// ScanRsRequest decodes the Responses request object b into w, recording
+// scanRsRequest decodes the Responses request object b into w, recording
 // its top-level keys in keys.
-func ScanRsRequest(b []byte, w *RsRequest, keys map[string]wirefmt.KeyOnly) bool {
-	return wirefmt.ScanMembers(b, RsRequestFields, keys, func(key, v []byte) (bool, bool) {
+func scanRsRequest(b []byte, w *rsRequest, keys map[string]wirefmt.KeyOnly) bool {
+	return wirefmt.ScanMembers(b, rsRequestFields, keys, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "model":
 			return true, wirefmt.ScanString(v, &w.Model)
@@ -27,7 +27,7 @@ func ScanRsRequest(b []byte, w *RsRequest, keys map[string]wirefmt.KeyOnly) bool
 		case "instructions":
 			return true, wirefmt.ScanString(v, &w.Instructions)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &w.Tools, ScanRsTool)
+			return true, wirefmt.ScanArray(v, &w.Tools, scanRsTool)
 		case "tool_choice":
 			return true, wirefmt.ScanRaw(v, &w.ToolChoice)
 		case "parallel_tool_calls":
@@ -53,9 +53,9 @@ func ScanRsRequest(b []byte, w *RsRequest, keys map[string]wirefmt.KeyOnly) bool
 	})
 }
 
-// ScanRsTool decodes a tool, a namespace's tools by their own scan.
-func ScanRsTool(b []byte, t *rsTool) bool {
-	return wirefmt.ScanMembers(b, RsToolFields, nil, func(key, v []byte) (bool, bool) {
+// scanRsTool decodes a tool, a namespace's tools by their own scan.
+func scanRsTool(b []byte, t *rsTool) bool {
+	return wirefmt.ScanMembers(b, rsToolFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &t.Type)
@@ -68,7 +68,7 @@ func ScanRsTool(b []byte, t *rsTool) bool {
 		case "strict":
 			return true, wirefmt.Unmarshal(v, &t.Strict)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &t.Tools, ScanRsTool)
+			return true, wirefmt.ScanArray(v, &t.Tools, scanRsTool)
 		}
 		return false, true
 	})
@@ -76,14 +76,14 @@ func ScanRsTool(b []byte, t *rsTool) bool {
 
 // The JSON names of rsItem and rsContent, in field order.
 var (
-	RsItemFields = []string{"type", "id", "status", "role", "content", "call_id", "name", "arguments", "output",
+	rsItemFields = []string{"type", "id", "status", "role", "content", "call_id", "name", "arguments", "output",
 		"summary", "tools", "input", "encrypted_content"}
-	RsContentFields = []string{"type", "text", "refusal", "image_url", "detail", "annotations"}
+	rsContentFields = []string{"type", "text", "refusal", "image_url", "detail", "annotations"}
 )
 
-// ScanRsItem decodes an input item (stringOrArray's arrays).
-func ScanRsItem(b []byte, it *rsItem) bool {
-	return wirefmt.ScanMembers(b, RsItemFields, nil, func(key, v []byte) (bool, bool) {
+// scanRsItem decodes an input item (stringOrArray's arrays).
+func scanRsItem(b []byte, it *rsItem) bool {
+	return wirefmt.ScanMembers(b, rsItemFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &it.Type)
@@ -106,7 +106,7 @@ func ScanRsItem(b []byte, it *rsItem) bool {
 		case "summary":
 			return true, wirefmt.Unmarshal(v, &it.Summary)
 		case "tools":
-			return true, wirefmt.ScanArray(v, &it.Tools, ScanRsTool)
+			return true, wirefmt.ScanArray(v, &it.Tools, scanRsTool)
 		case "input":
 			return true, wirefmt.ScanString(v, &it.Input)
 		case "encrypted_content":
@@ -116,9 +116,9 @@ func ScanRsItem(b []byte, it *rsItem) bool {
 	})
 }
 
-// ScanRsContent decodes a content item (stringOrArray's arrays).
-func ScanRsContent(b []byte, c *rsContent) bool {
-	return wirefmt.ScanMembers(b, RsContentFields, nil, func(key, v []byte) (bool, bool) {
+// scanRsContent decodes a content item (stringOrArray's arrays).
+func scanRsContent(b []byte, c *rsContent) bool {
+	return wirefmt.ScanMembers(b, rsContentFields, nil, func(key, v []byte) (bool, bool) {
 		switch string(key) {
 		case "type":
 			return true, wirefmt.ScanString(v, &c.Type)
