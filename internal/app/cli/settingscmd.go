@@ -410,8 +410,9 @@ func settingsGatewayList(c *cli.Context, cl *settings.Client, args []string) err
 	return nil
 }
 
-// reportChange prints the keys' values after a change and how it was
-// written back to the config file.
+// reportChange prints the keys' values after a change, how it was
+// written back to the config file, and a note for each key a flag or its
+// variable set at start.
 func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
 	if flagBool(c, "json") {
 		return printSettings(c, doc)
@@ -437,7 +438,29 @@ func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
 	default:
 		fmt.Fprintln(w, "applied (not written to a config file: start with --config to keep changes)")
 	}
+	for _, k := range keys {
+		if by := startSetting(doc, k); by != "" {
+			fmt.Fprintf(w, "note: %s is also set by %s at start; a restart brings that value back\n", k, by)
+		}
+	}
 	return nil
+}
+
+// startSetting is the flag ("--cooldown-ms") or environment variable
+// ("COOLDOWN_MS") that set key when the instance started, as the
+// document's start_sources tell it, else "": a restart gives the key that
+// value again whatever a change set (docs/flags.md). An instance whose
+// document has no start_sources (an older one) gets no note.
+func startSetting(doc settings.Document, key string) string {
+	switch doc.StartSources[key] {
+	case settings.SourceFlag:
+		return "--" + key
+	case settings.SourceEnv:
+		if k, ok := settings.Lookup(key); ok {
+			return k.Env
+		}
+	}
+	return ""
 }
 
 // settingsToken prints the control token and the status page link with

@@ -16,6 +16,12 @@ type Document struct {
 	// Sources tell where each setting's value came from (default, flag,
 	// env, file, api); the fixed ones' too.
 	Sources map[string]Source `json:"sources"`
+	// StartSources tell where each setting's value came from when the
+	// instance started (default, flag, env, file). A key whose start
+	// source is a flag or its environment variable gets that value back
+	// at a restart, whatever changed it since (docs/flags.md); Sources
+	// say api once a change set it.
+	StartSources map[string]Source `json:"start_sources"`
 	// Fixed are the settings bound at start (the listener, the log
 	// format): shown, changed only by a restart.
 	Fixed map[string]any `json:"fixed"`
@@ -100,16 +106,17 @@ func (l *Live) Document() Document {
 // document is Document; l.mu held.
 func (l *Live) document() Document {
 	d := Document{
-		Version:    l.version(),
-		Settings:   map[string]any{},
-		Fixed:      map[string]any{},
-		Sources:    maps.Clone(l.src),
-		Keys:       keyInfos,
-		Groups:     Groups,
-		Config:     l.opts.File,
-		WriteBack:  l.opts.File != "" && l.opts.WriteBack,
-		FileErrors: slices.Clone(l.fileErrs),
-		Warnings:   slices.Clone(l.cur.Warnings),
+		Version:      l.version(),
+		Settings:     map[string]any{},
+		Fixed:        map[string]any{},
+		Sources:      maps.Clone(l.src),
+		StartSources: maps.Clone(l.startSrc),
+		Keys:         keyInfos,
+		Groups:       Groups,
+		Config:       l.opts.File,
+		WriteBack:    l.opts.File != "" && l.opts.WriteBack,
+		FileErrors:   slices.Clone(l.fileErrs),
+		Warnings:     slices.Clone(l.cur.Warnings),
 	}
 	for _, k := range Keys {
 		x := l.cur.Values[k.Name]

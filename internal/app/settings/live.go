@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -83,6 +84,7 @@ type Live struct {
 	mu       sync.Locker // Options.Lock
 	cur      *Resolved
 	src      map[string]Source
+	startSrc map[string]Source // src at New, never changed
 	gen      uint64
 	nonce    string
 	fileErrs []string
@@ -134,6 +136,7 @@ func New(opts Options) (*Live, error) {
 			l.src[k.Name] = s
 		}
 	}
+	l.startSrc = maps.Clone(l.src)
 	if opts.Apply != nil {
 		if err := opts.Apply(r); err != nil {
 			return nil, err
