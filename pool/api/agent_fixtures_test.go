@@ -98,6 +98,9 @@ func TestAgentRequestsTranslate(t *testing.T) {
 				t.Run("POOL-21/accepted-by-strict-"+string(to)+"-member", func(t *testing.T) {
 					sendStrict(t, to, body, r.Stream)
 				})
+				t.Run("POOL-21/no-field-"+string(to)+"-does-not-know", func(t *testing.T) {
+					checkFields(t, to, body)
+				})
 				t.Run("POOL-25/tool-calls-and-results-paired-ids-in-"+string(to)+"-alphabet", func(t *testing.T) {
 					checkToolPairs(t, to, n, body)
 				})
@@ -296,5 +299,65 @@ func checkCache(t *testing.T, from, to apikind.Kind, n *neutral.Request, sent []
 	}
 	if json.Unmarshal(body, &doc) != nil || doc.Key != n.CacheKey {
 		t.Fatalf("prompt_cache_key %q in the %s request, the agent sent %q", doc.Key, to, n.CacheKey)
+	}
+}
+
+// documentedFields are the request body fields each API documents, at the
+// top level and in Gemini's generationConfig ("generationConfig.KEY"):
+// OpenAI refuses a field it does not know (400 "Unrecognized request
+// argument"), Anthropic and Gemini likewise ("Extra inputs are not
+// permitted", "Unknown name"). From the providers' API references
+// (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini
+// generateContent).
+var documentedFields = map[apikind.Kind][]string{
+	apikind.Anthropic: {"model", "messages", "max_tokens", "system", "metadata", "stop_sequences", "stream",
+		"temperature", "top_k", "top_p", "tools", "tool_choice", "thinking", "service_tier", "container",
+		"mcp_servers", "context_management", "output_config", "output_format"},
+	apikind.Chat: {"model", "messages", "max_tokens", "max_completion_tokens", "stream", "stream_options",
+		"temperature", "top_p", "n", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+		"top_logprobs", "user", "tools", "tool_choice", "parallel_tool_calls", "response_format", "seed",
+		"reasoning_effort", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "service_tier",
+		"store", "metadata", "modalities", "audio", "prediction", "verbosity", "web_search_options",
+		// Not OpenAI's: the OpenAI-compatible servers of `openai-chat`
+		// channels (vLLM, Ollama and others) take it, and the Chat
+		// encoder writes a client's top_k (Gemini CLI sends topK) for them.
+		"top_k"},
+	apikind.Responses: {"model", "input", "instructions", "max_output_tokens", "max_tool_calls", "stream",
+		"stream_options", "temperature", "top_p", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
+		"previous_response_id", "conversation", "reasoning", "text", "include", "store", "metadata", "user",
+		"prompt", "prompt_cache_key", "prompt_cache_retention", "safety_identifier", "service_tier",
+		"truncation", "background"},
+	apikind.Gemini: {"contents", "systemInstruction", "tools", "toolConfig", "safetySettings", "generationConfig",
+		"cachedContent", "generationConfig.stopSequences", "generationConfig.responseMimeType",
+		"generationConfig.responseSchema", "generationConfig.responseJsonSchema", "generationConfig.responseModalities",
+		"generationConfig.candidateCount", "generationConfig.maxOutputTokens", "generationConfig.temperature",
+		"generationConfig.topP", "generationConfig.topK", "generationConfig.seed", "generationConfig.presencePenalty",
+		"generationConfig.frequencyPenalty", "generationConfig.responseLogprobs", "generationConfig.logprobs",
+		"generationConfig.thinkingConfig", "generationConfig.speechConfig", "generationConfig.mediaResolution"},
+}
+
+// checkFields: the translated body holds only fields its API documents.
+func checkFields(t *testing.T, to apikind.Kind, body []byte) {
+	known := map[string]bool{}
+	for _, f := range documentedFields[to] {
+		known[f] = true
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("translated body: %v", err)
+	}
+	for k, v := range doc {
+		if !known[k] {
+			t.Errorf("the %s request has a field %s does not document: %q", to, to, k)
+		}
+		if to == apikind.Gemini && k == "generationConfig" {
+			var gc map[string]json.RawMessage
+			_ = json.Unmarshal(v, &gc)
+			for gk := range gc {
+				if !known[k+"."+gk] {
+					t.Errorf("the gemini request has a field gemini does not document: %q", k+"."+gk)
+				}
+			}
+		}
 	}
 }
