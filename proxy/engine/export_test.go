@@ -15,14 +15,13 @@ import (
 // The engine's state, for the tests that drive it through a proxy server
 // (package engine_test) and look at what a request left behind.
 
-func (e *Engine) Cooldowns() *route.Cooldowns           { return e.cooldowns }
-func (e *Engine) Cache() *route.Cache                   { return e.cache }
-func (e *Engine) HealthState() *route.Health            { return e.health }
-func (e *Engine) Checker() *health.Checker              { return e.checker }
-func (e *Engine) Dialer() *dial.Dialer                  { return &e.dialer }
-func (e *Engine) DecisionLog() *statusdoc.Log           { return &e.decisions }
-func (e *Engine) KickHealth()                           { e.kickHealth() }
-func (e *Engine) CandName(c candidate.Candidate) string { return e.candName(c) }
+func (e *Engine) Cooldowns() *route.Cooldowns { return e.cooldowns }
+func (e *Engine) Cache() *route.Cache         { return e.cache }
+func (e *Engine) HealthState() *route.Health  { return e.health }
+func (e *Engine) Checker() *health.Checker    { return e.checker }
+func (e *Engine) Dialer() *dial.Dialer        { return &e.dialer }
+func (e *Engine) DecisionLog() *statusdoc.Log { return &e.decisions }
+func (e *Engine) KickHealth()                 { e.kickHealth() }
 
 // Plan is plan with each attempt's candidate and timeout.
 func (e *Engine) Plan(host string, port int) ([]Attempt, bool) { return e.plan(host, port) }

@@ -27,8 +27,8 @@ import (
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
 )
 
-// ConnDeadline bounds every read and write on a connection Dial opens.
-const ConnDeadline = 10 * time.Second
+// connDeadline bounds every read and write on a connection Dial opens.
+const connDeadline = 10 * time.Second
 
 // Start builds a server from cfg with build (proxy.New) and serves it on
 // 127.0.0.1:0 (testkit.Serve), returning its "host:port" and the server.
@@ -67,15 +67,15 @@ func Gateways(tb testing.TB, withDirect bool, rawURLs ...string) []candidate.Can
 	return cs
 }
 
-// Dial opens a raw TCP connection to addr (a proxy's listener) with
-// ConnDeadline set; a dial error fails tb and tb.Cleanup closes it.
+// Dial opens a raw TCP connection to addr (a proxy's listener) with a
+// 10 s deadline for every read and write; a dial error fails tb and tb.Cleanup closes it.
 func Dial(tb testing.TB, addr string) net.Conn {
 	tb.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c.SetDeadline(time.Now().Add(ConnDeadline))
+	c.SetDeadline(time.Now().Add(connDeadline))
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
