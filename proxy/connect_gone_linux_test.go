@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 	"github.com/dual-proxy/dual-proxy/internal/testbed/testworld"
-	"golang.org/x/sys/unix"
 )
 
 // unreadBytes is how many bytes wait unread in c's receive queue.

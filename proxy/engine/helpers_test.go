@@ -12,11 +12,12 @@ import (
 	"net"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/dual-proxy/dual-proxy/internal/testbed/proxytest"
 	"github.com/dual-proxy/dual-proxy/proxy"
 	"github.com/dual-proxy/dual-proxy/proxy/engine"
 	"github.com/dual-proxy/dual-proxy/proxy/statusdoc"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
