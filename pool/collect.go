@@ -3,7 +3,6 @@ package pool
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api"
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
-	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/balance"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
@@ -35,31 +33,7 @@ import (
 func (a *attempt) collects() bool {
 	c := a.c
 	return c.pc.StreamUpstream && !c.ci.Stream && c.ep.Kind == neutral.EpGenerate && !a.rt.translate &&
-		(a.rt.to == apikind.Anthropic || a.rt.to == apikind.Chat)
-}
-
-// streamingBody is a member request body that asks for a stream: "stream":
-// true, and for Chat Completions the usage chunk (stream_options
-// include_usage), so the built answer carries the stream's token counts.
-func streamingBody(api apikind.Kind, body []byte) ([]byte, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, err
-	}
-	doc["stream"] = json.RawMessage("true")
-	if api == apikind.Chat {
-		opts := map[string]json.RawMessage{}
-		if raw, ok := doc["stream_options"]; ok {
-			_ = json.Unmarshal(raw, &opts)
-		}
-		opts["include_usage"] = json.RawMessage("true")
-		b, err := json.Marshal(opts)
-		if err != nil {
-			return nil, err
-		}
-		doc["stream_options"] = b
-	}
-	return json.Marshal(doc)
+		a.rt.fl.CollectsStreams()
 }
 
 // refusesStreaming says a member's error answer says it does not stream:
@@ -121,7 +95,7 @@ func (a *attempt) streamingRequest(req *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if body, err = streamingBody(a.rt.to, body); err != nil {
+	if body, err = a.rt.fl.StreamingBody(body); err != nil {
 		return err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/internal/lib/httpmsg"
-	"github.com/dual-proxy/dual-proxy/pool/apikind"
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
@@ -102,9 +101,7 @@ func (a *attempt) memberRequest(ctx context.Context) (*http.Request, error) {
 	}
 	if a.rt.translate {
 		req.Header.Set("Content-Type", "application/json")
-		if a.rt.to == apikind.Anthropic && req.Header.Get("Anthropic-Version") == "" {
-			req.Header.Set("Anthropic-Version", "2023-06-01") // required by the Messages API
-		}
+		a.rt.fl.SetTranslatedHeaders(req.Header)
 	}
 	ch.Authorize(req.Header)
 	req.ContentLength = int64(len(body))

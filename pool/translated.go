@@ -76,7 +76,7 @@ func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string)
 		return nil, err
 	}
 	limit := outputLimit(n.MaxTokens, c.memberLimit(ch.ID))
-	auto := rt.to == apikind.Anthropic && ch.AutoCache()
+	auto := ch.AutoCache() // read by the Anthropic encoder alone
 	key := string(rt.to) + "\x00" + c.target(ch.ID) + "\x00" + effort + "\x00" + strconv.Itoa(limit) + "\x00" + strconv.FormatBool(auto)
 	if b, ok := c.bodies[key]; ok {
 		return b, nil
@@ -114,24 +114,7 @@ func (c *call) memberEffort(ch *config.Channel) string {
 // target model in the path). query is the client's query for passthrough
 // (without a Gemini key=), else what the target needs.
 func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query string) {
-	query = withoutKeyParam(c.r.URL.RawQuery)
-	switch {
-	case rt.to == apikind.Gemini && c.ep.Kind == neutral.EpCountTokens:
-		path = "/v1beta/models/" + c.target(ch.ID) + ":countTokens"
-	case rt.to == apikind.Gemini:
-		path = rt.fl.UpstreamPath(c.target(ch.ID), c.ci.Stream)
-		if rt.translate {
-			query = ""
-		}
-		if c.ci.Stream && !strings.Contains(query, "alt=sse") {
-			query = strings.TrimPrefix(query+"&alt=sse", "&")
-		}
-	case !rt.translate:
-		path = c.ep.Upstream
-	default:
-		path, query = rt.fl.UpstreamPath(c.target(ch.ID), c.ci.Stream), ""
-	}
-	return path, query
+	return rt.fl.MemberPath(c.ep, c.target(ch.ID), c.ci.Stream, rt.translate, withoutKeyParam(c.r.URL.RawQuery))
 }
 
 // withoutKeyParam drops Gemini's key= credential from a raw query: the pool
@@ -180,11 +163,7 @@ func (a *attempt) translateError(status int, body []byte) (int, []byte) {
 // does not speak the client's API (no other API has the endpoint): about
 // four bytes of request per token.
 func (c *call) countTokensEstimate() []byte {
-	n := len(c.ci.Body()) / 4
-	if c.fl.API() == apikind.Gemini {
-		return []byte(fmt.Sprintf(`{"totalTokens":%d}`, n))
-	}
-	return []byte(fmt.Sprintf(`{"input_tokens":%d}`, n))
+	return c.fl.TokenCount(len(c.ci.Body()) / 4)
 }
 
 // untranslatable says why member m cannot be sent this request ("" when it
@@ -264,23 +243,4 @@ func testFlavour(pc *config.PoolConfig) api.Flavour {
 		return api.For(apikind.Chat)
 	}
 	return api.For(apikind.Anthropic)
-}
-
-// geminiModels is the Gemini models list (GET /v1beta/models).
-func geminiModels(list []config.ModelInfo) any {
-	type model struct {
-		Name             string   `json:"name"`
-		DisplayName      string   `json:"displayName"`
-		InputTokenLimit  int      `json:"inputTokenLimit,omitempty"`
-		OutputTokenLimit int      `json:"outputTokenLimit,omitempty"`
-		Methods          []string `json:"supportedGenerationMethods"`
-	}
-	doc := struct {
-		Models []model `json:"models"`
-	}{Models: []model{}}
-	for _, m := range list {
-		doc.Models = append(doc.Models, model{Name: "models/" + m.ID, DisplayName: m.ID, InputTokenLimit: m.ContextWindow,
-			OutputTokenLimit: m.MaxTokens, Methods: []string{"generateContent", "streamGenerateContent", "countTokens"}})
-	}
-	return doc
 }

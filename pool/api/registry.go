@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/http"
+
 	"github.com/dual-proxy/dual-proxy/pool/api/anthropic"
 	"github.com/dual-proxy/dual-proxy/pool/api/chat"
 	"github.com/dual-proxy/dual-proxy/pool/api/gemini"
@@ -96,6 +98,33 @@ type Flavour interface {
 	// StripSignatures returns body without the signed reasoning whose key
 	// keep refuses, in the form this API accepts.
 	StripSignatures(body []byte, keep func(key string) bool) []byte
+
+	// SetTranslatedHeaders sets on h, the headers of a request the pool
+	// translated into this API, those the API requires that a client of
+	// another API did not send (Anthropic's anthropic-version).
+	SetTranslatedHeaders(h http.Header)
+	// MemberPath is the path (after the member's base_url) and query of a
+	// call of endpoint ep sent to a member of this API for model: for
+	// passthrough (translated false) the client's path and query (query
+	// without its key= credential), else UpstreamPath with no query. Gemini
+	// names model in the path either way, asks for SSE with alt=sse and
+	// counts tokens at the model's :countTokens.
+	MemberPath(ep neutral.Endpoint, model string, stream, translated bool, query string) (path, q string)
+	// CollectsStreams reports whether the pool may ask a member of this API
+	// for a stream and build the non-streamed answer from it
+	// (stream_upstream): Anthropic and Chat.
+	CollectsStreams() bool
+	// StreamingBody returns body, a non-streamed request of this API,
+	// asking for a stream whose events carry the token counts; an error
+	// for an API whose CollectsStreams is false.
+	StreamingBody(body []byte) ([]byte, error)
+	// TokenCount is the answer of this API's token-counting endpoint for n
+	// input tokens: the pool's estimate when the member speaks another API.
+	TokenCount(n int) []byte
+	// ModelList is the document of this API's model list (GET /v1/models,
+	// Gemini's /v1beta/models) listing list with its capabilities; owner
+	// is the pool id (OpenAI's owned_by).
+	ModelList(list []config.ModelInfo, owner string) any
 }
 
 // byKind are the flavours by the wire API they read and write.
