@@ -283,3 +283,53 @@ func readAnswer(k apikind.Kind, b []byte) (text string, calls []string, err erro
 	}
 	return text, calls, add(evs)
 }
+
+// TestAgentSignaturesOfUnknownOrigin sends each recorded call that carries
+// signed reasoning (Claude Code's call after its tool result holds the
+// thinking block the recording's mock signed) through a pool whose strict
+// member speaks the agent's own API and never minted that signature, as
+// after a restart: the member refuses the call once, the pool sends it
+// again without the signature and the agent gets its answer; the next
+// call leaves the signature out without a refusal (SPEC POOL-18).
+func TestAgentSignaturesOfUnknownOrigin(t *testing.T) {
+	n := 0
+	for _, r := range fixtures.AgentRequests(t) {
+		if r.API != string(apikind.Anthropic) || !bytes.Contains(r.Body, []byte(`"signature"`)) {
+			continue
+		}
+		n++
+		name := strings.TrimSuffix(strings.ReplaceAll(r.File, "/", "-"), ".json")
+		t.Run("POOL-18/"+name+"-foreign-signature-refused-once-then-left-out", func(t *testing.T) {
+			member := &mockllm.Channel{API: mockllm.Anthropic, Strict: true, Turns: []mockllm.Turn{{Text: "the word is pelican-42"}}}
+			msrv := httptest.NewServer(member)
+			defer msrv.Close()
+			y := fmt.Sprintf("channels:\n  a: {api: anthropic, base_url: %q, api_key: sk-member-secret}\npools:\n  p:\n    members: [a]\n", msrv.URL)
+			cfg, err := config.ParseConfig([]byte(y), func(string) string { return "" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			psrv := httptest.NewServer(pool.New(cfg, pool.Options{Transport: tr, Token: agentToken}))
+			defer psrv.Close()
+			for turn, wantRefused := range []int{1, 1} {
+				status, answer := sendRecorded(t, psrv.URL+"/pool/p", r)
+				text, _, err := readAnswer(apikind.Anthropic, answer)
+				if status != http.StatusOK || err != nil || !strings.Contains(text, "pelican-42") {
+					t.Fatalf("send %d: %d %v %q\n%s", turn+1, status, err, text, answer)
+				}
+				if got := member.Refused(); got != wantRefused {
+					t.Fatalf("after send %d the member refused %d calls, want %d", turn+1, got, wantRefused)
+				}
+			}
+			for _, c := range member.Calls() {
+				if c.Status == http.StatusOK && bytes.Contains(c.Raw, []byte(`"signature"`)) {
+					t.Fatalf("the member answered a call holding a signature it did not mint: %.300s", c.Raw)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no recorded agent call carries signed reasoning: the Claude Code recording should (testdata/agents/README.md)")
+	}
+}
