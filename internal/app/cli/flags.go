@@ -11,9 +11,11 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -204,6 +206,67 @@ func (f boolFlag) Apply(set *flag.FlagSet) error {
 		return nil
 	}
 	return f.BoolFlag.Apply(set)
+}
+
+// Apply reads the flag's environment variable as every source reads a
+// whole number (settings.ParseText, as the config file, `dual-proxy
+// settings set` and the API do): decimal, spaces around ignored; an
+// empty or blank variable is not set, as urfave/cli reads it. It then
+// lets urfave/cli register the flag with that value, and gives every name
+// of it a decimalInt, so a value typed on the command line reads the same
+// way. The error is urfave/cli's, which the usage hint turns into "want a
+// whole number".
+func (f intFlag) Apply(set *flag.FlagSet) error {
+	inner := *f.IntFlag
+	inner.EnvVars, inner.FilePath = nil, ""
+	for _, name := range f.EnvVars {
+		val, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(val) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil {
+			return fmt.Errorf("could not parse %q as int value from environment variable %q for flag %s: %v", val, name, f.Name, err)
+		}
+		inner.Value = n
+		f.HasBeenSet = true
+		break
+	}
+	if err := inner.Apply(set); err != nil {
+		return err
+	}
+	v := decimalInt{n: new(int)}
+	*v.n = inner.Value
+	for _, name := range f.names {
+		if fl := set.Lookup(name); fl != nil {
+			fl.Value = v
+		}
+	}
+	return nil
+}
+
+// decimalInt is a whole-number flag's value on the command line, read as
+// every other source reads one (settings.ParseText): decimal, spaces
+// around ignored. The flag package's own int reads "0100" as octal 64
+// and takes "0x10" and "1_000", which the file and the API refuse.
+type decimalInt struct{ n *int }
+
+// Set reads s.
+func (d decimalInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*d.n = n
+	return nil
+}
+
+// String is the value in decimal (urfave/cli's Context.Int reads it back).
+func (d decimalInt) String() string {
+	if d.n == nil {
+		return "0"
+	}
+	return strconv.Itoa(*d.n)
 }
 
 // Unwrap returns the urfave/cli flag inside the wrapper.
