@@ -2,8 +2,9 @@ package testworld
 
 import (
 	"net"
-	"sync"
 	"testing"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // RefusedAddr returns "127.0.0.1:PORT" where nothing listens, so a dial is
@@ -44,40 +45,12 @@ func ProcessRefusedAddr() string {
 
 // Blackhole returns "127.0.0.1:PORT" of a listener that accepts TCP
 // connections and never reads or answers: TCP connects, then silence. The
-// listener and every accepted connection are closed by t.Cleanup.
+// listener and every accepted connection are closed by t.Cleanup
+// (testkit.ServeConns, whose serve here returns at once and leaves the
+// connection open).
 func Blackhole(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testworld: listen: %v", err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
+	return testkit.ServeConns(t, func(net.Conn) {})
 }
 
 // EchoBuffered echoes what it reads from c back to c through a 4 KiB
