@@ -22,28 +22,28 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/config"
 )
 
-// fixtureMember is a member API whose documented answers testdata/streams
+// streamMember is a member API whose documented answers testdata/streams
 // holds: the fixtures' directory, the channel api word of a member speaking
 // it, and the client APIs a pool sends to it in that API (an `openai`
 // channel speaks Responses to Responses clients only).
-type fixtureMember struct {
+type streamMember struct {
 	api     apikind.Kind
 	dir     string
 	channel string
 	clients []apikind.Kind
 }
 
-var fixtureMembers = []fixtureMember{
+var streamMembers = []streamMember{
 	{apikind.Anthropic, "anthropic", config.APIAnthropic, clientAPIs},
 	{apikind.Chat, "chat", config.APIOpenAIChat, clientAPIs},
 	{apikind.Responses, "responses", config.APIOpenAI, []apikind.Kind{apikind.Responses}},
 	{apikind.Gemini, "gemini", config.APIGemini, clientAPIs},
 }
 
-// fixtureReplay is a member channel that answers every model call with one
+// replayMember is a member channel that answers every model call with one
 // recorded answer: the stream for a streamed call, the non-streamed answer
 // (when the fixture has one) for the others.
-func fixtureReplay(t *testing.T, stream, answer []byte) *httptest.Server {
+func replayMember(t *testing.T, stream, answer []byte) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -60,9 +60,9 @@ func fixtureReplay(t *testing.T, stream, answer []byte) *httptest.Server {
 	return srv
 }
 
-// fixturePool is a pool of one member, the replaying channel at url, serving
+// streamPool is a pool of one member, the replaying channel at url, serving
 // on a loopback port; it returns the pool's base URL.
-func fixturePool(t *testing.T, channel, url string) string {
+func streamPool(t *testing.T, channel, url string) string {
 	t.Helper()
 	y := fmt.Sprintf("channels:\n  m: {api: %s, base_url: %q, api_key: sk-test-member}\npools:\n  p:\n    members: [m]\n", channel, url)
 	cfg, err := config.ParseConfig([]byte(y), func(string) string { return "" })
@@ -76,8 +76,8 @@ func fixturePool(t *testing.T, channel, url string) string {
 	return srv.URL
 }
 
-// fixtureCall sends c to the pool at base and returns the status and body.
-func fixtureCall(t *testing.T, base string, c clientCall) (int, []byte) {
+// streamCall sends c to the pool at base and returns the status and body.
+func streamCall(t *testing.T, base string, c clientCall) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, base+"/pool/p"+c.path, strings.NewReader(c.body))
 	if err != nil {
@@ -99,18 +99,18 @@ func fixtureCall(t *testing.T, base string, c clientCall) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// fixtureAnswer is what a client of api reads from a stream: the answer
+// clientAnswer is what a client of api reads from a stream: the answer
 // assembled from its events and the error that ended it, if any.
-type fixtureAnswer struct {
+type clientAnswer struct {
 	resp     neutral.Response
 	err      *neutral.Error
 	finished bool
 }
 
-// readFixtureStream decodes the stream b of api with its decoder.
-func readFixtureStream(t *testing.T, kind apikind.Kind, b []byte) fixtureAnswer {
+// readClientStream decodes the stream b of api with its decoder.
+func readClientStream(t *testing.T, kind apikind.Kind, b []byte) clientAnswer {
 	t.Helper()
-	var a fixtureAnswer
+	var a clientAnswer
 	dec := api.NewStreamDecoder(kind)
 	apply := func(evs []neutral.Event) {
 		for _, e := range evs {
@@ -156,8 +156,8 @@ func readFixtureStream(t *testing.T, kind apikind.Kind, b []byte) fixtureAnswer 
 	return a
 }
 
-// fixtureCalls are the tool calls of r as name and arguments compared by value.
-func fixtureCalls(t *testing.T, r *neutral.Response) []string {
+// answerCalls are the tool calls of r as name and arguments compared by value.
+func answerCalls(t *testing.T, r *neutral.Response) []string {
 	t.Helper()
 	var out []string
 	for _, p := range r.Parts {
@@ -174,14 +174,14 @@ func fixtureCalls(t *testing.T, r *neutral.Response) []string {
 	return out
 }
 
-// sameFixtureAnswer fails unless got carries want's text, tool calls and
+// sameClientAnswer fails unless got carries want's text, tool calls and
 // stop reason.
-func sameFixtureAnswer(t *testing.T, want, got *neutral.Response) {
+func sameClientAnswer(t *testing.T, want, got *neutral.Response) {
 	t.Helper()
 	if w, g := textOf(want), textOf(got); w != g {
 		t.Errorf("text %q, want %q", g, w)
 	}
-	if w, g := fixtureCalls(t, want), fixtureCalls(t, got); strings.Join(w, "\n") != strings.Join(g, "\n") {
+	if w, g := answerCalls(t, want), answerCalls(t, got); strings.Join(w, "\n") != strings.Join(g, "\n") {
 		t.Errorf("tool calls %q, want %q", g, w)
 	}
 	if want.Stop != got.Stop {
@@ -198,7 +198,7 @@ func sameFixtureAnswer(t *testing.T, want, got *neutral.Response) {
 // it reaches the client as its API's error event after the text so far; a
 // non-streamed client gets the member's non-streamed answer.
 func TestRecordedStreamsThroughPool(t *testing.T) {
-	for _, m := range fixtureMembers {
+	for _, m := range streamMembers {
 		for _, p := range fixtures.Glob(t, "streams/"+m.dir+"/*.sse") {
 			name := strings.TrimSuffix(filepath.Base(p), ".sse")
 			stream := fixtures.Read(t, "streams", m.dir, name+".sse")
@@ -206,11 +206,11 @@ func TestRecordedStreamsThroughPool(t *testing.T) {
 			if b, err := os.ReadFile(fixtures.Path(t, "streams", m.dir, name+".json")); err == nil {
 				answer = b
 			}
-			want := readFixtureStream(t, m.api, stream)
+			want := readClientStream(t, m.api, stream)
 			for _, client := range m.clients {
 				t.Run(fmt.Sprintf("POOL-21/%s-member/%s/%s-client", m.dir, name, client), func(t *testing.T) {
-					base := fixturePool(t, m.channel, fixtureReplay(t, stream, answer).URL)
-					status, body := fixtureCall(t, base, clientRequest(client, true, "hi"))
+					base := streamPool(t, m.channel, replayMember(t, stream, answer).URL)
+					status, body := streamCall(t, base, clientRequest(client, true, "hi"))
 					if want.err != nil && want.resp.Parts == nil {
 						if status < 400 {
 							t.Fatalf("a member that failed before any output is answered %d:\n%s", status, body)
@@ -223,7 +223,7 @@ func TestRecordedStreamsThroughPool(t *testing.T) {
 					if status != http.StatusOK {
 						t.Fatalf("status %d:\n%s", status, body)
 					}
-					got := readFixtureStream(t, client, body)
+					got := readClientStream(t, client, body)
 					if want.err != nil {
 						if got.err == nil {
 							t.Errorf("the member's error after the commit point does not reach the client:\n%s", body)
@@ -236,11 +236,11 @@ func TestRecordedStreamsThroughPool(t *testing.T) {
 					if !got.finished {
 						t.Fatalf("the client's stream does not finish:\n%s", body)
 					}
-					sameFixtureAnswer(t, &want.resp, &got.resp)
+					sameClientAnswer(t, &want.resp, &got.resp)
 					if answer == nil {
 						return
 					}
-					status, body = fixtureCall(t, base, clientRequest(client, false, "hi"))
+					status, body = streamCall(t, base, clientRequest(client, false, "hi"))
 					if status != http.StatusOK {
 						t.Fatalf("non-streamed: status %d:\n%s", status, body)
 					}
@@ -248,7 +248,7 @@ func TestRecordedStreamsThroughPool(t *testing.T) {
 					if err != nil {
 						t.Fatalf("non-streamed answer: %v\n%s", err, body)
 					}
-					sameFixtureAnswer(t, &want.resp, r)
+					sameClientAnswer(t, &want.resp, r)
 				})
 			}
 		}

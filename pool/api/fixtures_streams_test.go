@@ -23,34 +23,34 @@ import (
 // and wirefmt's SSE reader. Each states a rule that holds for every
 // fixture, so a new recording is tested by adding its file.
 
-// fixtureAPIs are the wire APIs whose answers testdata/streams holds.
-var fixtureAPIs = []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses, apikind.Gemini}
+// streamAPIs are the wire APIs whose answers testdata/streams holds.
+var streamAPIs = []apikind.Kind{apikind.Anthropic, apikind.Chat, apikind.Responses, apikind.Gemini}
 
-// fixtureDir is the directory of api's fixtures under testdata/streams.
-var fixtureDir = map[apikind.Kind]string{apikind.Anthropic: "anthropic", apikind.Chat: "chat",
+// streamDir is the directory of api's fixtures under testdata/streams.
+var streamDir = map[apikind.Kind]string{apikind.Anthropic: "anthropic", apikind.Chat: "chat",
 	apikind.Responses: "responses", apikind.Gemini: "gemini"}
 
-// recorded is one stream fixture: its API, its name and its SSE events as
+// streamFixture is one stream fixture: its API, its name and its SSE events as
 // the pool's reader splits them.
-type recorded struct {
+type streamFixture struct {
 	api    apikind.Kind
 	name   string
 	events []wirefmt.SSEEvent
 }
 
-// recordedStreams reads every .sse fixture of api.
-func recordedStreams(t *testing.T, kind apikind.Kind) []recorded {
+// streamFixtures reads every .sse fixture of api.
+func streamFixtures(t *testing.T, kind apikind.Kind) []streamFixture {
 	t.Helper()
-	var out []recorded
-	for _, p := range fixtures.Glob(t, "streams/"+fixtureDir[kind]+"/*.sse") {
-		b := fixtures.Read(t, "streams", fixtureDir[kind], filepath.Base(p))
-		out = append(out, recorded{api: kind, name: strings.TrimSuffix(filepath.Base(p), ".sse"), events: sseEvents(t, b)})
+	var out []streamFixture
+	for _, p := range fixtures.Glob(t, "streams/"+streamDir[kind]+"/*.sse") {
+		b := fixtures.Read(t, "streams", streamDir[kind], filepath.Base(p))
+		out = append(out, streamFixture{api: kind, name: strings.TrimSuffix(filepath.Base(p), ".sse"), events: splitSSE(t, b)})
 	}
 	return out
 }
 
-// sseEvents splits b with the pool's SSE reader (SPEC POOL-19).
-func sseEvents(t *testing.T, b []byte) []wirefmt.SSEEvent {
+// splitSSE splits b with the pool's SSE reader (SPEC POOL-19).
+func splitSSE(t *testing.T, b []byte) []wirefmt.SSEEvent {
 	t.Helper()
 	r := wirefmt.NewSSEReader(bytes.NewReader(b))
 	defer r.Release()
@@ -70,22 +70,22 @@ func sseEvents(t *testing.T, b []byte) []wirefmt.SSEEvent {
 	}
 }
 
-// answer is what a client makes of a stream: the neutral answer assembled
+// streamAnswer is what a client makes of a stream: the neutral answer assembled
 // from its events, the error that ended it, and the index of the SSE event
 // where visible output first appeared (-1: none) and of the one that
 // carried the error (-1: none).
-type answer struct {
+type streamAnswer struct {
 	resp                neutral.Response
 	err                 *neutral.Error
 	finished            bool
 	firstVisible, errAt int
 }
 
-// assemble decodes events with api's stream decoder, End included.
-func assemble(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) answer {
+// assembleStream decodes events with api's stream decoder, End included.
+func assembleStream(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) streamAnswer {
 	t.Helper()
 	dec := api.NewStreamDecoder(kind)
-	a := answer{firstVisible: -1, errAt: -1}
+	a := streamAnswer{firstVisible: -1, errAt: -1}
 	apply := func(at int, evs []neutral.Event) {
 		for _, e := range evs {
 			switch e.Kind {
@@ -134,9 +134,9 @@ func assemble(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) answer
 	return a
 }
 
-// replay writes a neutral event sequence as a stream of api with its
+// reencode writes a neutral event sequence as a stream of api with its
 // encoder and reads it back as SSE events.
-func replay(t *testing.T, kind apikind.Kind, evs []neutral.Event) []wirefmt.SSEEvent {
+func reencode(t *testing.T, kind apikind.Kind, evs []neutral.Event) []wirefmt.SSEEvent {
 	t.Helper()
 	enc := api.NewStreamEncoder(kind, "fixture-model")
 	var out bytes.Buffer
@@ -147,12 +147,12 @@ func replay(t *testing.T, kind apikind.Kind, evs []neutral.Event) []wirefmt.SSEE
 		}
 		out.Write(b)
 	}
-	return sseEvents(t, out.Bytes())
+	return splitSSE(t, out.Bytes())
 }
 
-// neutralEvents decodes events into the neutral events the pool's
+// decodeNeutral decodes events into the neutral events the pool's
 // translator hands an encoder (copied: a decoder may reuse its slice).
-func neutralEvents(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) []neutral.Event {
+func decodeNeutral(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) []neutral.Event {
 	t.Helper()
 	dec := api.NewStreamDecoder(kind)
 	var out []neutral.Event
@@ -173,11 +173,11 @@ func neutralEvents(t *testing.T, kind apikind.Kind, events []wirefmt.SSEEvent) [
 	return out
 }
 
-// toolCall is a tool call as a client runs it: name and arguments (JSON
+// answerToolCall is a tool call as a client runs it: name and arguments (JSON
 // compared by value).
-type toolCall struct{ name, args string }
+type answerToolCall struct{ name, args string }
 
-func textOf(r *neutral.Response, kind neutral.Kind) string {
+func partsText(r *neutral.Response, kind neutral.Kind) string {
 	var b strings.Builder
 	for _, p := range r.Parts {
 		if p.Kind == kind {
@@ -187,18 +187,18 @@ func textOf(r *neutral.Response, kind neutral.Kind) string {
 	return b.String()
 }
 
-func toolCalls(t *testing.T, r *neutral.Response) []toolCall {
+func answerToolCalls(t *testing.T, r *neutral.Response) []answerToolCall {
 	t.Helper()
-	var out []toolCall
+	var out []answerToolCall
 	for _, p := range r.Parts {
 		if p.Kind == neutral.KindToolCall {
-			out = append(out, toolCall{p.Name, canonicalJSON(t, neutral.ArgsOrEmpty(p.Args))})
+			out = append(out, answerToolCall{p.Name, argsJSON(t, neutral.ArgsOrEmpty(p.Args))})
 		}
 	}
 	return out
 }
 
-func canonicalJSON(t *testing.T, s string) string {
+func argsJSON(t *testing.T, s string) string {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -208,15 +208,15 @@ func canonicalJSON(t *testing.T, s string) string {
 	return string(b)
 }
 
-// sameAnswer fails unless got carries what want carries for a client: the
+// sameStreamAnswer fails unless got carries what want carries for a client: the
 // text, the reasoning text, the tool calls (name, arguments), the stop
 // reason and the usage as far as API to can express it.
-func sameAnswer(t *testing.T, what string, to apikind.Kind, want, got *neutral.Response) {
+func sameStreamAnswer(t *testing.T, what string, to apikind.Kind, want, got *neutral.Response) {
 	t.Helper()
-	if w, g := textOf(want, neutral.KindText), textOf(got, neutral.KindText); w != g {
+	if w, g := partsText(want, neutral.KindText), partsText(got, neutral.KindText); w != g {
 		t.Errorf("%s: text %q, want %q", what, g, w)
 	}
-	w, g := toolCalls(t, want), toolCalls(t, got)
+	w, g := answerToolCalls(t, want), answerToolCalls(t, got)
 	if len(w) != len(g) {
 		t.Errorf("%s: tool calls %v, want %v", what, g, w)
 	} else {
@@ -229,11 +229,11 @@ func sameAnswer(t *testing.T, what string, to apikind.Kind, want, got *neutral.R
 	if want.Stop != got.Stop {
 		t.Errorf("%s: stop %q, want %q", what, got.Stop, want.Stop)
 	}
-	if w, g := textOf(want, neutral.KindReasoning), textOf(got, neutral.KindReasoning); w != g {
+	if w, g := partsText(want, neutral.KindReasoning), partsText(got, neutral.KindReasoning); w != g {
 		t.Errorf("%s: reasoning %q, want %q", what, g, w)
 	}
 	u := want.Usage
-	if !countsReasoning[to] {
+	if !usageCountsReasoning[to] {
 		u.Reasoning = 0
 	}
 	if u != got.Usage {
@@ -241,9 +241,9 @@ func sameAnswer(t *testing.T, what string, to apikind.Kind, want, got *neutral.R
 	}
 }
 
-// countsReasoning are the APIs whose usage counts reasoning tokens apart
+// usageCountsReasoning are the APIs whose usage counts reasoning tokens apart
 // (Anthropic's output_tokens include them with no count of their own).
-var countsReasoning = map[apikind.Kind]bool{apikind.Chat: true, apikind.Responses: true, apikind.Gemini: true}
+var usageCountsReasoning = map[apikind.Kind]bool{apikind.Chat: true, apikind.Responses: true, apikind.Gemini: true}
 
 // TestRecordedStreamsTranslate checks every documented stream of every API
 // (SPEC POOL-21): it decodes with its API's decoder into a complete answer
@@ -251,27 +251,27 @@ var countsReasoning = map[apikind.Kind]bool{apikind.Chat: true, apikind.Response
 // API's encoder and decoded back, the client still gets the same text,
 // tool calls, stop reason and usage, or the same error.
 func TestRecordedStreamsTranslate(t *testing.T) {
-	for _, from := range fixtureAPIs {
-		for _, rec := range recordedStreams(t, from) {
-			t.Run("POOL-21/"+fixtureDir[from]+"/"+rec.name, func(t *testing.T) {
-				orig := assemble(t, from, rec.events)
+	for _, from := range streamAPIs {
+		for _, rec := range streamFixtures(t, from) {
+			t.Run("POOL-21/"+streamDir[from]+"/"+rec.name, func(t *testing.T) {
+				orig := assembleStream(t, from, rec.events)
 				if orig.finished == (orig.err != nil) {
 					t.Fatalf("the stream ends in neither a finish nor an error, or both (finished %v, error %+v)", orig.finished, orig.err)
 				}
 				if orig.finished && orig.firstVisible < 0 {
 					t.Fatalf("a finished stream with no visible output")
 				}
-				evs := neutralEvents(t, from, rec.events)
-				for _, to := range fixtureAPIs {
-					back := assemble(t, to, replay(t, to, evs))
-					what := fixtureDir[from] + " as " + fixtureDir[to]
+				evs := decodeNeutral(t, from, rec.events)
+				for _, to := range streamAPIs {
+					back := assembleStream(t, to, reencode(t, to, evs))
+					what := streamDir[from] + " as " + streamDir[to]
 					if orig.err != nil {
 						if back.err == nil {
 							t.Errorf("%s: the error %+v is lost", what, orig.err)
 						} else if back.err.Message != orig.err.Message {
 							t.Errorf("%s: error message %q, want %q", what, back.err.Message, orig.err.Message)
 						}
-						if w, g := textOf(&orig.resp, neutral.KindText), textOf(&back.resp, neutral.KindText); w != g {
+						if w, g := partsText(&orig.resp, neutral.KindText), partsText(&back.resp, neutral.KindText); w != g {
 							t.Errorf("%s: text before the error %q, want %q", what, g, w)
 						}
 						continue
@@ -279,7 +279,7 @@ func TestRecordedStreamsTranslate(t *testing.T) {
 					if !back.finished {
 						t.Errorf("%s: the answer does not finish", what)
 					}
-					sameAnswer(t, what, to, &orig.resp, &back.resp)
+					sameStreamAnswer(t, what, to, &orig.resp, &back.resp)
 				}
 			})
 		}
@@ -292,11 +292,11 @@ func TestRecordedStreamsTranslate(t *testing.T) {
 // same answer, streamed or not); written as each other API's answer and
 // decoded back, it keeps its text, tool calls, stop reason and usage.
 func TestRecordedAnswersAgree(t *testing.T) {
-	for _, from := range fixtureAPIs {
-		for _, p := range fixtures.Glob(t, "streams/"+fixtureDir[from]+"/*.json") {
+	for _, from := range streamAPIs {
+		for _, p := range fixtures.Glob(t, "streams/"+streamDir[from]+"/*.json") {
 			name := strings.TrimSuffix(filepath.Base(p), ".json")
-			t.Run("POOL-21/"+fixtureDir[from]+"/"+name, func(t *testing.T) {
-				body := fixtures.Read(t, "streams", fixtureDir[from], name+".json")
+			t.Run("POOL-21/"+streamDir[from]+"/"+name, func(t *testing.T) {
+				body := fixtures.Read(t, "streams", streamDir[from], name+".json")
 				resp, err := api.DecodeResponse(from, body)
 				if err != nil {
 					t.Fatalf("decode: %v", err)
@@ -304,11 +304,11 @@ func TestRecordedAnswersAgree(t *testing.T) {
 				if len(resp.Parts) == 0 || resp.Stop == "" {
 					t.Fatalf("decoded answer has no parts or no stop reason: %+v", resp)
 				}
-				if _, err := os.Stat(fixtures.Path(t, "streams", fixtureDir[from], name+".sse")); err == nil {
-					streamed := assemble(t, from, sseEvents(t, fixtures.Read(t, "streams", fixtureDir[from], name+".sse")))
-					sameAnswer(t, "streamed and not", from, resp, &streamed.resp)
+				if _, err := os.Stat(fixtures.Path(t, "streams", streamDir[from], name+".sse")); err == nil {
+					streamed := assembleStream(t, from, splitSSE(t, fixtures.Read(t, "streams", streamDir[from], name+".sse")))
+					sameStreamAnswer(t, "streamed and not", from, resp, &streamed.resp)
 				}
-				for _, to := range fixtureAPIs {
+				for _, to := range streamAPIs {
 					b, err := api.EncodeResponse(to, resp, "fixture-model")
 					if err != nil {
 						t.Fatalf("encode as %s: %v", to, err)
@@ -317,7 +317,7 @@ func TestRecordedAnswersAgree(t *testing.T) {
 					if err != nil {
 						t.Fatalf("decode the %s answer: %v\n%s", to, err, b)
 					}
-					sameAnswer(t, fixtureDir[from]+" as "+fixtureDir[to], to, resp, back)
+					sameStreamAnswer(t, streamDir[from]+" as "+streamDir[to], to, resp, back)
 				}
 			})
 		}
@@ -332,10 +332,10 @@ func TestRecordedAnswersAgree(t *testing.T) {
 // event, with the provider's message; a complete stream ends cleanly; and the
 // usage the watcher accounts is the usage the stream reports.
 func TestRecordedStreamsCommitPoint(t *testing.T) {
-	for _, kind := range fixtureAPIs {
-		for _, rec := range recordedStreams(t, kind) {
-			t.Run("POOL-7/"+fixtureDir[kind]+"/"+rec.name, func(t *testing.T) {
-				want := assemble(t, kind, rec.events)
+	for _, kind := range streamAPIs {
+		for _, rec := range streamFixtures(t, kind) {
+			t.Run("POOL-7/"+streamDir[kind]+"/"+rec.name, func(t *testing.T) {
+				want := assembleStream(t, kind, rec.events)
 				w := api.For(kind).NewWatcher()
 				committed, ended := false, false
 				visibleAt, errAt := -1, -1
