@@ -15,7 +15,7 @@ func (c *call) memberLimit(m string) int {
 // limit, for a client that asked for asked (0: named none): the member's
 // when the client named none or more, else the client's. 0
 // means the API's default (the translate encoders: Anthropic
-// anthropic.DefaultMaxTokens, the others none).
+// 32000, the max_tokens its API requires, the others none).
 func outputLimit(asked, limit int) int {
 	if limit > 0 && (asked == 0 || asked > limit) {
 		return limit

@@ -12,7 +12,7 @@ func (Flavour) UpstreamPath(string, bool) string { return "/v1/messages" }
 
 // DecodeRequest reads a Messages body; model and stream are the body's.
 func (Flavour) DecodeRequest(body []byte, _ string, _, valid bool) (*neutral.Request, error) {
-	return DecodeRequest(body, valid)
+	return decodeRequest(body, valid)
 }
 
 // EncodeRequest writes r as a Messages body.
@@ -20,12 +20,12 @@ func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return encode
 
 // DecodeResponse reads a Messages answer.
 func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
-	return DecodeAnthropicResponse(body)
+	return decodeAnthropicResponse(body)
 }
 
 // EncodeResponse writes r as a Messages answer naming model.
 func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]byte, error) {
-	return EncodeAnthropicResponse(r, model)
+	return encodeAnthropicResponse(r, model)
 }
 
 // NewStreamDecoder returns a decoder of one Messages stream.
@@ -40,4 +40,4 @@ func (Flavour) NewStreamEncoder(model string, _ []string) neutral.StreamEncoder 
 func (Flavour) EncodeError(e neutral.Error) (int, []byte) { return encodeAnthropicError(e) }
 
 // EncodeErrorEvent renders e as a Messages "event: error".
-func (Flavour) EncodeErrorEvent(e neutral.Error) []byte { return AnthropicErrorEvent(e) }
+func (Flavour) EncodeErrorEvent(e neutral.Error) []byte { return anthropicErrorEvent(e) }

@@ -110,11 +110,11 @@ var (
 	anIgnoredKeys = []string{"service_tier", "context_management", "inference_geo"}
 )
 
-// DefaultMaxTokens is the max_tokens sent to an Anthropic member when the
+// defaultMaxTokens is the max_tokens sent to an Anthropic member when the
 // client set no limit (Anthropic requires one).
-const DefaultMaxTokens = 32000
+const defaultMaxTokens = 32000
 
-// DecodeRequest reads a Messages request body; valid says body is known to
+// decodeRequest reads a Messages request body; valid says body is known to
 // be valid JSON (ParseRequest accepted it), so it is decoded by one scan.
 // Server tools, documents, containers and MCP servers are FieldErrors;
 // cache_control breakpoints are kept (a tool result's on the result; SPEC
@@ -122,7 +122,7 @@ const DefaultMaxTokens = 32000
 //
 // One piece: a flat walk over the Messages fields in document order, each
 // filling the one Request.
-func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
+func decodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w anRequest
 	if err := neutral.ObjectKeys(body, &w, scanAnRequest, anKnownKeys, anIgnoredKeys, valid); err != nil {
 		return nil, err

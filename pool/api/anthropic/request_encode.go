@@ -11,7 +11,7 @@ import (
 // encodeAnthropicRequest writes r as a Messages request. Reasoning parts
 // without an Anthropic signature (from other APIs) are dropped: Anthropic
 // accepts only its own signed thinking. A Request without MaxTokens gets
-// DefaultMaxTokens. Consecutive messages of one role are merged, tool results
+// defaultMaxTokens. Consecutive messages of one role are merged, tool results
 // first (Anthropic's rule for user turns that answer tool calls). The
 // client's cache breakpoints are kept, and with r.CacheBreakpoints the
 // pool's own are added, at most four in all (placeBreakpoints).
@@ -25,7 +25,7 @@ func AnthropicRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*anRequest
 	w := &anRequestOut{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, TopK: r.TopK, StopSequences: r.Stop}
 	if w.MaxTokens == 0 {
-		w.MaxTokens = DefaultMaxTokens
+		w.MaxTokens = defaultMaxTokens
 	}
 	if r.User != "" {
 		w.Metadata = &anMetadata{UserID: r.User}

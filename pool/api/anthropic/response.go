@@ -61,8 +61,8 @@ func anStopOf(s neutral.StopReason) string {
 	return string(s)
 }
 
-// DecodeAnthropicResponse reads a non-streamed Messages answer.
-func DecodeAnthropicResponse(body []byte) (*neutral.Response, error) {
+// decodeAnthropicResponse reads a non-streamed Messages answer.
+func decodeAnthropicResponse(body []byte) (*neutral.Response, error) {
 	var w anResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, neutral.WireErr("body", err)
@@ -84,8 +84,8 @@ func DecodeAnthropicResponse(body []byte) (*neutral.Response, error) {
 	return r, nil
 }
 
-// EncodeAnthropicResponse writes r as a Messages answer naming model.
-func EncodeAnthropicResponse(r *neutral.Response, model string) ([]byte, error) {
+// encodeAnthropicResponse writes r as a Messages answer naming model.
+func encodeAnthropicResponse(r *neutral.Response, model string) ([]byte, error) {
 	w := anResponse{ID: r.ID, Type: "message", Role: "assistant", Model: model, Content: []anBlock{}, Usage: anUsageOf(r.Usage)}
 	if w.ID == "" {
 		w.ID = neutral.NewID("msg_")

@@ -246,7 +246,7 @@ func (e *anthropicStreamEncoder) Encode(ev neutral.Event) ([]byte, error) {
 	case neutral.EvPing:
 		return wirefmt.SSE("ping", []byte(`{"type":"ping"}`)), nil
 	case neutral.EvError:
-		return AnthropicErrorEvent(*ev.Err), nil
+		return anthropicErrorEvent(*ev.Err), nil
 	}
 	return nil, nil
 }
@@ -283,7 +283,7 @@ func (e *anthropicStreamEncoder) AppendDelta(dst []byte, ev neutral.Event) (b []
 	return append(b, "}}\n\n"...), true
 }
 
-// AnthropicErrorEvent renders e as a Messages stream's error event.
-func AnthropicErrorEvent(e neutral.Error) []byte {
+// anthropicErrorEvent renders e as a Messages stream's error event.
+func anthropicErrorEvent(e neutral.Error) []byte {
 	return wirefmt.SSE("error", anErrorBody(e))
 }

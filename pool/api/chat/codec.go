@@ -14,20 +14,20 @@ func (Flavour) UpstreamPath(string, bool) string { return "/v1/chat/completions"
 // DecodeRequest reads a Chat Completions body; model and stream are the
 // body's.
 func (Flavour) DecodeRequest(body []byte, _ string, _, valid bool) (*neutral.Request, error) {
-	return DecodeRequest(body, valid)
+	return decodeRequest(body, valid)
 }
 
 // EncodeRequest writes r as a Chat Completions body.
-func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return EncodeChatRequest(r) }
+func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return encodeChatRequest(r) }
 
 // DecodeResponse reads a Chat Completions answer.
 func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
-	return DecodeChatResponse(body)
+	return decodeChatResponse(body)
 }
 
 // EncodeResponse writes r as a Chat Completions answer naming model.
 func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]byte, error) {
-	return EncodeChatResponse(r, model)
+	return encodeChatResponse(r, model)
 }
 
 // NewStreamDecoder returns a decoder of one Chat Completions stream.

@@ -120,15 +120,12 @@ var (
 // ChatEfforts are Chat's reasoning_effort values, ascending.
 var ChatEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
-// DecodeRequestBody reads a Chat Completions request body. system and
-// developer messages are hoisted into Request.System in order; n > 1,
-// audio, files and logprobs are FieldErrors. cache_control on a content
-// part or a message and prompt_cache_key are kept (SPEC POOL-24).
-func DecodeRequestBody(body []byte) (*neutral.Request, error) { return DecodeRequest(body, false) }
-
-// DecodeRequest is DecodeChatRequest; valid says body is known to be valid JSON
-// (objectKeys).
-func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
+// decodeRequest reads a Chat Completions request body; valid says body is
+// known to be valid JSON (ParseRequest accepted it), so it is decoded by one
+// scan. system and developer messages are hoisted into Request.System in
+// order; n > 1, audio, files and logprobs are FieldErrors. cache_control on
+// a content part or a message and prompt_cache_key are kept (SPEC POOL-24).
+func decodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w chatRequest
 	if err := neutral.ObjectKeys(body, &w, scanChatRequest, chatKnownKeys, chatIgnoredKeys, valid); err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// EncodeChatRequest writes r as a Chat Completions request. Tool results
+// encodeChatRequest writes r as a Chat Completions request. Tool results
 // become "tool" messages before the rest of their user turn; a result marked
 // as an error gets an "Error: " prefix (Chat has no error flag). Reasoning
 // text goes to reasoning_content (DeepSeek, Kimi, vLLM read it back);
@@ -17,11 +17,11 @@ import (
 // (stream_options.include_usage) so cache accounting keeps working.
 // prompt_cache_key is kept; cache_control breakpoints are dropped (OpenAI
 // caches prefixes by itself and refuses fields it does not know).
-func EncodeChatRequest(r *neutral.Request) ([]byte, error) {
+func encodeChatRequest(r *neutral.Request) ([]byte, error) {
 	return wirefmt.EncodeHeld(func(h *wirefmt.HeldStrings) (any, error) { return ChatRequestOut(r, h) })
 }
 
-// ChatRequestOut is the Chat request EncodeChatRequest marshals, with the
+// ChatRequestOut is the Chat request encodeChatRequest marshals, with the
 // long strings held in h (held.go).
 func ChatRequestOut(r *neutral.Request, h *wirefmt.HeldStrings) (*chatRequestT[chatMessageOut], error) {
 	w := &chatRequestT[chatMessageOut]{Model: r.Model, Stream: r.Stream, MaxTokens: r.MaxTokens, Temperature: r.Temperature,

@@ -96,9 +96,9 @@ func chatStopOf(s neutral.StopReason) string {
 	return "stop"
 }
 
-// DecodeChatResponse reads a non-streamed Chat Completions answer (the
+// decodeChatResponse reads a non-streamed Chat Completions answer (the
 // first choice).
-func DecodeChatResponse(body []byte) (*neutral.Response, error) {
+func decodeChatResponse(body []byte) (*neutral.Response, error) {
 	var w chatResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, neutral.WireErr("body", err)
@@ -130,8 +130,8 @@ func DecodeChatResponse(body []byte) (*neutral.Response, error) {
 	return r, nil
 }
 
-// EncodeChatResponse writes r as a Chat Completions answer naming model.
-func EncodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
+// encodeChatResponse writes r as a Chat Completions answer naming model.
+func encodeChatResponse(r *neutral.Response, model string) ([]byte, error) {
 	msg := chatMessage{Role: "assistant"}
 	text, reasoning := "", ""
 	hasText := false

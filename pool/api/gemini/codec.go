@@ -19,20 +19,20 @@ func (Flavour) UpstreamPath(model string, stream bool) string {
 // DecodeRequest reads a generateContent body of model (from the URL),
 // streamed or not.
 func (Flavour) DecodeRequest(body []byte, model string, stream, valid bool) (*neutral.Request, error) {
-	return DecodeRequest(body, model, stream, valid)
+	return decodeRequest(body, model, stream, valid)
 }
 
 // EncodeRequest writes r as a generateContent body.
-func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return EncodeGeminiRequest(r) }
+func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return encodeGeminiRequest(r) }
 
 // DecodeResponse reads a generateContent answer.
 func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
-	return DecodeGeminiResponse(body)
+	return decodeGeminiResponse(body)
 }
 
 // EncodeResponse writes r as a generateContent answer naming model.
 func (Flavour) EncodeResponse(r *neutral.Response, model string, _ []string) ([]byte, error) {
-	return EncodeGeminiResponse(r, model)
+	return encodeGeminiResponse(r, model)
 }
 
 // NewStreamDecoder returns a decoder of one streamGenerateContent stream.

@@ -108,22 +108,19 @@ var (
 )
 
 // skipSignature is Gemini's documented placeholder thoughtSignature for
-// function calls that did not come from Gemini (ai.google.dev "Thought
-// signatures"): Gemini 3 refuses history function calls without one.
+// history whose signature the model cannot verify, such as function calls
+// that did not come from Gemini (ai.google.dev "Thought signatures"):
+// accepted by every Gemini model, and Gemini 3 refuses history function
+// calls without one.
 const skipSignature = "skip_thought_signature_validator"
 
-// DecodeRequestBody reads a generateContent body; model and stream come
-// from the URL. Both proto-JSON spellings are accepted (systemInstruction
-// and system_instruction). Built-in tools (googleSearch, codeExecution…),
-// cachedContent, non-image media and candidateCount > 1 are FieldErrors;
-// thought signatures are dropped.
-func DecodeRequestBody(body []byte, model string, stream bool) (*neutral.Request, error) {
-	return DecodeRequest(body, model, stream, false)
-}
-
-// DecodeRequest is DecodeGeminiRequest; valid says body is known to be valid JSON
-// (objectKeys).
-func DecodeRequest(body []byte, model string, stream bool, valid bool) (*neutral.Request, error) {
+// decodeRequest reads a generateContent body; valid says body is known to be
+// valid JSON (ParseRequest accepted it), so it is decoded by one scan; model
+// and stream come from the URL. Both proto-JSON spellings are accepted
+// (systemInstruction and system_instruction). Built-in tools (googleSearch,
+// codeExecution…), cachedContent, non-image media and candidateCount > 1 are
+// FieldErrors; thought signatures are dropped.
+func decodeRequest(body []byte, model string, stream bool, valid bool) (*neutral.Request, error) {
 	var raw any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, &neutral.FieldError{Field: "body", Reason: "not JSON: " + err.Error()}

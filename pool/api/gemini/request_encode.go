@@ -9,13 +9,13 @@ import (
 	"github.com/dual-proxy/dual-proxy/pool/api/wirefmt"
 )
 
-// EncodeGeminiRequest writes r as a generateContent body (the model and
+// encodeGeminiRequest writes r as a generateContent body (the model and
 // stream go into the URL: geminiPath). Reasoning parts are dropped (Gemini
 // takes no thoughts back); function calls from other APIs carry Gemini's
 // placeholder thought signature; parallel_tool_calls has no Gemini
 // equivalent and is dropped; tool results become functionResponse
 // {"output": text} or, for errors, {"error": text}.
-func EncodeGeminiRequest(r *neutral.Request) ([]byte, error) {
+func encodeGeminiRequest(r *neutral.Request) ([]byte, error) {
 	w := gmRequest{Contents: []gmContent{}}
 	if len(r.System) > 0 {
 		s := strings.Join(r.System, "\n\n")

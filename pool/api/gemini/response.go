@@ -73,10 +73,10 @@ func gmStopOf(s neutral.StopReason) string {
 	return "STOP" // Gemini ends tool calls with STOP too
 }
 
-// DecodeGeminiResponse reads a non-streamed generateContent answer (the
+// decodeGeminiResponse reads a non-streamed generateContent answer (the
 // first candidate). A prompt blocked by safety is a StopFilter answer with
 // no parts.
-func DecodeGeminiResponse(body []byte) (*neutral.Response, error) {
+func decodeGeminiResponse(body []byte) (*neutral.Response, error) {
 	var w gmResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, neutral.WireErr("body", err)
@@ -112,8 +112,8 @@ func DecodeGeminiResponse(body []byte) (*neutral.Response, error) {
 	return r, nil
 }
 
-// EncodeGeminiResponse writes r as a generateContent answer naming model.
-func EncodeGeminiResponse(r *neutral.Response, model string) ([]byte, error) {
+// encodeGeminiResponse writes r as a generateContent answer naming model.
+func encodeGeminiResponse(r *neutral.Response, model string) ([]byte, error) {
 	c := gmContent{Role: "model", Parts: []gmPart{}}
 	for i, p := range r.Parts {
 		gp, err := gmAnswerPart(fmt.Sprintf("content[%d]", i), p)

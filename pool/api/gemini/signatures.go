@@ -17,11 +17,6 @@ import (
 // signature."). The pool keys each by SigKey and remembers who minted it
 // like the Responses state (RecordOwner).
 
-// GeminiSkipSignature is Gemini's documented placeholder thoughtSignature
-// for history whose signature the model cannot verify (Gemini API "Thought
-// signatures"): accepted by every Gemini model.
-const GeminiSkipSignature = "skip_thought_signature_validator"
-
 // geminiSigKeys lists the thoughtSignature keys of a Gemini answer or
 // stream chunk.
 func geminiSigKeys(body []byte) []string {
@@ -43,7 +38,7 @@ func geminiSigKeys(body []byte) []string {
 	var keys []string
 	for _, c := range a.Candidates {
 		for _, p := range c.Content.Parts {
-			if p.Sig != "" && p.Sig != GeminiSkipSignature {
+			if p.Sig != "" && p.Sig != skipSignature {
 				keys = append(keys, neutral.SigKey(p.Sig))
 			}
 		}
@@ -69,7 +64,7 @@ func geminiRequestSigKeys(body []byte) []string {
 }
 
 // stripThoughtSignatures returns a generateContent request body whose
-// thoughtSignatures keep refuses are replaced by GeminiSkipSignature, the
+// thoughtSignatures keep refuses are replaced by skipSignature, the
 // placeholder Gemini documents for history it cannot verify (a function
 // call part must keep a signature on Gemini 3, so the part stays). The
 // body itself when nothing changes.
@@ -96,8 +91,8 @@ func stripThoughtSignatures(body []byte, keep func(key string) bool) []byte {
 		jsonscan.EachMember(b, func(k string, vs, ve int) bool {
 			if k == "thoughtSignature" {
 				var sig string
-				if json.Unmarshal(b[vs:ve], &sig) == nil && sig != GeminiSkipSignature && sig != "" && !keep(neutral.SigKey(sig)) {
-					out = append(append(out, body[last:base+vs]...), `"`+GeminiSkipSignature+`"`...)
+				if json.Unmarshal(b[vs:ve], &sig) == nil && sig != skipSignature && sig != "" && !keep(neutral.SigKey(sig)) {
+					out = append(append(out, body[last:base+vs]...), `"`+skipSignature+`"`...)
 					last = base + ve
 				}
 				return true

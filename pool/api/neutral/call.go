@@ -70,8 +70,8 @@ type CallInfo struct {
 	// a member that did not mint them refuses.
 	Signed bool
 	// StateRefs are the other stored state a Responses request names, as
-	// state keys: its conversation (ConvKey) and the items of its
-	// item_reference inputs (ItemKey), in that order.
+	// state keys: its conversation and the items of its
+	// item_reference inputs, in that order (pool/api/responses).
 	StateRefs []string
 	// Budget: the effort was derived from Anthropic thinking.budget_tokens
 	// (no output_config.effort), so a mapped effort rewrites the budget.

@@ -13,21 +13,21 @@ func (Flavour) UpstreamPath(string, bool) string { return "/v1/responses" }
 
 // DecodeRequest reads a Responses body; model and stream are the body's.
 func (Flavour) DecodeRequest(body []byte, _ string, _, valid bool) (*neutral.Request, error) {
-	return DecodeRequest(body, valid)
+	return decodeRequest(body, valid)
 }
 
 // EncodeRequest writes r as a Responses body.
-func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return EncodeResponsesRequest(r) }
+func (Flavour) EncodeRequest(r *neutral.Request) ([]byte, error) { return encodeResponsesRequest(r) }
 
 // DecodeResponse reads a Responses answer.
 func (Flavour) DecodeResponse(body []byte) (*neutral.Response, error) {
-	return DecodeResponsesResponse(body)
+	return decodeResponsesResponse(body)
 }
 
 // EncodeResponse writes r as a Responses answer naming model; the calls of
 // the freeform tools named in custom become custom_tool_call items.
 func (Flavour) EncodeResponse(r *neutral.Response, model string, custom []string) ([]byte, error) {
-	return EncodeResponsesResponse(r, model, custom...)
+	return encodeResponsesResponse(r, model, custom...)
 }
 
 // NewStreamDecoder returns a decoder of one Responses stream.

@@ -88,13 +88,13 @@ var (
 		"safety_identifier", "prompt_cache_retention", "stream_options", "client_metadata"}
 )
 
-// DecodeRequest reads a Responses request body; valid says body is known to
+// decodeRequest reads a Responses request body; valid says body is known to
 // be valid JSON (ParseRequest accepted it), so it is decoded by one scan.
 // previous_response_id, conversation, background and built-in tools
 // (web_search, local_shell, custom…) are FieldErrors: no other API can hold
 // their state or run them. Reasoning items keep their encrypted_content and
 // id for a Responses member.
-func DecodeRequest(body []byte, valid bool) (*neutral.Request, error) {
+func decodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w rsRequest
 	if err := neutral.ObjectKeys(body, &w, scanRsRequest, rsKnownKeys, rsIgnoredKeys, valid); err != nil {
 		return nil, err
@@ -239,13 +239,13 @@ func decodeRsContent(field string, raw json.RawMessage) ([]neutral.Part, error) 
 	return out, nil
 }
 
-// EncodeResponsesRequest writes r as a Responses request. Reasoning parts
+// encodeResponsesRequest writes r as a Responses request. Reasoning parts
 // without encrypted_content (from other APIs) are dropped: Responses only
 // takes back its own reasoning items. A tool result marked as an error gets
 // an "Error: " prefix (Responses has no error flag). When thinking is asked
 // for, reasoning.summary is "auto" so the reasoning text comes back.
 // prompt_cache_key is kept (SPEC POOL-24).
-func EncodeResponsesRequest(r *neutral.Request) ([]byte, error) {
+func encodeResponsesRequest(r *neutral.Request) ([]byte, error) {
 	w := rsRequest{Model: r.Model, Stream: r.Stream, MaxOutputTokens: r.MaxTokens, Temperature: r.Temperature,
 		TopP: r.TopP, ParallelToolCalls: r.ParallelToolCalls, User: r.User, Instructions: strings.Join(r.System, "\n\n"),
 		PromptCacheKey: r.CacheKey}

@@ -70,8 +70,8 @@ func rsStop(status, reason string, toolCall bool) neutral.StopReason {
 	return neutral.StopEnd
 }
 
-// DecodeResponsesResponse reads a non-streamed Responses answer.
-func DecodeResponsesResponse(body []byte) (*neutral.Response, error) {
+// decodeResponsesResponse reads a non-streamed Responses answer.
+func decodeResponsesResponse(body []byte) (*neutral.Response, error) {
 	var w rsResponse
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, neutral.WireErr("body", err)
@@ -111,9 +111,9 @@ func DecodeResponsesResponse(body []byte) (*neutral.Response, error) {
 	return r, nil
 }
 
-// EncodeResponsesResponse writes r as a Responses answer naming model;
+// encodeResponsesResponse writes r as a Responses answer naming model;
 // calls of the custom tools are custom_tool_call items.
-func EncodeResponsesResponse(r *neutral.Response, model string, custom ...string) ([]byte, error) {
+func encodeResponsesResponse(r *neutral.Response, model string, custom ...string) ([]byte, error) {
 	id := r.ID
 	if id == "" || !strings.HasPrefix(id, "resp_") {
 		id = neutral.NewID("resp_")

@@ -24,12 +24,12 @@ func encKey(enc string) string {
 	return "e:" + hex.EncodeToString(h[:16])
 }
 
-// ItemKey is the state key of a stored Responses item id (an output
+// itemKey is the state key of a stored Responses item id (an output
 // Item an item_reference input may name later).
-func ItemKey(id string) string { return "i:" + id }
+func itemKey(id string) string { return "i:" + id }
 
-// ConvKey is the state key of a Responses conversation id.
-func ConvKey(id string) string { return "c:" + id }
+// convKey is the state key of a Responses conversation id.
+func convKey(id string) string { return "c:" + id }
 
 // stateKeys lists the state a Responses answer (a Response object) carries:
 // its id, its output items' ids, its conversation and the encrypted
@@ -43,11 +43,11 @@ func stateKeys(resp *responseObject) []string {
 		keys = append(keys, RespKey(resp.ID))
 	}
 	if id := conversationID(resp.Conversation); id != "" {
-		keys = append(keys, ConvKey(id))
+		keys = append(keys, convKey(id))
 	}
 	for _, it := range resp.Output {
 		if it.ID != "" {
-			keys = append(keys, ItemKey(it.ID))
+			keys = append(keys, itemKey(it.ID))
 		}
 		if it.Type == "reasoning" && it.Encrypted != "" {
 			keys = append(keys, encKey(it.Encrypted))
@@ -87,7 +87,7 @@ func stateRefs(body, input []byte) []string {
 		}
 		if json.Unmarshal(body, &top) == nil {
 			if id := conversationID(top.Conversation); id != "" {
-				keys = append(keys, ConvKey(id))
+				keys = append(keys, convKey(id))
 			}
 		}
 	}
@@ -99,7 +99,7 @@ func stateRefs(body, input []byte) []string {
 		_ = json.Unmarshal(input, &items)
 		for _, it := range items {
 			if it.Type == "item_reference" && it.ID != "" {
-				keys = append(keys, ItemKey(it.ID))
+				keys = append(keys, itemKey(it.ID))
 			}
 		}
 	}
