@@ -125,7 +125,8 @@ const (
 //	POST /pool/config/validate  body: YAML or JSON → {ok, errors[], yaml, version}
 //	PUT  /pool/config           If-Match: version; body: YAML or JSON →
 //	                            200 {version, mode, backup, applied} | 400 {errors} |
-//	                            409 {error, version} | 428 without If-Match
+//	                            409 {error, version} | 413 {error, errors} over
+//	                            MaxDocument (every body here) | 428 without If-Match
 //	POST /pool/config/models?members=a,b  body (optional): the edited document →
 //	                            {members[], models[]} (gather.go)
 //	POST /pool/config/rename    If-Match: version; body {kind: channel|pool, from, to} →
@@ -220,16 +221,43 @@ func (e *Editor) serveGet(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// readBody reads an edited document (at most MaxDocument bytes).
-func readBody(r *http.Request) ([]byte, *FieldError) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxDocument+1))
-	if err != nil {
-		return nil, &FieldError{Message: "reading the body: " + err.Error()}
+// bodyError is a request body that could not be read: Status is what it
+// is answered with (bodyError.answer).
+type bodyError struct {
+	Status int
+	FieldError
+}
+
+// readBody reads an edited document of at most MaxDocument bytes. A
+// larger one, announced by its Content-Length or found while reading, is
+// a bodyError of 413 Content Too Large (RFC 9110 §15.5.14) naming the
+// limit, its rest not read (http.MaxBytesReader has the connection closed
+// after the answer); a failed read is a 400.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyError) {
+	tooLarge := &bodyError{http.StatusRequestEntityTooLarge, FieldError{Message: fmt.Sprintf("the document is larger than the limit of 1 MiB (%d bytes)", MaxDocument)}}
+	if r.ContentLength > MaxDocument {
+		return nil, tooLarge
 	}
-	if len(body) > MaxDocument {
-		return nil, &FieldError{Message: "document above 1 MiB"}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxDocument))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge
+	case err != nil:
+		return nil, &bodyError{http.StatusBadRequest, FieldError{Message: "reading the body: " + err.Error()}}
 	}
 	return body, nil
+}
+
+// answer answers e: {errors: [e]} with its status, and for a 413 its
+// message as {error} too, which the page shows for a status it does not
+// read errors from.
+func (e *bodyError) answer(w http.ResponseWriter) {
+	out := map[string]any{"errors": []FieldError{e.FieldError}}
+	if e.Status == http.StatusRequestEntityTooLarge {
+		out["error"] = e.Message
+	}
+	writeJSON(w, e.Status, out)
 }
 
 // editedBody lays an edited document (a request's body) over the file on
@@ -274,7 +302,15 @@ func verbatim(body []byte, in, merged, file *yaml.Node) bool {
 }
 
 func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
-	body, ferr := readBody(r)
+	body, berr := readBody(w, r)
+	if berr != nil && berr.Status == http.StatusRequestEntityTooLarge {
+		berr.answer(w)
+		return
+	}
+	var ferr *FieldError
+	if berr != nil {
+		ferr = &berr.FieldError
+	}
 	unlock := e.lock()
 	l, err := e.load()
 	if err != nil {
@@ -306,14 +342,14 @@ func (e *Editor) serveValidate(w http.ResponseWriter, r *http.Request) {
 func (e *Editor) servePut(w http.ResponseWriter, r *http.Request) {
 	// The body is read before the file's lock is taken: a slow client
 	// must not hold up the settings or a reload.
-	body, ferr := readBody(r)
+	body, berr := readBody(w, r)
 	defer e.lock()()
 	l := e.loadMatching(w, r)
 	if l == nil {
 		return
 	}
-	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
+	if berr != nil {
+		berr.answer(w)
 		return
 	}
 	merged, text, errs := e.editedBody(body, l)

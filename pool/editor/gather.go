@@ -57,9 +57,9 @@ func (e *Editor) serveModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	merged := l.doc
-	body, ferr := readBody(r)
-	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
+	body, berr := readBody(w, r)
+	if berr != nil {
+		berr.answer(w)
 		return
 	}
 	if len(bytes.TrimSpace(body)) > 0 {

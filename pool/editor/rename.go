@@ -24,9 +24,9 @@ type renameRequest struct {
 }
 
 func (e *Editor) serveRename(w http.ResponseWriter, r *http.Request) {
-	body, ferr := readBody(r)
-	if ferr != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"errors": []FieldError{*ferr}})
+	body, berr := readBody(w, r)
+	if berr != nil {
+		berr.answer(w)
 		return
 	}
 	var req renameRequest
