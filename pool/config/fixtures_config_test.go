@@ -71,6 +71,13 @@ var docsMeaning = map[string]func(t *testing.T, c *Config){
 			t.Errorf("any-pool's API is %q, want %q (members of three APIs)", p.API, APIMixed)
 		}
 	},
+	// docs/POOL.md, "Try the pool offline": two mock channels in a failover
+	// pool, the failing one first.
+	"pool-try.yaml": func(t *testing.T, c *Config) {
+		wantChannel(t, c, "down", APIAnthropic, "http://127.0.0.1:18101", "MOCK_KEY")
+		wantChannel(t, c, "up", APIAnthropic, "http://127.0.0.1:18100", "MOCK_KEY")
+		wantPool(t, c, "try", StrategyFailover, "down", "up")
+	},
 	// pool/README.md, "Configuration": every key of a channel and a pool,
 	// each comment a meaning.
 	"pool-reference.yaml": func(t *testing.T, c *Config) {
@@ -184,21 +191,29 @@ func TestExampleConfigsLoad(t *testing.T) {
 }
 
 // yamlFence opens a YAML block of a Markdown document; its indentation is
-// the block's.
-var yamlFence = regexp.MustCompile("^(\\s*)```ya?ml\\s*$")
+// the block's. yamlHeredoc opens a shell here-document that writes a .yaml
+// file (`cat > /tmp/x.yaml <<'YAML'`); its delimiter ends it.
+var (
+	yamlFence   = regexp.MustCompile("^(\\s*)```ya?ml\\s*$")
+	yamlHeredoc = regexp.MustCompile(`\.ya?ml\s*<<-?\s*'?(\w+)'?\s*$`)
+)
 
-// docBlocks returns the YAML blocks of the Markdown document md, each as
-// the file it shows (the fence's indentation removed, a final newline).
+// docBlocks returns the YAML files the Markdown document md shows, each as
+// the file it is (the fence's indentation removed, a final newline): its
+// YAML blocks and the here-documents of its shell blocks that write a
+// .yaml file.
 func docBlocks(md string) []string {
 	var out, cur []string
-	in, indent := false, ""
+	in, indent, end := false, "", ""
 	for _, line := range strings.Split(md, "\n") {
 		switch {
 		case !in:
 			if m := yamlFence.FindStringSubmatch(line); m != nil {
-				in, indent, cur = true, m[1], nil
+				in, indent, end, cur = true, m[1], "```", nil
+			} else if m := yamlHeredoc.FindStringSubmatch(line); m != nil {
+				in, indent, end, cur = true, "", m[1], nil
 			}
-		case strings.TrimSpace(line) == "```":
+		case strings.TrimSpace(line) == end:
 			in = false
 			out = append(out, strings.Join(cur, "\n")+"\n")
 		default:
@@ -209,8 +224,9 @@ func docBlocks(md string) []string {
 }
 
 // TestDocsConfigExamplesAreFixtures keeps the documents' configuration
-// examples and testdata/config one set (SPEC POOL-3): every YAML block of
-// the documents that is a whole configuration file (it has pools:) is,
+// examples and testdata/config one set (SPEC POOL-3): every YAML block or
+// here-document of the documents that is a whole configuration file (it
+// has pools:) is,
 // byte for byte, one of the example files, and every example file is shown
 // by a document. An example edited in one place only fails here, so the
 // example a reader copies is always one the loader accepts.
