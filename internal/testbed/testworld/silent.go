@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dual-proxy/dual-proxy/internal/testbed/testkit"
 )
 
 // SilentGateway is a gateway that accepts TCP and never answers (a
@@ -28,7 +29,7 @@ type SilentGateway struct {
 
 // NewSilentGateway starts a SilentGateway that never answers. The listener
 // and every accepted connection are closed by t.Cleanup, which waits for
-// the gateway's goroutines.
+// the gateway's goroutines (testkit.ServeConns).
 func NewSilentGateway(t testing.TB) *SilentGateway { return newSilentGateway(t, -1) }
 
 // NewAnsweringGateway starts a SilentGateway that answers each CONNECT
@@ -40,66 +41,36 @@ func NewAnsweringGateway(t testing.TB, d time.Duration) *SilentGateway {
 
 func newSilentGateway(t testing.TB, answer time.Duration) *SilentGateway {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testworld: listen: %v", err)
-	}
-	g := &SilentGateway{Addr: ln.Addr().String(), answer: answer}
-	var (
-		wg         sync.WaitGroup // connection readers
-		mu         sync.Mutex
-		conns      []net.Conn
-		acceptDone = make(chan struct{})
-	)
-	go func() {
-		defer close(acceptDone)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			g.accepted.Add(1)
-			g.open.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer g.open.Add(-1)
-				defer c.Close()
-				if g.answer >= 0 {
-					br := bufio.NewReader(c)
-					for {
-						line, err := br.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if line == "\r\n" {
-							break
-						}
-					}
-					timer := time.NewTimer(g.answer)
-					<-timer.C // bounded by the delay; a write to a closed peer just fails
-					io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
-					io.Copy(io.Discard, br)
-					return
-				}
-				io.Copy(io.Discard, c) // until the proxy closes its side
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-acceptDone
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
+	g := &SilentGateway{answer: answer}
+	g.Addr = testkit.ServeConns(t, g.serve)
 	return g
+}
+
+// serve reads c until the peer closes it, answering a CONNECT head first
+// when the gateway answers.
+func (g *SilentGateway) serve(c net.Conn) {
+	g.open.Add(1) // first: a connection Accepted counts is open until it ends
+	g.accepted.Add(1)
+	defer g.open.Add(-1)
+	defer c.Close()
+	if g.answer < 0 {
+		io.Copy(io.Discard, c) // until the proxy closes its side
+		return
+	}
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	timer := time.NewTimer(g.answer)
+	<-timer.C // bounded by the delay; a write to a closed peer just fails
+	io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+	io.Copy(io.Discard, br)
 }
 
 // Open is the number of accepted connections the peer has not closed.
