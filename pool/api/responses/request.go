@@ -91,8 +91,9 @@ var (
 // decodeRequest reads a Responses request body; valid says body is known to
 // be valid JSON (ParseRequest accepted it), so it is decoded by one scan.
 // previous_response_id, conversation, background and built-in tools
-// (web_search, local_shell, custom…) are FieldErrors: no other API can hold
-// their state or run them. Reasoning items keep their encrypted_content and
+// (web_search, local_shell…) are FieldErrors: no other API can hold
+// their state or run them (freeform "custom" tools become functions: see
+// addRsTools). Reasoning items keep their encrypted_content and
 // id for a Responses member.
 func decodeRequest(body []byte, valid bool) (*neutral.Request, error) {
 	var w rsRequest
