@@ -55,7 +55,8 @@ func agentSessions(t *testing.T) []agentSession {
 // another API, for each channel api that makes the pool translate: a
 // strict mock member that refuses what its provider refuses (foreign
 // reasoning signatures, tool ids outside Anthropic's alphabet, unpaired
-// tool results, an output limit above the model's) and calls the agent's
+// tool results, an output limit above the model's; an `openai` member, as
+// OpenAI's own API, a Chat argument OpenAI does not document) and calls the agent's
 // own tool when a call offers tools. Every call succeeds: the first gets
 // the tool call in the agent's API, the follow-up gets the answer, and the
 // member got the tool result.
@@ -111,7 +112,10 @@ func agentTool(t *testing.T, s agentSession) string {
 	return ""
 }
 
-func testAgentSession(t *testing.T, s agentSession, from apikind.Kind, channelAPI string, to apikind.Kind) {
+// testAgentSession sends session s through a pool whose one member, a
+// channel of api channelAPI, is sent API to, checks every answer, and
+// returns the member with the calls it got.
+func testAgentSession(t *testing.T, s agentSession, from apikind.Kind, channelAPI string, to apikind.Kind) *mockllm.Channel {
 	tool := agentTool(t, s)
 	models := map[string]bool{}
 	for _, r := range s.calls {
@@ -123,7 +127,8 @@ func testAgentSession(t *testing.T, s agentSession, from apikind.Kind, channelAP
 		limits[m] = memberLimit
 		declared = append(declared, fmt.Sprintf("{id: %q, max_tokens: %d}", m, memberLimit))
 	}
-	member := &mockllm.Channel{API: string(to), Strict: true, Limits: limits, Cache: &mockllm.PromptCache{}}
+	member := &mockllm.Channel{API: string(to), Strict: true, Limits: limits, Cache: &mockllm.PromptCache{},
+		OpenAIArgs: channelAPI == config.APIOpenAI}
 	member.Pick = func(c mockllm.Call) *mockllm.Turn {
 		raw := string(c.Raw)
 		switch {
@@ -177,6 +182,50 @@ func testAgentSession(t *testing.T, s agentSession, from apikind.Kind, channelAP
 	}
 	if last := got[len(got)-1]; fixtures.CallKind(last.Raw) != fixtures.KindToolResult {
 		t.Fatalf("the member's last call carries no tool result: %.300s", last.Raw)
+	}
+	return member
+}
+
+// TestSamplingHintsOnOpenAIMembers sends Gemini CLI's recorded session,
+// whose every call carries generationConfig.topK, through a pool whose
+// member is OpenAI's own API (channel api `openai`, a mock that refuses
+// an argument OpenAI does not document, top_k among them) and through one
+// whose member is an OpenAI-compatible server (`openai-chat`, which vLLM
+// and Ollama read top_k from): the first gets the calls without top_k and
+// answers them, the second gets top_k.
+func TestSamplingHintsOnOpenAIMembers(t *testing.T) {
+	var gemini []agentSession
+	for _, s := range agentSessions(t) {
+		if apikind.Kind(s.calls[0].API) == apikind.Gemini {
+			gemini = append(gemini, s)
+		}
+	}
+	if len(gemini) == 0 {
+		t.Fatal("no recorded Gemini CLI session (testdata/agents/README.md)")
+	}
+	for _, s := range gemini {
+		for _, c := range s.calls {
+			if !bytes.Contains(c.Body, []byte(`"topK"`)) {
+				t.Fatalf("%s: the recorded call carries no topK, the hint this test follows", c.File)
+			}
+		}
+		for _, tc := range []struct {
+			channelAPI string
+			wantTopK   bool
+		}{{config.APIOpenAI, false}, {config.APIOpenAIChat, true}} {
+			verb := "left-out"
+			if tc.wantTopK {
+				verb = "kept"
+			}
+			t.Run(fmt.Sprintf("POOL-25/%s-on-%s-member-top_k-%s", s.name, tc.channelAPI, verb), func(t *testing.T) {
+				member := testAgentSession(t, s, apikind.Gemini, tc.channelAPI, api.MemberKind(tc.channelAPI, apikind.Gemini))
+				for i, c := range member.Calls() {
+					if _, got := c.Body["top_k"]; got != tc.wantTopK {
+						t.Fatalf("the member's call %d carries top_k: %v, want %v: %.300s", i+1, got, tc.wantTopK, c.Raw)
+					}
+				}
+			})
+		}
 	}
 }
 

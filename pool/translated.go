@@ -68,8 +68,9 @@ func (c *call) neutral() (*neutral.Request, error) {
 // translatedBody is the request for member ch in API rt.to: the neutral request
 // with the member's target model and mapped effort, its output limit and, for
 // an Anthropic member, the pool's cache breakpoints unless the channel turns
-// them off (SPEC POOL-24). A *neutral.FieldError means the request cannot be
-// expressed for this member.
+// them off (SPEC POOL-24), without the sampling hints the channel's API has
+// no place for (api.FitChannel, SPEC POOL-25). A *neutral.FieldError means
+// the request cannot be expressed for this member.
 func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string) ([]byte, error) {
 	n, err := c.neutral()
 	if err != nil {
@@ -77,13 +78,14 @@ func (c *call) translatedBody(rt memberRoute, ch *config.Channel, effort string)
 	}
 	limit := outputLimit(n.MaxTokens, c.memberLimit(ch.ID))
 	auto := ch.AutoCache() // read by the Anthropic encoder alone
-	key := string(rt.to) + "\x00" + c.target(ch.ID) + "\x00" + effort + "\x00" + strconv.Itoa(limit) + "\x00" + strconv.FormatBool(auto)
+	key := string(rt.to) + "\x00" + ch.API + "\x00" + c.target(ch.ID) + "\x00" + effort + "\x00" + strconv.Itoa(limit) + "\x00" + strconv.FormatBool(auto)
 	if b, ok := c.bodies[key]; ok {
 		return b, nil
 	}
 	r := *n
 	r.Model = c.target(ch.ID)
 	r.MaxTokens, r.CacheBreakpoints = limit, auto
+	api.FitChannel(ch.API, &r)
 	if effort != "" && effort != c.ci.Effort {
 		if effort == "off" {
 			effort = "none"

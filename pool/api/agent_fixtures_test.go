@@ -320,7 +320,9 @@ var documentedFields = map[apikind.Kind][]string{
 		"store", "metadata", "modalities", "audio", "prediction", "verbosity", "web_search_options",
 		// Not OpenAI's: the OpenAI-compatible servers of `openai-chat`
 		// channels (vLLM, Ollama and others) take it, and the Chat
-		// encoder writes a client's top_k (Gemini CLI sends topK) for them.
+		// encoder writes a client's top_k (Gemini CLI sends topK) for them;
+		// a call translated for an `openai` channel goes without it
+		// (FitChannel; pool TestSamplingHintsOnOpenAIMembers).
 		"top_k"},
 	apikind.Responses: {"model", "input", "instructions", "max_output_tokens", "max_tool_calls", "stream",
 		"stream_options", "temperature", "top_p", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",

@@ -170,3 +170,20 @@ func MemberKind(channelAPI string, client apikind.Kind) apikind.Kind {
 	}
 	return apikind.Anthropic
 }
+
+// FitChannel drops from r, a request the pool translated for a member
+// whose channel speaks channelAPI, the sampling hints that member's API has
+// no place for. They are hints, not meaning: leaving one out beats skipping
+// the member or refusing the call (SPEC POOL-25). top_k (Gemini CLI sends
+// generationConfig.topK on every call, Anthropic clients may send top_k)
+// is left out for an `openai` channel: OpenAI's Chat Completions reference
+// lists no top_k, and its API answers an argument it does not know with
+// 400 invalid_request_error "Unrecognized request argument supplied:
+// top_k". An `openai-chat` channel keeps it (vLLM and Ollama document it).
+// A same-API call is passthrough and never comes here: a Chat client's own
+// top_k reaches an `openai` member as the client sent it.
+func FitChannel(channelAPI string, r *neutral.Request) {
+	if channelAPI == config.APIOpenAI {
+		r.TopK = nil
+	}
+}

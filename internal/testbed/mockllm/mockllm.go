@@ -120,6 +120,12 @@ type Channel struct {
 	// ^[a-zA-Z0-9_-]+$ or a tool result without its call (strict.go). Its
 	// answers' signatures are its own whether Strict or not.
 	Strict bool
+	// OpenAIArgs: the channel is OpenAI's own API, which refuses a Chat
+	// Completions request argument it does not document (top_k, which
+	// vLLM and Ollama take) with a 400 invalid_request_error
+	// "Unrecognized request argument supplied: top_k" (strict.go), Strict
+	// or not.
+	OpenAIArgs bool
 	// KimiToolIDs: tool calls without a scripted ID are named as Kimi
 	// names them, "functions.NAME:N" (strict.go).
 	KimiToolIDs bool
@@ -179,7 +185,7 @@ func (c *Channel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ok, stream = modelPath(api, r.URL.Path)
 	}
-	if ok && c.Strict && r.Method == http.MethodPost && c.refuse(w, api, call) {
+	if ok && (c.Strict || c.OpenAIArgs) && r.Method == http.MethodPost && c.refuse(w, api, call) {
 		return
 	}
 	c.mu.Lock()

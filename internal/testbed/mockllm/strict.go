@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 )
 
@@ -29,6 +30,10 @@ import (
 //     Chat) or earlier in the input (Responses); and, with thinking
 //     {"type": "enabled"}, a tool loop whose last assistant message does
 //     not start with a thinking block.
+//   - OpenAIArgs: a Chat channel refuses a request argument OpenAI's
+//     Chat Completions reference does not list (openAIChatArgs), as
+//     OpenAI's own API does: 400 invalid_request_error "Unrecognized
+//     request argument supplied: top_k".
 //   - KimiToolIDs: a Chat channel names its tool calls as Kimi does,
 //     "functions.NAME:N" (N counting the channel's tool calls from 0).
 
@@ -116,9 +121,45 @@ func (c *Channel) toolIDs(t Turn) []string {
 	return ids
 }
 
-// strictRefusal is the provider's 400 for a request a Strict channel refuses:
-// its message, in the API's error document.
+// openAIChatArgs are the request arguments OpenAI's Chat Completions
+// reference ("Create chat completion") lists; OpenAI's API refuses any
+// other.
+var openAIChatArgs = map[string]bool{"messages": true, "model": true, "audio": true, "frequency_penalty": true,
+	"function_call": true, "functions": true, "logit_bias": true, "logprobs": true, "max_completion_tokens": true,
+	"max_tokens": true, "metadata": true, "modalities": true, "n": true, "parallel_tool_calls": true,
+	"prediction": true, "presence_penalty": true, "prompt_cache_key": true, "prompt_cache_retention": true,
+	"reasoning_effort": true, "response_format": true, "safety_identifier": true, "seed": true,
+	"service_tier": true, "stop": true, "store": true, "stream": true, "stream_options": true,
+	"temperature": true, "tool_choice": true, "tools": true, "top_logprobs": true, "top_p": true, "user": true,
+	"verbosity": true, "web_search_options": true}
+
+// openAIArgRefusal is OpenAI's 400 message for a Chat request naming an
+// argument its API does not know (the first in sorted order), or "".
+func openAIArgRefusal(body map[string]any) string {
+	var unknown []string
+	for k := range body {
+		if !openAIChatArgs[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return ""
+	}
+	sort.Strings(unknown)
+	return "Unrecognized request argument supplied: " + unknown[0]
+}
+
+// strictRefusal is the provider's 400 for a request a Strict or OpenAIArgs
+// channel refuses: its message, in the API's error document.
 func (c *Channel) strictRefusal(api string, body map[string]any) string {
+	if c.OpenAIArgs && api == Chat {
+		if msg := openAIArgRefusal(body); msg != "" {
+			return msg
+		}
+	}
+	if !c.Strict {
+		return ""
+	}
 	c.mu.Lock()
 	key := c.macKey()
 	c.mu.Unlock()
@@ -155,7 +196,8 @@ func (c *Channel) refuse(w http.ResponseWriter, api string, call Call) bool {
 	return true
 }
 
-// Refused is the number of model calls a Strict channel refused.
+// Refused is the number of model calls a Strict or OpenAIArgs channel
+// refused.
 func (c *Channel) Refused() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -170,3 +170,30 @@ func TestStrictChannel(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAIArgs: a channel that is OpenAI's own API refuses a Chat
+// argument OpenAI does not document, as OpenAI does, and takes the same
+// call without it.
+func TestOpenAIArgs(t *testing.T) {
+	t.Run("POOL-25/openai-refuses-top_k-openai-chat-takes-it", func(t *testing.T) {
+		openai := &Channel{API: Chat, OpenAIArgs: true}
+		compat := &Channel{API: Chat}
+		so, sc := httptest.NewServer(openai), httptest.NewServer(compat)
+		defer so.Close()
+		defer sc.Close()
+		withTopK := `{"model":"m","messages":[{"role":"user","content":"hi"}],"top_p":0.9,"top_k":64}`
+		st, ans := post(t, so, "/v1/chat/completions", withTopK)
+		if st != 400 || !strings.Contains(ans, "Unrecognized request argument supplied: top_k") || !strings.Contains(ans, "invalid_request_error") {
+			t.Fatalf("top_k to OpenAI: %d %s", st, ans)
+		}
+		if st, ans := post(t, so, "/v1/chat/completions", strings.Replace(withTopK, `,"top_k":64`, "", 1)); st != 200 {
+			t.Fatalf("without top_k: %d %s", st, ans)
+		}
+		if st, ans := post(t, sc, "/v1/chat/completions", withTopK); st != 200 {
+			t.Fatalf("top_k to an OpenAI-compatible server: %d %s", st, ans)
+		}
+		if openai.Refused() != 1 || compat.Refused() != 0 {
+			t.Fatalf("refused %d and %d calls", openai.Refused(), compat.Refused())
+		}
+	})
+}
