@@ -253,10 +253,13 @@ func recording(t *testing.T, a recordedAgent, version string, e map[string]any, 
 
 // placeholders replaces the test's working directory, HOME and
 // DUAL_PROXY_AGENTS_DIR in b by the fixtures' placeholders (the working
-// directory first: it may lie under HOME), as written and as JSON-escaped.
+// directory first: it may lie under HOME), as written and as JSON-escaped,
+// and the project name Qwen Code makes of the working directory
+// (fixtures.ProjectName) by fixtures.WorkNamePlaceholder.
 func placeholders(b []byte, home, cwd string) []byte {
 	agents, _ := filepath.Abs(os.Getenv("DUAL_PROXY_AGENTS_DIR"))
-	for _, r := range [][2]string{{cwd, fixtures.WorkPlaceholder}, {home, fixtures.HomePlaceholder}, {agents, fixtures.AgentsPlaceholder}} {
+	for _, r := range [][2]string{{cwd, fixtures.WorkPlaceholder}, {fixtures.ProjectName(cwd), fixtures.WorkNamePlaceholder},
+		{home, fixtures.HomePlaceholder}, {agents, fixtures.AgentsPlaceholder}} {
 		b = bytes.ReplaceAll(b, []byte(r[0]), []byte(r[1]))
 		esc, _ := json.Marshal(r[0])
 		b = bytes.ReplaceAll(b, esc[1:len(esc)-1], []byte(r[1]))
