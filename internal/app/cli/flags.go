@@ -181,31 +181,29 @@ func (f stringSliceFlag) Names() []string { return f.names }
 // Apply reads the flag's environment variable with settings.ParseBool,
 // the one boolean parser of every source (VERIFY_TLS=no means
 // what verify-tls: no means in the file and through the API), then lets
-// urfave/cli register the flag with that value. An empty variable is
-// false, as urfave/cli reads it. The error names the variable, not its
+// urfave/cli register the flag with that value. An empty or blank
+// variable is not set, as for a number (docs/flags.md): the default, the
+// config file's value or the flag's applies, where urfave/cli would read
+// false (LOOPBACK_DIRECT= exported empty by a script sent loopback
+// traffic through a gateway). The error names the variable, not its
 // value.
 func (f boolFlag) Apply(set *flag.FlagSet) error {
+	inner := *f.BoolFlag
+	inner.EnvVars, inner.FilePath = nil, ""
 	for _, name := range f.EnvVars {
 		val, ok := os.LookupEnv(name)
-		if !ok {
+		if !ok || strings.TrimSpace(val) == "" {
 			continue
 		}
-		b := false
-		if strings.TrimSpace(val) != "" {
-			var err error
-			if b, err = settings.ParseBool(val); err != nil {
-				return fmt.Errorf("%s (for --%s): %v (also 1/0, yes/no, on/off)", name, f.Name, err)
-			}
+		b, err := settings.ParseBool(val)
+		if err != nil {
+			return fmt.Errorf("%s (for --%s): %v (also 1/0, yes/no, on/off)", name, f.Name, err)
 		}
-		inner := *f.BoolFlag
-		inner.EnvVars, inner.FilePath, inner.Value = nil, "", b
-		if err := inner.Apply(set); err != nil {
-			return err
-		}
+		inner.Value = b
 		f.HasBeenSet = true
-		return nil
+		break
 	}
-	return f.BoolFlag.Apply(set)
+	return inner.Apply(set)
 }
 
 // Apply reads the flag's environment variable as every source reads a
