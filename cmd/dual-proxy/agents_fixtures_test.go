@@ -15,11 +15,13 @@
 // instead: it replaces testdata/agents/AGENT/VERSION/ with the session's
 // model calls (testdata/agents/README.md).
 //
-//	go test -race -tags agents -count=1 -run AgentRequestsAsRecorded ./cmd/dual-proxy/
-//	DUAL_PROXY_RECORD_AGENTS=1 go test -tags agents -count=1 -run AgentRequestsAsRecorded ./cmd/dual-proxy/
+//	DUAL_PROXY_AGENTS_DIR=/tmp/dual-proxy-agents go test -race -tags agents -count=1 -run AgentRequestsAsRecorded ./cmd/dual-proxy/
+//	DUAL_PROXY_AGENTS_DIR=/tmp/dual-proxy-agents DUAL_PROXY_RECORD_AGENTS=1 go test -tags agents -count=1 -run AgentRequestsAsRecorded ./cmd/dual-proxy/
 //
-// Needs root (ip netns), iproute2 and DUAL_PROXY_AGENTS_DIR (.ci/run
-// prepares one).
+// Needs root (ip netns), iproute2 and DUAL_PROXY_AGENTS_DIR, an npm prefix
+// holding the agent CLIs (.ci/run installs them and sets it): unset, the
+// test fails saying so; an agent not installed there is skipped, or fails
+// under CI=true.
 package main
 
 import (
@@ -139,6 +141,10 @@ func geminiRecordHome(t *testing.T) string {
 }
 
 func TestAgentRequestsAsRecorded(t *testing.T) {
+	if os.Getenv("DUAL_PROXY_AGENTS_DIR") == "" {
+		t.Fatal("DUAL_PROXY_AGENTS_DIR is not set: set it to an npm prefix holding the agent CLIs, " +
+			"e.g. DUAL_PROXY_AGENTS_DIR=/tmp/dual-proxy-agents (.ci/run installs them there)")
+	}
 	mock := buildMockLLM(t)
 	l := agentlab.New(t)
 	record := os.Getenv(recordAgentsEnv) == "1"
@@ -147,6 +153,7 @@ func TestAgentRequestsAsRecorded(t *testing.T) {
 	for i, a := range recordedAgents {
 		t.Run("POOL-21/"+a.name+"-requests-shaped-as-recorded", func(t *testing.T) {
 			t.Parallel()
+			requireRecordedAgent(t, a)
 			version := agentVersion(t, a.pkg)
 			live := runRecordedAgent(t, l, mock, 18300+i, a, version, record)
 			if !record {
@@ -154,6 +161,33 @@ func TestAgentRequestsAsRecorded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireRecordedAgent skips t, naming what is missing, when agent a's CLI
+// is not installed in DUAL_PROXY_AGENTS_DIR, so one agent can be recorded
+// or compared without installing all six; under CI (CI=true), which
+// installs every agent, a missing one fails t.
+func requireRecordedAgent(t *testing.T, a recordedAgent) {
+	t.Helper()
+	dir := os.Getenv("DUAL_PROXY_AGENTS_DIR")
+	var missing []string
+	for _, p := range []string{
+		filepath.Join(dir, "node_modules", a.pkg, "package.json"),
+		filepath.Join(dir, "node_modules", ".bin", a.name),
+	} {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%s is not installed in DUAL_PROXY_AGENTS_DIR=%s (no %s): npm install --prefix %s %s",
+		a.name, dir, strings.Join(missing, ", "), dir, a.pkg)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
 }
 
 // runRecordedAgent runs agent a's session against a mock of its API on
