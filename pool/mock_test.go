@@ -29,6 +29,7 @@ func secretFor(name string) string { return "sk-ant-SECRET-" + name + "-01234567
 // recorded is one request a mock channel received.
 type recorded struct {
 	Path, Query string
+	Target      string // the request-target of the request line, as sent (RFC 9112 §3.2)
 	Header      http.Header
 	Body        map[string]any
 }
@@ -55,7 +56,7 @@ func newMock(t *testing.T, name string, b behaviour) *mockChannel {
 		_ = json.Unmarshal(raw, &body)
 		m.mu.Lock()
 		n := len(m.reqs)
-		m.reqs = append(m.reqs, recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+		m.reqs = append(m.reqs, recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Target: r.RequestURI, Header: r.Header.Clone(), Body: body})
 		b := m.behave
 		m.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(raw))

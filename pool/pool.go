@@ -396,6 +396,9 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 		return
 	}
 	ci, err := fl.ParseRequest(ep, body)
+	if err == nil {
+		err = checkModelID(ci.Model)
+	}
 	if err != nil {
 		api.WriteError(w, fl, http.StatusBadRequest, err.Error(), nil)
 		return
@@ -419,6 +422,23 @@ func (p *Pool) serveCall(w http.ResponseWriter, r *http.Request, cfg *config.Con
 		c.oneMember = true // over the budget: sent once, not kept for replay
 	}
 	c.run()
+}
+
+// checkModelID refuses a client's model id that cannot be sent unchanged
+// as a model (SPEC POOL-1): "." and "..", which a member's URL would read
+// as path steps (Gemini names the model in the path), and ids holding
+// control characters, which no API's model names contain. The error names
+// the model field.
+func checkModelID(id string) error {
+	if id == "." || id == ".." {
+		return fmt.Errorf("model: %q is not a model id (a path step)", id)
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("model: %q is not a model id (control character)", id)
+		}
+	}
+	return nil
 }
 
 // tokenOK checks the pool token in x-api-key or Authorization: Bearer, in

@@ -17,13 +17,14 @@ import (
 // its own.
 func (Flavour) SetTranslatedHeaders(http.Header) {}
 
-// MemberPath names the target model in the path, passthrough or not:
+// MemberPath names the target model in the path (one escaped segment),
+// passthrough or not:
 // :countTokens keeps the client's query; generateContent and
 // streamGenerateContent keep it for passthrough only and ask for SSE with
 // alt=sse when streamed.
 func (f Flavour) MemberPath(ep neutral.Endpoint, model string, stream, translated bool, query string) (string, string) {
 	if ep.Kind == neutral.EpCountTokens {
-		return "/v1beta/models/" + model + ":countTokens", query
+		return "/v1beta/models/" + modelSegment(model) + ":countTokens", query
 	}
 	path := f.UpstreamPath(model, stream)
 	if translated {

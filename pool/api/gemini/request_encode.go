@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/dual-proxy/dual-proxy/pool/api/neutral"
@@ -148,10 +149,18 @@ func gmImage(field string, p neutral.Part) (gmPart, error) {
 }
 
 // geminiPath is the member path for a Gemini call: generateContent, or
-// streamGenerateContent with alt=sse.
+// streamGenerateContent with alt=sse; the model is one path segment
+// (modelSegment).
 func geminiPath(model string, stream bool) string {
 	if stream {
-		return "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
+		return "/v1beta/models/" + modelSegment(model) + ":streamGenerateContent?alt=sse"
 	}
-	return "/v1beta/models/" + model + ":generateContent"
+	return "/v1beta/models/" + modelSegment(model) + ":generateContent"
 }
+
+// modelSegment is model escaped as one path segment (RFC 3986 §3.3,
+// url.PathEscape, which keeps ':' and '@'): a client's id such as
+// "../../v1beta/cachedContents?x=" names a model, never another path or a
+// query of the member (SPEC POOL-1). The escaped form survives url.Parse as
+// the URL's RawPath, so "%2F" stays "%2F" on the wire.
+func modelSegment(model string) string { return url.PathEscape(model) }
