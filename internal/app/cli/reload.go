@@ -36,6 +36,10 @@ type configFile struct {
 	live *settings.Live // nil: the settings cannot change
 	pool *pool.Pool     // nil: no pool served
 	cfg  *config.Config // the pool configuration running
+	// state is the state: the pool's store was built from at start (the
+	// flag's over the file's), which runs until a restart whatever a
+	// reload reads.
+	state config.StateConfig
 	// seen is the content last read or written under mu: the file watch
 	// reloads only a content it has not seen.
 	seen content
@@ -60,6 +64,9 @@ func contentOf(data []byte, err error) content {
 // at start running.
 func newConfigFile(s *Settings, log *slog.Logger) *configFile {
 	f := &configFile{s: s, log: log, cfg: s.Pool}
+	if s.Pool != nil {
+		f.state = s.Pool.State
+	}
 	if s.ConfigPath != "" {
 		data, err := os.ReadFile(s.ConfigPath)
 		f.seen = contentOf(data, err)
@@ -126,7 +133,7 @@ func (f *configFile) reloadLocked(by string, onlyChanged bool) error {
 		keys = fc.Keys()
 	}
 	f.log.Info("config file reloaded", "by", by, "config", path, "pools", len(cfg.Pools), "channels", len(cfg.Channels), "changed", changes(keys, old, cfg))
-	if old != nil && !reflect.DeepEqual(old.State, cfg.State) {
+	if old != nil && !sameStore(f.state, cfg.State) && !sameStore(old.State, cfg.State) {
 		f.log.Warn("the config file's state: changed: the pool keeps its state store until a restart", "config", path)
 	}
 	// What else follows the file is updated here: the registry's list
@@ -134,6 +141,19 @@ func (f *configFile) reloadLocked(by string, onlyChanged bool) error {
 	registerPools(f.s, cfg, f.log)
 	warnEmptyConfig(path, cfg, f.log)
 	return nil
+}
+
+// sameStore reports whether two state: settings mean the same store: the
+// same shared store, name and timeout, or both the in-process one
+// ("memory", or no state: at all; a name or a timeout means nothing there).
+// A reload warns that the file's state: changed only when it moved from
+// the file last applied (not at a comment) to a store other than the one
+// running (not when it comes back to it).
+func sameStore(a, b config.StateConfig) bool {
+	if !a.Shared() && !b.Shared() {
+		return true
+	}
+	return a == b
 }
 
 // maxLoggedErrors bounds the log lines of one refused reload (a file of

@@ -513,3 +513,97 @@ func TestStatusOfEveryInstanceShowsRefusedReload(t *testing.T) {
 		}
 	})
 }
+
+// reloadLog reloads w's file as by and returns the log lines the reload
+// wrote.
+func (w *fileWorld) reloadLog(t *testing.T, by string) string {
+	t.Helper()
+	before := w.logs.String()
+	if err := w.f.reload(by, false); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(w.logs.String(), before)
+}
+
+// TestReloadNamesWhatItChanged: a reload's log line names exactly the
+// keys whose running value it changed, compared with what runs, not with
+// the file last reloaded: a change through the API written back, or a
+// refused reload, moves what runs away from that file (SPEC OPS-7).
+func TestReloadNamesWhatItChanged(t *testing.T) {
+	t.Run("OPS-7/comment-after-an-api-change-names-no-key", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.RaceDelayMS: 300}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(w.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.write(t, "# a comment, nothing else\n"+string(data))
+		if got := w.reloadLog(t, "SIGHUP"); !strings.Contains(got, "config file reloaded") || !strings.Contains(got, "changed=nothing") {
+			t.Fatalf("a comment-only edit after an API change; want changed=nothing:\n%s", got)
+		}
+	})
+	t.Run("OPS-7/same-value-restored-after-an-api-change-names-no-key", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.CooldownMS: 9000}); err != nil {
+			t.Fatal(err)
+		}
+		w.write(t, strings.Replace(twoPools, "cooldown-ms: 7000 # short", "cooldown-ms: 9000 # as it runs", 1))
+		if got := w.reloadLog(t, "SIGHUP"); !strings.Contains(got, "changed=nothing") {
+			t.Fatalf("the running cooldown-ms written in the file; want changed=nothing:\n%s", got)
+		}
+		if doc := w.live.Document(); doc.Sources[settings.CooldownMS] != settings.SourceFile {
+			t.Fatalf("cooldown-ms source %s after the reload; want file", doc.Sources[settings.CooldownMS])
+		}
+	})
+	t.Run("OPS-7/one-key-changed-is-the-only-key-named", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		if _, err := w.client.Set(context.Background(), map[string]any{settings.RaceDelayMS: 300}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(w.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.write(t, "# colder\n"+strings.Replace(string(data), "cooldown-ms: 7000", "cooldown-ms: 6000", 1))
+		if got := w.reloadLog(t, "SIGHUP"); !strings.Contains(got, `changed="proxy: cooldown-ms"`) || !strings.Contains(got, "keys=cooldown-ms ") {
+			t.Fatalf("one key changed; want exactly it named:\n%s", got)
+		}
+		if w.running.Load() != 6000 {
+			t.Fatalf("cooldown-ms runs %d; want 6000", w.running.Load())
+		}
+	})
+	t.Run("OPS-7/state-back-to-the-running-store-after-a-refused-reload-is-no-change", func(t *testing.T) {
+		w := newFileWorld(t, twoPools+"state: memory\n")
+		shared := twoPools + "state: redis://127.0.0.1:1/0\n"
+		w.write(t, strings.Replace(shared, "cooldown-ms: 7000", "cooldwn-ms: 7000", 1))
+		if err := w.f.reload("SIGHUP", false); err == nil {
+			t.Fatal("a file with an unknown proxy key was reloaded")
+		}
+		w.write(t, twoPools) // state: removed: memory, the store running
+		if got := w.reloadLog(t, "SIGHUP"); strings.Contains(got, "state: changed") {
+			t.Fatalf("the file's state: is the store running; want no warning:\n%s", got)
+		}
+	})
+	t.Run("OPS-7/state-changed-is-said-once-and-not-when-it-comes-back", func(t *testing.T) {
+		w := newFileWorld(t, twoPools)
+		shared := twoPools + "state: redis://127.0.0.1:1/0\n"
+		w.write(t, shared)
+		if got := w.reloadLog(t, "SIGHUP"); !strings.Contains(got, "state: changed") {
+			t.Fatalf("the file's state: moved off the store running; want the warning:\n%s", got)
+		}
+		w.write(t, "# a comment\n"+shared)
+		if got := w.reloadLog(t, "SIGHUP"); strings.Contains(got, "state: changed") {
+			t.Fatalf("a comment-only edit; want no state warning:\n%s", got)
+		}
+		w.write(t, strings.Replace(twoPools, "cooldown-ms: 7000", "cooldwn-ms: 7000", 1))
+		if err := w.f.reload("SIGHUP", false); err == nil {
+			t.Fatal("a file with an unknown proxy key was reloaded")
+		}
+		w.write(t, twoPools)
+		if got := w.reloadLog(t, "SIGHUP"); strings.Contains(got, "state: changed") {
+			t.Fatalf("the file's state: is back to the store running; want no warning:\n%s", got)
+		}
+	})
+}

@@ -252,14 +252,10 @@ func (l *Live) commit(next Values, changed map[string]any, src Source, by string
 	// A key whose value stays and only its source moves (a reload reading
 	// back what a change wrote) is no new version: a client holding the
 	// version of that change must not be refused its next change for it.
-	moved := false
-	for k := range changed {
-		if !equal(next[k], l.cur.Values[k]) {
-			moved = true
-			break
-		}
-	}
-	if !moved {
+	// Nor is it named as changed: the log line and the metrics name only
+	// the keys whose running value moved.
+	keys := moved(next, l.cur.Values, changed)
+	if len(keys) == 0 {
 		for k, v := range changed {
 			l.src[k] = src
 			if v == nil {
@@ -274,8 +270,7 @@ func (l *Live) commit(next Values, changed map[string]any, src Source, by string
 		}
 	}
 	l.cur = r
-	keys := sortedKeys(changed)
-	for _, k := range keys {
+	for k := range changed {
 		l.src[k] = src
 		if changed[k] == nil {
 			l.src[k] = SourceDefault
@@ -368,7 +363,8 @@ func (l *Live) Reload() error {
 type FileChange struct {
 	l       *Live
 	next    Values
-	changed map[string]any
+	changed map[string]any // the keys that take the file (or, nil, the default) as their source
+	keys    []string       // those of changed whose running value moves
 }
 
 // PrepareFile reads the proxy: section of data, the whole config file as
@@ -389,11 +385,14 @@ func (l *Live) PrepareFile(data []byte) (*FileChange, error) {
 	if _, fes := Check(next, env); fes != nil {
 		return nil, sec.Errors(fes)
 	}
-	return &FileChange{l: l, next: next, changed: changed}, nil
+	return &FileChange{l: l, next: next, changed: changed, keys: moved(next, l.cur.Values, changed)}, nil
 }
 
-// Keys are the settings the reload changes, sorted.
-func (c *FileChange) Keys() []string { return sortedKeys(c.changed) }
+// Keys are the settings whose running value the reload changes, in the
+// key table's order: a key the file sets to the value it runs with (one a
+// change through the API wrote back, or the same value retyped) is not
+// among them, though its source becomes the file.
+func (c *FileChange) Keys() []string { return c.keys }
 
 // Commit applies the reload (Options.Apply; a new version when a key
 // changed, logged as by "file") and clears the file's errors. An error of
@@ -404,6 +403,19 @@ func (c *FileChange) Commit() error {
 	}
 	c.l.fileErrs = nil
 	return nil
+}
+
+// moved are the keys of changed whose value in next differs from the
+// one in cur, sorted as the key table: what a change makes run
+// differently, a key whose source alone moves left out.
+func moved(next, cur Values, changed map[string]any) []string {
+	var keys []string
+	for _, k := range sortedKeys(changed) {
+		if !equal(next[k], cur[k]) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // FileFailed records lines, the errors of a reload of the file that
