@@ -50,7 +50,7 @@ var dropRequestHeaders = []string{"Host", "Content-Length",
 // memberRequest builds the request to the attempt's member (SPEC POOL-2,
 // POOL-12): the model rewritten, the effort mapped, an output limit above the
 // member's lowered, the client's headers minus hop-by-hop and credentials, the
-// member's key, the client's query kept (without a Gemini key=). A translated
+// member's key, the client's query kept without the pool token (memberQuery). A translated
 // call gets the body, path and query of the member's API.
 func (a *attempt) memberRequest(ctx context.Context) (*http.Request, error) {
 	c, ch := a.c, a.ch

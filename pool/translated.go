@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -114,21 +115,37 @@ func (c *call) memberEffort(ch *config.Channel) string {
 // memberPath is the path appended to the member's base_url: the client's
 // endpoint for passthrough, else the target API's endpoint (Gemini: the
 // target model in the path). query is the client's query for passthrough
-// (without a Gemini key=), else what the target needs.
+// (memberQuery: without the pool token), else what the target needs.
 func (c *call) memberPath(rt memberRoute, ch *config.Channel) (path, query string) {
-	return rt.fl.MemberPath(c.ep, c.target(ch.ID), c.ci.Stream, rt.translate, withoutKeyParam(c.r.URL.RawQuery))
+	return rt.fl.MemberPath(c.ep, c.target(ch.ID), c.ci.Stream, rt.translate, memberQuery(c.r.URL.RawQuery, c.p.opts.Token))
 }
 
-// withoutKeyParam drops Gemini's key= credential from a raw query: the pool
-// token never travels upstream.
-func withoutKeyParam(raw string) string {
-	if !strings.Contains(raw, "key=") {
-		return raw
+// memberQuery is the client's raw query rebuilt from the parameters the
+// pool forwards, so the pool token never travels upstream (SPEC POOL-20):
+// each parameter is decoded as tokenOK reads it (url.Values) and dropped
+// when its name is Gemini's key credential, however percent-encoded
+// ("k%65y"), or its value carries the token; a parameter that does not
+// decode, or holds ';' (which url.ParseQuery refuses and some servers
+// split on), is dropped too. The others keep their order, re-encoded.
+func memberQuery(raw, token string) string {
+	if raw == "" {
+		return ""
 	}
 	var keep []string
 	for _, kv := range strings.Split(raw, "&") {
-		if !strings.HasPrefix(kv, "key=") {
-			keep = append(keep, kv)
+		if kv == "" || strings.Contains(kv, ";") {
+			continue
+		}
+		k, v, hasValue := strings.Cut(kv, "=")
+		name, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil || strings.EqualFold(name, "key") || (token != "" && carriesToken(value, token)) {
+			continue
+		}
+		if hasValue {
+			keep = append(keep, url.QueryEscape(name)+"="+url.QueryEscape(value))
+		} else {
+			keep = append(keep, url.QueryEscape(name))
 		}
 	}
 	return strings.Join(keep, "&")

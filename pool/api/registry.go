@@ -106,7 +106,7 @@ type Flavour interface {
 	// MemberPath is the path (after the member's base_url) and query of a
 	// call of endpoint ep sent to a member of this API for model: for
 	// passthrough (translated false) the client's path and query (query
-	// without its key= credential), else UpstreamPath with no query. Gemini
+	// as the pool forwards it: without the pool token), else UpstreamPath with no query. Gemini
 	// names model in the path either way, asks for SSE with alt=sse and
 	// counts tokens at the model's :countTokens.
 	MemberPath(ep neutral.Endpoint, model string, stream, translated bool, query string) (path, q string)
