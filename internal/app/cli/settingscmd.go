@@ -69,8 +69,8 @@ func settingsCommand(sio IO) *cli.Command {
 				},
 				Subcommands: []*cli.Command{
 					sub("list", "print the gateways in order, one a line (passwords masked)", "dual-proxy settings gateway list", settingsGatewayList),
-					sub("add", "add URL at the end of the gateways (or move it there)", "dual-proxy settings gateway add URL", settingsGatewayEdit(true)),
-					sub("remove", "remove URL from the gateways", "dual-proxy settings gateway remove URL", settingsGatewayEdit(false)),
+					sub("add", "add URL at the end of the gateways, or change the one of its host:port in place", "dual-proxy settings gateway add URL", settingsGatewayEdit(true)),
+					sub("remove", "remove the gateway of URL's host:port", "dual-proxy settings gateway remove URL", settingsGatewayEdit(false)),
 				},
 			},
 			sub("token", "print the control token and the status page link carrying it", "dual-proxy settings token", settingsToken),
@@ -365,7 +365,7 @@ func settingsGatewayEdit(add bool) func(*cli.Context, *settings.Client, []string
 		if add {
 			edit = cl.AddGateway
 		}
-		doc, err := edit(ctx, strings.TrimSpace(args[0]))
+		doc, ed, err := edit(ctx, strings.TrimSpace(args[0]))
 		var re *settings.RemoteError
 		if errors.As(err, &re) && re.Status == 0 {
 			return cli.Exit(settingsName+" gateway "+verb+": "+oneLine(err.Error()), 2)
@@ -373,8 +373,34 @@ func settingsGatewayEdit(add bool) func(*cli.Context, *settings.Client, []string
 		if err != nil {
 			return settingsFail(cl, err)
 		}
+		if !flagBool(c, "json") {
+			w := termSafe(c.App.Writer)
+			if ed.Verb == "unchanged" {
+				fmt.Fprintf(w, "gateway[%d] %s is already a gateway as given: nothing changed\n", ed.Index, ed.Old[0])
+				return nil
+			}
+			fmt.Fprintln(w, gatewayEditLine(ed))
+		}
 		return reportChange(c, doc, []string{settings.Gateway})
 	}
+}
+
+// gatewayEditLine says what gateway add or remove did, passwords masked:
+// "added gateway[2] URL", "replaced gateway[1] OLD with NEW" (the proxy
+// keeps one gateway per host:port, so an add of a listed host:port
+// changes that one in place), "removed gateway[0] URL".
+func gatewayEditLine(ed settings.GatewayEdit) string {
+	switch ed.Verb {
+	case "replaced":
+		line := fmt.Sprintf("replaced gateway[%d] %s with %s", ed.Index, ed.Old[0], ed.New)
+		if len(ed.Old) > 1 {
+			line += fmt.Sprintf(" (and removed %s of the same host:port, which the proxy never used)", strings.Join(ed.Old[1:], ", "))
+		}
+		return line
+	case "removed":
+		return fmt.Sprintf("removed gateway[%d] %s", ed.Index, strings.Join(ed.Old, ", "))
+	}
+	return fmt.Sprintf("added gateway[%d] %s", ed.Index, ed.New)
 }
 
 // settingsGatewayList prints the gateways in order, one a line, masked as

@@ -365,8 +365,12 @@ const MaxGateways = 64
 // gateways checks that every bare gateway names a port (host alone would
 // silently mean host:80, rarely a proxy; a value with credentials is never
 // echoed), that no password is the mask "***" (maskedPassword) and, under
-// StrictGateways, that each is a candidate.
+// StrictGateways, that each is a candidate and that no two name one
+// host:port: the proxy keeps the first of those and drops the others
+// (SPEC GW-2), so such a list would not run as written; the error is at
+// the later item and names the earlier one.
 func (c *checker) gateways(env Env) {
+	seen := map[string]int{}
 	if n := len(c.v.List(Gateway)); n > MaxGateways {
 		c.errs = append(c.errs, FieldError{Field: Gateway, Message: fmt.Sprintf("at most %d gateways, got %d", MaxGateways, n)})
 		return
@@ -390,10 +394,17 @@ func (c *checker) gateways(env Env) {
 		if !env.StrictGateways {
 			continue
 		}
-		if _, err := route.ParseGateway(g, Gateway); err != nil {
+		cd, err := route.ParseGateway(g, Gateway)
+		if err != nil {
 			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "%s", scrub(err.Error()))
 			continue
 		}
+		if j, dup := seen[cd.Addr]; dup {
+			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "names the host:port of %s[%d] (%s): the proxy uses the first of them only; "+
+				"keep one (change its user, password or scheme in place)", Gateway, j, cd.Addr)
+			continue
+		}
+		seen[cd.Addr] = i
 		port := env.BoundPort
 		if port == 0 {
 			port = c.v.Int(ListenPort)

@@ -77,19 +77,86 @@ func (c *Client) Set(ctx context.Context, changes map[string]any) (Document, err
 	}
 }
 
-// AddGateway appends gateway to the current list (or moves it last);
-// RemoveGateway removes every item that names the same gateway
-// (SameGateway: "host:port" and "http://host:port" are one). Both read
-// the list, change it and Set it.
-func (c *Client) AddGateway(ctx context.Context, gateway string) (Document, error) {
-	return c.editGateways(ctx, func(l []string) []string {
-		return append(slices.DeleteFunc(l, func(g string) bool { return SameGateway(g, gateway) }), gateway)
+// GatewayEdit is what AddGateway or RemoveGateway did to the gateway
+// list, for the command to say.
+type GatewayEdit struct {
+	// Verb is "added", "replaced", "unchanged" (the gateway is there as
+	// given) or "removed".
+	Verb string
+	// Index is the 0-based place of the item added, replaced, found
+	// unchanged or (the first) removed.
+	Index int
+	// Old are the items replaced or removed as the document shows them
+	// (passwords masked); New is the gateway given, masked the same way.
+	Old []string
+	New string
+}
+
+// AddGateway puts gateway in the list as the proxy reads it (SPEC GW-2:
+// one host:port is one gateway, whatever the scheme or credentials): a
+// host:port not listed is appended; one listed with another scheme, user,
+// password or CA file is replaced in place (a later item of that same
+// host:port, which the proxy drops, goes); one listed as given is left
+// as it is ("unchanged", no change sent, or one sent that the instance
+// found already in effect). Errors: the connection's, *RemoteError.
+func (c *Client) AddGateway(ctx context.Context, gateway string) (Document, GatewayEdit, error) {
+	var ed GatewayEdit
+	doc, changed, err := c.editGateways(ctx, func(l []string) []string {
+		ed = GatewayEdit{Verb: "added", Index: len(l), New: route.RedactURL(gateway)}
+		first := -1
+		out := l[:0:0]
+		for i, g := range l {
+			if !sameAddr(g, gateway) {
+				out = append(out, g)
+				continue
+			}
+			ed.Old = append(ed.Old, g)
+			if first < 0 {
+				first, ed.Index = i, len(out)
+				ed.Verb = "replaced"
+				if SameGateway(g, gateway) && !hasPassword(gateway) {
+					// The same gateway as the proxy reads it, and no
+					// password to compare: keep the stored text.
+					out = append(out, g)
+				} else {
+					out = append(out, gateway)
+				}
+			}
+		}
+		if first < 0 {
+			out = append(out, gateway)
+		}
+		return out
 	})
+	if err == nil && !changed && ed.Verb == "replaced" {
+		ed.Verb = "unchanged"
+	}
+	return doc, ed, err
+}
+
+// hasPassword reports whether gateway parses with a password that is not
+// the mask (one the client cannot compare with the stored one).
+func hasPassword(gateway string) bool {
+	cd, err := route.ParseGateway(gateway, Gateway)
+	return err == nil && cd.Password != "" && !maskedPassword(gateway)
+}
+
+// sameAddr reports whether a and b are one gateway to the proxy, which
+// keeps one candidate per normalised host:port (route.BuildCandidates):
+// both parse (route.ParseGateway) to the same host:port. Text that does
+// not parse matches only itself.
+func sameAddr(a, b string) bool {
+	if strings.TrimSpace(a) == strings.TrimSpace(b) {
+		return true
+	}
+	ca, errA := route.ParseGateway(a, Gateway)
+	cb, errB := route.ParseGateway(b, Gateway)
+	return errA == nil && errB == nil && ca.Addr == cb.Addr
 }
 
 // SameGateway reports whether a and b name one gateway as the proxy reads
-// them (route.ParseGateway): the same scheme ("host:port" is
-// http), user, host:port and CA file. Passwords are not compared, so a
+// them (route.ParseGateway) with the same scheme ("host:port" is http),
+// user, host:port and CA file. Passwords are not compared, so a
 // gateway matches its masked form ("http://u:***@h:1") as a document
 // shows it. Text that does not parse matches only itself.
 func SameGateway(a, b string) bool {
@@ -102,28 +169,42 @@ func SameGateway(a, b string) bool {
 		ca.HasAuth == cb.HasAuth && ca.User == cb.User && ca.CAFile == cb.CAFile
 }
 
-// RemoveGateway: see AddGateway. A gateway not in the list is a
-// *RemoteError with Status 0 and nothing is changed.
-func (c *Client) RemoveGateway(ctx context.Context, gateway string) (Document, error) {
-	masked := mask(Gateway, []string{gateway}).([]string)[0]
-	missing := false
-	doc, err := c.editGateways(ctx, func(l []string) []string {
-		n := len(l)
-		l = slices.DeleteFunc(l, func(g string) bool { return SameGateway(g, gateway) })
-		missing = len(l) == n
-		return l
+// RemoveGateway removes every item of gateway's host:port, as the proxy
+// reads them (sameAddr: "host:port", "http://host:port" and
+// "http://u:***@host:port" are one gateway). A gateway not in the list is
+// a *RemoteError with Status 0 and nothing is changed.
+func (c *Client) RemoveGateway(ctx context.Context, gateway string) (Document, GatewayEdit, error) {
+	ed := GatewayEdit{Verb: "removed", New: route.RedactURL(gateway)}
+	doc, _, err := c.editGateways(ctx, func(l []string) []string {
+		ed.Old, ed.Index = nil, -1
+		out := l[:0:0]
+		for i, g := range l {
+			if sameAddr(g, gateway) {
+				if ed.Index < 0 {
+					ed.Index = i
+				}
+				ed.Old = append(ed.Old, g)
+				continue
+			}
+			out = append(out, g)
+		}
+		return out
 	})
-	if err == nil && missing {
-		return doc, &RemoteError{Message: fmt.Sprintf("%s is not a gateway of this instance (its gateways: %s)", masked, orNone(doc.Settings[Gateway]))}
+	if err == nil && len(ed.Old) == 0 {
+		return doc, ed, &RemoteError{Message: fmt.Sprintf("%s is not a gateway of this instance (its gateways: %s)", ed.New, orNone(doc.Settings[Gateway]))}
 	}
-	return doc, err
+	return doc, ed, err
 }
 
-func (c *Client) editGateways(ctx context.Context, edit func([]string) []string) (Document, error) {
+// editGateways reads the list, changes it with edit and sends it on the
+// version read (once more on a 409). changed reports whether the
+// instance took it as a change (a new version); a list edit leaves as it
+// was is not sent.
+func (c *Client) editGateways(ctx context.Context, edit func([]string) []string) (doc Document, changed bool, err error) {
 	for try := 0; ; try++ {
 		doc, err := c.Get(ctx)
 		if err != nil {
-			return doc, err
+			return doc, false, err
 		}
 		var list []string
 		if l, ok := doc.Settings[Gateway].([]any); ok {
@@ -135,7 +216,7 @@ func (c *Client) editGateways(ctx context.Context, edit func([]string) []string)
 		before := slices.Clone(list)
 		list = edit(list)
 		if slices.Equal(before, list) {
-			return doc, nil
+			return doc, false, nil
 		}
 		if list == nil {
 			list = []string{}
@@ -143,7 +224,7 @@ func (c *Client) editGateways(ctx context.Context, edit func([]string) []string)
 		out, err := c.do(ctx, http.MethodPut, doc.Version, map[string]any{Gateway: list})
 		var re *RemoteError
 		if try > 0 || !errors.As(err, &re) || re.Status != http.StatusConflict {
-			return out, err
+			return out, err == nil && out.Version != doc.Version, err
 		}
 	}
 }

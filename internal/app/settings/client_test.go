@@ -20,19 +20,19 @@ func TestClient(t *testing.T) {
 		}
 	})
 	t.Run("OPS-7/client-gateway-add-and-remove-keep-the-password", func(t *testing.T) {
-		if _, err := c.AddGateway(ctx, "socks5://127.0.0.1:1080"); err != nil {
+		if _, _, err := c.AddGateway(ctx, "socks5://127.0.0.1:1080"); err != nil {
 			t.Fatal(err)
 		}
 		if g := in.live.Current().Values.List(settings.Gateway); len(g) != 2 || g[0] != "http://u:pw@127.0.0.1:3128" {
 			t.Fatalf("gateways %v", g)
 		}
-		if _, err := c.RemoveGateway(ctx, "http://u:pw@127.0.0.1:3128"); err != nil {
+		if _, _, err := c.RemoveGateway(ctx, "http://u:pw@127.0.0.1:3128"); err != nil {
 			t.Fatal(err)
 		}
 		if g := in.live.Current().Values.List(settings.Gateway); len(g) != 1 || g[0] != "socks5://127.0.0.1:1080" {
 			t.Fatalf("gateways %v", g)
 		}
-		_, err := c.RemoveGateway(ctx, "127.0.0.1:9")
+		_, _, err := c.RemoveGateway(ctx, "127.0.0.1:9")
 		var re *settings.RemoteError
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), "is not a gateway of this instance (its gateways: socks5://127.0.0.1:1080)") {
 			t.Fatalf("err %v", err)
@@ -43,25 +43,20 @@ func TestClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Adding the URL spelling of a gateway already listed as host:port
-		// moves it last instead of listing it twice.
-		if _, err := c.AddGateway(ctx, "http://127.0.0.1:3128"); err != nil {
-			t.Fatal(err)
+		// is that gateway as the proxy reads it: nothing changes.
+		_, ed, err := c.AddGateway(ctx, "http://127.0.0.1:3128")
+		if err != nil || ed.Verb != "unchanged" || ed.Index != 0 {
+			t.Fatal(ed, err)
 		}
-		if g := in.live.Current().Values.List(settings.Gateway); len(g) != 2 || g[0] != "http://u:pw@127.0.0.1:8080" || g[1] != "http://127.0.0.1:3128" {
+		if g := in.live.Current().Values.List(settings.Gateway); len(g) != 2 || g[0] != "127.0.0.1:3128" || g[1] != "http://u:pw@127.0.0.1:8080" {
 			t.Fatalf("gateways %v", g)
 		}
 		// Removing by the bare spelling, and by the URL without the
 		// password, removes them.
-		if _, err := c.RemoveGateway(ctx, "127.0.0.1:3128"); err != nil {
+		if _, _, err := c.RemoveGateway(ctx, "127.0.0.1:3128"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.RemoveGateway(ctx, "http://v:pw@127.0.0.1:8080"); err == nil {
-			t.Fatal("a gateway of another user matched")
-		}
-		if _, err := c.RemoveGateway(ctx, "127.0.0.1:8080"); err == nil {
-			t.Fatal("a gateway without a user matched one with one")
-		}
-		if _, err := c.RemoveGateway(ctx, "http://u:***@127.0.0.1:8080"); err != nil {
+		if _, _, err := c.RemoveGateway(ctx, "http://u:***@127.0.0.1:8080"); err != nil {
 			t.Fatal(err)
 		}
 		if g := in.live.Current().Values.List(settings.Gateway); len(g) != 0 {
