@@ -23,6 +23,16 @@ func TestHostListFlagsAreCapped(t *testing.T) {
 			t.Fatalf("status %d: %.300s", status, errOut)
 		}
 	})
+	t.Run("OPS-7/NO_PROXY-with-prefer-direct-over-the-limit-exit-2", func(t *testing.T) {
+		// NO_PROXY and no_proxy are matched as prefer-direct patterns: their
+		// union counts toward the same limit.
+		half := len(list) / 2
+		env := []string{"NO_PROXY=" + strings.Join(list[:half], ","), "no_proxy=" + strings.Join(list[half:], ",")}
+		_, errOut, status := runCmd(t, DualProxy, env, "--prefer-direct", "one.example", "--print-config")
+		if status != 2 || !strings.Contains(errOut, "NO_PROXY/no_proxy") || !strings.Contains(errOut, limit) {
+			t.Fatalf("status %d: %.300s", status, errOut)
+		}
+	})
 	t.Run("OPS-7/PREFER_PROXY-over-the-limit-exit-2", func(t *testing.T) {
 		t.Setenv("PREFER_PROXY", text)
 		_, errOut, status := runCmd(t, DualProxy, []string{"PREFER_PROXY=" + text}, "--print-config")

@@ -35,7 +35,7 @@ func statusCommand(sio IO) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show the running proxies and launchers: candidates, cooldowns, health, per-host cache and recent decisions",
-		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N] [--show-token]\n\n   Without --addr: the standalone proxy on " + defaultStandalone + " and every running launcher\n   (registered in $XDG_RUNTIME_DIR/dual-proxy), each under a line naming it and its log file.",
+		UsageText: "dual-proxy status [--addr HOST:PORT] [--json] [--decisions N] [--show-token]\n\n   Without --addr: every running instance registered in $XDG_RUNTIME_DIR/dual-proxy (standalone\n   proxies on any port and launchers alike), and " + defaultStandalone + " when none of them listens there,\n   each that answers under a line naming it and its log file; --addr shows one instance only.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", EnvVars: []string{envAddr}, DefaultText: "every running instance", Usage: "one proxy's listener (HOST:PORT, or PORT for 127.0.0.1)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON status document, with an \"instance\" member (pid, command, pools, log file) when the registry lists it (without --addr: a JSON array, one per instance)"},

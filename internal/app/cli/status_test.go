@@ -305,3 +305,25 @@ func TestJSONOutputIsOneDocument(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusHelpNamesEveryRegisteredInstance: status --help says that
+// without --addr it lists every registered instance, a standalone proxy
+// on another port as well as the launchers, and it does (SPEC OPS-2).
+func TestStatusHelpNamesEveryRegisteredInstance(t *testing.T) {
+	addr, _ := statusWorld(t)
+	t.Run("OPS-2/status-without-addr-help-and-listing-name-every-registered-instance", func(t *testing.T) {
+		out, _, status := runCmd(t, DualProxy, nil, "status", "--help")
+		if status != 0 || !strings.Contains(out, "Without --addr: every running instance registered in $XDG_RUNTIME_DIR/dual-proxy (standalone") {
+			t.Fatalf("status %d:\n%s", status, out)
+		}
+		env := []string{"XDG_RUNTIME_DIR=" + t.TempDir()}
+		reg, err := registry.Register(registryDir(env), registry.Entry{Program: "dual-proxy", Addr: addr}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Remove()
+		if out, errOut, status := runCmd(t, DualProxy, env, "status", "--decisions", "0"); status != 0 || !strings.Contains(out, "== dual-proxy on "+addr) {
+			t.Fatalf("status %d err %q: a registered standalone proxy is not listed:\n%s", status, errOut, out)
+		}
+	})
+}

@@ -115,7 +115,7 @@ func (c *checker) value(k Key, r *Resolved, env Env) {
 	case HealthURL:
 		r.HealthURL = c.healthURL()
 	case PreferDirect:
-		direct, proxy := c.patternCount(PreferDirect), c.patternCount(PreferProxy)
+		direct, proxy := c.preferDirectCount(env.NoProxy), c.patternCount(PreferProxy)
 		if direct && proxy {
 			r.Rules = c.rules(env.NoProxy)
 		}
@@ -336,6 +336,29 @@ func (c *checker) patternCount(key string) bool {
 		return true
 	}
 	c.add(key, "at most %d host patterns, got %d", MaxHostPatterns, n)
+	return false
+}
+
+// preferDirectCount checks that prefer-direct and the startup NO_PROXY
+// union, which the rules match as one prefer-direct list, hold at most
+// MaxHostPatterns patterns together, and reports whether they do: a
+// NO_PROXY of the environment costs each request as much as the flag's
+// patterns. The error names both sources' counts.
+func (c *checker) preferDirectCount(noProxy string) bool {
+	if noProxy == "" {
+		return c.patternCount(PreferDirect)
+	}
+	n, env := len(c.v.List(PreferDirect)), 0
+	for _, e := range strings.Split(noProxy, ",") {
+		if strings.TrimSpace(e) != "" {
+			env++
+		}
+	}
+	if n+env <= MaxHostPatterns {
+		return true
+	}
+	c.add(PreferDirect, "at most %d host patterns with NO_PROXY/no_proxy, got %d (%d from prefer-direct, %d from NO_PROXY/no_proxy)",
+		MaxHostPatterns, n+env, n, env)
 	return false
 }
 

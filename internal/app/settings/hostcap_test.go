@@ -73,3 +73,23 @@ func TestHostListsAreCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestNoProxyCountsTowardPreferDirectCap: the startup NO_PROXY union is
+// matched as prefer-direct patterns, so it counts toward prefer-direct's
+// MaxHostPatterns; over the limit together is refused at prefer-direct
+// naming both sources (SPEC OPS-7, ORD-3).
+func TestNoProxyCountsTowardPreferDirectCap(t *testing.T) {
+	noProxy := strings.Join(hosts(settings.MaxHostPatterns), ",")
+	t.Run("OPS-7/prefer-direct-and-NO_PROXY-over-the-limit-refused", func(t *testing.T) {
+		_, fes := settings.Check(with(startValues(), settings.PreferDirect, []string{"one.example"}), settings.Env{NoProxy: noProxy})
+		if len(fes) != 1 || fes[0].Field != settings.PreferDirect || !strings.Contains(fes[0].Message, fmt.Sprint(settings.MaxHostPatterns)) ||
+			!strings.Contains(fes[0].Message, "NO_PROXY") || !strings.Contains(fes[0].Message, "1 from prefer-direct") {
+			t.Fatalf("%v", fes)
+		}
+	})
+	t.Run("OPS-7/NO_PROXY-alone-at-the-limit-applies", func(t *testing.T) {
+		if _, fes := settings.Check(startValues(), settings.Env{NoProxy: noProxy + ", ,"}); len(fes) != 0 {
+			t.Fatalf("%v", fes)
+		}
+	})
+}
