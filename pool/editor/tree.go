@@ -113,7 +113,9 @@ func (mg merger) node(dst, src *yaml.Node, path string) (*yaml.Node, error) {
 	if strings.HasSuffix(path, ".base_url") {
 		src = &yaml.Node{Kind: yaml.ScalarNode, Tag: src.Tag, Value: restoreURLPassword(dst.Value, src.Value)}
 	}
-	if isProxyURLPath(path) && src.Value != dst.Value && src.Value == redactGateway(dst.Value) {
+	if isProxyURLPath(path) && src.Value != dst.Value && src.Value == redactGateway(dst.Value) ||
+		path == "proxy.health-url" && src.Value != dst.Value && src.Value == redactHealthURL(dst.Value) ||
+		isStateURLPath(path) && src.Value != dst.Value && src.Value == redactURLPassword(dst.Value) {
 		src = &yaml.Node{Kind: yaml.ScalarNode, Tag: src.Tag, Value: dst.Value}
 	}
 	n := *dst
@@ -346,7 +348,8 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // redact returns a deep copy of doc with every channel's api_key and every
-// base_url password replaced by Placeholder. The copy keeps the
+// base_url password replaced by Placeholder, and the proxy section's and
+// the state's URLs masked as the other views mask them. The copy keeps the
 // document's alias graph (an alias points at the copied anchor), and keys are
 // found through aliases, so neither `b: *a` nor `api_key: &k …` with `*k`
 // elsewhere can carry a key past the redaction.
@@ -363,7 +366,44 @@ func redact(doc *yaml.Node) *yaml.Node {
 	for _, u := range proxyURLNodes(c) {
 		u.Value = redactGateway(u.Value)
 	}
+	if h := resolveAlias(mapValue(resolveAlias(mapValue(c.Content[0], "proxy")), "health-url")); h != nil && h.Kind == yaml.ScalarNode {
+		h.Value = redactHealthURL(h.Value)
+	}
+	if u := stateURLNode(c); u != nil {
+		u.Value = redactURLPassword(u.Value)
+	}
 	return c
+}
+
+// The health URL (proxy.health-url) and the shared state's redis URL
+// (state, or state.url) may hold a password, the health URL a token in its
+// query: the editor shows them as the settings API and the status document
+// do (SPEC POOL-15), https://u:***@host/h?*** and redis://u:***@host:port,
+// and a masked value saved back means the stored one (merger.node).
+
+// redactHealthURL is a health URL with its query as "?***" and its
+// password as Placeholder.
+func redactHealthURL(raw string) string {
+	if i := strings.IndexByte(raw, '?'); i >= 0 {
+		raw = raw[:i+1] + Placeholder
+	}
+	return redactURLPassword(raw)
+}
+
+// isStateURLPath: the state URL written as a scalar (state) or in the
+// state mapping (state.url).
+func isStateURLPath(path string) bool { return path == "state" || path == "state.url" }
+
+// stateURLNode is the scalar node of the state URL, nil when there is none.
+func stateURLNode(doc *yaml.Node) *yaml.Node {
+	st := resolveAlias(mapValue(doc.Content[0], "state"))
+	if st != nil && st.Kind == yaml.MappingNode {
+		st = resolveAlias(mapValue(st, "url"))
+	}
+	if st == nil || st.Kind != yaml.ScalarNode {
+		return nil
+	}
+	return st
 }
 
 // The proxy settings' section holds gateway URLs whose
