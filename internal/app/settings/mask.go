@@ -1,7 +1,7 @@
 package settings
 
 import (
-	"net/url"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -53,26 +53,49 @@ func mask(key string, x any) any {
 
 // unmask is a new value x of key with every masked part that matches the
 // current value cur replaced by what it masks.
+//
+// A gateway (the list's items, upstream-url) whose password is the mask
+// matches a stored one with a password as the proxy reads both
+// (maskKey: scheme, user, host:port and CA file after route.ParseGateway,
+// so "bob:***@h:1", "HTTP://bob:***@h:1" and "http://bob:***@h:1/" are one
+// gateway); the password itself is not compared. Each field is matched
+// against its own stored value only: a gateway item never takes
+// upstream-url's password, nor the other way. Within the list, equal
+// forms match by position: the i-th masked item of a form takes the i-th
+// stored item of that form, so two stored gateways that show alike each
+// keep their own password (a list naming one host:port twice is refused
+// anyway, GW-2; one such list can still come from a start, and the first,
+// the one the proxy uses, is what a single masked item keeps).
 func unmask(key string, x, cur any) any {
 	switch key {
 	case Gateway:
-		// One pass over each list: the current gateways by masked form,
-		// the first of equal forms kept.
-		l, byMask := slices.Clone(x.([]string)), map[string]string{}
+		stored := map[string][]string{}
 		for _, o := range cur.([]string) {
-			if m := route.RedactURL(o); m != o {
-				if _, seen := byMask[m]; !seen {
-					byMask[m] = o
-				}
+			if k, ok := maskKey(o); ok && route.RedactURL(o) != o {
+				stored[k] = append(stored[k], o)
 			}
 		}
+		l := slices.Clone(x.([]string))
 		for i, g := range l {
-			if o, ok := byMask[g]; ok {
-				l[i] = o
+			if !maskedPassword(g) {
+				continue
+			}
+			if k, ok := maskKey(g); ok && len(stored[k]) > 0 {
+				l[i], stored[k] = stored[k][0], stored[k][1:]
 			}
 		}
 		return l
-	case UpstreamURL, UpstreamHost, HealthURL:
+	case UpstreamURL:
+		s, ok := x.(string)
+		c, curOK := cur.(string)
+		if ok && curOK && maskedPassword(s) && route.RedactURL(c) != c {
+			ks, okS := maskKey(s)
+			kc, okC := maskKey(c)
+			if okS && okC && ks == kc {
+				return cur
+			}
+		}
+	case UpstreamHost, HealthURL:
 		s, ok := x.(string)
 		c, curOK := cur.(string)
 		if ok && curOK && s != c && s == mask(key, c) {
@@ -80,6 +103,17 @@ func unmask(key string, x, cur any) any {
 		}
 	}
 	return x
+}
+
+// maskKey is gateway g as the proxy reads it less its password: kind,
+// user, host:port and CA file (route.ParseGateway); false when g does not
+// parse.
+func maskKey(g string) (string, bool) {
+	cd, err := route.ParseGateway(g, Gateway)
+	if err != nil || !cd.HasAuth {
+		return "", false
+	}
+	return fmt.Sprintf("%v\x00%s\x00%s\x00%s", cd.Kind, cd.User, cd.Addr, cd.CAFile), true
 }
 
 // The messages of a masked part that unmask found nothing to keep for.
@@ -91,11 +125,12 @@ const (
 )
 
 // maskedPassword reports whether the gateway or upstream URL g has a
-// password that is the mask "***" (percent-encoded too), as RedactURL
-// finds the password. Check refuses it in every source: a masked value
-// sent back means the stored secret of the same gateway (unmask), and
-// where it is still masked there was none to keep, so storing it would
-// make "***" the password.
+// password that is the mask "***" as typed, as RedactURL finds the
+// password. Check refuses it in every source: a masked value sent back
+// means the stored secret of the same gateway (unmask), and where it is
+// still masked there was none to keep, so storing it would make "***"
+// the password. Percent-encoded stars ("%2A%2A%2A") are no mask: they
+// are how a password that is "***" is written (docs/flags.md).
 func maskedPassword(g string) bool {
 	rest := g
 	if i := strings.Index(rest, "://"); i >= 0 {
@@ -106,9 +141,6 @@ func maskedPassword(g string) bool {
 		return false
 	}
 	_, pw, ok := strings.Cut(rest[:at], ":")
-	if dec, err := url.PathUnescape(pw); err == nil {
-		pw = dec
-	}
 	return ok && pw == "***"
 }
 
