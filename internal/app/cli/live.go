@@ -43,8 +43,9 @@ func controlTokenFlag() cli.Flag {
 }
 
 // flagValues are the settings as the flags of c (their variables, their
-// defaults) give them, and where each came from.
-func flagValues(c *cli.Context, flags []cli.Flag, environ []string) (settings.Values, map[string]settings.Source) {
+// defaults) give them, where each came from, and the flag that set a key
+// where it is not --KEY (verify-tls by --no-verify-tls).
+func flagValues(c *cli.Context, flags []cli.Flag, environ []string) (settings.Values, map[string]settings.Source, map[string]string) {
 	v := settings.Values{}
 	src := map[string]settings.Source{}
 	args, _ := c.App.Metadata[metaArgs].([]string)
@@ -71,10 +72,12 @@ func flagValues(c *cli.Context, flags []cli.Flag, environ []string) (settings.Va
 			src[k.Name] = settings.SourceFlag
 		}
 	}
+	startFlags := map[string]string{}
 	if c.Bool(fNoVerifyTLS) {
 		v[settings.VerifyTLS], src[settings.VerifyTLS] = false, settings.SourceFlag
+		startFlags[settings.VerifyTLS] = "--" + fNoVerifyTLS
 	}
-	return v, src
+	return v, src, startFlags
 }
 
 // flagDefaults are the settings' defaults of mode m (a key reset with
@@ -113,7 +116,7 @@ func (s *Settings) settingsEnv(boundPort int) settings.Env {
 
 // resolveProxySettings reads and checks the proxy settings of c into s.
 func resolveProxySettings(c *cli.Context, s *Settings) error {
-	s.Live, s.Sources = flagValues(c, proxyFlags(s.Mode), s.Env)
+	s.Live, s.Sources, s.StartFlags = flagValues(c, proxyFlags(s.Mode), s.Env)
 	return s.check()
 }
 
@@ -176,16 +179,17 @@ func startLive(s *Settings, f *configFile, srv *proxy.Server, mux *proxy.Mux, me
 		defaults[settings.HealthURL] = claudeHealthURL(s.Env) // the agent's own endpoint
 	}
 	live, err := settings.New(settings.Options{
-		Values:    s.Live,
-		Sources:   s.Sources,
-		Defaults:  defaults,
-		Env:       s.settingsEnv(port),
-		File:      s.ConfigPath,
-		WriteBack: s.ConfigExplicit,
-		Logger:    log,
-		OnChange:  met.SettingsChanged,
-		Lock:      &f.mu,
-		Written:   f.written,
+		Values:     s.Live,
+		Sources:    s.Sources,
+		StartFlags: s.StartFlags,
+		Defaults:   defaults,
+		Env:        s.settingsEnv(port),
+		File:       s.ConfigPath,
+		WriteBack:  s.ConfigExplicit,
+		Logger:     log,
+		OnChange:   met.SettingsChanged,
+		Lock:       &f.mu,
+		Written:    f.written,
 		Apply: func(r *settings.Resolved) error {
 			cfg, _, err := r.ProxyConfig(port)
 			if err != nil {

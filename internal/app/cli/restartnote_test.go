@@ -49,3 +49,18 @@ func TestSetNotesAStartFlag(t *testing.T) {
 		}
 	})
 }
+
+// TestSetNotesTheFlagGiven: the note of what a restart brings back names
+// the flag given at start, --no-verify-tls rather than --verify-tls
+// (SPEC OPS-7, docs/flags.md).
+func TestSetNotesTheFlagGiven(t *testing.T) {
+	env := liveEnv(t)
+	startLauncher(t, env, "--no-verify-tls")
+	registeredInstance(t, env)
+	t.Run("OPS-7/set-notes-no-verify-tls-as-given", func(t *testing.T) {
+		out, errOut, st := runCmdEnv(t, DualProxy, env, "settings", "set", "verify-tls=true")
+		if st != 0 || !strings.Contains(out, "note: verify-tls is also set by --no-verify-tls at start; a restart brings that value back\n") {
+			t.Fatalf("settings set: %d %q %q", st, out, errOut)
+		}
+	})
+}

@@ -61,9 +61,12 @@ type Settings struct {
 	// Live are the proxy settings by key (internal/app/settings), Sources where
 	// each came from, Resolved their checked form: every
 	// proxy setting is read here, by its key name.
-	Live     settings.Values
-	Sources  map[string]settings.Source
-	Resolved *settings.Resolved
+	Live    settings.Values
+	Sources map[string]settings.Source
+	// StartFlags name the flag that set a key at start where it is not
+	// --KEY (verify-tls by --no-verify-tls; settings.Options.StartFlags).
+	StartFlags map[string]string
+	Resolved   *settings.Resolved
 	// ConfigExplicit: --config named ConfigPath (a change is written back
 	// to its proxy: section).
 	ConfigExplicit bool

@@ -480,6 +480,9 @@ func reportChange(c *cli.Context, doc settings.Document, keys []string) error {
 func startSetting(doc settings.Document, key string) string {
 	switch doc.StartSources[key] {
 	case settings.SourceFlag:
+		if f := doc.StartFlags[key]; f != "" {
+			return f // the flag given: --no-verify-tls
+		}
 		return "--" + key
 	case settings.SourceEnv:
 		if k, ok := settings.Lookup(key); ok {

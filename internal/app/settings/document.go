@@ -22,6 +22,10 @@ type Document struct {
 	// at a restart, whatever changed it since (docs/flags.md); Sources
 	// say api once a change set it.
 	StartSources map[string]Source `json:"start_sources"`
+	// StartFlags name the flag that set a key at start where it is not
+	// "--KEY" ("verify-tls": "--no-verify-tls"), so a note of what a
+	// restart brings back names the flag given.
+	StartFlags map[string]string `json:"start_flags,omitempty"`
 	// Fixed are the settings bound at start (the listener, the log
 	// format): shown, changed only by a restart.
 	Fixed map[string]any `json:"fixed"`
@@ -111,6 +115,7 @@ func (l *Live) document() Document {
 		Fixed:        map[string]any{},
 		Sources:      maps.Clone(l.src),
 		StartSources: maps.Clone(l.startSrc),
+		StartFlags:   maps.Clone(l.opts.StartFlags),
 		Keys:         keyInfos,
 		Groups:       Groups,
 		Config:       l.opts.File,

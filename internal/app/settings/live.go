@@ -41,7 +41,11 @@ type Options struct {
 	Values   Values
 	Sources  map[string]Source
 	Defaults Values
-	Env      Env
+	// StartFlags name the flag that set a key at start where it is not
+	// "--KEY" (verify-tls by "--no-verify-tls"), for the document's
+	// start_flags; nil: every flag is "--KEY".
+	StartFlags map[string]string
+	Env        Env
 	// Apply makes r the running configuration (the engine, the log level);
 	// it is called with changes serialized, once at New and after every
 	// accepted change. An error refuses the change.
