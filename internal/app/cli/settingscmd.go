@@ -261,8 +261,12 @@ func emptyText(v any) string {
 	return "(none)"
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal, seen through the escaping
+// termWriter every command's output goes through (runApp).
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(termWriter); ok {
+		w = t.w
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
