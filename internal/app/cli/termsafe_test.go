@@ -83,6 +83,8 @@ pools:
     models:
       - id: m
         targets: {up: t}
+      - id: plain
+        targets: {up: t}
 `, up.URL)
 	cfg, err := config.ParseConfig([]byte(yml), nil)
 	if err != nil {
@@ -92,6 +94,7 @@ pools:
 	cfg.Channels[0].ID, cfg.Pools[0].Members[0] = chID, chID
 	m := &cfg.Pools[0].Models[0]
 	m.ID, m.Name, m.Targets = modelID, modelID, map[string]string{chID: "t\x1b[2J"}
+	cfg.Pools[0].Models[1].Targets = map[string]string{chID: "t"}
 	mux := proxy.NewMux()
 	srv, err := proxy.New(proxy.Config{Candidates: []candidate.Candidate{candidate.Direct}, Cooldown: 30 * time.Second, Handler: mux})
 	if err != nil {
@@ -122,11 +125,19 @@ pools:
 		clean(t, "pool test p", out, `m\x1b]0;pwned\x07`)
 	})
 	t.Run("POOL-14/pool-test-result-escaped", func(t *testing.T) {
-		out, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "p", "m"+oscTitle, "--addr", addr, "--token", "tok")
+		// A model id with a control character is refused before any
+		// member is called (POOL-1), so the member's hostile error text
+		// is reached with a plain id; the refusal is escaped too.
+		out, errOut, status := runCmd(t, poolApp, nil, "pool", "test", "p", "plain", "--addr", addr, "--token", "tok")
 		if status != 1 {
 			t.Fatalf("status %d, %q %q", status, out, errOut)
 		}
-		clean(t, "pool test p m", out+errOut, `model     m\x1b]0;pwned\x07`, `up\x1b[2J: server 529: Overloaded \x1b]0;pwned\x07\x1b[2J`)
+		clean(t, "pool test p m", out+errOut, `up\x1b[2J: server 529: Overloaded \x1b]0;pwned\x07\x1b[2J`)
+		out, errOut, status = runCmd(t, poolApp, nil, "pool", "test", "p", "m"+oscTitle, "--addr", addr, "--token", "tok")
+		if status != 1 {
+			t.Fatalf("status %d, %q %q", status, out, errOut)
+		}
+		clean(t, "pool test p m+osc", out+errOut, `model     m\x1b]0;pwned\x07`, `is not a model id (control character)`)
 	})
 	t.Run("POOL-14/pool-test-json-unchanged-in-meaning", func(t *testing.T) {
 		out, _, _ := runCmd(t, poolApp, nil, "pool", "test", "p", "m"+oscTitle, "--addr", addr, "--token", "tok", "--json")
