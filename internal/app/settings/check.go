@@ -84,6 +84,9 @@ func Check(v Values, env Env) (*Resolved, []FieldError) {
 		return nil, []FieldError{*ferr}
 	}
 	r.Warnings = warnings
+	if !env.StrictGateways {
+		r.Warnings = append(r.Warnings, sameHostPort(v.List(Gateway))...)
+	}
 	if ign := r.Rules.Ignored(); len(ign) > 0 {
 		r.Warnings = append(r.Warnings, "NO_PROXY entries ignored: "+strings.Join(ign, ","))
 	}
@@ -437,6 +440,28 @@ func (c *checker) gateways(env Env) {
 			c.add(fmt.Sprintf("%s[%d]", Gateway, i), "points at this proxy's own listener")
 		}
 	}
+}
+
+// sameHostPort are the warnings of a start whose gateways name one
+// host:port twice, one a line, passwords masked: the proxy keeps the first
+// (SPEC GW-2), and a settings change refuses such a list (gateways), so
+// any change is refused until one of them goes.
+func sameHostPort(l []string) []string {
+	var out []string
+	seen := map[string]int{}
+	for i, g := range l {
+		cd, err := route.ParseGateway(g, Gateway)
+		if err != nil {
+			continue
+		}
+		if j, dup := seen[cd.Addr]; dup {
+			out = append(out, fmt.Sprintf("skipping %s[%d] (%s): names the host:port of %s[%d]; the proxy uses the first only, and a settings change is refused until one of them goes",
+				Gateway, i, route.RedactURL(strings.TrimSpace(g)), Gateway, j))
+			continue
+		}
+		seen[cd.Addr] = i
+	}
+	return out
 }
 
 // portless is the error for a bare gateway without a port, "" when g is

@@ -29,6 +29,15 @@ func TestOneHostPortIsOneGateway(t *testing.T) {
 			t.Fatal("a refused change applied something")
 		}
 	})
+	t.Run("OPS-7/start-with-two-gateways-of-one-host-port-warns", func(t *testing.T) {
+		r, fes := settings.Check(with(startValues(), settings.Gateway, []string{"http://127.0.0.1:3129", "http://alice:pw@127.0.0.1:3129"}), settings.Env{})
+		if fes != nil {
+			t.Fatal(fes)
+		}
+		if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "skipping gateway[1] (http://alice:***@127.0.0.1:3129): names the host:port of gateway[0]") || strings.Contains(w, "pw@") {
+			t.Fatalf("warnings %q", w)
+		}
+	})
 	ctx := context.Background()
 	in := newInstance(t, settings.Options{Values: with(startValues(), settings.Gateway, []string{"http://127.0.0.1:3129", "socks5://127.0.0.1:4000"})})
 	c := &settings.Client{Addr: strings.TrimPrefix(in.srv.URL, "http://"), Token: testToken, Kind: "cli"}
